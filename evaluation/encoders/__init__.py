@@ -1,0 +1,1 @@
+"""Encoders evaluated by the suite, all behind ``TextEncoder.encode(texts) -> np.ndarray``."""

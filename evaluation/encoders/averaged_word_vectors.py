@@ -1,0 +1,61 @@
+"""Sentence = average of its word vectors (the ABSent / classic baseline).
+
+Vectors come from a gensim ``KeyedVectors`` file (``.kv``, word2vec text/binary) or a spaCy model
+with vectors (e.g. ``fr_core_news_md``). Tokens are lower-cased word characters (``\\w+``); a token is
+looked up as-is, then lower-cased. Texts with no known token embed to the zero vector."""
+
+from __future__ import annotations
+
+import re
+from typing import Callable, Sequence
+
+import numpy as np
+
+_TOKEN = re.compile(r"\w+", re.UNICODE)
+
+
+class AveragedWordVectorEncoder:
+    """``lookup(word) -> vector or None`` averaged over the tokens of each text."""
+
+    def __init__(self, lookup: Callable[[str], np.ndarray | None], dim: int, name: str):
+        if dim < 1:
+            raise ValueError(f"dim must be >= 1; got {dim}")
+        self._lookup, self.dim, self.name = lookup, dim, name
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for row, text in enumerate(texts):
+            vectors = [v for v in (self._word_vector(t) for t in _TOKEN.findall(text)) if v is not None]
+            if vectors:
+                out[row] = np.mean(vectors, axis=0)
+        return out
+
+    def _word_vector(self, token: str) -> np.ndarray | None:
+        vector = self._lookup(token)
+        return vector if vector is not None else self._lookup(token.lower())
+
+
+def from_keyed_vectors(path: str) -> AveragedWordVectorEncoder:
+    """Load gensim vectors: ``.kv`` (KeyedVectors.save), ``.bin`` (word2vec binary) or word2vec text."""
+    from gensim.models import KeyedVectors
+
+    if path.endswith(".kv"):
+        vectors = KeyedVectors.load(path)
+    else:
+        vectors = KeyedVectors.load_word2vec_format(path, binary=path.endswith(".bin"))
+    return AveragedWordVectorEncoder(lambda w: vectors[w] if w in vectors.key_to_index else None, vectors.vector_size, f"wordvec:{path}")
+
+
+def from_spacy(model_name: str) -> AveragedWordVectorEncoder:
+    """Use the static vectors table of an installed spaCy model (e.g. ``fr_core_news_md``)."""
+    import spacy
+
+    vocab = spacy.load(model_name, exclude=["tagger", "parser", "ner", "lemmatizer", "attribute_ruler", "morphologizer", "senter"]).vocab
+    if vocab.vectors.shape[0] == 0:
+        raise ValueError(f"spaCy model {model_name!r} has no word vectors")
+
+    def lookup(word: str) -> np.ndarray | None:
+        key = vocab.strings[word] if word in vocab.strings else None
+        return np.asarray(vocab.vectors[key]) if key is not None and key in vocab.vectors else None
+
+    return AveragedWordVectorEncoder(lookup, vocab.vectors.shape[1], f"spacy:{model_name}")

@@ -1,0 +1,51 @@
+"""On-disk embedding cache keyed by (encoder name, sha256 of the text).
+
+Layout: ``<root>/<sha256(encoder name)[:16]>/part-<n>.npz`` each holding ``keys`` (text hashes) and
+``vectors``; every ``encode`` call that computes new embeddings appends one part. Parts are read once
+when the cache is opened."""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from interlingua.evaluation.encoders.protocol import TextEncoder
+
+
+def text_key(text: str) -> str:
+    """sha256 hex digest of the UTF-8 text."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class CachedEncoder:
+    """Wraps an encoder; texts already embedded (in this or an earlier run) are not re-encoded.
+    ``hits`` and ``misses`` count texts served from the cache and texts encoded."""
+
+    def __init__(self, encoder: TextEncoder, root: str | Path):
+        self.encoder, self.name = encoder, encoder.name
+        self.directory = Path(root) / hashlib.sha256(encoder.name.encode("utf-8")).hexdigest()[:16]
+        self.directory.mkdir(parents=True, exist_ok=True)
+        (self.directory / "encoder.txt").write_text(encoder.name, encoding="utf-8")
+        self._store: dict[str, np.ndarray] = {}
+        for part in sorted(self.directory.glob("part-*.npz")):
+            with np.load(part) as data:
+                self._store.update(zip(data["keys"].tolist(), data["vectors"]))
+        self.hits = self.misses = 0
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        keys = [text_key(t) for t in texts]
+        missing = list(dict.fromkeys(k_t for k_t in zip(keys, texts) if k_t[0] not in self._store))
+        if missing:
+            vectors = np.asarray(self.encoder.encode([t for _, t in missing]), dtype=np.float32)
+            new_keys = [k for k, _ in missing]
+            self._store.update(zip(new_keys, vectors))
+            np.savez(self.directory / f"part-{uuid.uuid4().hex}.npz", keys=np.array(new_keys), vectors=vectors)
+        self.misses += len(missing)
+        self.hits += len(texts) - len(missing)
+        if not texts:
+            return np.zeros((0, 0), dtype=np.float32)
+        return np.stack([self._store[k] for k in keys])

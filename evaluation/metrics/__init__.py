@@ -1,0 +1,1 @@
+"""Evaluation metrics as pure functions over numpy arrays, one module per protocol."""

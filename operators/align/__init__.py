@@ -1,0 +1,1 @@
+"""Word alignment: fast_align learning and directional decoding, symmetrization, word pairs."""

@@ -1,0 +1,46 @@
+"""Ray Data operator: word-align tokenized bitext with fast_align parameters learned beforehand.
+
+fast_align's parameters are global to a corpus, so they are learned once
+(:func:`~interlingua.operators.align.fast_align_training.learn_fast_align`) and every actor loads
+them from the parameters directory in ``__init__``; shards are then aligned independently and the
+output does not depend on how rows are split into batches or actors.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import numpy as np
+
+from interlingua.operators.align.bidirectional_aligner import BidirectionalAligner
+from interlingua.operators.align.fast_align_training import FastAlignParameters
+from interlingua.operators.align.pharaoh import format_pharaoh
+from interlingua.operators.base import Batch, Operator
+
+
+class FastAlignOperator(Operator):
+    """Input columns ``src_tokens`` and ``tgt_tokens`` (space-joined tokens).
+
+    Adds ``forward``, ``reverse`` (directional links) and ``alignment`` (symmetrized), all Pharaoh
+    strings in source-target order. An empty side gives empty alignments (the row is kept).
+    """
+
+    num_cpus: ClassVar[float] = 1.0
+    concurrency: ClassVar[int | tuple[int, int]] = 1
+    batch_size: ClassVar[int | None] = 2048
+    name: ClassVar[str] = "fast_align"
+
+    def __init__(self, parameters_dir: str, symmetrization: str = "grow-diag-final-and", tension_override: float | None = None):
+        self.aligner = BidirectionalAligner(FastAlignParameters.load(parameters_dir), symmetrization, tension_override)
+
+    def __call__(self, batch: Batch) -> Batch:
+        for column in ("src_tokens", "tgt_tokens"):
+            if column not in batch:
+                raise ValueError(f"column {column!r} is not in the batch; columns are {sorted(batch)}")
+        sources = [str(text).split() for text in batch["src_tokens"]]
+        targets = [str(text).split() for text in batch["tgt_tokens"]]
+        pairs = self.aligner.align(sources, targets)
+        batch["forward"] = np.array([format_pharaoh(p.forward) for p in pairs], dtype=object)
+        batch["reverse"] = np.array([format_pharaoh(p.reverse) for p in pairs], dtype=object)
+        batch["alignment"] = np.array([format_pharaoh(p.symmetrized) for p in pairs], dtype=object)
+        return batch

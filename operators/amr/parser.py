@@ -1,0 +1,118 @@
+"""A seq2seq AMR parser: any Hugging Face encoder-decoder checkpoint trained to emit PENMAN.
+
+``model`` is an HF id, a local folder or an amrlib ``parse_xfm`` model folder. An amrlib folder
+holds ``amrlib_meta.json`` (``model_type: parse_xfm``, ``base_model`` such as
+``facebook/bart-large``, and generation ``kwargs``), ``config.json`` and the weights
+(``pytorch_model.bin`` / ``model.safetensors``), usually without tokenizer files: the tokenizer is
+then loaded from ``base_model``. amrlib's models emit a variable-free serialization that amrlib's
+own de-serializer turns into PENMAN; pass ``postprocess=`` a callable doing that (e.g. built on
+``amrlib`` when installed) — by default outputs are validated as they come.
+
+Every output is validated with :func:`~interlingua.operators.amr.validate.validate_penman`. Sentences
+whose output is invalid are generated again once with ``retry_beam_size`` beams (if set); what is
+still invalid is returned with its reason and raw output, never dropped.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import penman
+
+from interlingua.operators.amr.validate import validate_penman
+from interlingua.operators.translate.backend import length_sorted_batches, resolve_device
+
+AMRLIB_META = "amrlib_meta.json"
+
+
+@dataclass(frozen=True)
+class ParseResult:
+    """One sentence's parse: ``penman`` (re-encoded, empty if invalid), ``reason`` (empty if valid),
+    the ``raw`` model output and the beam size that produced it."""
+
+    penman: str
+    reason: str
+    raw: str
+    beam_size: int
+
+
+def read_amrlib_meta(folder: str | Path) -> dict[str, Any] | None:
+    """The parsed ``amrlib_meta.json`` of a local amrlib model folder, or ``None``."""
+    path = Path(folder) / AMRLIB_META
+    if not path.is_file():
+        return None
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def tokenizer_source(model: str) -> str:
+    """Where the tokenizer of ``model`` lives: the folder itself, or an amrlib folder's base model."""
+    meta = read_amrlib_meta(model) if Path(model).is_dir() else None
+    has_tokenizer = any((Path(model) / name).is_file() for name in ("tokenizer.json", "tokenizer_config.json", "vocab.json"))
+    if meta and not has_tokenizer:
+        base = meta.get("base_model")
+        if not base:
+            raise ValueError(f"{model}/{AMRLIB_META} has no base_model to load the tokenizer from")
+        return str(base)
+    return model
+
+
+class Seq2SeqAmrParser:
+    """Parse sentences into validated PENMAN graphs (see the module docstring)."""
+
+    def __init__(self, model: str, *, beam_size: int = 4, retry_beam_size: int | None = 8, max_length: int = 512,
+                 batch_size: int = 16, device: str = "auto", check_roles: bool = False,
+                 postprocess: Callable[[str], str] | None = None, load: bool = True):
+        for name, value in (("beam_size", beam_size), ("max_length", max_length), ("batch_size", batch_size)):
+            if not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        if retry_beam_size is not None and retry_beam_size <= beam_size:
+            raise ValueError(f"retry_beam_size must be larger than beam_size ({beam_size}), got {retry_beam_size}")
+        self.beam_size = beam_size
+        self.retry_beam_size = retry_beam_size
+        self.max_length = max_length
+        self.batch_size = batch_size
+        self.check_roles = check_roles
+        self.postprocess = postprocess
+        self.device = resolve_device(device) if load else "cpu"
+        if load:
+            from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
+
+            self.tokenizer = AutoTokenizer.from_pretrained(tokenizer_source(model))
+            self.model = AutoModelForSeq2SeqLM.from_pretrained(model).to(self.device).eval()
+
+    def generate(self, sentences: list[str], beam_size: int) -> list[str]:
+        """Raw decoder outputs, one per sentence, in input order."""
+        import torch
+
+        outputs = [""] * len(sentences)
+        for indices in length_sorted_batches(sentences, self.batch_size):
+            encoded = self.tokenizer([sentences[i] for i in indices], return_tensors="pt", padding=True,
+                                     truncation=True).to(self.device)
+            with torch.inference_mode():
+                ids = self.model.generate(**encoded, num_beams=beam_size, do_sample=False, max_length=self.max_length)
+            for i, text in zip(indices, self.tokenizer.batch_decode(ids, skip_special_tokens=True)):
+                outputs[i] = text
+        return outputs
+
+    def _check(self, raw: str, beam_size: int) -> ParseResult:
+        text = self.postprocess(raw) if self.postprocess else raw
+        validation = validate_penman(text, check_roles=self.check_roles)
+        if not validation.ok:
+            return ParseResult("", validation.reason, raw, beam_size)
+        return ParseResult(penman.encode(validation.graph, indent=None), "", raw, beam_size)
+
+    def parse(self, sentences: list[str]) -> list[ParseResult]:
+        """Parse, validate, retry invalid outputs once with the larger beam."""
+        results = [self._check(raw, self.beam_size) for raw in self.generate(sentences, self.beam_size)]
+        failed = [i for i, r in enumerate(results) if r.reason]
+        if failed and self.retry_beam_size:
+            retried = self.generate([sentences[i] for i in failed], self.retry_beam_size)
+            for i, raw in zip(failed, retried):
+                result = self._check(raw, self.retry_beam_size)
+                results[i] = result if not result.reason else ParseResult(
+                    "", f"{result.reason} (after retry with beam {self.retry_beam_size})", raw, self.retry_beam_size)
+        return results

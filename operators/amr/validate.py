@@ -1,0 +1,98 @@
+"""Validate one parser output as an AMR graph in PENMAN notation, with ``penman`` (Goodman 2020).
+
+A seq2seq parser emits text; nothing guarantees that text is a graph. :func:`validate_penman`
+decodes it and returns either the graph or a short reason, so the parse operator can keep every
+failure in a rejects table instead of dropping it. The reason starts with a fixed category (the
+part before ``:``) so rejects can be counted by kind:
+
+- ``empty-output`` — nothing but whitespace;
+- ``decode-error: <penman message>`` — not well-formed PENMAN (unbalanced parentheses, …);
+- ``multiple-graphs`` — more than one top-level graph in the output;
+- ``missing-concept: <var>`` — a node without a concept, e.g. ``(a / )`` or ``(a :ARG0 …)``;
+- ``duplicate-variable: <var>`` — one variable given two concepts;
+- ``undefined-variable: <name>`` — a role points at a variable-like symbol (``b``, ``x2``) that no
+  node defines; AMR constants are strings, numbers, ``-``, ``+`` and mode words, never such symbols;
+- ``invalid-role: <role>`` — only with ``check_roles=True``: a role the AMR model of ``penman``
+  does not know.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass
+
+import penman
+from penman.graph import Graph
+
+_VARIABLE_LIKE = re.compile(r"^[a-z][0-9]*$")
+
+
+@dataclass(frozen=True)
+class Validation:
+    """Outcome of validating one output: ``graph`` when valid, else ``reason`` (non-empty)."""
+
+    graph: Graph | None
+    reason: str
+
+    @property
+    def ok(self) -> bool:
+        return self.graph is not None
+
+
+def _decode_error_message(error: penman.DecodeError) -> str:
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    return lines[-1] if lines else type(error).__name__
+
+
+def _structural_problem(graph: Graph) -> str:
+    concepts: dict[str, list[object]] = {}
+    for variable, _, concept in graph.instances():
+        concepts.setdefault(variable, []).append(concept)
+    for variable, values in concepts.items():
+        if any(value is None or value == "" for value in values):
+            return f"missing-concept: {variable}"
+        if len(values) > 1:
+            return f"duplicate-variable: {variable}"
+    for _, _, target in graph.attributes():
+        if isinstance(target, str) and _VARIABLE_LIKE.match(target) and target not in concepts:
+            return f"undefined-variable: {target}"
+    return ""
+
+
+def _role_problem(graph: Graph) -> str:
+    from penman.models.amr import model as amr_model
+
+    for triple in graph.edges() + graph.attributes():
+        if not amr_model.has_role(triple.role):
+            return f"invalid-role: {triple.role}"
+    return ""
+
+
+def validate_penman(text: str, *, check_roles: bool = False) -> Validation:
+    """Decode ``text`` and check it is one well-formed AMR graph (see the module docstring)."""
+    if not isinstance(text, str) or not text.strip():
+        return Validation(None, "empty-output")
+    try:
+        graphs = list(penman.iterdecode(text))
+    except penman.DecodeError as error:
+        return Validation(None, f"decode-error: {_decode_error_message(error)}")
+    if not graphs:
+        return Validation(None, "decode-error: no graph found")
+    if len(graphs) > 1:
+        return Validation(None, "multiple-graphs")
+    graph = graphs[0]
+    problem = _structural_problem(graph) or (_role_problem(graph) if check_roles else "")
+    if problem:
+        return Validation(None, problem)
+    return Validation(graph, "")
+
+
+def reason_category(reason: str) -> str:
+    """The fixed category of a reason (``decode-error: …`` → ``decode-error``)."""
+    return reason.split(":", 1)[0]
+
+
+def count_reasons(reasons: list[str]) -> dict[str, int]:
+    """Counts of non-empty reasons by category."""
+    return dict(Counter(reason_category(r) for r in reasons if r))

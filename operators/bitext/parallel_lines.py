@@ -1,0 +1,81 @@
+"""Read a source and a target text file line by line in parallel, keeping line numbers aligned.
+
+Bad input is never dropped silently:
+
+- different line counts -> :class:`LineCountMismatch`, naming the first file and both counts;
+- a line that is not valid UTF-8 -> that pair is rejected with the byte offset of the first bad
+  byte (in the file and in the line);
+- empty lines are *kept* (they get an empty alignment downstream).
+
+Lines end at ``\\n`` only (a trailing ``\\r`` is removed); Unicode line separators inside a line
+stay in it, so line numbers equal ``wc -l``'s (plus a last line without a newline).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+
+class LineCountMismatch(ValueError):
+    """Source and target files do not have the same number of lines."""
+
+
+@dataclass(frozen=True)
+class LinePair:
+    """Line ``number`` (1-based) of both files; ``reject`` is ``None`` or a reject record."""
+
+    number: int
+    src: str
+    tgt: str
+    reject: dict | None = None
+
+
+def count_lines(path: str) -> int:
+    """Lines in ``path`` as :func:`read_parallel_lines` counts them."""
+    import fsspec
+
+    lines, last = 0, b""
+    with fsspec.open(path, "rb") as handle:
+        while chunk := handle.read(1 << 20):
+            lines += chunk.count(b"\n")
+            last = chunk[-1:]
+    return lines + (1 if last not in (b"", b"\n") else 0)
+
+
+def read_parallel_lines(src_path: str, tgt_path: str) -> Iterator[LinePair]:
+    """Yield one :class:`LinePair` per line; raises :class:`LineCountMismatch` before reading any."""
+    import fsspec
+
+    src_count, tgt_count = count_lines(src_path), count_lines(tgt_path)
+    if src_count != tgt_count:
+        raise LineCountMismatch(
+            f"{src_path} has {src_count} lines but {tgt_path} has {tgt_count} lines; "
+            "source and target must have one sentence per line, line for line"
+        )
+    with fsspec.open(src_path, "rb") as src_file, fsspec.open(tgt_path, "rb") as tgt_file:
+        src_offset = tgt_offset = 0
+        for number in range(1, src_count + 1):
+            src_raw, tgt_raw = src_file.readline(), tgt_file.readline()
+            src_text, src_error = _decode(src_raw, src_offset, src_path, number, "src")
+            tgt_text, tgt_error = _decode(tgt_raw, tgt_offset, tgt_path, number, "tgt")
+            src_offset += len(src_raw)
+            tgt_offset += len(tgt_raw)
+            yield LinePair(number, src_text, tgt_text, src_error or tgt_error)
+
+
+def _decode(raw: bytes, file_offset: int, path: str, number: int, side: str) -> tuple[str, dict | None]:
+    line = raw[:-1] if raw.endswith(b"\n") else raw
+    line = line[:-1] if line.endswith(b"\r") else line
+    try:
+        return line.decode("utf-8"), None
+    except UnicodeDecodeError as err:
+        return "", {
+            "line": number,
+            "side": side,
+            "file": path,
+            "reason": "invalid_utf8",
+            "byte_offset": file_offset + err.start,
+            "byte_offset_in_line": err.start,
+            "detail": f"invalid UTF-8 byte 0x{line[err.start]:02x} at byte {file_offset + err.start} of {path} ({err.reason})",
+        }

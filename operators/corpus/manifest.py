@@ -1,0 +1,186 @@
+"""The manifest of a corpus version and the per-shard completion record it is built from.
+
+A version folder holds one Parquet file per shard, an optional rejects file per shard, one
+completion record per finished shard, and, once published, ``manifest.json``. The manifest is
+the only thing readers trust: it names every shard file with its row count, byte size and
+SHA-256 checksum, and says where the version came from (inputs, config and its hash, code
+version) and what was set aside (reject counts by reason and by operator) or counted on the way
+(free ``counters``, e.g. a filter funnel).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+import json
+import subprocess
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+_SHA256_HEX = r"^[0-9a-f]{64}$"
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class CodeVersion(_Frozen):
+    """The code that produced a version: the installed interlingua version and, when the
+    package is run from a git checkout, the commit it was at."""
+
+    package_version: str
+    git_commit: str | None = None
+
+
+class ShardRecord(_Frozen):
+    """One published shard. Paths are relative to the version folder."""
+
+    shard_id: str
+    path: str
+    rows: int = Field(ge=0)
+    bytes: int = Field(ge=0)
+    sha256: str = Field(pattern=_SHA256_HEX)
+    rejects_path: str | None = None
+    reject_rows: int = Field(default=0, ge=0)
+
+
+class ShardCompletion(_Frozen):
+    """What a finished shard leaves behind next to its data file: the shard record plus the
+    shard's column types, reject counts and counters, so that publishing (possibly in a later,
+    resumed run) can aggregate them without re-reading the data."""
+
+    shard: ShardRecord
+    columns: dict[str, str]
+    rejects_by_reason: dict[str, int] = Field(default_factory=dict)
+    rejects_by_operator: dict[str, int] = Field(default_factory=dict)
+    counters: dict[str, int] = Field(default_factory=dict)
+
+    def to_json(self) -> str:
+        return self.model_dump_json(indent=2)
+
+    @classmethod
+    def from_json(cls, text: str | bytes) -> ShardCompletion:
+        return cls.model_validate_json(text)
+
+
+class VersionSummary(_Frozen):
+    """One line of ``corpus list``: a published version at a glance."""
+
+    name: str
+    version: str
+    created_at: datetime
+    total_rows: int
+    num_shards: int
+    total_rejects: int
+    is_latest: bool
+
+
+class Manifest(_Frozen):
+    """The published description of one corpus version (see the module docstring).
+
+    Invariants checked on construction and on ``from_json``: ``total_rows`` is the sum of the
+    shards' rows, and the reject counts by reason and by operator both sum to the shards'
+    reject rows.
+    """
+
+    format_version: Literal[1] = 1
+    name: str
+    version: str
+    created_at: datetime
+    inputs: tuple[str, ...]
+    config: dict[str, Any]
+    config_hash: str = Field(pattern=_SHA256_HEX)
+    code_version: CodeVersion
+    columns: dict[str, str]
+    shards: tuple[ShardRecord, ...]
+    total_rows: int = Field(ge=0)
+    rejects_by_reason: dict[str, int]
+    rejects_by_operator: dict[str, int]
+    counters: dict[str, int]
+
+    @model_validator(mode="after")
+    def _totals_match_shards(self) -> Manifest:
+        shard_rows = sum(shard.rows for shard in self.shards)
+        if self.total_rows != shard_rows:
+            raise ValueError(f"total_rows={self.total_rows} but the shards hold {shard_rows} rows")
+        reject_rows = self.total_rejects
+        for field in ("rejects_by_reason", "rejects_by_operator"):
+            counted = sum(getattr(self, field).values())
+            if counted != reject_rows:
+                raise ValueError(f"{field} sums to {counted} but the shards hold {reject_rows} rejects")
+        return self
+
+    @property
+    def total_rejects(self) -> int:
+        return sum(shard.reject_rows for shard in self.shards)
+
+    def to_json(self) -> str:
+        return self.model_dump_json(indent=2)
+
+    @classmethod
+    def from_json(cls, text: str | bytes) -> Manifest:
+        return cls.model_validate_json(text)
+
+    def summary(self, is_latest: bool = False) -> VersionSummary:
+        return VersionSummary(
+            name=self.name,
+            version=self.version,
+            created_at=self.created_at,
+            total_rows=self.total_rows,
+            num_shards=len(self.shards),
+            total_rejects=self.total_rejects,
+            is_latest=is_latest,
+        )
+
+
+def sum_counts(counts: Iterable[Mapping[str, int]]) -> dict[str, int]:
+    """Key-wise sum of count dicts, keys sorted (for stable manifests)."""
+    total: Counter[str] = Counter()
+    for mapping in counts:
+        total.update(mapping)
+    return dict(sorted(total.items()))
+
+
+def config_hash(config: Mapping[str, Any]) -> str:
+    """SHA-256 of the config's canonical JSON (sorted keys, no whitespace).
+
+    Raises ValueError when the config is not JSON-serializable (pass a pydantic config as
+    ``model.model_dump(mode="json")``).
+    """
+    if not isinstance(config, Mapping):
+        raise ValueError(f"config must be a mapping of JSON values, got {type(config).__name__}")
+    try:
+        canonical = json.dumps(config, sort_keys=True, separators=(",", ":"), allow_nan=False)
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"config must be JSON-serializable: {error}") from error
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def current_code_version() -> CodeVersion:
+    """The installed interlingua version plus the git commit of its source tree, if any."""
+    try:
+        package_version = importlib.metadata.version("interlingua")
+    except importlib.metadata.PackageNotFoundError:
+        package_version = "unknown"
+    return CodeVersion(package_version=package_version, git_commit=_git_commit(Path(__file__).parent))
+
+
+def _git_commit(directory: Path) -> str | None:
+    try:
+        result = subprocess.run(
+            ["git", "rev-parse", "HEAD"],
+            cwd=directory,
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    commit = result.stdout.strip()
+    return commit if result.returncode == 0 and commit else None

@@ -1,0 +1,1 @@
+"""Text operators: Moses-style tokenization and detokenization, CJK segmentation."""

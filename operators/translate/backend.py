@@ -1,0 +1,81 @@
+"""The one interface every translation backend implements, and the spec that picks one per pair.
+
+A backend turns a list of source sentences into the same number of translations, in order.
+:class:`BackendSpec` names the backend for one language pair and its options; it is validated on
+construction so a bad option fails before any model is loaded.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal, Protocol
+
+BackendName = Literal["marian", "ctranslate2", "apertium"]
+BACKENDS: tuple[str, ...] = ("marian", "ctranslate2", "apertium")
+DEVICES: tuple[str, ...] = ("auto", "cpu", "cuda")
+OPUS_MT_TEMPLATE = "Helsinki-NLP/opus-mt-{source}-{target}"
+
+
+class Translator(Protocol):
+    """Translate sentences; the output has one translation per input, in input order."""
+
+    def translate(self, sentences: list[str]) -> list[str]: ...
+
+
+@dataclass(frozen=True)
+class BackendSpec:
+    """How to translate one pair.
+
+    - ``backend``: ``marian`` (transformers), ``ctranslate2`` or ``apertium``.
+    - ``model``: HF id / local folder / fsspec URL of the Marian model (``marian``), the
+      CTranslate2 model folder or a Marian folder to convert (``ctranslate2``), or the Apertium mode
+      (``apertium``, e.g. ``eng-spa``). ``None`` → the OPUS-MT model of the pair, or the Apertium
+      mode made from the pair's ISO 639-3 codes.
+    - ``target_token``: for multilingual Marian models, the prefix ``>>xx<<`` put before each source.
+    - ``beam_size``, ``max_length`` (tokens), ``batch_size`` (sentences per forward pass).
+    - ``device``: ``auto`` (GPU if present), ``cpu`` or ``cuda``.
+    - ``precision``: ``marian``: ``float32`` / ``float16`` / ``bfloat16`` (half only on GPU);
+      ``ctranslate2``: its compute type (``int8``, ``float16``, ``int8_float16``, ``float32``,
+      ``default`` = int8 on CPU, float16 on GPU).
+    - ``inter_threads``: ``ctranslate2`` only: batches translated in parallel by one translator.
+    """
+
+    backend: BackendName = "marian"
+    model: str | None = None
+    target_token: str | None = None
+    beam_size: int = 4
+    max_length: int = 256
+    batch_size: int = 32
+    device: str = "auto"
+    precision: str = "default"
+    inter_threads: int = 1
+
+    def __post_init__(self) -> None:
+        if self.backend not in BACKENDS:
+            raise ValueError(f"backend must be one of {BACKENDS}, got {self.backend!r}")
+        for name in ("beam_size", "max_length", "batch_size", "inter_threads"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        if self.device not in DEVICES:
+            raise ValueError(f"device must be one of {DEVICES}, got {self.device!r}")
+        if self.target_token is not None and not (
+            self.target_token.startswith(">>") and self.target_token.endswith("<<")
+        ):
+            raise ValueError(f"target_token must look like '>>es<<', got {self.target_token!r}")
+
+
+def resolve_device(device: str) -> str:
+    """``auto`` → ``cuda`` when torch sees a GPU, else ``cpu``."""
+    if device != "auto":
+        return device
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def length_sorted_batches(sentences: list[str], batch_size: int) -> list[list[int]]:
+    """Indices of ``sentences`` grouped into batches of similar length (longest first), so padding
+    is small; callers scatter results back by index."""
+    order = sorted(range(len(sentences)), key=lambda i: len(sentences[i]), reverse=True)
+    return [order[i : i + batch_size] for i in range(0, len(order), batch_size)]

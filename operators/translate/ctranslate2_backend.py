@@ -1,0 +1,92 @@
+"""Marian / OPUS-MT models run by CTranslate2 (Klein et al. 2020), converted offline with
+``ctranslate2.converters.TransformersConverter``.
+
+``model`` is either a CTranslate2 folder (has ``model.bin``) or a Marian folder / HF id, which is
+converted once into ``<cache>/<name>-ct2-<quantization>`` with the tokenizer files copied along, so
+the converted folder is self-contained. Compute type ``default`` is int8 on CPU and float16 on GPU.
+Tokenization is the model's own SentencePiece tokenizer (loaded with transformers); decoding uses
+``translate_batch`` with ``max_decoding_length = max_length - 1``, matching transformers'
+``max_length`` which counts the decoder start token.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from interlingua.operators.translate.backend import BackendSpec, length_sorted_batches
+
+COMPUTE_TYPES = ("default", "auto", "int8", "int8_float32", "int8_float16", "int8_bfloat16", "int16",
+                 "float16", "bfloat16", "float32")
+TOKENIZER_FILES = ("source.spm", "target.spm", "vocab.json", "tokenizer_config.json",
+                   "special_tokens_map.json", "tokenizer.json", "sentencepiece.bpe.model")
+
+
+def is_ctranslate2_folder(path: str | Path) -> bool:
+    return (Path(path) / "model.bin").is_file()
+
+
+def convert_marian(model: str, output_dir: str | Path, quantization: str | None = None, force: bool = False) -> Path:
+    """Convert a transformers Marian model (folder or HF id) into a CTranslate2 folder."""
+    import ctranslate2
+
+    source = Path(model)
+    copy_files = [name for name in TOKENIZER_FILES if (source / name).is_file()] if source.is_dir() else []
+    converter = ctranslate2.converters.TransformersConverter(model, copy_files=copy_files or None)
+    return Path(converter.convert(str(output_dir), quantization=quantization, force=force))
+
+
+def ctranslate2_device(device: str) -> str:
+    import ctranslate2
+
+    if device != "auto":
+        return device
+    return "cuda" if ctranslate2.get_cuda_device_count() > 0 else "cpu"
+
+
+class CTranslate2Translator:
+    """Translate with a CTranslate2 model (see the module docstring)."""
+
+    def __init__(self, spec: BackendSpec, model: str, cache_dir: str | Path | None = None):
+        import ctranslate2
+        from transformers import AutoTokenizer
+
+        if spec.precision not in COMPUTE_TYPES:
+            raise ValueError(f"precision for ctranslate2 must be one of {COMPUTE_TYPES}, got {spec.precision!r}")
+        self.spec = spec
+        self.device = ctranslate2_device(spec.device)
+        compute_type = spec.precision
+        if compute_type == "default":
+            compute_type = "int8" if self.device == "cpu" else "float16"
+        folder = Path(model)
+        if not is_ctranslate2_folder(folder):
+            cache = Path(cache_dir) if cache_dir else Path.home() / ".cache" / "interlingua" / "ct2"
+            name = model.rstrip("/").replace("/", "--")
+            folder = cache / f"{Path(name).name}-ct2-float32"
+            if not is_ctranslate2_folder(folder):
+                convert_marian(model, folder)
+        self.folder = folder
+        self.tokenizer = AutoTokenizer.from_pretrained(str(folder))
+        self.translator = ctranslate2.Translator(
+            str(folder), device=self.device, compute_type=compute_type, inter_threads=spec.inter_threads
+        )
+
+    def _source_tokens(self, sentence: str) -> list[str]:
+        if self.spec.target_token is not None:
+            sentence = f"{self.spec.target_token} {sentence}"
+        return self.tokenizer.convert_ids_to_tokens(self.tokenizer.encode(sentence))
+
+    def translate(self, sentences: list[str]) -> list[str]:
+        outputs: list[str] = [""] * len(sentences)
+        batches = length_sorted_batches(sentences, self.spec.batch_size)
+        order = [i for batch in batches for i in batch]
+        results = self.translator.translate_batch(
+            [self._source_tokens(sentences[i]) for i in order],
+            beam_size=self.spec.beam_size,
+            max_decoding_length=self.spec.max_length - 1,
+            max_batch_size=self.spec.batch_size,
+            batch_type="examples",
+        )
+        for i, result in zip(order, results):
+            ids = self.tokenizer.convert_tokens_to_ids(result.hypotheses[0])
+            outputs[i] = self.tokenizer.decode(ids, skip_special_tokens=True)
+        return outputs

@@ -1,0 +1,56 @@
+"""Marian / OPUS-MT translation through transformers ``generate`` (Junczys-Dowmunt et al. 2018;
+Tiedemann & Thottingal 2020).
+
+Sentences are batched by length (:func:`length_sorted_batches`) and translated with beam search of
+``spec.beam_size`` (1 = greedy), ``max_length`` new-sequence tokens; on GPU the model runs in
+``float16`` or ``bfloat16`` when ``spec.precision`` asks for it. Multilingual models take a
+``>>lang<<`` token before every source sentence (``spec.target_token``).
+"""
+
+from __future__ import annotations
+
+from interlingua.operators.translate.backend import BackendSpec, length_sorted_batches, resolve_device
+
+_TORCH_DTYPES = {"default": "float32", "float32": "float32", "float16": "float16", "bfloat16": "bfloat16"}
+
+
+class MarianTranslator:
+    """Translate with a Marian seq2seq model folder / HF id (see the module docstring)."""
+
+    def __init__(self, spec: BackendSpec, model: str):
+        import torch
+        from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
+
+        if spec.precision not in _TORCH_DTYPES:
+            raise ValueError(f"precision for marian must be one of {sorted(_TORCH_DTYPES)}, got {spec.precision!r}")
+        self.spec = spec
+        self.device = resolve_device(spec.device)
+        dtype_name = _TORCH_DTYPES[spec.precision]
+        if self.device == "cpu" and dtype_name != "float32":
+            raise ValueError(f"precision {spec.precision!r} needs a GPU; use float32 on CPU")
+        self.tokenizer = AutoTokenizer.from_pretrained(model)
+        self.model = AutoModelForSeq2SeqLM.from_pretrained(model, dtype=getattr(torch, dtype_name))
+        self.model.to(self.device).eval()
+
+    def _prepare(self, sentences: list[str]) -> list[str]:
+        if self.spec.target_token is None:
+            return sentences
+        return [f"{self.spec.target_token} {s}" for s in sentences]
+
+    def translate(self, sentences: list[str]) -> list[str]:
+        import torch
+
+        outputs: list[str] = [""] * len(sentences)
+        for indices in length_sorted_batches(sentences, self.spec.batch_size):
+            batch = self._prepare([sentences[i] for i in indices])
+            encoded = self.tokenizer(batch, return_tensors="pt", padding=True, truncation=True).to(self.device)
+            with torch.inference_mode():
+                generated = self.model.generate(
+                    **encoded,
+                    num_beams=self.spec.beam_size,
+                    do_sample=False,
+                    max_length=self.spec.max_length,
+                )
+            for i, text in zip(indices, self.tokenizer.batch_decode(generated, skip_special_tokens=True)):
+                outputs[i] = text
+        return outputs

@@ -1,0 +1,146 @@
+"""One Wikipedia page → sentences with their hyperlinks (the extraction step of the EASE corpus).
+
+Input: a :class:`RawPage`, its language and an :class:`ExtractionSettings`. Output: a :class:`PageExtraction`
+with one :class:`LinkedSentence` per sentence that holds at least one article link, the page's redirect (if it
+is one), the reason the page was rejected (if it was), and counters of everything cut.
+
+Only the main namespace (ns 0) is extracted. A page is rejected, with a reason, when it is larger than
+``max_page_chars`` (``page_too_large``) or holds undecodable bytes (``invalid_utf8``); a redirect page yields a
+redirect and no sentences. Link targets are normalized (:func:`titles.normalize_title`); redirects are resolved
+later, once the whole dump's redirect table is known. ``linked_titles`` lists every article link of the raw
+page (not only those in extracted sentences), for the hard-negative exclusion. A link whose label straddles a
+sentence boundary is
+dropped and counted (``link_across_sentences``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+
+from interlingua.operators.wiki.dump_pages import RawPage
+from interlingua.operators.wiki.sentence_split import split_sentences
+from interlingua.operators.wiki.titles import normalize_title
+from interlingua.operators.wiki.wikitext_links import iter_paragraphs, render_paragraph
+from interlingua.operators.wiki.wikitext_markup import NamespacePrefixes, strip_markup
+
+ARTICLE_NAMESPACE = 0
+_ANY_LINK_TARGET = re.compile(r"\[\[([^\[\]|\n]+)")
+
+
+@dataclass(frozen=True)
+class ExtractionSettings:
+    """Limits of the extractor. Validated on construction (ValueError names the bad option)."""
+
+    max_page_chars: int = 5_000_000
+    max_template_depth: int = 40
+    min_sentence_chars: int = 10
+    max_sentence_chars: int = 2_000
+    first_letter_case: bool = True
+    prefixes: NamespacePrefixes = field(default_factory=NamespacePrefixes)
+
+    def __post_init__(self) -> None:
+        for name in ("max_page_chars", "max_template_depth", "min_sentence_chars", "max_sentence_chars"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        if self.min_sentence_chars > self.max_sentence_chars:
+            raise ValueError(
+                f"min_sentence_chars ({self.min_sentence_chars}) must not exceed "
+                f"max_sentence_chars ({self.max_sentence_chars})"
+            )
+
+
+@dataclass(frozen=True)
+class LinkedSentence:
+    """A sentence and its article links: ``sentence[starts[i]:ends[i]]`` links to ``targets[i]`` (normalized)."""
+
+    page_id: int
+    sentence_index: int
+    sentence: str
+    starts: tuple[int, ...]
+    ends: tuple[int, ...]
+    targets: tuple[str, ...]
+
+
+@dataclass
+class PageExtraction:
+    page_id: int
+    title: str
+    sentences: list[LinkedSentence] = field(default_factory=list)
+    sentence_count: int = 0
+    linked_titles: tuple[str, ...] = ()
+    redirect_target: str | None = None
+    rejected: str | None = None
+    issues: Counter = field(default_factory=Counter)
+
+
+def page_link_titles(text: str, settings: ExtractionSettings) -> tuple[str, ...]:
+    """Normalized targets of every article link anywhere in the raw page (prose, lists, tables, templates,
+    captions), sorted and distinct: the "linked on the same page" set that hard negatives must avoid."""
+    titles: set[str] = set()
+    for match in _ANY_LINK_TARGET.finditer(text):
+        target = match.group(1)
+        if settings.prefixes.classify(target) == "article":
+            title = normalize_title(target, settings.first_letter_case)
+            if title:
+                titles.add(title)
+    return tuple(sorted(titles))
+
+
+def extract_page(page: RawPage, lang: str, settings: ExtractionSettings) -> PageExtraction:
+    """Sentences with links of one page (see module doc)."""
+    title = normalize_title(page.title, settings.first_letter_case)
+    result = PageExtraction(page_id=page.page_id, title=title)
+    if page.namespace != ARTICLE_NAMESPACE:
+        result.rejected = "non_article_namespace"
+        return result
+    if page.redirect is not None:
+        result.redirect_target = normalize_title(page.redirect, settings.first_letter_case)
+        return result
+    if len(page.text) > settings.max_page_chars:
+        result.rejected = "page_too_large"
+        return result
+    if "\ufffd" in page.text:
+        result.rejected = "invalid_utf8"
+        return result
+    result.linked_titles = page_link_titles(page.text, settings)
+    prose = strip_markup(page.text, settings.prefixes, settings.max_template_depth, result.issues)
+    sentence_index = 0
+    for raw_paragraph in iter_paragraphs(prose):
+        paragraph = render_paragraph(raw_paragraph, settings.prefixes, result.issues)
+        for start, end in split_sentences(paragraph.text, lang):
+            length = end - start
+            if length < settings.min_sentence_chars or length > settings.max_sentence_chars:
+                result.issues["sentence_length_out_of_range"] += 1
+                continue
+            result.sentence_count += 1
+            starts: list[int] = []
+            ends: list[int] = []
+            targets: list[str] = []
+            for link in paragraph.links:
+                if link.end <= start or link.start >= end:
+                    continue
+                if link.start < start or link.end > end:
+                    result.issues["link_across_sentences"] += 1
+                    continue
+                target = normalize_title(link.target, settings.first_letter_case)
+                if not target:
+                    continue
+                starts.append(link.start - start)
+                ends.append(link.end - start)
+                targets.append(target)
+            if targets:
+                result.sentences.append(
+                    LinkedSentence(
+                        page_id=page.page_id,
+                        sentence_index=sentence_index,
+                        sentence=paragraph.text[start:end],
+                        starts=tuple(starts),
+                        ends=tuple(ends),
+                        targets=tuple(targets),
+                    )
+                )
+            sentence_index += 1
+    return result

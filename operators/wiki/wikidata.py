@@ -1,0 +1,116 @@
+"""Map Wikipedia titles to entity ids, and entities to their Wikidata P31 ("instance of") types.
+
+Sources, in order of preference:
+
+1. A Wikidata JSON dump (``latest-all.json[.bz2|.gz]``): a JSON array written one entity per line (each line
+   ends with ``,``). Streamed line by line; for each entity we keep ``sitelinks["<lang>wiki"].title`` for the
+   languages asked for and the ids in ``claims.P31[*].mainsnak.datavalue.value.id``.
+2. ``page_props`` SQL dumps (``<lang>wiki-latest-page_props.sql.gz``): ``INSERT`` tuples
+   ``(pp_page, 'pp_propname', 'pp_value', pp_sortkey)``; rows with ``pp_propname = 'wikibase_item'`` map a page id
+   to a QID (page ids → titles come from the article dump). They carry no P31 types.
+3. Neither: the title itself is the entity id (the monolingual EASE setting; English titles as ids, other
+   languages prefixed ``<lang>wiki:``). :attr:`EntityCatalog.id_source` says which one was used, and the
+   workflow writes it into the corpus manifest.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+import fsspec
+
+_SQL_TUPLE = re.compile(r"\((\d+),'((?:[^'\\]|\\.)*)','((?:[^'\\]|\\.)*)',(?:NULL|[-+0-9.eE]+)\)")
+_SQL_ESCAPE = re.compile(r"\\(.)")
+
+
+@dataclass
+class EntityCatalog:
+    """Title → entity id per language, and entity id → P31 type ids."""
+
+    id_source: str
+    titles: dict[str, dict[str, str]] = field(default_factory=dict)
+    types: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    lines_rejected: int = 0
+
+    def entity_id(self, lang: str, title: str) -> str | None:
+        """The entity a (normalized, redirect-resolved) title of ``lang`` names, or ``None`` if unmapped."""
+        if self.id_source == "titles":
+            return title if lang == "en" else f"{lang}wiki:{title}"
+        return self.titles.get(lang, {}).get(title)
+
+    @property
+    def has_types(self) -> bool:
+        return bool(self.types)
+
+
+def title_catalog() -> EntityCatalog:
+    """The fallback catalog: titles are entity ids, no types."""
+    return EntityCatalog(id_source="titles")
+
+
+def load_wikidata_json(url: str, langs: Iterable[str]) -> EntityCatalog:
+    """Stream a Wikidata JSON dump; keep entities with a sitelink in one of ``langs`` (e.g. ``["en", "bg"]``).
+
+    Lines that are not valid entity JSON are counted in ``lines_rejected`` (the array brackets are not).
+    """
+    wanted = {f"{lang}wiki": lang for lang in langs}
+    catalog = EntityCatalog(id_source="wikidata_json", titles={lang: {} for lang in wanted.values()})
+    with fsspec.open(url, "rt", encoding="utf-8", compression="infer") as handle:
+        for line in handle:
+            line = line.strip().rstrip(",")
+            if not line or line in ("[", "]"):
+                continue
+            try:
+                entity = json.loads(line)
+                qid = entity["id"]
+            except (ValueError, KeyError, TypeError):
+                catalog.lines_rejected += 1
+                continue
+            linked = False
+            for site, link in (entity.get("sitelinks") or {}).items():
+                lang = wanted.get(site)
+                if lang is not None and isinstance(link, Mapping) and link.get("title"):
+                    catalog.titles[lang][link["title"]] = qid
+                    linked = True
+            if linked:
+                types = _p31_types(entity)
+                if types:
+                    catalog.types[qid] = types
+    return catalog
+
+
+def _p31_types(entity: Mapping) -> tuple[str, ...]:
+    types: list[str] = []
+    for claim in (entity.get("claims") or {}).get("P31", []):
+        try:
+            value = claim["mainsnak"]["datavalue"]["value"]["id"]
+        except (KeyError, TypeError):
+            continue
+        if value not in types:
+            types.append(value)
+    return tuple(types)
+
+
+def read_page_props_qids(url: str) -> dict[int, str]:
+    """``page id → QID`` from a ``page_props`` SQL dump (``wikibase_item`` rows only)."""
+    qids: dict[int, str] = {}
+    with fsspec.open(url, "rt", encoding="utf-8", errors="replace", compression="infer") as handle:
+        for line in handle:
+            if not line.startswith("INSERT INTO"):
+                continue
+            for match in _SQL_TUPLE.finditer(line):
+                if _SQL_ESCAPE.sub(r"\1", match.group(2)) == "wikibase_item":
+                    qids[int(match.group(1))] = _SQL_ESCAPE.sub(r"\1", match.group(3))
+    return qids
+
+
+def add_page_props(catalog: EntityCatalog, lang: str, page_titles: Mapping[int, str], qids: Mapping[int, str]) -> None:
+    """Add ``lang`` titles to ``catalog`` through page ids (titles from the dump, QIDs from ``page_props``)."""
+    mapping = catalog.titles.setdefault(lang, {})
+    for page_id, title in page_titles.items():
+        qid = qids.get(page_id)
+        if qid is not None:
+            mapping.setdefault(title, qid)

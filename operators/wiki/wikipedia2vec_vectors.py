@@ -1,0 +1,90 @@
+"""Entity vectors from Wikipedia2Vec (Yamada et al. 2020), the initialization EASE uses, trained on a dump here.
+
+Wikipedia2Vec (PyPI ``wikipedia2vec==2.0.0``) learns word and entity vectors jointly with skip-gram over word
+contexts, anchor contexts and the link graph. :func:`train_wikipedia2vec` runs its ``train`` command on one
+``pages-articles`` dump (a local copy is made for non-local fsspec URLs); :func:`wikipedia2vec_entity_vectors`
+reads the model and keys each entity vector by our entity id (its title mapped through redirects and the entity
+catalog by the caller's ``entity_of_title``).
+"""
+
+from __future__ import annotations
+
+import bz2
+import codecs
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+import fsspec
+import numpy as np
+
+_CLI = "from wikipedia2vec.cli import cli; cli()"
+
+
+def wikipedia2vec_available() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("wikipedia2vec") is not None
+
+
+def train_wikipedia2vec(
+    dump_url: str, out_dir: str, dim: int, iterations: int = 1, workers: int = 1, link_graph: bool = True
+) -> str:
+    """Train a Wikipedia2Vec model on one dump; returns the model file (``<out_dir>/model.pkl``).
+
+    ``link_graph=False`` skips the entity–entity link-graph objective (Wikipedia2Vec cannot build the graph
+    of a dump with almost no links, e.g. gensim's one-article Bulgarian excerpt)."""
+    for name, value in (("dim", dim), ("iterations", iterations), ("workers", workers)):
+        if not isinstance(value, int) or value < 1:
+            raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    model = out / "model.pkl"
+    with tempfile.TemporaryDirectory(prefix="w2v-dump-") as scratch:
+        local_dump = _local_path(dump_url, Path(scratch))
+        command = [
+            sys.executable, "-c", _CLI, "train", str(local_dump), str(model),
+            "--dim-size", str(dim), "--iteration", str(iterations), "--pool-size", str(workers),
+            "--min-entity-count", "1", "--link-graph" if link_graph else "--no-link-graph",
+        ]  # fmt: skip
+        completed = subprocess.run(command, capture_output=True, text=True, check=False)
+    if completed.returncode != 0:
+        raise RuntimeError(f"wikipedia2vec train failed on {dump_url!r}: {completed.stderr[-2000:]}")
+    return str(model)
+
+
+def wikipedia2vec_entity_vectors(
+    model_path: str, entity_of_title: Callable[[str], str | None]
+) -> dict[str, np.ndarray]:
+    """``entity id → vector`` for every model entity whose title maps to an entity id."""
+    from wikipedia2vec import Wikipedia2Vec
+
+    model = Wikipedia2Vec.load(model_path)
+    vectors: dict[str, np.ndarray] = {}
+    for entity in model.dictionary.entities():
+        entity_id = entity_of_title(entity.title)
+        if entity_id is not None and entity_id not in vectors:
+            vectors[entity_id] = np.asarray(model.get_vector(entity), dtype=np.float32)
+    return vectors
+
+
+def _local_path(url: str, scratch: Path) -> Path:
+    """A local UTF-8 bz2 file with the dump (Wikipedia2Vec reads local UTF-8 files only): the file itself when
+    it already is one, else a transcoded copy (e.g. gensim's UTF-16 Bulgarian dump, or a remote URL)."""
+    fs, path = fsspec.core.url_to_fs(url)
+    protocols = fs.protocol if isinstance(fs.protocol, tuple) else (fs.protocol,)
+    with fsspec.open(url, "rb", compression="infer") as handle:
+        head = handle.read(4)
+    utf16 = head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE))
+    if "file" in protocols and path.endswith(".bz2") and not utf16:
+        return Path(path)
+    local = scratch / "dump.xml.bz2"
+    with (
+        fsspec.open(url, "rt", compression="infer", encoding="utf-16" if utf16 else "utf-8") as source,
+        bz2.open(local, "wt", encoding="utf-8") as target,
+    ):
+        shutil.copyfileobj(source, target)
+    return local

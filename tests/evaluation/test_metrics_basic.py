@@ -1,0 +1,80 @@
+"""STS, retrieval, QE, alignment/uniformity and seed aggregation against hand or independent computations."""
+
+import math
+
+import numpy as np
+import pytest
+from scipy.stats import rankdata
+
+from interlingua.evaluation.metrics.alignment_uniformity import alignment, alignment_uniformity, uniformity
+from interlingua.evaluation.metrics.quality_estimation import qe_pearson
+from interlingua.evaluation.metrics.retrieval import bitext_retrieval_accuracy
+from interlingua.evaluation.metrics.seeds import mean_std
+from interlingua.evaluation.metrics.sts import sts_correlations
+
+
+def _pearson(a, b):
+    a, b = np.asarray(a, float) - np.mean(a), np.asarray(b, float) - np.mean(b)
+    return float((a @ b) / math.sqrt((a @ a) * (b @ b)))
+
+
+def test_sts_matches_cosine_rank_correlation_by_hand():
+    rng = np.random.default_rng(0)
+    u, v = rng.normal(size=(20, 5)), rng.normal(size=(20, 5))
+    gold = rng.uniform(0, 5, size=20)
+    cos = [float(a @ b / np.linalg.norm(a) / np.linalg.norm(b)) for a, b in zip(u, v)]
+    result = sts_correlations(u, v, gold)
+    assert result["spearman"] == pytest.approx(100 * _pearson(rankdata(cos), rankdata(gold)), abs=1e-9)
+    assert result["pearson"] == pytest.approx(100 * _pearson(cos, gold), abs=1e-9)
+
+
+def test_sts_perfectly_monotone_scores_give_100():
+    u = np.array([[1.0, 0.0]] * 4)
+    v = np.array([[1.0, 0.0], [1.0, 1.0], [0.0, 1.0], [-1.0, 1.0]])  # cosine 1, .71, 0, -.71
+    assert sts_correlations(u, v, [5, 3, 1, 0])["spearman"] == pytest.approx(100.0)
+
+
+def test_sts_rejects_misaligned_gold():
+    with pytest.raises(ValueError, match="gold"):
+        sts_correlations(np.ones((3, 2)), np.ones((3, 2)), [1, 2])
+
+
+def test_retrieval_counts_each_direction():
+    src = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 0.1]])
+    tgt = np.array([[1.0, 0.05], [0.0, 1.0], [0.0, -1.0]])
+    # src->tgt: 0->0 ok, 1->1 ok, 2->0 wrong => 2/3 ; tgt->src: 0->? cos with src0=.9988, src2=.9998 -> 2 wrong; 1->1 ok; 2->? all <=0 ... src0 cos 0 -> wrong
+    result = bitext_retrieval_accuracy(src, tgt)
+    assert result["src2tgt"] == pytest.approx(200 / 3)
+    assert result["tgt2src"] == pytest.approx(100 / 3)
+    assert result["average"] == pytest.approx(50.0)
+
+
+def test_qe_is_pearson_of_cosine():
+    rng = np.random.default_rng(1)
+    s, t, h = rng.normal(size=(15, 4)), rng.normal(size=(15, 4)), rng.normal(size=15)
+    cos = [float(a @ b / np.linalg.norm(a) / np.linalg.norm(b)) for a, b in zip(s, t)]
+    assert qe_pearson(s, t, h) == pytest.approx(100 * _pearson(cos, h), abs=1e-9)
+
+
+def test_alignment_and_uniformity_by_hand():
+    u = np.array([[1.0, 0.0], [0.0, 2.0]])
+    v = np.array([[0.0, 3.0], [0.0, 1.0]])
+    # normalised: u=[(1,0),(0,1)], v=[(0,1),(0,1)] -> squared distances 2 and 0
+    assert alignment(u, v) == pytest.approx(1.0)
+    # uniformity(u): one pair, squared distance 2 -> log(exp(-4)) = -4 ; uniformity(v) = log(exp(0)) = 0
+    assert uniformity(u) == pytest.approx(-4.0)
+    assert alignment_uniformity(u, v)["uniformity"] == pytest.approx(-2.0)
+
+
+def test_uniformity_averages_over_distinct_pairs():
+    x = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, 0.0]])
+    expected = math.log((math.exp(-4) + math.exp(-8) + math.exp(-4)) / 3)
+    assert uniformity(x) == pytest.approx(expected)
+
+
+def test_mean_std_population_and_sample():
+    assert mean_std([1.0, 2.0, 3.0]).std == pytest.approx(math.sqrt(2 / 3))
+    assert mean_std([1.0, 2.0, 3.0], ddof=1).std == pytest.approx(1.0)
+    assert mean_std([70.0, 72.0]).format(2) == "71.00 ± 1.00"
+    with pytest.raises(ValueError, match="ddof"):
+        mean_std([1.0], ddof=1)

@@ -1,0 +1,126 @@
+"""fast_align learning (systran-align), table reading, directional decoding against a brute-force
+reference of fast_align's model, and agreement with systran_align's own aligner."""
+
+import math
+import random
+
+import numpy as np
+import pytest
+
+from interlingua.operators.align.bidirectional_aligner import BidirectionalAligner
+from interlingua.operators.align.fast_align_decoder import DirectionalModel, decode_directional, diagonal_partition, to_ids
+from interlingua.operators.align.fast_align_training import FastAlignParameters, FastAlignSettings, learn_fast_align, learned_tensions
+from interlingua.operators.align.lexical_table import UNSEEN_PROBABILITY, read_systran_table
+
+LEXICON = {"the": "das", "house": "haus", "is": "ist", "small": "klein", "big": "gross", "book": "buch",
+           "a": "ein", "old": "alt", "green": "gruen", "car": "auto", "red": "rot", "man": "mann"}
+
+
+def synthetic_corpus(n: int, seed: int = 0) -> list[tuple[list[str], list[str]]]:
+    rng = random.Random(seed)
+    words = sorted(LEXICON)
+    pairs = []
+    for _ in range(n):
+        src = [rng.choice(words) for _ in range(rng.randint(2, 8))]
+        tgt = [LEXICON[w] for w in src]
+        if len(tgt) > 3 and rng.random() < 0.3:  # local reordering
+            k = rng.randrange(len(tgt) - 1)
+            tgt[k], tgt[k + 1] = tgt[k + 1], tgt[k]
+        pairs.append((src, tgt))
+    return pairs
+
+
+@pytest.fixture(scope="module")
+def learned(tmp_path_factory):
+    directory = str(tmp_path_factory.mktemp("fast_align"))
+    corpus = synthetic_corpus(300)
+    parameters = learn_fast_align(corpus + [([], ["leer"])], directory, FastAlignSettings(iterations=5))
+    return directory, parameters, corpus
+
+
+def brute_force_viterbi(model: DirectionalModel, cond: list[int], pred: list[int]) -> list[tuple[int, int]]:
+    """fast_align's output loop written out cell by cell (Z summed directly, not in closed form)."""
+    n, m, p0, lam = len(cond), len(pred), model.prob_align_null, model.tension
+    t = lambda e, f: float(model.table.lookup(np.array([e]), np.array([f]))[0])
+    links = []
+    for j in range(1, m + 1):
+        z = sum(math.exp(-lam * abs(i / n - j / m)) for i in range(1, n + 1))
+        best_i, best_p = 0, p0 * t(model.table.null_id, pred[j - 1])
+        for i in range(1, n + 1):
+            p = (1 - p0) * math.exp(-lam * abs(i / n - j / m)) / z * t(cond[i - 1], pred[j - 1])
+            if p > best_p:
+                best_i, best_p = i, p
+        if best_i:
+            links.append((best_i - 1, j - 1))
+    return links
+
+
+def test_diagonal_partition_is_the_sum_of_the_unnormalized_prior():
+    for n, m, lam in [(1, 1, 4.0), (5, 7, 4.0), (9, 3, 0.7), (12, 12, 14.0)]:
+        for j in range(1, m + 1):
+            direct = sum(math.exp(-lam * abs(i / n - j / m)) for i in range(1, n + 1))
+            assert diagonal_partition(j, m, n, lam) == pytest.approx(direct, rel=1e-12)
+
+
+def test_learning_saves_tables_and_tensions(learned):
+    directory, parameters, _ = learned
+    forward = read_systran_table(f"{directory}/forward.bin")
+    assert "<eps>" in forward.vocabulary and "house" in forward.vocabulary and "haus" in forward.vocabulary
+    ids = forward.word_ids
+    assert forward.lookup(np.array([ids["house"]]), np.array([ids["haus"]]))[0] > 0.5
+    assert forward.lookup(np.array([ids["house"]]), np.array([ids["house"]]))[0] == UNSEEN_PROBABILITY
+    assert 0.1 <= parameters.forward.tension <= 14 and 0.1 <= parameters.reverse.tension <= 14
+    loaded = FastAlignParameters.load(directory)
+    assert loaded.forward.tension == parameters.forward.tension
+    assert np.array_equal(loaded.reverse.table.keys, parameters.reverse.table.keys)
+
+
+def test_decoder_equals_brute_force_reference(learned):
+    _, parameters, corpus = learned
+    sentences = corpus[:60] + [(["the", "unknownword", "house"], ["das", "haus", "neu"])]
+    for model, (cond_side, pred_side) in ((parameters.forward, (0, 1)), (parameters.reverse, (1, 0))):
+        cond = to_ids(model.table, [p[cond_side] for p in sentences])
+        pred = to_ids(model.table, [p[pred_side] for p in sentences])
+        fast = decode_directional(model, cond, pred)
+        for c, p, links in zip(cond, pred, fast):
+            assert sorted(links) == sorted(brute_force_viterbi(model, list(c), list(p)))
+
+
+def test_matches_systran_aligner_with_its_default_tension(learned):
+    # systran_align.Aligner symmetrizes with grow-diag-final-and and decodes with tension 4.0.
+    import systran_align
+
+    directory, parameters, corpus = learned
+    theirs = systran_align.Aligner(f"{directory}/forward.bin", f"{directory}/reverse.bin").align_batch(
+        [s for s, _ in corpus], [t for _, t in corpus])
+    ours = BidirectionalAligner(parameters, "grow-diag-final-and", tension_override=4.0).align(
+        [s for s, _ in corpus], [t for _, t in corpus])
+    same = sum(set(map(tuple, t["alignments"])) == o.symmetrized for t, o in zip(theirs, ours))
+    assert same / len(corpus) >= 0.95
+
+
+def test_empty_side_gives_empty_alignment(learned):
+    _, parameters, _ = learned
+    result = BidirectionalAligner(parameters).align([[], ["the"]], [["das"], []])
+    assert [(r.forward, r.reverse, r.symmetrized) for r in result] == [([], [], set()), ([], [], set())]
+
+
+def test_learned_tensions_from_the_log():
+    log = ("  1  model al-feat: -0.1 (tension=4)\n     final tension: 3.5\n     final tension: 2.25\n"
+           "conditional probabilities: f.bin\nITERATION 1\n     final tension: 7\nconditional probabilities: b.bin\n")
+    assert learned_tensions(log, 4.0, "f.bin", "b.bin") == (2.25, 7.0)
+    assert learned_tensions("conditional probabilities: f.bin\nconditional probabilities: b.bin\n", 4.0, "f.bin", "b.bin") == (4.0, 4.0)
+    with pytest.raises(RuntimeError, match="b.bin"):
+        learned_tensions("conditional probabilities: f.bin\n", 4.0, "f.bin", "b.bin")
+
+
+def test_settings_are_validated():
+    with pytest.raises(ValueError, match="iterations"):
+        FastAlignSettings(iterations=0)
+    with pytest.raises(ValueError, match="prob_align_null"):
+        FastAlignSettings(prob_align_null=1.5)
+
+
+def test_learning_needs_a_non_empty_pair(tmp_path):
+    with pytest.raises(ValueError, match="no sentence pair"):
+        learn_fast_align([([], ["x"])], str(tmp_path))

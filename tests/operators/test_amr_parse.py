@@ -1,0 +1,97 @@
+"""Parse operator: validation and retry path with scripted outputs, plumbing with a tiny random seq2seq model."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from interlingua.operators.amr.operator import ParseOperator, linearize_batch
+from interlingua.operators.amr.parser import Seq2SeqAmrParser, tokenizer_source
+from interlingua.operators.amr.validate import count_reasons, validate_penman
+from interlingua.operators.base import REJECT_REASON
+
+VALID = "(w / want-01 :ARG0 (b / boy) :ARG1 (g / go-02 :ARG0 b))"
+
+
+class ScriptedParser(Seq2SeqAmrParser):
+    """A parser whose 'model' returns hand-written outputs per (sentence, beam)."""
+
+    def __init__(self, outputs: dict[tuple[str, int], str], **kwargs):
+        super().__init__("unused", load=False, **kwargs)
+        self.outputs = outputs
+        self.calls: list[tuple[int, list[str]]] = []
+
+    def generate(self, sentences, beam_size):
+        self.calls.append((beam_size, list(sentences)))
+        return [self.outputs.get((s, beam_size), "") for s in sentences]
+
+
+@pytest.mark.parametrize(
+    "text, category",
+    [
+        (VALID, ""),
+        ("(w / want-01 :ARG0 (b / boy)", "decode-error"),
+        ("", "empty-output"),
+        ("(a / b) (c / d)", "multiple-graphs"),
+        ("(a :ARG0 (b / boy))", "missing-concept"),
+        ("(a / boy :ARG0 (a / girl))", "duplicate-variable"),
+        ("(a / see-01 :ARG0 x2)", "undefined-variable"),
+        ("(w / want-01 :polarity - :mode imperative :quant 3)", ""),
+    ],
+)
+def test_validation_categories(text, category):
+    assert validate_penman(text).reason.split(":")[0] == category
+
+
+def test_unknown_role_only_rejected_when_asked():
+    assert validate_penman("(a / b :foo (c / d))").ok
+    assert validate_penman("(a / b :foo (c / d))", check_roles=True).reason == "invalid-role: :foo"
+
+
+def test_invalid_outputs_are_retried_with_larger_beam_and_kept_as_rejects():
+    parser = ScriptedParser(
+        {("good", 2): VALID, ("fixed", 2): "(x / y", ("fixed", 5): "(s / sleep-01 :ARG0 (c / cat))", ("bad", 2): "(((", ("bad", 5): "(a / b :ARG0"},
+        beam_size=2, retry_beam_size=5,
+    )
+    op = ParseOperator("unused", parser=parser)
+    out = op({"text": np.array(["good", "fixed", "bad", ""], dtype=object), "id": np.arange(4)})
+    assert [c[0] for c in parser.calls] == [2, 5]
+    assert parser.calls[1][1] == ["fixed", "bad"]
+    assert out["penman"][0] == "(w / want-01 :ARG0 (b / boy) :ARG1 (g / go-02 :ARG0 b))"
+    assert out["penman"][1] == "(s / sleep-01 :ARG0 (c / cat))" and out["parse_beam"][1] == 5
+    assert out[REJECT_REASON][2].startswith("parse: decode-error") and "after retry with beam 5" in out[REJECT_REASON][2]
+    assert out["parse_raw"][2] == "(a / b :ARG0"  # the retry's raw output is what is kept
+    assert out[REJECT_REASON][3] == "parse: empty text"
+    assert count_reasons([r.removeprefix("parse: ") for r in out[REJECT_REASON]]) == {"decode-error": 1, "empty text": 1}
+    lin = linearize_batch(out)
+    assert lin["linearized"][0] == "( want-01 :ARG0 ( boy ) :ARG1 ( go-02 :ARG0 boy ) )"
+    assert lin["linearized"][1] == "( sleep-01 :ARG0 ( cat ) )"
+    assert lin["linearized"][2] == "" and lin["linearized"][3] == ""
+
+
+def test_parser_options_are_validated():
+    with pytest.raises(ValueError, match="retry_beam_size"):
+        Seq2SeqAmrParser("unused", beam_size=4, retry_beam_size=4, load=False)
+    with pytest.raises(ValueError, match="batch_size"):
+        Seq2SeqAmrParser("unused", batch_size=0, load=False)
+
+
+def test_amrlib_folder_takes_its_tokenizer_from_base_model(tmp_path):
+    (tmp_path / "amrlib_meta.json").write_text(json.dumps({"model_type": "parse_xfm", "base_model": "facebook/bart-large"}))
+    assert tokenizer_source(str(tmp_path)) == "facebook/bart-large"
+    (tmp_path / "tokenizer_config.json").write_text("{}")
+    assert tokenizer_source(str(tmp_path)) == str(tmp_path)
+
+
+@pytest.mark.slow
+def test_tiny_random_seq2seq_plumbing(tmp_path):
+    from interlingua.operators.translate.tiny_marian import build_tiny_marian
+
+    folder = str(build_tiny_marian(tmp_path / "parser"))
+    op = ParseOperator(folder, parser_kwargs={"beam_size": 1, "retry_beam_size": 2, "max_length": 8, "device": "cpu"})
+    out = op({"text": np.array(["a man is playing", "two dogs run"], dtype=object)})
+    assert len(out["penman"]) == 2
+    assert all(r.startswith("parse: ") for r in out[REJECT_REASON])  # random weights never emit a graph
+    assert all(raw for raw in out["parse_raw"]) and list(out["parse_beam"]) == [2, 2]

@@ -1,0 +1,110 @@
+"""Marian (transformers) and CTranslate2 backends on a tiny random Marian model built here, and the
+translate operator's reject handling."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from interlingua.operators.base import REJECT_REASON
+from interlingua.operators.translate.backend import BackendSpec, length_sorted_batches
+from interlingua.operators.translate.factory import default_model, parse_pair
+
+SENTENCES = [
+    "a man is playing the guitar",
+    "two dogs run",
+    "the old woman is reading a book on the beach in the park",
+    "a child",
+    "el anciano camina",
+]
+
+
+@pytest.fixture(scope="module")
+def tiny_marian(tmp_path_factory):
+    from interlingua.operators.translate.tiny_marian import build_tiny_marian
+
+    return str(build_tiny_marian(tmp_path_factory.mktemp("marian")))
+
+
+def _plain_generate(folder: str, sentences: list[str], max_length: int) -> list[str]:
+    """Reference: transformers generate, one sentence at a time, no batching or sorting."""
+    import torch
+    from transformers import MarianMTModel, MarianTokenizer
+
+    tokenizer = MarianTokenizer.from_pretrained(folder)
+    model = MarianMTModel.from_pretrained(folder).eval()
+    outputs = []
+    for sentence in sentences:
+        with torch.inference_mode():
+            ids = model.generate(**tokenizer([sentence], return_tensors="pt"), num_beams=1, do_sample=False,
+                                 max_length=max_length)
+        outputs.append(tokenizer.decode(ids[0], skip_special_tokens=True))
+    return outputs
+
+
+@pytest.mark.slow
+def test_marian_backend_equals_unbatched_generate(tiny_marian):
+    from interlingua.operators.translate.marian_backend import MarianTranslator
+
+    spec = BackendSpec(backend="marian", beam_size=1, max_length=12, batch_size=2, device="cpu")
+    got = MarianTranslator(spec, tiny_marian).translate(SENTENCES)
+    assert got == _plain_generate(tiny_marian, SENTENCES, max_length=12)
+    assert all(got)
+
+
+@pytest.mark.slow
+def test_ctranslate2_float32_greedy_equals_transformers(tiny_marian, tmp_path):
+    from interlingua.operators.translate.ctranslate2_backend import CTranslate2Translator
+
+    spec = BackendSpec(backend="ctranslate2", beam_size=1, max_length=12, batch_size=2, device="cpu",
+                       precision="float32")
+    translator = CTranslate2Translator(spec, tiny_marian, cache_dir=tmp_path)
+    assert (translator.folder / "model.bin").is_file()
+    assert (translator.folder / "source.spm").is_file()
+    assert translator.translate(SENTENCES) == _plain_generate(tiny_marian, SENTENCES, max_length=12)
+
+
+@pytest.mark.slow
+def test_ctranslate2_int8_runs_and_reuses_the_converted_folder(tiny_marian, tmp_path):
+    from interlingua.operators.translate.ctranslate2_backend import CTranslate2Translator
+
+    spec = BackendSpec(backend="ctranslate2", beam_size=2, max_length=10, device="cpu")
+    first = CTranslate2Translator(spec, tiny_marian, cache_dir=tmp_path)
+    again = CTranslate2Translator(spec, str(first.folder))
+    assert again.folder == first.folder
+    assert len(again.translate(SENTENCES)) == len(SENTENCES)
+
+
+@pytest.mark.slow
+def test_operator_translates_and_rejects_empty_rows(tiny_marian):
+    from interlingua.operators.translate.operator import TranslateOperator
+
+    spec = {"backend": "marian", "model": tiny_marian, "beam_size": 1, "max_length": 8, "device": "cpu"}
+    op = TranslateOperator("en-es", spec)
+    out = op({"text": np.array(["two dogs run", "   ", "a child"], dtype=object), "id": np.array([1, 2, 3])})
+    assert list(out["lang"]) == ["es", "es", "es"]
+    assert out[REJECT_REASON][1] == "translate: empty source text"
+    assert out["translation"][0] and out["translation"][2] and out["translation"][1] == ""
+    assert list(out["id"]) == [1, 2, 3]
+
+
+def test_spec_validation_names_the_option():
+    with pytest.raises(ValueError, match="backend"):
+        BackendSpec(backend="google")
+    with pytest.raises(ValueError, match="beam_size"):
+        BackendSpec(beam_size=0)
+    with pytest.raises(ValueError, match="target_token"):
+        BackendSpec(target_token="es")
+    with pytest.raises(ValueError, match="language pair"):
+        parse_pair("english")
+
+
+def test_default_models_per_backend():
+    assert default_model(BackendSpec(), "en-de") == "Helsinki-NLP/opus-mt-en-de"
+    assert default_model(BackendSpec(backend="apertium"), "en-es") == "eng-spa"
+
+
+def test_length_sorted_batches_cover_every_index_once():
+    sentences = ["aaaa", "a", "aaa", "aa", "aaaaa"]
+    batches = length_sorted_batches(sentences, 2)
+    assert batches == [[4, 0], [2, 3], [1]]

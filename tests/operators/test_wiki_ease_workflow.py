@@ -1,0 +1,258 @@
+"""The ease-corpus workflow on a hand-written dump with known links, redirects and types."""
+
+import bz2
+import json
+
+import mwparserfromhell
+import numpy as np
+import pytest
+from interlingua.operators.corpus.store import CorpusStore
+from interlingua.operators.wiki.dump_shards import plan_shards
+from interlingua.operators.wiki.extract_operator import ExtractShards, shards_to_rows
+from interlingua.workflows.ease_corpus import EaseCorpusConfig, WikiDump, build_corpus
+
+TYPES = {
+    "Q90": ("Paris", "city"),
+    "Q220": ("Rome", "city"),
+    "Q64": ("Berlin", "city"),
+    "Q2807": ("Madrid", "city"),
+    "Q142": ("France", "country"),
+    "Q38": ("Italy", "country"),
+    "Q183": ("Germany", "country"),
+    "Q29": ("Spain", "country"),
+    "Q1471": ("Seine", "river"),
+}
+PAGES = [
+    (
+        "Paris",
+        "Paris is the capital of [[France]]. It lies on the [[Seine]] river. It is twinned with [[Rome]] and [[Berlin]].",
+    ),
+    ("Rome", "{{Infobox city|name=Rome}}Rome is the capital of [[Italy]]. It is older than [[Paris]] and [[Madrid]]."),
+    (
+        "Berlin",
+        "Berlin is the capital of [[Deutschland|Germany]]. It is far from [[Madrid]]. The [[Seine]] is in France.",
+    ),
+    (
+        "Madrid",
+        "Madrid is the capital of [[Spain]]. It is south of [[france|France]]. See also [[Berlin]] and [[Rome]].\n"
+        "* Twin: [[Italy]]\n{{Navbox|[[Germany]]}}",
+    ),
+    ("Broken", "Start [[Italy]] here. {{a|" * 3 + "{{b|" * 3000 + "Never [[Nowhere]] shown."),
+    ("Spain", "Spain borders [[France]]. Its capital is [[Madrid]]. It is not [[Italy]] or [[Germany]]."),
+]
+REDIRECTS = [("Deutschland", "Germany")]
+
+
+def write_dump(path):
+    parts = [
+        '<mediawiki xmlns="http://www.mediawiki.org/xml/export-0.10/"><siteinfo><case>first-letter</case>'
+        '<namespaces><namespace key="0" /><namespace key="14">Category</namespace></namespaces></siteinfo>\n'
+    ]
+    for page_id, (title, text) in enumerate(PAGES, start=1):
+        parts.append(
+            f"<page><title>{title}</title><ns>0</ns><id>{page_id}</id><revision><text>{text}</text></revision></page>\n"
+        )
+    for offset, (source, target) in enumerate(REDIRECTS, start=100):
+        parts.append(
+            f'<page><title>{source}</title><ns>0</ns><id>{offset}</id><redirect title="{target}" />'
+            f"<revision><text>#REDIRECT [[{target}]]</text></revision></page>\n"
+        )
+    parts.append("</mediawiki>")
+    path.write_bytes(bz2.compress("".join(parts).encode()))
+    return str(path)
+
+
+def write_wikidata(path):
+    lines = [
+        json.dumps(
+            {
+                "id": qid,
+                "sitelinks": {"enwiki": {"title": title}},
+                "claims": {"P31": [{"mainsnak": {"datavalue": {"value": {"id": kind}}}}]},
+            }
+        )
+        for qid, (title, kind) in TYPES.items()
+    ]
+    path.write_text("[\n" + ",\n".join(lines) + "\n]\n")
+    return str(path)
+
+
+def extract(config, work):
+    shards = [s for d in config.dumps for s in plan_shards(d.url, d.lang, d.index_url)]
+    operator = ExtractShards(work, {"min_sentence_chars": 5})
+    batch = {k: np.array([row[k] for row in shards_to_rows(shards)], dtype=object) for k in shards_to_rows(shards)[0]}
+    out = operator(batch)
+    return shards, {sid: json.loads(r) for sid, r in zip(out["shard_id"], out["report"], strict=True)}, operator, batch
+
+
+@pytest.fixture
+def setup(tmp_path):
+    dump = write_dump(tmp_path / "enwiki.xml.bz2")
+    vectors = tmp_path / "vectors.txt"
+    vectors.write_text("2 4\nENTITY/Q90 1 0 0 0\nQ142 0 1 0 0\n")
+    config = EaseCorpusConfig(
+        dumps=[WikiDump(lang="en", url=dump)],
+        wikidata_json=write_wikidata(tmp_path / "wd.json"),
+        min_entity_links=1,
+        entity_vectors=str(vectors),
+        min_sentence_chars=5,
+        seed=3,
+    )
+    return config, str(tmp_path / "work"), str(tmp_path / "store")
+
+
+def reference_links():
+    """(entities linked on each page incl. the page's own, link counts), computed independently with mwparserfromhell."""
+    title_to_qid = {title: qid for qid, (title, _) in TYPES.items()}
+    redirects = dict(REDIRECTS)
+    on_page, counts = {}, {}
+    for page_id, (title, text) in enumerate(PAGES, start=1):
+        if title == "Broken":  # mwparserfromhell takes seconds on 3000-deep templates; the cut leaves this prefix
+            text = text.split("{{", 1)[0]
+        targets = [str(link.title).strip() for link in mwparserfromhell.parse(text).filter_wikilinks()]
+        qids = [title_to_qid.get(redirects.get(t[0].upper() + t[1:], t[0].upper() + t[1:])) for t in targets]
+        for qid in filter(None, qids):
+            counts[qid] = counts.get(qid, 0) + 1
+        on_page[page_id] = set(filter(None, qids)) | {title_to_qid.get(title)}
+    return on_page, counts
+
+
+def reference_candidates(entity, page_id, on_page, counts, min_links=1):
+    return {
+        q
+        for q, (_, kind) in TYPES.items()
+        if kind == TYPES[entity][1] and counts.get(q, 0) > min_links and q not in on_page[page_id] and q != entity
+    }
+
+
+def test_corpus_rows_links_and_negative_constraints(setup):
+    config, work, store_url = setup
+    shards, reports, _, _ = extract(config, work)
+    summary = build_corpus(config, shards, reports, work, store_url)
+    store = CorpusStore(store_url)
+    rows = store.read_table("ease").to_pylist()
+    on_page, counts = reference_links()
+    assert len(rows) >= 8
+    for row in rows:
+        assert counts[row["entity_id"]] > 1
+        assert row["sentence"][row["link_start"] : row["link_end"]] == TYPES[row["entity_id"]][0]
+        (negative,) = row["hard_negative_ids"]
+        assert negative in reference_candidates(row["entity_id"], row["page_id"], on_page, counts)
+    spain = [r for r in rows if r["page_id"] == 4 and r["entity_id"] == "Q29"]
+    assert spain == []  # Italy (list) and Germany (template) are on the page too: no country left
+    berlin = [r for r in rows if r["page_id"] == 3 and r["entity_id"] == "Q183"]  # via the Deutschland redirect
+    assert [r["sentence"] for r in berlin] == ["Berlin is the capital of Germany."]
+    rejects = store.read_rejects("ease").to_pylist()
+    assert {r["reason"] for r in rejects} == {"no_negative_candidate"}
+    for reject in rejects:
+        row = json.loads(reject["row"])
+        assert reference_candidates(row["entity_id"], row["page_id"], on_page, counts) == set()
+    assert sum(json.loads(r["row"])["entity_id"] == "Q1471" for r in rejects) == 2  # the only river
+    funnel = summary["funnel"]
+    assert funnel["pairs_dropped_no_negative_candidate"] == len(rejects)
+    assert (
+        funnel["pairs"]
+        == funnel["pairs_with_negatives"]
+        + funnel["pairs_dropped_no_negative_candidate"]
+        + funnel["pairs_entity_below_min_links"]
+    )
+    assert funnel["pairs_kept_after_caps"] == len(rows)
+    assert summary["funnel_by_lang"]["en"]["pairs_kept"] == len(rows)
+    assert summary["funnel_by_lang"]["en"]["articles"] == len(PAGES)
+    manifest = store.manifest("ease")
+    assert manifest.config["entity_id_source"] == "wikidata_json"
+    assert manifest.counters["markup_template_depth_exceeded"] == 1
+    entities = store.read_table("ease-entities").to_pylist()
+    by_id = {e["entity_id"]: e for e in entities}
+    assert by_id["Q142"]["vector"] == [0, 1, 0, 0] and by_id["Q142"]["types"] == ["country"]
+    assert np.linalg.norm(by_id["Q183"]["vector"]) > 0  # no vector given: seeded random init
+    assert store.manifest("ease-entities").counters["vectors_missing_random_init"] == len(by_id) - 1
+    assert set(by_id) == {r["entity_id"] for r in rows} | {n for r in rows for n in r["hard_negative_ids"]}
+
+
+def test_broken_page_keeps_text_before_the_cut(setup):
+    config, work, _ = setup
+    shards, reports, _, _ = extract(config, work)
+    sentences = (
+        __import__("pyarrow.parquet", fromlist=["x"])
+        .read_table(f"{work}/extract/en-00000/sentences.parquet")
+        .to_pylist()
+    )
+    broken = [s["sentence"] for s in sentences if s["page_id"] == 5]
+    assert broken == ["Start Italy here."]
+    assert reports["en-00000"]["markup_issues"]["template_depth_exceeded"] == 1
+
+
+def test_resume_skips_extracted_shards_and_reuses_the_version(setup):
+    config, work, store_url = setup
+    shards, reports, operator, batch = extract(config, work)
+    first = build_corpus(config, shards, reports, work, store_url)
+    again = json.loads(operator(batch)["report"][0])
+    assert again["resumed"] is True and again["counters"] == reports["en-00000"]["counters"]
+    second = build_corpus(config, shards, reports, work, store_url)
+    assert second["corpus"] == first["corpus"]
+    assert CorpusStore(store_url).read_table("ease").num_rows == first["funnel"]["pairs_kept_after_caps"]
+
+
+def test_without_wikidata_titles_are_ids_and_the_manifest_says_so(setup):
+    config, work, store_url = setup
+    config = config.model_copy(update={"wikidata_json": None})
+    shards, reports, _, _ = extract(config, work)
+    build_corpus(config, shards, reports, work, store_url)
+    manifest = CorpusStore(store_url).manifest("ease")
+    assert manifest.config["entity_id_source"] == "titles"
+    assert manifest.config["negative_sampling"].startswith("untyped")
+    assert "Madrid" in set(CorpusStore(store_url).read_table("ease").column("entity_id").to_pylist())
+
+
+def test_config_rejects_duplicate_languages():
+    with pytest.raises(ValueError, match="one dump"):
+        EaseCorpusConfig(dumps=[WikiDump(lang="en", url="a"), WikiDump(lang="en", url="b")])
+
+
+@pytest.mark.slow
+def test_run_extracts_shards_in_parallel_with_ray(tmp_path):
+    import ray
+    from interlingua.operators.wiki.multistream_writer import write_multistream
+    from interlingua.workflows.ease_corpus import run
+
+    dump = write_dump(tmp_path / "plain.xml.bz2")
+    write_multistream(dump, str(tmp_path / "ms.xml.bz2"), str(tmp_path / "index.txt"), pages_per_stream=2)
+    config = EaseCorpusConfig(
+        dumps=[WikiDump(lang="en", url=str(tmp_path / "ms.xml.bz2"), index_url=str(tmp_path / "index.txt"))],
+        wikidata_json=write_wikidata(tmp_path / "wd.json"),
+        min_entity_links=1,
+        min_sentence_chars=5,
+        shard_bytes=1,
+        vector_dim=8,
+        vector_epochs=1,
+        store=str(tmp_path / "store"),
+        work_dir=str(tmp_path / "work"),
+    )
+    ray.init(address="local", num_cpus=2, object_store_memory=200 * 1024**2, include_dashboard=False)
+    try:
+        summary = run(config)
+    finally:
+        ray.shutdown()
+    assert summary["funnel"]["extract_pages"] == len(PAGES) + len(REDIRECTS)
+    manifest = CorpusStore(str(tmp_path / "store")).manifest("ease")
+    assert len(manifest.shards) == 4 and manifest.total_rows == summary["funnel"]["pairs_kept_after_caps"] > 0
+
+
+def test_truncated_multistream_dump_finishes_and_reports_where_it_broke(tmp_path, setup):
+    from interlingua.operators.wiki.multistream_writer import write_multistream
+
+    config, work, store_url = setup
+    dump, index = str(tmp_path / "ms.xml.bz2"), str(tmp_path / "index.txt.bz2")
+    write_multistream(config.dumps[0].url, dump, index, pages_per_stream=2)
+    data = (tmp_path / "ms.xml.bz2").read_bytes()
+    (tmp_path / "ms.xml.bz2").write_bytes(data[: len(data) - 60])  # cuts the footer and the last pages stream
+    config = config.model_copy(update={"dumps": [WikiDump(lang="en", url=dump, index_url=index)], "shard_bytes": 1})
+    shards, reports, _, _ = extract(config, work)
+    summary = build_corpus(config, shards, reports, work, store_url)
+    (issue,) = summary["dump_issues"]
+    assert issue["reason"] == "truncated_archive" and issue["offset"] == len(data) - 60
+    assert issue["shard"] == shards[-1].shard_id
+    assert summary["funnel"]["extract_articles"] >= 4 and summary["funnel"]["pairs_kept_after_caps"] > 0
+    rejects = CorpusStore(store_url).read_rejects("ease").to_pylist()
+    assert any(r["reason"] == "truncated_archive" for r in rejects)

@@ -1,0 +1,84 @@
+"""Title → entity mapping (Wikidata JSON, page_props SQL, titles fallback) and entity vectors."""
+
+import gzip
+from pathlib import Path
+
+import numpy as np
+import pytest
+from interlingua.operators.wiki.entity_vectors import (
+    entity_context_sequences,
+    load_entity_vectors,
+    train_entity_vectors,
+    vectors_for,
+)
+from interlingua.operators.wiki.wikidata import add_page_props, load_wikidata_json, read_page_props_qids, title_catalog
+
+FIXTURE = Path(__file__).parent / "fixtures" / "wiki" / "wikidata_sample.json"
+
+
+def test_wikidata_json_sitelinks_and_p31_types(tmp_path):
+    catalog = load_wikidata_json(str(FIXTURE), ["en", "bg"])
+    assert catalog.id_source == "wikidata_json"
+    assert catalog.entity_id("en", "Portugal") == catalog.entity_id("bg", "Португалия") == "Q45"
+    assert catalog.types["Q45"] == ("Q6256",) and catalog.types["Q868"] == ("Q5",)
+    assert catalog.entity_id("en", "Nowhere") is None and catalog.lines_rejected == 0
+    compressed = tmp_path / "dump.json.gz"
+    compressed.write_bytes(gzip.compress(FIXTURE.read_bytes().replace(b'"Q45"', b'"Q45"', 1) + b"{broken\n"))
+    again = load_wikidata_json(str(compressed), ["bg"])
+    assert again.titles["bg"]["Земя"] == "Q2" and again.lines_rejected == 1
+
+
+def test_page_props_sql_and_titles_fallback(tmp_path):
+    sql = tmp_path / "page_props.sql"
+    sql.write_text(
+        "-- MySQL dump\nINSERT INTO `page_props` VALUES (12,'wikibase_item','Q6199',NULL),"
+        "(12,'page_image_free','A.jpg',NULL),(25,'wikibase_item','Q38404',NULL),(30,'defaultsort','O\\'Neil',NULL);\n"
+    )
+    qids = read_page_props_qids(str(sql))
+    assert qids == {12: "Q6199", 25: "Q38404"}
+    catalog = title_catalog()
+    assert catalog.entity_id("en", "Anarchism") == "Anarchism" and catalog.entity_id("bg", "Земя") == "bgwiki:Земя"
+    props = load_wikidata_json(str(FIXTURE), [])
+    add_page_props(props, "en", {12: "Anarchism", 99: "Other"}, qids)
+    assert props.entity_id("en", "Anarchism") == "Q6199" and props.entity_id("en", "Other") is None
+
+
+def test_word2vec_text_and_npy_vectors(tmp_path):
+    text = tmp_path / "vectors.txt"
+    text.write_text("2 3\nENTITY/Q1 1 2 3\nQ2 0.5 0 -1\n")
+    loaded = load_entity_vectors(str(text))
+    assert set(loaded) == {"Q1", "Q2"} and np.allclose(loaded["Q2"], [0.5, 0, -1])
+    np.save(tmp_path / "m.npy", np.eye(2, dtype=np.float32))
+    (tmp_path / "m.ids.txt").write_text("Q1\nQ2\n")
+    assert np.allclose(load_entity_vectors(str(tmp_path / "m.npy"))["Q2"], [0, 1])
+    (tmp_path / "bad.txt").write_text("Q1 1 2\n")
+    with pytest.raises(ValueError, match="word2vec"):
+        load_entity_vectors(str(tmp_path / "bad.txt"))
+    matrix, missing = vectors_for(["Q1", "Q9"], loaded, 3, seed=0)
+    assert missing == 1 and np.allclose(matrix[0], [1, 2, 3]) and np.linalg.norm(matrix[1]) > 0
+
+
+@pytest.mark.slow  # imports gensim (~4 s CPU)
+def test_skipgram_entity_vectors_from_link_contexts():
+    rows = [("Paris is in France.", [0, 12], [5, 18], ["Q90", "Q142"]), ("Lyon is in France.", [0], [4], [None])] * 30
+    sequences = entity_context_sequences(rows)
+    assert sequences[0] == ["ENTITY/Q90", "is", "in", "ENTITY/Q142"]
+    assert sequences[1] == ["lyon", "is", "in", "france"]
+    vectors = train_entity_vectors(sequences, dim=8, epochs=2, seed=1)
+    assert set(vectors) == {"Q90", "Q142"} and vectors["Q90"].shape == (8,)
+
+
+@pytest.mark.slow  # trains Wikipedia2Vec on gensim's Bulgarian dump (~15 s)
+def test_wikipedia2vec_vectors_keyed_by_entity_id(tmp_path):
+    pytest.importorskip("wikipedia2vec")
+    import importlib.util
+
+    from interlingua.operators.wiki.wikipedia2vec_vectors import train_wikipedia2vec, wikipedia2vec_entity_vectors
+
+    gensim_data = Path(importlib.util.find_spec("gensim").origin).parent / "test" / "test_data"
+    dump = str(gensim_data / "bgwiki-latest-pages-articles-shortened.xml.bz2")  # UTF-16: transcoded for it
+    model = train_wikipedia2vec(dump, str(tmp_path), 8, link_graph=False)
+    catalog = load_wikidata_json(str(FIXTURE), ["bg"])
+    vectors = wikipedia2vec_entity_vectors(model, lambda title: catalog.entity_id("bg", title))
+    assert vectors and set(vectors) <= set(catalog.titles["bg"].values())
+    assert all(v.shape == (8,) for v in vectors.values())

@@ -1,0 +1,88 @@
+"""Hard negatives (same P31 type, not on the page) and deterministic sampling caps."""
+
+import itertools
+
+import numpy as np
+import pytest
+from interlingua.operators.wiki.hard_negatives import NO_CANDIDATE, NO_TYPE, HardNegativeSampler
+from interlingua.operators.wiki.sampling_caps import capped_mask, pair_priority
+
+TYPES = {
+    "Q1": ("city",),
+    "Q2": ("city",),
+    "Q3": ("city",),
+    "Q4": ("city", "capital"),
+    "Q10": ("person",),
+    "Q11": ("person",),
+    "Q20": ("capital",),
+}
+
+
+def test_negatives_share_a_type_and_avoid_the_page():
+    sampler = HardNegativeSampler(TYPES, TYPES, k=1, seed=7)
+    page = {"Q1", "Q2", "Q10"}
+    for i in range(200):
+        (negative,), reason = sampler.sample("Q1", page, f"pair-{i}")
+        assert reason is None
+        assert negative not in page and negative != "Q1"
+        assert set(TYPES[negative]) & set(TYPES["Q1"])
+        assert negative in {"Q3", "Q4"}
+
+
+def test_random_type_is_chosen_when_an_entity_has_several():
+    sampler = HardNegativeSampler(TYPES, TYPES, k=1, seed=0)
+    drawn = {sampler.sample("Q4", {"Q4"}, f"k{i}")[0][0] for i in range(100)}
+    assert drawn == {"Q1", "Q2", "Q3", "Q20"}
+
+
+def test_draws_are_deterministic_and_k_distinct():
+    first = HardNegativeSampler(TYPES, TYPES, k=2, seed=3)
+    second = HardNegativeSampler(reversed(list(TYPES)), TYPES, k=2, seed=3)
+    for i in range(50):
+        negatives, _ = first.sample("Q1", set(), f"p{i}")
+        assert negatives == second.sample("Q1", set(), f"p{i}")[0]
+        assert len(set(negatives)) == 2
+    assert any(
+        first.sample("Q1", set(), f"p{i}")[0]
+        != HardNegativeSampler(TYPES, TYPES, k=2, seed=4).sample("Q1", set(), f"p{i}")[0]
+        for i in range(50)
+    )
+
+
+def test_no_candidate_and_no_type_are_reported():
+    sampler = HardNegativeSampler(TYPES, TYPES, k=1, seed=0)
+    assert sampler.sample("Q10", {"Q11"}, "x") == ([], NO_CANDIDATE)
+    assert sampler.sample("Q99", set(), "x") == ([], NO_TYPE)
+    assert HardNegativeSampler(TYPES, TYPES, k=5).sample("Q1", set(), "x") == ([], NO_CANDIDATE)
+    untyped = HardNegativeSampler(["A", "B"], {}, k=1, untyped=True)
+    assert untyped.sample("A", set(), "x") == (["B"], None)
+    with pytest.raises(ValueError, match="k"):
+        HardNegativeSampler(TYPES, TYPES, k=0)
+
+
+def test_caps_match_a_brute_force_reference():
+    rng = np.random.default_rng(0)
+    langs = rng.choice(["en", "bg"], size=300).astype(object)
+    entities = rng.choice([f"Q{i}" for i in range(8)], size=300).astype(object)
+    priorities = np.array([pair_priority(1, f"pair{i}") for i in range(300)], dtype=np.int64)
+    mask = capped_mask(langs, entities, priorities, per_entity=20, per_language=60)
+    order = sorted(range(300), key=lambda i: priorities[i])
+    per_entity = {}
+    survivors = []
+    for i in order:
+        per_entity[entities[i]] = per_entity.get(entities[i], 0) + 1
+        if per_entity[entities[i]] <= 20:
+            survivors.append(i)
+    expected = set()
+    for _lang, group in itertools.groupby(
+        sorted(survivors, key=lambda i: (langs[i], priorities[i])), key=lambda i: langs[i]
+    ):
+        expected |= set(list(group)[:60])
+    assert set(np.flatnonzero(mask)) == expected
+    assert mask.sum() == 120
+
+
+def test_caps_are_validated_and_priority_is_stable():
+    assert pair_priority(0, "a") == pair_priority(0, "a") != pair_priority(1, "a")
+    with pytest.raises(ValueError, match="per_entity"):
+        capped_mask(np.array(["en"]), np.array(["Q1"]), np.array([1]), 0, 1)

@@ -1,0 +1,53 @@
+"""One-to-one links, identical-word removal and first-subword positions under a tiny tokenizer."""
+
+import pytest
+
+from interlingua.operators.align.word_pairs import WordPairStats, first_subword_positions, one_to_one_links, word_pairs
+
+
+@pytest.fixture(scope="module")
+def tiny_tokenizer():
+    from tokenizers import Tokenizer, models, pre_tokenizers, processors
+    from transformers import PreTrainedTokenizerFast
+
+    vocab = {t: i for i, t in enumerate(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "the", "house", "ha", "##us", "das", "klein", "##e", "small"])}
+    tok = Tokenizer(models.WordPiece(vocab, unk_token="[UNK]"))
+    tok.pre_tokenizer = pre_tokenizers.Whitespace()
+    tok.post_processor = processors.TemplateProcessing(single="[CLS] $A [SEP]", special_tokens=[("[CLS]", 2), ("[SEP]", 3)])
+    return PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="[UNK]", pad_token="[PAD]", cls_token="[CLS]", sep_token="[SEP]")
+
+
+def test_one_to_one_links_drop_every_link_of_a_shared_word():
+    assert one_to_one_links({(0, 0), (1, 1), (1, 2), (2, 3), (3, 3), (4, 4)}) == [(0, 0), (4, 4)]
+
+
+def test_first_subword_positions_count_special_tokens(tiny_tokenizer):
+    # [CLS]=0 das=1 ha=2 ##us=3 klein=4 ##e=5 [SEP]=6
+    assert first_subword_positions(tiny_tokenizer, ["das", "haus", "kleine"]) == [1, 2, 4]
+    assert first_subword_positions(tiny_tokenizer, ["das", "haus", "kleine"], max_length=4) == [1, 2, None]
+    assert first_subword_positions(tiny_tokenizer, []) == []
+
+
+def test_word_pairs_filters_and_counts(tiny_tokenizer):
+    src, tgt = ["the", "house", "small", "Paris"], ["das", "haus", "kleine", "Paris"]
+    links = {(0, 0), (1, 1), (2, 2), (3, 3), (2, 1)}  # (2,1) makes house/small/haus not one-to-one
+    stats = WordPairStats()
+    pairs = word_pairs(src, tgt, links, first_subword_positions(tiny_tokenizer, src), first_subword_positions(tiny_tokenizer, tgt), stats)
+    assert pairs == [(1, 1)]  # the -> das: positions after [CLS]
+    assert stats.as_dict() == {"links": 5, "kept": 1, "dropped_identical": 1, "dropped_not_one_to_one": 3}
+
+
+def test_words_lost_to_truncation_are_counted(tiny_tokenizer):
+    src, tgt = ["the", "house"], ["das", "haus"]
+    stats = WordPairStats()
+    pairs = word_pairs(src, tgt, {(0, 0), (1, 1)}, first_subword_positions(tiny_tokenizer, src, max_length=3),
+                       first_subword_positions(tiny_tokenizer, tgt), stats)
+    assert pairs == [(1, 1)] and stats.dropped["no_subword"] == 1
+
+
+def test_slow_tokenizer_is_refused():
+    class Slow:
+        is_fast = False
+
+    with pytest.raises(ValueError, match="fast"):
+        first_subword_positions(Slow(), ["a"])

@@ -1,0 +1,120 @@
+"""GradCache: cached_step gives plain_step's gradients (dropout on, with/without hard negatives, 1 and 2
+workers), 2 cached workers × B equal 1 plain worker × 2B, loss-function parameters and engine hooks."""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+from torch import nn
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+import distributed_scenarios  # noqa: E402
+import gradcache_scenarios as scenarios  # noqa: E402
+from contrastive_harness import (  # noqa: E402
+    TinyEncoder,
+    assert_close_relative,
+    gradient_vector,
+    token_batch,
+    triplet_views,
+)
+
+from interlingua.trainers import gradcache  # noqa: E402
+from interlingua.trainers.gradcache import cached_step, plain_step  # noqa: E402
+from interlingua.trainers.objectives.contrastive import info_nce  # noqa: E402
+
+
+@pytest.mark.parametrize("negatives_per_pair", scenarios.NEGATIVE_COUNTS)
+def test_cached_equals_plain_with_dropout_on_one_worker(negatives_per_pair):
+    cached = scenarios.run_step(cached_step, 0.3, negatives_per_pair, rank=0, world_size=1, seed=7)
+    plain = scenarios.run_step(plain_step, 0.3, negatives_per_pair, rank=0, world_size=1, seed=7)
+    assert_close_relative(cached["loss"], plain["loss"])
+    assert_close_relative(cached["gradients"], plain["gradients"])
+
+
+def test_without_random_state_replay_the_gradients_differ(monkeypatch):
+    """Negative control: the equality above depends on replaying pass 1's dropout masks in pass 2."""
+    plain = scenarios.run_step(plain_step, 0.3, 2, rank=0, world_size=1, seed=7)
+    monkeypatch.setattr(gradcache.RandomState, "replay", lambda self: contextlib.nullcontext())
+    unreplayed = scenarios.run_step(cached_step, 0.3, 2, rank=0, world_size=1, seed=7)
+    assert not torch.allclose(unreplayed["gradients"], plain["gradients"], rtol=1e-3, atol=0)
+
+
+def test_loss_function_parameters_get_their_gradient():
+    torch.manual_seed(0)
+    head = nn.Linear(8, 8)
+    model = TinyEncoder(dropout=0.2)
+    views = triplet_views(6, 0, seed=3)
+
+    def projected_loss(embeddings):
+        return info_nce(head(embeddings[0]), head(embeddings[1]), temperature=0.2)
+
+    gradients = {}
+    for name, step in (("cached", cached_step), ("plain", plain_step)):
+        model.zero_grad(), head.zero_grad()
+        torch.manual_seed(1)
+        step(model.encode, views, projected_loss, 4)
+        gradients[name] = torch.cat([gradient_vector(model), gradient_vector(head)])
+    assert_close_relative(gradients["cached"], gradients["plain"])
+
+
+def test_backward_and_defer_sync_hooks_are_used_for_every_chunk():
+    model = TinyEncoder(dropout=0.0)
+    views = triplet_views(5, 0, seed=3)  # 2 views × chunks of 2,2,1
+    calls: list[bool] = []
+    deferred = {"open": False}
+
+    @contextlib.contextmanager
+    def defer_sync():
+        deferred["open"] = True
+        yield
+        deferred["open"] = False
+
+    def backward(scalar):
+        calls.append(deferred["open"])
+        scalar.backward()
+
+    cached_step(model.encode, views, lambda e: info_nce(e[0], e[1]), 2, backward=backward, defer_sync=defer_sync)
+    assert calls == [True] * 5 + [False]
+
+
+def test_bad_arguments_are_rejected():
+    model = TinyEncoder()
+    view = token_batch(4, 0)
+    loss = lambda embeddings: info_nce(embeddings[0], embeddings[0])  # noqa: E731
+    with pytest.raises(ValueError, match="chunk_size must be an integer >= 1, got 0"):
+        cached_step(model.encode, [view], loss, 0)
+    with pytest.raises(ValueError, match="views must hold at least one batch"):
+        cached_step(model.encode, [], loss, 2)
+    with pytest.raises(ValueError, match="share batch dim 0"):
+        cached_step(model.encode, [{"token_ids": view["token_ids"], "mask": torch.ones(3)}], loss, 2)
+    with pytest.raises(ValueError, match="scalar tensor"):
+        cached_step(model.encode, [view], lambda embeddings: embeddings[0].sum(dim=1), 2)
+
+
+@pytest.fixture(scope="module")
+def worker_results() -> list[dict]:
+    return [result["gradcache"] for result in distributed_scenarios.worker_results()]
+
+
+@pytest.mark.parametrize("negatives_per_pair", scenarios.NEGATIVE_COUNTS)
+def test_cached_equals_plain_with_dropout_on_two_workers(worker_results, negatives_per_pair):
+    for result in worker_results:
+        cached = result[("dropout", negatives_per_pair, "cached")]
+        plain = result[("dropout", negatives_per_pair, "plain")]
+        assert_close_relative(cached["loss"], plain["loss"])
+        assert_close_relative(cached["gradients"], plain["gradients"])
+
+
+@pytest.mark.parametrize("negatives_per_pair", scenarios.NEGATIVE_COUNTS)
+def test_two_cached_workers_equal_one_plain_worker_with_double_batch(worker_results, negatives_per_pair):
+    single = scenarios.run_step(plain_step, 0.0, negatives_per_pair, rank=0, world_size=1, seed=0)
+    key = ("no_dropout", negatives_per_pair, "cached")
+    worker_losses = torch.stack([result[key]["loss"] for result in worker_results])
+    assert_close_relative(worker_losses.mean(), single["loss"])
+    for result in worker_results:
+        assert_close_relative(result[("no_dropout", negatives_per_pair, "cached")]["gradients"], single["gradients"])

@@ -1,0 +1,125 @@
+"""Wu & Dredze explicit alignment: linear mapping + orthogonality, L2 + regulariser, weak/strong contrastive."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from contrastive_harness import TinyEncoder, assert_loss_falls, token_batch, train_losses, translated  # noqa: E402
+
+from interlingua.trainers.objectives.contrastive import info_nce  # noqa: E402
+from interlingua.trainers.objectives.explicit_alignment import (  # noqa: E402
+    ContrastiveAlignmentLoss,
+    L2AlignmentLoss,
+    LinearAlignmentMapping,
+    ParameterAnchor,
+)
+
+
+def test_linear_mapping_loss_and_orthogonality_update():
+    mapping = LinearAlignmentMapping(2)
+    source, target = torch.tensor([[1.0, 2.0], [0.0, 1.0]]), torch.tensor([[1.0, 0.0], [3.0, 1.0]])
+    assert mapping(source, target).item() == pytest.approx((4.0 + 9.0) / 2)
+    with torch.no_grad():
+        mapping.weight.copy_(torch.tensor([[1.3, 0.2], [-0.1, 0.8]]))
+    before = torch.linalg.norm(mapping.weight.T @ mapping.weight - torch.eye(2))
+    mapping.orthogonalize_()
+    after = torch.linalg.norm(mapping.weight.T @ mapping.weight - torch.eye(2))
+    assert after < before
+    rotation = torch.tensor([[0.6, -0.8], [0.8, 0.6]])
+    with torch.no_grad():
+        mapping.weight.copy_(rotation)
+    mapping.orthogonalize_()
+    torch.testing.assert_close(mapping.weight.detach(), rotation)
+
+
+def test_linear_mapping_learns_a_rotation():
+    torch.manual_seed(0)
+    source = torch.randn(32, 4)
+    rotation, _ = torch.linalg.qr(torch.randn(4, 4))
+    target = source @ rotation.T
+    mapping = LinearAlignmentMapping(4)
+
+    def step_loss():
+        return mapping(source, target)
+
+    optimizer = torch.optim.SGD(mapping.parameters(), lr=0.05)
+    losses = []
+    for _ in range(30):
+        optimizer.zero_grad()
+        loss = step_loss()
+        loss.backward()
+        optimizer.step()
+        mapping.orthogonalize_()
+        losses.append(loss.item())
+    assert_loss_falls(losses, factor=0.5)
+
+
+def test_l2_alignment_with_parameter_regulariser_by_hand():
+    model = torch.nn.Linear(2, 2)
+    anchor = ParameterAnchor(model)
+    with torch.no_grad():
+        model.weight += 0.5  # 4 entries moved by 0.5 -> penalty 1.0
+    loss = L2AlignmentLoss(anchor, regularization_weight=0.1)
+    source, target = torch.tensor([[1.0, 1.0]]), torch.tensor([[0.0, 3.0]])
+    assert loss(source, target).item() == pytest.approx(5.0 + 0.1 * 1.0)
+    assert L2AlignmentLoss()(source, target).item() == pytest.approx(5.0)
+
+
+def test_weak_is_info_nce_through_the_head():
+    torch.manual_seed(0)
+    loss = ContrastiveAlignmentLoss(dim=6, strength="weak", temperature=0.2)
+    source, target = torch.randn(5, 6), torch.randn(5, 6)
+    expected = info_nce(loss.head(source), loss.head(target), temperature=0.2, symmetric=True)
+    torch.testing.assert_close(loss(source, target), expected)
+    assert [layer.out_features for layer in loss.head if isinstance(layer, torch.nn.Linear)] == [6, 128]
+
+
+def test_strong_matches_a_numpy_nt_xent():
+    torch.manual_seed(0)
+    loss = ContrastiveAlignmentLoss(dim=4, strength="strong", temperature=0.5)
+    source, target = torch.randn(3, 4), torch.randn(3, 4)
+    z = torch.cat([loss.head(source), loss.head(target)]).detach().numpy().astype(np.float64)
+    z /= np.linalg.norm(z, axis=1, keepdims=True)
+    terms = []
+    for i in range(6):
+        partner = (i + 3) % 6
+        logits = np.array([z[i] @ z[j] / 0.5 for j in range(6) if j != i])
+        positive = z[i] @ z[partner] / 0.5
+        terms.append(np.log(np.exp(logits).sum()) - positive)
+    assert loss(source, target).item() == pytest.approx(float(np.mean(terms)), rel=1e-5)
+
+
+def test_options_are_validated():
+    with pytest.raises(ValueError, match="strength must be one of 'weak', 'strong'; got 'medium'"):
+        ContrastiveAlignmentLoss(dim=4, strength="medium")
+    with pytest.raises(ValueError, match="regularization_weight must be a number >= 0"):
+        L2AlignmentLoss(regularization_weight=-1.0)
+    with pytest.raises(ValueError, match="must both be \\[n, D\\] word vectors"):
+        L2AlignmentLoss()(torch.randn(2, 3), torch.randn(3, 3))
+
+
+@pytest.mark.parametrize("strength", ["weak", "strong"])
+def test_contrastive_alignment_trains_a_tiny_encoder(strength):
+    torch.manual_seed(0)
+    model = TinyEncoder(dropout=0.0)
+    objective = ContrastiveAlignmentLoss(dim=8, strength=strength, temperature=0.1)
+    source = token_batch(16, seed=6)
+    target = translated(source)
+    parameters = list(model.parameters()) + list(objective.parameters())
+    assert_loss_falls(train_losses(parameters, lambda: objective(model.encode(source), model.encode(target))))
+
+
+def test_l2_alignment_trains_a_tiny_encoder():
+    torch.manual_seed(0)
+    model = TinyEncoder(dropout=0.0)
+    objective = L2AlignmentLoss(ParameterAnchor(model), regularization_weight=0.01)
+    source = token_batch(16, seed=7)
+    target = translated(source)
+    assert_loss_falls(train_losses(model.parameters(), lambda: objective(model.encode(source), model.encode(target))))

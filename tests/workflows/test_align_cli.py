@@ -1,0 +1,77 @@
+"""``interlingua align``: output line per input line, bad-input handling, rejects, start-up imports."""
+
+import argparse
+import json
+import subprocess
+import sys
+
+import pytest
+
+from interlingua.operators.align.pharaoh import parse_pharaoh
+from interlingua.operators.align.symmetrize import SYMMETRIZATIONS, symmetrize
+from interlingua.workflows.commands import align
+from interlingua.workflows.errors import UserError
+
+SRC = ["the house is small", "the book is big", "", "a small house", "the house", "big book", "the big house is old"]
+TGT = ["das haus ist klein", "das buch ist gross", "leer", "ein kleines haus", "das haus", "grosses buch", "das grosse haus ist alt"]
+
+
+def run_align(*argv: str) -> int:
+    parser = argparse.ArgumentParser()
+    align.add_arguments(parser)
+    return align.run(parser.parse_args(list(argv)))
+
+
+def write(path, lines: list[bytes]) -> str:
+    path.write_bytes(b"".join(line + b"\n" for line in lines))
+    return str(path)
+
+
+def test_alignment_output_keeps_line_numbers_and_records_rejects(tmp_path):
+    src_lines = [s.encode() for s in SRC * 3] + [b"the house " * 10, b"bad \xff byte"]
+    tgt_lines = [t.encode() for t in TGT * 3] + [b"das haus", b"schlecht"]
+    src, tgt = write(tmp_path / "s.txt", src_lines), write(tmp_path / "t.txt", tgt_lines)
+    out, fwd, rev = (str(tmp_path / n) for n in ("out.txt", "fwd.txt", "rev.txt"))
+    assert run_align("--src", src, "--tgt", tgt, "--out", out, "--forward", fwd, "--reverse", rev, "--max-length", "12") == 0
+
+    out_lines = open(out, encoding="utf-8").read().split("\n")[:-1]
+    fwd_lines = open(fwd, encoding="utf-8").read().split("\n")[:-1]
+    rev_lines = open(rev, encoding="utf-8").read().split("\n")[:-1]
+    assert len(out_lines) == len(fwd_lines) == len(rev_lines) == len(src_lines)
+    assert out_lines[0] == "0-0 1-1 2-2 3-3"
+    assert out_lines[2] == "" and out_lines[-2] == "" and out_lines[-1] == ""  # empty line, too long, bad UTF-8
+    for o, f, r in zip(out_lines, fwd_lines, rev_lines):
+        assert set(parse_pharaoh(o)) == symmetrize(parse_pharaoh(f), parse_pharaoh(r), "grow-diag-final-and")
+
+    rejects = [json.loads(line) for line in open(out + ".rejects.jsonl", encoding="utf-8")]
+    assert [(r["line"], r["reason"]) for r in rejects] == [(22, "too_long"), (23, "invalid_utf8")]
+    assert rejects[0]["tokens"] == 20 and rejects[1]["byte_offset_in_line"] == 4
+    assert rejects[1]["byte_offset"] == sum(len(line) + 1 for line in src_lines[:22]) + 4
+
+
+def test_different_line_counts_name_both_counts_and_the_first_file(tmp_path):
+    src, tgt = write(tmp_path / "s.txt", [b"a", b"b", b"c"]), write(tmp_path / "t.txt", [b"a", b"b"])
+    with pytest.raises(UserError, match=r"s\.txt has 3 lines but .*t\.txt has 2 lines"):
+        run_align("--src", src, "--tgt", tgt, "--out", str(tmp_path / "o.txt"))
+
+
+def test_options_are_validated(tmp_path):
+    src = write(tmp_path / "s.txt", [b"a"])
+    with pytest.raises(UserError, match="--workers must be >= 1, got 0"):
+        run_align("--src", src, "--tgt", src, "--out", str(tmp_path / "o"), "--workers", "0")
+    with pytest.raises(UserError, match="--src-lang"):
+        run_align("--src", src, "--tgt", src, "--out", str(tmp_path / "o"), "--tokenize", "moses")
+
+
+def test_all_empty_input_gives_empty_alignments(tmp_path):
+    src, tgt = write(tmp_path / "s.txt", [b"", b"x"]), write(tmp_path / "t.txt", [b"y", b""])
+    out = str(tmp_path / "o.txt")
+    assert run_align("--src", src, "--tgt", tgt, "--out", out) == 0
+    assert open(out).read() == "\n\n"
+
+
+def test_choices_match_the_library_and_start_up_imports_only_stdlib():
+    assert align.SYMMETRIZATIONS == SYMMETRIZATIONS
+    code = ("import sys, interlingua.workflows.commands.align as a, argparse; a.add_arguments(argparse.ArgumentParser()); "
+            "heavy = {'numpy', 'ray', 'torch', 'systran_align', 'sacremoses'} & set(sys.modules); print(sorted(heavy))")
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip() == "[]"

@@ -1,0 +1,102 @@
+"""Load a :class:`SentenceEncoder` from wherever it lives.
+
+=====================================  ==========================================================
+``models:/NAME@ALIAS``, ``models:/NAME/3``  MLflow model registry (downloaded to a local cache)
+``runs:/RUN_ID/path``                   an MLflow run's artifact folder
+``/path/to/folder``, ``file://...``     a local folder (ours, sentence-transformers or plain HF)
+``s3://...``, ``gs://...``, ``hf://...``  any fsspec URL (copied to a local cache first)
+``org/name``                            a Hugging Face hub id
+=====================================  ==========================================================
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+from interlingua.trainers.encoders.sentence_encoder import SentenceEncoder
+from interlingua.workflows.errors import UserError
+
+MLFLOW_SCHEMES = ("models:/", "runs:/")
+
+
+def load_encoder(uri: str, *, pooling: str | None = None, max_length: int | None = None,
+                 prefix: str | None = None, cache_dir: str | os.PathLike | None = None) -> SentenceEncoder:
+    """Resolve ``uri`` to a local folder and load it (see the module docstring for accepted forms)."""
+    folder = resolve_model_folder(uri, cache_dir=cache_dir)
+    return SentenceEncoder.from_folder(folder, pooling=pooling, max_length=max_length, prefix=prefix)
+
+
+def resolve_model_folder(uri: str, cache_dir: str | os.PathLike | None = None) -> str:
+    """A local folder holding the model files for ``uri`` (downloads when remote)."""
+    if uri.startswith(MLFLOW_SCHEMES):
+        return _from_mlflow(uri, _cache(cache_dir))
+    if uri.startswith("file://"):
+        uri = uri[len("file://"):]
+    if "://" in uri:
+        return _from_fsspec(uri, _cache(cache_dir))
+    path = Path(uri).expanduser()
+    if path.exists():
+        if not (path / "config.json").exists():
+            raise UserError(f"{path} is not a model folder: no config.json in it")
+        return str(path)
+    if uri.startswith((".", "/", "~")) or uri.count("/") > 1:
+        raise UserError(f"model folder {uri!r} does not exist")
+    return _from_hub(uri)
+
+
+def find_model_root(folder: str | Path) -> str:
+    """The folder (``folder`` or one below it) that holds ``config.json``."""
+    folder = Path(folder)
+    if (folder / "config.json").exists():
+        return str(folder)
+    hits = sorted(folder.rglob("config.json"), key=lambda p: len(p.parts))
+    for hit in hits:
+        if (hit.parent / "tokenizer_config.json").exists():
+            return str(hit.parent)
+    raise UserError(f"no model folder (config.json + tokenizer) found under {folder}")
+
+
+def _cache(cache_dir: str | os.PathLike | None) -> Path:
+    if cache_dir is not None:
+        return Path(cache_dir)
+    from interlingua.workflows.runtime import state_dir
+
+    return state_dir() / "model_cache"
+
+
+def _from_mlflow(uri: str, cache: Path) -> str:
+    import mlflow
+
+    target = cache / ("mlflow-" + hashlib.sha1(uri.encode()).hexdigest()[:16])
+    try:
+        # Aliases move: always ask the registry which version the URI names now.
+        local = mlflow.artifacts.download_artifacts(artifact_uri=uri, dst_path=str(target))
+    except Exception as err:  # MlflowException has many subclasses; report them all plainly
+        raise UserError(f"could not fetch {uri} from MLflow ({mlflow.get_tracking_uri()}): {err}") from err
+    return find_model_root(local)
+
+
+def _from_fsspec(uri: str, cache: Path) -> str:
+    import fsspec
+
+    fs, root = fsspec.core.url_to_fs(uri)
+    if not fs.exists(root):
+        raise UserError(f"model URL {uri!r} does not exist")
+    target = cache / ("fsspec-" + hashlib.sha1(uri.encode()).hexdigest()[:16])
+    if not (target / "config.json").exists():
+        target.mkdir(parents=True, exist_ok=True)
+        fs.get(root.rstrip("/") + "/", str(target) + "/", recursive=True)
+    return find_model_root(target)
+
+
+def _from_hub(repo_id: str) -> str:
+    try:
+        from huggingface_hub import snapshot_download
+
+        return snapshot_download(repo_id)
+    except Exception as err:
+        raise UserError(
+            f"could not load {repo_id!r} from the Hugging Face hub ({type(err).__name__}: {err}); "
+            "offline, pass a local folder, an fsspec URL or models:/NAME@ALIAS") from err

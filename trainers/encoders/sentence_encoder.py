@@ -1,0 +1,160 @@
+"""A transformer plus pooling: the sentence encoder every trainer and operator uses.
+
+Saved in the sentence-transformers folder layout (transformer files at the root, ``modules.json``,
+``1_Pooling/config.json``, ``sentence_bert_config.json``, ``config_sentence_transformers.json``
+with the prompt), so ``sentence_transformers.SentenceTransformer(path)`` loads the same model.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+import torch
+from torch import nn
+
+from interlingua.trainers.encoders.pooling import check_pooling, pool
+
+ENCODER_CONFIG = "interlingua_encoder.json"
+
+
+class SentenceEncoder(nn.Module):
+    """``forward(features) -> [B, H]`` pooled embeddings (not normalized: objectives normalize).
+
+    Args:
+        transformer: a Hugging Face encoder returning ``last_hidden_state``.
+        tokenizer: its tokenizer.
+        pooling: ``mean`` | ``cls`` | ``max``.
+        max_length: truncation length in tokens.
+        prefix: text prepended to every input (e5 expects ``"query: "`` or ``"passage: "``).
+    """
+
+    def __init__(self, transformer: nn.Module, tokenizer, pooling: str = "mean", max_length: int = 128,
+                 prefix: str = ""):
+        super().__init__()
+        if max_length < 1:
+            raise ValueError(f"max_length must be >= 1, got {max_length}")
+        self.transformer = transformer
+        self.tokenizer = tokenizer
+        self.pooling = check_pooling(pooling)
+        self.max_length = max_length
+        self.prefix = prefix
+
+    @property
+    def dim(self) -> int:
+        return int(self.transformer.config.hidden_size)
+
+    @property
+    def device(self) -> torch.device:
+        return next(self.parameters()).device
+
+    def tokenize(self, texts: Sequence[str]) -> dict[str, torch.Tensor]:
+        batch = self.tokenizer([self.prefix + t for t in texts], padding=True, truncation=True,
+                               max_length=self.max_length, return_tensors="pt")
+        return {k: v for k, v in batch.items() if k in ("input_ids", "attention_mask", "token_type_ids")}
+
+    def forward(self, features: dict[str, torch.Tensor]) -> torch.Tensor:
+        out = self.transformer(**features)
+        return pool(out.last_hidden_state, features["attention_mask"], self.pooling)
+
+    @torch.no_grad()
+    def encode(self, texts: Sequence[str], batch_size: int = 32, normalize: bool = True,
+               show_progress: bool = False) -> np.ndarray:
+        """Embed ``texts`` in eval mode; batches are formed from length-sorted texts (less padding)
+        and the result is returned in the input order."""
+        texts = list(texts)
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        was_training = self.training
+        self.eval()
+        order = np.argsort([-len(t) for t in texts], kind="stable")
+        out = np.empty((len(texts), self.dim), dtype=np.float32)
+        starts = range(0, len(texts), batch_size)
+        if show_progress:
+            from tqdm.auto import tqdm
+
+            starts = tqdm(starts, desc="embed", unit="batch")
+        for start in starts:
+            idx = order[start:start + batch_size]
+            features = {k: v.to(self.device) for k, v in self.tokenize([texts[i] for i in idx]).items()}
+            emb = self(features).float()
+            if normalize:
+                emb = torch.nn.functional.normalize(emb, dim=-1)
+            out[idx] = emb.cpu().numpy()
+        self.train(was_training)
+        return out
+
+    def save(self, path: str | Path) -> Path:
+        """Write the model in the sentence-transformers layout (plus our own small config)."""
+        path = Path(path)
+        path.mkdir(parents=True, exist_ok=True)
+        self.transformer.save_pretrained(path)
+        self.tokenizer.save_pretrained(path)
+        modules = [
+            {"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
+            {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"},
+        ]
+        _write_json(path / "modules.json", modules)
+        _write_json(path / "sentence_bert_config.json", {"max_seq_length": self.max_length, "do_lower_case": False})
+        (path / "1_Pooling").mkdir(exist_ok=True)
+        _write_json(path / "1_Pooling" / "config.json", {
+            "word_embedding_dimension": self.dim,
+            "pooling_mode_cls_token": self.pooling == "cls",
+            "pooling_mode_mean_tokens": self.pooling == "mean",
+            "pooling_mode_max_tokens": self.pooling == "max",
+            "pooling_mode_mean_sqrt_len_tokens": False,
+        })
+        st_config = {"similarity_fn_name": "cosine", "prompts": {}, "default_prompt_name": None}
+        if self.prefix:
+            st_config.update(prompts={"default": self.prefix}, default_prompt_name="default")
+        _write_json(path / "config_sentence_transformers.json", st_config)
+        _write_json(path / ENCODER_CONFIG, {"pooling": self.pooling, "max_length": self.max_length, "prefix": self.prefix})
+        return path
+
+    @classmethod
+    def from_folder(cls, path: str | Path, pooling: str | None = None, max_length: int | None = None,
+                    prefix: str | None = None) -> "SentenceEncoder":
+        """Load a folder written by :meth:`save`, a sentence-transformers folder or a plain HF folder
+        (mean pooling by default). Explicit arguments override what the folder says."""
+        from transformers import AutoModel, AutoTokenizer
+
+        path = Path(path)
+        saved = _read_folder_settings(path)
+        transformer = AutoModel.from_pretrained(path)
+        tokenizer = AutoTokenizer.from_pretrained(path)
+        return cls(
+            transformer,
+            tokenizer,
+            pooling=pooling or saved.get("pooling", "mean"),
+            max_length=max_length or saved.get("max_length", 128),
+            prefix=saved.get("prefix", "") if prefix is None else prefix,
+        )
+
+
+def _read_folder_settings(path: Path) -> dict:
+    """Pooling / max length / prefix from our config, else from a sentence-transformers layout."""
+    ours = path / ENCODER_CONFIG
+    if ours.exists():
+        return json.loads(ours.read_text())
+    settings: dict = {}
+    pooling_cfg = path / "1_Pooling" / "config.json"
+    if pooling_cfg.exists():
+        cfg = json.loads(pooling_cfg.read_text())
+        settings["pooling"] = "cls" if cfg.get("pooling_mode_cls_token") else (
+            "max" if cfg.get("pooling_mode_max_tokens") else "mean")
+    sbert = path / "sentence_bert_config.json"
+    if sbert.exists() and "max_seq_length" in json.loads(sbert.read_text()):
+        settings["max_length"] = int(json.loads(sbert.read_text())["max_seq_length"])
+    st_cfg = path / "config_sentence_transformers.json"
+    if st_cfg.exists():
+        cfg = json.loads(st_cfg.read_text())
+        name = cfg.get("default_prompt_name")
+        if name and name in (cfg.get("prompts") or {}):
+            settings["prefix"] = cfg["prompts"][name]
+    return settings
+
+
+def _write_json(path: Path, data) -> None:
+    path.write_text(json.dumps(data, indent=2) + "\n")

@@ -1,0 +1,93 @@
+"""Read pretrained entity vectors (Wikipedia2Vec-style) to initialise the EASE entity table.
+
+Two formats, any fsspec URL:
+
+* word2vec text: optional header line ``<count> <dim>``, then ``<entity id> <v_1> ... <v_dim>`` per line
+  (Wikipedia2Vec's ``save_text`` writes entities as ``ENTITY/Title``; any id string works).
+* ``.npy`` matrix [count, dim] plus a text file with one id per line, in row order.
+
+Bad rows (wrong number of values, non-numeric values, repeated ids) are counted and returned with
+their line number and reason in :attr:`EntityVectors.rejected`; they never stop the load.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class RejectedRow:
+    line: int
+    reason: str
+
+
+@dataclass
+class EntityVectors:
+    """Entity ids, their vectors [len(ids), dim] (float32) and the rows that could not be used."""
+
+    ids: list[str]
+    vectors: np.ndarray
+    rejected: list[RejectedRow] = field(default_factory=list)
+
+
+def load_word2vec_text(url: str) -> EntityVectors:
+    """Read entity vectors from a word2vec text file at ``url`` (fsspec; ``.gz``/``.bz2`` by extension)."""
+    import fsspec
+
+    ids: list[str] = []
+    rows: list[np.ndarray] = []
+    rejected: list[RejectedRow] = []
+    seen: set[str] = set()
+    dim: int | None = None
+    with fsspec.open(url, "rt", encoding="utf-8", compression="infer") as handle:
+        for line_number, line in enumerate(handle, start=1):
+            parts = line.rstrip("\n").rstrip().split(" ")
+            if line_number == 1 and len(parts) == 2 and all(part.isdigit() for part in parts):
+                dim = int(parts[1])
+                continue
+            if len(parts) < 2:
+                rejected.append(RejectedRow(line_number, "no vector values"))
+                continue
+            entity_id, values = parts[0], parts[1:]
+            if dim is None:
+                dim = len(values)
+            if len(values) != dim:
+                rejected.append(RejectedRow(line_number, f"{len(values)} values, expected {dim}"))
+                continue
+            try:
+                vector = np.asarray(values, dtype=np.float32)
+            except ValueError:
+                rejected.append(RejectedRow(line_number, "non-numeric value"))
+                continue
+            if entity_id in seen:
+                rejected.append(RejectedRow(line_number, f"repeated id {entity_id!r}"))
+                continue
+            seen.add(entity_id)
+            ids.append(entity_id)
+            rows.append(vector)
+    if not rows:
+        raise ValueError(f"no usable entity vectors in {url} ({len(rejected)} rejected rows)")
+    return EntityVectors(ids=ids, vectors=np.stack(rows), rejected=rejected)
+
+
+def load_npy_with_ids(vectors_url: str, ids_url: str) -> EntityVectors:
+    """Read a [count, dim] ``.npy`` matrix and its ids (one per line, row order); repeated ids are rejected."""
+    import fsspec
+
+    with fsspec.open(vectors_url, "rb") as handle:
+        matrix = np.load(handle)
+    with fsspec.open(ids_url, "rt", encoding="utf-8") as handle:
+        all_ids = [line.rstrip("\n") for line in handle]
+    if matrix.ndim != 2 or matrix.shape[0] != len(all_ids):
+        raise ValueError(f"{vectors_url} has shape {matrix.shape}, expected ({len(all_ids)}, dim) to match {ids_url}")
+    keep, ids, rejected, seen = [], [], [], set()
+    for row, entity_id in enumerate(all_ids):
+        if not entity_id or entity_id in seen:
+            rejected.append(RejectedRow(row + 1, "empty id" if not entity_id else f"repeated id {entity_id!r}"))
+            continue
+        seen.add(entity_id)
+        keep.append(row)
+        ids.append(entity_id)
+    return EntityVectors(ids=ids, vectors=matrix[keep].astype(np.float32), rejected=rejected)

@@ -1,0 +1,188 @@
+r"""Explicit word-alignment objectives of Wu & Dredze 2020, "Do Explicit Alignments Robustly Improve
+Multilingual Encoders?" (EMNLP). All take the contextual vectors of aligned word pairs: x_i is the
+source word (its first subword), y_i its aligned target word, i = 1..n (one-to-one links, identical
+words dropped — the alignment operator's job).
+
+**Linear mapping** (encoder frozen; :class:`LinearAlignmentMapping`):
+
+.. math:: L = \frac1n \sum_i \lVert W x_i - y_i \rVert_2^2,
+
+with, after each optimizer step, the orthogonality update of Conneau et al. 2018 (MUSE)
+W ← (1 + β) W − β (W Wᵀ) W, β = 0.01.
+
+**L2 alignment** (encoder trained; :class:`L2AlignmentLoss`, after Cao et al. 2020):
+
+.. math:: L = \frac1n \sum_i \lVert x_i - y_i \rVert_2^2 + \lambda \sum_k \lVert \theta_k - \theta_k^{(0)} \rVert_2^2,
+
+the regulariser keeping the encoder parameters θ near their pretrained values θ⁽⁰⁾.
+
+**Contrastive alignment** (:class:`ContrastiveAlignmentLoss`): a learned head g (D → D → 128, ReLU;
+discarded after training), z = g(·), sim = cos/τ.
+
+* weak: negatives from the *other* language only — for x_i the candidates are y_1..y_n (and for y_i
+  the candidates are x_1..x_n when ``symmetric``): InfoNCE with in-batch negatives;
+* strong: negatives from *both* languages — for each of the 2n vectors the candidates are the other
+  2n − 1 vectors (NT-Xent, Chen et al. 2020), the positive being its aligned partner.
+
+Across workers the candidates are the global batch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+from torch.distributed import ProcessGroup
+
+from interlingua.trainers.distributed.gather import gather_with_grad, rank_offset
+from interlingua.trainers.objectives.global_info_nce import global_info_nce
+from interlingua.trainers.objectives.options import require_choice, require_non_negative, require_positive
+
+
+def _require_pairs(source: Tensor, target: Tensor) -> None:
+    if source.dim() != 2 or source.shape != target.shape:
+        raise ValueError(
+            f"source {tuple(source.shape)} and target {tuple(target.shape)} must both be [n, D] word vectors"
+        )
+
+
+class LinearAlignmentMapping(nn.Module):
+    """Linear map W (identity at start) from source to target word vectors, kept near-orthogonal.
+
+    Args:
+        dim: vector dimension D.
+        orthogonality_beta: β of the orthogonality update (0 disables it).
+
+    ``forward(source [n, D], target [n, D])`` returns the mean squared L2 distance of W x_i and y_i;
+    call :meth:`orthogonalize_` after every optimizer step; ``map(vectors)`` applies W.
+    """
+
+    def __init__(self, dim: int, orthogonality_beta: float = 0.01) -> None:
+        super().__init__()
+        require_positive("dim", dim)
+        self.orthogonality_beta = require_non_negative("orthogonality_beta", orthogonality_beta)
+        self.weight = nn.Parameter(torch.eye(int(dim)))
+
+    def map(self, vectors: Tensor) -> Tensor:
+        return vectors @ self.weight.T
+
+    def forward(self, source: Tensor, target: Tensor) -> Tensor:
+        _require_pairs(source, target)
+        return (self.map(source) - target).pow(2).sum(dim=1).mean()
+
+    @torch.no_grad()
+    def orthogonalize_(self) -> None:
+        """W ← (1 + β) W − β (W Wᵀ) W (Conneau et al. 2018)."""
+        beta = self.orthogonality_beta
+        weight = self.weight
+        weight.copy_((1 + beta) * weight - beta * (weight @ weight.T) @ weight)
+
+
+class ParameterAnchor(nn.Module):
+    """A frozen copy θ⁽⁰⁾ of a model's trainable parameters; :meth:`penalty` is Σ ‖θ − θ⁽⁰⁾‖²."""
+
+    def __init__(self, model: nn.Module) -> None:
+        super().__init__()
+        self._model = [model]  # a list so the model is not registered as a submodule of the loss
+        self.names = [name for name, parameter in model.named_parameters() if parameter.requires_grad]
+        for index, name in enumerate(self.names):
+            self.register_buffer(f"pretrained_{index}", model.get_parameter(name).detach().clone())
+
+    def penalty(self) -> Tensor:
+        model = self._model[0]
+        terms: Iterable[Tensor] = (
+            (model.get_parameter(name) - getattr(self, f"pretrained_{index}")).pow(2).sum()
+            for index, name in enumerate(self.names)
+        )
+        return torch.stack(list(terms)).sum()
+
+
+class L2AlignmentLoss(nn.Module):
+    """Mean squared L2 distance of aligned word vectors + λ × distance of the encoder to its pretrained values.
+
+    Args:
+        anchor: :class:`ParameterAnchor` made from the encoder before training (None: no regulariser).
+        regularization_weight: λ >= 0.
+
+    ``forward(source [n, D], target [n, D])`` returns a scalar. The regulariser is added on every worker;
+    data-parallel averaging leaves it unchanged.
+    """
+
+    def __init__(self, anchor: ParameterAnchor | None = None, regularization_weight: float = 1.0) -> None:
+        super().__init__()
+        self.anchor = anchor
+        self.regularization_weight = require_non_negative("regularization_weight", regularization_weight)
+
+    def forward(self, source: Tensor, target: Tensor) -> Tensor:
+        _require_pairs(source, target)
+        loss = (source - target).pow(2).sum(dim=1).mean()
+        if self.anchor is not None and self.regularization_weight > 0:
+            loss = loss + self.regularization_weight * self.anchor.penalty()
+        return loss
+
+
+class CosineHead(nn.Sequential):
+    """Projection head D → D → 128 with ReLU (as in SimCLR), used only during alignment training."""
+
+    def __init__(self, dim: int, hidden_dim: int | None = None, output_dim: int = 128) -> None:
+        require_positive("dim", dim)
+        require_positive("output_dim", output_dim)
+        hidden = int(hidden_dim or dim)
+        super().__init__(nn.Linear(int(dim), hidden), nn.ReLU(), nn.Linear(hidden, int(output_dim)))
+
+
+class ContrastiveAlignmentLoss(nn.Module):
+    """Weak or strong contrastive word alignment through a learned cosine head.
+
+    Args:
+        dim: word-vector dimension D (the head is D → D → 128).
+        strength: "weak" (negatives from the other language) or "strong" (both languages).
+        temperature: τ > 0.
+        symmetric: weak only — also rank source words for each target word, and average.
+        group: process group for cross-worker negatives.
+
+    ``forward(source [n, D], target [n, D])`` returns the mean loss over this worker's pairs.
+    """
+
+    def __init__(
+        self,
+        dim: int,
+        strength: str = "strong",
+        temperature: float = 0.1,
+        symmetric: bool = True,
+        group: ProcessGroup | None = None,
+    ) -> None:
+        super().__init__()
+        self.strength = require_choice("strength", strength, ("weak", "strong"))
+        self.temperature = require_positive("temperature", temperature)
+        self.symmetric = bool(symmetric)
+        self.group = group
+        self.head = CosineHead(dim)
+
+    def forward(self, source: Tensor, target: Tensor) -> Tensor:
+        _require_pairs(source, target)
+        source_z, target_z = self.head(source), self.head(target)
+        if self.strength == "weak":
+            return global_info_nce(
+                source_z, target_z, temperature=self.temperature, symmetric=self.symmetric, group=self.group
+            )
+        return self._strong(source_z, target_z)
+
+    def _strong(self, source_z: Tensor, target_z: Tensor) -> Tensor:
+        """NT-Xent over the 2M gathered vectors [X; Y], self excluded, positive = aligned partner."""
+        local = source_z.shape[0]
+        offset = rank_offset(local, source_z.device, self.group)
+        all_source = F.normalize(gather_with_grad(source_z, self.group), dim=-1)
+        all_target = F.normalize(gather_with_grad(target_z, self.group), dim=-1)
+        total = all_source.shape[0]
+        candidates = torch.cat([all_source, all_target])
+        rows = torch.arange(offset, offset + local, device=source_z.device)
+        anchors = torch.cat([all_source[rows], all_target[rows]])
+        own_rows = torch.cat([rows, rows + total])
+        partner_rows = torch.cat([rows + total, rows])
+        logits = anchors @ candidates.T / self.temperature
+        self_mask = F.one_hot(own_rows, 2 * total).bool()
+        logits = logits.masked_fill(self_mask, float("-inf"))
+        return F.cross_entropy(logits, partner_rows)

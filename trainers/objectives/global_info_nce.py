@@ -1,0 +1,64 @@
+"""InfoNCE of this worker's anchors against the batch gathered from all workers (local loss, global negatives).
+
+:func:`global_info_nce` is what every objective class calls: it gathers positives, hard negatives and
+(for the two-directional loss) anchors with gradient, finds this worker's offset in the gathered batch
+and calls :func:`interlingua.trainers.objectives.contrastive.info_nce`. On one process it is exactly
+``info_nce`` on the local batch.
+"""
+
+from __future__ import annotations
+
+from torch import Tensor
+from torch.distributed import ProcessGroup
+
+from interlingua.trainers.distributed.gather import gather_with_grad, rank_offset
+from interlingua.trainers.objectives.contrastive import Reduction, group_hard_negatives, info_nce
+
+
+def global_info_nce(
+    anchors: Tensor,
+    positives: Tensor,
+    hard_negatives: Tensor | None = None,
+    *,
+    temperature: float = 0.05,
+    symmetric: bool = False,
+    shared_hard_negatives: bool = True,
+    margin: float = 0.0,
+    reduction: Reduction = "mean",
+    group: ProcessGroup | None = None,
+) -> Tensor:
+    """Local InfoNCE over the global batch.
+
+    Args:
+        anchors: [n, D] this worker's anchors.
+        positives: [n, D] this worker's positives (row i pairs with ``anchors[i]``).
+        hard_negatives: optional [n, k, D] (or pair-major flat [n*k, D]) hard negatives of the local pairs;
+            gathered as [n, k, D] blocks so they stay attached to their own pair.
+        temperature, symmetric, shared_hard_negatives, margin, reduction: as in ``info_nce``.
+        group: process group to gather over (default: the world; no gather when not distributed).
+
+    Returns:
+        The loss of the local anchors (mean by default). Averaging the parameter gradients over workers
+        (DDP/DeepSpeed) then gives the gradient of the mean loss over the global batch.
+    """
+    if positives.shape[0] != anchors.shape[0]:
+        raise ValueError(
+            f"positives has {positives.shape[0]} rows, expected {anchors.shape[0]} (one per local anchor)"
+        )
+    gathered_negatives = None
+    if hard_negatives is not None:
+        local_negatives = group_hard_negatives(hard_negatives, anchors.shape[0], anchors.shape[-1])
+        gathered_negatives = gather_with_grad(local_negatives, group)
+    offset = rank_offset(anchors.shape[0], anchors.device, group)
+    return info_nce(
+        anchors,
+        gather_with_grad(positives, group),
+        gathered_negatives,
+        temperature=temperature,
+        symmetric=symmetric,
+        anchor_offset=offset,
+        global_anchors=gather_with_grad(anchors, group) if symmetric else None,
+        shared_hard_negatives=shared_hard_negatives,
+        margin=margin,
+        reduction=reduction,
+    )

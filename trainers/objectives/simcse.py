@@ -1,0 +1,87 @@
+r"""SimCSE: unsupervised (dropout views) and supervised (NLI triples) contrastive sentence embeddings.
+
+Gao, Yao and Chen 2021, "SimCSE: Simple Contrastive Learning of Sentence Embeddings".
+
+Unsupervised — the same sentences encoded twice with different dropout masks, h_i and h_i':
+
+.. math::
+
+    \ell_i = -\log \frac{e^{\cos(h_i, h_i')/\tau}}{\sum_{j=1}^{N} e^{\cos(h_i, h_j')/\tau}}
+
+Supervised — premise h_i, entailment h_i^+ (positive), contradiction h_i^- (hard negative); every
+anchor is scored against all positives and all hard negatives of the batch:
+
+.. math::
+
+    \ell_i = -\log \frac{e^{\cos(h_i, h_i^+)/\tau}}
+        {\sum_{j=1}^{N} \left(e^{\cos(h_i, h_j^+)/\tau} + e^{\cos(h_i, h_j^-)/\tau}\right)}
+
+τ = 0.05 in the paper. Across workers N is the global batch (local anchors, gathered candidates).
+Encoding both views (a dropout model in train mode) is the caller's job; with
+:func:`interlingua.trainers.gradcache.cached_step` pass the same batch twice as two views.
+"""
+
+from __future__ import annotations
+
+from torch import Tensor, nn
+from torch.distributed import ProcessGroup
+
+from interlingua.trainers.objectives.global_info_nce import global_info_nce
+from interlingua.trainers.objectives.options import require_positive
+
+
+class UnsupervisedSimCSELoss(nn.Module):
+    """Unsupervised SimCSE loss.
+
+    Args:
+        temperature: τ > 0 (paper: 0.05).
+        group: process group for cross-worker negatives.
+
+    Inputs of ``forward``: ``first_view`` and ``second_view`` [n, D], two dropout encodings of the same
+    n sentences. Output: scalar loss, mean over this worker's sentences.
+    """
+
+    def __init__(self, temperature: float = 0.05, group: ProcessGroup | None = None) -> None:
+        super().__init__()
+        self.temperature = require_positive("temperature", temperature)
+        self.group = group
+
+    def forward(self, first_view: Tensor, second_view: Tensor) -> Tensor:
+        if first_view.shape != second_view.shape:
+            raise ValueError(
+                f"first_view {tuple(first_view.shape)} and second_view {tuple(second_view.shape)} "
+                "must have the same shape"
+            )
+        return global_info_nce(first_view, second_view, temperature=self.temperature, group=self.group)
+
+
+class SupervisedSimCSELoss(nn.Module):
+    """Supervised SimCSE loss on NLI triples; the contradiction is the hard negative (optional).
+
+    Args:
+        temperature: τ > 0 (paper: 0.05).
+        group: process group for cross-worker negatives.
+
+    Inputs of ``forward``: ``premise`` [n, D], ``entailment`` [n, D], optional ``contradiction`` [n, D]
+    (or [n, k, D] for k hard negatives per premise). Output: scalar loss, mean over this worker's premises.
+    """
+
+    def __init__(self, temperature: float = 0.05, group: ProcessGroup | None = None) -> None:
+        super().__init__()
+        self.temperature = require_positive("temperature", temperature)
+        self.group = group
+
+    def forward(self, premise: Tensor, entailment: Tensor, contradiction: Tensor | None = None) -> Tensor:
+        if premise.shape != entailment.shape:
+            raise ValueError(
+                f"premise {tuple(premise.shape)} and entailment {tuple(entailment.shape)} must have the same shape"
+            )
+        hard_negatives = None
+        if contradiction is not None:
+            if contradiction.dim() == 2 and contradiction.shape != premise.shape:
+                raise ValueError(
+                    f"contradiction {tuple(contradiction.shape)} must match premise {tuple(premise.shape)} "
+                    "(or be [n, k, D] for k hard negatives per premise)"
+                )
+            hard_negatives = contradiction.unsqueeze(1) if contradiction.dim() == 2 else contradiction
+        return global_info_nce(premise, entailment, hard_negatives, temperature=self.temperature, group=self.group)

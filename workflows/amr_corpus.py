@@ -1,0 +1,164 @@
+"""Workflow ``amr-corpus``: NLI triples → translations → AMR parses → linearized graphs, as a corpus version.
+
+The corpus of the AMR-retrofit method (Cai et al. 2022). Steps, per shard of ``triples_per_shard``
+triples (a shard is the unit of resume: the corpus store skips shards already complete):
+
+1. NLI ingest (:mod:`interlingua.operators.nli`): pairs → (premise, entailment, contradiction);
+   dropped premises, unused pairs and malformed rows are counted into the manifest.
+2. Every sentence in English (``lang = en``) plus its translation into each configured language
+   (:class:`~interlingua.operators.translate.operator.TranslateOperator` on a Ray actor pool; the
+   backend per language comes from ``translate``).
+3. Parse every language, English too (:class:`~interlingua.operators.amr.operator.ParseOperator`),
+   then linearize. Without ``parser_model`` (no AMR parser weights offline) steps 3 is skipped:
+   rows keep empty ``penman`` / ``linearized`` and the manifest counts them as ``rows_unparsed``.
+4. Rows (``source_id, role, lang, text, penman, linearized``) and rejects (with operator and
+   reason) are written as one shard of the version; the version is published when all shards are.
+
+Actors ask for fractional GPUs (``translate_gpus``, ``parse_gpus``, 0.5 each by default) so the
+translator and the parser share a device; on a cluster without GPUs the request is dropped.
+What runs offline here: ingest, Apertium en→es, linearization, the store. Marian/CTranslate2 and
+the parser need model weights (an HF id or a local folder).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field, field_validator
+
+from interlingua.workflows.config import Config
+
+DESCRIPTION = "NLI triples -> translations -> AMR graphs -> linearized corpus (Cai et al. 2022)"
+SAMPLE_NLI = str(Path(__file__).parent / "data" / "nli_sample.jsonl")
+ROLES = ("premise", "entailment", "contradiction")
+COLUMNS = ("source_id", "role", "lang", "text", "penman", "linearized")
+
+
+class AmrCorpusConfig(Config):
+    """Options of the ``amr-corpus`` workflow."""
+
+    source: str = SAMPLE_NLI
+    split: str = "train"
+    languages: list[str] = Field(default_factory=lambda: ["es"])
+    translate: dict[str, dict[str, Any]] = Field(default_factory=lambda: {"es": {"backend": "apertium"}})
+    parser_model: str | None = None
+    parser: dict[str, Any] = Field(default_factory=dict)
+    drop_parentheses: bool = False
+    corpus_name: str = "amr-corpus"
+    store_root: str | None = None
+    triples_per_shard: int = Field(default=100, ge=1)
+    max_triples: int | None = Field(default=None, ge=1)
+    translate_gpus: float = Field(default=0.5, ge=0)
+    parse_gpus: float = Field(default=0.5, ge=0)
+    translate_actors: int = Field(default=1, ge=1)
+    parse_actors: int = Field(default=1, ge=1)
+
+    @field_validator("languages")
+    @classmethod
+    def _no_english_target(cls, languages: list[str]) -> list[str]:
+        if "en" in languages:
+            raise ValueError("languages lists translation targets; English is always included, remove 'en'")
+        return languages
+
+
+CONFIG = AmrCorpusConfig
+
+
+def _english_rows(triples) -> list[dict[str, Any]]:
+    return [
+        {"source_id": t.triple_id, "role": role, "lang": "en", "text": getattr(t, role)}
+        for t in triples
+        for role in ROLES
+    ]
+
+
+def _translated(ds, lang: str, config: AmrCorpusConfig):
+    from interlingua.operators.runner import run_operator
+    from interlingua.operators.translate.backend import BackendSpec
+    from interlingua.operators.translate.operator import TranslateOperator
+
+    spec = BackendSpec(**config.translate.get(lang, {}))
+    gpus = 0.0 if spec.backend == "apertium" else config.translate_gpus
+    out = run_operator(ds, TranslateOperator, {"pair": f"en-{lang}", "spec": TranslateOperator.spec_dict(spec)},
+                       concurrency=config.translate_actors, num_gpus=gpus)
+
+    def as_target_rows(batch):
+        batch = dict(batch)
+        batch["text"] = batch.pop("translation")
+        return batch
+
+    return out.map_batches(as_target_rows, batch_format="numpy")
+
+
+def _parsed(ds, config: AmrCorpusConfig):
+    from interlingua.operators.amr.operator import ParseOperator, linearize_batch
+    from interlingua.operators.runner import run_operator
+
+    if config.parser_model is None:
+        return ds
+    parsed = run_operator(ds, ParseOperator, {"model": config.parser_model, "parser_kwargs": config.parser},
+                          concurrency=config.parse_actors, num_gpus=config.parse_gpus)
+    return parsed.map_batches(linearize_batch, fn_kwargs={"drop_parentheses": config.drop_parentheses},
+                              batch_format="numpy")
+
+
+def _shard_table(rows: list[dict[str, Any]]):
+    import pyarrow as pa
+
+    return pa.table({c: pa.array([str(r.get(c, "") or "") for r in rows], type=pa.string()) for c in COLUMNS})
+
+
+def _build_shard(shard_triples, config: AmrCorpusConfig) -> tuple[list[dict], list[dict]]:
+    import ray.data
+
+    from interlingua.operators.base import REJECT_REASON
+
+    english = ray.data.from_items(_english_rows(shard_triples))
+    datasets = [english] + [_translated(english, lang, config) for lang in config.languages]
+    combined = datasets[0].union(*datasets[1:]) if len(datasets) > 1 else datasets[0]
+    rows = _parsed(combined, config).take_all()
+    kept: list[dict] = []
+    rejects: list[dict] = []
+    for row in rows:
+        reason = str(row.get(REJECT_REASON, "") or "")
+        if reason:
+            original = {c: str(row.get(c, "") or "") for c in COLUMNS + ("parse_raw",) if c in row}
+            rejects.append({"operator": reason.split(":", 1)[0], "reason": reason, "row": original})
+        else:
+            kept.append(row)
+    return kept, rejects
+
+
+def run(config: AmrCorpusConfig, *, address: str | None = None) -> dict[str, Any]:
+    """Build (or resume) the corpus version; returns a summary with the manifest's counts."""
+    from interlingua.operators.corpus.shards import plan_shards
+    from interlingua.operators.corpus.store import CorpusStore
+    from interlingua.operators.nli.sources import read_nli_rows
+    from interlingua.operators.nli.triples import build_triples
+    from interlingua.workflows.runtime import corpus_root, init_ray
+
+    build = build_triples(read_nli_rows(config.source, config.split))
+    triples = build.triples[: config.max_triples] if config.max_triples else build.triples
+    store = CorpusStore(config.store_root or corpus_root())
+    writer = store.open_version(config.corpus_name, config.model_dump(), [config.source])
+    shards = plan_shards(len(triples), config.triples_per_shard)
+    summary: dict[str, Any] = {"nli": build.summary(), "shards_total": len(shards), "shards_resumed": 0}
+    if not writer.published:
+        init_ray(address)
+        for shard in shards:
+            if writer.is_complete(shard.id):
+                summary["shards_resumed"] += 1
+                continue
+            kept, rejects = _build_shard(triples[shard.start : shard.stop], config)
+            unparsed = len(kept) if config.parser_model is None else 0
+            writer.write_shard(shard.id, _shard_table(kept), rejects,
+                               counters={"rows": len(kept), "rows_unparsed": unparsed, "triples": shard.num_rows})
+        writer.add_counters({
+            f"premises_dropped_{k.replace(' ', '_')}": v for k, v in build.dropped_premises.items()
+        } | {f"pairs_unused_{'no_gold' if k == '-' else k}": v for k, v in build.unused_pairs.items()}
+          | {"rows_malformed": len(build.malformed_rows)})
+    manifest = writer.publish(expected_shards=[s.id for s in shards])
+    summary.update({"corpus": config.corpus_name, "version": writer.version, "rows": manifest.total_rows,
+                    "rejects": manifest.total_rejects})
+    return summary

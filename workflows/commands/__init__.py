@@ -1,0 +1,9 @@
+"""CLI subcommands: name -> module. Each module defines ``HELP``, ``add_arguments(parser)`` and
+``run(args) -> int`` and imports only the standard library at top level (``--help`` stays fast)."""
+
+COMMANDS: dict[str, str] = {
+    "run": "interlingua.workflows.commands.run_workflow",
+    "embed": "interlingua.workflows.commands.embed",
+    "corpus": "interlingua.workflows.commands.corpus",
+    "assets": "interlingua.workflows.commands.assets",
+}

@@ -1,0 +1,194 @@
+"""``interlingua align``: word-align two plain-text files with fast_align both ways + symmetrization."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+
+from interlingua.workflows.errors import UserError
+
+HELP = "word-align a source and a target text file (fast_align forward + reverse, symmetrized)"
+
+DESCRIPTION = """\
+Word-align SRC and TGT (one sentence per line, line N of one the translation of line N of the
+other) with fast_align: parameters are learned once on the input (diagonal favouring, optimized
+tension, variational Bayes), both directions are decoded, and the two directional alignments are
+symmetrized (default grow-diag-final-and, atools semantics).
+
+OUT has exactly one line per input line, so line numbers stay aligned: Pharaoh links "i-j"
+(0-based source token i, target token j). An empty input line gives an empty output line. A line
+that is rejected (longer than --max-length tokens, or not valid UTF-8) also gives an empty output
+line, and a JSON record in the rejects file (line number, side, reason; byte offset for invalid
+UTF-8). Source and target with different line counts are an error.
+
+Tokens are whitespace-separated by default (input already tokenized, as fast_align expects);
+--tokenize moses tokenizes with Moses rules and writes the tokens to OUT.src.tok / OUT.tgt.tok so
+link indices can be read against them."""
+
+
+#: Same names as interlingua.operators.align.symmetrize.SYMMETRIZATIONS (a test keeps them equal);
+#: spelled here so that building the parser imports nothing but the standard library.
+SYMMETRIZATIONS = ("intersect", "union", "grow-diag", "grow-diag-final", "grow-diag-final-and")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.add_argument("--src", required=True, help="source text file, one sentence per line (fsspec URL)")
+    parser.add_argument("--tgt", required=True, help="target text file, line for line with --src")
+    parser.add_argument("--out", required=True, help="symmetrized Pharaoh alignments, one line per input line")
+    parser.add_argument("--sym", default="grow-diag-final-and", choices=SYMMETRIZATIONS, help="symmetrization (default %(default)s)")
+    parser.add_argument("--workers", type=int, default=1,
+                        help="alignment workers: 1 aligns in this process; N > 1 runs N Ray actors (local Ray unless --address / RAY_ADDRESS)")
+    parser.add_argument("--address", default=None, help="Ray cluster address (default: $RAY_ADDRESS, else a local Ray)")
+    parser.add_argument("--iterations", type=int, default=5, help="fast_align EM iterations (default %(default)s)")
+    parser.add_argument("--max-length", type=int, default=256,
+                        help="reject a pair whose source or target has more tokens than this (default %(default)s)")
+    parser.add_argument("--rejects", default=None, help="JSON-lines reject records (default OUT.rejects.jsonl)")
+    parser.add_argument("--forward", default=None, help="also write the forward (source->target) directional alignments here")
+    parser.add_argument("--reverse", default=None, help="also write the reverse (target->source) directional alignments here")
+    parser.add_argument("--tokenize", default="whitespace", choices=("whitespace", "moses"),
+                        help="whitespace: input is already tokenized (default); moses: tokenize with --src-lang / --tgt-lang")
+    parser.add_argument("--src-lang", default=None, help="source language code, for --tokenize moses")
+    parser.add_argument("--tgt-lang", default=None, help="target language code, for --tokenize moses")
+    parser.add_argument("--params", default=None,
+                        help="directory of learned fast_align parameters to reuse (skips learning)")
+    parser.add_argument("--save-params", default=None, help="keep the learned parameters in this directory")
+    parser.add_argument("--learn-sample", type=int, default=None,
+                        help="learn parameters on the first N accepted pairs only (default: all)")
+
+
+def run(args: argparse.Namespace) -> int:
+    _validate(args)
+    from interlingua.operators.align.fast_align_training import FastAlignParameters, FastAlignSettings, learn_fast_align
+    from interlingua.operators.bitext.parallel_lines import LineCountMismatch, read_parallel_lines
+
+    try:
+        lines = list(read_parallel_lines(args.src, args.tgt))
+    except FileNotFoundError as err:
+        raise UserError(f"cannot read input: {err}") from err
+    except LineCountMismatch as err:
+        raise UserError(str(err)) from err
+
+    tokenize = _tokenizer(args)
+    sources: list[list[str]] = []
+    targets: list[list[str]] = []
+    rejects: list[dict] = []
+    for pair in lines:
+        src_tokens, tgt_tokens = ([], []) if pair.reject else (tokenize(pair.src, "src"), tokenize(pair.tgt, "tgt"))
+        reject = pair.reject or _length_reject(pair.number, src_tokens, tgt_tokens, args.max_length)
+        if reject:
+            rejects.append(reject)
+            src_tokens, tgt_tokens = [], []
+        sources.append(src_tokens)
+        targets.append(tgt_tokens)
+
+    trainable = [(s, t) for s, t in zip(sources, targets) if s and t]
+    if args.params:
+        parameters_dir = args.params
+    elif not trainable:
+        parameters_dir = None
+    else:
+        parameters_dir = args.save_params or tempfile.mkdtemp(prefix="interlingua_fast_align_")
+        sample = trainable[: args.learn_sample] if args.learn_sample else trainable
+        learn_fast_align(sample, parameters_dir, FastAlignSettings(iterations=args.iterations))
+
+    if parameters_dir is None:
+        forward = reverse = symmetrized = [""] * len(lines)
+    elif args.workers == 1:
+        forward, reverse, symmetrized = _align_in_process(FastAlignParameters.load(parameters_dir), sources, targets, args.sym)
+    else:
+        forward, reverse, symmetrized = _align_on_ray(parameters_dir, sources, targets, args)
+
+    _write_lines(args.out, symmetrized)
+    if args.forward:
+        _write_lines(args.forward, forward)
+    if args.reverse:
+        _write_lines(args.reverse, reverse)
+    if args.tokenize == "moses":
+        _write_lines(args.out + ".src.tok", [" ".join(s) for s in sources])
+        _write_lines(args.out + ".tgt.tok", [" ".join(t) for t in targets])
+    rejects_path = args.rejects or args.out + ".rejects.jsonl"
+    _write_lines(rejects_path, [json.dumps(r, ensure_ascii=False) for r in rejects])
+    empty = sum(1 for p in lines if not p.reject and (not p.src.strip() or not p.tgt.strip()))
+    print(
+        f"aligned {len(lines)} lines ({len(lines) - len(rejects)} accepted, {empty} empty kept with empty alignment, "
+        f"{len(rejects)} rejected -> {rejects_path}); {args.sym} alignments in {args.out}",
+        file=sys.stderr,
+    )
+    return 0
+
+
+def _validate(args: argparse.Namespace) -> None:
+    if args.workers < 1:
+        raise UserError(f"--workers must be >= 1, got {args.workers}")
+    if args.iterations < 1:
+        raise UserError(f"--iterations must be >= 1, got {args.iterations}")
+    if args.max_length < 1:
+        raise UserError(f"--max-length must be >= 1, got {args.max_length}")
+    if args.learn_sample is not None and args.learn_sample < 1:
+        raise UserError(f"--learn-sample must be >= 1, got {args.learn_sample}")
+    if args.tokenize == "moses" and not (args.src_lang and args.tgt_lang):
+        raise UserError("--tokenize moses needs --src-lang and --tgt-lang (language codes such as en, es, zh)")
+    if args.params and not os.path.exists(os.path.join(args.params, "fast_align_params.json")) and "://" not in args.params:
+        raise UserError(f"--params {args.params} does not contain fast_align_params.json (write one with --save-params)")
+
+
+def _tokenizer(args: argparse.Namespace):
+    if args.tokenize == "whitespace":
+        return lambda text, side: text.split()
+    from interlingua.operators.text.moses_tokenizer import tokenize
+
+    languages = {"src": args.src_lang, "tgt": args.tgt_lang}
+    return lambda text, side: tokenize(text, languages[side])
+
+
+def _length_reject(number: int, src_tokens: list[str], tgt_tokens: list[str], max_length: int) -> dict | None:
+    for side, tokens in (("src", src_tokens), ("tgt", tgt_tokens)):
+        if len(tokens) > max_length:
+            return {
+                "line": number,
+                "side": side,
+                "reason": "too_long",
+                "tokens": len(tokens),
+                "detail": f"{side} line {number} has {len(tokens)} tokens, more than --max-length {max_length}",
+            }
+    return None
+
+
+def _align_in_process(parameters, sources, targets, sym):
+    from interlingua.operators.align.bidirectional_aligner import BidirectionalAligner
+    from interlingua.operators.align.pharaoh import format_pharaoh
+
+    pairs = BidirectionalAligner(parameters, sym).align(sources, targets)
+    return ([format_pharaoh(p.forward) for p in pairs], [format_pharaoh(p.reverse) for p in pairs],
+            [format_pharaoh(p.symmetrized) for p in pairs])
+
+
+def _align_on_ray(parameters_dir, sources, targets, args):
+    import ray.data
+
+    from interlingua.operators.align.align_operator import FastAlignOperator
+    from interlingua.operators.runner import run_operator
+    from interlingua.workflows.runtime import init_ray
+
+    init_ray(args.address, num_cpus=None if args.address else max(args.workers, 1))
+    rows = [{"index": k, "src_tokens": " ".join(s), "tgt_tokens": " ".join(t)} for k, (s, t) in enumerate(zip(sources, targets))]
+    ds = ray.data.from_items(rows, override_num_blocks=max(args.workers * 4, 1))
+    out = run_operator(ds, FastAlignOperator, {"parameters_dir": os.path.abspath(parameters_dir), "symmetrization": args.sym},
+                       concurrency=args.workers, batch_size=1024)
+    forward, reverse, symmetrized = [""] * len(rows), [""] * len(rows), [""] * len(rows)
+    for batch in out.iter_batches(batch_format="numpy", batch_size=4096):
+        for k, f, r, s in zip(batch["index"], batch["forward"], batch["reverse"], batch["alignment"]):
+            forward[int(k)], reverse[int(k)], symmetrized[int(k)] = str(f), str(r), str(s)
+    return forward, reverse, symmetrized
+
+
+def _write_lines(path: str, lines: list[str]) -> None:
+    import fsspec
+
+    with fsspec.open(path, "w", encoding="utf-8") as handle:
+        for line in lines:
+            handle.write(line + "\n")

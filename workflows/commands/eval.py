@@ -1,0 +1,92 @@
+"""``interlingua eval``: evaluate one or more encoders on the benchmark pack over seeds."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+HELP = "evaluate encoders on the benchmark pack (table, JSON, PNG; MLflow when --mlflow-run is given)"
+DESCRIPTION = (HELP + ". Model specs: use, minilm, st:PATH, wordvec:PATH, spacy:MODEL, models:/NAME@ALIAS, "
+               "a model folder/URI, MODE(A|B) with MODE in concat, sum, norm_concat, norm_sum, py:module:factory.")
+
+
+def _int_list(text: str) -> list[int]:
+    try:
+        values = [int(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--seeds must be comma-separated integers; got {text!r}") from None
+    if not values:
+        raise argparse.ArgumentTypeError("--seeds must name at least one seed")
+    return values
+
+
+def _name_list(text: str) -> list[str]:
+    values = [v.strip() for v in text.split(",") if v.strip()]
+    if not values:
+        raise argparse.ArgumentTypeError("expected a comma-separated list with at least one name")
+    return values
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--model", required=True, type=_name_list, help="comma-separated model specs (several -> one comparison table)")
+    parser.add_argument("--tasks", type=_name_list, default=["all"], help="task names, kinds or wildcards from the pack manifest (default: all)")
+    parser.add_argument("--seeds", type=_int_list, default=[1, 2, 3], help="comma-separated seeds (default 1,2,3)")
+    parser.add_argument("--pack", default="bench-pack", help="benchmark pack directory (built by `interlingua bench-pack`); "
+                        "ignored when missing and --data is given")
+    parser.add_argument("--data", action="append", default=[], metavar="NAME=DIR",
+                        help="official benchmark files: NAME in sts17, tatoeba, bucc, mewsc16, wmt20qe, mldoc, xnli, pawsx, marc, qam "
+                             "(files under their distributed names; repeatable)")
+    parser.add_argument("--out", default="eval-results", help="output directory for results.json, results.png, results.txt")
+    parser.add_argument("--cache-dir", default=None, help="embedding cache directory (default: <out>/embedding-cache)")
+    parser.add_argument("--no-cache", action="store_true", help="do not cache embeddings on disk")
+    parser.add_argument("--mlflow-run", default=None, help="MLflow run id to log metrics and artifacts into")
+
+
+def run(args: argparse.Namespace) -> int:
+    import json
+    from pathlib import Path
+
+    from interlingua.evaluation.encoders.cache import CachedEncoder
+    from interlingua.evaluation.encoders.resolve import resolve_encoder
+    from interlingua.evaluation.report.chart import write_chart
+    from interlingua.evaluation.report.mlflow_log import log_to_mlflow
+    from interlingua.evaluation.report.summary import format_table, results_document
+    from interlingua.evaluation.runner import evaluate_models, select_tasks
+    from interlingua.workflows.errors import UserError
+
+    out = Path(args.out)
+    cache_dir = Path(args.cache_dir) if args.cache_dir else out / "embedding-cache"
+    try:
+        caches: dict[str, CachedEncoder] = {}  # one cache per encoder name, shared by combinations
+        wrap = None if args.no_cache else (lambda encoder: caches.setdefault(encoder.name, CachedEncoder(encoder, cache_dir)))
+        encoders = {spec: resolve_encoder(spec, wrap_leaf=wrap) for spec in args.model}
+        measurements = evaluate_models(encoders, select_tasks(_available_tasks(args), args.tasks), args.seeds)
+    except ValueError as err:
+        raise UserError(str(err)) from err
+    table = format_table(measurements)
+    print(table)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "results.txt").write_text(table + "\n", encoding="utf-8")
+    (out / "results.json").write_text(json.dumps(results_document(measurements, args.seeds), indent=2, ensure_ascii=False) + "\n",
+                                      encoding="utf-8")
+    chart = write_chart(measurements, out / "results.png")
+    print(f"wrote {out / 'results.json'}, {chart}", file=sys.stderr)
+    if args.mlflow_run:
+        log_to_mlflow(args.mlflow_run, measurements, [out / "results.json", out / "results.txt", chart])
+    return 0
+
+
+def _available_tasks(args: argparse.Namespace) -> list:
+    """Pack tasks (when the pack exists or no --data is given) followed by the --data benchmarks."""
+    from pathlib import Path
+
+    from interlingua.evaluation.tasks.official_suite import discover_official_tasks
+    from interlingua.evaluation.tasks.pack_tasks import pack_task_specs
+
+    tasks = pack_task_specs(args.pack) if Path(args.pack).is_dir() or not args.data else []
+    for item in args.data:
+        name, sep, directory = item.partition("=")
+        if not sep:
+            raise ValueError(f"--data must be NAME=DIR; got {item!r}")
+        tasks += discover_official_tasks(name.strip(), directory.strip())
+    return tasks

@@ -1,0 +1,135 @@
+"""Typed workflow configs: validated at load, errors that name the key, the value and what was expected.
+
+Every workflow declares a :class:`Config` subclass. A config is built from three layers, later
+ones winning: the class defaults, an optional YAML file (``-c config.yaml``) and ``--set key=value``
+overrides (dotted keys reach nested sections; values are parsed as YAML scalars, so ``3``,
+``0.5``, ``true`` and ``[en, es]`` get their natural types).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from interlingua.workflows.errors import UserError
+
+C = TypeVar("C", bound="Config")
+
+
+class ConfigError(UserError, ValueError):
+    """A config that does not validate; the message lists every bad key."""
+
+
+class Config(BaseModel):
+    """Base of every typed config: unknown keys are errors, assignments are validated."""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, frozen=False)
+
+
+def parse_override(item: str) -> tuple[list[str], Any]:
+    """``"train.lr=1e-4"`` -> (["train", "lr"], 1e-4)."""
+    import yaml
+
+    key, sep, raw = item.partition("=")
+    if not sep or not key.strip():
+        raise ConfigError(f"--set expects key=value, got {item!r}")
+    try:
+        value = yaml.safe_load(raw) if raw.strip() else ""
+    except yaml.YAMLError:
+        value = raw
+    return [k for k in key.strip().split(".")], value
+
+
+def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any]:
+    """Return a copy of ``data`` with each dotted ``key=value`` override set."""
+    out = _deep_copy(data)
+    for item in overrides:
+        path, value = parse_override(item)
+        node = out
+        for part in path[:-1]:
+            child = node.get(part)
+            if not isinstance(child, dict):
+                child = {}
+                node[part] = child
+            node = child
+        node[path[-1]] = value
+    return out
+
+
+def load_config(cls: type[C], path: str | Path | None = None, overrides: list[str] | None = None) -> C:
+    """Build a ``cls`` from an optional YAML file and ``--set`` overrides; raise :class:`ConfigError`."""
+    data: dict[str, Any] = {}
+    if path is not None:
+        data = read_yaml(path)
+    data = apply_overrides(data, overrides or [])
+    return validate(cls, data, source=str(path) if path else "--set")
+
+
+def validate(cls: type[C], data: dict[str, Any], source: str = "config") -> C:
+    try:
+        return cls.model_validate(data)
+    except ValidationError as err:
+        raise ConfigError(format_validation_error(err, data, source)) from None
+
+
+def read_yaml(path: str | Path) -> dict[str, Any]:
+    import fsspec
+    import yaml
+
+    with fsspec.open(str(path), "r", encoding="utf-8") as fh:
+        try:
+            data = yaml.safe_load(fh) or {}
+        except yaml.YAMLError as err:
+            raise ConfigError(f"{path}: not valid YAML: {err}") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: expected a mapping of keys to values at the top level, got {type(data).__name__}")
+    return data
+
+
+def format_validation_error(err: ValidationError, data: dict[str, Any], source: str) -> str:
+    lines = [f"invalid config ({source}):"]
+    for e in err.errors():
+        key = ".".join(str(p) for p in e["loc"])
+        if e["type"] == "extra_forbidden":
+            lines.append(f"  {key}: unknown key (value {e['input']!r})")
+            continue
+        value = _lookup(data, e["loc"])
+        shown = "missing" if value is _MISSING else repr(value)
+        lines.append(f"  {key} = {shown}: {e['msg']}")
+    return "\n".join(lines)
+
+
+def config_fields_help(cls: type[Config], prefix: str = "") -> list[str]:
+    """One line per field (dotted for nested configs): name, type, default and description."""
+    lines = []
+    for name, field in cls.model_fields.items():
+        ann = field.annotation
+        if isinstance(ann, type) and issubclass(ann, Config):
+            lines.extend(config_fields_help(ann, prefix + name + "."))
+            continue
+        tname = getattr(ann, "__name__", None) or str(ann).replace("typing.", "")
+        default = field.get_default(call_default_factory=True)
+        desc = f"  {field.description}" if field.description else ""
+        lines.append(f"{prefix}{name} ({tname}, default {default!r}){desc}")
+    return lines
+
+
+_MISSING = object()
+
+
+def _lookup(data: Any, loc: tuple) -> Any:
+    node = data
+    for part in loc:
+        if isinstance(node, dict) and part in node:
+            node = node[part]
+        elif isinstance(node, list) and isinstance(part, int) and part < len(node):
+            node = node[part]
+        else:
+            return _MISSING
+    return node
+
+
+def _deep_copy(data: dict[str, Any]) -> dict[str, Any]:
+    return {k: _deep_copy(v) if isinstance(v, dict) else v for k, v in data.items()}

@@ -1,0 +1,314 @@
+"""Workflow ``ease-corpus``: Wikipedia dumps (+ Wikidata) → the EASE training corpus (Nishikawa et al. 2022).
+
+Stages (each resumable: a rerun with the same config skips finished work):
+
+1. **Extract** (parallel, Ray Data, one row per dump shard; :class:`ExtractShards`): pages → sentences with
+   links, redirects, page titles, reports, in ``<work_dir>/extract/<shard>/`` (skipped when ``_SUCCESS`` exists).
+2. **Link** (per shard): targets resolved through each language's redirect table, mapped to entity ids
+   (Wikidata JSON dump, else ``page_props`` SQL dumps, else titles — recorded in the manifest config as
+   ``entity_id_source``); link counts per entity over all languages; entities linked more than
+   ``min_entity_links`` times are kept.
+3. **Negatives** (per shard): ``negatives_per_pair`` same-P31-type entities not linked on the page; pairs with no
+   candidate are dropped and kept aside as rejects.
+4. **Caps**: ``max_pairs_per_entity`` and ``max_pairs_per_language``, deterministic by ``seed``.
+5. **Publish**: corpus ``<name>`` (lang, sentence, entity_id, hard_negative_ids, page_id, …; one store shard
+   per dump shard; finished shards are skipped on resume) and ``<name>-entities`` (entity_id, link_count,
+   types, vector). Vectors: ``entity_vectors`` (word2vec text or .npy + ids) if given; else Wikipedia2Vec
+   trained on the dumps (``vector_method``: auto/wikipedia2vec); else gensim skip-gram over link contexts;
+   the entities manifest's config says which (``vector_source``).
+
+The funnel (pages → sentences → pairs → kept) is returned and stored in the manifest counters.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any, Literal
+
+from interlingua.workflows.config import Config
+from pydantic import Field, field_validator
+
+DESCRIPTION = "Wikipedia hyperlinks → Wikidata entities → hard negatives: the EASE corpus"
+
+
+def _gensim_test_dump(name: str) -> str:
+    import importlib.util
+
+    spec = importlib.util.find_spec("gensim")
+    root = Path(spec.origin).parent if spec and spec.origin else Path(".")
+    return str(root / "test" / "test_data" / name)
+
+
+class WikiDump(Config):
+    """One language's ``pages-articles`` dump; ``index_url`` for a multistream dump's index."""
+
+    lang: str = Field(pattern=r"^[a-z][a-z0-9-]*$")
+    url: str
+    index_url: str | None = None
+    page_props_url: str | None = None
+
+
+def _default_dumps() -> list[WikiDump]:
+    return [
+        WikiDump(
+            lang="en", url=_gensim_test_dump("enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2")
+        ),
+        WikiDump(lang="bg", url=_gensim_test_dump("bgwiki-latest-pages-articles-shortened.xml.bz2")),
+    ]
+
+
+class EaseCorpusConfig(Config):
+    dumps: list[WikiDump] = Field(default_factory=_default_dumps, min_length=1)
+    wikidata_json: str | None = None
+    store: str | None = None
+    work_dir: str | None = None
+    name: str = "ease"
+    min_entity_links: int = Field(default=10, ge=0)
+    negatives_per_pair: int = Field(default=1, ge=1)
+    max_pairs_per_entity: int = Field(default=10_000, ge=1)
+    max_pairs_per_language: int = Field(default=50_000, ge=1)
+    seed: int = 0
+    shard_bytes: int = Field(default=64 << 20, ge=1)
+    workers: int = Field(default=2, ge=1)
+    entity_vectors: str | None = None
+    entity_vector_ids: str | None = None
+    vector_dim: int = Field(default=768, ge=1)
+    vector_epochs: int = Field(default=5, ge=1)
+    vector_method: Literal["auto", "wikipedia2vec", "skipgram"] = "auto"
+    max_page_chars: int = Field(default=5_000_000, ge=1)
+    max_template_depth: int = Field(default=40, ge=1)
+    min_sentence_chars: int = Field(default=10, ge=1)
+    max_sentence_chars: int = Field(default=2_000, ge=1)
+
+    @field_validator("dumps")
+    @classmethod
+    def _unique_langs(cls, dumps: list[WikiDump]) -> list[WikiDump]:
+        langs = [d.lang for d in dumps]
+        if len(set(langs)) != len(langs):
+            raise ValueError(f"each language may have one dump; got languages {langs}")
+        return dumps
+
+
+CONFIG = EaseCorpusConfig
+
+
+def run(config: EaseCorpusConfig, *, address: str | None = None) -> dict[str, Any]:
+    """Build and publish the corpus; returns a summary with the funnel of counts."""
+    import ray.data
+    from interlingua.operators.runner import run_operator
+    from interlingua.operators.wiki.dump_shards import plan_shards
+    from interlingua.operators.wiki.extract_operator import ExtractShards, shards_to_rows
+    from interlingua.workflows.runtime import corpus_root, init_ray, state_dir
+
+    settings = {
+        "max_page_chars": config.max_page_chars,
+        "max_template_depth": config.max_template_depth,
+        "min_sentence_chars": config.min_sentence_chars,
+        "max_sentence_chars": config.max_sentence_chars,
+    }
+    work_dir = extraction_work_dir(config, settings, config.work_dir or str(state_dir() / "work"))
+    shards = [s for d in config.dumps for s in plan_shards(d.url, d.lang, d.index_url, config.shard_bytes)]
+    init_ray(address)
+    extracted = run_operator(
+        ray.data.from_items(shards_to_rows(shards), override_num_blocks=len(shards)),
+        ExtractShards,
+        {"work_url": work_dir, "settings": settings},
+        concurrency=min(config.workers, len(shards)),
+    ).take_all()
+    reports = {row["shard_id"]: json.loads(row["report"]) for row in extracted}
+    return build_corpus(config, shards, reports, work_dir, config.store or corpus_root())
+
+
+def extraction_work_dir(config: EaseCorpusConfig, settings: dict[str, int], base: str) -> str:
+    """``<base>/<name>/extract-<hash>``: the hash covers the dumps, shard size and extraction settings, so a rerun
+    with the same ones resumes, and a changed setting never reuses stale shard extractions."""
+    import hashlib
+
+    identity = json.dumps(
+        {"dumps": [d.model_dump() for d in config.dumps], "shard_bytes": config.shard_bytes, "settings": settings},
+        sort_keys=True,
+    )
+    return f"{base.rstrip('/')}/{config.name}/extract-{hashlib.sha256(identity.encode()).hexdigest()[:12]}"
+
+
+def build_corpus(
+    config: EaseCorpusConfig, shards: list, reports: dict[str, dict], work_dir: str, store_url: str
+) -> dict[str, Any]:
+    """Stages 2–5 on extracted shards (driver side); see the module doc. Returns the run summary."""
+    import pyarrow as pa
+    from interlingua.operators.corpus.store import CorpusStore
+    from interlingua.operators.wiki.corpus_inputs import load_catalog
+
+    funnel: Counter = Counter()
+    by_lang: dict[str, Counter] = {shard.lang: Counter() for shard in shards}
+    for shard in shards:
+        counters = reports.get(shard.shard_id, {}).get("counters", {})
+        funnel.update({f"extract_{k}": v for k, v in counters.items()})
+        by_lang[shard.lang].update({k: counters.get(k, 0) for k in ("pages", "articles", "sentences", "links")})
+    catalog, redirects, _titles = load_catalog(config, shards, work_dir)
+    pairs_by_shard, link_counts = _link_pairs(shards, work_dir, catalog, redirects, funnel)
+    kept = {entity for entity, count in link_counts.items() if count > config.min_entity_links}
+    funnel["entities_linked"], funnel["entities_kept"] = len(link_counts), len(kept)
+    tables, mask, rejects, untyped = _negatives_and_caps(config, shards, reports, pairs_by_shard, kept, catalog, funnel)
+    manifest_config = config.model_dump(mode="json") | {
+        "entity_id_source": catalog.id_source,
+        "negative_sampling": "untyped: any kept entity (no P31 source)" if untyped else "same P31 type, not on page",
+    }
+    store = CorpusStore(store_url)
+    writer = store.open_version(config.name, manifest_config, [d.url for d in config.dumps])
+    offset = 0
+    vocabulary: set[str] = set()
+    for shard in shards:
+        table = tables[shard.shard_id]
+        kept_table = table.filter(pa.array(mask[offset : offset + table.num_rows]))
+        offset += table.num_rows
+        funnel["pairs_kept_after_caps"] += kept_table.num_rows
+        by_lang[shard.lang].update(
+            {
+                "pairs": len(pairs_by_shard[shard.shard_id]),
+                "pairs_with_negatives": table.num_rows,
+                "pairs_kept": kept_table.num_rows,
+            }
+        )
+        vocabulary.update(kept_table.column("entity_id").to_pylist())
+        vocabulary.update(n for negatives in kept_table.column("hard_negative_ids").to_pylist() for n in negatives)
+        if not writer.published and not writer.is_complete(shard.shard_id):
+            counters = _shard_counters(reports.get(shard.shard_id, {}))
+            writer.write_shard(shard.shard_id, kept_table, rejects=rejects[shard.shard_id], counters=counters)
+    if not writer.published:
+        writer.add_counters({k: v for k, v in funnel.items() if not k.startswith("extract_")})
+    manifest = writer.publish(expected_shards=[s.shard_id for s in shards])
+    entities = _publish_entities(
+        config, store, manifest_config, sorted(vocabulary), link_counts, catalog, redirects, work_dir, shards
+    )
+    return {
+        "corpus": f"{config.name}/{manifest.version}",
+        "entities": entities,
+        "entity_id_source": catalog.id_source,
+        "funnel": dict(funnel),
+        "funnel_by_lang": {lang: dict(counts) for lang, counts in by_lang.items()},
+        "dump_issues": [issue | {"shard": sid} for sid, r in reports.items() for issue in r.get("dump_issues", [])],
+    }
+
+
+def _link_pairs(shards, work_dir, catalog, redirects, funnel: Counter):
+    """Stage 2: per shard, (sentence, entity) pairs; and link counts per entity over all languages."""
+    from interlingua.operators.wiki.corpus_inputs import read_extracted
+    from interlingua.operators.wiki.entity_pairs import link_pairs
+
+    link_counts: Counter = Counter()
+    pairs_by_shard = {}
+    for shard in shards:
+        sentences = read_extracted(work_dir, shard, "sentences")
+        pages = read_extracted(work_dir, shard, "pages")
+        pairs = link_pairs(sentences, pages, shard.lang, redirects[shard.lang], catalog, funnel)
+        link_counts.update(pairs.column("entity_id").to_pylist())
+        pairs_by_shard[shard.shard_id] = pairs
+    return pairs_by_shard, link_counts
+
+
+def _negatives_and_caps(config, shards, reports, pairs_by_shard, kept, catalog, funnel: Counter):
+    """Stages 3–4: ``(corpus tables by shard, keep mask over their concatenation, rejects by shard, untyped)``."""
+    import numpy as np
+    from interlingua.operators.wiki.corpus_inputs import shard_rejects
+    from interlingua.operators.wiki.entity_pairs import attach_negatives
+    from interlingua.operators.wiki.hard_negatives import HardNegativeSampler
+    from interlingua.operators.wiki.sampling_caps import capped_mask
+
+    sampler = HardNegativeSampler(
+        kept, catalog.types, k=config.negatives_per_pair, seed=config.seed, untyped=not catalog.has_types
+    )
+    tables, priorities, rejects = {}, {}, {}
+    for shard in shards:
+        table, shard_priorities, negative_rejects = attach_negatives(
+            pairs_by_shard[shard.shard_id], kept, sampler, config.seed, funnel
+        )
+        tables[shard.shard_id], priorities[shard.shard_id] = table, shard_priorities
+        rejects[shard.shard_id] = negative_rejects + shard_rejects(reports.get(shard.shard_id, {}))
+    order = [s.shard_id for s in shards]
+    mask = capped_mask(
+        np.concatenate([np.asarray(tables[s].column("lang").to_pylist(), dtype=object) for s in order]),
+        np.concatenate([np.asarray(tables[s].column("entity_id").to_pylist(), dtype=object) for s in order]),
+        np.concatenate([np.asarray(priorities[s], dtype=np.int64) for s in order]),
+        config.max_pairs_per_entity,
+        config.max_pairs_per_language,
+    )
+    return tables, mask, rejects, sampler.untyped
+
+
+def _shard_counters(report: dict) -> dict[str, int]:
+    counters = {f"extract_{k}": int(v) for k, v in report.get("counters", {}).items()}
+    counters |= {f"markup_{k}": int(v) for k, v in report.get("markup_issues", {}).items()}
+    return counters
+
+
+def _publish_entities(
+    config, store, manifest_config, vocabulary, link_counts, catalog, redirects, work_dir, shards
+) -> str:
+    """Stage 5b: the entity vocabulary (ids, link counts, P31 types, vectors) as corpus ``<name>-entities``."""
+    import pyarrow as pa
+    from interlingua.operators.wiki.entity_vectors import vectors_for
+
+    vectors, method = _entity_vectors(config, catalog, redirects, work_dir, shards)
+    dim = next(iter(vectors.values())).shape[0] if config.entity_vectors and vectors else config.vector_dim
+    matrix, missing = vectors_for(vocabulary, vectors, dim, seed=config.seed)
+    table = pa.table(
+        {
+            "entity_id": pa.array(vocabulary, pa.string()),
+            "link_count": pa.array([link_counts.get(e, 0) for e in vocabulary], pa.int64()),
+            "types": pa.array([list(catalog.types.get(e, ())) for e in vocabulary], pa.list_(pa.string())),
+            "vector": pa.array(list(matrix), pa.list_(pa.float32())),
+        }
+    )
+    entities_config = manifest_config | {"vector_source": method}
+    writer = store.open_version(f"{config.name}-entities", entities_config, [d.url for d in config.dumps])
+    if not writer.published:
+        counters = {"entities": len(vocabulary), "vectors_missing_random_init": missing}
+        writer.write_shard("entities-00000", table, counters=counters)
+    manifest = writer.publish(expected_shards=["entities-00000"])
+    return f"{config.name}-entities/{manifest.version}"
+
+
+def _entity_vectors(config, catalog, redirects, work_dir, shards):
+    """``(entity id → vector, how they were made)``: the given file; else Wikipedia2Vec trained on each dump
+    (``vector_method`` auto/wikipedia2vec; the first dump in config order that has an entity wins); else (or
+    if Wikipedia2Vec is missing or fails) gensim skip-gram over the extracted link contexts."""
+    from interlingua.operators.wiki.corpus_inputs import train_vectors_from_extracts
+    from interlingua.operators.wiki.entity_vectors import load_entity_vectors
+    from interlingua.operators.wiki.wikipedia2vec_vectors import (
+        train_wikipedia2vec,
+        wikipedia2vec_available,
+        wikipedia2vec_entity_vectors,
+    )
+
+    if config.entity_vectors:
+        return load_entity_vectors(config.entity_vectors, config.entity_vector_ids), f"file {config.entity_vectors}"
+    note = ""
+    if config.vector_method == "wikipedia2vec" or (config.vector_method == "auto" and wikipedia2vec_available()):
+        try:
+            vectors: dict = {}
+            for dump in config.dumps:
+                folder = f"{work_dir}/wikipedia2vec/{dump.lang}-d{config.vector_dim}-i{config.vector_epochs}"
+                model = f"{folder}/model.pkl"
+                if not Path(model).exists():
+                    args = (dump.url, folder, config.vector_dim, config.vector_epochs, config.workers)
+                    try:
+                        model = train_wikipedia2vec(*args)
+                    except RuntimeError:  # e.g. too few links for a link graph: words and anchors only
+                        model = train_wikipedia2vec(*args, link_graph=False)
+                lang, table = dump.lang, redirects[dump.lang]
+                for entity, vector in wikipedia2vec_entity_vectors(
+                    model, lambda title, lang=lang, table=table: catalog.entity_id(lang, table.resolve(title))
+                ).items():
+                    vectors.setdefault(entity, vector)
+            return vectors, "wikipedia2vec"
+        except (RuntimeError, ImportError, OSError) as error:
+            if config.vector_method == "wikipedia2vec":
+                raise
+            note = f" (wikipedia2vec failed: {str(error)[:200]})"
+    vectors = train_vectors_from_extracts(
+        shards, work_dir, catalog, redirects, config.vector_dim, config.vector_epochs, config.seed
+    )
+    return vectors, "gensim skip-gram over link contexts" + note

@@ -1,0 +1,27 @@
+"""Known workflows: name -> module.
+
+A workflow module defines ``CONFIG`` (a :class:`~interlingua.workflows.config.Config` subclass),
+``DESCRIPTION`` (one line) and ``run(config, *, address=None) -> dict`` returning a summary.
+"""
+
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+
+from interlingua.workflows.errors import UserError
+
+WORKFLOWS: dict[str, str] = {
+    "quickstart": "interlingua.workflows.quickstart",
+}
+
+
+class UnknownWorkflow(UserError):
+    def __init__(self, name: str):
+        super().__init__(f"unknown workflow {name!r}; known workflows: {', '.join(sorted(WORKFLOWS))}")
+
+
+def load_workflow(name: str) -> ModuleType:
+    if name not in WORKFLOWS:
+        raise UnknownWorkflow(name)
+    return importlib.import_module(WORKFLOWS[name])

@@ -1,0 +1,123 @@
+"""Runtime defaults: where state lives, which Ray cluster, which MLflow server, which device.
+
+- State directory: ``$INTERLINGUA_HOME`` or ``./.interlingua`` (holds assets, corpora, the MLflow
+  SQLite store and artifact folder, Ray results and the torch-extensions cache).
+- Ray: ``--address`` or ``$RAY_ADDRESS`` connects to that cluster; neither starts Ray in-process.
+- MLflow: ``$MLFLOW_TRACKING_URI`` if set, else ``sqlite:///<state>/mlflow.db`` with artifacts in
+  ``<state>/mlartifacts``, so runs and the model registry work without a server.
+- Device: GPUs -> NCCL and bf16; none -> CPU with gloo and fp32 (the same config runs on both).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+DEFAULT_STATE_DIR = ".interlingua"
+
+
+def state_dir(override: str | os.PathLike | None = None) -> Path:
+    """The state directory (created), from ``override``, ``$INTERLINGUA_HOME`` or ``./.interlingua``."""
+    path = Path(override or os.environ.get("INTERLINGUA_HOME") or DEFAULT_STATE_DIR).expanduser().resolve()
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def assets_dir(state: Path | None = None) -> Path:
+    path = (state or state_dir()) / "assets"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def corpus_root(state: Path | None = None) -> str:
+    return str((state or state_dir()) / "corpus")
+
+
+@dataclass(frozen=True)
+class TrackingTarget:
+    tracking_uri: str
+    artifact_location: str | None  # set for the local default store only
+
+
+def tracking_target(state: Path | None = None) -> TrackingTarget:
+    """``$MLFLOW_TRACKING_URI`` when set; otherwise the local SQLite store under the state dir."""
+    uri = os.environ.get("MLFLOW_TRACKING_URI")
+    if uri:
+        return TrackingTarget(uri, None)
+    root = state or state_dir()
+    return TrackingTarget(f"sqlite:///{root / 'mlflow.db'}", (root / "mlartifacts").as_uri())
+
+
+def configure_mlflow(experiment: str, state: Path | None = None) -> str:
+    """Point MLflow at the tracking target, create/select ``experiment``; returns its id.
+
+    Also exports ``MLFLOW_TRACKING_URI`` so Ray workers started afterwards log to the same store.
+    """
+    import mlflow
+
+    target = tracking_target(state)
+    os.environ["MLFLOW_TRACKING_URI"] = target.tracking_uri
+    mlflow.set_tracking_uri(target.tracking_uri)
+    mlflow.set_registry_uri(target.tracking_uri)
+    exp = mlflow.get_experiment_by_name(experiment)
+    if exp is None:
+        exp_id = mlflow.create_experiment(experiment, artifact_location=target.artifact_location)
+    else:
+        exp_id = exp.experiment_id
+    mlflow.set_experiment(experiment_id=exp_id)
+    return exp_id
+
+
+def init_ray(address: str | None = None, *, num_cpus: int | None = None, object_store_memory: int | None = None):
+    """Connect to ``address`` / ``$RAY_ADDRESS``, or start a local Ray in-process. Idempotent."""
+    import ray
+
+    if ray.is_initialized():
+        return ray
+    address = address or os.environ.get("RAY_ADDRESS")
+    # Workers must import the interlingua package the same way the driver does.
+    os.environ.setdefault("TORCH_EXTENSIONS_DIR", str(state_dir() / "torch_extensions"))
+    env = {"env_vars": {k: os.environ[k] for k in _FORWARDED_ENV if k in os.environ}}
+    if address:
+        ray.init(address=address, runtime_env=env, log_to_driver=True)
+    else:
+        ray.init(
+            address="local",
+            num_cpus=num_cpus,
+            object_store_memory=object_store_memory or 512 * 1024**2,
+            include_dashboard=False,
+            runtime_env=env,
+            log_to_driver=True,
+        )
+    return ray
+
+
+_FORWARDED_ENV = ("MLFLOW_TRACKING_URI", "INTERLINGUA_HOME", "TORCH_EXTENSIONS_DIR", "DS_ACCELERATOR", "HF_HUB_OFFLINE")
+
+
+@dataclass(frozen=True)
+class DevicePlan:
+    use_gpu: bool
+    backend: str  # "nccl" | "gloo"
+    precision: str  # "bf16" | "fp32"
+
+
+def device_plan(use_gpu: bool | None = None) -> DevicePlan:
+    """GPU -> NCCL + bf16; CPU -> gloo + fp32. ``use_gpu=None`` decides from the cluster / machine."""
+    if use_gpu is None:
+        use_gpu = _gpus_available()
+    return DevicePlan(use_gpu, "nccl" if use_gpu else "gloo", "bf16" if use_gpu else "fp32")
+
+
+def _gpus_available() -> bool:
+    try:
+        import ray
+
+        if ray.is_initialized():
+            return ray.cluster_resources().get("GPU", 0) > 0
+    except ImportError:  # pragma: no cover
+        pass
+    import torch
+
+    return torch.cuda.is_available()
