@@ -8,6 +8,7 @@ overrides (dotted keys reach nested sections; values are parsed as YAML scalars,
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -16,6 +17,9 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from interlingua.workflows.errors import UserError
 
 C = TypeVar("C", bound="Config")
+
+#: Exponent floats without a dot (``1e-4``), which PyYAML's YAML 1.1 resolver leaves as strings.
+_YAML11_MISSED_FLOAT = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)[eE][-+]?\d+")
 
 
 class ConfigError(UserError, ValueError):
@@ -39,6 +43,8 @@ def parse_override(item: str) -> tuple[list[str], Any]:
         value = yaml.safe_load(raw) if raw.strip() else ""
     except yaml.YAMLError:
         value = raw
+    if isinstance(value, str) and _YAML11_MISSED_FLOAT.fullmatch(raw.strip()):
+        value = float(value)  # YAML 1.1 reads "1e-4" (no dot) as a string
     return [k for k in key.strip().split(".")], value
 
 

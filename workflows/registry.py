@@ -13,6 +13,8 @@ from interlingua.workflows.errors import UserError
 
 WORKFLOWS: dict[str, str] = {
     "quickstart": "interlingua.workflows.quickstart",
+    "amr-corpus": "interlingua.workflows.amr_corpus",
+    "ease-corpus": "interlingua.workflows.ease_corpus",
 }
 
 

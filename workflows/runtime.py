@@ -70,7 +70,10 @@ def configure_mlflow(experiment: str, state: Path | None = None) -> str:
 
 
 def init_ray(address: str | None = None, *, num_cpus: int | None = None, object_store_memory: int | None = None):
-    """Connect to ``address`` / ``$RAY_ADDRESS``, or start a local Ray in-process. Idempotent."""
+    """Connect to ``address`` / ``$RAY_ADDRESS``, or start a local Ray in-process. Idempotent.
+
+    A local Ray gets at least 4 logical CPUs (training workers reserve one each and Ray Data's
+    read/shuffle tasks need their own, or a 2-core machine would deadlock feeding 2 workers)."""
     import ray
 
     if ray.is_initialized():
@@ -84,9 +87,9 @@ def init_ray(address: str | None = None, *, num_cpus: int | None = None, object_
     else:
         ray.init(
             address="local",
-            num_cpus=num_cpus,
+            # Logical CPUs: Ray Train workers hold one each, and Ray Data needs some left to feed them.
+            num_cpus=num_cpus or max(4, os.cpu_count() or 1),
             object_store_memory=object_store_memory or 512 * 1024**2,
-            include_dashboard=False,
             runtime_env=env,
             log_to_driver=True,
         )

@@ -6,4 +6,7 @@ COMMANDS: dict[str, str] = {
     "embed": "interlingua.workflows.commands.embed",
     "corpus": "interlingua.workflows.commands.corpus",
     "assets": "interlingua.workflows.commands.assets",
+    "align": "interlingua.workflows.commands.align",
+    "eval": "interlingua.workflows.commands.eval",
+    "bench-pack": "interlingua.workflows.commands.bench_pack",
 }

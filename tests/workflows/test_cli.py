@@ -1,0 +1,134 @@
+"""The ``interlingua`` command line: subcommand registry, help, user errors -> exit 2, light start-up."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from interlingua.workflows.cli import build_parser, main
+from interlingua.workflows.commands import COMMANDS
+from interlingua.workflows.registry import WORKFLOWS
+
+HEAVY_MODULES = ("torch", "ray", "mlflow", "transformers", "deepspeed")
+
+
+def run_main(argv: list[str]) -> int:
+    """``main(argv)`` with argparse's SystemExit turned into a return code."""
+    try:
+        return main(argv)
+    except SystemExit as exit_:
+        return int(exit_.code or 0)
+
+
+def test_top_level_help_lists_every_subcommand(capsys):
+    assert run_main(["--help"]) == 0
+    out = capsys.readouterr().out
+    for name in COMMANDS:
+        assert name in out
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_help_of_every_subcommand_exits_zero_with_usage(command, capsys):
+    assert run_main([command, "--help"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"usage: interlingua {command}")
+
+
+def test_every_command_module_has_the_subcommand_interface():
+    import importlib
+
+    for name, module_name in COMMANDS.items():
+        module = importlib.import_module(module_name)
+        assert isinstance(module.HELP, str) and module.HELP.strip(), name
+        assert callable(module.add_arguments) and callable(module.run), name
+
+
+def test_parser_for_one_command_only_registers_that_command():
+    parser = build_parser(load="run")
+    args = parser.parse_args(["run", "quickstart"])
+    assert args.command == "run" and args.workflow == "quickstart"
+    with pytest.raises(SystemExit):
+        parser.parse_args(["embed", "--model", "x"])
+
+
+def test_no_command_prints_help_and_exits_2(capsys):
+    assert run_main([]) == 2
+    assert "usage: interlingua" in capsys.readouterr().out
+
+
+def test_unknown_subcommand_is_an_argparse_error(capsys):
+    assert run_main(["no-such-command"]) == 2
+    assert "invalid choice" in capsys.readouterr().err
+
+
+def test_run_unknown_workflow_lists_known_workflows_and_exits_2(capsys):
+    assert run_main(["run", "no-such-workflow"]) == 2
+    err = capsys.readouterr().err
+    assert "unknown workflow 'no-such-workflow'" in err
+    for name in WORKFLOWS:
+        assert name in err
+    assert "Traceback" not in err
+
+
+def test_run_bad_set_value_names_key_and_value(capsys):
+    assert run_main(["run", "quickstart", "--set", "train.batch_size=abc", "--show-config"]) == 2
+    err = capsys.readouterr().err
+    assert "interlingua run: error:" in err
+    assert "train.batch_size" in err and "'abc'" in err
+
+
+def test_run_set_without_equals_is_reported(capsys):
+    assert run_main(["run", "quickstart", "--set", "train.batch_size", "--show-config"]) == 2
+    assert "--set expects key=value, got 'train.batch_size'" in capsys.readouterr().err
+
+
+def test_run_set_unknown_key_is_reported(capsys):
+    assert run_main(["run", "quickstart", "--set", "train.nonsense=1", "--show-config"]) == 2
+    err = capsys.readouterr().err
+    assert "train.nonsense" in err and "unknown key" in err
+
+
+def test_run_show_config_applies_yaml_then_set(tmp_path, capsys):
+    config_file = tmp_path / "q.yaml"
+    config_file.write_text("alias: from-yaml\ntrain:\n  max_steps: 5\n  lr: 1.0e-3\n", encoding="utf-8")
+    argv = ["run", "quickstart", "-c", str(config_file), "--set", "train.max_steps=3", "--set", "train.lr=1e-4",
+            "--show-config"]
+    assert run_main(argv) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert shown["alias"] == "from-yaml"
+    assert shown["train"]["max_steps"] == 3
+    assert shown["train"]["lr"] == pytest.approx(1e-4)
+
+
+def test_run_list_keys_shows_dotted_nested_keys(capsys):
+    assert run_main(["run", "quickstart", "--list-keys"]) == 0
+    out = capsys.readouterr().out
+    assert "train.max_steps (int" in out
+    assert "registered_model (str" in out
+
+
+def test_embed_without_texts_is_a_user_error(capsys):
+    assert run_main(["embed", "--model", "/nonexistent/model"]) == 2
+    assert "no texts given" in capsys.readouterr().err
+
+
+def test_help_does_not_import_heavy_libraries():
+    """``interlingua --help`` and every ``interlingua CMD --help`` stay light (stdlib + argparse)."""
+    script = (
+        "import sys\n"
+        "from interlingua.workflows.cli import main\n"
+        "from interlingua.workflows.commands import COMMANDS\n"
+        "for argv in [['--help']] + [[name, '--help'] for name in COMMANDS]:\n"
+        "    try:\n"
+        "        main(argv)\n"
+        "    except SystemExit:\n"
+        "        pass\n"
+        f"sys.stderr.write(repr(sorted(m for m in {HEAVY_MODULES!r} if m in sys.modules)))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert "usage: interlingua" in result.stdout
+    assert result.stderr.strip().splitlines()[-1] == "[]"

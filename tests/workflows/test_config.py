@@ -1,0 +1,211 @@
+"""Typed configs: YAML + ``--set`` layering, errors naming key / value / expectation; runtime defaults."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from pydantic import Field
+
+from interlingua.workflows.config import (
+    Config,
+    ConfigError,
+    apply_overrides,
+    config_fields_help,
+    load_config,
+    parse_override,
+)
+from interlingua.workflows.errors import UserError
+
+
+class TrainSection(Config):
+    lr: float = Field(1e-3, gt=0, description="learning rate")
+    steps: int = Field(10, ge=1)
+
+
+class ExampleConfig(Config):
+    name: str = "demo"
+    languages: list[str] = Field(default_factory=lambda: ["en"])
+    train: TrainSection = Field(default_factory=TrainSection)
+
+
+def write_yaml(path: Path, text: str) -> Path:
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+# --- parse_override / apply_overrides -------------------------------------------------------------
+
+@pytest.mark.parametrize(
+    ("item", "expected"),
+    [
+        ("train.lr=1e-4", (["train", "lr"], 1e-4)),  # YAML 1.1 alone would give the string "1e-4"
+        ("scale=-2E+3", (["scale"], -2000.0)),
+        ("tag='1e5'", (["tag"], "1e5")),  # quoted: stays a string
+        ("steps=3", (["steps"], 3)),
+        ("flag=true", (["flag"], True)),
+        ("langs=[en, es]", (["langs"], ["en", "es"])),
+        ("name=", (["name"], "")),
+        ("expr=a=b", (["expr"], "a=b")),
+    ],
+)
+def test_parse_override_gives_yaml_scalar_types(item, expected):
+    assert parse_override(item) == expected
+
+
+@pytest.mark.parametrize("item", ["no_equals_sign", "=value", "  =1"])
+def test_parse_override_without_key_is_a_config_error(item):
+    with pytest.raises(ConfigError, match="key=value"):
+        parse_override(item)
+
+
+def test_apply_overrides_sets_nested_keys_without_mutating_the_input():
+    data = {"train": {"lr": 0.1, "steps": 5}, "name": "x"}
+    out = apply_overrides(data, ["train.lr=0.5", "extra.deep.key=1"])
+    assert out == {"train": {"lr": 0.5, "steps": 5}, "name": "x", "extra": {"deep": {"key": 1}}}
+    assert data == {"train": {"lr": 0.1, "steps": 5}, "name": "x"}
+
+
+# --- load_config layering ------------------------------------------------------------------------
+
+def test_defaults_when_no_file_and_no_overrides():
+    config = load_config(ExampleConfig)
+    assert config == ExampleConfig()
+    assert config.train.lr == 1e-3
+
+
+def test_yaml_then_overrides_later_layer_wins(tmp_path):
+    path = write_yaml(tmp_path / "c.yaml", "name: from-yaml\ntrain:\n  lr: 0.01\n  steps: 7\n")
+    config = load_config(ExampleConfig, path, ["train.steps=42", "languages=[en, es, de]"])
+    assert config.name == "from-yaml"
+    assert config.train.lr == 0.01
+    assert config.train.steps == 42
+    assert config.languages == ["en", "es", "de"]
+
+
+def test_yaml_is_read_through_fsspec_urls(tmp_path):
+    path = write_yaml(tmp_path / "c.yaml", "name: via-url\n")
+    assert load_config(ExampleConfig, path.as_uri()).name == "via-url"
+
+
+def test_empty_yaml_file_means_defaults(tmp_path):
+    path = write_yaml(tmp_path / "empty.yaml", "")
+    assert load_config(ExampleConfig, path) == ExampleConfig()
+
+
+# --- errors --------------------------------------------------------------------------------------
+
+def test_bad_override_value_names_key_value_and_expectation():
+    with pytest.raises(ConfigError) as info:
+        load_config(ExampleConfig, None, ["train.steps=abc"])
+    message = str(info.value)
+    assert "train.steps" in message
+    assert "'abc'" in message
+    assert "integer" in message  # what was expected
+
+
+def test_out_of_range_value_names_the_bound():
+    with pytest.raises(ConfigError) as info:
+        load_config(ExampleConfig, None, ["train.lr=-1"])
+    assert "train.lr = -1" in str(info.value)
+    assert "greater than 0" in str(info.value)
+
+
+def test_unknown_key_is_an_error_naming_the_key_and_value(tmp_path):
+    path = write_yaml(tmp_path / "c.yaml", "train:\n  lrr: 0.1\n")
+    with pytest.raises(ConfigError) as info:
+        load_config(ExampleConfig, path)
+    message = str(info.value)
+    assert "train.lrr" in message and "unknown key" in message and "0.1" in message
+    assert str(path) in message  # the source is named
+
+
+def test_every_bad_key_is_listed_in_one_error():
+    with pytest.raises(ConfigError) as info:
+        load_config(ExampleConfig, None, ["train.steps=0", "name=[1, 2]", "bogus=1"])
+    message = str(info.value)
+    for key in ("train.steps", "name", "bogus"):
+        assert key in message
+
+
+def test_invalid_yaml_and_non_mapping_yaml_are_config_errors(tmp_path):
+    broken = write_yaml(tmp_path / "broken.yaml", "a: [unclosed\n")
+    with pytest.raises(ConfigError, match="not valid YAML"):
+        load_config(ExampleConfig, broken)
+    listing = write_yaml(tmp_path / "list.yaml", "- 1\n- 2\n")
+    with pytest.raises(ConfigError, match="mapping"):
+        load_config(ExampleConfig, listing)
+
+
+def test_config_error_is_a_user_error_and_a_value_error():
+    assert issubclass(ConfigError, UserError)
+    assert issubclass(ConfigError, ValueError)
+
+
+def test_assignment_is_validated():
+    config = ExampleConfig()
+    with pytest.raises(ValueError):
+        config.train.steps = 0  # type: ignore[assignment]
+
+
+def test_fields_help_lists_nested_keys_with_types_defaults_and_descriptions():
+    lines = config_fields_help(ExampleConfig)
+    assert "name (str, default 'demo')" in lines
+    assert "train.lr (float, default 0.001)  learning rate" in lines
+    assert any(line.startswith("train.steps (int, default 10)") for line in lines)
+    assert any(line.startswith("languages (") and "['en']" in line for line in lines)
+
+
+# --- runtime defaults ----------------------------------------------------------------------------
+
+def test_state_dir_from_env_then_override(tmp_path, monkeypatch):
+    from interlingua.workflows.runtime import state_dir
+
+    monkeypatch.setenv("INTERLINGUA_HOME", str(tmp_path / "home"))
+    assert state_dir() == (tmp_path / "home").resolve()
+    assert (tmp_path / "home").is_dir()
+    assert state_dir(tmp_path / "explicit") == (tmp_path / "explicit").resolve()
+
+
+def test_state_dir_default_is_dot_interlingua_in_cwd(tmp_path, monkeypatch):
+    from interlingua.workflows.runtime import state_dir
+
+    monkeypatch.delenv("INTERLINGUA_HOME", raising=False)
+    monkeypatch.chdir(tmp_path)
+    assert state_dir() == (tmp_path / ".interlingua").resolve()
+
+
+def test_tracking_target_defaults_to_sqlite_under_state_dir(tmp_path, monkeypatch):
+    from interlingua.workflows.runtime import tracking_target
+
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    target = tracking_target(tmp_path)
+    assert target.tracking_uri == f"sqlite:///{tmp_path / 'mlflow.db'}"
+    assert target.artifact_location == (tmp_path / "mlartifacts").as_uri()
+
+
+def test_tracking_target_honours_mlflow_tracking_uri(tmp_path, monkeypatch):
+    from interlingua.workflows.runtime import tracking_target
+
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", "http://mlflow.example:5000")
+    target = tracking_target(tmp_path)
+    assert target.tracking_uri == "http://mlflow.example:5000"
+    assert target.artifact_location is None
+
+
+def test_device_plan_cpu_is_gloo_fp32_and_gpu_is_nccl_bf16():
+    from interlingua.workflows.runtime import DevicePlan, device_plan
+
+    assert device_plan(use_gpu=False) == DevicePlan(False, "gloo", "fp32")
+    assert device_plan(use_gpu=True) == DevicePlan(True, "nccl", "bf16")
+
+
+def test_device_plan_auto_follows_torch_without_ray():
+    import torch
+
+    from interlingua.workflows.runtime import device_plan
+
+    plan = device_plan()
+    assert plan.use_gpu == torch.cuda.is_available()
+    if not plan.use_gpu:
+        assert (plan.backend, plan.precision) == ("gloo", "fp32")

@@ -1,0 +1,57 @@
+"""DeepSpeed engine construction for CPU (gloo, fp32) and GPU (NCCL, bf16) workers."""
+
+from __future__ import annotations
+
+import os
+
+import torch
+
+from interlingua.trainers.engine.config import TrainConfig
+
+
+def deepspeed_config(config: TrainConfig, use_gpu: bool) -> dict:
+    return {
+        "train_micro_batch_size_per_gpu": config.batch_size,
+        "gradient_accumulation_steps": 1,
+        "gradient_clipping": config.gradient_clipping,
+        "zero_optimization": {"stage": config.zero_stage},
+        "bf16": {"enabled": bool(use_gpu)},
+        "steps_per_print": 10**9,
+        "wall_clock_breakdown": False,
+    }
+
+
+def prepare_accelerator(use_gpu: bool, shm_comm: bool) -> None:
+    """Select DeepSpeed's accelerator before it is imported; optionally skip the CPU shm kernel build."""
+    os.environ["DS_ACCELERATOR"] = "cuda" if use_gpu else "cpu"
+    if not use_gpu and not shm_comm:
+        import deepspeed.ops
+
+        # Gloo does the all-reduce; the shared-memory kernel would be compiled on first use.
+        deepspeed.ops.__compatible_ops__["deepspeed_shm_comm"] = False
+
+
+def build_engine(model: torch.nn.Module, config: TrainConfig, use_gpu: bool):
+    """(engine, scheduler) with a torch AdamW over the trainable parameters and linear warmup/decay."""
+    prepare_accelerator(use_gpu, config.shm_comm)
+    import deepspeed
+
+    params = [p for p in model.parameters() if p.requires_grad]
+    decay = [p for p in params if p.ndim > 1]
+    no_decay = [p for p in params if p.ndim <= 1]
+    optimizer = torch.optim.AdamW(
+        [{"params": decay, "weight_decay": config.weight_decay}, {"params": no_decay, "weight_decay": 0.0}],
+        lr=config.lr)
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, _linear_schedule(config.warmup_steps, config.max_steps))
+    engine, _, _, _ = deepspeed.initialize(model=model, optimizer=optimizer, lr_scheduler=scheduler,
+                                           config=deepspeed_config(config, use_gpu), dist_init_required=False)
+    return engine, scheduler
+
+
+def _linear_schedule(warmup: int, total: int):
+    def factor(step: int) -> float:
+        if warmup and step < warmup:
+            return (step + 1) / warmup
+        return max(0.0, (total - step) / max(1, total - warmup))
+
+    return factor

@@ -1,0 +1,58 @@
+"""Launch the training loop on Ray Train workers: ``fit(model, dataset, config) -> TrainResult``."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from interlingua.trainers.engine.config import TrainConfig
+from interlingua.trainers.engine.objectives import OBJECTIVE_COLUMNS
+from interlingua.trainers.engine.train_loop import ENCODER_SUBDIR, train_loop_per_worker
+
+
+@dataclass(frozen=True)
+class TrainResult:
+    encoder_dir: str          # the trained encoder (sentence-transformers layout)
+    checkpoint_dir: str       # the final Ray Train checkpoint
+    metrics: dict
+
+
+def _tracking_uri() -> str:
+    import mlflow
+
+    return mlflow.get_tracking_uri()
+
+
+def fit(model: str, train_dataset, config: TrainConfig, *, storage_path: str | os.PathLike, name: str,
+        run_id: str | None = None) -> TrainResult:
+    """Train ``model`` (any :func:`load_encoder` URI) on ``train_dataset`` (a Ray dataset with the
+    objective's text columns). Re-running with the same ``storage_path`` and ``name`` after a crash
+    resumes from the latest checkpoint."""
+    from ray.train import CheckpointConfig, RunConfig, ScalingConfig
+    from ray.train.torch import TorchConfig, TorchTrainer
+
+    from interlingua.workflows.runtime import device_plan
+
+    plan = device_plan(config.use_gpu)
+    missing = [c for c in dict.fromkeys(OBJECTIVE_COLUMNS[config.objective]) if c not in train_dataset.columns()]
+    if missing:
+        raise ValueError(f"objective {config.objective!r} needs columns {list(OBJECTIVE_COLUMNS[config.objective])}; "
+                         f"the training dataset lacks {missing} (has {train_dataset.columns()})")
+    trainer = TorchTrainer(
+        train_loop_per_worker,
+        train_loop_config={"train": config.model_dump(), "model": model, "use_gpu": plan.use_gpu, "run_id": run_id,
+                           "tracking_uri": _tracking_uri() if run_id else None},
+        scaling_config=ScalingConfig(num_workers=config.num_workers, use_gpu=plan.use_gpu,
+                                     resources_per_worker={"CPU": config.cpus_per_worker}),
+        torch_config=TorchConfig(backend=plan.backend),
+        run_config=RunConfig(storage_path=str(Path(storage_path).resolve()), name=name,
+                             checkpoint_config=CheckpointConfig(num_to_keep=2)),
+        datasets={"train": train_dataset},
+    )
+    result = trainer.fit()
+    if result.checkpoint is None:
+        raise RuntimeError(f"training run {name!r} finished without a checkpoint: {result.error}")
+    folder = result.checkpoint.path
+    return TrainResult(encoder_dir=os.path.join(folder, ENCODER_SUBDIR), checkpoint_dir=folder,
+                       metrics=dict(result.metrics or {}))

@@ -1,0 +1,43 @@
+"""Which loss and which input columns each engine objective uses."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from torch import nn
+
+from interlingua.trainers.engine.config import TrainConfig
+
+
+#: Text columns each objective reads, one per view, in the loss's argument order.
+OBJECTIVE_COLUMNS: dict[str, tuple[str, ...]] = {
+    "translation_ranking": ("src", "tgt"),
+    "simcse_unsup": ("text", "text"),
+    "simcse_sup": ("premise", "entailment", "contradiction"),
+}
+
+
+@dataclass(frozen=True)
+class ObjectiveSpec:
+    loss: nn.Module
+    columns: tuple[str, ...]  # one text column per view, in the loss's argument order
+
+    def negatives_per_anchor(self, global_batch: int) -> int:
+        """In-batch candidates each anchor is contrasted with, besides its positive."""
+        hard = global_batch if len(self.columns) > 2 else 0
+        return global_batch - 1 + hard
+
+
+def build_objective(config: TrainConfig, group=None) -> ObjectiveSpec:
+    from interlingua.trainers.objectives.simcse import SupervisedSimCSELoss, UnsupervisedSimCSELoss
+    from interlingua.trainers.objectives.translation_ranking import TranslationRankingLoss
+
+    losses = {
+        "translation_ranking": lambda: TranslationRankingLoss(config.temperature, symmetric=config.symmetric,
+                                                              group=group),
+        "simcse_unsup": lambda: UnsupervisedSimCSELoss(config.temperature, group=group),
+        "simcse_sup": lambda: SupervisedSimCSELoss(config.temperature, group=group),
+    }
+    if config.objective not in losses:
+        raise ValueError(f"unknown objective {config.objective!r}; expected one of {sorted(losses)}")
+    return ObjectiveSpec(losses[config.objective](), OBJECTIVE_COLUMNS[config.objective])
