@@ -15,6 +15,7 @@ WORKFLOWS: dict[str, str] = {
     "quickstart": "interlingua.workflows.quickstart",
     "amr-corpus": "interlingua.workflows.amr_corpus",
     "ease-corpus": "interlingua.workflows.ease_corpus",
+    "bitext-corpus": "interlingua.workflows.bitext_corpus",
 }
 
 

@@ -49,17 +49,25 @@ def tracking_target(state: Path | None = None) -> TrackingTarget:
     return TrackingTarget(f"sqlite:///{root / 'mlflow.db'}", (root / "mlartifacts").as_uri())
 
 
-def configure_mlflow(experiment: str, state: Path | None = None) -> str:
-    """Point MLflow at the tracking target, create/select ``experiment``; returns its id.
-
-    Also exports ``MLFLOW_TRACKING_URI`` so Ray workers started afterwards log to the same store.
-    """
+def use_tracking_store(state: Path | None = None) -> TrackingTarget:
+    """Point MLflow (tracking and model registry) at the tracking target, so ``models:/`` and ``runs:/``
+    URIs resolve against the same store the workflows write to. Exports ``MLFLOW_TRACKING_URI`` so Ray
+    workers started afterwards use it too."""
     import mlflow
 
     target = tracking_target(state)
     os.environ["MLFLOW_TRACKING_URI"] = target.tracking_uri
     mlflow.set_tracking_uri(target.tracking_uri)
     mlflow.set_registry_uri(target.tracking_uri)
+    return target
+
+
+def configure_mlflow(experiment: str, state: Path | None = None) -> str:
+    """Point MLflow at the tracking target (:func:`use_tracking_store`), create/select ``experiment``;
+    returns its id."""
+    import mlflow
+
+    target = use_tracking_store(state)
     exp = mlflow.get_experiment_by_name(experiment)
     if exp is None:
         exp_id = mlflow.create_experiment(experiment, artifact_location=target.artifact_location)

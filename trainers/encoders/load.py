@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import hashlib
+import shutil
 import os
 from pathlib import Path
 
@@ -70,6 +71,7 @@ def _from_mlflow(uri: str, cache: Path) -> str:
     import mlflow
 
     target = cache / ("mlflow-" + hashlib.sha1(uri.encode()).hexdigest()[:16])
+    shutil.rmtree(target, ignore_errors=True)  # no files left over from the version an alias named before
     try:
         # Aliases move: always ask the registry which version the URI names now.
         local = mlflow.artifacts.download_artifacts(artifact_uri=uri, dst_path=str(target))

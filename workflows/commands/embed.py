@@ -34,6 +34,10 @@ def run(args: argparse.Namespace) -> int:
 
     from interlingua.trainers.encoders.load import load_encoder
 
+    if args.model.startswith(("models:/", "runs:/")):
+        from interlingua.workflows.runtime import use_tracking_store
+
+        use_tracking_store()
     encoder = load_encoder(args.model)
     vectors = encoder.encode(texts, batch_size=args.batch_size, normalize=not args.no_normalize)
     if args.out:

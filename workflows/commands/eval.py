@@ -53,7 +53,9 @@ def run(args: argparse.Namespace) -> int:
     from interlingua.evaluation.report.summary import format_table, results_document
     from interlingua.evaluation.runner import evaluate_models, select_tasks
     from interlingua.workflows.errors import UserError
+    from interlingua.workflows.runtime import use_tracking_store
 
+    use_tracking_store()  # models:/ specs and --mlflow-run resolve against the workflows' store
     out = Path(args.out)
     cache_dir = Path(args.cache_dir) if args.cache_dir else out / "embedding-cache"
     try:

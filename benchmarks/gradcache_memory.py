@@ -1,0 +1,270 @@
+"""Largest contrastive batch under a fixed memory cap: plain (full-graph) training vs gradient caching.
+
+Usage::
+
+    python -m interlingua.benchmarks.gradcache_memory [--cap-mib 64] [--hidden 128] [--layers 2]
+        [--seq-len 32] [--chunk ROWS] [--max-ratio 64] [--quick]
+
+A small random BERT encoder (mean pooling) is trained on random token ids with the translation
+ranking loss (in-batch negatives, both directions), one optimizer-free forward/backward per trial.
+Each trial runs in a forked child of the driver (which imports torch and transformers once, running no
+op): it builds the model, warms up with one small step (so the
+parameter gradients exist), resets the process's peak-RSS counter (``/proc/self/clear_refs``), runs
+the step at the trial batch and reads the peak RSS growth over the post-warm-up RSS (``VmHWM`` -
+``VmRSS``). glibc's mmap/trim thresholds are pinned (``mallopt``) so freed activations go back to the OS and the peak is
+what the step needed. A trial *fits* when that growth is at most the cap.
+
+Search: plain batch doubles from 2 pairs until it no longer fits, then bisects; cached batch
+(``--chunk`` rows per encoder call, default: the plain maximum in rows) doubles from the plain maximum
+until it no longer fits or reaches ``--max-ratio`` x the plain maximum, then bisects. Then both are
+timed at the plain maximum (equal batch) and each at its own maximum.
+
+The loss couples the whole batch: its B x B similarity matrices (and their gradients) grow
+quadratically and are never chunked, so for a small encoder they, not the encoder, end up limiting the
+cached batch. The report gives the share of the cap that this batch-dependent part takes at the cached maximum.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+
+PEAK_KEY = "VmHWM"
+
+
+# --- trial (runs in a forked child) ---------------------------------------------------------------
+
+def _status_kib(key: str) -> int:
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(key + ":"):
+                return int(line.split()[1])
+    raise RuntimeError(f"{key} not in /proc/self/status")
+
+
+def _reset_peak() -> bool:
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+        return True
+    except OSError:
+        return False
+
+
+def _build(settings: dict):
+    import torch
+    from transformers import BertConfig, BertModel
+
+    from interlingua.trainers.encoders.pooling import pool
+
+    torch.manual_seed(0)
+    torch.set_num_threads(settings["threads"])
+    config = BertConfig(vocab_size=settings["vocab"], hidden_size=settings["hidden"],
+                        num_hidden_layers=settings["layers"], num_attention_heads=max(1, settings["hidden"] // 64),
+                        intermediate_size=4 * settings["hidden"], max_position_embeddings=max(64, settings["seq_len"]))
+    model = BertModel(config, add_pooling_layer=False).train()
+
+    def encode(features):
+        return pool(model(**features).last_hidden_state, features["attention_mask"], "mean")
+
+    return model, encode
+
+
+def _views(batch: int, settings: dict, seed: int):
+    import torch
+
+    generator = torch.Generator().manual_seed(seed)
+    views = []
+    for _ in range(2):  # source and target sentences
+        ids = torch.randint(5, settings["vocab"], (batch, settings["seq_len"]), generator=generator)
+        views.append({"input_ids": ids, "attention_mask": torch.ones_like(ids), "token_type_ids": torch.zeros_like(ids)})
+    return views
+
+
+def _step(mode: str, encode, views, loss_fn, chunk: int | None):
+    from interlingua.trainers.gradcache import cached_step, plain_step
+
+    if mode == "plain":
+        return plain_step(encode, views, loss_fn)
+    return cached_step(encode, views, loss_fn, chunk)
+
+
+def run_trial(spec: dict) -> dict:
+    """Peak RSS growth (MiB) of one step at ``spec['batch']`` pairs, and optionally its time."""
+    from interlingua.trainers.objectives.translation_ranking import TranslationRankingLoss
+
+    settings = spec["settings"]
+    model, encode = _build(settings)
+    loss = TranslationRankingLoss(temperature=0.05)
+
+    def loss_fn(embeddings):
+        return loss(*embeddings)
+
+    _step("plain", encode, _views(2, settings, seed=1), loss_fn, None)  # allocate parameter gradients
+    model.zero_grad(set_to_none=False)
+    views = _views(spec["batch"], settings, seed=2)
+    can_reset = _reset_peak()
+    base = _status_kib("VmRSS")
+    start = time.perf_counter()
+    _step(spec["mode"], encode, views, loss_fn, spec.get("chunk"))
+    first = time.perf_counter() - start
+    peak = _status_kib(PEAK_KEY)
+    result = {"growth_mib": (peak - base) / 1024, "peak_reset": can_reset, "first_step_s": first}
+    if spec.get("time_steps"):
+        times = []
+        for _ in range(spec["time_steps"]):
+            model.zero_grad(set_to_none=False)
+            start = time.perf_counter()
+            _step(spec["mode"], encode, views, loss_fn, spec.get("chunk"))
+            times.append(time.perf_counter() - start)
+        result["step_s"] = min(times)
+    return result
+
+
+# --- driver --------------------------------------------------------------------------------------
+
+def _pin_malloc() -> None:
+    """Fixed glibc mmap/trim thresholds: large freed blocks go back to the OS, so RSS tracks live memory."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL("libc.so.6")
+        libc.mallopt(-3, 131072)  # M_MMAP_THRESHOLD
+        libc.mallopt(-1, 131072)  # M_TRIM_THRESHOLD
+    except OSError:  # not glibc: the measurement is coarser but still bounded by the cap
+        pass
+
+
+def _trial(mode: str, batch: int, settings: dict, chunk: int | None = None, time_steps: int = 0) -> dict:
+    """Run one trial in a forked child (the parent has imported torch and transformers but run no op, so
+    the child starts clean and cheap); returns its JSON result."""
+    spec = {"mode": mode, "batch": batch, "chunk": chunk, "settings": settings, "time_steps": time_steps}
+    read_fd, write_fd = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # child
+        os.close(read_fd)
+        code = 0
+        try:
+            _pin_malloc()
+            payload = json.dumps(run_trial(spec))
+        except BaseException as err:  # noqa: BLE001 - report any failure (e.g. MemoryError) to the parent
+            payload, code = json.dumps({"growth_mib": float("inf"), "error": repr(err)}), 1
+        with os.fdopen(write_fd, "w") as out:
+            out.write(payload)
+        os._exit(code)
+    os.close(write_fd)
+    with os.fdopen(read_fd) as inp:
+        data = inp.read()
+    _, status = os.waitpid(pid, 0)
+    if not data:
+        return {"growth_mib": float("inf"), "error": f"trial process died (status {status})"}
+    return json.loads(data)
+
+
+def _largest(mode: str, settings: dict, cap_mib: float, start: int, limit: int | None, chunk: int | None,
+             log: list) -> tuple[int, dict]:
+    """Largest batch (pairs) whose step grows RSS by at most ``cap_mib``: doubling, then bisection."""
+
+    def fits(batch: int) -> tuple[bool, dict]:
+        result = _trial(mode, batch, settings, chunk if mode == "cached" else None)
+        ok = result["growth_mib"] <= cap_mib
+        log.append((mode, batch, result["growth_mib"], ok))
+        print(f"  {mode:6s} batch {batch:6d}: +{result['growth_mib']:8.1f} MiB {'fits' if ok else 'over cap'}"
+              f" ({result.get('first_step_s', float('nan')):.2f} s)", flush=True)
+        return ok, result
+
+    good, good_result = 0, {}
+    batch = start
+    while True:
+        if limit is not None and batch >= limit:
+            batch = limit
+        ok, result = fits(batch)
+        if not ok:
+            bad = batch
+            break
+        good, good_result = batch, result
+        if limit is not None and batch >= limit:
+            return good, good_result
+        batch *= 2
+    # bisect between good and bad to ~6% (plain) / ~12% (cached), at least 1 pair
+    while bad - good > max(1, good // (16 if mode == "plain" else 8)):
+        mid = (good + bad) // 2
+        ok, result = fits(mid)
+        if ok:
+            good, good_result = mid, result
+        else:
+            bad = mid
+    return good, good_result
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--trial", help=argparse.SUPPRESS)
+    parser.add_argument("--cap-mib", type=float, default=None, help="memory cap over the warmed-up baseline (default 64, quick 32)")
+    parser.add_argument("--hidden", type=int, default=128)
+    parser.add_argument("--layers", type=int, default=2)
+    parser.add_argument("--seq-len", type=int, default=32)
+    parser.add_argument("--vocab", type=int, default=8000)
+    parser.add_argument("--chunk", type=int, default=None, help="cached rows per encoder call (default: plain max rows)")
+    parser.add_argument("--max-ratio", type=int, default=None, help="stop the cached search at this x plain max (default 64, quick 16)")
+    parser.add_argument("--time-steps", type=int, default=None, help="timed steps per timing run (default 3, quick 1)")
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--quick", action="store_true", help="cap 32 MiB, cached search up to 16x, 1 timed step")
+    args = parser.parse_args(argv)
+
+    if args.trial:  # run one trial in this process (debugging)
+        print(json.dumps(run_trial(json.loads(args.trial))))
+        return
+    # Import the heavy modules once, before forking the trials (no torch op runs in the parent).
+    import transformers  # noqa: F401
+    from transformers import BertModel  # noqa: F401
+
+    import interlingua.trainers.encoders.pooling  # noqa: F401
+    import interlingua.trainers.gradcache  # noqa: F401
+    import interlingua.trainers.objectives.translation_ranking  # noqa: F401
+
+    cap = args.cap_mib if args.cap_mib is not None else (32.0 if args.quick else 64.0)
+    time_steps = args.time_steps or (1 if args.quick else 3)
+    max_ratio = args.max_ratio or (16 if args.quick else 64)
+    settings = {"hidden": args.hidden, "layers": args.layers, "seq_len": args.seq_len, "vocab": args.vocab,
+                "threads": args.threads}
+    started = time.perf_counter()
+    log: list = []
+    print(f"encoder: BERT hidden {args.hidden}, {args.layers} layers, seq len {args.seq_len}; cap +{cap:.0f} MiB RSS")
+    plain_max, _ = _largest("plain", settings, cap, start=2, limit=None, chunk=None, log=log)
+    if plain_max == 0:
+        raise SystemExit(f"no plain batch fits under {cap} MiB; raise --cap-mib")
+    chunk = args.chunk or max(1, plain_max)
+    cached_max, _ = _largest("cached", settings, cap, start=plain_max, limit=max_ratio * plain_max, chunk=chunk,
+                             log=log)
+
+    print("  timing ...", flush=True)
+    plain_eq = _trial("plain", plain_max, settings, time_steps=time_steps)
+    cached_eq = _trial("cached", plain_max, settings, chunk=chunk, time_steps=time_steps)
+    cached_big = _trial("cached", cached_max, settings, chunk=chunk, time_steps=max(1, time_steps - 1))
+    elapsed = time.perf_counter() - started
+
+    plain_sps = plain_max / plain_eq["step_s"]
+    cached_eq_sps = plain_max / cached_eq["step_s"]
+    cached_big_sps = cached_max / cached_big["step_s"]
+    print(f"\ncap +{cap:.0f} MiB over the warmed-up RSS; cached chunk {chunk} rows per encoder call; "
+          f"{time_steps} timed steps (best); searched in {elapsed:.0f} s\n")
+    print("| run | batch (pairs) | step peak +MiB | samples/s | time/sample vs plain | batch vs plain max |")
+    print("|---|---:|---:|---:|---:|---:|")
+    print(f"| plain, largest that fits | {plain_max} | {plain_eq['growth_mib']:.1f} | {plain_sps:,.1f} | 1.00 | 1.00 |")
+    print(f"| cached, same batch | {plain_max} | {cached_eq['growth_mib']:.1f} | {cached_eq_sps:,.1f} "
+          f"| {plain_sps / cached_eq_sps:.2f} | 1.00 |")
+    print(f"| cached, largest that fits{' (search cap)' if cached_max >= max_ratio * plain_max else ''} "
+          f"| {cached_max} | {cached_big['growth_mib']:.1f} | {cached_big_sps:,.1f} | {plain_sps / cached_big_sps:.2f} "
+          f"| {cached_max / plain_max:.1f} |")
+    batch_part = cached_big["growth_mib"] - cached_eq["growth_mib"]
+    print(f"\ncached: growth at the cached max minus growth at the plain max (same chunk activations; the whole-batch "
+          f"embeddings and loss matrices): {batch_part:.1f} MiB = {100 * batch_part / cap:.0f}% of the cap")
+    print(f"issue goal: cached batch >= 64x plain max at <= 1.35x time per sample -> "
+          f"{cached_max / plain_max:.1f}x, {plain_sps / cached_eq_sps:.2f}x (equal batch)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,223 @@
+"""The bitext-corpus workflow on a tiny hand-written bitext: counts, columns, alignments, rejects, resume."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+
+import pytest
+
+from interlingua.operators.align.bidirectional_aligner import BidirectionalAligner
+from interlingua.operators.align.fast_align_training import FastAlignParameters
+from interlingua.operators.align.pharaoh import format_pharaoh, parse_pharaoh
+from interlingua.operators.align.word_pairs import one_to_one_links
+from interlingua.operators.corpus.store import CorpusStore
+from interlingua.workflows.bitext_corpus import (
+    COLUMNS,
+    PARAMS_FOLDER,
+    BitextCorpusConfig,
+    apply_hygiene,
+    read_bitext,
+    run,
+)
+from interlingua.workflows.config import ConfigError, load_config
+from interlingua.workflows.errors import UserError
+
+LEXICON = {"the": "das", "house": "haus", "is": "ist", "small": "klein", "big": "gross", "book": "buch",
+           "old": "alt", "red": "rot", "Berlin": "Berlin"}
+
+
+def clean_pairs(n: int, seed: int = 0) -> list[tuple[str, str]]:
+    """Distinct monotone toy pairs (some contain the identical word Berlin)."""
+    rng = random.Random(seed)
+    seen, pairs = set(), []
+    while len(pairs) < n:
+        src = [rng.choice(sorted(LEXICON)) for _ in range(rng.randint(2, 6))]
+        line = " ".join(src)
+        if line not in seen:
+            seen.add(line)
+            pairs.append((line, " ".join(LEXICON[w] for w in src)))
+    return pairs
+
+
+def write_text_bitext(tmp_path) -> tuple[str, str, dict]:
+    """60 clean pairs plus one of each bad case (65 lines), at known line numbers (1-based)."""
+    pairs = clean_pairs(60)
+    bad = {
+        5: (pairs[0][0], pairs[0][1]),                        # duplicate of line 1
+        12: ("", "das haus"),                                  # empty source side
+        20: ("the", "das haus ist klein rot alt gross buch alt rot"),  # ratio 10 > 9
+        33: (" ".join(["the house"] * 10), " ".join(["das haus"] * 10)),  # 20 tokens > max_tokens 16
+        40: ("the X house", "das haus"),                       # source made invalid UTF-8 below
+    }
+    lines = list(pairs)
+    for number in sorted(bad):
+        lines.insert(number - 1, bad[number])
+    src_bytes = [s.encode() for s, _ in lines]
+    src_bytes[40 - 1] = b"the \xff house"                       # invalid UTF-8 at line 40
+    src_path, tgt_path = tmp_path / "raw.en", tmp_path / "raw.de"
+    src_path.write_bytes(b"\n".join(src_bytes) + b"\n")
+    tgt_path.write_text("\n".join(t for _, t in lines) + "\n", encoding="utf-8")
+    invalid_offset = sum(len(b) + 1 for b in src_bytes[:39]) + len(b"the ")
+    return str(src_path), str(tgt_path), {"lines": len(lines), "invalid_offset": invalid_offset}
+
+
+def config_for(tmp_path, src, tgt, **overrides) -> BitextCorpusConfig:
+    base = dict(source=src, target=tgt, src_lang="en", tgt_lang="de", max_tokens=16, rows_per_shard=25,
+                workers=2, store_root=str(tmp_path / "store"))
+    return BitextCorpusConfig(**(base | overrides))
+
+
+# -- reading and hygiene, no Ray ---------------------------------------------------------------------
+
+
+def test_reader_statuses_on_text_files(tmp_path):
+    src, tgt, info = write_text_bitext(tmp_path)
+    config = config_for(tmp_path, src, tgt)
+    rows = read_bitext(config, src)
+    assert len(rows) == info["lines"] == 65
+    apply_hygiene(rows, config)
+    statuses = {row["id"]: row["status"] for row in rows if row["status"] != "kept"}
+    assert statuses == {"5": "duplicate", "12": "empty", "20": "length_ratio", "40": "read_reject"}
+    reject = rows[39]["reject"]
+    assert reject["reason"] == "invalid_utf8" and reject["byte_offset"] == info["invalid_offset"]
+
+
+def test_keep_empty_skips_the_filters(tmp_path):
+    src, tgt, _ = write_text_bitext(tmp_path)
+    config = config_for(tmp_path, src, tgt, keep_empty=True)
+    rows = read_bitext(config, src)
+    apply_hygiene(rows, config)
+    assert rows[11]["status"] == "empty_kept"
+
+
+def test_line_count_mismatch_names_both_counts(tmp_path):
+    (tmp_path / "a.txt").write_text("a\nb\nc\n")
+    (tmp_path / "b.txt").write_text("x\ny\n")
+    config = config_for(tmp_path, str(tmp_path / "a.txt"), str(tmp_path / "b.txt"))
+    with pytest.raises(UserError, match=r"a.txt has 3 lines but .*b.txt has 2 lines"):
+        read_bitext(config, config.source)
+
+
+def test_tsv_and_parquet_readers_on_fsspec_urls(tmp_path):
+    import fsspec
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    fs = fsspec.filesystem("memory")
+    with fs.open("/bitext/raw.tsv", "wb") as handle:
+        handle.write("the house\tdas haus\nno tab here\n\nold book\talt buch\n".encode())
+    config = BitextCorpusConfig(source="memory:///bitext/raw.tsv", src_lang="en", tgt_lang="de")
+    rows = read_bitext(config, config.source)
+    assert [(r["src"], r["tgt"]) for r in rows] == [("the house", "das haus"), ("", ""), ("", ""), ("old book", "alt buch")]
+    assert rows[1]["reject"]["reason"] == "column_count" and rows[2]["reject"] is None
+
+    with fs.open("/bitext/raw.parquet", "wb") as handle:
+        pq.write_table(pa.table({"id": ["a", "b"], "en": ["the house", None], "de": ["das haus", "alt"]}), handle)
+    config = BitextCorpusConfig(source="memory:///bitext/raw.parquet", src_lang="en", tgt_lang="de")
+    rows = read_bitext(config, config.source)
+    assert [(r["id"], r["src"], r["tgt"]) for r in rows] == [("a", "the house", "das haus"), ("b", "", "alt")]
+    with pytest.raises(UserError, match="no column"):
+        read_bitext(BitextCorpusConfig(source="memory:///bitext/raw.parquet", src_column="xx"), "memory:///bitext/raw.parquet")
+
+
+def test_config_validation_and_registry():
+    from interlingua.workflows.registry import load_workflow
+
+    assert load_workflow("bitext-corpus").CONFIG is BitextCorpusConfig
+    with pytest.raises(ConfigError, match="symmetrization"):
+        load_config(BitextCorpusConfig, overrides=["symmetrization=diag"])
+    with pytest.raises(ConfigError, match="target"):
+        load_config(BitextCorpusConfig, overrides=["format=text", "source=a.txt"])
+
+
+# -- end to end on Ray --------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def ray_local():
+    import ray
+
+    ray.init(address="local", num_cpus=2, object_store_memory=200 * 1024**2, include_dashboard=False)
+    yield ray
+    ray.shutdown()
+
+
+@pytest.mark.slow
+def test_workflow_builds_an_aligned_corpus_and_resumes(tmp_path, ray_local):
+    src, tgt, info = write_text_bitext(tmp_path)
+    config = config_for(tmp_path, src, tgt)
+    summary = run(config)
+    store = CorpusStore(config.store_root)
+    manifest = store.manifest("bitext-corpus")
+    assert summary["shards_total"] == 3 and summary["parameters"]["learned_now"]
+    assert manifest.total_rows == 60 and summary["rows"] == 60
+    assert tuple(manifest.columns) == COLUMNS
+    c = manifest.counters
+    assert c["input"] == 65 and c["read.invalid_utf8"] == 1
+    assert (c["hygiene.input"], c["hygiene.kept"], c["hygiene.empty"], c["hygiene.duplicate"], c["hygiene.length_ratio"]) == (64, 61, 1, 1, 1)
+    assert c["tokenize.too_long"] == 1 and c["rows"] == 60
+    assert manifest.rejects_by_reason == {"invalid_utf8": 1, "empty": 1, "duplicate": 1, "length_ratio": 1, "too_long": 1}
+    assert manifest.rejects_by_operator == {"read": 1, "bitext_hygiene": 3, "tokenize": 1}
+    rejects = {r["reason"]: json.loads(r["row"]) for r in store.read_rejects("bitext-corpus").to_pylist()}
+    assert rejects["invalid_utf8"]["byte_offset"] == info["invalid_offset"] and rejects["invalid_utf8"]["id"] == "40"
+    assert rejects["too_long"]["id"] == "33" and rejects["too_long"]["tokens"] == 20
+
+    table = store.read_table("bitext-corpus").to_pylist()
+    version_dir = f"{config.store_root}/bitext-corpus/{manifest.version}/{PARAMS_FOLDER}"
+    pairs = BidirectionalAligner(FastAlignParameters.load(version_dir)).align(
+        [r["src_tokens"].split() for r in table], [r["tgt_tokens"].split() for r in table])
+    for row, pair in zip(table, pairs):
+        assert (row["forward"], row["reverse"], row["alignment"]) == (
+            format_pharaoh(pair.forward), format_pharaoh(pair.reverse), format_pharaoh(pair.symmetrized))
+        src_words, tgt_words = row["src_tokens"].split(), row["tgt_tokens"].split()
+        expected = [(i, j) for i, j in one_to_one_links(pair.symmetrized) if src_words[i] != tgt_words[j]]
+        assert parse_pharaoh(row["word_pairs"]) == expected and row["subword_pairs"] == ""
+    # the toy bitext is monotone word for word: the symmetrized links are the diagonal
+    assert all(row["alignment"] == " ".join(f"{k}-{k}" for k in range(len(row["src_tokens"].split()))) for row in table)
+    assert c["links.symmetrized"] == sum(len(r["src_tokens"].split()) for r in table)
+    assert c["word_pairs.dropped_identical"] == sum(r["src_tokens"].split().count("Berlin") for r in table) > 0
+
+    # resume: drop the manifest and one shard's completion record (as after a crash); the rerun
+    # rewrites only that shard, with the parameters kept in the version folder
+    unpublished = f"{config.store_root}/bitext-corpus/{manifest.version}"
+    os.remove(f"{unpublished}/manifest.json")
+    os.remove(f"{unpublished}/_complete/shard-00001.json")
+    again = run(config)
+    assert again["shards_resumed"] == 2 and not again["parameters"]["learned_now"]
+    assert again["version"] == summary["version"] and again["counters"] == summary["counters"]
+    assert CorpusStore(config.store_root).read_table("bitext-corpus").to_pylist() == table
+    assert run(config)["rows"] == 60  # published: nothing to do
+
+
+@pytest.mark.slow
+def test_workflow_on_memory_store_with_tsv_keep_empty_and_subwords(tmp_path, ray_local):
+    import fsspec
+    from tiny_models import build_tiny_bert
+    from transformers import AutoTokenizer
+
+    from interlingua.operators.align.word_pairs import first_subword_positions
+
+    fs = fsspec.filesystem("memory")
+    lines = [f"{s}\t{t}" for s, t in clean_pairs(30, seed=3)] + ["\tdas haus", "the house\t"]
+    with fs.open("/wf/bitext.tsv", "wb") as handle:
+        handle.write(("\n".join(lines) + "\n").encode())
+    config = BitextCorpusConfig(source="memory:///wf/bitext.tsv", src_lang="en", tgt_lang="de", keep_empty=True,
+                                symmetrization="intersect", learn_sample=20, store_root="memory:///wf/store", workers=1,
+                                subword_tokenizer=str(build_tiny_bert(tmp_path / "tiny_bert")))
+    summary = run(config)
+    assert summary["rows"] == 32 and summary["rejects"] == 0
+    assert summary["counters"]["empty_kept"] == 2
+    store = CorpusStore("memory:///wf/store")
+    table = store.read_table("bitext-corpus").to_pylist()
+    assert [r["alignment"] for r in table[-2:]] == ["", ""]
+    tokenizer = AutoTokenizer.from_pretrained(config.subword_tokenizer)
+    for row in table[:-2]:
+        src_pos = first_subword_positions(tokenizer, row["src_tokens"].split(), 512)
+        tgt_pos = first_subword_positions(tokenizer, row["tgt_tokens"].split(), 512)
+        expected = [(src_pos[i], tgt_pos[j]) for i, j in parse_pharaoh(row["word_pairs"])]
+        assert parse_pharaoh(row["subword_pairs"]) == expected
+    assert summary["counters"]["subword_pairs.kept"] == summary["counters"]["word_pairs.kept"] > 0
+    meta = json.loads(fs.cat(f"/wf/store/bitext-corpus/{summary['version']}/{PARAMS_FOLDER}/fast_align_params.json"))
+    assert meta["pairs"] == 20

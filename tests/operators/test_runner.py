@@ -1,0 +1,131 @@
+"""The operator runner: actor pools from declared resources, one model load per actor, rejects kept."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import numpy as np
+import pytest
+
+from interlingua.operators.base import REJECT_REASON, Operator, reject_column
+from interlingua.operators.runner import actor_pool, run_operator, split_rejects
+
+
+@pytest.fixture(scope="module")
+def ray_local():
+    import ray
+
+    ray.init(address="local", num_cpus=2, object_store_memory=200 * 1024**2, include_dashboard=False,
+             log_to_driver=False)
+    yield ray
+    ray.shutdown()
+
+
+class CountingSquare(Operator):
+    """Squares ``x``; records which actor instance (and how many loads) handled each row."""
+
+    name = "square"
+    num_cpus = 1.0
+    num_gpus = 0.5  # dropped by the runner on a CPU-only cluster
+    concurrency = 1
+    batch_size = 7
+
+    loads = 0
+
+    def __init__(self, offset: int = 0):
+        type(self).loads += 1  # per process: Ray constructs the class once per actor
+        self.offset = offset
+        self.instance = f"{os.getpid()}-{id(self)}"
+
+    def __call__(self, batch):
+        x = batch["x"]
+        reasons = reject_column(len(x))
+        reasons[x % 5 == 0] = "square: multiple of five"
+        batch["y"] = x * x + self.offset
+        batch["instance"] = np.array([self.instance] * len(x), dtype=object)
+        batch["loads"] = np.full(len(x), type(self).loads)
+        batch[REJECT_REASON] = reasons
+        return batch
+
+
+def test_actor_pool_sizes():
+    fixed = actor_pool(3)
+    assert (fixed.min_size, fixed.max_size) == (3, 3)
+    ranged = actor_pool((1, 4))
+    assert (ranged.min_size, ranged.max_size) == (1, 4)
+
+
+@pytest.mark.parametrize("bad", [0, (0, 2), (3, 2)])
+def test_actor_pool_rejects_bad_sizes(bad):
+    with pytest.raises(ValueError, match="concurrency"):
+        actor_pool(bad)
+
+
+def test_run_operator_requires_operator_class():
+    with pytest.raises(TypeError, match="Operator subclass"):
+        run_operator(None, lambda batch: batch)
+
+
+def test_resources_declared_by_class():
+    assert CountingSquare.resources() == {"num_cpus": 1.0, "num_gpus": 0.5, "concurrency": 1}
+    assert CountingSquare.operator_name() == "square"
+
+
+def _with_x(ray, n, blocks):
+    return ray.data.range(n, override_num_blocks=blocks).map_batches(lambda b: {"x": b["id"]},
+                                                                      batch_format="numpy")
+
+
+def test_run_operator_loads_once_per_actor_and_keeps_every_row(ray_local):
+    out = run_operator(_with_x(ray_local, 60, 6), CountingSquare, {"offset": 1}).take_all()
+
+    assert sorted(int(r["x"]) for r in out) == list(range(60))
+    for r in out:
+        assert r["y"] == r["x"] ** 2 + 1
+    # one actor, constructed once, served every batch (60 rows / batch_size 7 -> many calls)
+    assert len({r["instance"] for r in out}) == 1
+    assert {int(r["loads"]) for r in out} == {1}
+    assert sum(1 for r in out if r[REJECT_REASON]) == 12
+
+
+class HalfCpuSquare(CountingSquare):
+    """Two actors of half a CPU each leave a CPU for the read tasks on the 2-CPU test cluster."""
+
+    num_cpus = 0.5
+
+
+def test_run_operator_concurrency_override_uses_two_actors(ray_local):
+    out = run_operator(_with_x(ray_local, 400, 20), HalfCpuSquare, concurrency=2, batch_size=10).take_all()
+    assert len(out) == 400
+    assert len({r["instance"] for r in out}) == 2
+
+
+def test_split_rejects_keeps_reason_and_original_row():
+    batch = {"x": np.array([1, 5, 7, 10]), "text": np.array(["a", "b", "c", "d"], dtype=object),
+             REJECT_REASON: np.array(["", "too big", "", "also bad"], dtype=object)}
+    kept, rejects = split_rejects(batch, "square")
+    assert kept["x"].tolist() == [1, 7]
+    assert kept["text"].tolist() == ["a", "c"]
+    assert REJECT_REASON not in kept
+    assert [(r["operator"], r["reason"]) for r in rejects] == [("square", "too big"), ("square", "also bad")]
+    assert [json.loads(r["row"]) for r in rejects] == [{"x": 5, "text": "b"}, {"x": 10, "text": "d"}]
+
+
+def test_split_rejects_without_reason_column_is_identity():
+    batch = {"x": np.arange(3)}
+    kept, rejects = split_rejects(batch, "op")
+    assert kept is batch and rejects == []
+
+
+def test_operator_rejects_flow_through_split(ray_local):
+    out = run_operator(_with_x(ray_local, 60, 6), CountingSquare)
+    batches = list(out.iter_batches(batch_size=None, batch_format="numpy"))
+    kept_total, rejects = 0, []
+    for batch in batches:
+        kept, rej = split_rejects(batch, "square")
+        kept_total += len(kept["x"])
+        rejects += rej
+    assert kept_total + len(rejects) == 60
+    assert sorted(json.loads(r["row"])["x"] for r in rejects) == list(range(0, 60, 5))
+    assert {r["reason"] for r in rejects} == {"square: multiple of five"}

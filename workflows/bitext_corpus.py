@@ -1,0 +1,497 @@
+"""Workflow ``bitext-corpus``: raw bitext → hygiene → tokens → fast_align both ways → symmetrized links → word pairs.
+
+The corpus of the explicit-alignment method (Wu & Dredze 2020) and of the meaning-embedding method
+(Tiyajamorn et al. 2021), as a versioned corpus in the store. Steps:
+
+1. **Read** (driver) the raw bitext from any fsspec URL: two plain-text files line for line
+   (``source`` + ``target``), a two-column TSV, or Parquet with two named columns. Two text files
+   with different line counts are an error naming both counts and the first file; a line that is
+   not valid UTF-8 is rejected with its byte offset (``read`` / ``invalid_utf8``); a TSV line without
+   exactly two columns is rejected (``read`` / ``column_count``).
+2. **Hygiene** (:class:`~interlingua.operators.bitext.hygiene.BitextHygiene`, one pass over the whole
+   input so duplicates are found across shards): empty side, sample fraction, length ratio, duplicates.
+   Sampled-out pairs are only counted; the others are rejects with their reason. With
+   ``keep_empty: true`` a pair with an empty side skips the filters and is kept with an empty alignment.
+3. **Tokenize** (:class:`~interlingua.operators.text.tokenize_operator.TokenizeOperator` on Ray
+   actors; Moses, character segmentation for zh/ja). A side longer than ``max_tokens`` tokens is
+   rejected (``tokenize`` / ``too_long``).
+4. **Learn** fast_align's parameters once (both directions, ``-d -o -v``) on the accepted pairs or
+   on the first ``learn_sample`` of them, and keep them in the version folder (``fast_align/``), so a
+   resumed run aligns its remaining shards with the same parameters.
+5. **Align** (:class:`~interlingua.operators.align.align_operator.FastAlignOperator` on ``workers``
+   Ray actors): forward + reverse Viterbi links, symmetrized (``symmetrization``, default
+   grow-diag-final-and), Pharaoh ``i-j`` strings.
+6. **Word pairs** (:func:`~interlingua.operators.align.word_pairs.word_pairs`): one-to-one links whose
+   two words differ, as word indices (``word_pairs``); with ``subword_tokenizer`` (a Hugging Face
+   fast tokenizer, local folder or hub id) also as first-subword positions (``subword_pairs``).
+
+Shards are planned over the raw input rows (``rows_per_shard``); each shard's rows, rejects and
+counters (``input``, ``read.*``, ``hygiene.*``, ``tokenize.*``, ``links.*``, ``word_pairs.*``) are
+written when the shard is aligned, so a rerun of the same config and inputs skips complete shards.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from collections import Counter
+from typing import Any, Literal
+
+from pydantic import Field, model_validator
+
+from interlingua.workflows.config import Config
+from interlingua.workflows.errors import UserError
+
+DESCRIPTION = "raw bitext -> hygiene -> Moses tokens -> fast_align (both ways, symmetrized) -> word pairs corpus"
+COLUMNS = ("id", "src", "tgt", "src_lang", "tgt_lang", "src_tokens", "tgt_tokens",
+           "forward", "reverse", "alignment", "word_pairs", "subword_pairs")
+PARAMS_FOLDER = "fast_align"
+#: Config keys that do not change the corpus (left out of the version's identity).
+_OPERATIONAL_KEYS = ("workers", "store_root")
+
+
+class BitextCorpusConfig(Config):
+    """Options of the ``bitext-corpus`` workflow."""
+
+    source: str | None = Field(default=None, description="source text file, TSV or Parquet (fsspec URL); "
+                               "default: the Bible en-es asset")
+    target: str | None = Field(default=None, description="target text file, line for line with source (format text)")
+    format: Literal["auto", "text", "tsv", "parquet"] = "auto"
+    src_column: str | None = Field(default=None, description="Parquet source column (default: src_lang if present, else 'src')")
+    tgt_column: str | None = Field(default=None, description="Parquet target column (default: tgt_lang if present, else 'tgt')")
+    id_column: str | None = Field(default=None, description="Parquet id column (default: 'id' if present, else the row number)")
+    src_lang: str = "en"
+    tgt_lang: str = "es"
+    max_pairs: int | None = Field(default=None, ge=1, description="read only the first N input rows")
+    sample_fraction: float = Field(default=1.0, gt=0.0, le=1.0)
+    seed: int = 0
+    max_length_ratio: float = Field(default=9.0, ge=1.0)
+    deduplicate: bool = True
+    keep_empty: bool = Field(default=False, description="keep pairs with an empty side (empty alignment) instead of rejecting them")
+    max_tokens: int = Field(default=256, ge=1, description="reject a pair with more tokens than this on a side")
+    iterations: int = Field(default=5, ge=1, description="fast_align EM iterations")
+    learn_sample: int | None = Field(default=None, ge=1, description="learn parameters on the first N accepted pairs (default: all)")
+    symmetrization: Literal["intersect", "union", "grow-diag", "grow-diag-final", "grow-diag-final-and"] = "grow-diag-final-and"
+    subword_tokenizer: str | None = Field(default=None, description="HF fast tokenizer for first-subword positions")
+    subword_max_length: int | None = Field(default=512, ge=1)
+    rows_per_shard: int = Field(default=4096, ge=1)
+    workers: int = Field(default=2, ge=1, description="tokenize / align Ray actors")
+    corpus_name: str = "bitext-corpus"
+    store_root: str | None = None
+
+    @model_validator(mode="after")
+    def _target_only_for_text(self) -> BitextCorpusConfig:
+        if self.format == "text" and self.target is None:
+            raise ValueError("format text needs target (the second file, line for line with source)")
+        if self.format in ("tsv", "parquet") and self.target is not None:
+            raise ValueError(f"format {self.format} reads both sides from source; remove target")
+        return self
+
+
+CONFIG = BitextCorpusConfig
+
+
+# -- 1. reading --------------------------------------------------------------------------------
+
+
+def resolve_format(config: BitextCorpusConfig, source: str) -> str:
+    if config.format != "auto":
+        return config.format
+    if config.target is not None:
+        return "text"
+    name = source.lower().split("?")[0]
+    if name.endswith((".parquet", ".pq")):
+        return "parquet"
+    if name.endswith((".tsv", ".tsv.gz", ".tab")):
+        return "tsv"
+    raise UserError(f"cannot tell the format of {source}: set format (text with target, tsv or parquet)")
+
+
+def default_source() -> str:
+    from interlingua.workflows.runtime import assets_dir
+
+    path = assets_dir() / "bible" / "bible-en-es.parquet"
+    if not path.exists():
+        raise UserError(f"no source given and the Bible asset {path} is missing (run `interlingua assets bible`)")
+    return str(path)
+
+
+def read_bitext(config: BitextCorpusConfig, source: str) -> list[dict[str, Any]]:
+    """Raw rows ``{"id", "src", "tgt", "reject"}`` in input order (``reject`` None or a record)."""
+    fmt = resolve_format(config, source)
+    if fmt == "text":
+        rows = _read_text(source, config.target, config.max_pairs)
+    elif fmt == "tsv":
+        rows = _read_tsv(source, config.max_pairs)
+    else:
+        rows = _read_parquet(config, source)
+    return rows
+
+
+def _read_text(source: str, target: str, limit: int | None) -> list[dict[str, Any]]:
+    from interlingua.operators.bitext.parallel_lines import LineCountMismatch, read_parallel_lines
+
+    rows = []
+    try:
+        for pair in read_parallel_lines(source, target):
+            if limit is not None and len(rows) >= limit:
+                break
+            rows.append({"id": str(pair.number), "src": pair.src, "tgt": pair.tgt, "reject": pair.reject})
+    except FileNotFoundError as err:
+        raise UserError(f"cannot read input: {err}") from err
+    except LineCountMismatch as err:
+        raise UserError(str(err)) from err
+    return rows
+
+
+def _read_tsv(source: str, limit: int | None) -> list[dict[str, Any]]:
+    import fsspec
+
+    from interlingua.operators.bitext.parallel_lines import _decode
+
+    rows, offset = [], 0
+    try:
+        handle_ctx = fsspec.open(source, "rb", compression="infer")
+        with handle_ctx as handle:
+            for number, raw in enumerate(iter(handle.readline, b""), start=1):
+                if limit is not None and len(rows) >= limit:
+                    break
+                text, reject = _decode(raw, offset, source, number, "line")
+                offset += len(raw)
+                src = tgt = ""
+                if reject is None and text != "":
+                    columns = text.split("\t")
+                    if len(columns) == 2:
+                        src, tgt = columns
+                    else:
+                        reject = {"line": number, "file": source, "reason": "column_count", "columns": len(columns),
+                                  "detail": f"line {number} of {source} has {len(columns)} tab-separated columns, expected 2"}
+                rows.append({"id": str(number), "src": src, "tgt": tgt, "reject": reject})
+    except FileNotFoundError as err:
+        raise UserError(f"cannot read input: {err}") from err
+    return rows
+
+
+def _read_parquet(config: BitextCorpusConfig, source: str) -> list[dict[str, Any]]:
+    import fsspec
+    import pyarrow.parquet as pq
+
+    try:
+        with fsspec.open(source, "rb") as handle:
+            names = pq.read_schema(handle).names
+            src_col = config.src_column or (config.src_lang if config.src_lang in names else "src")
+            tgt_col = config.tgt_column or (config.tgt_lang if config.tgt_lang in names else "tgt")
+            id_col = config.id_column or ("id" if "id" in names else None)
+            missing = [c for c in (src_col, tgt_col, id_col) if c is not None and c not in names]
+            if missing:
+                raise UserError(f"{source} has no column(s) {missing}; its columns are {names} "
+                                "(set src_column / tgt_column / id_column)")
+            handle.seek(0)
+            table = pq.read_table(handle, columns=[c for c in (id_col, src_col, tgt_col) if c])
+    except FileNotFoundError as err:
+        raise UserError(f"cannot read input: {err}") from err
+    if config.max_pairs is not None:
+        table = table.slice(0, config.max_pairs)
+    data = table.to_pydict()
+    ids = [str(i) for i in data[id_col]] if id_col else [str(k) for k in range(1, table.num_rows + 1)]
+    return [{"id": i, "src": s or "", "tgt": t or "", "reject": None}
+            for i, s, t in zip(ids, data[src_col], data[tgt_col])]
+
+
+# -- 2. hygiene -------------------------------------------------------------------------------
+
+
+def apply_hygiene(rows: list[dict[str, Any]], config: BitextCorpusConfig) -> None:
+    """Set each row's ``status``: ``read_reject``, ``kept``, ``empty_kept`` or a hygiene reason."""
+    from interlingua.operators.bitext.hygiene import BitextHygiene, HygieneSettings
+
+    settings = HygieneSettings(sample_fraction=config.sample_fraction, seed=config.seed,
+                               max_length_ratio=config.max_length_ratio, deduplicate=config.deduplicate)
+    hygiene = BitextHygiene(settings, f"{config.src_lang}-{config.tgt_lang}")
+    candidates = []
+    for k, row in enumerate(rows):
+        if row["reject"] is not None:
+            row["status"] = "read_reject"
+        elif config.keep_empty and (not row["src"].split() or not row["tgt"].split()):
+            row["status"] = "empty_kept"
+        else:
+            row["status"] = "sampled_out"  # until the filter says otherwise
+            candidates.append(k)
+    current = [-1]
+
+    def pairs():
+        for k in candidates:
+            current[0] = k
+            yield rows[k]["src"], rows[k]["tgt"]
+
+    for _ in hygiene.filter(pairs()):
+        rows[current[0]]["status"] = "kept"
+    for reject in hygiene.rejects:
+        rows[candidates[reject["index"]]]["status"] = reject["reason"]
+
+
+# -- 4. parameters ----------------------------------------------------------------------------
+
+
+def _params_dir_in_version(store, writer) -> str:
+    return f"{store._version_dir(writer.name, writer.version)}/{PARAMS_FOLDER}"
+
+
+def ensure_parameters(store, writer, tokens: dict[int, tuple[list[str], list[str]]], order: list[int],
+                      config: BitextCorpusConfig) -> tuple[str | None, bool]:
+    """A parameters directory the align actors can read, and whether it was learned now.
+
+    Reuses ``fast_align/`` in the version folder when an earlier run left it there; otherwise learns
+    on the accepted pairs (first ``learn_sample``) and saves them there. ``None`` when no pair has
+    two non-empty sides.
+    """
+    from interlingua.operators.align.fast_align_training import PARAMS_FILE, FastAlignSettings, learn_fast_align
+
+    remote = _params_dir_in_version(store, writer)
+    fs = store.fs
+    local_store = "file" in _protocols(fs)
+    in_memory = "memory" in _protocols(fs)
+    if fs.exists(f"{remote}/{PARAMS_FILE}"):
+        if not in_memory:
+            return (remote if local_store else fs.unstrip_protocol(remote)), False
+        local = tempfile.mkdtemp(prefix="interlingua_fast_align_")  # actors cannot see the driver's memory://
+        for path in fs.ls(remote, detail=False):
+            fs.get_file(path, os.path.join(local, path.rsplit("/", 1)[-1]))
+        return local, False
+    trainable = [tokens[k] for k in order if tokens[k][0] and tokens[k][1]]
+    if config.learn_sample:
+        trainable = trainable[: config.learn_sample]
+    if not trainable:
+        return None, False
+    local = tempfile.mkdtemp(prefix="interlingua_fast_align_")
+    learn_fast_align(trainable, local, FastAlignSettings(iterations=config.iterations))
+    with open(os.path.join(local, PARAMS_FILE), encoding="utf-8") as handle:
+        meta = json.load(handle)
+    meta["learn_pairs_requested"] = config.learn_sample
+    with open(os.path.join(local, PARAMS_FILE), "w", encoding="utf-8") as handle:
+        json.dump(meta, handle, indent=2)
+    fs.makedirs(remote, exist_ok=True)
+    # the JSON last: its presence marks a complete parameters folder for a resumed run
+    for name in sorted(os.listdir(local), key=lambda n: n == PARAMS_FILE):
+        fs.put_file(os.path.join(local, name), f"{remote}/{name}")
+    if in_memory:
+        return local, True
+    shutil.rmtree(local, ignore_errors=True)
+    return (remote if local_store else fs.unstrip_protocol(remote)), True
+
+
+def _protocols(fs) -> tuple[str, ...]:
+    protocol = fs.protocol
+    return tuple(protocol) if isinstance(protocol, (tuple, list)) else (protocol,)
+
+
+# -- 6. word pairs ----------------------------------------------------------------------------
+
+
+def _load_subword_tokenizer(name: str | None):
+    if name is None:
+        return None
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(name, use_fast=True)
+    if not getattr(tokenizer, "is_fast", False):
+        raise UserError(f"subword_tokenizer {name!r} has no fast (Rust) tokenizer; first-subword positions need one")
+    return tokenizer
+
+
+def _pairs_text(pairs) -> str:
+    return " ".join(f"{i}-{j}" for i, j in pairs)
+
+
+# -- the workflow -----------------------------------------------------------------------------
+
+
+def _manifest_config(config: BitextCorpusConfig, source: str) -> dict[str, Any]:
+    data = config.model_dump(exclude=set(_OPERATIONAL_KEYS))
+    data["source"] = source
+    return data
+
+
+def _shard_counters(rows: list[dict[str, Any]]) -> Counter:
+    counts: Counter = Counter({"input": len(rows)})
+    for row in rows:
+        status = row["status"]
+        if status == "read_reject":
+            counts[f"read.{row['reject']['reason']}"] += 1
+            continue
+        if status == "empty_kept":
+            counts["empty_kept"] += 1
+            continue
+        counts["hygiene.input"] += 1
+        counts[f"hygiene.{status}"] += 1
+    return counts
+
+
+def _shard_rejects(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    rejects = []
+    for row in rows:
+        status = row["status"]
+        if status == "read_reject":
+            rejects.append({"operator": "read", "reason": row["reject"]["reason"], "row": {"id": row["id"], **row["reject"]}})
+        elif status not in ("kept", "empty_kept", "sampled_out"):
+            rejects.append({"operator": "bitext_hygiene", "reason": status,
+                            "row": {"id": row["id"], "src": row["src"], "tgt": row["tgt"]}})
+    return rejects
+
+
+def _too_long(row: dict[str, Any], src_tokens: list[str], tgt_tokens: list[str], max_tokens: int) -> dict | None:
+    for side, tokens in (("src", src_tokens), ("tgt", tgt_tokens)):
+        if len(tokens) > max_tokens:
+            return {"operator": "tokenize", "reason": "too_long",
+                    "row": {"id": row["id"], "side": side, "tokens": len(tokens), "src": row["src"], "tgt": row["tgt"],
+                            "detail": f"{side} of pair {row['id']} has {len(tokens)} tokens, more than max_tokens {max_tokens}"}}
+    return None
+
+
+def _num_blocks(rows: int, workers: int) -> int:
+    """At least 4 blocks per actor (so every actor gets work), at most ~2048 rows per block."""
+    return max(1, min(rows, max(workers * 4, rows // 2048)))
+
+
+def _tokenize_on_ray(rows: list[dict[str, Any]], indices: list[int], config: BitextCorpusConfig):
+    import ray.data
+
+    from interlingua.operators.runner import run_operator
+    from interlingua.operators.text.tokenize_operator import TokenizeOperator
+
+    if not indices:
+        return {}
+    items = [{"k": k, "src": rows[k]["src"], "tgt": rows[k]["tgt"]} for k in indices]
+    ds = ray.data.from_items(items, override_num_blocks=_num_blocks(len(items), config.workers))
+    out = run_operator(ds, TokenizeOperator, {"columns": {"src": config.src_lang, "tgt": config.tgt_lang}},
+                       concurrency=config.workers)
+    tokens: dict[int, tuple[list[str], list[str]]] = {}
+    for batch in out.iter_batches(batch_format="numpy", batch_size=4096):
+        for k, s, t in zip(batch["k"], batch["src_tokens"], batch["tgt_tokens"]):
+            tokens[int(k)] = (str(s).split(), str(t).split())
+    return tokens
+
+
+def run(config: BitextCorpusConfig, *, address: str | None = None) -> dict[str, Any]:
+    """Build (or resume) the corpus version; returns a summary with the manifest's counts."""
+    import ray.data
+
+    from interlingua.operators.align.align_operator import FastAlignOperator
+    from interlingua.operators.corpus.shards import plan_shards
+    from interlingua.operators.corpus.store import CorpusStore
+    from interlingua.operators.runner import run_operator
+    from interlingua.workflows.runtime import corpus_root, init_ray
+
+    source = config.source or default_source()
+    inputs = [source] + ([config.target] if config.target else [])
+    rows = read_bitext(config, source)
+    store = CorpusStore(config.store_root or corpus_root())
+    writer = store.open_version(config.corpus_name, _manifest_config(config, source), inputs)
+    shards = plan_shards(len(rows), config.rows_per_shard)
+    summary: dict[str, Any] = {"corpus": config.corpus_name, "version": writer.version, "input_rows": len(rows),
+                               "shards_total": len(shards), "shards_resumed": 0, "parameters": None}
+    if not writer.published:
+        apply_hygiene(rows, config)
+        pending = [s for s in shards if not writer.is_complete(s.id)]
+        summary["shards_resumed"] = len(shards) - len(pending)
+        accepted = [k for k, r in enumerate(rows) if r["status"] in ("kept", "empty_kept")]
+        pending_rows = {k for s in pending for k in range(s.start, s.stop)}
+        params_present = store.fs.exists(f"{_params_dir_in_version(store, writer)}/fast_align_params.json")
+        to_tokenize = [k for k in accepted if k in pending_rows or not params_present]
+        init_ray(address, num_cpus=None if address else max(config.workers, 2))
+        tokens = _tokenize_on_ray(rows, to_tokenize, config)
+        too_long = {}
+        for k in to_tokenize:
+            reject = _too_long(rows[k], *tokens[k], config.max_tokens)
+            if reject:
+                too_long[k] = reject
+        alignable = [k for k in to_tokenize if k not in too_long]
+        params_dir, learned = ensure_parameters(store, writer, tokens, alignable, config)
+        summary["parameters"] = {"learned_now": learned, "dir": params_dir}
+        shard_of = {k: s for s in pending for k in range(s.start, s.stop)}
+        to_align = [k for k in alignable if k in pending_rows]
+        aligned: dict[int, tuple[str, str, str]] = {}
+        if params_dir is not None and to_align:
+            items = [{"k": k, "src_tokens": " ".join(tokens[k][0]), "tgt_tokens": " ".join(tokens[k][1])} for k in to_align]
+            ds = ray.data.from_items(items, override_num_blocks=_num_blocks(len(items), config.workers))
+            out = run_operator(ds, FastAlignOperator, {"parameters_dir": params_dir, "symmetrization": config.symmetrization},
+                               concurrency=config.workers)
+            remaining = Counter(shard_of[k].id for k in to_align)
+            for batch in out.iter_batches(batch_format="numpy", batch_size=1024):
+                finished = set()
+                for k, f, r, a in zip(batch["k"], batch["forward"], batch["reverse"], batch["alignment"]):
+                    aligned[int(k)] = (str(f), str(r), str(a))
+                    shard_id = shard_of[int(k)].id
+                    remaining[shard_id] -= 1
+                    if remaining[shard_id] == 0:
+                        finished.add(shard_id)
+                # write shards as soon as all their rows are aligned (a crash loses only unfinished shards)
+                for shard in pending:
+                    if shard.id in finished:
+                        _write_shard(writer, shard, rows, tokens, too_long, aligned, config)
+                        for k in range(shard.start, shard.stop):
+                            aligned.pop(k, None)
+                            tokens.pop(k, None)
+        for shard in pending:  # shards with nothing to align (all rejected / empty), or no parameters at all
+            if not writer.is_complete(shard.id):
+                _write_shard(writer, shard, rows, tokens, too_long, aligned, config)
+    manifest = writer.publish(expected_shards=[s.id for s in shards])
+    summary.update({"rows": manifest.total_rows, "rejects": manifest.total_rejects,
+                    "rejects_by_reason": manifest.rejects_by_reason, "counters": manifest.counters})
+    return summary
+
+
+_TOKENIZER_CACHE: dict[str | None, Any] = {}
+
+
+def _write_shard(writer, shard, rows, tokens, too_long, aligned, config: BitextCorpusConfig) -> None:
+    """Rows, rejects and counters of one planned shard (word pairs computed here, in the driver)."""
+    import pyarrow as pa
+
+    from interlingua.operators.align.pharaoh import parse_pharaoh
+    from interlingua.operators.align.word_pairs import WordPairStats, first_subword_positions, word_pairs
+
+    if config.subword_tokenizer not in _TOKENIZER_CACHE:
+        _TOKENIZER_CACHE[config.subword_tokenizer] = _load_subword_tokenizer(config.subword_tokenizer)
+    tokenizer = _TOKENIZER_CACHE[config.subword_tokenizer]
+    part = rows[shard.start : shard.stop]
+    counters = _shard_counters(part)
+    rejects = _shard_rejects(part)
+    columns: dict[str, list[str]] = {c: [] for c in COLUMNS}
+    word_stats, subword_stats = WordPairStats(), WordPairStats()
+    for k in range(shard.start, shard.stop):
+        row = rows[k]
+        if row["status"] not in ("kept", "empty_kept"):
+            continue
+        if k in too_long:
+            rejects.append(too_long[k])
+            counters["tokenize.too_long"] += 1
+            continue
+        src_tokens, tgt_tokens = tokens[k]
+        forward, reverse, alignment = aligned.get(k, ("", "", ""))
+        links = parse_pharaoh(alignment)
+        counters["links.forward"] += len(parse_pharaoh(forward))
+        counters["links.reverse"] += len(parse_pharaoh(reverse))
+        counters["links.symmetrized"] += len(links)
+        pairs = word_pairs(src_tokens, tgt_tokens, links, list(range(len(src_tokens))), list(range(len(tgt_tokens))), word_stats)
+        subword = ""
+        if tokenizer is not None:
+            src_pos = first_subword_positions(tokenizer, src_tokens, config.subword_max_length)
+            tgt_pos = first_subword_positions(tokenizer, tgt_tokens, config.subword_max_length)
+            subword = _pairs_text(word_pairs(src_tokens, tgt_tokens, links, src_pos, tgt_pos, subword_stats))
+        values = {"id": row["id"], "src": row["src"], "tgt": row["tgt"], "src_lang": config.src_lang,
+                  "tgt_lang": config.tgt_lang, "src_tokens": " ".join(src_tokens), "tgt_tokens": " ".join(tgt_tokens),
+                  "forward": forward, "reverse": reverse, "alignment": alignment, "word_pairs": _pairs_text(pairs),
+                  "subword_pairs": subword}
+        for c in COLUMNS:
+            columns[c].append(values[c])
+    rows_written = len(columns["id"])
+    counters.update({f"word_pairs.{k}": v for k, v in word_stats.as_dict().items()})
+    if tokenizer is not None:
+        counters.update({f"subword_pairs.{k}": v for k, v in subword_stats.as_dict().items()})
+    table = pa.table({c: pa.array(columns[c], type=pa.string()) for c in COLUMNS})
+    counts = {k: int(v) for k, v in counters.items() if v}
+    counts["rows"] = rows_written
+    writer.write_shard(shard.id, table, rejects or None, counters=counts)
