@@ -29,8 +29,10 @@ def tatoeba_task(data: ParallelTexts, encoder: TextEncoder) -> dict[str, float]:
 
 
 def bucc_task(sample: MiningSplit, test: MiningSplit, encoder: TextEncoder, k: int = 4, strategy: str = "max") -> dict[str, float]:
-    """Threshold tuned on ``sample`` (e.g. BUCC 'sample'), F1 on ``test`` (e.g. BUCC 'training')."""
-    scored = [mine_scored_pairs(s.source_ids, encoder.encode(s.source_texts), s.target_ids, encoder.encode(s.target_texts), k, strategy)
+    """Threshold tuned on ``sample`` (e.g. BUCC 'sample'), F1 on ``test`` (e.g. BUCC 'training').
+    Duplicate sentences are unified as in LASER (see ``metrics.mining``)."""
+    scored = [mine_scored_pairs(s.source_ids, encoder.encode(s.source_texts), s.target_ids, encoder.encode(s.target_texts), k, strategy,
+                                src_texts=s.source_texts, tgt_texts=s.target_texts)
               for s in (sample, test)]
     return bucc_f1(scored[0], sample.gold, scored[1], test.gold)
 
@@ -52,7 +54,8 @@ def _features(data: LabelledTexts | LabelledPairs, encoder: TextEncoder) -> tupl
 def transfer_task(train: LabelledTexts | LabelledPairs, dev: Mapping[str, LabelledTexts | LabelledPairs],
                   test: Mapping[str, LabelledTexts | LabelledPairs], encoder: TextEncoder, seed: int = 0) -> dict[str, float]:
     """Zero-shot transfer (MLDoc, MARC: single texts; XNLI, PAWS-X, QAM: pairs): English ``train``,
-    C selected on the union of ``dev`` languages, accuracy on each ``test`` language."""
+    C selected on the union of the ``dev`` sets given (the official suite gives every language's dev set, English's included),
+    accuracy on each ``test`` language."""
     train_x, train_y = _features(train, encoder)
     return zero_shot_transfer_accuracy(train_x, train_y, {k: _features(v, encoder) for k, v in dev.items()},
                                        {k: _features(v, encoder) for k, v in test.items()}, seed=seed)

@@ -1,17 +1,23 @@
 """Discover official benchmark files in a directory (their distributed names) and turn them into tasks.
 
 ``--data NAME=DIR`` with NAME one of ``OFFICIAL_BENCHMARKS``:
-  sts17     ``STS.{l1}-{l2}.txt`` (STS2017 extended)                    -> spearman (primary), pearson
+  sts17     ``STS.{l1}-{l2}.txt`` (STS2017 extended) and/or the official ``STS.input.track{t}.{l1}-{l2}.txt``
+            with ``STS.gs.track{t}.{l1}-{l2}.txt`` anywhere under DIR (language ``{l1}-{l2}.track{t}``)
+                                                                        -> spearman (primary), pearson
   tatoeba   ``tatoeba.{lang}-eng.{lang}`` / ``.eng``                    -> accuracy (average of directions)
   bucc      ``{src}-en.sample.*`` and ``{src}-en.training.*``          -> F1 on training, threshold from sample
   mewsc16   ``{lang}_sentences.txt`` / ``{lang}_categories.txt``       -> clustering accuracy
-  wmt20qe   ``**/{split}.{src}{tgt}.df.short.tsv`` (test preferred)     -> pearson
+  wmt20qe   ``**/{split}.{src}{tgt}.df.short.tsv``, split test20 > test > dev > train, the first whose
+            header has ``z_mean``                                       -> pearson
   mldoc     ``english.train.{n}`` + ``{language}.dev`` / ``.test``      -> accuracy per language
   xnli      ``multinli.train.en.tsv`` + ``xnli.dev.tsv`` / ``xnli.test.tsv``
   pawsx     ``en/train.tsv`` + ``{lang}/dev_2k.tsv`` / ``test_2k.tsv``
   marc      ``dataset_en_train.json`` + ``dataset_{lang}_{dev,test}.json``
   qam       ``QAM.train`` + ``QAM.dev.{lang}`` / ``QAM.test.{lang}``
-Transfer benchmarks give one task whose metrics are the per-language test accuracies (primary: their mean)."""
+Transfer benchmarks give one task whose metrics are the per-language test accuracies (primary: their mean);
+C is chosen on the union of the dev sets of every language (English's included), as the issue's protocol states.
+STS, BUCC, WMT20 QE and MewsC-16 files with malformed rows raise ValueError (naming the rows) instead of
+being scored on the rows that parsed."""
 
 from __future__ import annotations
 
@@ -22,12 +28,14 @@ from pathlib import Path
 import numpy as np
 
 from interlingua.evaluation.data.bucc import load_bucc
+from interlingua.evaluation.data.files import read_tsv_header
 from interlingua.evaluation.data.marc import load_marc
 from interlingua.evaluation.data.mewsc16 import load_mewsc16
 from interlingua.evaluation.data.mldoc import load_mldoc
 from interlingua.evaluation.data.pawsx import load_pawsx
 from interlingua.evaluation.data.qam import load_qam
-from interlingua.evaluation.data.sts2017 import load_sts2017_extended
+from interlingua.evaluation.data.records import require_clean
+from interlingua.evaluation.data.sts2017 import load_sts2017_extended, load_sts2017_official
 from interlingua.evaluation.data.tatoeba import load_tatoeba
 from interlingua.evaluation.data.wmt20_qe import load_wmt20_qe
 from interlingua.evaluation.data.xnli import load_xnli, load_xnli_mt_train
@@ -43,8 +51,10 @@ def _names(directory: Path, pattern: str) -> list[re.Match]:
                   key=lambda m: m.string)
 
 
-def _transfer_run(load_train, load_dev, load_test, languages, encoder, seed):
-    result = official.transfer_task(load_train(), {l: load_dev(l) for l in languages}, {l: load_test(l) for l in languages}, encoder, seed)
+def _transfer_run(load_train, load_dev, load_test, languages, source, encoder, seed):
+    """Trained on ``source`` (English) only; C chosen on the union of the dev sets of ``source`` and ``languages``."""
+    dev_languages = list(dict.fromkeys([source, *languages]))
+    result = official.transfer_task(load_train(), {l: load_dev(l) for l in dev_languages}, {l: load_test(l) for l in languages}, encoder, seed)
     result["accuracy"] = float(np.mean([result[l] for l in languages]))
     return result
 
@@ -63,8 +73,17 @@ def discover_official_tasks(benchmark: str, directory: str | Path) -> list[TaskS
 
 
 def _sts17(root):
-    return [TaskSpec("sts17", "sts", m[1], "spearman", lambda enc, seed, p=m.string: official.sts_task(load_sts2017_extended(str(root / p)), enc))
-            for m in _names(root, r"(?:.*/)?STS\.([a-z]{2}-[a-z]{2})\.txt")]
+    tasks = [TaskSpec("sts17", "sts", m[1], "spearman",
+                      lambda enc, seed, p=str(root / m.string): official.sts_task(require_clean(load_sts2017_extended(p), p), enc))
+             for m in _names(root, r"(?:.*/)?STS\.([a-z]{2}-[a-z]{2})\.txt")]
+    gold = {m[1]: root / m.string for m in _names(root, r"(?:.*/)?STS\.gs\.(track\w+\.[a-z]{2}-[a-z]{2})\.txt")}
+    for m in _names(root, r"(?:.*/)?STS\.input\.(track(\w+)\.([a-z]{2}-[a-z]{2}))\.txt"):
+        if m[1] not in gold:
+            raise ValueError(f"{root / m.string} has no gold file STS.gs.{m[1]}.txt under {root}")
+        def run(enc, seed, inp=str(root / m.string), gs=str(gold[m[1]])):
+            return official.sts_task(require_clean(load_sts2017_official(inp, gs), f"{inp} + {gs}"), enc)
+        tasks.append(TaskSpec("sts17", "sts", f"{m[3]}.track{m[2]}", "spearman", run))
+    return tasks
 
 
 def _tatoeba(root):
@@ -79,7 +98,9 @@ def _tatoeba(root):
 def _bucc(root):
     found = {m[1]: (root / m.string).parent for m in _names(root, r"(?:.*/)?([a-z]{2})-en\.sample\.gold")}
     def run(lang, folder, enc, seed):
-        result = official.bucc_task(load_bucc(str(folder), lang, "sample"), load_bucc(str(folder), lang, "training"), enc)
+        sample, training = (require_clean(load_bucc(str(folder), lang, split), f"BUCC {lang}-en {split} in {folder}")
+                            for split in ("sample", "training"))
+        result = official.bucc_task(sample, training, enc)
         return {k: result[k] for k in ("f1", "precision", "recall", "threshold")}
     return [TaskSpec("bucc", "mining", f"{lang}-en", "f1", partial(run, lang, folder))
             for lang, folder in found.items() if (folder / f"{lang}-en.training.gold").exists()]
@@ -87,17 +108,24 @@ def _bucc(root):
 
 def _mewsc16(root):
     return [TaskSpec("mewsc16", "clustering", m[2], "accuracy",
-                     lambda enc, seed, d=(root / m.string).parent, lang=m[2]: official.clustering_task(load_mewsc16(str(d), lang), enc, seed))
+                     lambda enc, seed, d=(root / m.string).parent, lang=m[2]:
+                     official.clustering_task(require_clean(load_mewsc16(str(d), lang), f"MewsC-16 {lang} in {d}"), enc, seed))
             for m in _names(root, r"((?:.*/)?)([a-z]{2})_sentences\.txt")]
+
+
+_QE_SPLIT_PREFERENCE = ("test20", "test", "dev", "train")
 
 
 def _wmt20qe(root):
     files = {}
-    for m in _names(root, r"(?:.*/)?(train|dev|test)\.([a-z]{2})([a-z]{2})\.df\.short\.tsv"):
+    for m in _names(root, r"(?:.*/)?(train|dev|test|test20)\.([a-z]{2})([a-z]{2})\.df\.short\.tsv"):
+        if "z_mean" not in read_tsv_header(str(root / m.string)):
+            continue  # e.g. a blind test file released without scores
         pair = f"{m[2]}-{m[3]}"
-        if pair not in files or ("test", "dev", "train").index(m[1]) < ("test", "dev", "train").index(files[pair][0]):
+        if pair not in files or _QE_SPLIT_PREFERENCE.index(m[1]) < _QE_SPLIT_PREFERENCE.index(files[pair][0]):
             files[pair] = (m[1], m.string)
-    return [TaskSpec("wmt20qe", "qe", pair, "pearson", lambda enc, seed, p=path: official.qe_task(load_wmt20_qe(str(root / p)), enc))
+    return [TaskSpec("wmt20qe", "qe", pair, "pearson",
+                     lambda enc, seed, p=str(root / path): official.qe_task(require_clean(load_wmt20_qe(p), p), enc))
             for pair, (_, path) in files.items()]
 
 
@@ -107,7 +135,7 @@ def _mldoc(root):
     if not train or not langs:
         return []
     run = partial(_transfer_run, lambda: load_mldoc(str(root / train[0].string)), lambda l: load_mldoc(str(root / f"{l}.dev")),
-                  lambda l: load_mldoc(str(root / f"{l}.test")), langs)
+                  lambda l: load_mldoc(str(root / f"{l}.test")), langs, "english")
     return [TaskSpec("mldoc", "transfer", ",".join(langs), "accuracy", run)]
 
 
@@ -118,7 +146,7 @@ def _xnli(root):
     from interlingua.evaluation.data.files import read_tsv_dicts
 
     langs = sorted({row.get("language") for _, row in read_tsv_dicts(str(test)) if row.get("language")})
-    run = partial(_transfer_run, lambda: load_xnli_mt_train(str(train)), lambda l: load_xnli(str(dev), l), lambda l: load_xnli(str(test), l), langs)
+    run = partial(_transfer_run, lambda: load_xnli_mt_train(str(train)), lambda l: load_xnli(str(dev), l), lambda l: load_xnli(str(test), l), langs, "en")
     return [TaskSpec("xnli", "transfer", ",".join(langs), "accuracy", run)]
 
 
@@ -127,7 +155,7 @@ def _pawsx(root):
     if not (root / "en" / "train.tsv").exists() or not langs:
         return []
     run = partial(_transfer_run, lambda: load_pawsx(str(root / "en" / "train.tsv")), lambda l: load_pawsx(str(root / l / "dev_2k.tsv")),
-                  lambda l: load_pawsx(str(root / l / "test_2k.tsv")), langs)
+                  lambda l: load_pawsx(str(root / l / "test_2k.tsv")), langs, "en")
     return [TaskSpec("pawsx", "transfer", ",".join(langs), "accuracy", run)]
 
 
@@ -136,7 +164,7 @@ def _marc(root):
     if not (root / "dataset_en_train.json").exists() or not langs:
         return []
     run = partial(_transfer_run, lambda: load_marc(str(root / "dataset_en_train.json")),
-                  lambda l: load_marc(str(root / f"dataset_{l}_dev.json")), lambda l: load_marc(str(root / f"dataset_{l}_test.json")), langs)
+                  lambda l: load_marc(str(root / f"dataset_{l}_dev.json")), lambda l: load_marc(str(root / f"dataset_{l}_test.json")), langs, "en")
     return [TaskSpec("marc", "transfer", ",".join(langs), "accuracy", run)]
 
 
@@ -145,7 +173,7 @@ def _qam(root):
     if not (root / "QAM.train").exists() or not langs:
         return []
     run = partial(_transfer_run, lambda: load_qam(str(root / "QAM.train")), lambda l: load_qam(str(root / f"QAM.dev.{l}")),
-                  lambda l: load_qam(str(root / f"QAM.test.{l}")), langs)
+                  lambda l: load_qam(str(root / f"QAM.test.{l}")), langs, "en")
     return [TaskSpec("qam", "transfer", ",".join(langs), "accuracy", run)]
 
 

@@ -40,9 +40,11 @@ def _mining(entry: dict, pack: Path, encoder: TextEncoder, seed: int) -> dict[st
         sides = {}
         for side in ("src", "tgt"):
             index = [i for i, (s, d) in enumerate(zip(rows["split"], rows["side"])) if s == split and d == side]
-            sides[side] = ([rows["id"][i] for i in index], encoder.encode([rows["text"][i] for i in index]))
+            texts = [rows["text"][i] for i in index]
+            sides[side] = ([rows["id"][i] for i in index], encoder.encode(texts), texts)
         scored[split] = mine_scored_pairs(sides["src"][0], sides["src"][1], sides["tgt"][0], sides["tgt"][1],
-                                          k=entry.get("k", 4), strategy=entry.get("strategy", "max"))
+                                          k=entry.get("k", 4), strategy=entry.get("strategy", "max"),
+                                          src_texts=sides["src"][2], tgt_texts=sides["tgt"][2])
         gold[split] = {(a, b) for s, a, b in zip(gold_rows["split"], gold_rows["src_id"], gold_rows["tgt_id"]) if s == split}
     result = bucc_f1(scored["sample"], gold["sample"], scored["test"], gold["test"])
     return {"f1": result["f1"], "precision": result["precision"], "recall": result["recall"]}

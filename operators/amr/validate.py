@@ -6,14 +6,20 @@ failure in a rejects table instead of dropping it. The reason starts with a fixe
 part before ``:``) so rejects can be counted by kind:
 
 - ``empty-output`` — nothing but whitespace;
-- ``decode-error: <penman message>`` — not well-formed PENMAN (unbalanced parentheses, …);
+- ``decode-error: <message>`` — not well-formed PENMAN: penman's own message (missing ``)``, a
+  token where a role is expected, …), or ``unbalanced parentheses: extra ')' after the graph``,
+  or ``text before the graph: <text>`` (``#`` metadata lines before the graph are allowed);
 - ``multiple-graphs`` — more than one top-level graph in the output;
+- ``trailing-text: <text>`` — anything but whitespace after the graph's last ``)``;
 - ``missing-concept: <var>`` — a node without a concept, e.g. ``(a / )`` or ``(a :ARG0 …)``;
+- ``invalid-concept: <concept>`` — a quoted string as concept (``(a / "boy")``);
 - ``duplicate-variable: <var>`` — one variable given two concepts;
+- ``missing-target: <role>`` — a role with nothing after it (``(a / b :ARG0)``, ``(a / b :)``),
+  which penman only logs;
 - ``undefined-variable: <name>`` — a role points at a variable-like symbol (``b``, ``x2``) that no
   node defines; AMR constants are strings, numbers, ``-``, ``+`` and mode words, never such symbols;
-- ``invalid-role: <role>`` — only with ``check_roles=True``: a role the AMR model of ``penman``
-  does not know.
+- ``invalid-role: <role>`` — a role with an empty name (``(a / b : (c / d))``) always; with
+  ``check_roles=True`` also a role the AMR model of ``penman`` does not know.
 """
 
 from __future__ import annotations
@@ -45,15 +51,71 @@ def _decode_error_message(error: penman.DecodeError) -> str:
     return lines[-1] if lines else type(error).__name__
 
 
+def _skip_blank_and_comments(text: str, i: int) -> int:
+    """Index of the first character at or after ``i`` that is neither whitespace nor a ``#`` comment."""
+    while i < len(text):
+        if text[i].isspace():
+            i += 1
+        elif text[i] == "#":
+            newline = text.find("\n", i)
+            i = len(text) if newline < 0 else newline + 1
+        else:
+            break
+    return i
+
+
+def _graph_span_problem(text: str) -> str:
+    """A reason when non-comment text stands before the first graph or after its closing parenthesis."""
+    start = _skip_blank_and_comments(text, 0)
+    if start < len(text) and text[start] != "(":
+        end = text.find("(", start)
+        return f"decode-error: text before the graph: {text[start:end if end >= 0 else None].strip()[:40]!r}"
+    depth, in_string, escaped, i = 0, False, False, start
+    while i < len(text):
+        char = text[i]
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char == "(":
+            depth += 1
+        elif char == ")":
+            depth -= 1
+            if depth == 0:
+                break
+        i += 1
+    rest = _skip_blank_and_comments(text, i + 1)
+    if rest >= len(text):
+        return ""
+    if text[rest] == ")":
+        return "decode-error: unbalanced parentheses: extra ')' after the graph"
+    if text[rest] == "(":
+        return "multiple-graphs"
+    return f"trailing-text: {text[rest:].strip()[:40]!r}"
+
+
 def _structural_problem(graph: Graph) -> str:
     concepts: dict[str, list[object]] = {}
     for variable, _, concept in graph.instances():
         concepts.setdefault(variable, []).append(concept)
     for variable, values in concepts.items():
         if any(value is None or value == "" for value in values):
-            return f"missing-concept: {variable}"
+            return f"missing-concept: {variable if variable is not None else '(empty node)'}"
+        quoted = [value for value in values if isinstance(value, str) and value.startswith('"')]
+        if quoted:
+            return f"invalid-concept: {quoted[0]}"
         if len(values) > 1:
             return f"duplicate-variable: {variable}"
+    for _, role, target in graph.edges() + graph.attributes():
+        if target is None:
+            return f"missing-target: {role}"
+        if role == ":":
+            return "invalid-role: :"
     for _, _, target in graph.attributes():
         if isinstance(target, str) and _VARIABLE_LIKE.match(target) and target not in concepts:
             return f"undefined-variable: {target}"
@@ -77,10 +139,15 @@ def validate_penman(text: str, *, check_roles: bool = False) -> Validation:
         graphs = list(penman.iterdecode(text))
     except penman.DecodeError as error:
         return Validation(None, f"decode-error: {_decode_error_message(error)}")
+    span_problem = _graph_span_problem(text)
+    if span_problem.startswith("decode-error: text before"):
+        return Validation(None, span_problem)
     if not graphs:
         return Validation(None, "decode-error: no graph found")
     if len(graphs) > 1:
         return Validation(None, "multiple-graphs")
+    if span_problem:
+        return Validation(None, span_problem)
     graph = graphs[0]
     problem = _structural_problem(graph) or (_role_problem(graph) if check_roles else "")
     if problem:

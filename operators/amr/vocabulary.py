@@ -4,8 +4,9 @@ Cai et al. (2022, §3) add AMR relations (``:ARG0``, ``:ARG0-of``, ``:op1``, …
 (``believe-01``) that occur at least 5 times in the training graphs to the tokenizer as whole
 tokens. :func:`count_vocabulary` counts both over PENMAN strings, as the linearizer emits them:
 
-- a *relation* is a role as written in the graph (inverse roles kept as ``:ARG0-of``), counted once
-  per edge or attribute; ``:wiki`` is not counted because the linearizer removes it;
+- a *relation* is a role as written in the graph (inverse roles kept as ``:ARG0-of``, alignment
+  markers such as ``~e.3`` stripped), counted once per edge or attribute; ``:wiki`` is not counted
+  because the linearizer removes it;
 - a *frame* is a concept ending in a two-digit sense (``-01``, ``-91``), counted once per node.
 
 Graphs that do not decode are counted in ``invalid_graphs`` and skipped, never raised.
@@ -56,6 +57,7 @@ def _count_tree(node: tuple, counts: VocabularyCounts) -> None:
             if _FRAME.match(concept):
                 counts.frames[concept] += 1
             continue
+        role = _ALIGNMENT.sub("", role)
         if role == WIKI_ROLE:
             continue
         counts.relations[role] += 1

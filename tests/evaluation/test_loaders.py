@@ -22,19 +22,50 @@ def _write(path, text):
 
 
 def test_sts2017_extended_and_bad_rows(tmp_path):
-    url = _write(tmp_path / "STS.en-de.txt", "A man plays.\tEin Mann spielt.\t4.2\nbroken line\nA\tB\tx\n")
+    url = _write(tmp_path / "STS.en-de.txt", "A man plays.\tEin Mann spielt.\t4.2\nbroken line\nA\tB\tx\n\nC\tD\tnan\n"
+                                             "  Lead space.\tTrail space.\t3 \r\n")
     pairs = load_sts2017_extended(url)
-    assert (pairs.first, pairs.second, pairs.scores) == (["A man plays."], ["Ein Mann spielt."], [4.2])
-    assert [reason.split(",")[0] for _, reason in pairs.rejected] == ["expected 3 tab-separated fields", "score 'x' is not a number"]
+    # lines are stripped before splitting, as sentence-transformers reads STS2017-extended
+    assert (pairs.first, pairs.second, pairs.scores) == (["A man plays.", "Lead space."], ["Ein Mann spielt.", "Trail space."], [4.2, 3.0])
+    assert [reason.split(" (")[0].split(",")[0] for _, reason in pairs.rejected] == [
+        "expected 3 tab-separated fields", "score 'x' is not a finite number", "score 'nan' is not a finite number"]
+    assert [where for where, _ in pairs.rejected] == [f"{url}:2", f"{url}:3", f"{url}:5"]
+    assert pairs.skipped == [(f"{url}:4", "blank line")]
 
 
 def test_sts2017_official_input_and_gold(tmp_path):
-    inp = _write(tmp_path / "STS.input.track4a.es-en.txt", "Hola.\tHello.\nAdiós.\tBye.\n")
-    gs = _write(tmp_path / "STS.gs.track4a.es-en.txt", "5.0\n\n")
+    inp = _write(tmp_path / "STS.input.track4a.es-en.txt", "Hola.\tHello.\nAdiós.\tBye.\nUno\tdos\ttres\nA.\tB.\n")
+    gs = _write(tmp_path / "STS.gs.track4a.es-en.txt", "5.0\n\n2\nfive\n")
     pairs = load_sts2017_official(inp, gs)
-    assert pairs.scores == [5.0] and len(pairs.rejected) == 1
+    assert pairs.scores == [5.0] and pairs.first == ["Hola."]
+    assert pairs.skipped == [(f"{gs}:2", "unscored pair (empty gold line)")]
+    assert [where for where, _ in pairs.rejected] == [f"{inp}:3", f"{gs}:4"]
     with pytest.raises(ValueError, match="aligned"):
         load_sts2017_official(inp, _write(tmp_path / "short.txt", "1\n"))
+
+
+def test_lines_split_only_on_newline(tmp_path):
+    from interlingua.evaluation.data.files import read_lines, read_text
+
+    # U+2028, U+0085, form feed and a bare CR are part of a sentence; CRLF ends a line; no BOM in the text
+    text = "\ufeffa\u2028b\r\nc\x85d\x0ce\nf\rg\n"
+    url = str(tmp_path / "lines.txt")
+    (tmp_path / "lines.txt").write_bytes(text.encode("utf-8"))
+    assert read_lines(url) == ["a\u2028b", "c\x85d\x0ce", "f\rg"]
+    assert read_lines(_write(tmp_path / "no_final_newline.txt", "x\n\ny")) == ["x", "", "y"]
+    assert read_lines(_write(tmp_path / "empty.txt", "")) == []
+    with pytest.raises(ValueError, match="file not found"):
+        read_text(str(tmp_path / "missing.txt"))
+    (tmp_path / "latin1.txt").write_bytes("caf\xe9\n".encode("latin-1"))
+    with pytest.raises(ValueError, match="not valid UTF-8"):
+        read_text(str(tmp_path / "latin1.txt"))
+
+
+def test_tatoeba_stays_aligned_with_unicode_line_separators(tmp_path):
+    _write(tmp_path / "tatoeba.fra-eng.fra", "Un\u2028deux.\nTrois.\n")
+    _write(tmp_path / "tatoeba.fra-eng.eng", "One two.\nThree.\n")
+    data = load_tatoeba(str(tmp_path), "fra")
+    assert data.source == ["Un\u2028deux.", "Trois."] and data.target == ["One two.", "Three."]
 
 
 def test_tatoeba(tmp_path):
@@ -66,10 +97,16 @@ def test_bucc(tmp_path):
 
 
 def test_mewsc16(tmp_path):
-    _write(tmp_path / "ja_sentences.txt", "文一\n\n文三\n")
-    _write(tmp_path / "ja_categories.txt", "sports\npolitics\nsports\n")
+    _write(tmp_path / "ja_sentences.txt", "文一 \n  \n文三\n")
+    _write(tmp_path / "ja_categories.txt", "sports\npolitics\n sports\n")
     data = load_mewsc16(str(tmp_path), "ja")
-    assert data.texts == ["文一", "文三"] and data.labels == ["sports", "sports"] and len(data.rejected) == 1
+    # EASE's reader: both files stripped, lines with an empty sentence left out
+    assert data.texts == ["文一", "文三"] and data.labels == ["sports", "sports"]
+    assert len(data.skipped) == 1 and data.rejected == []
+    _write(tmp_path / "ko_sentences.txt", "a\nb\n")
+    _write(tmp_path / "ko_categories.txt", "x\n")
+    with pytest.raises(ValueError, match="line-aligned"):
+        load_mewsc16(str(tmp_path), "ko")
 
 
 def test_mldoc(tmp_path):
@@ -107,12 +144,27 @@ def test_qam(tmp_path):
 
 def test_wmt20_qe(tmp_path):
     header = "index\toriginal\ttranslation\tscores\tmean\tz_scores\tz_mean\tmodel_scores\n"
-    url = _write(tmp_path / "dev.eten.df.short.tsv", header + "0\tTere.\tHello.\t[90]\t90\t[0.5]\t0.5\t-0.2\n"
-                 "1\tHead aega.\tGoodbye.\t[10]\t10\t[-1]\tnan?\t-0.9\n")
+    long_text = "x" * 200_000  # longer than the csv module's default field limit
+    url = _write(tmp_path / "dev.eten.df.short.tsv", header + "0\t\"Tere,\" ütles ta.\tHello.\t[90]\t90\t[0.5]\t0.5\t-0.2\n"
+                 "1\tHead aega.\tGoodbye.\t[10]\t10\t[-1]\tnan?\t-0.9\n2\tA.\tB.\t[1]\t1\t[1]\tnan\t0\n3\ttoo\tfew\n\n"
+                 f"4\t{long_text}\tLong.\t[5]\t5\t[0]\t-1.25\t0\n")
     data = load_wmt20_qe(url)
-    assert (data.first, data.second, data.scores) == (["Tere."], ["Hello."], [0.5]) and len(data.rejected) == 1
+    # quotes are literal (no CSV quoting), NaN scores and short rows are rejected, blank lines skipped
+    assert data.first == ["\"Tere,\" ütles ta.", long_text] and data.second == ["Hello.", "Long."] and data.scores == [0.5, -1.25]
+    assert [where.rsplit(":", 1)[1] for where, _ in data.rejected] == ["3", "4", "5"]
     with pytest.raises(ValueError, match="lacks column"):
         load_wmt20_qe(url, score_column="da")
+    with pytest.raises(ValueError, match="lacks column"):  # even with no data row
+        load_wmt20_qe(_write(tmp_path / "test20.eten.df.short.tsv", "index\toriginal\ttranslation\n"))
+
+
+def test_require_clean_names_the_bad_rows(tmp_path):
+    from interlingua.evaluation.data.records import require_clean
+
+    pairs = load_sts2017_extended(_write(tmp_path / "STS.en-en.txt", "a\tb\t1\nbad\n\n"))
+    with pytest.raises(ValueError, match=r"STS.en-en.txt: 1 malformed row\(s\), e.g. .*STS.en-en.txt:2: expected 3"):
+        require_clean(pairs, "STS.en-en.txt")
+    assert require_clean(load_sts2017_extended(_write(tmp_path / "ok.txt", "a\tb\t1\n\n")), "ok").scores == [1.0]
 
 
 def test_official_tasks_chain_loader_encoder_and_metric(tmp_path):

@@ -78,3 +78,33 @@ def test_mean_std_population_and_sample():
     assert mean_std([70.0, 72.0]).format(2) == "71.00 ± 1.00"
     with pytest.raises(ValueError, match="ddof"):
         mean_std([1.0], ddof=1)
+
+
+def test_retrieval_equals_l2_search_on_normalised_vectors_as_in_laser():
+    # LASER's Tatoeba error: L2 nearest neighbour over L2-normalised embeddings, index-based; accuracy = 100 - error
+    rng = np.random.default_rng(4)
+    base = rng.normal(size=(40, 8))
+    src, tgt = base + 0.8 * rng.normal(size=(40, 8)), base + 0.8 * rng.normal(size=(40, 8))
+    def error(queries, index):
+        q = queries / np.linalg.norm(queries, axis=1, keepdims=True)
+        d = index / np.linalg.norm(index, axis=1, keepdims=True)
+        wrong = sum(int(np.argmin([np.sum((qi - dj) ** 2) for dj in d]) != i) for i, qi in enumerate(q))
+        return 100.0 * wrong / len(q)
+    result = bitext_retrieval_accuracy(src, tgt)
+    assert result["src2tgt"] == pytest.approx(100 - error(src, tgt))
+    assert result["tgt2src"] == pytest.approx(100 - error(tgt, src))
+    assert 0 < result["average"] < 100
+
+
+def test_alignment_uniformity_equal_plain_loops():
+    rng = np.random.default_rng(6)
+    u, v = rng.normal(size=(12, 5)), rng.normal(size=(12, 5))
+    un = [a / math.sqrt(a @ a) for a in u]
+    vn = [b / math.sqrt(b @ b) for b in v]
+    align = sum(float((a - b) @ (a - b)) for a, b in zip(un, vn)) / len(un)
+    def unif(xs):
+        terms = [math.exp(-2 * float((xs[i] - xs[j]) @ (xs[i] - xs[j]))) for i in range(len(xs)) for j in range(i + 1, len(xs))]
+        return math.log(sum(terms) / len(terms))
+    result = alignment_uniformity(u, v)
+    assert result["alignment"] == pytest.approx(align, rel=1e-12)
+    assert result["uniformity"] == pytest.approx((unif(un) + unif(vn)) / 2, rel=1e-12)

@@ -44,6 +44,7 @@ def data_dir(tmp_path):
     for lang in ("de", "fr"):
         (tmp_path / "qam" / f"QAM.dev.{lang}").write_text("cc\tcc\t1\ncc\thh\t0\n")
         (tmp_path / "qam" / f"QAM.test.{lang}").write_text("dd\tdd\t1\ndd\tee\t0\n")
+    (tmp_path / "qam" / "QAM.dev.en").write_text("aa\taa\t1\nbb\tff\t0\n")
     return tmp_path
 
 
@@ -77,3 +78,79 @@ def test_eval_cli_with_official_data(data_dir, tmp_path, monkeypatch):
     assert values[("tatoeba", "accuracy")] == pytest.approx(50.0)
     assert values[("tatoeba", "alignment")] == pytest.approx(alignment(_letters(src), _letters(tgt)))  # lines 2 and 3 of the English file are swapped
     assert {("qam", "de"), ("qam", "fr"), ("qam", "accuracy"), ("qam", "best_C")} <= set(values)
+
+
+class _Letters:
+    name = "letters"
+
+    def encode(self, texts):
+        return _letters(texts)
+
+
+def test_sts17_official_semeval_layout_is_discovered(tmp_path):
+    (tmp_path / "STS2017.eval.v1.1").mkdir()
+    (tmp_path / "STS2017.gs").mkdir()
+    rows = [("abc", "abd", "4.2"), ("aaa", "jjj", ""), ("bed", "bead", "3"), ("fig", "gig", "2.5"), ("cab", "bac", "5")]
+    for track, pair in (("4a", "es-en"), ("4b", "es-en")):
+        (tmp_path / "STS2017.eval.v1.1" / f"STS.input.track{track}.{pair}.txt").write_text("".join(f"{a}\t{b}\n" for a, b, _ in rows))
+        (tmp_path / "STS2017.gs" / f"STS.gs.track{track}.{pair}.txt").write_text("".join(f"{g}\n" for *_, g in rows))
+    tasks = discover_official_tasks("sts17", tmp_path)
+    assert [(t.name, t.language) for t in tasks] == [("sts17", "es-en.track4a"), ("sts17", "es-en.track4b")]
+    scored = [r for r in rows if r[2]]  # the unscored pair is left out, as by the SemEval scorer
+    expected = sts_correlations(_letters([a for a, *_ in scored]), _letters([b for _, b, _ in scored]), [float(g) for *_, g in scored])
+    assert tasks[0].run(_Letters(), 0) == pytest.approx(expected)
+    (tmp_path / "STS2017.eval.v1.1" / "STS.input.track5.en-en.txt").write_text("a\tb\n")
+    with pytest.raises(ValueError, match="no gold file"):
+        discover_official_tasks("sts17", tmp_path)
+
+
+def test_malformed_official_files_raise_instead_of_being_scored(tmp_path):
+    (tmp_path / "STS.en-de.txt").write_text("abc\tabd\t4\nabc abd 3\nbed\tbead\t2\n")
+    [task] = discover_official_tasks("sts17", tmp_path)
+    with pytest.raises(ValueError, match=r"1 malformed row.*STS.en-de.txt:2"):
+        task.run(_Letters(), 0)
+    bucc = tmp_path / "bucc" / "de-en"
+    bucc.mkdir(parents=True)
+    for split in ("sample", "training"):
+        (bucc / f"de-en.{split}.de").write_text("de-1\tabc\nde-2\tdef\n")
+        (bucc / f"de-en.{split}.en").write_text("en-1\tabc\nen-2\tdef\n")
+        (bucc / f"de-en.{split}.gold").write_text("de-1\ten-1\nde-9\ten-2\n")
+    [task] = discover_official_tasks("bucc", tmp_path / "bucc")
+    with pytest.raises(ValueError, match=r"BUCC de-en sample.*de-en.sample.gold:2: gold pair"):
+        task.run(_Letters(), 0)
+
+
+def test_wmt20qe_prefers_scored_test20_then_dev(tmp_path):
+    header = "index\toriginal\ttranslation\tscores\tmean\tz_scores\tz_mean\tmodel_scores\n"
+    rows = [("abc", "abd", 0.9), ("aaa", "jjj", -1.0), ("bed", "bead", 0.3), ("fig", "gig", 0.1)]
+    body = "".join(f"{i}\t{a}\t{b}\t[1]\t1\t[1]\t{z}\t0\n" for i, (a, b, z) in enumerate(rows))
+    (tmp_path / "et-en").mkdir()
+    (tmp_path / "et-en" / "dev.eten.df.short.tsv").write_text(header + body)
+    (tmp_path / "et-en" / "test20.eten.df.short.tsv").write_text("index\toriginal\ttranslation\n0\tabc\tabd\n")  # blind
+    [task] = discover_official_tasks("wmt20qe", tmp_path)
+    from scipy.stats import pearsonr
+
+    from interlingua.evaluation.metrics.similarity import paired_cosine
+    cos = paired_cosine(_letters([a for a, *_ in rows]), _letters([b for _, b, _ in rows]))
+    assert task.language == "et-en" and task.run(_Letters(), 0)["pearson"] == pytest.approx(100 * pearsonr(cos, [z for *_, z in rows])[0])
+    (tmp_path / "et-en" / "test20.eten.df.short.tsv").write_text(header + body.replace("\t0.3\t", "\t-0.3\t"))
+    [task] = discover_official_tasks("wmt20qe", tmp_path)
+    expected = 100 * pearsonr(cos, [0.9, -1.0, -0.3, 0.1])[0]
+    assert task.run(_Letters(), 0)["pearson"] == pytest.approx(expected)
+
+
+def test_transfer_selects_c_on_the_union_of_dev_sets(data_dir, monkeypatch):
+    from interlingua.evaluation.tasks import official
+
+    seen = {}
+    real = official.transfer_task
+
+    def spy(train, dev, test, encoder, seed=0):
+        seen["dev"], seen["test"] = sorted(dev), sorted(test)
+        return real(train, dev, test, encoder, seed)
+
+    monkeypatch.setattr(official, "transfer_task", spy)
+    [task] = discover_official_tasks("qam", data_dir / "qam")
+    result = task.run(_Letters(), 0)
+    assert seen == {"dev": ["de", "en", "fr"], "test": ["de", "fr"]}
+    assert result["accuracy"] == pytest.approx((result["de"] + result["fr"]) / 2)

@@ -39,10 +39,42 @@ class ScriptedParser(Seq2SeqAmrParser):
         ("(a / boy :ARG0 (a / girl))", "duplicate-variable"),
         ("(a / see-01 :ARG0 x2)", "undefined-variable"),
         ("(w / want-01 :polarity - :mode imperative :quant 3)", ""),
+        ("# ::snt The boy wants to go.\n" + VALID + "\n", ""),
+        ('(n / name :op1 "a ) b")', ""),
+        ("(w / want-01 :ARG0 (b / boy)))", "decode-error"),
+        ("(a / b) )", "decode-error"),
+        ("The graph is (a / b)", "decode-error"),
+        ("a / b", "decode-error"),
+        ("(a / b / c)", "decode-error"),
+        ("(a / b) and more", "trailing-text"),
+        ("(a / b :ARG0)", "missing-target"),
+        ("(a / b :ARG0 :ARG1 (c / d))", "missing-target"),
+        ("(a / b :)", "missing-target"),
+        ("(a / b : (c / d))", "invalid-role"),
+        ('(a / "boy")', "invalid-concept"),
+        ("()", "missing-concept"),
+        ("(a / b :ARG0 (c / ))", "missing-concept"),
     ],
 )
 def test_validation_categories(text, category):
     assert validate_penman(text).reason.split(":")[0] == category
+
+
+@pytest.mark.parametrize(
+    "text, reason",
+    [
+        ("(a / b))", "decode-error: unbalanced parentheses: extra ')' after the graph"),
+        ("x (a / b)", "decode-error: text before the graph: 'x'"),
+        ("(a / b) junk", "trailing-text: 'junk'"),
+        ("(a / b :ARG0)", "missing-target: :ARG0"),
+        ('(a / "boy")', 'invalid-concept: "boy"'),
+        ("()", "missing-concept: (empty node)"),
+    ],
+)
+def test_malformed_graphs_are_rejected_with_a_specific_reason(text, reason):
+    validation = validate_penman(text)
+    assert not validation.ok and validation.graph is None
+    assert validation.reason == reason
 
 
 def test_unknown_role_only_rejected_when_asked():

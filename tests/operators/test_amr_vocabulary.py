@@ -23,6 +23,11 @@ def test_threshold_keeps_tokens_with_at_least_min_count():
     assert counts.tokens(min_count=4) == [":ARG0", ":ARG1", ":polarity", ":ARG0-of", "go-02", "want-01", "teach-01"]
 
 
+def test_role_alignments_are_stripped_like_the_linearizer_does():
+    counts = count_vocabulary(["(s / sleep-01~e.1 :ARG0~e.2 (c / cat) :wiki~e.3 -)"])
+    assert counts.relations == {":ARG0": 1} and counts.frames == {"sleep-01": 1}
+
+
 def test_invalid_graphs_are_counted_not_raised():
     counts = count_vocabulary([GRAPH, "(a / b", ""])
     assert counts.graphs == 1 and counts.invalid_graphs == 2
