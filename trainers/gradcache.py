@@ -5,7 +5,8 @@ of a contrastive batch couples all embeddings, so gradient accumulation cannot s
 splits the *encoder* instead:
 
 1. pass 1 — encode every view in chunks of ``chunk_size`` rows under ``torch.no_grad()``, recording the
-   random state (CPU and every initialised CUDA device) before each chunk;
+   random state (CPU and every initialised CUDA device) before each chunk; the very last chunk is
+   encoded with its graph and kept (``keep_last_graph``), so it is not encoded a second time;
 2. turn the embeddings into leaf tensors, compute the loss on the whole batch (``loss_fn`` may gather
    across workers with :func:`interlingua.trainers.distributed.gather.gather_with_grad`) and the
    gradient g = dL/dE of the loss w.r.t. this worker's embeddings. With a gathering ``loss_fn`` the
@@ -86,6 +87,7 @@ def cached_step(
     chunk_size: int,
     backward: Backward | None = None,
     defer_sync: DeferSync | None = None,
+    keep_last_graph: bool = True,
 ) -> Tensor:
     """One GradCache forward/backward over all views; parameter gradients are accumulated, not stepped.
 
@@ -98,6 +100,10 @@ def cached_step(
         chunk_size: rows encoded at once (>= 1).
         backward: back-propagates a scalar (default ``Tensor.backward``; e.g. ``engine.backward``).
         defer_sync: optional context-manager factory entered around every backward but the last.
+        keep_last_graph: encode the last chunk of the last view with its graph in pass 1 and keep it
+            (back-propagated first in pass 2) instead of encoding it twice. The peak memory is unchanged
+            (one chunk's graph at a time); the step saves one chunk's forward, which matters when a view
+            is one or a few chunks. Gradients are the same either way.
 
     Returns:
         The loss, detached.
@@ -107,16 +113,24 @@ def cached_step(
     run_backward = backward or Tensor.backward
     chunked_views = [split_batch(view, chunk_size) for view in views]
 
-    states: list[list[RandomState]] = []
+    # Pass 1. The very last chunk is encoded with its graph and kept: its backward runs first in
+    # pass 2, so the peak memory is still one chunk's graph, and that chunk is not encoded twice.
+    states: list[list[RandomState | None]] = []
     leaves: list[Tensor] = []
-    with torch.no_grad():
-        for chunks in chunked_views:
-            view_states, view_embeddings = [], []
-            for chunk in chunks:
-                view_states.append(RandomState.capture())
+    kept: Tensor | None = None
+    for v, chunks in enumerate(chunked_views):
+        view_states, view_embeddings = [], []
+        for c, chunk in enumerate(chunks):
+            if keep_last_graph and v == len(chunked_views) - 1 and c == len(chunks) - 1:
+                kept = encode(chunk)
+                view_states.append(None)
+                view_embeddings.append(kept.detach())
+                continue
+            view_states.append(RandomState.capture())
+            with torch.no_grad():
                 view_embeddings.append(encode(chunk))
-            states.append(view_states)
-            leaves.append(torch.cat(view_embeddings, dim=0).detach().requires_grad_(True))
+        states.append(view_states)
+        leaves.append(torch.cat(view_embeddings, dim=0).detach().requires_grad_(True))
 
     loss = loss_fn(leaves)
     _require_scalar(loss)
@@ -137,9 +151,15 @@ def cached_step(
 
     if loss_has_parameters:
         backward_once(loss)
+    if kept is not None:
+        last_grad = embedding_grads[-1]
+        backward_once((kept * last_grad[last_grad.shape[0] - kept.shape[0]:].to(kept.dtype)).sum())
+        del kept
     for chunks, view_states, grad in zip(chunked_views, states, embedding_grads):
         start = 0
         for chunk, state in zip(chunks, view_states):
+            if state is None:  # the kept chunk, already back-propagated
+                continue
             with state.replay():
                 embeddings = encode(chunk)
             chunk_grad = grad[start : start + embeddings.shape[0]].to(embeddings.dtype)

@@ -4,6 +4,7 @@ workers), 2 cached workers × B equal 1 plain worker × 2B, loss-function parame
 from __future__ import annotations
 
 import contextlib
+import functools
 import sys
 from pathlib import Path
 
@@ -28,12 +29,34 @@ from interlingua.trainers.gradcache import cached_step, plain_step  # noqa: E402
 from interlingua.trainers.objectives.contrastive import info_nce  # noqa: E402
 
 
+@pytest.mark.parametrize("keep_last_graph", [True, False])
 @pytest.mark.parametrize("negatives_per_pair", scenarios.NEGATIVE_COUNTS)
-def test_cached_equals_plain_with_dropout_on_one_worker(negatives_per_pair):
-    cached = scenarios.run_step(cached_step, 0.3, negatives_per_pair, rank=0, world_size=1, seed=7)
+def test_cached_equals_plain_with_dropout_on_one_worker(negatives_per_pair, keep_last_graph):
+    step = functools.partial(cached_step, keep_last_graph=keep_last_graph)
+    cached = scenarios.run_step(step, 0.3, negatives_per_pair, rank=0, world_size=1, seed=7)
     plain = scenarios.run_step(plain_step, 0.3, negatives_per_pair, rank=0, world_size=1, seed=7)
     assert_close_relative(cached["loss"], plain["loss"])
     assert_close_relative(cached["gradients"], plain["gradients"])
+
+
+@pytest.mark.parametrize("chunk_size", [1, 8, 100])
+def test_kept_last_chunk_equals_recomputed_one(chunk_size):
+    """One chunk per view (100), many (1) or a few: keeping the last chunk's graph changes nothing."""
+    model = TinyEncoder(dropout=0.3)
+    views = triplet_views(8, 2, seed=5)
+    results = {}
+    for keep in (True, False):
+        model.zero_grad()
+        torch.manual_seed(3)
+        loss = cached_step(model.encode, views, lambda e: info_nce(e[0], e[1], e[2], temperature=0.1), chunk_size,
+                           keep_last_graph=keep)
+        results[keep] = (loss, gradient_vector(model))
+    model.zero_grad()
+    torch.manual_seed(3)
+    plain_loss = plain_step(model.encode, views, lambda e: info_nce(e[0], e[1], e[2], temperature=0.1), chunk_size)
+    assert_close_relative(results[True][0], plain_loss)
+    assert_close_relative(results[True][1], gradient_vector(model))
+    assert_close_relative(results[True][1], results[False][1])
 
 
 def test_without_random_state_replay_the_gradients_differ(monkeypatch):

@@ -73,3 +73,43 @@ def test_unknown_registered_model_is_a_clear_error(local_store):
     use_tracking_store()
     with pytest.raises(UserError, match="could not fetch models:/no-such-model@x"):
         load_encoder("models:/no-such-model@x")
+
+
+def test_alias_pull_downloads_once_per_version_and_follows_the_alias(local_store, tmp_path, monkeypatch):
+    import mlflow
+
+    from interlingua.trainers.encoders.load import load_encoder
+    from interlingua.trainers.encoders.sentence_encoder import SentenceEncoder
+    from interlingua.trainers.registry import log_and_register_encoder
+    from interlingua.workflows.runtime import configure_mlflow
+    from tiny_models import build_tiny_bert
+
+    folders = []
+    for seed in (1, 2):  # two different models
+        folder = tmp_path / f"encoder-{seed}"
+        SentenceEncoder.from_folder(build_tiny_bert(tmp_path / f"bert-{seed}", seed=seed), max_length=32).save(folder)
+        folders.append(folder)
+    configure_mlflow("registry-cache-test")
+    with mlflow.start_run() as run:
+        pass
+    log_and_register_encoder(str(folders[0]), "cached-encoder", "prod", run.info.run_id)
+
+    downloads = []
+    real = mlflow.artifacts.download_artifacts
+
+    def counting(*args, **kwargs):
+        downloads.append(kwargs.get("artifact_uri"))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(mlflow.artifacts, "download_artifacts", counting)
+    first = load_encoder("models:/cached-encoder@prod").encode(TEXTS)
+    again = load_encoder("models:/cached-encoder@prod").encode(TEXTS)
+    np.testing.assert_array_equal(first, again)
+    assert downloads == ["models:/cached-encoder/1"]  # the second pull used the cached version 1
+    np.testing.assert_allclose(first, SentenceEncoder.from_folder(folders[0]).encode(TEXTS), rtol=1e-5, atol=1e-6)
+
+    log_and_register_encoder(str(folders[1]), "cached-encoder", "prod", run.info.run_id)  # the alias moves to v2
+    moved = load_encoder("models:/cached-encoder@prod").encode(TEXTS)
+    assert downloads == ["models:/cached-encoder/1", "models:/cached-encoder/2"]
+    np.testing.assert_allclose(moved, SentenceEncoder.from_folder(folders[1]).encode(TEXTS), rtol=1e-5, atol=1e-6)
+    assert not np.allclose(moved, first)

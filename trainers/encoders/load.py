@@ -68,16 +68,40 @@ def _cache(cache_dir: str | os.PathLike | None) -> Path:
 
 
 def _from_mlflow(uri: str, cache: Path) -> str:
+    """Download the model behind ``uri`` once per immutable version; aliases are resolved on every call."""
     import mlflow
 
-    target = cache / ("mlflow-" + hashlib.sha1(uri.encode()).hexdigest()[:16])
-    shutil.rmtree(target, ignore_errors=True)  # no files left over from the version an alias named before
     try:
-        # Aliases move: always ask the registry which version the URI names now.
-        local = mlflow.artifacts.download_artifacts(artifact_uri=uri, dst_path=str(target))
+        pinned = _pin_registry_uri(uri)  # aliases move: ask the registry which version the URI names now
+        target = cache / ("mlflow-" + hashlib.sha1(pinned.encode()).hexdigest()[:16])
+        complete = target / ".complete"
+        if not complete.exists():
+            shutil.rmtree(target, ignore_errors=True)
+            partial = cache / (target.name + f".partial-{os.getpid()}")
+            shutil.rmtree(partial, ignore_errors=True)
+            local = mlflow.artifacts.download_artifacts(artifact_uri=pinned, dst_path=str(partial))
+            (partial / ".complete").write_text(os.path.relpath(local, partial) + "\n", encoding="utf-8")
+            try:
+                partial.rename(target)
+            except OSError:  # another process published the same version first
+                shutil.rmtree(partial, ignore_errors=True)
+        local = target / complete.read_text(encoding="utf-8").strip()
     except Exception as err:  # MlflowException has many subclasses; report them all plainly
         raise UserError(f"could not fetch {uri} from MLflow ({mlflow.get_tracking_uri()}): {err}") from err
     return find_model_root(local)
+
+
+def _pin_registry_uri(uri: str) -> str:
+    """``models:/NAME@ALIAS`` -> ``models:/NAME/VERSION`` (the version the alias names now); other URIs
+    (``models:/NAME/VERSION``, ``runs:/...``) already name immutable artifacts and are returned as they are."""
+    if not uri.startswith("models:/") or "@" not in uri:
+        return uri
+    from mlflow.tracking import MlflowClient
+
+    name, _, rest = uri[len("models:/"):].partition("@")
+    alias, _, subpath = rest.partition("/")
+    version = MlflowClient().get_model_version_by_alias(name, alias).version
+    return f"models:/{name}/{version}" + (f"/{subpath}" if subpath else "")
 
 
 def _from_fsspec(uri: str, cache: Path) -> str:

@@ -25,6 +25,11 @@ Local loss over a global batch: on worker r the caller passes its *local* anchor
 the gathered tensors where worker r's rows start (see
 :func:`interlingua.trainers.distributed.gather.rank_offset`). The positive of local anchor i is then
 ``positives[anchor_offset + i]``. The returned value is the mean over the local anchors.
+
+Memory: past ``block_rows`` local anchors the logits are never materialised as one [n, candidates]
+matrix; each direction is computed block by block by
+:mod:`interlingua.trainers.objectives.blockwise_cross_entropy` (recomputed in backward), so the loss
+needs memory linear in the batch, which is what lets gradient caching reach very large batches.
 """
 
 from __future__ import annotations
@@ -34,6 +39,8 @@ from typing import Literal
 import torch
 import torch.nn.functional as F
 from torch import Tensor
+
+from interlingua.trainers.objectives.blockwise_cross_entropy import DEFAULT_BLOCK_ROWS, blockwise_cosine_cross_entropy
 
 Reduction = Literal["mean", "sum", "none"]
 
@@ -50,6 +57,7 @@ def info_nce(
     shared_hard_negatives: bool = True,
     margin: float = 0.0,
     reduction: Reduction = "mean",
+    block_rows: int | None = DEFAULT_BLOCK_ROWS,
 ) -> Tensor:
     """InfoNCE of local anchors against a (possibly gathered) batch of positives and hard negatives.
 
@@ -71,6 +79,12 @@ def info_nce(
         margin: additive margin m >= 0 subtracted from the positive cosine (Yang et al. 2019).
         reduction: "mean" (over local anchors; both directions averaged), "sum", or "none"
             (per-anchor losses [n], or [2, n] when symmetric: forward then reverse).
+        block_rows: rows of the logits computed at once; None: dense. With more than ``block_rows``
+            local anchors each direction goes through
+            :func:`interlingua.trainers.objectives.blockwise_cross_entropy.blockwise_cosine_cross_entropy`,
+            which never stores the [n, M(+M*k)] logits (memory O(block_rows x candidates) for the loss
+            instead of O(n x candidates), so linear in the batch); with at most ``block_rows`` anchors, or
+            None, the logits are built densely as one matrix (same result up to float rounding).
 
     Returns:
         Scalar loss (or per-anchor losses for ``reduction="none"``).
@@ -79,6 +93,8 @@ def info_nce(
         ValueError: on a bad option or inconsistent shapes.
     """
     _validate_options(temperature, margin, reduction, anchor_offset)
+    if block_rows is not None and (isinstance(block_rows, bool) or not isinstance(block_rows, int) or block_rows < 1):
+        raise ValueError(f"block_rows must be None or an int >= 1, got {block_rows!r}")
     n, dim = _require_matrix("anchors", anchors)
     total, positive_dim = _require_matrix("positives", positives)
     if positive_dim != dim:
@@ -91,17 +107,28 @@ def info_nce(
     anchor_unit = F.normalize(anchors, dim=-1)
     positive_unit = F.normalize(positives, dim=-1)
 
-    logits = anchor_unit @ positive_unit.T
+    shared_negative_unit = own_logits = None
     if hard_negatives is not None:
-        grouped = group_hard_negatives(hard_negatives, total, dim)
-        negative_unit = F.normalize(grouped, dim=-1)
+        negative_unit = F.normalize(group_hard_negatives(hard_negatives, total, dim), dim=-1)
         if shared_hard_negatives:
-            hard_logits = anchor_unit @ negative_unit.reshape(-1, dim).T
+            shared_negative_unit = negative_unit.reshape(-1, dim)
         else:
             own = negative_unit[anchor_offset : anchor_offset + n]
-            hard_logits = torch.einsum("nd,nkd->nk", anchor_unit, own)
-        logits = torch.cat([logits, hard_logits], dim=1)
-    forward_losses = _cross_entropy_with_margin(logits, labels, margin, temperature)
+            own_logits = torch.einsum("nd,nkd->nk", anchor_unit, own)
+    blockwise = block_rows is not None and n > block_rows
+    if blockwise:  # columns in the dense order: positives, shared hard negatives, own hard negatives
+        keys = positive_unit if shared_negative_unit is None else torch.cat([positive_unit, shared_negative_unit])
+        forward_losses = blockwise_cosine_cross_entropy(
+            anchor_unit, keys, labels, temperature=temperature, margin=margin, extra_logits=own_logits,
+            block_rows=block_rows,
+        )
+    else:
+        logits = anchor_unit @ positive_unit.T
+        if shared_negative_unit is not None:
+            logits = torch.cat([logits, anchor_unit @ shared_negative_unit.T], dim=1)
+        elif own_logits is not None:
+            logits = torch.cat([logits, own_logits], dim=1)
+        forward_losses = _cross_entropy_with_margin(logits, labels, margin, temperature)
     if not symmetric:
         return _reduce(forward_losses, reduction)
 
@@ -116,8 +143,15 @@ def info_nce(
     if (global_rows, global_dim) != (total, dim):
         raise ValueError(f"global_anchors has shape {tuple(global_anchors.shape)}, expected ({total}, {dim})")
     local_positive_unit = positive_unit[anchor_offset : anchor_offset + n]
-    reverse_logits = local_positive_unit @ F.normalize(global_anchors, dim=-1).T
-    reverse_losses = _cross_entropy_with_margin(reverse_logits, labels, margin, temperature)
+    global_anchor_unit = F.normalize(global_anchors, dim=-1)
+    if blockwise:
+        reverse_losses = blockwise_cosine_cross_entropy(
+            local_positive_unit, global_anchor_unit, labels, temperature=temperature, margin=margin,
+            block_rows=block_rows,
+        )
+    else:
+        reverse_logits = local_positive_unit @ global_anchor_unit.T
+        reverse_losses = _cross_entropy_with_margin(reverse_logits, labels, margin, temperature)
     if reduction == "none":
         return torch.stack([forward_losses, reverse_losses])
     return 0.5 * (_reduce(forward_losses, reduction) + _reduce(reverse_losses, reduction))

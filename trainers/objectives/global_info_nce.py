@@ -12,6 +12,7 @@ from torch import Tensor
 from torch.distributed import ProcessGroup
 
 from interlingua.trainers.distributed.gather import gather_with_grad, rank_offset
+from interlingua.trainers.objectives.blockwise_cross_entropy import DEFAULT_BLOCK_ROWS
 from interlingua.trainers.objectives.contrastive import Reduction, group_hard_negatives, info_nce
 
 
@@ -26,6 +27,7 @@ def global_info_nce(
     margin: float = 0.0,
     reduction: Reduction = "mean",
     group: ProcessGroup | None = None,
+    block_rows: int | None = DEFAULT_BLOCK_ROWS,
 ) -> Tensor:
     """Local InfoNCE over the global batch.
 
@@ -36,6 +38,8 @@ def global_info_nce(
             gathered as [n, k, D] blocks so they stay attached to their own pair.
         temperature, symmetric, shared_hard_negatives, margin, reduction: as in ``info_nce``.
         group: process group to gather over (default: the world; no gather when not distributed).
+        block_rows: as in ``info_nce``: rows of the logits computed at once; None: dense. Compared with
+            the number of *local* anchors; the candidates are the gathered batch.
 
     Returns:
         The loss of the local anchors (mean by default). Averaging the parameter gradients over workers
@@ -61,4 +65,5 @@ def global_info_nce(
         shared_hard_negatives=shared_hard_negatives,
         margin=margin,
         reduction=reduction,
+        block_rows=block_rows,
     )
