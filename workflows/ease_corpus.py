@@ -4,12 +4,17 @@ Stages (each resumable: a rerun with the same config skips finished work):
 
 1. **Extract** (parallel, Ray Data, one row per dump shard; :class:`ExtractShards`): pages → sentences with
    links, redirects, page titles, reports, in ``<work_dir>/extract/<shard>/`` (skipped when ``_SUCCESS`` exists).
-2. **Link** (per shard): targets resolved through each language's redirect table, mapped to entity ids
-   (Wikidata JSON dump, else ``page_props`` SQL dumps, else titles — recorded in the manifest config as
-   ``entity_id_source``); link counts per entity over all languages; entities linked more than
-   ``min_entity_links`` times are kept.
-3. **Negatives** (per shard): ``negatives_per_pair`` same-P31-type entities not linked on the page; pairs with no
-   candidate are dropped and kept aside as rejects.
+2. **Link** (per shard): targets resolved through each language's redirect table (collected from the dump's own
+   redirect pages; chains ``A → B → C`` are followed to ``C``, up to 8 hops, cycles stop; see
+   :mod:`interlingua.operators.wiki.titles`), mapped to entity ids (Wikidata JSON dump sitelinks, else
+   ``page_props`` SQL dumps, else titles — recorded in the manifest config as ``entity_id_source``); link counts
+   per entity over all languages (one per (sentence, entity) pair); entities linked strictly more than
+   ``min_entity_links`` times (default 10, as in the paper) are kept.
+3. **Negatives** (per shard): ``negatives_per_pair`` (default 1) kept entities sharing a P31 type with the
+   pair's entity (a random one of its types that has candidates), never the entity itself and never an entity
+   linked anywhere on the pair's page (any article link of the raw page, normalized and redirect-resolved, plus
+   the page's own entity); seeded by ``seed`` and the pair's identity. Pairs with no candidate are dropped,
+   counted (``pairs_dropped_<reason>``) and kept aside as rejects.
 4. **Caps**: ``max_pairs_per_entity`` and ``max_pairs_per_language``, deterministic by ``seed``.
 5. **Publish**: corpus ``<name>`` (lang, sentence, entity_id, hard_negative_ids, page_id, …; one store shard
    per dump shard; finished shards are skipped on resume) and ``<name>-entities`` (entity_id, link_count,
@@ -65,7 +70,9 @@ class EaseCorpusConfig(Config):
     store: str | None = None
     work_dir: str | None = None
     name: str = "ease"
-    min_entity_links: int = Field(default=10, ge=0)
+    min_entity_links: int = Field(
+        default=10, ge=0, description="keep entities linked strictly more than this many times (EASE: 10)"
+    )
     negatives_per_pair: int = Field(default=1, ge=1)
     max_pairs_per_entity: int = Field(default=10_000, ge=1)
     max_pairs_per_language: int = Field(default=50_000, ge=1)

@@ -3,7 +3,7 @@
 Modules, one concern each:
 
 - ``dump_shards``: plan byte-range shards of a (multistream) bz2 dump and decompress them.
-- ``dump_pages``: stream ``<page>`` records out of decompressed XML (iterparse with element clearing).
+- ``dump_pages``: stream ``<page>`` records out of decompressed XML (one block per page: a bad page costs only itself).
 - ``multistream_writer``: re-pack a plain dump as multistream bz2 + index (to parallelize it).
 - ``wikitext_markup``: strip comments, tags, templates, tables, files, categories.
 - ``wikitext_links``: turn ``[[target|label]]`` into label text with a character span and a target.

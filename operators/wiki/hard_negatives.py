@@ -1,9 +1,17 @@
 """Hard negative entities for (sentence, entity) pairs, as in EASE (Nishikawa et al. 2022, §3.1).
 
-For a pair whose entity ``e`` was linked from page ``P``: pick one of ``e``'s Wikidata P31 ("instance of") types
-at random, then draw ``k`` distinct entities of that type that are in the kept vocabulary, are not ``e`` and are
-not linked anywhere on ``P`` (nor ``P``'s own entity). A pair whose entity has no type, or whose drawn type has
-fewer than ``k`` candidates, gets no negatives; the caller counts and drops it, as the paper does.
+For a pair whose entity ``e`` was linked from page ``P``, the *allowed* candidates are the entities of the kept
+vocabulary (linked more than ``min_entity_links`` times) that are not ``e`` and not linked anywhere on ``P``
+(every article link of the page after normalization and redirect resolution, plus ``P``'s own entity). Then:
+
+1. pick one of ``e``'s Wikidata P31 ("instance of") types at random, among the types that have at least ``k``
+   allowed candidates (so a type with nothing left to draw never drops a pair another type could serve);
+2. draw ``k`` distinct allowed entities of that type.
+3. If no single type has ``k`` allowed candidates but their union does (``k > 1`` only), draw from the union:
+   every negative still shares a type with ``e``.
+
+A pair whose entity has no type gets no negatives (``entity_has_no_type``), nor one whose types have fewer than
+``k`` allowed candidates in all (``no_negative_candidate``); the caller counts and drops them, as the paper does.
 
 Without any type source (``untyped=True``), the candidates are all kept entities (recorded in the manifest).
 Draws are deterministic per pair: the random generator is seeded with ``(seed, pair key)``, so the result does
@@ -18,6 +26,7 @@ from collections.abc import Collection, Iterable, Mapping
 NO_TYPE = "entity_has_no_type"
 NO_CANDIDATE = "no_negative_candidate"
 _REJECTION_TRIES_PER_DRAW = 8
+_UNTYPED = "\0all"
 
 
 class HardNegativeSampler:
@@ -31,48 +40,64 @@ class HardNegativeSampler:
         seed: int = 0,
         untyped: bool = False,
     ) -> None:
-        if not isinstance(k, int) or k < 1:
+        if not isinstance(k, int) or isinstance(k, bool) or k < 1:
             raise ValueError(f"k (negatives per pair) must be a positive integer, got {k!r}")
         self.k = k
         self.seed = seed
         self.untyped = untyped
         kept = sorted(set(kept_entities))
-        self._all = kept
+        self._kept = frozenset(kept)
         self._types = entity_types
-        by_type: dict[str, list[str]] = {}
-        for entity in kept:
-            for entity_type in entity_types.get(entity, ()):
-                by_type.setdefault(entity_type, []).append(entity)
+        by_type: dict[str, list[str]] = {_UNTYPED: kept} if untyped else {}
+        if not untyped:
+            for entity in kept:
+                for entity_type in dict.fromkeys(entity_types.get(entity, ())):
+                    by_type.setdefault(entity_type, []).append(entity)
         self._by_type = by_type
 
     def candidates_of_type(self, entity_type: str) -> list[str]:
         return self._by_type.get(entity_type, [])
 
+    def _types_of(self, entity: str) -> tuple[str, ...]:
+        if self.untyped:
+            return (_UNTYPED,)
+        return tuple(dict.fromkeys(self._types.get(entity, ())))
+
     def sample(self, entity: str, page_entities: Collection[str], pair_key: str) -> tuple[list[str], str | None]:
         """``(negatives, None)`` or ``([], reason)`` for one pair; ``pair_key`` identifies the pair stably."""
         rng = random.Random(f"{self.seed}|{pair_key}")
-        if self.untyped:
-            pool = self._all
-        else:
-            types = self._types.get(entity, ())
-            if not types:
-                return [], NO_TYPE
-            pool = self._by_type.get(types[rng.randrange(len(types))], [])
+        types = self._types_of(entity)
+        if not types:
+            return [], NO_TYPE
+        excluded = {e for e in (*page_entities, entity) if e in self._kept}
 
-        def allowed(candidate: str) -> bool:
-            return candidate != entity and candidate not in page_entities
+        def allowed_count(entity_type: str) -> int:
+            pool = self._by_type.get(entity_type, ())
+            if not pool:
+                return 0
+            if entity_type == _UNTYPED:
+                return len(pool) - len(excluded)
+            return len(pool) - sum(1 for e in excluded if entity_type in self._types.get(e, ()))
 
+        eligible = [t for t in types if allowed_count(t) >= self.k]
+        if eligible:
+            pool = self._by_type[eligible[rng.randrange(len(eligible))]]
+            return self._draw(pool, excluded, rng), None
+        union = sorted({c for t in types for c in self._by_type.get(t, ()) if c not in excluded})
+        if len(union) < self.k:
+            return [], NO_CANDIDATE
+        return rng.sample(union, self.k), None
+
+    def _draw(self, pool: list[str], excluded: set[str], rng: random.Random) -> list[str]:
+        """``k`` distinct members of ``pool`` outside ``excluded`` (the caller checked that there are enough)."""
         chosen: list[str] = []
         for _ in range(_REJECTION_TRIES_PER_DRAW * self.k):
-            if len(chosen) == self.k or not pool:
-                break
+            if len(chosen) == self.k:
+                return chosen
             candidate = pool[rng.randrange(len(pool))]
-            if allowed(candidate) and candidate not in chosen:
+            if candidate not in excluded and candidate not in chosen:
                 chosen.append(candidate)
         if len(chosen) < self.k:
-            remaining = [c for c in pool if allowed(c) and c not in chosen]
-            need = self.k - len(chosen)
-            if len(remaining) < need:
-                return [], NO_CANDIDATE
-            chosen.extend(rng.sample(remaining, need))
-        return chosen, None
+            remaining = [c for c in pool if c not in excluded and c not in chosen]
+            chosen.extend(rng.sample(remaining, self.k - len(chosen)))
+        return chosen

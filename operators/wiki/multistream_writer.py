@@ -79,17 +79,22 @@ def _split_pages(chunks: Iterator[bytes | StreamBreak]):
         yield head
 
     def pages() -> Iterator[bytes]:
+        start = search_from = 0  # the buffer is compacted once per chunk, not once per page (linear time)
         while True:
-            end = state["buffer"].find(_PAGE_CLOSE)
-            while end < 0:
+            buffer = state["buffer"]
+            end = buffer.find(_PAGE_CLOSE, search_from)
+            if end < 0:
+                state["buffer"] = buffer[start:]
+                search_from = max(0, len(state["buffer"]) - len(_PAGE_CLOSE))
+                start = 0
                 if not fill():
                     state["footer"] = state["buffer"]
                     return
-                end = state["buffer"].find(_PAGE_CLOSE)
+                continue
             cut = end + len(_PAGE_CLOSE)
-            newline = state["buffer"].find(b"\n", cut)
+            newline = buffer.find(b"\n", cut, cut + 4096)
             cut = newline + 1 if newline >= 0 else cut
-            page, state["buffer"] = state["buffer"][:cut], state["buffer"][cut:]
-            yield page
+            yield buffer[start:cut]
+            start = search_from = cut
 
     return header(), pages(), lambda: state["footer"]

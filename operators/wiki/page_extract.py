@@ -5,12 +5,17 @@ with one :class:`LinkedSentence` per sentence that holds at least one article li
 is one), the reason the page was rejected (if it was), and counters of everything cut.
 
 Only the main namespace (ns 0) is extracted. A page is rejected, with a reason, when it is larger than
-``max_page_chars`` (``page_too_large``) or holds undecodable bytes (``invalid_utf8``); a redirect page yields a
-redirect and no sentences. Link targets are normalized (:func:`titles.normalize_title`); redirects are resolved
-later, once the whole dump's redirect table is known. ``linked_titles`` lists every article link of the raw
-page (not only those in extracted sentences), for the hard-negative exclusion. A link whose label straddles a
-sentence boundary is
-dropped and counted (``link_across_sentences``).
+``max_page_chars`` (``page_too_large``), holds undecodable bytes (``invalid_utf8``: a U+FFFD replacement
+character in its text or title), or when extraction itself fails on it (``extraction_error``; a page never stops
+the shard). A redirect page (``<redirect title=…>``, or wikitext starting with ``#REDIRECT [[…]]`` or the
+localized magic word, :data:`REDIRECT_WORDS`) yields a redirect and no sentences.
+
+Link targets are normalized (:func:`titles.normalize_title`); a link to a section of the page itself
+(``[[#History|history]]``) targets the page's own title. Redirects are resolved later, once the whole dump's
+redirect table is known. ``linked_titles`` lists every article link of the raw page (prose, lists, tables,
+template arguments, image captions, references; deliberately also links hidden in comments or ``<nowiki>``, so
+that a hard negative is never something the page links), not only those in extracted sentences. A link whose
+label straddles a sentence boundary is dropped and counted (``link_across_sentences``).
 """
 
 from __future__ import annotations
@@ -26,7 +31,18 @@ from interlingua.operators.wiki.wikitext_links import iter_paragraphs, render_pa
 from interlingua.operators.wiki.wikitext_markup import NamespacePrefixes, strip_markup
 
 ARTICLE_NAMESPACE = 0
-_ANY_LINK_TARGET = re.compile(r"\[\[([^\[\]|\n]+)")
+_ANY_LINK_TARGET = re.compile(r"\[\[([^\[\]|\n]++)(?=\||\]\])")
+REDIRECT_WORDS = (
+    "redirect weiterleitung redirection redirección redireccion rinvia rinvio redirecionamento redirecionar "
+    "doorverwijzing перенаправление перенапр пренасочване виж перенаправлення patrz przekieruj tam omdirigering "
+    "přesměruj presmeruj 重定向 転送 リダイレクト 넘겨주기 تحويل הפניה yönlendirme yönlendir ohjaus uudelleenohjaus "
+    "átirányítás"
+).split()
+_REDIRECT = re.compile(
+    r"\s*#(?:" + "|".join(map(re.escape, REDIRECT_WORDS)) + r")\s*:?\s*\[\[([^\[\]|\n]+)(?:\|[^\]\n]*)?\]\]",
+    re.IGNORECASE,
+)
+_REDIRECT_PREFIX_CHARS = 2048
 
 
 @dataclass(frozen=True)
@@ -76,41 +92,62 @@ class PageExtraction:
     issues: Counter = field(default_factory=Counter)
 
 
-def page_link_titles(text: str, settings: ExtractionSettings) -> tuple[str, ...]:
+def page_link_titles(text: str, settings: ExtractionSettings, page_title: str | None = None) -> tuple[str, ...]:
     """Normalized targets of every article link anywhere in the raw page (prose, lists, tables, templates,
     captions), sorted and distinct: the "linked on the same page" set that hard negatives must avoid."""
     titles: set[str] = set()
     for match in _ANY_LINK_TARGET.finditer(text):
         target = match.group(1)
         if settings.prefixes.classify(target) == "article":
-            title = normalize_title(target, settings.first_letter_case)
+            title = normalize_title(target, settings.first_letter_case, page_title)
             if title:
                 titles.add(title)
     return tuple(sorted(titles))
 
 
+def redirect_target_in_text(text: str) -> str | None:
+    """The raw target of a ``#REDIRECT [[Target]]`` page (any :data:`REDIRECT_WORDS`), else ``None``."""
+    if "#" not in text[:_REDIRECT_PREFIX_CHARS]:
+        return None
+    match = _REDIRECT.match(text[:_REDIRECT_PREFIX_CHARS])
+    return None if match is None else match.group(1)
+
+
 def extract_page(page: RawPage, lang: str, settings: ExtractionSettings) -> PageExtraction:
-    """Sentences with links of one page (see module doc)."""
+    """Sentences with links of one page (see module doc). Never raises on the page's content."""
+    try:
+        return _extract_page(page, lang, settings)
+    except Exception as error:  # noqa: BLE001 - one bad page must not stop the shard; counted with a reason
+        result = PageExtraction(page_id=page.page_id, title=str(page.title))
+        result.rejected = "extraction_error"
+        result.issues[f"extraction_error_{type(error).__name__}"] += 1
+        return result
+
+
+def _extract_page(page: RawPage, lang: str, settings: ExtractionSettings) -> PageExtraction:
     title = normalize_title(page.title, settings.first_letter_case)
     result = PageExtraction(page_id=page.page_id, title=title)
     if page.namespace != ARTICLE_NAMESPACE:
         result.rejected = "non_article_namespace"
         return result
-    if page.redirect is not None:
-        result.redirect_target = normalize_title(page.redirect, settings.first_letter_case)
+    redirect = page.redirect if page.redirect is not None else redirect_target_in_text(page.text)
+    if redirect is not None:
+        result.redirect_target = normalize_title(redirect, settings.first_letter_case, title)
         return result
     if len(page.text) > settings.max_page_chars:
         result.rejected = "page_too_large"
         return result
-    if "\ufffd" in page.text:
+    if "\ufffd" in page.text or "\ufffd" in page.title:
         result.rejected = "invalid_utf8"
         return result
-    result.linked_titles = page_link_titles(page.text, settings)
+    result.linked_titles = page_link_titles(page.text, settings, title)
     prose = strip_markup(page.text, settings.prefixes, settings.max_template_depth, result.issues)
     sentence_index = 0
     for raw_paragraph in iter_paragraphs(prose):
-        paragraph = render_paragraph(raw_paragraph, settings.prefixes, result.issues)
-        for start, end in split_sentences(paragraph.text, lang):
+        paragraph = render_paragraph(raw_paragraph, settings.prefixes, result.issues, lang)
+        spans = split_sentences(paragraph.text, lang)
+        links_in = _links_by_sentence(paragraph.links, spans, result.issues)
+        for (start, end), sentence_links in zip(spans, links_in, strict=True):
             length = end - start
             if length < settings.min_sentence_chars or length > settings.max_sentence_chars:
                 result.issues["sentence_length_out_of_range"] += 1
@@ -119,13 +156,8 @@ def extract_page(page: RawPage, lang: str, settings: ExtractionSettings) -> Page
             starts: list[int] = []
             ends: list[int] = []
             targets: list[str] = []
-            for link in paragraph.links:
-                if link.end <= start or link.start >= end:
-                    continue
-                if link.start < start or link.end > end:
-                    result.issues["link_across_sentences"] += 1
-                    continue
-                target = normalize_title(link.target, settings.first_letter_case)
+            for link in sentence_links:
+                target = normalize_title(link.target, settings.first_letter_case, title)
                 if not target:
                     continue
                 starts.append(link.start - start)
@@ -144,3 +176,18 @@ def extract_page(page: RawPage, lang: str, settings: ExtractionSettings) -> Page
                 )
             sentence_index += 1
     return result
+
+
+def _links_by_sentence(links, spans: list[tuple[int, int]], issues: Counter) -> list[list]:
+    """The links inside each sentence span (one sweep: both are in text order); a link not inside one span is
+    counted once as ``link_across_sentences``."""
+    inside: list[list] = [[] for _ in spans]
+    index = 0
+    for link in links:
+        while index < len(spans) and spans[index][1] <= link.start:
+            index += 1
+        if index < len(spans) and spans[index][0] <= link.start and link.end <= spans[index][1]:
+            inside[index].append(link)
+        else:
+            issues["link_across_sentences"] += 1
+    return inside

@@ -107,6 +107,9 @@ def extract_shard(shard: DumpShard, settings: ExtractionSettings, work_url: str)
         if buffer:
             writer.write_table(pa.Table.from_pylist(buffer, SENTENCES_SCHEMA))
     counters["invalid_utf8_bytes"] = stream.invalid_utf8_bytes
+    counters["invalid_xml_chars"] = stream.invalid_xml_chars
+    counters["malformed_pages"] = stream.malformed_pages
+    counters["dump_issues_not_listed"] = stream.issues_not_listed
     _write_table(
         fs,
         f"{out_path}/redirects.parquet",

@@ -54,26 +54,34 @@ def title_catalog() -> EntityCatalog:
 def load_wikidata_json(url: str, langs: Iterable[str]) -> EntityCatalog:
     """Stream a Wikidata JSON dump; keep entities with a sitelink in one of ``langs`` (e.g. ``["en", "bg"]``).
 
-    Lines that are not valid entity JSON are counted in ``lines_rejected`` (the array brackets are not).
+    Lines that are not valid entity JSON (bad JSON, invalid UTF-8, no string ``id``, ``sitelinks`` / ``claims``
+    of the wrong shape) are counted in ``lines_rejected`` (the array brackets are not); the load never stops on
+    one. P31 values of claims ranked ``deprecated`` (known to be wrong) are not types.
     """
     wanted = {f"{lang}wiki": lang for lang in langs}
     catalog = EntityCatalog(id_source="wikidata_json", titles={lang: {} for lang in wanted.values()})
-    with fsspec.open(url, "rt", encoding="utf-8", compression="infer") as handle:
-        for line in handle:
-            line = line.strip().rstrip(",")
-            if not line or line in ("[", "]"):
+    with fsspec.open(url, "rb", compression="infer") as handle:
+        for raw in handle:
+            line = raw.strip().rstrip(b",")
+            if not line or line in (b"[", b"]"):
                 continue
             try:
-                entity = json.loads(line)
+                entity = json.loads(line.decode("utf-8"))
                 qid = entity["id"]
-            except (ValueError, KeyError, TypeError):
+                sitelinks = entity.get("sitelinks") or {}
+                if not isinstance(qid, str) or not qid or not isinstance(sitelinks, Mapping):
+                    raise TypeError("not an entity")
+            except (ValueError, KeyError, TypeError, AttributeError):
                 catalog.lines_rejected += 1
                 continue
             linked = False
-            for site, link in (entity.get("sitelinks") or {}).items():
+            for site, link in sitelinks.items():
                 lang = wanted.get(site)
-                if lang is not None and isinstance(link, Mapping) and link.get("title"):
-                    catalog.titles[lang][link["title"]] = qid
+                if lang is None or not isinstance(link, Mapping):
+                    continue
+                title = link.get("title")
+                if isinstance(title, str) and title:
+                    catalog.titles[lang][title] = qid
                     linked = True
             if linked:
                 types = _p31_types(entity)
@@ -83,13 +91,17 @@ def load_wikidata_json(url: str, langs: Iterable[str]) -> EntityCatalog:
 
 
 def _p31_types(entity: Mapping) -> tuple[str, ...]:
+    claims = entity.get("claims") or {}
+    statements = claims.get("P31") if isinstance(claims, Mapping) else None
     types: list[str] = []
-    for claim in (entity.get("claims") or {}).get("P31", []):
+    for claim in statements if isinstance(statements, list) else ():
         try:
+            if claim.get("rank") == "deprecated":
+                continue
             value = claim["mainsnak"]["datavalue"]["value"]["id"]
-        except (KeyError, TypeError):
+        except (KeyError, TypeError, AttributeError):
             continue
-        if value not in types:
+        if isinstance(value, str) and value and value not in types:
             types.append(value)
     return tuple(types)
 

@@ -1,19 +1,32 @@
 """Remove the parts of wikitext that are not running prose, keeping ``[[article links]]`` in place.
 
-What is removed (each pass is linear in the page length; the Python loops run over markup tokens, not chars):
+What is removed (every pass is linear in the page length, also on adversarial input such as thousands of
+unclosed ``<!--`` or ``<ref>``; the Python loops run over markup tokens, not characters, and no pass recurses):
 
 1. HTML comments ``<!-- … -->`` (an unclosed comment hides the rest of the page, as in MediaWiki).
-2. Elements whose content is not prose: ``<ref>``, ``<math>``, ``<gallery>``, ``<timeline>``, ``<pre>``, …
+2. Elements whose content is not prose: ``<ref>``, ``<math>``, ``<gallery>``, ``<timeline>``, ``<pre>``, … An
+   unclosed one loses only its opening tag (counted ``unclosed_tag``). ``<nowiki>…</nowiki>`` keeps its content
+   as literal text (its markup characters are protected until rendering, see :func:`restore_literals`);
+   ``<nowiki/>`` becomes :data:`TRAIL_BREAK`, which stops a link trail (``[[Bus]]<nowiki/>es``: only "Bus" is
+   linked) and renders as nothing.
 3. Templates, parser functions and template arguments (``{{…}}``, ``{{{…}}}``), nested, matched by brace runs
    the way MediaWiki's preprocessor does (a run of closing braces closes ``{{{`` first when it can, else
-   ``{{``). Nesting deeper than ``max_template_depth`` cuts the page at the outermost open template.
+   ``{{``). Nesting deeper than ``max_template_depth`` cuts the page at the outermost open template and counts
+   ``template_depth_exceeded`` (the matching is a loop over a stack, so 5000-deep nesting costs no recursion).
 4. Tables (``{|`` … ``|}`` at line starts), nested.
-5. Links into the File/Image/Media and Category namespaces and interlanguage links, whole, including nested
-   links inside image captions.
+5. Links into the File/Image and Category namespaces (canonical names, the localized names of the wiki's
+   ``<siteinfo>``, and a built-in list of localized names of large Wikipedias for pages read without one; a
+   ``Prefix:Name.jpg`` target with a media file extension counts as a file too) and interlanguage links
+   (``[[fr:Paris]]``; prefixes are Wikipedia language codes), whole, including nested links inside image
+   captions. ``[[Media:…|label]]`` is a link to a file: its label stays, it names no entity. ``[[:fr:Paris|x]]``
+   and ``[[:Category:X|x]]`` are inline links: their labels stay.
 6. Any remaining HTML tag (its content is kept), and behaviour switches (``__NOTOC__``).
 
 Unclosed or stray markup tokens (``{{``, ``}}``, ``[[``, ``]]``, ``{|``) are removed as tokens and counted,
-so the text around them survives. Every event is counted in the returned :class:`collections.Counter`.
+so the text around them survives; an unclosed ``[[`` does not hide the links after it. ``[[…]]`` whose target
+(the part before the first ``|``) holds a line break or another ``[[``, or is empty or longer than
+:data:`MAX_TARGET_CHARS`, is not a link in MediaWiki: its brackets
+are removed as tokens (``invalid_link``). Every event is counted in the returned :class:`collections.Counter`.
 """
 
 from __future__ import annotations
@@ -22,84 +35,113 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
-_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
 _NON_PROSE_TAGS = (
-    "ref|math|chem|ce|gallery|timeline|score|syntaxhighlight|source|pre|graph|mapframe|maplink|templatedata"
-    "|imagemap|hiero|inputbox|categorytree|references|code"
+    "references|ref|math|chem|ce|gallery|timeline|score|syntaxhighlight|source|pre|graph|mapframe|maplink"
+    "|templatedata|templatestyles|imagemap|hiero|inputbox|categorytree|code|nowiki"
 )
-_NON_PROSE_SELF_CLOSING = re.compile(rf"<(?:{_NON_PROSE_TAGS})\b[^<>]*/>", re.IGNORECASE)
-_NON_PROSE_ELEMENT = re.compile(rf"<({_NON_PROSE_TAGS})\b[^<>]*>.*?</\1\s*>", re.IGNORECASE | re.DOTALL)
-_NON_PROSE_OPEN = re.compile(rf"<(?:{_NON_PROSE_TAGS})\b[^<>]*>", re.IGNORECASE)
+_ELEMENT_OPEN = re.compile(rf"<({_NON_PROSE_TAGS})(?=[\s/>])[^<>]*>", re.IGNORECASE)
 _ANY_TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9]*\b[^<>]*>")
 _BREAK_TAG = re.compile(r"<br\s*/?>", re.IGNORECASE)
 _BEHAVIOUR_SWITCH = re.compile(r"__[A-Z]+__")
 _BRACE_RUN = re.compile(r"\{\{+|\}\}+")
 _TABLE_TOKEN = re.compile(r"^[ \t]*(\{\||\|\})", re.MULTILINE)
 _BRACKET_TOKEN = re.compile(r"\[\[|\]\]")
-_INTERLANGUAGE_PREFIX = re.compile(r"^[a-z]{2,3}(?:-[a-z]{2,8})*$")
+_SPACES = re.compile(r"[\s_]+")
+_MEDIA_FILE = re.compile(
+    r"\.(?:jpe?g|png|gif|svg|tiff?|webp|xcf|bmp|ogg|oga|ogv|opus|webm|mp3|mp4|wav|flac|midi?|pdf|djvu|stl)\s*$",
+    re.IGNORECASE,
+)
 
-CANONICAL_FILE_NAMESPACES = frozenset({"file", "image", "media"})
+MAX_TARGET_CHARS = 1024  # MediaWiki titles are at most 255 bytes; longer "targets" (with a #fragment) are not links
+TRAIL_BREAK = "\ue000"
+"""Stands for ``<nowiki/>`` between markup stripping and rendering: ends a link trail, renders as nothing."""
+_LITERAL_CHARS = "[]{}|'<>_*#:;=!"
+_PROTECT = str.maketrans({c: chr(0xE001 + i) for i, c in enumerate(_LITERAL_CHARS)})
+_RESTORE = str.maketrans({chr(0xE001 + i): c for i, c in enumerate(_LITERAL_CHARS)} | {TRAIL_BREAK: None})
+
+
+def restore_literals(text: str) -> str:
+    """``<nowiki>`` content back to its characters, :data:`TRAIL_BREAK` removed (call on rendered text)."""
+    return text.translate(_RESTORE)
+
+
+CANONICAL_FILE_NAMESPACES = frozenset({"file", "image"})
 CANONICAL_CATEGORY_NAMESPACES = frozenset({"category"})
+# Localized names (and common aliases) of the File and Category namespaces of large Wikipedias, so that a page
+# read without its wiki's <siteinfo> still loses its images and categories. Lower case.
+LOCALIZED_FILE_NAMESPACES = frozenset(
+    "datei bild fichier archivo imagen immagine файл изображение картинка bestand afbeelding plik grafika "
+    "ficheiro arquivo imagem imaxe dosya resim tiedosto kuva fil soubor obrázek súbor obrázok fájl kép fișier "
+    "imagine datoteka slika датотека слика податотека αρχείο εικόνα קובץ תמונה ملف صورة پرونده تصویر فائل 파일 그림 "
+    "ファイル 画像 文件 檔案 档案 图像 圖像 चित्र फ़ाइल ไฟล์ ภาพ tập_tin hình berkas gambar fail failas vaizdas fails "
+    "attēls pilt fitxer imatge fitxategi irudia зображення выява skrá mynd ffeil delwedd comhad íomhá dosiero "
+    "bildo faili picha talaksan larawan fayl şəkil surat сурет ֆայլ պատկեր ფაილი სურათი ছবি চিত্র படிமம் கோப்பு "
+    "దస్త్రం ചിത്രം പ്രമാണം".replace("_", " ").split()
+)
+LOCALIZED_CATEGORY_NAMESPACES = frozenset(
+    "kategorie catégorie categoría categoria категория категорія категорија kategorija categorie kategoria "
+    "kategori luokka kategória κατηγορία קטגוריה تصنيف رده زمرہ 분류 カテゴリ 分类 分類 श्रेणी หมวดหมู่ thể_loại "
+    "kategooria kategorio катэгорыя flokkur categori catagóir jamii kategorya kateqoriya turkum санат "
+    "կատեգորիա კატეგორია বিষয়শ্রেণী பகுப்பு వర్గం വർഗ്ഗം".replace("_", " ").split()
+)
+# Wikipedia language codes (interlanguage link prefixes), including historical aliases still accepted in links.
+WIKIPEDIA_LANGUAGE_CODES = frozenset(
+    """aa ab ace ady af ak als alt am ami an ang anp ar arc ary arz as ast atj av avk awa ay az azb ba ban bar
+    bat-smg bbc bcl be be-tarask be-x-old bew bg bh bi bjn blk bm bn bo bpy br bs btm bug bxr ca cbk-zam cdo ce
+    ceb ch cho chr chy ckb co cr crh cs csb cu cv cy da dag de dga din diq dk dsb dtp dty dv dz ee el eml en eo
+    es et eu ext fa fat ff fi fiu-vro fj fo fon fr frp frr fur fy ga gag gan gcr gd gl glk gn gom gor got gpe
+    gsw gu guc gur guw gv ha hak haw he hi hif ho hr hsb ht hu hy hyw hz ia iba id ie ig igl ii ik ilo inh io
+    is it iu ja jam jbo jv ka kaa kab kbd kbp kcg kg kge ki kj kk kl km kn knc ko koi kr krc ks ksh ku kus kv
+    kw ky la lad lb lbe lez lfn lg li lij lld lmo ln lo lrc lt ltg lv lzh mad mai map-bms mdf mg mh mhr mi min
+    mk ml mn mni mnw mo mos mr mrj ms mt mus mwl my myv mzn na nah nan nap nb nds nds-nl ne new ng nia nl nn no
+    nov nqo nr nrm nso nup nv ny oc olo om or os pa pag pam pap pcd pcm pdc pfl pi pih pl pms pnb pnt ps pt
+    pwn qu rm rmy rn ro roa-rup roa-tara rsk ru rue rup rw sa sah sat sc scn sco sd se sg sgs sh shi shn shy si
+    simple sk skr sl sm smn sn so sq sr srn ss st stq su sv sw syl szl szy ta tay tcy tdd te tet tg th ti tig
+    tk tl tly tn to tpi tr trv ts tt tum tw ty tyv udm ug uk ur uz ve vec vep vi vls vo vro wa war wo wuu xal
+    xh xmf yi yo yue za zea zgh zh zh-classical zh-min-nan zh-yue zu""".split()
+)
+# Namespaces and interwiki prefixes whose links show their label but name no article of this wiki.
+_NON_ARTICLE_PREFIXES = frozenset(
+    """talk user user_talk wikipedia wp project help template portal special draft module mediawiki book
+    timedtext gadget topic wikt wiktionary s wikisource q wikiquote commons meta m d wikidata n wikinews b
+    wikibooks v wikiversity voy wikivoyage species wikispecies mw mediawikiwiki c f foundation wmf wikimedia
+    outreach incubator phab phabricator gerrit bugzilla wikitech translatewiki oldwikisource metawikimedia doi
+    arxiv rfc pmid imdbname imdbtitle imdbcompany google googlegroups oeis media medium média medios медия
+    медиа""".replace("_", " ").split()
+)
 
 
 @dataclass(frozen=True)
 class NamespacePrefixes:
     """Lower-cased namespace names of one wiki, grouped by what a link into them means for extraction.
 
-    ``drop``: links removed whole (files, images, media, categories). ``non_article``: every other namespace
-    (the link's label stays as text, but it names no entity).
+    ``drop``: links removed whole (files, images, categories). ``non_article``: every other namespace or
+    interwiki prefix (the link's label stays as text, but it names no entity; this includes ``Media:``).
+    ``languages``: interlanguage prefixes (a link removed whole, unless written ``[[:fr:…]]``).
     """
 
-    drop: frozenset[str] = CANONICAL_FILE_NAMESPACES | CANONICAL_CATEGORY_NAMESPACES
-    non_article: frozenset[str] = field(
-        default_factory=lambda: frozenset(
-            {
-                "talk",
-                "user",
-                "user talk",
-                "wikipedia",
-                "wp",
-                "help",
-                "template",
-                "portal",
-                "special",
-                "draft",
-                "module",
-                "mediawiki",
-                "book",
-                "timedtext",
-                "wikt",
-                "wiktionary",
-                "s",
-                "wikisource",
-                "q",
-                "wikiquote",
-                "commons",
-                "meta",
-                "m",
-                "d",
-                "wikidata",
-                "n",
-                "b",
-                "v",
-                "voy",
-                "species",
-                "mw",
-            }
-        )
+    drop: frozenset[str] = (
+        CANONICAL_FILE_NAMESPACES
+        | CANONICAL_CATEGORY_NAMESPACES
+        | LOCALIZED_FILE_NAMESPACES
+        | LOCALIZED_CATEGORY_NAMESPACES
     )
+    non_article: frozenset[str] = field(default_factory=lambda: _NON_ARTICLE_PREFIXES)
+    languages: frozenset[str] = WIKIPEDIA_LANGUAGE_CODES
 
     @classmethod
     def from_siteinfo(cls, namespaces: dict[int, str]) -> NamespacePrefixes:
-        """Prefixes of a wiki from its ``<siteinfo>`` namespaces (key 6 File, 14 Category, −2 Media)."""
+        """Prefixes of a wiki from its ``<siteinfo>`` namespaces (key 6 File, 14 Category drop; −2 Media and
+        all others are non-article), on top of the built-in names."""
         base = cls()
         drop = set(base.drop)
         other = set(base.non_article)
         for key, name in namespaces.items():
-            if not name:
+            name = _SPACES.sub(" ", name or "").strip().lower()
+            if not name or key == 0:
                 continue
-            (drop if key in (-2, 6, 14) else other).add(name.lower())
-        return cls(drop=frozenset(drop), non_article=frozenset(other - drop))
+            (drop if key in (6, 14) else other).add(name)
+        return cls(drop=frozenset(drop), non_article=frozenset(other - drop), languages=base.languages)
 
     def classify(self, target: str) -> str:
         """``"drop"``, ``"non_article"``, ``"interlanguage"`` or ``"article"`` for a raw link target."""
@@ -107,51 +149,96 @@ class NamespacePrefixes:
             return "article"
         stripped = target.strip()
         leading_colon = stripped.startswith(":")
-        head, sep, _ = stripped.lstrip(":").partition(":")
+        head, sep, rest = stripped.lstrip(":").partition(":")
         if not sep:
             return "article"
-        prefix = head.strip().replace("_", " ").lower()
+        prefix = _SPACES.sub(" ", head).strip().lower()
         if prefix in self.drop:
             return "non_article" if leading_colon else "drop"
         if prefix in self.non_article:
             return "non_article"
-        if _INTERLANGUAGE_PREFIX.match(prefix):
+        if prefix in self.languages:
             return "non_article" if leading_colon else "interlanguage"
+        if prefix and _MEDIA_FILE.search(rest):  # an unknown (localized) file namespace
+            return "non_article" if leading_colon else "drop"
         return "article"
 
 
 def strip_markup(text: str, prefixes: NamespacePrefixes, max_template_depth: int, issues: Counter) -> str:
     """Wikitext with non-prose removed (see module doc); ``[[links]]``, bold/italic and entities remain."""
     text = _strip_comments(text, issues)
-    text = _strip_non_prose_elements(text, issues)
+    text = _strip_elements(text, issues)
     text = _delete_spans(text, _template_spans(text, max_template_depth, issues))
     text = _delete_spans(text, _table_spans(text, issues))
     text = _delete_spans(text, _dropped_link_spans(text, prefixes, issues))
-    text = _BREAK_TAG.sub(" ", text)
-    text = _ANY_TAG.sub("", text)
-    return _BEHAVIOUR_SWITCH.sub("", text)
+    if "<" in text:
+        text = _BREAK_TAG.sub(" ", text)
+        text = _ANY_TAG.sub("", text)
+    if "__" in text:
+        text = _BEHAVIOUR_SWITCH.sub("", text)
+    return text
 
 
 def _strip_comments(text: str, issues: Counter) -> str:
     if "<!--" not in text:
         return text
-    text = _COMMENT.sub("", text)
-    cut = text.find("<!--")
-    if cut >= 0:
-        issues["unclosed_comment"] += 1
-        text = text[:cut]
-    return text
+    pieces: list[str] = []
+    cursor = 0
+    while True:
+        start = text.find("<!--", cursor)
+        if start < 0:
+            pieces.append(text[cursor:])
+            break
+        pieces.append(text[cursor:start])
+        end = text.find("-->", start + 4)
+        if end < 0:
+            issues["unclosed_comment"] += 1
+            break
+        cursor = end + 3
+    return "".join(pieces)
 
 
-def _strip_non_prose_elements(text: str, issues: Counter) -> str:
+def _strip_elements(text: str, issues: Counter) -> str:
+    """Non-prose elements removed, ``<nowiki>`` content protected; one left-to-right pass (see module doc)."""
     if "<" not in text:
         return text
-    text = _NON_PROSE_SELF_CLOSING.sub("", text)
-    text = _NON_PROSE_ELEMENT.sub("", text)
-    text, unclosed = _NON_PROSE_OPEN.subn("", text)
-    if unclosed:
-        issues["unclosed_tag"] += unclosed
-    return text
+    pieces: list[str] = []
+    cursor = 0
+    closes: dict[str, re.Pattern] = {}
+    found: dict[str, tuple[int, re.Match | None]] = {}  # name → (searched from, first close at or after it)
+
+    def closing_tag(name: str, start: int) -> re.Match | None:
+        cached = found.get(name)
+        if cached is not None and cached[0] <= start and (cached[1] is None or cached[1].start() >= start):
+            return cached[1]
+        pattern = closes.get(name)
+        if pattern is None:
+            pattern = closes[name] = re.compile(rf"</{name}\s*>", re.IGNORECASE)
+        match = pattern.search(text, start)
+        found[name] = (start, match)
+        return match
+
+    while True:
+        opening = _ELEMENT_OPEN.search(text, cursor)
+        if opening is None:
+            break
+        name = opening.group(1).lower()
+        pieces.append(text[cursor : opening.start()])
+        cursor = opening.end()
+        if opening.group().endswith("/>"):
+            if name == "nowiki":
+                pieces.append(TRAIL_BREAK)
+            continue
+        closing = closing_tag(name, cursor)
+        if closing is None:
+            issues["unclosed_tag"] += 1
+            continue
+        if name == "nowiki":
+            content = text[cursor : closing.start()]
+            pieces.append(content.translate(_PROTECT) if content else TRAIL_BREAK)
+        cursor = closing.end()
+    pieces.append(text[cursor:])
+    return "".join(pieces)
 
 
 def _template_spans(text: str, max_depth: int, issues: Counter) -> list[tuple[int, int]]:
@@ -207,34 +294,47 @@ def _table_spans(text: str, issues: Counter) -> list[tuple[int, int]]:
 
 
 def _dropped_link_spans(text: str, prefixes: NamespacePrefixes, issues: Counter) -> list[tuple[int, int]]:
-    """Whole File/Category/interlanguage links, plus unmatched ``[[`` / ``]]`` tokens."""
+    """Whole File/Category/interlanguage links, plus unmatched ``[[`` / ``]]`` tokens and invalid links' brackets.
+
+    Brackets are paired with a stack; the outermost *valid* pairs are classified (a pair whose target is not a
+    valid link target only loses its brackets, and the pairs inside it are looked at instead).
+    """
     if "[[" not in text and "]]" not in text:
         return []
     spans: list[tuple[int, int]] = []
+    pairs: list[tuple[int, int]] = []
     stack: list[int] = []
     for match in _BRACKET_TOKEN.finditer(text):
         if match.group() == "[[":
             stack.append(match.start())
-            continue
-        if not stack:
+        elif stack:
+            pairs.append((stack.pop(), match.end()))
+        else:
             issues["unbalanced_link_close"] += 1
             spans.append((match.start(), match.end()))
-            continue
-        start = stack.pop()
-        if stack:
-            continue
-        inner = text[start + 2 : match.start()]
-        target = inner.split("|", 1)[0]
-        kind = prefixes.classify(target)
-        if kind in ("drop", "interlanguage"):
-            issues[f"removed_{kind}_link"] += 1
-            spans.append((start, match.end()))
-        elif "[[" in inner:
-            issues["nested_link"] += 1
-            spans.append((start, match.end()))
     for start in stack:
         issues["unclosed_link"] += 1
         spans.append((start, start + 2))
+    pairs.sort()
+    covered_until = -1
+    for start, end in pairs:
+        if start < covered_until:
+            continue  # inside a valid link that stays or goes whole
+        inner_end = min(end - 2, start + 2 + MAX_TARGET_CHARS + 1)
+        bar = text.find("|", start + 2, inner_end)
+        target = text[start + 2 : inner_end if bar < 0 else bar]
+        if len(target) > MAX_TARGET_CHARS or "[[" in target or "\n" in target or not target.strip():
+            issues["invalid_link"] += 1
+            spans.extend(((start, start + 2), (end - 2, end)))
+            continue
+        covered_until = end
+        kind = prefixes.classify(target)
+        if kind in ("drop", "interlanguage"):
+            issues[f"removed_{kind}_link"] += 1
+            spans.append((start, end))
+        elif text.find("[[", start + 2, end - 2) >= 0:
+            issues["nested_link"] += 1
+            spans.append((start, end))
     return spans
 
 

@@ -1,6 +1,7 @@
 """Dump reading: gensim's real dumps, multistream shards, and broken archives."""
 
 import bz2
+import time
 import importlib.util
 from pathlib import Path
 
@@ -139,3 +140,91 @@ def test_root_close_split_across_chunks_in_a_multistream_shard():
         result = PageStreamResult()
         pages = list(iter_pages(iter([body[:cut], body[cut:]]), result))
         assert [p.text for p in pages] == ["x </mediawiki>"] * 3 and not result.issues, cut
+
+
+def read_text(body: str, pieces: int = 1):
+    """Pages and the stream result of XML text fed in ``pieces`` chunks."""
+    data = body.encode("utf-8")
+    step = max(1, len(data) // pieces)
+    result = PageStreamResult()
+    pages = list(iter_pages(iter([data[i : i + step] for i in range(0, len(data), step)]), result))
+    return pages, result
+
+
+@pytest.mark.parametrize("pieces", [1, 7, 300])
+def test_a_malformed_page_costs_only_itself(pieces):
+    body = (
+        HEADER
+        + page_xml(1, "A", "ok")
+        + page_xml(2, "Bad", "a <b> unclosed element")
+        + "<page><title>NoClose</title><ns>0</ns><id>3</id><revision><text>lost</text></revision>\n"
+        + page_xml(4, "B", "fine")
+        + "<page><title>NoId</title><revision><text>x</text></revision></page>\n"
+        + page_xml(5, "C", "ctrl\x01char &amp; entity")
+        + "</mediawiki>"
+    )
+    pages, result = read_text(body, pieces)
+    assert [(p.page_id, p.title, p.text) for p in pages] == [
+        (1, "A", "ok"),
+        (4, "B", "fine"),
+        (5, "C", "ctrl char & entity"),
+    ]
+    reasons = [issue.reason for issue in result.issues]
+    assert reasons == ["malformed_page"] * 3 and result.malformed_pages == 3
+    bad = next(i for i in result.issues if "not well-formed" in i.detail)
+    assert "'Bad'" in bad.detail and bad.last_page_id == 1
+    assert any("NoClose" in i.detail for i in result.issues)
+    assert result.invalid_xml_chars == 1 and result.siteinfo is not None
+
+
+def test_a_document_without_its_closing_root_is_reported_as_truncated():
+    pages, result = read_text(HEADER + page_xml(1, "A", "ok"))
+    assert [p.title for p in pages] == ["A"]
+    ((issue,),) = [result.issues]
+    assert issue.reason == "truncated_xml" and "</mediawiki>" in issue.detail and issue.last_page_title == "A"
+
+
+def test_the_latest_revision_is_read():
+    body = (
+        HEADER + "<page><title>A</title><ns>0</ns><id>1</id><revision><text>old</text></revision>"
+        "<revision><text>new</text></revision></page></mediawiki>"
+    )
+    assert [p.text for p in read_text(body)[0]] == ["new"]
+
+
+def test_truncated_bz2_in_the_middle_of_a_page_reports_offset_and_the_job_goes_on(tmp_path):
+    body = (HEADER + "".join(page_xml(i, f"P{i}", f"Page [[L{i}]] text {i}. " * 50) for i in range(1, 600))).encode()
+    data = bz2.compress(body + b"</mediawiki>", compresslevel=1)  # 100 kB blocks: the first ones decode
+    cut = tmp_path / "cut.xml.bz2"
+    cut.write_bytes(data[: len(data) * 2 // 3])
+    shard = plan_shards(str(cut), "en")[0]
+    report = extract_shard(shard, ExtractionSettings(min_sentence_chars=5), str(tmp_path / "w"))
+    (issue,) = report["dump_issues"]
+    assert issue["reason"] == "truncated_archive" and issue["offset"] == len(data) * 2 // 3
+    assert issue["last_page_title"] == f"P{report['counters']['pages']}"
+    assert 0 < report["counters"]["linked_sentences"]
+
+
+@pytest.mark.slow  # builds and extracts a 30 MB page (~15-30 s on a loaded 2-core machine)
+def test_a_30_mb_page_is_rejected_by_default_and_extracted_in_linear_time_when_allowed(tmp_path):
+    huge = "Paris is the capital of [[France]]. It lies on the {{cite|x}} [[Seine]] river.&lt;ref&gt;r&lt;/ref&gt; "
+    huge *= 380_000
+    assert len(huge) > 30_000_000
+    plain = tmp_path / "huge.xml"
+    plain.write_text(
+        HEADER + page_xml(1, "Huge", huge) + page_xml(2, "Small", "A small [[Link]] page.") + "</mediawiki>"
+    )
+    shard = plan_shards(str(plain), "en")[0]
+    report = extract_shard(shard, ExtractionSettings(min_sentence_chars=5), str(tmp_path / "default"))
+    assert report["rejected_pages"] == [{"page_id": 1, "title": "Huge", "reason": "page_too_large"}]
+    assert report["counters"]["linked_sentences"] == 1 and not report["dump_issues"]
+    started = time.perf_counter()
+    allowed = ExtractionSettings(min_sentence_chars=5, max_page_chars=40_000_000)
+    report = extract_shard(shard, allowed, str(tmp_path / "allowed"))
+    assert time.perf_counter() - started < 300
+    assert report["counters"]["linked_sentences"] == 2 * 380_000 + 1 and not report["rejected_pages"]
+
+
+def test_input_that_is_not_a_dump_is_reported():
+    pages, result = read_text("just some text, no pages")
+    assert pages == [] and [i.reason for i in result.issues] == ["no_pages"]

@@ -256,3 +256,103 @@ def test_truncated_multistream_dump_finishes_and_reports_where_it_broke(tmp_path
     assert summary["funnel"]["extract_articles"] >= 4 and summary["funnel"]["pairs_kept_after_caps"] > 0
     rejects = CorpusStore(store_url).read_rejects("ease").to_pylist()
     assert any(r["reason"] == "truncated_archive" for r in rejects)
+
+
+STRICT_TYPES = {
+    "Q90": ("Paris", "Q515"),
+    "Q220": ("Rome", "Q515"),
+    "Q64": ("Berlin", "Q515"),
+    "Q2807": ("Madrid", "Q515"),
+    "Q456": ("Lyon", "Q515"),
+    "Q1741": ("Vienna", "Q515"),
+    "Q142": ("France", "Q6256"),
+    "Q38": ("Italy", "Q6256"),
+}
+STRICT_PAGES = [
+    "Paris lies in [[France]] near [[lyon]]. It is twinned with [[Madrid_]] too.\n* [[Rome]]\n"
+    "{{Nav|[[berlin_(city)#x|B]]}}",
+    "Rome is the capital of [[Italy]]. It is older than [[Vienna]] and [[Lyon]].",
+    "Berlin is far from [[France]] and [[Italy]]. It trades with [[Vienna]], [[madrid]] and [[Paris]].",
+    "Vienna is east of [[France]]. It is near [[Berlin (city)]] and [[Rome]]. [[#History|Its history]] is long.",
+    "Madrid likes [[Lyon]], [[Paris]] and [[Rome]]. It hosts [[Berlin]] fans.",
+    "Lyon is near [[Paris]] and [[Vienna]]. " + "{{a|" * 3000 + "Never [[Rome]] seen.",
+]
+
+
+def test_strict_link_threshold_page_wide_exclusion_and_bad_pages(tmp_path):
+    """Hand-counted: France 3, Lyon 3, Paris 3, Vienna 4 links (kept with min_entity_links=2); Italy, Madrid,
+    Berlin, Rome exactly 2 (not kept). Negatives must avoid every link of the page (lists, templates, redirects,
+    the text after a depth cut, the page itself), not just the sentence's."""
+    from xml.sax.saxutils import escape
+
+    titles = ["Paris", "Rome", "Berlin", "Vienna", "Madrid", "Lyon"]
+    parts = [
+        '<mediawiki xmlns="http://www.mediawiki.org/xml/export-0.10/"><siteinfo><case>first-letter</case>'
+        "</siteinfo>\n"
+    ]
+    for page_id, (title, text) in enumerate(zip(titles, STRICT_PAGES, strict=True), start=1):
+        parts.append(
+            f"<page><title>{title}</title><ns>0</ns><id>{page_id}</id><revision><text>{escape(text)}</text>"
+            "</revision></page>\n"
+        )
+    parts.append("<page><title>Bad</title><ns>0</ns><id>7</id><revision><text>a <b> c</text></revision></page>\n")
+    parts.append(  # a redirect known only from its wikitext
+        "<page><title>Berlin (city)</title><ns>0</ns><id>8</id><revision><text>#REDIRECT [[Berlin]]</text>"
+        "</revision></page>\n</mediawiki>"
+    )
+    dump = tmp_path / "enwiki.xml.bz2"
+    dump.write_bytes(bz2.compress("".join(parts).encode()))
+    lines = [
+        json.dumps(
+            {
+                "id": qid,
+                "sitelinks": {"enwiki": {"title": title}},
+                "claims": {"P31": [{"mainsnak": {"datavalue": {"value": {"id": kind}}}}]},
+            }
+        )
+        for qid, (title, kind) in STRICT_TYPES.items()
+    ]
+    (tmp_path / "wd.json").write_text("[\n" + ",\n".join(lines) + "\n]\n")
+    (tmp_path / "vectors.txt").write_text("1 2\nQ90 1 0\n")
+    config = EaseCorpusConfig(
+        dumps=[WikiDump(lang="en", url=str(dump))],
+        wikidata_json=str(tmp_path / "wd.json"),
+        min_entity_links=2,
+        entity_vectors=str(tmp_path / "vectors.txt"),
+        min_sentence_chars=5,
+        seed=11,
+    )
+    work, store_url = str(tmp_path / "work"), str(tmp_path / "store")
+    shards, reports, _, _ = extract(config, work)
+    summary = build_corpus(config, shards, reports, work, store_url)
+    store = CorpusStore(store_url)
+    name = {qid: title for qid, (title, _) in STRICT_TYPES.items()}
+    rows = {
+        (r["page_id"], name[r["entity_id"]], r["sentence"][r["link_start"] : r["link_end"]]): [
+            name[n] for n in r["hard_negative_ids"]
+        ]
+        for r in store.read_table("ease").to_pylist()
+    }
+    vienna_self = rows.pop((4, "Vienna", "Its history"))
+    assert vienna_self in (["Lyon"], ["Paris"])
+    assert rows == {
+        (1, "Lyon", "lyon"): ["Vienna"],
+        (2, "Vienna", "Vienna"): ["Paris"],
+        (2, "Lyon", "Lyon"): ["Paris"],
+        (3, "Vienna", "Vienna"): ["Lyon"],
+        (3, "Paris", "Paris"): ["Lyon"],
+        (5, "Lyon", "Lyon"): ["Vienna"],
+        (5, "Paris", "Paris"): ["Vienna"],
+    }
+    funnel = summary["funnel"]
+    assert funnel["entities_kept"] == 4 and funnel["pairs_entity_below_min_links"] == 8
+    rejects = store.read_rejects("ease").to_pylist()
+    dropped = sorted(
+        (json.loads(r["row"])["page_id"], name[json.loads(r["row"])["entity_id"]])
+        for r in rejects
+        if r["reason"] == "no_negative_candidate"
+    )
+    assert dropped == [(1, "France"), (3, "France"), (4, "France"), (6, "Paris"), (6, "Vienna")]
+    assert funnel["pairs_dropped_no_negative_candidate"] == 5
+    assert [i["reason"] for i in summary["dump_issues"]] == ["malformed_page"]
+    assert funnel["extract_malformed_pages"] == 1 and funnel["extract_redirects"] == 1

@@ -82,3 +82,38 @@ def test_wikipedia2vec_vectors_keyed_by_entity_id(tmp_path):
     vectors = wikipedia2vec_entity_vectors(model, lambda title: catalog.entity_id("bg", title))
     assert vectors and set(vectors) <= set(catalog.titles["bg"].values())
     assert all(v.shape == (8,) for v in vectors.values())
+
+
+def test_malformed_wikidata_lines_are_counted_and_never_stop_the_load(tmp_path):
+    import json
+
+    good = {
+        "id": "Q1",
+        "sitelinks": {"enwiki": {"title": "Good"}, "frwiki": {"title": "Bon"}},
+        "claims": {
+            "P31": [
+                {"mainsnak": {"datavalue": {"value": {"id": "Q5"}}}, "rank": "normal"},
+                {"mainsnak": {"datavalue": {"value": {"id": "Q5"}}}, "rank": "preferred"},
+                {"mainsnak": {"datavalue": {"value": {"id": "Q999"}}}, "rank": "deprecated"},
+                {"mainsnak": {"snaktype": "somevalue"}},
+                "not a claim",
+            ]
+        },
+    }
+    lines = [
+        b"[",
+        json.dumps(good).encode() + b",",
+        json.dumps({"id": "Q2", "sitelinks": {"enwiki": {"title": "No claims"}}, "claims": []}).encode() + b",",
+        json.dumps({"id": "Q3", "sitelinks": ["enwiki"]}).encode() + b",",  # wrong shape
+        json.dumps({"id": 4, "sitelinks": {}}).encode() + b",",  # id not a string
+        json.dumps([1, 2]).encode() + b",",
+        b'{"id": "Q6", "sitelinks": {"enwiki": {"title": "Bad \xff bytes"}}},',  # invalid UTF-8
+        json.dumps({"id": "Q7", "sitelinks": {"enwiki": {"title": 7}}, "claims": {"P31": "x"}}).encode() + b",",
+        b"{truncated",
+        b"]",
+    ]
+    path = tmp_path / "wd.json"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    catalog = load_wikidata_json(str(path), ["en"])
+    assert catalog.titles["en"] == {"Good": "Q1", "No claims": "Q2"}
+    assert catalog.types == {"Q1": ("Q5",)} and catalog.lines_rejected == 5

@@ -86,3 +86,31 @@ def test_caps_are_validated_and_priority_is_stable():
     assert pair_priority(0, "a") == pair_priority(0, "a") != pair_priority(1, "a")
     with pytest.raises(ValueError, match="per_entity"):
         capped_mask(np.array(["en"]), np.array(["Q1"]), np.array([1]), 0, 1)
+
+
+def test_an_entity_type_with_nothing_left_never_drops_a_pair_another_type_can_serve():
+    types = {"E": ("rare", "common"), "R": ("rare",), "C1": ("common",), "C2": ("common",)}
+    sampler = HardNegativeSampler(types, types, k=1, seed=0)
+    for i in range(100):  # the only other "rare" entity is on the page: "common" must be chosen every time
+        (negative,), reason = sampler.sample("E", {"R"}, f"p{i}")
+        assert reason is None and negative in {"C1", "C2"}
+    assert sampler.sample("E", {"R", "C1", "C2"}, "x") == ([], NO_CANDIDATE)
+
+
+def test_k_negatives_may_come_from_the_union_of_the_entity_types():
+    types = {"E": ("a", "b"), "A1": ("a",), "B1": ("b",), "X": ("c",)}
+    sampler = HardNegativeSampler(types, types, k=2, seed=1)
+    negatives, reason = sampler.sample("E", set(), "p")
+    assert reason is None and sorted(negatives) == ["A1", "B1"]
+    assert HardNegativeSampler(types, types, k=3).sample("E", set(), "p") == ([], NO_CANDIDATE)
+
+
+def test_negatives_are_only_kept_entities_and_never_on_the_page():
+    types = {f"Q{i}": ("city",) for i in range(40)}
+    kept = [f"Q{i}" for i in range(20)]  # Q20.. are typed but not linked often enough
+    sampler = HardNegativeSampler(kept, types, k=3, seed=5)
+    page = {f"Q{i}" for i in range(0, 20, 2)}
+    for i in range(200):
+        negatives, reason = sampler.sample("Q1", page, f"pair{i}")
+        assert reason is None and len(set(negatives)) == 3
+        assert not set(negatives) & (page | {"Q1"}) and set(negatives) <= set(kept)
