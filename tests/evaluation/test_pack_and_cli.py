@@ -129,3 +129,24 @@ def test_eval_cli_bad_seed_list():
     eval_command.add_arguments(parser)
     with pytest.raises(SystemExit):
         parser.parse_args(["--model", "use", "--seeds", "1,x"])
+
+
+def test_pack_reads_the_layout_interlingua_assets_writes(assets, tmp_path):
+    """`interlingua assets` puts the Bible under bible/ and the guide under debian-reference/."""
+    import shutil
+
+    layout = tmp_path / "state-assets"
+    (layout / "bible").mkdir(parents=True)
+    (layout / "debian-reference").mkdir()
+    shutil.copy(assets / "bible-en-es.parquet", layout / "bible")
+    for lang in ("de", "fr", "es"):
+        shutil.copy(assets / f"debian-reference-en-{lang}.parquet", layout / "debian-reference")
+    flat = build_pack(assets, tmp_path / "flat", PackSizes(bible_pairs=10, debian_pairs=10, mining_gold_per_split=5,
+                                                            mining_orphans_per_side=2, mining_distractors_per_side=5,
+                                                            clustering_items=20, title_lead_pairs=10))
+    nested = build_pack(layout, tmp_path / "nested", PackSizes(**flat["sizes"]))
+    assert nested["skipped"] == [] == flat["skipped"]
+    assert [t["name"] for t in nested["tasks"]] == [t["name"] for t in flat["tasks"]]
+    for name in ("bible_retrieval", "debian_retrieval_de", "debian_mining_fr_gold"):
+        assert pq.read_table(tmp_path / "nested" / f"{name}.parquet").equals(
+            pq.read_table(tmp_path / "flat" / f"{name}.parquet"))

@@ -9,7 +9,8 @@ HELP = "build the offline benchmark pack (Bible, debian-reference, Wikipedia lea
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--assets", default="assets", help="directory with bible-en-es.parquet and the debian-reference parquet files")
+    parser.add_argument("--assets", default=None, help="directory with bible-en-es.parquet and the debian-reference parquet "
+                        "files, or the folder `interlingua assets` built (default: the state's assets, ./.interlingua/assets)")
     parser.add_argument("--out", default="bench-pack", help="output pack directory (default ./bench-pack)")
     parser.add_argument("--seed", type=int, default=0, help="sampling seed (default 0)")
     parser.add_argument("--bible-pairs", type=int, default=1000)
@@ -26,6 +27,10 @@ def run(args: argparse.Namespace) -> int:
     try:
         sizes = PackSizes(bible_pairs=args.bible_pairs, debian_pairs=args.debian_pairs, mining_gold_per_split=args.mining_gold,
                           clustering_items=args.clustering_items, title_lead_pairs=args.title_lead_pairs)
+        if args.assets is None:
+            from interlingua.workflows.runtime import assets_dir
+
+            args.assets = str(assets_dir())
         manifest = build_pack(args.assets, args.out, sizes, seed=args.seed)
     except ValueError as err:
         raise UserError(str(err)) from err
