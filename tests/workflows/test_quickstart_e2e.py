@@ -97,7 +97,8 @@ def test_quickstart_tiny_end_to_end_then_embed_from_registry(tmp_path):
     # the MLflow run: per-step metrics and the registered version behind the alias
     from mlflow.tracking import MlflowClient
 
-    client = MlflowClient(tracking_uri=f"sqlite:///{state / 'mlflow.db'}")
+    store = f"sqlite:///{state / 'mlflow.db'}"
+    client = MlflowClient(tracking_uri=store, registry_uri=store)
     history = client.get_metric_history(summary["run_id"], "loss")
     assert sorted(m.step for m in history) == [1, 2, 3]
     version = client.get_model_version_by_alias(MODEL_NAME, ALIAS)
