@@ -22,3 +22,14 @@ def _shut_down_ray_after_module():
     ray = sys.modules.get("ray")
     if ray is not None and ray.is_initialized():
         ray.shutdown()
+
+
+@pytest.fixture(scope="module")
+def ray_local():
+    """A local Ray runtime for one test module: 2 CPUs (this machine's), 200 MiB object store."""
+    import ray
+
+    ray.init(address="local", num_cpus=2, object_store_memory=200 * 1024**2, include_dashboard=False,
+             log_to_driver=False)
+    yield ray
+    ray.shutdown()

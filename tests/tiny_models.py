@@ -73,3 +73,24 @@ SENTENCES = [
     "buenos dias",
     "i see a small blue book on the big red mat",
 ]
+
+
+#: Short English-Spanish pairs in the tiny vocabulary (translation-ranking data for engine and workflow tests).
+EN_ES_PAIRS = [
+    ("the cat sits on the mat", "el gato se sienta en la alfombra"),
+    ("the dog runs", "el perro corre"),
+    ("the house is big", "la casa es grande"),
+    ("the house is small", "la casa es pequeño"),
+    ("i see water", "yo veo agua"),
+    ("you like bread", "tu pan"),
+    ("we read a book", "nosotros libro"),
+    ("good morning", "buenos dias"),
+    ("good night", "buenos noche"),
+    ("the red book", "el libro rojo"),
+    ("the blue mat", "la alfombra azul"),
+    ("a small cat", "el gato pequeño"),
+    ("a big dog", "el perro grande"),
+    ("the cat reads", "el gato lee"),
+    ("the dog sits", "el perro se sienta"),
+    ("we see the house", "nosotros veo la casa"),
+]

@@ -22,15 +22,6 @@ def synthetic_corpus(n: int, seed: int = 0) -> list[tuple[list[str], list[str]]]
     return pairs
 
 
-@pytest.fixture(scope="module")
-def ray_local():
-    import ray
-
-    ray.init(address="local", num_cpus=2, object_store_memory=200 * 1024**2, include_dashboard=False)
-    yield ray
-    ray.shutdown()
-
-
 @pytest.mark.slow
 def test_operator_on_two_actors_equals_in_process(tmp_path, ray_local):
     import ray.data

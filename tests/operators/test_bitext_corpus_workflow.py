@@ -135,15 +135,6 @@ def test_config_validation_and_registry():
 # -- end to end on Ray --------------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def ray_local():
-    import ray
-
-    ray.init(address="local", num_cpus=2, object_store_memory=200 * 1024**2, include_dashboard=False)
-    yield ray
-    ray.shutdown()
-
-
 @pytest.mark.slow
 def test_workflow_builds_an_aligned_corpus_and_resumes(tmp_path, ray_local):
     src, tgt, info = write_text_bitext(tmp_path)

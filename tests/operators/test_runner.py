@@ -12,16 +12,6 @@ from interlingua.operators.base import REJECT_REASON, Operator, reject_column
 from interlingua.operators.runner import actor_pool, run_operator, split_rejects
 
 
-@pytest.fixture(scope="module")
-def ray_local():
-    import ray
-
-    ray.init(address="local", num_cpus=2, object_store_memory=200 * 1024**2, include_dashboard=False,
-             log_to_driver=False)
-    yield ray
-    ray.shutdown()
-
-
 class CountingSquare(Operator):
     """Squares ``x``; records which actor instance (and how many loads) handled each row."""
 

@@ -13,7 +13,7 @@ import os
 import pytest
 
 from interlingua.trainers.engine.config import TrainConfig
-from tiny_models import build_tiny_bert
+from tiny_models import EN_ES_PAIRS, build_tiny_bert
 
 pytestmark = pytest.mark.slow
 
@@ -21,24 +21,7 @@ STEP_METRICS = ("loss", "lr", "samples_per_s", "negatives_per_anchor", "effectiv
 WORKERS = 2
 BATCH = 4  # pairs per worker per step
 
-PAIRS = [
-    ("the cat sits on the mat", "el gato se sienta en la alfombra"),
-    ("the dog runs", "el perro corre"),
-    ("the house is big", "la casa es grande"),
-    ("the house is small", "la casa es pequeño"),
-    ("i see water", "yo veo agua"),
-    ("you like bread", "tu pan"),
-    ("we read a book", "nosotros libro"),
-    ("good morning", "buenos dias"),
-    ("good night", "buenos noche"),
-    ("the red book", "el libro rojo"),
-    ("the blue mat", "la alfombra azul"),
-    ("a small cat", "el gato pequeño"),
-    ("a big dog", "el perro grande"),
-    ("the cat reads", "el gato lee"),
-    ("the dog sits", "el perro se sienta"),
-    ("we see the house", "nosotros veo la casa"),
-]
+PAIRS = EN_ES_PAIRS
 
 
 @pytest.fixture(scope="module")

@@ -18,24 +18,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tiny_models import build_tiny_bert
+from tiny_models import EN_ES_PAIRS, build_tiny_bert
 
 pytestmark = pytest.mark.slow
 
-PAIRS = [
-    ("the cat sits on the mat", "el gato se sienta en la alfombra"),
-    ("the dog runs", "el perro corre"),
-    ("the house is big", "la casa es grande"),
-    ("the house is small", "la casa es pequeño"),
-    ("i see water", "yo veo agua"),
-    ("good morning", "buenos dias"),
-    ("good night", "buenos noche"),
-    ("the red book", "el libro rojo"),
-    ("the blue mat", "la alfombra azul"),
-    ("a small cat", "el gato pequeño"),
-    ("a big dog", "el perro grande"),
-    ("the cat reads", "el gato lee"),
-]
+PAIRS = EN_ES_PAIRS
 MODEL_NAME = "tiny-quickstart"
 ALIAS = "e2e"
 
