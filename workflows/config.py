@@ -4,6 +4,9 @@ Every workflow declares a :class:`Config` subclass. A config is built from three
 ones winning: the class defaults, an optional YAML file (``-c config.yaml``) and ``--set key=value``
 overrides (dotted keys reach nested sections; values are parsed as YAML scalars, so ``3``,
 ``0.5``, ``true`` and ``[en, es]`` get their natural types).
+
+A nested section given in part (``--set train.max_steps=50``) is laid over the *workflow's* default
+for that section (e.g. the quickstart's training settings), not over the section class's defaults.
 """
 
 from __future__ import annotations
@@ -75,9 +78,36 @@ def load_config(cls: type[C], path: str | Path | None = None, overrides: list[st
 
 def validate(cls: type[C], data: dict[str, Any], source: str = "config") -> C:
     try:
-        return cls.model_validate(data)
+        return cls.model_validate(with_section_defaults(cls, data))
     except ValidationError as err:
         raise ConfigError(format_validation_error(err, data, source)) from None
+
+
+def with_section_defaults(cls: type[Config], data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` with every nested section given as a (partial) mapping completed from the field's default
+    instance (the workflow's own defaults for that section), recursively."""
+    if not isinstance(data, dict):
+        return data
+    out = dict(data)
+    for name, field in cls.model_fields.items():
+        section = field.annotation
+        given = out.get(name)
+        if not (isinstance(section, type) and issubclass(section, Config) and isinstance(given, dict)):
+            continue
+        default = field.get_default(call_default_factory=True)
+        base = default.model_dump() if isinstance(default, Config) else {}
+        out[name] = with_section_defaults(section, _deep_update(base, given))
+    return out
+
+
+def _deep_update(base: dict[str, Any], update: dict[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in update.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = _deep_update(out[key], value)
+        else:
+            out[key] = value
+    return out
 
 
 def read_yaml(path: str | Path) -> dict[str, Any]:
@@ -107,16 +137,17 @@ def format_validation_error(err: ValidationError, data: dict[str, Any], source: 
     return "\n".join(lines)
 
 
-def config_fields_help(cls: type[Config], prefix: str = "") -> list[str]:
-    """One line per field (dotted for nested configs): name, type, default and description."""
+def config_fields_help(cls: type[Config], prefix: str = "", defaults: Config | None = None) -> list[str]:
+    """One line per field (dotted for nested configs): name, type, default and description. A nested
+    section shows the workflow's defaults for it (its field's default instance)."""
     lines = []
     for name, field in cls.model_fields.items():
         ann = field.annotation
+        default = getattr(defaults, name) if defaults is not None else field.get_default(call_default_factory=True)
         if isinstance(ann, type) and issubclass(ann, Config):
-            lines.extend(config_fields_help(ann, prefix + name + "."))
+            lines.extend(config_fields_help(ann, prefix + name + ".", default if isinstance(default, Config) else None))
             continue
         tname = getattr(ann, "__name__", None) or str(ann).replace("typing.", "")
-        default = field.get_default(call_default_factory=True)
         desc = f"  {field.description}" if field.description else ""
         lines.append(f"{prefix}{name} ({tname}, default {default!r}){desc}")
     return lines

@@ -14,6 +14,7 @@ from interlingua.workflows.errors import UserError
 WORKFLOWS: dict[str, str] = {
     "quickstart": "interlingua.workflows.quickstart",
     "amr-corpus": "interlingua.workflows.amr_corpus",
+    "amr-retrofit": "interlingua.workflows.amr_retrofit",
     "ease-corpus": "interlingua.workflows.ease_corpus",
     "bitext-corpus": "interlingua.workflows.bitext_corpus",
 }

@@ -209,3 +209,36 @@ def test_device_plan_auto_follows_torch_without_ray():
     assert plan.use_gpu == torch.cuda.is_available()
     if not plan.use_gpu:
         assert (plan.backend, plan.precision) == ("gloo", "fp32")
+
+
+def test_partial_section_override_keeps_the_workflows_section_defaults():
+    """`--set train.max_steps=50` on the quickstart keeps the quickstart's own training settings."""
+    from interlingua.workflows.config import load_config
+    from interlingua.workflows.quickstart import QuickstartConfig
+
+    default = QuickstartConfig().train
+    changed = load_config(QuickstartConfig, overrides=["train.max_steps=50", "train.batch_size=32"]).train
+    assert (changed.max_steps, changed.batch_size) == (50, 32)
+    assert changed.freeze_embeddings is True and default.freeze_embeddings is True  # TrainConfig's default is False
+    assert changed.model_dump(exclude={"max_steps", "batch_size"}) == default.model_dump(exclude={"max_steps", "batch_size"})
+
+
+def test_partial_section_in_yaml_is_merged_and_still_validated(tmp_path):
+    from interlingua.workflows.config import ConfigError, load_config
+    from interlingua.workflows.quickstart import QuickstartConfig
+
+    path = tmp_path / "cfg.yaml"
+    path.write_text("train:\n  lr: 1.0e-4\n")
+    config = load_config(QuickstartConfig, path, overrides=["train.warmup_steps=5"])
+    assert (config.train.lr, config.train.warmup_steps, config.train.max_steps) == (1e-4, 5, QuickstartConfig().train.max_steps)
+    with pytest.raises(ConfigError, match=r"train\.batch_size = 1"):
+        load_config(QuickstartConfig, overrides=["train.batch_size=1"])
+
+
+def test_list_keys_shows_the_workflows_section_defaults():
+    from interlingua.workflows.config import config_fields_help
+    from interlingua.workflows.quickstart import QuickstartConfig
+
+    lines = config_fields_help(QuickstartConfig)
+    assert any(line.startswith("train.freeze_embeddings (bool, default True)") for line in lines)
+    assert any(line.startswith(f"train.max_steps (int, default {QuickstartConfig().train.max_steps})") for line in lines)

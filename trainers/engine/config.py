@@ -15,7 +15,7 @@ GRAD_CACHE_ZERO_STAGES = (0, 1)
 
 
 class TrainConfig(Config):
-    objective: Literal["translation_ranking", "simcse_unsup", "simcse_sup"] = Field(
+    objective: Literal["translation_ranking", "simcse_unsup", "simcse_sup", "amr_retrofit"] = Field(
         "translation_ranking", description="contrastive objective (see trainers/objectives)")
     temperature: float = Field(0.05, gt=0, description="softmax temperature τ")
     symmetric: bool = Field(True, description="rank in both directions (translation ranking)")

@@ -14,6 +14,8 @@ OBJECTIVE_COLUMNS: dict[str, tuple[str, ...]] = {
     "translation_ranking": ("src", "tgt"),
     "simcse_unsup": ("text", "text"),
     "simcse_sup": ("premise", "entailment", "contradiction"),
+    # mixed NLI triples (Cai et al. 2022): each slot holds English text or a linearized AMR graph
+    "amr_retrofit": ("premise", "entailment", "contradiction"),
 }
 
 
@@ -29,6 +31,7 @@ class ObjectiveSpec:
 
 
 def build_objective(config: TrainConfig, group=None) -> ObjectiveSpec:
+    from interlingua.trainers.objectives.amr_retrofit import AMRRetrofitLoss
     from interlingua.trainers.objectives.simcse import SupervisedSimCSELoss, UnsupervisedSimCSELoss
     from interlingua.trainers.objectives.translation_ranking import TranslationRankingLoss
 
@@ -37,6 +40,7 @@ def build_objective(config: TrainConfig, group=None) -> ObjectiveSpec:
                                                               group=group),
         "simcse_unsup": lambda: UnsupervisedSimCSELoss(config.temperature, group=group),
         "simcse_sup": lambda: SupervisedSimCSELoss(config.temperature, group=group),
+        "amr_retrofit": lambda: AMRRetrofitLoss(config.temperature, group=group),
     }
     if config.objective not in losses:
         raise ValueError(f"unknown objective {config.objective!r}; expected one of {sorted(losses)}")

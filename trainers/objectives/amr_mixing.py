@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from interlingua.trainers.objectives.options import require_probability
@@ -88,3 +88,69 @@ class MixedTrainingSampler:
                 return MixedInput(self.english, True, variant.graph)
             self.unavailable[(self.english, "no graph")] += 1
         return MixedInput(self.english, False, variant.text)
+
+
+#: The slots of an NLI triple, in the loss's argument order.
+TRIPLE_ROLES: tuple[str, ...] = ("premise", "entailment", "contradiction")
+
+
+def mixed_triples(
+    rows: Iterable[Mapping[str, object]],
+    languages: Sequence[str],
+    english: str = "en",
+    english_graph_probability: float = 0.5,
+    seed: int = 0,
+) -> tuple[list[dict], Counter]:
+    """Mixed training triples (Algorithm 1) from the rows of an ``amr-corpus`` version.
+
+    ``rows`` are dicts with the corpus columns ``source_id``, ``role`` (premise / entailment /
+    contradiction), ``lang``, ``text`` and ``linearized`` (the linearized graph; empty when the sentence
+    was not parsed). Rows are grouped into triples by ``source_id``; each slot's language versions in
+    ``languages`` (English is always included) become :class:`AMRVariant` s, and a
+    :class:`MixedTrainingSampler` seeded with ``seed`` picks the input of every slot. Triples come out
+    sorted by source id (the result does not depend on the row order), each as a dict with the three
+    slot strings plus ``source_id`` and, per slot, ``<role>_lang`` and ``<role>_is_graph``.
+
+    A triple whose English premise, entailment or contradiction text is missing is skipped. The counter
+    holds ``triples``, ``skipped_missing_english``, ``inputs_text``, ``inputs_graph``,
+    ``rows_ignored`` (other languages or roles), ``rows_duplicate`` (a repeated source/role/language:
+    the first one is kept) and ``unavailable.<lang>.<reason>`` (the sampler's
+    :attr:`~MixedTrainingSampler.unavailable`: a drawn language without translation or graph, redrawn;
+    an English graph draw without a graph, given the English text).
+    """
+    languages = list(dict.fromkeys([english, *languages]))
+    counts: Counter = Counter()
+    groups: dict[str, dict[str, dict[str, AMRVariant]]] = {}
+    for row in rows:
+        role, lang = str(row.get("role") or ""), str(row.get("lang") or "")
+        if role not in TRIPLE_ROLES or lang not in languages:
+            counts["rows_ignored"] += 1
+            continue
+        slot = groups.setdefault(str(row.get("source_id") or ""), {}).setdefault(role, {})
+        if lang in slot:
+            counts["rows_duplicate"] += 1
+            continue
+        graph = str(row.get("linearized") or "").strip()
+        slot[lang] = AMRVariant(text=str(row.get("text") or ""), graph=graph or None)
+
+    sampler = MixedTrainingSampler(languages, english=english,
+                                   english_graph_probability=english_graph_probability, seed=seed)
+    triples: list[dict] = []
+    for source_id in sorted(groups):
+        slots = groups[source_id]
+        if not all(role in slots and english in slots[role] and slots[role][english].text for role in TRIPLE_ROLES):
+            counts["skipped_missing_english"] += 1
+            continue
+        triple: dict = {"source_id": source_id}
+        for role in TRIPLE_ROLES:
+            chosen = sampler.choose(slots[role])
+            triple[role] = chosen.content
+            triple[f"{role}_lang"] = chosen.language
+            triple[f"{role}_is_graph"] = chosen.is_graph
+            counts["inputs_graph" if chosen.is_graph else "inputs_text"] += 1
+        triples.append(triple)
+    counts["triples"] = len(triples)
+    counts.setdefault("skipped_missing_english", 0)
+    for (lang, reason), n in sampler.unavailable.items():
+        counts[f"unavailable.{lang}.{reason.replace(' ', '_')}"] += n
+    return triples, counts

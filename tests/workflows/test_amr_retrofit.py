@@ -1,0 +1,93 @@
+"""The ``amr-retrofit`` workflow's config and its steps before training (fast: no Ray, no MLflow)."""
+
+from __future__ import annotations
+
+import pytest
+
+from amr_tiny_corpus import INCOMPLETE, TRIPLES, write_tiny_amr_corpus
+from tiny_models import build_tiny_bert
+
+from interlingua.workflows import amr_retrofit
+from interlingua.workflows.config import ConfigError, load_config
+from interlingua.workflows.errors import UserError
+from interlingua.workflows.registry import WORKFLOWS, load_workflow
+
+
+def test_registered_with_typed_config_and_training_defaults():
+    assert WORKFLOWS["amr-retrofit"] == "interlingua.workflows.amr_retrofit"
+    module = load_workflow("amr-retrofit")
+    config = load_config(module.CONFIG)
+    assert (config.corpus, config.version, config.model, config.languages) == ("amr-corpus", None, None, None)
+    assert config.min_symbol_count == 5 and config.english_graph_probability == 0.5
+    assert config.train.objective == "amr_retrofit" and config.train.temperature == 0.05
+    assert config.train.num_workers == 2 and config.train.max_steps <= 50
+    assert module.DESCRIPTION
+
+
+def test_partial_train_section_keeps_the_workflow_defaults():
+    config = load_config(amr_retrofit.CONFIG, None, ["train.max_steps=3", "train.batch_size=4"])
+    assert config.train.objective == "amr_retrofit"
+    assert config.train.max_steps == 3 and config.train.batch_size == 4
+    assert config.train.max_length == amr_retrofit.TRAIN_DEFAULTS["max_length"]
+
+
+@pytest.mark.parametrize("override", ["train.objective=simcse_sup", "english_graph_probability=1.5",
+                                      "min_symbol_count=0", "languages=[]"])
+def test_bad_values_are_config_errors(override):
+    with pytest.raises(ConfigError):
+        load_config(amr_retrofit.CONFIG, None, [override])
+
+
+def test_reads_the_corpus_and_picks_languages(tmp_path):
+    manifest = write_tiny_amr_corpus(tmp_path / "corpus")
+    config = amr_retrofit.AmrRetrofitConfig()
+    read, rows = amr_retrofit._read_corpus(config, str(tmp_path / "corpus"))
+    assert read.version == manifest.version
+    assert len(rows) == len(TRIPLES) * 6 - 1 and set(rows[0]) == set(amr_retrofit.CORPUS_COLUMNS)
+    assert amr_retrofit._languages(config, rows) == ["en", "es"]
+    assert amr_retrofit._languages(amr_retrofit.AmrRetrofitConfig(languages=["es", "en"]), rows) == ["en", "es"]
+    assert amr_retrofit._languages(amr_retrofit.AmrRetrofitConfig(languages=["en"]), rows) == ["en"]
+    with pytest.raises(UserError, match=r"\['de'\] are not in the corpus"):
+        amr_retrofit._languages(amr_retrofit.AmrRetrofitConfig(languages=["de"]), rows)
+    with pytest.raises(UserError, match="no English"):
+        amr_retrofit._languages(config, [r for r in rows if r["lang"] != "en"])
+
+
+def test_missing_corpus_points_at_amr_corpus(tmp_path):
+    with pytest.raises(UserError, match="interlingua run amr-corpus"):
+        amr_retrofit._read_corpus(amr_retrofit.AmrRetrofitConfig(), str(tmp_path / "corpus"))
+    write_tiny_amr_corpus(tmp_path / "corpus")
+    with pytest.raises(UserError, match="interlingua run amr-corpus"):
+        amr_retrofit._read_corpus(amr_retrofit.AmrRetrofitConfig(version="v-000000000000"), str(tmp_path / "corpus"))
+
+
+def test_too_few_triples_for_one_global_batch():
+    train = amr_retrofit._amr_train()
+    with pytest.raises(UserError, match="fewer than one global batch"):
+        amr_retrofit._check_enough(train, train.batch_size * train.num_workers - 1)
+    amr_retrofit._check_enough(train, train.batch_size * train.num_workers)
+
+
+def test_extended_encoder_holds_the_symbols_as_single_tokens(tmp_path):
+    from interlingua.trainers.encoders.load import load_encoder
+
+    symbols = [":ARG0", "want-01", "the"]  # "the" is already a word of the tiny vocabulary
+    target, extension = amr_retrofit._extend_encoder(str(build_tiny_bert(tmp_path / "bert")), symbols,
+                                                     tmp_path / "extended")
+    assert extension.added == [":ARG0", "want-01"] and "the" in extension.skipped
+    encoder = load_encoder(str(target))
+    vocab = encoder.tokenizer.get_vocab()
+    assert {":ARG0", "want-01"} <= set(vocab)
+    assert encoder.transformer.get_input_embeddings().weight.shape[0] == len(encoder.tokenizer)
+    ids = encoder.tokenizer("( want-01 :ARG0 ( boy ) )", add_special_tokens=False)["input_ids"]
+    assert vocab[":ARG0"] in ids and vocab["want-01"] in ids
+
+
+def test_the_incomplete_triple_is_the_one_skipped(tmp_path):
+    from interlingua.trainers.objectives.amr_mixing import mixed_triples
+
+    write_tiny_amr_corpus(tmp_path / "corpus")
+    _, rows = amr_retrofit._read_corpus(amr_retrofit.AmrRetrofitConfig(), str(tmp_path / "corpus"))
+    triples, counts = mixed_triples(rows, ["en", "es"], seed=42)
+    assert counts["skipped_missing_english"] == 1 and len(triples) == len(TRIPLES) - 1
+    assert INCOMPLETE not in {t["source_id"] for t in triples}

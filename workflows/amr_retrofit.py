@@ -1,0 +1,251 @@
+"""Workflow ``amr-retrofit``: train the AMR encoder of Cai et al. 2022 on an ``amr-corpus`` version.
+
+Steps:
+
+1. Read the corpus version (``corpus``, ``version``; default the latest ``amr-corpus``).
+2. Count the AMR relations and PropBank frames of its linearized graphs; those occurring at least
+   ``min_symbol_count`` times (5 in the paper) become new tokens of the encoder, each initialised as the
+   mean of its old sub-token embeddings. The extended encoder is saved under
+   ``<state>/amr_retrofit/<mlflow run id>/extended-encoder``.
+3. Group the rows into NLI triples and choose every slot's input per Algorithm 1 (mixed training:
+   a uniformly drawn language; English gives its text or graph with ``english_graph_probability``,
+   another language its graph). Rows without a graph (``amr-corpus`` ran without ``parser_model``)
+   are simply not graph candidates: English text is always available, so the offline demo trains on
+   English text only.
+4. Train with the ``amr_retrofit`` objective (supervised contrastive, τ = 0.05) on the DeepSpeed-on-
+   Ray-Train engine, tracked in an MLflow run; register the trained AMR encoder and point ``alias`` at it.
+
+The summary (triples, symbols added, final loss, registered URI) is returned (the CLI prints it as JSON)
+and written to ``<state>/amr_retrofit/summary.json``.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+from pydantic import Field, field_validator
+
+from interlingua.trainers.engine.config import TrainConfig
+from interlingua.workflows.config import Config
+
+DESCRIPTION = "retrofit a multilingual encoder with AMR graphs of an amr-corpus version (Cai et al. 2022)"
+ENGLISH = "en"
+CORPUS_COLUMNS = ("source_id", "role", "lang", "text", "linearized")
+TRIPLE_COLUMNS = ("premise", "entailment", "contradiction")
+
+
+#: This workflow's training defaults. A partial ``train`` section (YAML or ``--set train.KEY=...``) is
+#: layered over them, not over ``TrainConfig``'s own defaults (whose objective is translation ranking).
+TRAIN_DEFAULTS: dict[str, Any] = {
+    "objective": "amr_retrofit", "temperature": 0.05, "num_workers": 2, "batch_size": 16, "max_steps": 20,
+    "lr": 3e-5, "warmup_steps": 2, "max_length": 128, "freeze_embeddings": False,
+}
+
+
+def _amr_train() -> TrainConfig:
+    return TrainConfig(**TRAIN_DEFAULTS)
+
+
+class AmrRetrofitConfig(Config):
+    corpus: str = Field("amr-corpus", description="name of the amr-corpus corpus in the store")
+    version: str | None = Field(None, description="corpus version; None: the latest")
+    model: str | None = Field(None, description="encoder URI to retrofit; default: the e5-small asset")
+    languages: list[str] | None = Field(
+        None, description="languages the mixing draws from (English always included); None: all in the corpus")
+    min_symbol_count: int = Field(5, ge=1, description="occurrences for a relation/frame to become a token")
+    english_graph_probability: float = Field(0.5, ge=0, le=1,
+                                             description="chance an English slot uses its graph, not its text")
+    registered_model: str = "interlingua-amr-encoder"
+    alias: str = "amr-retrofit"
+    experiment: str = "amr-retrofit"
+    state_dir: str | None = Field(None, description="default: $INTERLINGUA_HOME or ./.interlingua")
+    train: TrainConfig = Field(default_factory=_amr_train)
+
+    @field_validator("languages")
+    @classmethod
+    def _some_languages(cls, languages: list[str] | None) -> list[str] | None:
+        if languages is not None and not languages:
+            raise ValueError("give at least one language, or null for every language in the corpus")
+        return languages
+
+    @field_validator("train")
+    @classmethod
+    def _triple_objective(cls, train: TrainConfig) -> TrainConfig:
+        if train.objective != "amr_retrofit":
+            raise ValueError(f"train.objective must be 'amr_retrofit' for this workflow, got {train.objective!r}")
+        return train
+
+
+CONFIG = AmrRetrofitConfig
+
+
+def run(config: AmrRetrofitConfig, *, address: str | None = None) -> dict[str, Any]:
+    from interlingua.workflows.progress import Stages
+    from interlingua.workflows.runtime import assets_dir, configure_mlflow, corpus_root, init_ray, state_dir
+
+    stages = Stages("amr-retrofit")
+    state = state_dir(config.state_dir)
+
+    with stages("corpus"):
+        manifest, rows = _read_corpus(config, corpus_root(state))
+        languages = _languages(config, rows)
+        print(f"  corpus {manifest.name} {manifest.version}: {len(rows)} rows, languages {', '.join(languages)}")
+
+    with stages("symbols"):
+        from interlingua.trainers.objectives.amr_vocabulary import frequent_amr_symbols
+
+        graphs = [r["linearized"] for r in rows if r["lang"] in languages and r["linearized"]]
+        symbols = frequent_amr_symbols(graphs, min_count=config.min_symbol_count)
+        print(f"  {len(graphs)} graphs, {len(symbols)} relations/frames occur >= {config.min_symbol_count} times")
+
+    with stages("mixing"):
+        from interlingua.trainers.objectives.amr_mixing import mixed_triples
+
+        triples, counts = mixed_triples(rows, languages, english=ENGLISH,
+                                        english_graph_probability=config.english_graph_probability,
+                                        seed=config.train.seed)
+        print(f"  {len(triples)} triples ({counts['skipped_missing_english']} skipped without English), "
+              f"{counts['inputs_graph']} graph / {counts['inputs_text']} text inputs")
+        _check_enough(config.train, len(triples))
+
+    with stages("model"):
+        model_uri = config.model or _e5_asset(assets_dir(state))
+
+    with stages("ray"):
+        init_ray(address)
+
+    import mlflow
+
+    from interlingua.trainers.engine.fit import fit
+    from interlingua.trainers.registry import log_and_register_encoder
+
+    configure_mlflow(config.experiment, state)
+    with mlflow.start_run(run_name=f"amr-retrofit-{time.strftime('%Y%m%d-%H%M%S')}") as mlflow_run:
+        run_id = mlflow_run.info.run_id
+        out_dir = state / "amr_retrofit" / run_id
+        with stages("vocabulary"):
+            extended_dir, extension = _extend_encoder(model_uri, symbols, out_dir / "extended-encoder")
+            print(f"  added {len(extension.added)} tokens ({len(extension.skipped)} kept aside: {extension.skipped}); "
+                  f"extended encoder in {extended_dir}")
+        mlflow.log_params(_flat({
+            "model": model_uri, "corpus": f"{manifest.name}@{manifest.version}", "languages": ",".join(languages),
+            "min_symbol_count": config.min_symbol_count,
+            "english_graph_probability": config.english_graph_probability,
+            "symbols_frequent": len(symbols), "symbols_added": len(extension.added),
+            "triples": len(triples), "triples_skipped": counts["skipped_missing_english"],
+            "train": config.train.model_dump(),
+        }))
+        mlflow.set_tags({"interlingua.workflow": "amr-retrofit", "corpus.version": manifest.version})
+        mlflow.log_dict({"added": extension.added, "skipped": extension.skipped}, "amr/vocabulary.json")
+        mlflow.log_dict(dict(sorted(counts.items())), "amr/mixing.json")
+
+    with stages("train"):
+        import ray.data
+
+        dataset = ray.data.from_items([{c: t[c] for c in TRIPLE_COLUMNS} for t in triples])
+        dataset = dataset.random_shuffle(seed=config.train.seed).materialize()
+        result = fit(str(extended_dir), dataset, config.train, storage_path=state / "ray_results",
+                     name=f"amr-retrofit-{run_id[:8]}", run_id=run_id)
+
+    with stages("register"):
+        registered = log_and_register_encoder(result.encoder_dir, config.registered_model, config.alias, run_id)
+        print(f"  registered {registered.uri} (version {registered.version})")
+
+    summary = {
+        "run_id": run_id,
+        "model_uri": registered.uri,
+        "model_version": registered.version,
+        "base_model": model_uri,
+        "corpus": f"{manifest.name}@{manifest.version}",
+        "languages": languages,
+        "triples": len(triples),
+        "triples_skipped": counts["skipped_missing_english"],
+        "inputs": {"graph": counts["inputs_graph"], "text": counts["inputs_text"]},
+        "symbols_added": len(extension.added),
+        "symbols": extension.added,
+        "extended_encoder": str(extended_dir),
+        "final_loss": result.metrics.get("loss"),
+        "train_metrics": {k: v for k, v in result.metrics.items() if isinstance(v, (int, float))},
+        "seconds": stages.seconds,
+    }
+    text = json.dumps(summary, indent=2, default=str) + "\n"
+    (out_dir / "summary.json").write_text(text)
+    (state / "amr_retrofit" / "summary.json").write_text(text)
+    print(f"amr-retrofit: done in {sum(stages.seconds.values()):.0f} s; summary in {out_dir / 'summary.json'}")
+    return summary
+
+
+def _read_corpus(config: AmrRetrofitConfig, root: str):
+    from interlingua.operators.corpus.store import LATEST, CorpusLookupError, CorpusStore
+    from interlingua.workflows.errors import UserError
+
+    store = CorpusStore(root)
+    try:
+        manifest = store.manifest(config.corpus, config.version or LATEST)
+    except CorpusLookupError as err:
+        raise UserError(f"{err}\nbuild the corpus first: interlingua run amr-corpus") from None
+    missing = [c for c in CORPUS_COLUMNS if c not in manifest.columns]
+    if missing:
+        raise UserError(f"{manifest.name}@{manifest.version} is not an amr-corpus version: it lacks columns {missing} "
+                        f"(has {list(manifest.columns)})")
+    table = store.read_table(manifest.name, manifest.version, columns=list(CORPUS_COLUMNS))
+    rows = [{c: str(v or "") for c, v in row.items()} for row in table.to_pylist()]
+    return manifest, rows
+
+
+def _languages(config: AmrRetrofitConfig, rows: list[dict]) -> list[str]:
+    from interlingua.workflows.errors import UserError
+
+    present = {r["lang"] for r in rows}
+    if ENGLISH not in present:
+        raise UserError(f"the corpus has no English ({ENGLISH!r}) rows; mixed training needs them "
+                        f"(languages present: {sorted(present)})")
+    chosen = config.languages if config.languages is not None else sorted(present)
+    unknown = sorted(set(chosen) - present)
+    if unknown:
+        raise UserError(f"languages {unknown} are not in the corpus (present: {sorted(present)})")
+    return [ENGLISH] + [lang for lang in dict.fromkeys(chosen) if lang != ENGLISH]
+
+
+def _check_enough(train: TrainConfig, triples: int) -> None:
+    from interlingua.workflows.errors import UserError
+
+    needed = train.batch_size * train.num_workers
+    if triples < needed:
+        raise UserError(f"{triples} training triples, fewer than one global batch (train.batch_size "
+                        f"{train.batch_size} x train.num_workers {train.num_workers} = {needed}); use a larger "
+                        f"corpus or a smaller batch")
+
+
+def _e5_asset(assets) -> str:
+    from interlingua.workflows.assets.build import build_assets, e5_model_dir
+    from interlingua.workflows.errors import UserError
+
+    report = build_assets(assets, only=("e5-small",))
+    if "e5-small" in report.missing:
+        raise UserError(f"the e5-small asset is unavailable (or set model=...): {report.missing['e5-small']}")
+    return str(e5_model_dir(assets))
+
+
+def _extend_encoder(model_uri: str, symbols: list[str], target):
+    """Load the encoder, add ``symbols`` to its vocabulary (mean sub-token init), save it to ``target``."""
+    from interlingua.trainers.encoders.load import load_encoder
+    from interlingua.trainers.objectives.amr_vocabulary import VocabularyExtension, extend_vocabulary
+
+    encoder = load_encoder(model_uri)
+    # no symbols (a corpus without graphs): keep the encoder as it is, embedding matrix included
+    extension = extend_vocabulary(encoder.tokenizer, encoder.transformer, symbols) if symbols else VocabularyExtension()
+    encoder.save(target)
+    return target, extension
+
+
+def _flat(d: dict, prefix: str = "") -> dict:
+    out = {}
+    for k, v in d.items():
+        if isinstance(v, dict):
+            out.update(_flat(v, f"{prefix}{k}."))
+        else:
+            out[f"{prefix}{k}"] = v
+    return out
