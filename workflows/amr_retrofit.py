@@ -29,6 +29,7 @@ from pydantic import Field, field_validator
 
 from interlingua.trainers.engine.config import TrainConfig
 from interlingua.workflows.config import Config
+from interlingua.workflows.params import flatten
 
 DESCRIPTION = "retrofit a multilingual encoder with AMR graphs of an amr-corpus version (Cai et al. 2022)"
 ENGLISH = "en"
@@ -129,7 +130,7 @@ def run(config: AmrRetrofitConfig, *, address: str | None = None) -> dict[str, A
             extended_dir, extension = _extend_encoder(model_uri, symbols, out_dir / "extended-encoder")
             print(f"  added {len(extension.added)} tokens ({len(extension.skipped)} kept aside: {extension.skipped}); "
                   f"extended encoder in {extended_dir}")
-        mlflow.log_params(_flat({
+        mlflow.log_params(flatten({
             "model": model_uri, "corpus": f"{manifest.name}@{manifest.version}", "languages": ",".join(languages),
             "min_symbol_count": config.min_symbol_count,
             "english_graph_probability": config.english_graph_probability,
@@ -239,13 +240,3 @@ def _extend_encoder(model_uri: str, symbols: list[str], target):
     extension = extend_vocabulary(encoder.tokenizer, encoder.transformer, symbols) if symbols else VocabularyExtension()
     encoder.save(target)
     return target, extension
-
-
-def _flat(d: dict, prefix: str = "") -> dict:
-    out = {}
-    for k, v in d.items():
-        if isinstance(v, dict):
-            out.update(_flat(v, f"{prefix}{k}."))
-        else:
-            out[f"{prefix}{k}"] = v
-    return out

@@ -14,6 +14,7 @@ from pydantic import Field
 
 from interlingua.trainers.engine.config import TrainConfig
 from interlingua.workflows.config import Config
+from interlingua.workflows.params import flatten
 
 DESCRIPTION = "fine-tune multilingual-e5-small on the en-es Bible with translation ranking; evaluate; register"
 
@@ -73,7 +74,7 @@ def run(config: QuickstartConfig, *, address: str | None = None) -> dict:
     configure_mlflow(config.experiment, state)
     with mlflow.start_run(run_name=f"quickstart-{time.strftime('%Y%m%d-%H%M%S')}") as run:
         run_id = run.info.run_id
-        mlflow.log_params(_flat({"model": model_uri, "corpus": f"{manifest.name}@{manifest.version}",
+        mlflow.log_params(flatten({"model": model_uri, "corpus": f"{manifest.name}@{manifest.version}",
                                  **config.train.model_dump()}))
         mlflow.set_tags({"interlingua.workflow": "quickstart", "corpus.version": manifest.version})
         mlflow.log_dict(json.loads(manifest.to_json()), "corpus/manifest.json")
@@ -185,13 +186,3 @@ def _format_table(table: dict) -> str:
     for name, s in table.items():
         lines.append(f"{name:28s} {s['pairs']:6d} {s['base']:7.2f} {s['tuned']:7.2f} {s['tuned'] - s['base']:+7.2f}")
     return "\n".join(lines)
-
-
-def _flat(d: dict, prefix: str = "") -> dict:
-    out = {}
-    for k, v in d.items():
-        if isinstance(v, dict):
-            out.update(_flat(v, f"{prefix}{k}."))
-        else:
-            out[f"{prefix}{k}"] = v
-    return out

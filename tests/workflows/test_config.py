@@ -242,3 +242,10 @@ def test_list_keys_shows_the_workflows_section_defaults():
     lines = config_fields_help(QuickstartConfig)
     assert any(line.startswith("train.freeze_embeddings (bool, default True)") for line in lines)
     assert any(line.startswith(f"train.max_steps (int, default {QuickstartConfig().train.max_steps})") for line in lines)
+
+
+def test_flatten_params_dots_nested_keys_and_keeps_leaves():
+    from interlingua.workflows.params import flatten
+
+    assert flatten({"model": "m", "train": {"lr": 1e-4, "zero": {"stage": 1}}, "langs": ["en", "es"]}) == {
+        "model": "m", "train.lr": 1e-4, "train.zero.stage": 1, "langs": ["en", "es"]}
