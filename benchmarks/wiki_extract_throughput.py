@@ -10,7 +10,9 @@ The dump (default: gensim's shortened English dump) is re-packed as a multistrea
 - ``mwparserfromhell``: one process; per article ``parse``, ``filter_wikilinks``, ``strip_code``, then the same
   sentence splitter (so sentence counts are comparable);
 - ``extractor (in-process)``: :func:`shard_extract.extract_shard` over the shards, one process;
-- ``extractor (Ray, N workers)``: the :class:`ExtractShards` operator through ``run_operator``.
+- ``extractor (Ray, N workers)``: the :class:`ExtractShards` operator through ``run_operator``; besides the
+  wall time, the steady-state pages/s (from the first output batch on, without the start-up of the actors and
+  of Ray's worker processes, which on 2 cores takes CPU from the workers).
 
 Pages/s counts articles (main namespace, not redirects). Peak memory is the largest resident set of the process
 tree (driver + Ray workers + Ray's own daemons) sampled every 50 ms; the Ray runtime's idle baseline is printed
@@ -123,7 +125,9 @@ def bench_extractor(shards, work: str) -> tuple[int, int]:
     )
 
 
-def bench_ray(shards, work: str, workers: int) -> tuple[int, int]:
+def bench_ray(shards, work: str, workers: int) -> tuple[int, int, float]:
+    """Pages and sentences extracted, and the steady-state pages/s: pages reported after the first output
+    batch over the time since it (actor start-up and Ray's worker-process start-up excluded)."""
     import json
 
     import ray.data
@@ -131,19 +135,29 @@ def bench_ray(shards, work: str, workers: int) -> tuple[int, int]:
     from interlingua.operators.wiki.extract_operator import ExtractShards, shards_to_rows
 
     ds = ray.data.from_items(shards_to_rows(shards), override_num_blocks=len(shards))
-    rows = run_operator(ds, ExtractShards, {"work_url": work}, concurrency=workers).take_all()
-    reports = [json.loads(row["report"]) for row in rows]
-    return sum(r["counters"].get("articles", 0) for r in reports), sum(
-        r["counters"].get("sentences", 0) for r in reports
-    )
+    out = run_operator(ds, ExtractShards, {"work_url": work}, concurrency=workers)
+    pages = sentences = pages_after_first = 0
+    first_at = None
+    for batch in out.iter_batches(batch_format="numpy", batch_size=None):
+        counters = [json.loads(report)["counters"] for report in batch["report"]]
+        batch_pages = sum(c.get("articles", 0) for c in counters)
+        pages += batch_pages
+        sentences += sum(c.get("sentences", 0) for c in counters)
+        if first_at is None:
+            first_at = time.perf_counter()
+        else:
+            pages_after_first += batch_pages
+    steady = pages_after_first / max(time.perf_counter() - first_at, 1e-9) if first_at else float("nan")
+    return pages, sentences, steady
 
 
 def timed(label: str, fn, *args) -> dict:
     with PeakMemory() as memory:
         start = time.perf_counter()
-        pages, sentences = fn(*args)
+        pages, sentences, *steady = fn(*args)
         seconds = time.perf_counter() - start
     return {
+        "steady_pages_s": steady[0] if steady else None,
         "mode": label,
         "pages": pages,
         "sentences": sentences,
@@ -156,13 +170,19 @@ def timed(label: str, fn, *args) -> dict:
 
 def print_table(rows: list[dict]) -> None:
     base = rows[0]["pages_s"]
-    print(f"| {'mode':<28} | pages | sentences | seconds | pages/s | sentences/s | × mwparser | peak MiB |")
-    print(f"|{'-' * 30}|------:|----------:|--------:|--------:|------------:|-----------:|---------:|")
+    print(f"| {'mode':<28} | pages | sentences | seconds | pages/s | sentences/s | × mwparser | steady pages/s | peak MiB |")
+    print(f"|{'-' * 30}|------:|----------:|--------:|--------:|------------:|-----------:|---------------:|---------:|")
     for r in rows:
+        steady = f"{r['steady_pages_s']:.1f}" if r.get("steady_pages_s") is not None else "-"
         print(
             f"| {r['mode']:<28} | {r['pages']:>5} | {r['sentences']:>9} | {r['seconds']:>7.1f} | {r['pages_s']:>7.1f} "
-            f"| {r['sentences_s']:>11.0f} | {r['pages_s'] / base:>10.2f} | {r['peak_mib']:>8.0f} |"
+            f"| {r['sentences_s']:>11.0f} | {r['pages_s'] / base:>10.2f} | {steady:>14} | {r['peak_mib']:>8.0f} |"
         )
+    ray_rows = [r for r in rows if r.get("steady_pages_s") is not None]
+    if len(ray_rows) == 2:
+        one, two = ray_rows
+        print(f"\n2 workers / 1 worker: {two['pages_s'] / one['pages_s']:.2f}x wall, "
+              f"{two['steady_pages_s'] / one['steady_pages_s']:.2f}x steady state")
 
 
 def main(argv: list[str] | None = None) -> int:
