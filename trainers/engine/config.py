@@ -15,9 +15,16 @@ GRAD_CACHE_ZERO_STAGES = (0, 1)
 
 
 class TrainConfig(Config):
-    objective: Literal["translation_ranking", "simcse_unsup", "simcse_sup", "amr_retrofit"] = Field(
+    objective: Literal["translation_ranking", "simcse_unsup", "simcse_sup", "amr_retrofit", "ease"] = Field(
         "translation_ranking", description="contrastive objective (see trainers/objectives)")
-    temperature: float = Field(0.05, gt=0, description="softmax temperature τ")
+    temperature: float = Field(0.05, gt=0, description="softmax temperature τ (EASE: of both terms, τ_e and τ_s)")
+    entity_vectors: str | None = Field(
+        None, description="EASE: entity vectors initialising the entity table (path or fsspec URL): word2vec text, "
+                          "a .npy matrix (with entity_vector_ids), or the ease-corpus '<name>-entities' parquet "
+                          "(a .parquet file or a folder of them; columns entity_id, vector)")
+    entity_vector_ids: str | None = Field(None, description="EASE: ids file (one per line) of a .npy entity_vectors")
+    # Same default as EASELoss(simcse_weight=...) (tests/trainers/test_engine_ease.py checks they agree).
+    ease_lambda: float = Field(1.0, ge=0, description="EASE: λ, the weight of the SimCSE term")
     symmetric: bool = Field(True, description="rank in both directions (translation ranking)")
     num_workers: int = Field(2, ge=1, description="Ray Train workers (data-parallel ranks)")
     cpus_per_worker: int = Field(1, ge=1, description="CPU threads per worker")
@@ -39,6 +46,12 @@ class TrainConfig(Config):
 
     @model_validator(mode="after")
     def _check_combinations(self) -> "TrainConfig":
+        if self.objective == "ease" and not self.entity_vectors:
+            raise ValueError("objective 'ease' requires entity_vectors: the path or URL of the entity vectors "
+                             "(word2vec text, .npy with entity_vector_ids, or the ease-corpus entities parquet)")
+        if self.objective == "ease" and str(self.entity_vectors).endswith(".npy") and not self.entity_vector_ids:
+            raise ValueError(f"entity_vectors={self.entity_vectors!r} is a .npy matrix: set entity_vector_ids "
+                             f"(its ids, one per line, in row order)")
         if self.grad_cache_chunk is not None and self.zero_stage not in GRAD_CACHE_ZERO_STAGES:
             raise ValueError(
                 f"grad_cache_chunk={self.grad_cache_chunk} with zero_stage={self.zero_stage} is not supported: "

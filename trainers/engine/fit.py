@@ -8,7 +8,7 @@ from pathlib import Path
 
 from interlingua.trainers.engine.config import TrainConfig
 from interlingua.trainers.engine.objectives import OBJECTIVE_COLUMNS
-from interlingua.trainers.engine.train_loop import ENCODER_SUBDIR, train_loop_per_worker
+from interlingua.trainers.engine.train_loop import ENCODER_SUBDIR, ENTITY_TABLE_FILE, train_loop_per_worker
 
 
 @dataclass(frozen=True)
@@ -16,6 +16,7 @@ class TrainResult:
     encoder_dir: str          # the trained encoder (sentence-transformers layout)
     checkpoint_dir: str       # the final Ray Train checkpoint
     metrics: dict
+    entity_table: str | None = None  # EASE: the trained entity table (entity_table.npz), else None
 
 
 def _tracking_uri() -> str:
@@ -54,5 +55,7 @@ def fit(model: str, train_dataset, config: TrainConfig, *, storage_path: str | o
     if result.checkpoint is None:
         raise RuntimeError(f"training run {name!r} finished without a checkpoint: {result.error}")
     folder = result.checkpoint.path
+    entity_table = os.path.join(folder, ENTITY_TABLE_FILE)
     return TrainResult(encoder_dir=os.path.join(folder, ENCODER_SUBDIR), checkpoint_dir=folder,
-                       metrics=dict(result.metrics or {}))
+                       metrics=dict(result.metrics or {}),
+                       entity_table=entity_table if config.objective == "ease" else None)

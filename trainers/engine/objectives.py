@@ -16,13 +16,22 @@ OBJECTIVE_COLUMNS: dict[str, tuple[str, ...]] = {
     "simcse_sup": ("premise", "entailment", "contradiction"),
     # mixed NLI triples (Cai et al. 2022): each slot holds English text or a linearized AMR graph
     "amr_retrofit": ("premise", "entailment", "contradiction"),
+    # EASE (Nishikawa et al. 2022), the ease-corpus columns: sentence twice (two dropout views), the linked
+    # entity's id and the hard-negative entity ids (a list: the first one is used; a plain string works too).
+    "ease": ("sentence", "sentence", "entity_id", "hard_negative_ids"),
+}
+
+#: Columns holding entity ids instead of text (looked up in the entity table, not tokenized).
+ENTITY_COLUMNS: dict[str, tuple[str, ...]] = {
+    "ease": ("entity_id", "hard_negative_ids"),
 }
 
 
 @dataclass(frozen=True)
 class ObjectiveSpec:
     loss: nn.Module
-    columns: tuple[str, ...]  # one text column per view, in the loss's argument order
+    columns: tuple[str, ...]  # one column per view, in the loss's argument order
+    entity_columns: tuple[str, ...] = ()  # those of ``columns`` holding entity ids (EASE), not text
 
     def negatives_per_anchor(self, global_batch: int) -> int:
         """In-batch candidates each anchor is contrasted with, besides its positive."""
@@ -32,6 +41,7 @@ class ObjectiveSpec:
 
 def build_objective(config: TrainConfig, group=None) -> ObjectiveSpec:
     from interlingua.trainers.objectives.amr_retrofit import AMRRetrofitLoss
+    from interlingua.trainers.objectives.ease import EASELoss
     from interlingua.trainers.objectives.simcse import SupervisedSimCSELoss, UnsupervisedSimCSELoss
     from interlingua.trainers.objectives.translation_ranking import TranslationRankingLoss
 
@@ -41,7 +51,10 @@ def build_objective(config: TrainConfig, group=None) -> ObjectiveSpec:
         "simcse_unsup": lambda: UnsupervisedSimCSELoss(config.temperature, group=group),
         "simcse_sup": lambda: SupervisedSimCSELoss(config.temperature, group=group),
         "amr_retrofit": lambda: AMRRetrofitLoss(config.temperature, group=group),
+        "ease": lambda: EASELoss(entity_temperature=config.temperature, simcse_temperature=config.temperature,
+                                 simcse_weight=config.ease_lambda, group=group),
     }
     if config.objective not in losses:
         raise ValueError(f"unknown objective {config.objective!r}; expected one of {sorted(losses)}")
-    return ObjectiveSpec(losses[config.objective](), OBJECTIVE_COLUMNS[config.objective])
+    return ObjectiveSpec(losses[config.objective](), OBJECTIVE_COLUMNS[config.objective],
+                         ENTITY_COLUMNS.get(config.objective, ()))

@@ -4,7 +4,9 @@ Each worker loads the encoder, wraps it in a DeepSpeed engine, reads its shard o
 dataset, and runs ``max_steps`` contrastive steps. The loss of every worker is computed over the
 *global* batch (embeddings gathered with gradient), optionally with gradient caching. Rank 0 logs
 per-step metrics to MLflow. Checkpoints (DeepSpeed state + the encoder in sentence-transformers
-layout) go through ``ray.train.report``; a restarted run resumes from the latest one.
+layout) go through ``ray.train.report``; a restarted run resumes from the latest one. With the EASE
+objective DeepSpeed wraps :class:`interlingua.trainers.engine.ease.EaseModel` (encoder + entity table) and
+the checkpoint also holds ``entity_table.npz``.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Any
 
 ENCODER_SUBDIR = "encoder"
 DEEPSPEED_SUBDIR = "deepspeed"
+ENTITY_TABLE_FILE = "entity_table.npz"  # EASE: next to the encoder in the checkpoint
 
 
 def train_loop_per_worker(loop_config: dict[str, Any]) -> None:
@@ -41,9 +44,16 @@ def train_loop_per_worker(loop_config: dict[str, Any]) -> None:
     if config.freeze_embeddings:
         encoder.transformer.get_input_embeddings().weight.requires_grad_(False)
     device = torch.device("cuda", torch.cuda.current_device()) if use_gpu else torch.device("cpu")
-    encoder.to(device)
-    encoder.train()
-    engine, scheduler = build_engine(encoder, config, use_gpu)
+    entities = None
+    model = encoder
+    if config.objective == "ease":
+        from interlingua.trainers.engine.ease import EaseModel, build_entity_table
+
+        entities = build_entity_table(config.entity_vectors, config.entity_vector_ids, encoder.dim, config.seed)
+        model = EaseModel(encoder, entities)
+    model.to(device)
+    model.train()
+    engine, scheduler = build_engine(model, config, use_gpu)
     objective = build_objective(config, group=None)
 
     start_step = _restore(engine)
@@ -74,7 +84,10 @@ def train_loop_per_worker(loop_config: dict[str, Any]) -> None:
     while step < config.max_steps:
         batch = next(batches)
         t0 = time.perf_counter()
-        views = [_to_device(encoder.tokenize([str(t) for t in batch[col]]), device) for col in objective.columns]
+        if objective.entity_columns:
+            views, unknown = _entity_views(batch, objective, encoder, entities, device)
+        else:
+            views = [_to_device(encoder.tokenize([str(t) for t in batch[col]]), device) for col in objective.columns]
         loss = run_step(views)
         engine.step()
         step += 1
@@ -89,6 +102,9 @@ def train_loop_per_worker(loop_config: dict[str, Any]) -> None:
             "step_time_s": elapsed,
             "step": step,
         }
+        if objective.entity_columns:  # rows dropped for an entity unknown to the table, summed over workers
+            metrics["ease_unknown_entities"] = int(round(_mean_over_workers(
+                torch.tensor(float(unknown), device=device), world, dist) * world))
         if tracker:
             tracker.log(metrics, step)
             print(f"[train] step {step}/{config.max_steps} loss {loss_value:.4f} "
@@ -96,7 +112,7 @@ def train_loop_per_worker(loop_config: dict[str, Any]) -> None:
                   f"(effective batch {global_batch}, {negatives} negatives/anchor)", flush=True)
         last = step == config.max_steps
         if last or (config.checkpoint_every and step % config.checkpoint_every == 0):
-            _report_with_checkpoint(engine, encoder, metrics, step, rank)
+            _report_with_checkpoint(engine, encoder, metrics, step, rank, entities)
         else:
             ray.train.report(metrics)
 
@@ -116,6 +132,26 @@ def _batches(shard, config):
         epoch += 1
 
 
+def _entity_views(batch, objective, encoder, entities, device):
+    """(views, rows dropped): text columns tokenized, entity-id columns mapped to table rows
+    (``{"entity_rows": LongTensor}``); rows whose entity or hard negative is unknown to the table are dropped."""
+    from interlingua.trainers.engine.ease import ENTITY_ROWS, entity_batch
+
+    entity_col, negative_col = objective.entity_columns
+    mapped = entity_batch(entities.row_of, list(batch[entity_col]), list(batch[negative_col]))
+    if not mapped.keep:
+        raise ValueError(f"none of the {mapped.unknown} rows of this batch has its {entity_col!r} and first "
+                         f"{negative_col!r} in the entity table: do entity_vectors and the corpus match?")
+    rows = {entity_col: mapped.entity_rows, negative_col: mapped.negative_rows}
+    views = []
+    for col in objective.columns:
+        if col in rows:
+            views.append({ENTITY_ROWS: rows[col].to(device)})
+        else:
+            views.append(_to_device(encoder.tokenize([str(batch[col][i]) for i in mapped.keep]), device))
+    return views, mapped.unknown
+
+
 def _to_device(features, device):
     return {k: v.to(device) for k, v in features.items()}
 
@@ -128,13 +164,17 @@ def _mean_over_workers(value, world, dist) -> float:
     return float(value)
 
 
-def _report_with_checkpoint(engine, encoder, metrics, step, rank) -> None:
+def _report_with_checkpoint(engine, encoder, metrics, step, rank, entities=None) -> None:
     import ray.train
 
     with tempfile.TemporaryDirectory() as tmp:
         engine.save_checkpoint(os.path.join(tmp, DEEPSPEED_SUBDIR), tag=f"step{step}", client_state={"step": step})
         if rank == 0:
             encoder.save(os.path.join(tmp, ENCODER_SUBDIR))
+            if entities is not None:
+                from interlingua.trainers.engine.ease import save_entity_table
+
+                save_entity_table(entities, tmp)
         ray.train.report(metrics, checkpoint=ray.train.Checkpoint.from_directory(tmp))
 
 

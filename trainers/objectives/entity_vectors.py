@@ -91,3 +91,57 @@ def load_npy_with_ids(vectors_url: str, ids_url: str) -> EntityVectors:
         keep.append(row)
         ids.append(entity_id)
     return EntityVectors(ids=ids, vectors=matrix[keep].astype(np.float32), rejected=rejected)
+
+
+def load_parquet_entities(url: str) -> EntityVectors:
+    """Read the ``entity_id`` and ``vector`` columns of a parquet file, or of every ``.parquet`` under a folder
+    (the ease-corpus ``<name>-entities`` version folder or its ``data/``; ``rejects/`` is skipped).
+    Repeated or empty ids and vectors of a different length than the first are rejected."""
+    import fsspec
+    import pyarrow.parquet as pq
+
+    fs, path = fsspec.core.url_to_fs(url)
+    if fs.isdir(path):
+        files = sorted(f for f in fs.find(path) if f.endswith(".parquet") and "/rejects/" not in f)
+        if not files:
+            raise ValueError(f"no .parquet files under {url}")
+    else:
+        files = [path]
+    ids: list[str] = []
+    rows: list[np.ndarray] = []
+    rejected: list[RejectedRow] = []
+    seen: set[str] = set()
+    line = 0
+    for file in files:
+        with fs.open(file, "rb") as handle:
+            table = pq.read_table(handle, columns=["entity_id", "vector"])
+        for entity_id, vector in zip(table.column("entity_id").to_pylist(), table.column("vector").to_pylist()):
+            line += 1
+            if not entity_id or entity_id in seen:
+                rejected.append(RejectedRow(line, "empty id" if not entity_id else f"repeated id {entity_id!r}"))
+                continue
+            values = np.asarray(vector if vector is not None else [], dtype=np.float32)
+            if values.ndim != 1 or values.size == 0 or (rows and values.shape != rows[0].shape):
+                rejected.append(RejectedRow(line, f"vector of shape {values.shape}"))
+                continue
+            seen.add(entity_id)
+            ids.append(entity_id)
+            rows.append(values)
+    if not rows:
+        raise ValueError(f"no usable entity vectors in {url} ({len(rejected)} rejected rows)")
+    return EntityVectors(ids=ids, vectors=np.stack(rows), rejected=rejected)
+
+
+def load_entity_vectors(url: str, ids_url: str | None = None) -> EntityVectors:
+    """Any of the supported formats, by ``url``: ``.npy`` (needs ``ids_url``), ``.parquet`` or a folder
+    (:func:`load_parquet_entities`, e.g. the ease-corpus entities), else word2vec text."""
+    import fsspec
+
+    if url.endswith(".npy"):
+        if not ids_url:
+            raise ValueError(f"{url} is a .npy matrix: its ids file (one id per line) is needed too")
+        return load_npy_with_ids(url, ids_url)
+    fs, path = fsspec.core.url_to_fs(url)
+    if url.endswith(".parquet") or fs.isdir(path):
+        return load_parquet_entities(url)
+    return load_word2vec_text(url)
