@@ -13,7 +13,8 @@ import os
 import pytest
 
 from interlingua.trainers.engine.config import TrainConfig
-from tiny_models import EN_ES_PAIRS, build_tiny_bert
+from engine_env import engine_environment
+from tiny_models import EN_ES_PAIRS
 
 pytestmark = pytest.mark.slow
 
@@ -26,40 +27,8 @@ PAIRS = EN_ES_PAIRS
 
 @pytest.fixture(scope="module")
 def env(tmp_path_factory):
-    """Local Ray (4 logical CPUs so 2 train workers leave room for Ray Data) and a SQLite MLflow store,
-    exported before ``ray.init`` so the workers inherit it."""
-    import mlflow
-    import ray
-
-    from interlingua.trainers.encoders.sentence_encoder import SentenceEncoder
-
-    root = tmp_path_factory.mktemp("engine_fit")
-    saved = {k: os.environ.get(k) for k in ("MLFLOW_TRACKING_URI", "DS_ACCELERATOR")}
-    previous_uri = mlflow.get_tracking_uri()
-    uri = f"sqlite:///{root / 'mlflow.db'}"
-    os.environ["MLFLOW_TRACKING_URI"] = uri
-    os.environ["DS_ACCELERATOR"] = "cpu"
-    mlflow.set_tracking_uri(uri)
-    experiment_id = mlflow.create_experiment("engine-fit", artifact_location=(root / "mlartifacts").as_uri())
-
-    encoder_dir = root / "tiny_encoder"
-    SentenceEncoder.from_folder(build_tiny_bert(root / "tiny_bert"), max_length=16).save(encoder_dir)
-
-    if ray.is_initialized():
-        ray.shutdown()
-    ray.init(address="local", num_cpus=4, object_store_memory=200 * 1024**2, include_dashboard=False,
-             log_to_driver=False,
-             runtime_env={"env_vars": {"MLFLOW_TRACKING_URI": uri, "DS_ACCELERATOR": "cpu"}})
-    try:
-        yield {"root": root, "encoder": str(encoder_dir), "experiment_id": experiment_id, "uri": uri}
-    finally:
-        ray.shutdown()
-        mlflow.set_tracking_uri(previous_uri)
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
+    with engine_environment(tmp_path_factory.mktemp("engine_fit"), "engine-fit") as environment:
+        yield environment
 
 
 def _dataset():

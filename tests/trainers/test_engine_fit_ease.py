@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 from interlingua.trainers.engine.config import TrainConfig
-from tiny_models import EN_ES_PAIRS, build_tiny_bert
+from engine_env import engine_environment
+from tiny_models import EN_ES_PAIRS
 
 pytestmark = pytest.mark.slow
 
@@ -24,45 +25,14 @@ DIM = 8
 
 @pytest.fixture(scope="module")
 def env(tmp_path_factory):
-    import mlflow
-    import ray
-
-    from interlingua.trainers.encoders.sentence_encoder import SentenceEncoder
-
     root = tmp_path_factory.mktemp("engine_fit_ease")
-    saved = {k: os.environ.get(k) for k in ("MLFLOW_TRACKING_URI", "DS_ACCELERATOR")}
-    previous_uri = mlflow.get_tracking_uri()
-    uri = f"sqlite:///{root / 'mlflow.db'}"
-    os.environ["MLFLOW_TRACKING_URI"] = uri
-    os.environ["DS_ACCELERATOR"] = "cpu"
-    mlflow.set_tracking_uri(uri)
-    experiment_id = mlflow.create_experiment("engine-fit-ease", artifact_location=(root / "mlartifacts").as_uri())
-
-    encoder_dir = root / "tiny_encoder"
-    SentenceEncoder.from_folder(build_tiny_bert(root / "tiny_bert"), max_length=16).save(encoder_dir)
-
     rng = np.random.default_rng(0)
     vectors = root / "entity_vectors.txt"
     lines = [f"{len(ENTITIES)} {DIM}"] + [
         entity + " " + " ".join(f"{v:.6f}" for v in rng.normal(size=DIM)) for entity in ENTITIES]
     vectors.write_text("\n".join(lines) + "\n")
-
-    if ray.is_initialized():
-        ray.shutdown()
-    ray.init(address="local", num_cpus=4, object_store_memory=200 * 1024**2, include_dashboard=False,
-             log_to_driver=False,
-             runtime_env={"env_vars": {"MLFLOW_TRACKING_URI": uri, "DS_ACCELERATOR": "cpu"}})
-    try:
-        yield {"root": root, "encoder": str(encoder_dir), "experiment_id": experiment_id, "uri": uri,
-               "vectors": str(vectors)}
-    finally:
-        ray.shutdown()
-        mlflow.set_tracking_uri(previous_uri)
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
+    with engine_environment(root, "engine-fit-ease") as environment:
+        yield {**environment, "vectors": str(vectors)}
 
 
 def _dataset():
