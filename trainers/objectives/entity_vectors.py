@@ -32,14 +32,44 @@ class EntityVectors:
     rejected: list[RejectedRow] = field(default_factory=list)
 
 
+class _Collector:
+    """The ids and vectors accepted so far and the rows rejected with their reason (shared by the loaders)."""
+
+    def __init__(self) -> None:
+        self.ids: list[str] = []
+        self.rows: list[np.ndarray] = []
+        self.rejected: list[RejectedRow] = []
+        self.seen: set[str] = set()
+
+    def id_problem(self, entity_id: str | None) -> str | None:
+        if not entity_id:
+            return "empty id"
+        return f"repeated id {entity_id!r}" if entity_id in self.seen else None
+
+    def reject(self, line: int, reason: str) -> None:
+        self.rejected.append(RejectedRow(line, reason))
+
+    def add(self, line: int, entity_id: str, vector: np.ndarray) -> None:
+        """Keep ``vector`` under ``entity_id`` unless the id is empty or repeated (then reject the row)."""
+        problem = self.id_problem(entity_id)
+        if problem:
+            self.reject(line, problem)
+            return
+        self.seen.add(entity_id)
+        self.ids.append(entity_id)
+        self.rows.append(vector)
+
+    def result(self, url: str) -> EntityVectors:
+        if not self.rows:
+            raise ValueError(f"no usable entity vectors in {url} ({len(self.rejected)} rejected rows)")
+        return EntityVectors(ids=self.ids, vectors=np.stack(self.rows), rejected=self.rejected)
+
+
 def load_word2vec_text(url: str) -> EntityVectors:
     """Read entity vectors from a word2vec text file at ``url`` (fsspec; ``.gz``/``.bz2`` by extension)."""
     import fsspec
 
-    ids: list[str] = []
-    rows: list[np.ndarray] = []
-    rejected: list[RejectedRow] = []
-    seen: set[str] = set()
+    found = _Collector()
     dim: int | None = None
     with fsspec.open(url, "rt", encoding="utf-8", compression="infer") as handle:
         for line_number, line in enumerate(handle, start=1):
@@ -48,28 +78,21 @@ def load_word2vec_text(url: str) -> EntityVectors:
                 dim = int(parts[1])
                 continue
             if len(parts) < 2:
-                rejected.append(RejectedRow(line_number, "no vector values"))
+                found.reject(line_number, "no vector values")
                 continue
             entity_id, values = parts[0], parts[1:]
             if dim is None:
                 dim = len(values)
             if len(values) != dim:
-                rejected.append(RejectedRow(line_number, f"{len(values)} values, expected {dim}"))
+                found.reject(line_number, f"{len(values)} values, expected {dim}")
                 continue
             try:
                 vector = np.asarray(values, dtype=np.float32)
             except ValueError:
-                rejected.append(RejectedRow(line_number, "non-numeric value"))
+                found.reject(line_number, "non-numeric value")
                 continue
-            if entity_id in seen:
-                rejected.append(RejectedRow(line_number, f"repeated id {entity_id!r}"))
-                continue
-            seen.add(entity_id)
-            ids.append(entity_id)
-            rows.append(vector)
-    if not rows:
-        raise ValueError(f"no usable entity vectors in {url} ({len(rejected)} rejected rows)")
-    return EntityVectors(ids=ids, vectors=np.stack(rows), rejected=rejected)
+            found.add(line_number, entity_id, vector)
+    return found.result(url)
 
 
 def load_npy_with_ids(vectors_url: str, ids_url: str) -> EntityVectors:
@@ -82,15 +105,10 @@ def load_npy_with_ids(vectors_url: str, ids_url: str) -> EntityVectors:
         all_ids = [line.rstrip("\n") for line in handle]
     if matrix.ndim != 2 or matrix.shape[0] != len(all_ids):
         raise ValueError(f"{vectors_url} has shape {matrix.shape}, expected ({len(all_ids)}, dim) to match {ids_url}")
-    keep, ids, rejected, seen = [], [], [], set()
+    found = _Collector()
     for row, entity_id in enumerate(all_ids):
-        if not entity_id or entity_id in seen:
-            rejected.append(RejectedRow(row + 1, "empty id" if not entity_id else f"repeated id {entity_id!r}"))
-            continue
-        seen.add(entity_id)
-        keep.append(row)
-        ids.append(entity_id)
-    return EntityVectors(ids=ids, vectors=matrix[keep].astype(np.float32), rejected=rejected)
+        found.add(row + 1, entity_id, matrix[row].astype(np.float32))
+    return found.result(vectors_url)
 
 
 def load_parquet_entities(url: str) -> EntityVectors:
@@ -107,29 +125,23 @@ def load_parquet_entities(url: str) -> EntityVectors:
             raise ValueError(f"no .parquet files under {url}")
     else:
         files = [path]
-    ids: list[str] = []
-    rows: list[np.ndarray] = []
-    rejected: list[RejectedRow] = []
-    seen: set[str] = set()
+    found = _Collector()
     line = 0
     for file in files:
         with fs.open(file, "rb") as handle:
             table = pq.read_table(handle, columns=["entity_id", "vector"])
         for entity_id, vector in zip(table.column("entity_id").to_pylist(), table.column("vector").to_pylist()):
             line += 1
-            if not entity_id or entity_id in seen:
-                rejected.append(RejectedRow(line, "empty id" if not entity_id else f"repeated id {entity_id!r}"))
-                continue
+            problem = found.id_problem(entity_id)
             values = np.asarray(vector if vector is not None else [], dtype=np.float32)
-            if values.ndim != 1 or values.size == 0 or (rows and values.shape != rows[0].shape):
-                rejected.append(RejectedRow(line, f"vector of shape {values.shape}"))
+            if problem is None and (values.ndim != 1 or values.size == 0
+                                    or (found.rows and values.shape != found.rows[0].shape)):
+                problem = f"vector of shape {values.shape}"
+            if problem:
+                found.reject(line, problem)
                 continue
-            seen.add(entity_id)
-            ids.append(entity_id)
-            rows.append(values)
-    if not rows:
-        raise ValueError(f"no usable entity vectors in {url} ({len(rejected)} rejected rows)")
-    return EntityVectors(ids=ids, vectors=np.stack(rows), rejected=rejected)
+            found.add(line, entity_id, values)
+    return found.result(url)
 
 
 def load_entity_vectors(url: str, ids_url: str | None = None) -> EntityVectors:
