@@ -16,6 +16,7 @@ import shutil
 import os
 from pathlib import Path
 
+from interlingua.models.meaning_head import COMPOSED_CONFIG, MeaningHeadEncoder, is_composed_folder
 from interlingua.models.sentence_encoder import SentenceEncoder
 from interlingua.core.errors import UserError
 
@@ -23,12 +24,24 @@ MLFLOW_SCHEMES = ("models:/", "runs:/")
 
 
 def load_encoder(uri: str, *, pooling: str | None = None, max_length: int | None = None,
-                 prefix: str | None = None, cache_dir: str | os.PathLike | None = None) -> SentenceEncoder:
+                 prefix: str | None = None, cache_dir: str | os.PathLike | None = None) -> "SentenceEncoder | MeaningHeadEncoder":
     """Resolve ``uri`` to a local folder and load it (see the module docstring for accepted forms)."""
     folder = resolve_model_folder(uri, cache_dir=cache_dir)
-    encoder = SentenceEncoder.from_folder(folder, pooling=pooling, max_length=max_length, prefix=prefix)
+    encoder = load_encoder_folder(folder, pooling=pooling, max_length=max_length, prefix=prefix)
     encoder.name = uri
     return encoder
+
+
+def load_encoder_folder(folder: str | os.PathLike, *, pooling: str | None = None, max_length: int | None = None,
+                        prefix: str | None = None) -> "SentenceEncoder | MeaningHeadEncoder":
+    """The encoder a local folder holds: a composed encoder (base + meaning head, marked by
+    ``interlingua_composed.json``) or a transformer with pooling."""
+    if is_composed_folder(folder):
+        if pooling or max_length or prefix is not None:
+            raise UserError(f"{folder} is a composed encoder (base + meaning head); pooling, max_length and "
+                            "prefix are fixed by its base and cannot be overridden")
+        return MeaningHeadEncoder.from_folder(folder)
+    return SentenceEncoder.from_folder(folder, pooling=pooling, max_length=max_length, prefix=prefix)
 
 
 def resolve_model_folder(uri: str, cache_dir: str | os.PathLike | None = None) -> str:
@@ -41,8 +54,8 @@ def resolve_model_folder(uri: str, cache_dir: str | os.PathLike | None = None) -
         return _from_fsspec(uri, _cache(cache_dir))
     path = Path(uri).expanduser()
     if path.exists():
-        if not (path / "config.json").exists():
-            raise UserError(f"{path} is not a model folder: no config.json in it")
+        if not (path / "config.json").exists() and not is_composed_folder(path):
+            raise UserError(f"{path} is not a model folder: no config.json (or {COMPOSED_CONFIG}) in it")
         return str(path)
     if uri.startswith((".", "/", "~")) or uri.count("/") > 1:
         raise UserError(f"model folder {uri!r} does not exist")
@@ -50,10 +63,13 @@ def resolve_model_folder(uri: str, cache_dir: str | os.PathLike | None = None) -
 
 
 def find_model_root(folder: str | Path) -> str:
-    """The folder (``folder`` or one below it) that holds ``config.json``."""
+    """The folder (``folder`` or one below it) that holds ``config.json`` (or a composed encoder's marker)."""
     folder = Path(folder)
-    if (folder / "config.json").exists():
+    if (folder / "config.json").exists() or is_composed_folder(folder):
         return str(folder)
+    composed = sorted(folder.rglob(COMPOSED_CONFIG), key=lambda p: len(p.parts))
+    if composed:
+        return str(composed[0].parent)
     hits = sorted(folder.rglob("config.json"), key=lambda p: len(p.parts))
     for hit in hits:
         if (hit.parent / "tokenizer_config.json").exists():
@@ -113,7 +129,7 @@ def _from_fsspec(uri: str, cache: Path) -> str:
     if not fs.exists(root):
         raise UserError(f"model URL {uri!r} does not exist")
     target = cache / ("fsspec-" + hashlib.sha1(uri.encode()).hexdigest()[:16])
-    if not (target / "config.json").exists():
+    if not (target / "config.json").exists() and not is_composed_folder(target):
         target.mkdir(parents=True, exist_ok=True)
         fs.get(root.rstrip("/") + "/", str(target) + "/", recursive=True)
     return find_model_root(target)

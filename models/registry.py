@@ -18,9 +18,9 @@ ENCODER_ARTIFACT = "encoder"
 
 class EncoderPyfunc(mlflow.pyfunc.PythonModel):
     def load_context(self, context):
-        from interlingua.models.sentence_encoder import SentenceEncoder
+        from interlingua.models.load import load_encoder_folder
 
-        self.encoder = SentenceEncoder.from_folder(context.artifacts[ENCODER_ARTIFACT])
+        self.encoder = load_encoder_folder(context.artifacts[ENCODER_ARTIFACT])
 
     def predict(self, context, model_input: list[str], params=None):
         return self.encoder.encode([str(t) for t in model_input])

@@ -4,11 +4,16 @@ from __future__ import annotations
 
 import numpy as np
 
+from interlingua.models.encode import encode_texts
 from interlingua.operators.base import Batch, Operator, reject_column, REJECT_REASON
 
 
 class Embed(Operator):
     """Adds ``output_column`` (float32 vectors) computed from ``text_column``.
+
+    ``model`` is any encoder spec :func:`~interlingua.models.resolve.resolve_encoder` takes (``use``,
+    ``minilm``, ``st:PATH``, a composed encoder folder, ``models:/NAME@ALIAS``, ...); with ``prefix`` it must
+    be what :func:`~interlingua.models.load.load_encoder` takes.
 
     The encoder is loaded once per actor. Inside each Ray batch, texts are sorted by length and
     encoded in sub-batches of ``encode_batch_size`` (less padding), then returned in input order.
@@ -23,12 +28,17 @@ class Embed(Operator):
 
     def __init__(self, model: str, text_column: str = "text", output_column: str = "vector",
                  encode_batch_size: int = 32, normalize: bool = True, prefix: str | None = None):
-        from interlingua.models.load import load_encoder
-
         import torch
 
-        self.encoder = load_encoder(model, prefix=prefix)
-        if torch.cuda.is_available():
+        if prefix is not None:
+            from interlingua.models.load import load_encoder
+
+            self.encoder = load_encoder(model, prefix=prefix)
+        else:  # any spec: use, minilm, st:PATH, ... or what load_encoder takes
+            from interlingua.models.resolve import resolve_encoder
+
+            self.encoder = resolve_encoder(model)
+        if torch.cuda.is_available() and isinstance(self.encoder, torch.nn.Module):
             self.encoder.to("cuda")
         self.text_column = text_column
         self.output_column = output_column
@@ -46,8 +56,8 @@ class Embed(Operator):
             reasons[i] = reasons[i] or "embed: empty or missing text"
         vectors = np.zeros((n, self.encoder.dim), dtype=np.float32)
         if ok:
-            vectors[ok] = self.encoder.encode([texts[i] for i in ok], batch_size=self.encode_batch_size,
-                                              normalize=self.normalize)
+            vectors[ok] = encode_texts(self.encoder, [texts[i] for i in ok], batch_size=self.encode_batch_size,
+                                       normalize=self.normalize)
         batch[self.output_column] = vectors
         batch[REJECT_REASON] = reasons
         return batch

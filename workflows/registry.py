@@ -17,6 +17,8 @@ WORKFLOWS: dict[str, str] = {
     "amr-retrofit": "interlingua.workflows.amr_retrofit",
     "ease-corpus": "interlingua.workflows.ease_corpus",
     "bitext-corpus": "interlingua.workflows.bitext_corpus",
+    "meaning-head": "interlingua.workflows.meaning_head",
+    "absent": "interlingua.workflows.absent",
 }
 
 

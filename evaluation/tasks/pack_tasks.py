@@ -12,6 +12,9 @@ from __future__ import annotations
 
 from functools import partial
 from pathlib import Path
+from typing import Callable
+
+import numpy as np
 
 
 from interlingua.models.protocol import TextEncoder
@@ -25,23 +28,29 @@ from interlingua.evaluation.tasks.spec import TaskSpec
 PACK_TASK_KINDS = ("retrieval", "mining", "clustering", "title_lead")
 
 
-def _retrieval(entry: dict, pack: Path, encoder: TextEncoder, seed: int) -> dict[str, float]:
+#: ``embed(texts, language) -> (n, d)``: the encoder, or a language-aware transformation of its vectors.
+Embed = Callable[[list, str], np.ndarray]
+
+
+def _retrieval(entry: dict, pack: Path, embed: Embed, seed: int) -> dict[str, float]:
     rows = read_table(pack / entry["file"])
-    source, target = encoder.encode(rows["source"]), encoder.encode(rows["target"])
+    src_lang, tgt_lang = entry["language"].split("-")
+    source, target = embed(rows["source"], src_lang), embed(rows["target"], tgt_lang)
     scores = bitext_retrieval_accuracy(source, target)
     return {"accuracy": scores["average"], "accuracy_src2tgt": scores["src2tgt"], "accuracy_tgt2src": scores["tgt2src"],
             **alignment_uniformity(source, target)}
 
 
-def _mining(entry: dict, pack: Path, encoder: TextEncoder, seed: int) -> dict[str, float]:
+def _mining(entry: dict, pack: Path, embed: Embed, seed: int) -> dict[str, float]:
     rows, gold_rows = read_table(pack / entry["file"]), read_table(pack / entry["gold_file"])
+    languages = dict(zip(("src", "tgt"), entry["language"].split("-")))
     scored, gold = {}, {}
     for split in ("sample", "test"):
         sides = {}
         for side in ("src", "tgt"):
             index = [i for i, (s, d) in enumerate(zip(rows["split"], rows["side"])) if s == split and d == side]
             texts = [rows["text"][i] for i in index]
-            sides[side] = ([rows["id"][i] for i in index], encoder.encode(texts), texts)
+            sides[side] = ([rows["id"][i] for i in index], embed(texts, languages[side]), texts)
         scored[split] = mine_scored_pairs(sides["src"][0], sides["src"][1], sides["tgt"][0], sides["tgt"][1],
                                           k=entry.get("k", 4), strategy=entry.get("strategy", "max"),
                                           src_texts=sides["src"][2], tgt_texts=sides["tgt"][2])
@@ -50,16 +59,16 @@ def _mining(entry: dict, pack: Path, encoder: TextEncoder, seed: int) -> dict[st
     return {"f1": result["f1"], "precision": result["precision"], "recall": result["recall"]}
 
 
-def _clustering(entry: dict, pack: Path, encoder: TextEncoder, seed: int) -> dict[str, float]:
+def _clustering(entry: dict, pack: Path, embed: Embed, seed: int) -> dict[str, float]:
     rows = read_table(pack / entry["file"])
-    return {"accuracy": kmeans_clustering_accuracy(encoder.encode(rows["text"]), rows["label"], seed=seed, runs=3)}
+    return {"accuracy": kmeans_clustering_accuracy(embed(rows["text"], entry["language"]), rows["label"], seed=seed, runs=3)}
 
 
-def _title_lead(entry: dict, pack: Path, encoder: TextEncoder, seed: int) -> dict[str, float]:
+def _title_lead(entry: dict, pack: Path, embed: Embed, seed: int) -> dict[str, float]:
     rows = read_table(pack / entry["file"])
     lang = entry["language"].split("-")[1]
-    en_to_xx = nearest_neighbour_accuracy(encoder.encode(rows["title_en"]), encoder.encode(rows[f"lead_{lang}"]))
-    xx_to_en = nearest_neighbour_accuracy(encoder.encode(rows[f"title_{lang}"]), encoder.encode(rows["lead_en"]))
+    en_to_xx = nearest_neighbour_accuracy(embed(rows["title_en"], "en"), embed(rows[f"lead_{lang}"], lang))
+    xx_to_en = nearest_neighbour_accuracy(embed(rows[f"title_{lang}"], lang), embed(rows["lead_en"], "en"))
     return {"accuracy": (en_to_xx + xx_to_en) / 2, f"accuracy_title_en2lead_{lang}": en_to_xx, f"accuracy_title_{lang}2lead_en": xx_to_en}
 
 
@@ -69,10 +78,31 @@ PRIMARY_METRIC = {"retrieval": "accuracy", "mining": "f1", "clustering": "accura
 
 def run_pack_task(entry: dict, pack_dir: str | Path, encoder: TextEncoder, seed: int) -> dict[str, float]:
     """Metrics of one manifest ``entry`` for ``encoder``; the primary one is ``PRIMARY_METRIC[kind]``."""
+    return run_pack_task_with(entry, pack_dir, lambda texts, language: encoder.encode(texts), seed)
+
+
+def run_pack_task_with(entry: dict, pack_dir: str | Path, embed: Embed, seed: int) -> dict[str, float]:
+    """:func:`run_pack_task` with ``embed(texts, language)`` in place of an encoder: each side's language is
+    passed along, so per-language transformations (mean centering, a map to English) can be evaluated."""
     kind = entry.get("kind")
     if kind not in _RUNNERS:
         raise ValueError(f"pack task {entry.get('name')!r} has kind {kind!r}; expected one of {PACK_TASK_KINDS}")
-    return _RUNNERS[kind](entry, Path(pack_dir), encoder, seed)
+    return _RUNNERS[kind](entry, Path(pack_dir), embed, seed)
+
+
+def pack_texts(entry: dict, pack_dir: str | Path) -> dict[str, list[str]]:
+    """language -> the texts a retrieval or mining task ``entry`` embeds in that language (to embed ahead)."""
+    rows = read_table(Path(pack_dir) / entry["file"])
+    first, second = entry["language"].split("-")
+    if entry.get("kind") == "retrieval":
+        return {first: list(rows["source"]), second: list(rows["target"])} if first != second else {first: rows["source"] + rows["target"]}
+    if entry.get("kind") == "mining":
+        languages = {"src": first, "tgt": second}
+        out: dict[str, list[str]] = {}
+        for side, text in zip(rows["side"], rows["text"]):
+            out.setdefault(languages[side], []).append(text)
+        return out
+    raise ValueError(f"pack_texts handles retrieval and mining tasks; {entry.get('name')!r} is {entry.get('kind')!r}")
 
 
 def pack_task_specs(pack_dir: str | Path) -> list[TaskSpec]:

@@ -1,0 +1,478 @@
+"""Workflow ``meaning-head``: meaning/language disentanglement over a frozen encoder (Tiyajamorn et al. 2021).
+
+1. **bitext**: a corpus version or file (default: Bible en-es minus the benchmark's held-out verses), a
+   deterministic sample of ``bitext.max_pairs`` pairs; pairs with both sides in one language are refused.
+2. **embed**: the frozen encoder's vectors of every training and evaluation text, computed once by the
+   ``embed`` operator on Ray and cached (``<state>/embedding-cache``); pairs with a non-finite vector are
+   rejected and counted; training never encodes text.
+3. **train** per seed: MLP_M, MLP_L, MLP_I with L = L_R + L_M + L_L (batch 512, Adam 1e-4, early stopping
+   with patience 15 on a 10 % validation split), plus one model per ``ablations`` entry (a term switched off).
+4. **baselines**: raw embeddings, per-language mean centering, least-squares projection to English.
+5. **evaluate** on the benchmark pack (held-out Bible verses, debian-reference retrieval and mining): a table
+   of mean ± std over seeds; PNG charts (PCA of raw / meaning / language embeddings; the table as bars).
+6. **register**: base encoder + meaning head (first seed) as a composed encoder folder, logged to the
+   MLflow run and registered under ``registered_model@alias``; ``interlingua embed|eval`` and
+   ``load_encoder`` read it back.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+from pydantic import Field, field_validator
+
+from interlingua.core.config import Config
+from interlingua.core.errors import UserError
+from interlingua.workflows.frozen_bitext import BitextSource
+
+DESCRIPTION = "meaning/language heads over a frozen encoder (Tiyajamorn et al. 2021) vs raw/centered/projected; register"
+TERMS = ("reconstruction", "meaning_cross", "meaning_mono", "language_mono", "language_id")
+ENGLISH = "en"
+
+
+class MeaningTrainConfig(Config):
+    batch_size: int = Field(512, ge=2)
+    lr: float = Field(1e-4, gt=0)
+    max_epochs: int = Field(300, ge=1)
+    patience: int = Field(15, ge=1, description="epochs without a better validation loss before stopping")
+    validation_fraction: float = Field(0.1, gt=0, lt=1)
+    activation: str = Field("identity", description="head activation: identity or tanh")
+    distance: str = Field("squared_l2", description="L_R distance: squared_l2 (default), mse or cosine")
+    terms: list[str] = Field(list(TERMS), description=f"loss terms on, from {TERMS}")
+
+    @field_validator("terms")
+    @classmethod
+    def _known_terms(cls, value):
+        unknown = sorted(set(value) - set(TERMS))
+        if unknown:
+            raise ValueError(f"unknown loss terms {unknown}; expected some of {list(TERMS)}")
+        return value
+
+    @field_validator("activation")
+    @classmethod
+    def _activation(cls, value):
+        from interlingua.models.meaning_head import ACTIVATIONS
+
+        if value not in ACTIVATIONS:
+            raise ValueError(f"expected one of {sorted(ACTIVATIONS)}")
+        return value
+
+
+class MeaningHeadConfig(Config):
+    model: str | None = Field(None, description="frozen encoder spec: a folder, models:/NAME@ALIAS, use, minilm; "
+                              "default: the e5-small asset")
+    state_dir: str | None = None
+    bitext: BitextSource = Field(default_factory=BitextSource)
+    seeds: list[int] = Field([1], min_length=1)
+    ablations: list[str] = Field([], description=f"loss terms to switch off one at a time (extra rows), from {TERMS}")
+    train: MeaningTrainConfig = Field(default_factory=MeaningTrainConfig)
+    pack: str | None = Field(None, description="benchmark pack folder (default <state>/bench-pack, built when missing)")
+    tasks: list[str] = Field(["bible_retrieval", "debian_retrieval_*", "debian_mining_*"],
+                             description="pack tasks (names or wildcards; retrieval and mining)")
+    embed_chunk: int = Field(4000, ge=1, description="texts per embedding call (one cache part each)")
+    experiment: str = "meaning-head"
+    registered_model: str = "interlingua-meaning-head"
+    alias: str = "latest"
+    register: bool = True
+    pca_sentences: int = Field(300, ge=10, description="held-out pairs drawn in the PCA picture")
+
+    @field_validator("ablations")
+    @classmethod
+    def _known_ablations(cls, value):
+        unknown = sorted(set(value) - set(TERMS))
+        if unknown:
+            raise ValueError(f"unknown loss terms {unknown}; expected some of {list(TERMS)}")
+        return value
+
+
+CONFIG = MeaningHeadConfig
+
+
+def run(config: MeaningHeadConfig, *, address: str | None = None) -> dict:
+    from interlingua.core.progress import Stages
+    from interlingua.core.runtime import configure_mlflow, init_ray, state_dir
+    from interlingua.workflows.frozen_bitext import load_bitext
+
+    stages = Stages("meaning-head")
+    state = state_dir(config.state_dir)
+    spec = config.model or _default_model(state)
+    _check_terms(config)
+    with stages("bitext"):
+        bitext = load_bitext(config.bitext, state)
+        languages = bitext.languages
+        print(f"  {len(bitext)} pairs from {bitext.origin} ({', '.join(languages)}); rejected {bitext.rejected or 0}")
+        pack, tasks = _pack_tasks(config, state)
+    with stages("embed"):
+        init_ray(address)
+        from interlingua.workflows.frozen_embeddings import embed, finite_rows, frozen_encoder
+
+        encoder = frozen_encoder(spec, state)
+        eval_texts = _eval_texts(pack, tasks)
+        vectors = embed(encoder, bitext.src + bitext.tgt + [t for ts in eval_texts.values() for t in ts],
+                        chunk=config.embed_chunk, label=spec)
+        src, tgt = vectors[:len(bitext)], vectors[len(bitext):2 * len(bitext)]
+        finite = finite_rows(src, tgt)
+        rejected_nan = int((~finite).sum())
+        if rejected_nan:
+            print(f"  rejected {rejected_nan} pairs with NaN/inf embeddings from {spec}", file=sys.stderr)
+        if not finite.any():
+            raise UserError(f"every embedding of {bitext.origin} by {spec} is NaN/inf")
+        lookup = _EmbeddingLookup(encoder, config.embed_chunk)
+    from interlingua.trainers.disentangle.train import PairEmbeddings
+
+    lang_id = {lang: k for k, lang in enumerate(languages)}
+    pairs = PairEmbeddings(src[finite], tgt[finite],
+                           np.array([lang_id[x] for x, ok in zip(bitext.src_langs, finite) if ok]),
+                           np.array([lang_id[x] for x, ok in zip(bitext.tgt_langs, finite) if ok]))
+    _check_language_sizes(pairs, languages, config.train.batch_size, bitext.origin)
+
+    import mlflow
+
+    configure_mlflow(config.experiment, state)
+    with mlflow.start_run(run_name=f"meaning-head-{time.strftime('%Y%m%d-%H%M%S')}") as active:
+        run_id = active.info.run_id
+        from interlingua.core.params import flatten
+
+        mlflow.log_params(flatten({"model": spec, "bitext": bitext.origin, "pairs": len(pairs), **config.model_dump(mode="json")}))
+        mlflow.set_tags({"interlingua.workflow": "meaning-head", "interlingua.base_model": spec})
+        mlflow.log_metrics({"bitext.pairs": len(pairs), "bitext.rejected_nan": rejected_nan,
+                            **{f"bitext.rejected_{k}": v for k, v in bitext.rejected.items()}})
+
+    variants = {"meaning head": config.train.terms}
+    for term in config.ablations:
+        variants[f"meaning head −{term}"] = [t for t in config.train.terms if t != term]
+    with stages("train"):
+        heads, histories = _train_all(config, pairs, languages, variants)
+        _log_histories(run_id, histories)
+    with stages("evaluate"):
+        methods = _baselines(pairs, languages)
+        rows = _evaluate(config, pack, tasks, lookup, methods, heads)
+        table = format_table(rows, [t["name"] for t in tasks])
+        print(table)
+        out = state / "meaning-head" / run_id[:8]
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "results.txt").write_text(table + "\n", encoding="utf-8")
+        (out / "results.json").write_text(json.dumps(rows, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        charts = [_pca_chart(config, pack, lookup, heads["meaning head"][0], out / "pca.png"),
+                  _table_chart(rows, out / "results.png")]
+        with mlflow.start_run(run_id=run_id):
+            for row in rows:
+                for task, stats in row["tasks"].items():
+                    key = _metric_key(f"eval.{row['method']}.{task}")
+                    mlflow.log_metrics({key: stats["mean"], key + "_std": stats["std"]})
+            for path in [out / "results.txt", out / "results.json", *charts]:
+                mlflow.log_artifact(str(path), artifact_path="evaluation")
+    summary = {"run_id": run_id, "model": spec, "pairs": len(pairs), "results": str(out / "results.json"),
+               "epochs": {name: [len(h) for h in hs] for name, hs in histories.items()}}
+    if config.register:
+        with stages("register"):
+            composed = _save_composed(spec, heads["meaning head"][0], out / "encoder")
+            registered = _register(composed, config, run_id, spec, bitext, rows)
+            summary["model_uri"] = registered.uri
+            print(f"  registered {registered.uri} (version {registered.version})")
+    print(f"meaning-head: done in {sum(stages.seconds.values()):.0f} s; table in {out / 'results.txt'}")
+    return summary
+
+
+# ----------------------------------------------------------------------------------------------- helpers
+
+
+def _default_model(state: Path) -> str:
+    from interlingua.workflows.assets.build import e5_model_dir
+
+    folder = e5_model_dir(state / "assets")
+    if not (folder / "config.json").is_file():
+        raise UserError(f"no model given and the e5-small asset {folder} is missing; run `interlingua assets e5-small` "
+                        "or set model=...")
+    return str(folder)
+
+
+def _check_terms(config: MeaningHeadConfig) -> None:
+    if not {"meaning_cross", "meaning_mono"} & set(config.train.terms):
+        raise UserError("train.terms must keep meaning_cross or meaning_mono: without L_M nothing trains the meaning head")
+    for term in config.ablations:
+        if not {"meaning_cross", "meaning_mono"} & (set(config.train.terms) - {term}):
+            raise UserError(f"ablation {term!r} leaves no meaning term on; drop it from ablations")
+
+
+def _settings(config: MeaningHeadConfig, seed: int, terms: list[str]):
+    from interlingua.trainers.disentangle.objective import LossTerms
+    from interlingua.trainers.disentangle.train import DisentangleSettings
+
+    t = config.train
+    return DisentangleSettings(batch_size=t.batch_size, lr=t.lr, max_epochs=t.max_epochs, patience=t.patience, seed=seed,
+                               activation=t.activation, distance=t.distance,
+                               terms=LossTerms(**{name: name in terms for name in TERMS}))
+
+
+def _check_language_sizes(pairs, languages: list[str], batch_size: int, origin: str) -> None:
+    counts = np.bincount(np.concatenate([pairs.src_lang, pairs.tgt_lang]), minlength=len(languages))
+    small = [(languages[k], int(c)) for k, c in enumerate(counts) if c < batch_size]
+    if small:
+        raise UserError(f"{origin}: language {small[0][0]!r} has {small[0][1]} sentences, fewer than a batch "
+                        f"(train.batch_size={batch_size}); add pairs or lower train.batch_size")
+
+
+def _pack_tasks(config: MeaningHeadConfig, state: Path) -> tuple[Path, list[dict]]:
+    from interlingua.evaluation.pack.build import build_pack, read_manifest
+
+    pack = Path(config.pack) if config.pack else state / "bench-pack"
+    if not (pack / "manifest.json").is_file():
+        if config.pack:
+            raise UserError(f"benchmark pack {pack} has no manifest.json; build it with `interlingua bench-pack --out {pack}`")
+        print(f"  building the benchmark pack in {pack}", file=sys.stderr)
+        build_pack(state / "assets", pack)
+    entries = read_manifest(pack)["tasks"]
+    chosen = []
+    for pattern in config.tasks:
+        hits = [e for e in entries if fnmatch.fnmatch(e["name"], pattern) and e["kind"] in ("retrieval", "mining")]
+        if not hits:
+            raise UserError(f"tasks: {pattern!r} matches no retrieval/mining task of {pack}; "
+                            f"available: {', '.join(e['name'] for e in entries if e['kind'] in ('retrieval', 'mining'))}")
+        chosen += [e for e in hits if e not in chosen]
+    return pack, chosen
+
+
+def _eval_texts(pack: Path, tasks: list[dict]) -> dict[str, list[str]]:
+    from interlingua.evaluation.tasks.pack_tasks import pack_texts
+
+    out: dict[str, list[str]] = {}
+    for entry in tasks:
+        for lang, texts in pack_texts(entry, pack).items():
+            out.setdefault(lang, []).extend(texts)
+    return out
+
+
+class _EmbeddingLookup:
+    """Frozen vectors of evaluation texts, from the cache filled in the embed stage."""
+
+    def __init__(self, encoder, chunk: int):
+        self.encoder, self.chunk = encoder, chunk
+
+    def __call__(self, texts) -> np.ndarray:
+        from interlingua.workflows.frozen_embeddings import embed
+
+        vectors = embed(self.encoder, list(texts), chunk=self.chunk)
+        if not np.isfinite(vectors).all():
+            raise UserError(f"{self.encoder.name}: NaN/inf embeddings of evaluation texts")
+        return vectors
+
+
+def _train_all(config, pairs, languages, variants):
+    from interlingua.trainers.disentangle.train import train_disentangle
+    from interlingua.workflows.frozen_bitext import split_validation
+
+    train_rows, val_rows = split_validation(len(pairs), config.train.validation_fraction, config.bitext.data_seed)
+    train, validation = pairs.rows(train_rows), pairs.rows(val_rows)
+    heads: dict[str, list] = {}
+    histories: dict[str, list] = {}
+    for name, terms in variants.items():
+        for seed in config.seeds:
+            started = time.time()
+            result = train_disentangle(train, validation, languages, _settings(config, seed, terms))
+            last = result.history[result.best_epoch - 1]
+            print(f"  {name} seed {seed}: best epoch {result.best_epoch}/{len(result.history)} "
+                  f"val loss {last['val_loss']:.4f} ({time.time() - started:.0f} s)", flush=True)
+            heads.setdefault(name, []).append(result.model)
+            histories.setdefault(name, []).append(result.history)
+    return heads, histories
+
+
+def _log_histories(run_id: str, histories: dict) -> None:
+    from mlflow.entities import Metric
+    from mlflow.tracking import MlflowClient
+
+    client, now = MlflowClient(), int(time.time() * 1000)
+    metrics = [Metric(_metric_key(f"train.{name}.seed{k}.{key}"), value, now, int(row["epoch"]))
+               for name, runs in histories.items() for k, history in enumerate(runs) for row in history
+               for key, value in row.items() if key != "epoch"]
+    for start in range(0, len(metrics), 1000):
+        client.log_batch(run_id, metrics=metrics[start:start + 1000])
+
+
+def _metric_key(text: str) -> str:
+    from interlingua.evaluation.report.mlflow_log import metric_key
+
+    return metric_key(text.replace("−", "minus-").replace(" ", "_"))
+
+
+def _baselines(pairs, languages: list[str]) -> dict:
+    """method -> transform(vectors, language) or None where the method has nothing for that language."""
+    from interlingua.trainers.baselines.linear_maps import language_means, least_squares_map
+
+    vectors = np.concatenate([pairs.src, pairs.tgt])
+    langs = np.array([languages[k] for k in np.concatenate([pairs.src_lang, pairs.tgt_lang])])
+    means = language_means(vectors, langs)
+    maps = {}
+    if ENGLISH in languages:
+        for k, lang in enumerate(languages):
+            if lang == ENGLISH:
+                continue
+            src_is = (pairs.src_lang == k) & (pairs.tgt_lang == languages.index(ENGLISH))
+            tgt_is = (pairs.tgt_lang == k) & (pairs.src_lang == languages.index(ENGLISH))
+            x = np.concatenate([pairs.src[src_is], pairs.tgt[tgt_is]])
+            y = np.concatenate([pairs.tgt[src_is], pairs.src[tgt_is]])
+            if len(x):
+                maps[lang] = least_squares_map(x, y)
+
+    def centered(v, lang):
+        # a language unseen in training: its mean over the evaluated texts (unlabelled, no pairs used)
+        return v - means.get(lang, v.mean(axis=0))
+
+    def projected(v, lang):
+        if lang == ENGLISH:
+            return v
+        return v @ maps[lang] if lang in maps else None
+
+    return {"raw": lambda v, lang: v, "centered": centered, "projected to en": projected}
+
+
+def _evaluate(config, pack: Path, tasks: list[dict], lookup, baselines: dict, heads: dict) -> list[dict]:
+    from interlingua.evaluation.metrics.seeds import mean_std
+    from interlingua.evaluation.tasks.pack_tasks import PRIMARY_METRIC, run_pack_task_with
+
+    class _NotApplicable(Exception):
+        pass
+
+    def scored(transform, seed):
+        def embed(texts, lang):
+            out = transform(lookup(texts), lang)
+            if out is None:
+                raise _NotApplicable(lang)
+            return out
+
+        result = {}
+        for entry in tasks:
+            try:
+                result[entry["name"]] = run_pack_task_with(entry, pack, embed, seed)[PRIMARY_METRIC[entry["kind"]]]
+            except _NotApplicable:
+                result[entry["name"]] = None
+        return result
+
+    rows = []
+    methods = [(name, [fn]) for name, fn in baselines.items()]
+    methods += [(name, [_head_transform(model) for model in models]) for name, models in heads.items()]
+    for name, transforms in methods:
+        per_seed = [scored(fn, seed) for fn, seed in zip(transforms, config.seeds)]
+        cells = {}
+        for entry in tasks:
+            values = [s[entry["name"]] for s in per_seed]
+            if any(v is None for v in values):
+                cells[entry["name"]] = {"mean": None, "std": None, "n": 0}
+            else:
+                stats = mean_std(values)
+                cells[entry["name"]] = {"mean": stats.mean, "std": stats.std, "n": stats.n}
+        rows.append({"method": name, "seeds": len(transforms), "tasks": cells})
+    return rows
+
+
+def _head_transform(model):
+    import torch
+
+    from interlingua.models.protocol import l2_normalize
+
+    def transform(v, lang):
+        with torch.no_grad():
+            return model.meaning(torch.as_tensor(l2_normalize(v), dtype=torch.float32)).numpy()
+
+    return transform
+
+
+def format_table(rows: list[dict], task_names: list[str]) -> str:
+    """Methods down, tasks across, ``mean ± std`` (percent; retrieval accuracy, mining F1); n/a where a
+    method has no map for a language."""
+    width = max(len(r["method"]) for r in rows) + 2
+    header = f"{'method':{width}s}" + "".join(f"{n:>22s}" for n in task_names)
+    lines = ["retrieval accuracy / mining F1 (%, mean ± std over seeds)", header]
+    for row in rows:
+        cells = []
+        for name in task_names:
+            stats = row["tasks"][name]
+            cells.append(f"{'n/a':>22s}" if stats["mean"] is None else f"{stats['mean']:16.2f} ± {stats['std']:4.2f}")
+        lines.append(f"{row['method']:{width}s}" + "".join(cells))
+    return "\n".join(lines)
+
+
+def _pca_chart(config, pack: Path, lookup, model, path: Path) -> Path:
+    import torch
+
+    from interlingua.evaluation.pack.tables import read_table
+    from interlingua.evaluation.report.panels import write_pca_panels
+    from interlingua.models.protocol import l2_normalize
+
+    rows = read_table(pack / "bible_retrieval.parquet") if (pack / "bible_retrieval.parquet").is_file() else None
+    if rows is None:
+        return path
+    n = min(config.pca_sentences, len(rows["source"]))
+    texts = rows["source"][:n] + rows["target"][:n]
+    raw = l2_normalize(lookup(texts))
+    with torch.no_grad():
+        meaning, language, _ = model(torch.as_tensor(raw, dtype=torch.float32))
+    return write_pca_panels({"raw e": raw, "meaning ê_M": meaning.numpy(), "language ê_L": language.numpy()},
+                            ["en"] * n + ["es"] * n, path, title="held-out Bible verses, PCA")
+
+
+def _table_chart(rows: list[dict], path: Path) -> Path:
+    from interlingua.evaluation.report.chart import write_chart
+    from interlingua.evaluation.tasks.records import Measurement
+
+    measurements = [Measurement(row["method"], task, "", "score", 0, stats["mean"], True)
+                    for row in rows for task, stats in row["tasks"].items() if stats["mean"] is not None]
+    return write_chart(measurements, path)
+
+
+def _save_composed(spec: str, model, folder: Path) -> Path:
+    from interlingua.models.meaning_head import SPEC_BASES, save_composed
+
+    if folder.exists():
+        import shutil
+
+        shutil.rmtree(folder)
+    if spec in SPEC_BASES:
+        return save_composed(model.meaning, folder, base_spec=spec)
+    return save_composed(model.meaning, folder, base_folder=_base_folder(spec, folder.parent / "base"))
+
+
+def _base_folder(spec: str, scratch: Path) -> Path:
+    """A sentence-transformers folder of the base encoder (saved from our loader when it has no modules.json)."""
+    if spec == "minilm":
+        from interlingua.models.sentence_transformers_folder import minilm_model_dir
+
+        return minilm_model_dir()
+    if spec.startswith("st:"):
+        return Path(spec[3:])
+    from interlingua.models.load import load_encoder, resolve_model_folder
+
+    folder = Path(resolve_model_folder(spec))
+    if (folder / "modules.json").is_file():
+        return folder
+    load_encoder(spec).save(scratch)
+    return scratch
+
+
+def _register(folder: Path, config: MeaningHeadConfig, run_id: str, spec: str, bitext, rows: list[dict]):
+    import inspect
+
+    from mlflow.tracking import MlflowClient
+
+    from interlingua.models.model_card import ModelCard
+    from interlingua.models.registry import log_and_register_encoder
+
+    card = ModelCard(base_model=spec, objective="meaning_head", workflow="meaning-head",
+                     corpus_versions={bitext.origin.split("@")[0]: bitext.origin.split("@")[1]} if "@" in bitext.origin else {},
+                     languages=bitext.languages, config=config.model_dump(mode="json"),
+                     evaluation=[{"method": r["method"], **{t: s["mean"] for t, s in r["tasks"].items()}} for r in rows],
+                     description="Frozen base encoder + meaning head MLP_M (Tiyajamorn et al. 2021); "
+                                 "similarity = cosine of the meaning embeddings.")
+    if "card" in inspect.signature(log_and_register_encoder).parameters:
+        return log_and_register_encoder(str(folder), config.registered_model, config.alias, run_id, card=card)
+    registered = log_and_register_encoder(str(folder), config.registered_model, config.alias, run_id)
+    client = MlflowClient()
+    for key, value in card.tags().items():
+        client.set_model_version_tag(registered.name, registered.version, key, value)
+    return registered
