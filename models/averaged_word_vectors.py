@@ -14,6 +14,11 @@ import numpy as np
 _TOKEN = re.compile(r"\w+", re.UNICODE)
 
 
+def tokenize(text: str) -> list[str]:
+    """The word tokens (``\\w+`` runs) of ``text``."""
+    return _TOKEN.findall(text)
+
+
 class AveragedWordVectorEncoder:
     """``lookup(word) -> vector or None`` averaged over the tokens of each text."""
 
@@ -25,7 +30,7 @@ class AveragedWordVectorEncoder:
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         for row, text in enumerate(texts):
-            vectors = [v for v in (self._word_vector(t) for t in _TOKEN.findall(text)) if v is not None]
+            vectors = [v for v in (self._word_vector(t) for t in tokenize(text)) if v is not None]
             if vectors:
                 out[row] = np.mean(vectors, axis=0)
         return out

@@ -61,7 +61,7 @@ class MeaningHead(nn.Module):
 
     def save_dense(self, folder: str | Path) -> Path:
         """Write the head as a sentence-transformers ``Dense`` module folder (config + safetensors)."""
-        from sentence_transformers.models import Dense
+        from sentence_transformers.sentence_transformer.modules import Dense
 
         folder = Path(folder)
         folder.mkdir(parents=True, exist_ok=True)
@@ -175,7 +175,7 @@ def save_composed(head: MeaningHead, folder: str | Path, *, base_folder: str | P
     base_folder = Path(base_folder)
     modules = _base_modules(base_folder)
     shutil.copytree(base_folder, folder, dirs_exist_ok=True, ignore=shutil.ignore_patterns(COMPOSED_CONFIG, "README.md"))
-    from sentence_transformers.models import Dense, Normalize
+    from sentence_transformers.sentence_transformer.modules import Dense, Normalize
 
     if not modules[-1]["type"].endswith("Normalize"):
         normalize_dir = f"{len(modules)}_Normalize"

@@ -1,0 +1,91 @@
+"""Reading word2vec / fastText vector files (text ``.vec`` / ``.txt`` or binary ``.bin``) without pickle.
+
+The text format is parsed here so a bad file gets an error naming it and the line: a header that is not
+``<count> <dim>``, a vector with a different number of values (mixed dimensions), a value that is not a
+number, fewer or more vectors than the header says. Binary files go through gensim's
+``KeyedVectors.load_word2vec_format`` (no pickle), after the same header check. ``KeyedVectors.load``
+(pickle) is never used: vector files may come from anywhere."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from interlingua.core.errors import UserError
+
+
+def read_word_vectors(path: str | Path, binary: bool | None = None) -> tuple[list[str], np.ndarray]:
+    """(words, float32 matrix (count, dim)); ``binary`` defaults to ``path.endswith('.bin')``."""
+    path = Path(path)
+    if not path.is_file():
+        raise UserError(f"word-vector file {path} does not exist")
+    binary = path.suffix == ".bin" if binary is None else binary
+    with path.open("rb") as handle:
+        count, dim = _header(path, handle.readline())
+    if binary:
+        return _read_binary(path, count, dim)
+    words, rows = [], []
+    with path.open("r", encoding="utf-8", errors="strict") as handle:
+        handle.readline()
+        for number, line in enumerate(handle, start=2):
+            parts = line.rstrip("\n").rstrip(" ").split(" ")
+            if len(parts) == 1 and not parts[0]:
+                continue
+            if len(parts) != dim + 1:
+                raise UserError(f"{path}, line {number}: {len(parts) - 1} values for {parts[0]!r}; the header says {dim} "
+                                "(mixed dimensions or a wrong dimension line)")
+            try:
+                rows.append(np.asarray(parts[1:], dtype=np.float32))
+            except ValueError:
+                raise UserError(f"{path}, line {number}: a value of {parts[0]!r} is not a number") from None
+            words.append(parts[0])
+    if len(words) != count:
+        raise UserError(f"{path}: the header says {count} vectors, the file holds {len(words)}")
+    matrix = np.stack(rows) if rows else np.zeros((0, dim), dtype=np.float32)
+    if not np.isfinite(matrix).all():
+        bad = int((~np.isfinite(matrix).all(axis=1)).sum())
+        raise UserError(f"{path}: {bad} vectors hold NaN or inf")
+    return words, matrix
+
+
+def write_word_vectors(path: str | Path, words: list[str], matrix: np.ndarray) -> Path:
+    """Write the word2vec text format (``<count> <dim>`` then ``word v1 ... vd``)."""
+    path = Path(path)
+    matrix = np.asarray(matrix, dtype=np.float32)
+    if len(words) != len(matrix):
+        raise ValueError(f"{len(words)} words for {len(matrix)} vectors")
+    bad = [w for w in words if not w or any(c.isspace() for c in w)]
+    if bad:
+        raise ValueError(f"words must be non-empty without whitespace; got {bad[0]!r}")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", encoding="utf-8") as handle:
+        handle.write(f"{len(words)} {matrix.shape[1]}\n")
+        for word, row in zip(words, matrix):
+            handle.write(word + " " + " ".join(f"{v:.6g}" for v in row) + "\n")
+    return path
+
+
+def _header(path: Path, line: bytes) -> tuple[int, int]:
+    try:
+        count, dim = (int(v) for v in line.decode("utf-8").split())
+    except (UnicodeDecodeError, ValueError):
+        raise UserError(f"{path}: first line {line[:60]!r} is not a word2vec header '<count> <dim>'") from None
+    if count < 0 or dim < 1:
+        raise UserError(f"{path}: header says {count} vectors of dimension {dim}")
+    return count, dim
+
+
+def _read_binary(path: Path, count: int, dim: int) -> tuple[list[str], np.ndarray]:
+    from gensim.models import KeyedVectors
+
+    try:
+        vectors = KeyedVectors.load_word2vec_format(str(path), binary=True)
+    except (ValueError, EOFError, UnicodeDecodeError) as err:
+        raise UserError(f"{path}: not a valid word2vec binary file with {count} vectors of dimension {dim} ({err})") from err
+    matrix = np.asarray(vectors.vectors, dtype=np.float32)
+    if matrix.shape != (count, dim):
+        raise UserError(f"{path}: header says {count} x {dim}, read {matrix.shape[0]} x {matrix.shape[1]}")
+    if not np.isfinite(matrix).all():
+        raise UserError(f"{path}: vectors hold NaN or inf")
+    return list(vectors.index_to_key), matrix
