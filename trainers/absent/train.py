@@ -136,9 +136,9 @@ def train_absent(x_parallel: np.ndarray, y_parallel: np.ndarray, x_unpaired: np.
             g_opt.zero_grad()
             (adv + sup).backward()
             g_opt.step()
-            sums["d_loss"] += float(loss_d)
-            sums["g_adversarial"] += float(adv)
-            sums["g_paired"] += float(sup)
+            sums["d_loss"] += loss_d.item()
+            sums["g_adversarial"] += adv.item()
+            sums["g_paired"] += float(sup.detach()) if torch.is_tensor(sup) else float(sup)
         row = {"epoch": float(epoch), **{k: v / steps for k, v in sums.items()}}
         history.append(row)
         if on_epoch:
