@@ -152,8 +152,7 @@ def _from_file(path: str, source: BitextSource) -> dict:
             if src_col not in table or tgt_col not in table:
                 raise UserError(f"{path}: needs columns src/tgt or {source.src_lang}/{source.tgt_lang}; has {sorted(table)}")
             out = {"src": table[src_col], "tgt": table[tgt_col]}
-            if "id" in table:
-                out["id"] = table["id"]
+            out.update({c: table[c] for c in ("id", "src_lang", "tgt_lang") if c in table})
             return out
         with fsspec.open(path, "rt", encoding="utf-8") as handle:
             lines = handle.read().splitlines()

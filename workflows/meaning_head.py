@@ -78,7 +78,7 @@ class MeaningHeadConfig(Config):
     experiment: str = "meaning-head"
     registered_model: str = "interlingua-meaning-head"
     alias: str = "latest"
-    register: bool = True
+    register_model: bool = Field(True, description="register the composed encoder (first seed) in MLflow")
     pca_sentences: int = Field(300, ge=10, description="held-out pairs drawn in the PCA picture")
 
     @field_validator("ablations")
@@ -169,7 +169,7 @@ def run(config: MeaningHeadConfig, *, address: str | None = None) -> dict:
                 mlflow.log_artifact(str(path), artifact_path="evaluation")
     summary = {"run_id": run_id, "model": spec, "pairs": len(pairs), "results": str(out / "results.json"),
                "epochs": {name: [len(h) for h in hs] for name, hs in histories.items()}}
-    if config.register:
+    if config.register_model:
         with stages("register"):
             composed = _save_composed(spec, heads["meaning head"][0], out / "encoder")
             registered = _register(composed, config, run_id, spec, bitext, rows)

@@ -119,7 +119,7 @@ def train_disentangle(train: PairEmbeddings, validation: PairEmbeddings, languag
             loss.backward()
             optimizer.step()
             for name, value in terms.items():
-                sums[name] = sums.get(name, 0.0) + float(value) * len(batch)
+                sums[name] = sums.get(name, 0.0) + value.item() * len(batch)
         row = {"epoch": float(epoch), **{f"train_{k}": v / len(train) for k, v in sums.items()}}
         row["train_loss"] = sum(v for k, v in row.items() if k.startswith("train_"))
         model.eval()

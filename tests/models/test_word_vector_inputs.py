@@ -1,0 +1,70 @@
+"""Word-vector files (text and binary, checked line by line, never unpickled) and TF-IDF sentence vectors
+against a hand computation."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from interlingua.core.errors import UserError
+from interlingua.models.weighted_word_vectors import WordVectorSentenceEncoder, fit_idf
+from interlingua.models.word_vector_files import read_word_vectors, write_word_vectors
+
+
+def test_text_round_trip_and_binary(tmp_path):
+    words, matrix = ["el", "gato", "perro"], np.arange(9, dtype=np.float32).reshape(3, 3) / 10
+    path = write_word_vectors(tmp_path / "es.vec", words, matrix)
+    got_words, got = read_word_vectors(path)
+    assert got_words == words
+    np.testing.assert_allclose(got, matrix, rtol=1e-6)
+    from gensim.models import KeyedVectors
+
+    kv = KeyedVectors(3)
+    kv.add_vectors(words, matrix)
+    kv.save_word2vec_format(str(tmp_path / "es.bin"), binary=True)
+    got_words, got = read_word_vectors(tmp_path / "es.bin")
+    assert got_words == words
+    np.testing.assert_allclose(got, matrix)
+
+
+@pytest.mark.parametrize("content, message", [
+    ("3 dims\nel 1 2 3\n", "is not a word2vec header"),
+    ("2 3\nel 1 2 3\ngato 1 2\n", "line 3: 2 values for 'gato'; the header says 3"),
+    ("2 2\nel 1 2 3\ngato 1 2\n", "line 2: 3 values for 'el'; the header says 2"),
+    ("3 2\nel 1 2\ngato 1 2\n", "the header says 3 vectors, the file holds 2"),
+    ("1 2\nel 1 x\n", "a value of 'el' is not a number"),
+    ("1 2\nel 1 nan\n", "NaN or inf"),
+])
+def test_bad_text_files_are_named(tmp_path, content, message):
+    path = tmp_path / "bad.vec"
+    path.write_text(content)
+    with pytest.raises(UserError, match=message) as err:
+        read_word_vectors(path)
+    assert str(path) in str(err.value)
+
+
+def test_truncated_binary_is_named(tmp_path):
+    path = tmp_path / "bad.bin"
+    path.write_bytes(b"2 3\nel " + np.zeros(3, np.float32).tobytes() + b"\ngato \x00\x00")
+    with pytest.raises(UserError, match="bad.bin"):
+        read_word_vectors(path)
+
+
+def test_tfidf_sentence_vectors_by_hand():
+    words = ["the", "cat", "dog"]
+    matrix = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]], dtype=np.float32)
+    corpus = ["the cat", "the dog", "the the cat"]
+    idf = fit_idf(corpus)
+    assert idf["the"] == pytest.approx(math.log(4 / 4) + 1) and idf["cat"] == pytest.approx(math.log(4 / 3) + 1)
+    encoder = WordVectorSentenceEncoder(words, matrix, weighting="tfidf", idf=idf)
+    vectors, known = encoder.encode_with_mask(["The the CAT", "nothing known", "dog"])
+    raw = 2 * idf["the"] * matrix[0] + 1 * idf["cat"] * matrix[1]
+    np.testing.assert_allclose(vectors[0], raw / np.linalg.norm(raw), rtol=1e-5)
+    assert known.tolist() == [True, False, True] and not vectors[1].any()
+    mean = WordVectorSentenceEncoder(words, matrix, weighting="mean").encode(["the cat cat"])[0]
+    expected = (matrix[0] + 2 * matrix[1]) / 3
+    np.testing.assert_allclose(mean, expected / np.linalg.norm(expected), rtol=1e-5)
+    with pytest.raises(ValueError, match="tfidf weighting needs idf"):
+        WordVectorSentenceEncoder(words, matrix, weighting="tfidf")

@@ -1,0 +1,79 @@
+"""Inputs of the frozen-encoder workflows: bitext loading and its refusals, config validation, the embed
+operator over a spec encoder (no Ray: the operator called directly)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from interlingua.core.errors import UserError
+from interlingua.workflows.frozen_bitext import BitextSource, load_bitext, split_validation
+
+
+def _parquet(path, src, tgt, **extra):
+    pq.write_table(pa.table({"src": src, "tgt": tgt, **extra}), path)
+    return str(path)
+
+
+def test_file_bitext_counts_empty_sides_and_samples_deterministically(tmp_path):
+    src = [f"s{i}" for i in range(20)] + [""]
+    tgt = [f"t{i}" for i in range(20)] + ["x"]
+    path = _parquet(tmp_path / "b.parquet", src, tgt)
+    first = load_bitext(BitextSource(file=path, max_pairs=8, data_seed=3), tmp_path)
+    again = load_bitext(BitextSource(file=path, max_pairs=8, data_seed=3), tmp_path)
+    assert first.src == again.src and len(first) == 8 and first.rejected == {"empty_side": 1}
+    assert all(s[1:] == t[1:] for s, t in zip(first.src, first.tgt))
+    bigger = load_bitext(BitextSource(file=path, max_pairs=12, data_seed=3), tmp_path)
+    assert set(first.src) <= set(bigger.src)  # a smaller sample is part of the larger one: cached vectors reused
+
+
+def test_same_language_sides_are_refused(tmp_path):
+    path = _parquet(tmp_path / "b.parquet", ["a", "b"], ["c", "d"], src_lang=["en", "en"], tgt_lang=["es", "en"])
+    with pytest.raises(UserError, match="1 pairs have both sides in the same language \\('en', e.g. row 1\\)"):
+        load_bitext(BitextSource(file=path), tmp_path)
+    with pytest.raises(UserError, match="same language"):
+        load_bitext(BitextSource(file=_parquet(tmp_path / "c.parquet", ["a"], ["b"]), src_lang="en", tgt_lang="en"), tmp_path)
+
+
+def test_tsv_with_a_bad_line_is_named(tmp_path):
+    path = tmp_path / "b.tsv"
+    path.write_text("a\tb\nc\td\te\n")
+    with pytest.raises(UserError, match="line 2 has 3 tab-separated columns"):
+        load_bitext(BitextSource(file=str(path)), tmp_path)
+
+
+def test_validation_split():
+    train, val = split_validation(20, 0.1, seed=0)
+    assert len(val) == 2 and len(train) == 18 and not set(train) & set(val)
+
+
+def test_workflow_configs_refuse_bad_values():
+    from interlingua.core.config import load_config
+    from interlingua.workflows import absent, meaning_head
+
+    with pytest.raises(Exception, match="unknown loss terms"):
+        load_config(meaning_head.CONFIG, None, ["ablations=[\"recon\"]"])
+    with pytest.raises(Exception, match="ratios must lie in"):
+        load_config(absent.CONFIG, None, ["ratios=[0.0, 0.5]"])
+    with pytest.raises(Exception, match="unknown variants"):
+        load_config(absent.CONFIG, None, ["variants=[\"cyclegan\"]"])
+
+
+def test_embed_operator_takes_any_spec(monkeypatch):
+    """``use``-like encoders without batch_size/normalize arguments go through the operator normalized."""
+    import interlingua.models.resolve as resolve
+    from interlingua.operators.embed import Embed
+
+    class Plain:
+        name, dim = "plain", 3
+
+        def encode(self, texts):
+            return np.array([[len(t), 1.0, 0.0] for t in texts], dtype=np.float32)
+
+    monkeypatch.setattr(resolve, "_resolve_single", lambda spec: Plain())
+    batch = Embed("use")({"text": np.array(["ab", "", "abcd"], dtype=object)})
+    expected = np.array([[2, 1, 0], [4, 1, 0]], dtype=np.float32)
+    np.testing.assert_allclose(batch["vector"][[0, 2]], expected / np.linalg.norm(expected, axis=1, keepdims=True), rtol=1e-6)
+    assert batch["_reject_reason"][1] == "embed: empty or missing text"
