@@ -340,10 +340,10 @@ def _evaluate(config, pack: Path, tasks: list[dict], lookup, baselines: dict, he
         for entry in tasks:
             values = [s[entry["name"]] for s in per_seed]
             if any(v is None for v in values):
-                cells[entry["name"]] = {"mean": None, "std": None, "n": 0}
+                cells[entry["name"]] = {"mean": None, "std": None, "n": 0, "values": []}
             else:
                 stats = mean_std(values)
-                cells[entry["name"]] = {"mean": stats.mean, "std": stats.std, "n": stats.n}
+                cells[entry["name"]] = {"mean": stats.mean, "std": stats.std, "n": stats.n, "values": values}
         rows.append({"method": name, "seeds": len(transforms), "tasks": cells})
     return rows
 

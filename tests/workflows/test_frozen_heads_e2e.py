@@ -93,9 +93,11 @@ def test_meaning_head_tiny_end_to_end_then_embed_and_eval_from_registry(tmp_path
     evaluated = _cli(["eval", "--model", "models:/tiny-meaning@e2e", "--pack", str(pack), "--tasks", "bible_retrieval",
                       "--seeds", "1", "--out", str(tmp_path / "eval")], env, tmp_path)
     assert "bible_retrieval" in evaluated.stdout
-    # the registry's encoder gives what the workflow evaluated: same retrieval accuracy as its first seed
-    scores = json.loads((tmp_path / "eval" / "results.json").read_text())
-    assert scores  # written
+    # the registered encoder (first seed's head) scores what the workflow measured for that seed
+    document = json.loads((tmp_path / "eval" / "results.json").read_text())
+    accuracy = next(m["value"] for m in document["measurements"] if m["task"] == "bible_retrieval" and m["metric"] == "accuracy")
+    head_row = next(r for r in results if r["method"] == "meaning head")
+    assert accuracy == pytest.approx(head_row["tasks"]["bible_retrieval"]["values"][0], abs=1e-6)
 
 
 def test_absent_tiny_end_to_end(tmp_path):
