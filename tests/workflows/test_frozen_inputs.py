@@ -77,3 +77,23 @@ def test_embed_operator_takes_any_spec(monkeypatch):
     expected = np.array([[2, 1, 0], [4, 1, 0]], dtype=np.float32)
     np.testing.assert_allclose(batch["vector"][[0, 2]], expected / np.linalg.norm(expected, axis=1, keepdims=True), rtol=1e-6)
     assert batch["_reject_reason"][1] == "embed: empty or missing text"
+
+
+def test_meaning_head_refuses_a_language_smaller_than_a_batch():
+    from interlingua.trainers.disentangle.train import PairEmbeddings
+    from interlingua.workflows.meaning_head import _check_language_sizes
+
+    v = np.ones((6, 2), dtype=np.float32)
+    pairs = PairEmbeddings(v, v, np.zeros(6, int), np.r_[np.ones(4, int), 2 * np.ones(2, int)])
+    with pytest.raises(UserError, match="bitext.parquet: language 'de' has 2 sentences, fewer than a batch \\(train.batch_size=4\\)"):
+        _check_language_sizes(pairs, ["en", "es", "de"], 4, "bitext.parquet")
+    _check_language_sizes(pairs, ["en", "es", "de"], 2, "bitext.parquet")
+
+
+def test_non_finite_embeddings_are_counted_rows():
+    from interlingua.workflows.frozen_embeddings import finite_rows
+
+    a = np.ones((4, 2))
+    b = np.ones((4, 2))
+    a[1, 0], b[3, 1] = np.nan, np.inf
+    assert finite_rows(a, b).tolist() == [True, False, True, False]
