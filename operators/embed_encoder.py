@@ -19,8 +19,9 @@ class OperatorEmbedEncoder:
     ``name`` is ``embed:<spec>`` (``:raw`` appended without normalization): it keys the embedding cache.
     A text the operator rejects (empty) is an error naming it: callers filter empty texts first."""
 
-    def __init__(self, spec: str, *, normalize: bool = True, encode_batch_size: int = 32, ray_batch_size: int = 256):
-        self.spec, self.normalize = spec, normalize
+    def __init__(self, spec: str, *, normalize: bool = True, encode_batch_size: int = 32, ray_batch_size: int = 256,
+                 address: str | None = None):
+        self.spec, self.normalize, self.address = spec, normalize, address
         self.encode_batch_size, self.ray_batch_size = encode_batch_size, ray_batch_size
         self.name = f"embed:{spec}" + ("" if normalize else ":raw")
         self._dim: int | None = None
@@ -34,12 +35,14 @@ class OperatorEmbedEncoder:
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         import ray
 
+        from interlingua.core.runtime import init_ray
         from interlingua.operators.base import REJECT_REASON
         from interlingua.operators.embed import Embed
 
         texts = list(texts)
         if not texts:
             return np.zeros((0, self._dim or 0), dtype=np.float32)
+        init_ray(self.address)  # only when there is something to encode: a fully cached run never starts Ray
         dataset = ray.data.from_items([{"row": i, "text": t} for i, t in enumerate(texts)])
         out = run_operator(dataset, Embed, {"model": self.spec, "normalize": self.normalize,
                                              "encode_batch_size": self.encode_batch_size},

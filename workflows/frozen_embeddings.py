@@ -16,11 +16,12 @@ import numpy as np
 from interlingua.models.cache import CachedEncoder
 
 
-def frozen_encoder(spec: str, state: Path) -> CachedEncoder:
-    """The cached, operator-backed encoder for ``spec`` (``use``, ``minilm``, a folder, ``models:/...``)."""
+def frozen_encoder(spec: str, state: Path, address: str | None = None) -> CachedEncoder:
+    """The cached, operator-backed encoder for ``spec`` (``use``, ``minilm``, a folder, ``models:/...``); Ray
+    (``address``, else local) starts only when a text is not in the cache."""
     from interlingua.operators.embed_encoder import OperatorEmbedEncoder
 
-    return CachedEncoder(OperatorEmbedEncoder(spec), state / "embedding-cache")
+    return CachedEncoder(OperatorEmbedEncoder(spec, address=address), state / "embedding-cache")
 
 
 def embed(encoder: CachedEncoder, texts: Sequence[str], *, chunk: int = 4000, label: str = "") -> np.ndarray:

@@ -72,7 +72,7 @@ CONFIG = MeaningHeadConfig
 
 def run(config: MeaningHeadConfig, *, address: str | None = None) -> dict:
     from interlingua.core.progress import Stages
-    from interlingua.core.runtime import configure_mlflow, init_ray, state_dir
+    from interlingua.core.runtime import configure_mlflow, state_dir
     from interlingua.workflows.frozen_bitext import load_bitext
 
     stages = Stages("meaning-head")
@@ -85,10 +85,9 @@ def run(config: MeaningHeadConfig, *, address: str | None = None) -> dict:
         print(f"  {len(bitext)} pairs from {bitext.origin} ({', '.join(languages)}); rejected {bitext.rejected or 0}")
         pack, tasks = _pack_tasks(config, state)
     with stages("embed"):
-        init_ray(address)
         from interlingua.workflows.frozen_embeddings import embed, finite_rows, frozen_encoder
 
-        encoder = frozen_encoder(spec, state)
+        encoder = frozen_encoder(spec, state, address)
         eval_texts = _eval_texts(pack, tasks)
         vectors = embed(encoder, bitext.src + bitext.tgt + [t for ts in eval_texts.values() for t in ts],
                         chunk=config.embed_chunk, label=spec)
