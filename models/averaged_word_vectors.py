@@ -1,6 +1,6 @@
 """Sentence = average of its word vectors (the ABSent / classic baseline).
 
-Vectors come from a gensim ``KeyedVectors`` file (``.kv``, word2vec text/binary) or a spaCy model
+Vectors come from a word2vec / fastText file (text or binary; never a pickled ``.kv``) or a spaCy model
 with vectors (e.g. ``fr_core_news_md``). Tokens are lower-cased word characters (``\\w+``); a token is
 looked up as-is, then lower-cased. Texts with no known token embed to the zero vector."""
 
@@ -41,14 +41,18 @@ class AveragedWordVectorEncoder:
 
 
 def from_keyed_vectors(path: str) -> AveragedWordVectorEncoder:
-    """Load gensim vectors: ``.kv`` (KeyedVectors.save), ``.bin`` (word2vec binary) or word2vec text."""
-    from gensim.models import KeyedVectors
+    """Load word2vec / fastText vectors: ``.bin`` (binary) or text, checked line by line
+    (:func:`~interlingua.models.word_vector_files.read_word_vectors`). gensim's ``.kv`` files are pickles and
+    are refused: vector files may come from anywhere (convert with ``KeyedVectors.save_word2vec_format``)."""
+    from interlingua.core.errors import UserError
+    from interlingua.models.word_vector_files import read_word_vectors
 
     if path.endswith(".kv"):
-        vectors = KeyedVectors.load(path)
-    else:
-        vectors = KeyedVectors.load_word2vec_format(path, binary=path.endswith(".bin"))
-    return AveragedWordVectorEncoder(lambda w: vectors[w] if w in vectors.key_to_index else None, vectors.vector_size, f"wordvec:{path}")
+        raise UserError(f"{path}: gensim .kv files are Python pickles and are not loaded; save the vectors with "
+                        "KeyedVectors.save_word2vec_format (text or binary) and pass that file")
+    words, matrix = read_word_vectors(path)
+    index = {w: i for i, w in enumerate(words)}
+    return AveragedWordVectorEncoder(lambda w: matrix[index[w]] if w in index else None, matrix.shape[1], f"wordvec:{path}")
 
 
 def from_spacy(model_name: str) -> AveragedWordVectorEncoder:
