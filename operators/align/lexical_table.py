@@ -62,19 +62,46 @@ class LexicalTable:
         return np.where(found, self.probabilities[slots], UNSEEN_PROBABILITY)
 
     def save_npz(self, path: str) -> None:
-        """Write the table as a NumPy archive (what alignment actors load)."""
+        """Write the table as a NumPy archive of plain arrays (no pickled objects; :meth:`load_npz`).
+
+        The vocabulary is stored as its UTF-8 bytes joined (``vocabulary_utf8``) and the end offset
+        of each word (``vocabulary_ends``).
+        """
         import fsspec
 
+        encoded = [word.encode("utf-8") for word in self.vocabulary]
+        ends = np.cumsum([len(word) for word in encoded], dtype=np.int64)
+        blob = np.frombuffer(b"".join(encoded), dtype=np.uint8)
         with fsspec.open(path, "wb") as handle:
-            np.savez(handle, vocabulary=np.array(self.vocabulary, dtype=object), keys=self.keys, probabilities=self.probabilities)
+            np.savez(handle, vocabulary_utf8=blob, vocabulary_ends=ends, keys=self.keys.astype(np.int64),
+                     probabilities=self.probabilities.astype(np.float64))
 
     @classmethod
     def load_npz(cls, path: str) -> LexicalTable:
+        """Read what :meth:`save_npz` wrote; never unpickles (an archive holding objects is refused)."""
         import fsspec
 
         with fsspec.open(path, "rb") as handle:
-            data = np.load(handle, allow_pickle=True)
-            return cls(tuple(data["vocabulary"].tolist()), data["keys"], data["probabilities"])
+            try:
+                with np.load(handle, allow_pickle=False) as data:
+                    missing = [k for k in ("vocabulary_utf8", "vocabulary_ends", "keys", "probabilities") if k not in data.files]
+                    if missing:
+                        raise ValueError(f"it has no {', '.join(missing)} array (it holds {', '.join(data.files) or 'nothing'})")
+                    blob, ends = data["vocabulary_utf8"], data["vocabulary_ends"]
+                    keys, probabilities = data["keys"], data["probabilities"]
+            except ValueError as err:
+                if "allow_pickle" in str(err) or "Object arrays" in str(err):
+                    err = ValueError("it holds pickled objects, which are never loaded (a table written before "
+                                     "the pickle-free format: learn the parameters again)")
+                raise ValueError(f"{path} is not a lexical table archive: {err}") from None
+        if blob.dtype != np.uint8 or ends.dtype.kind not in "iu" or keys.dtype.kind not in "iu" or probabilities.dtype.kind != "f":
+            raise ValueError(f"{path} is not a lexical table archive: unexpected array types")
+        raw = blob.tobytes()
+        starts = np.concatenate(([0], ends[:-1])).tolist()
+        vocabulary = tuple(raw[a:b].decode("utf-8") for a, b in zip(starts, ends.tolist()))
+        if keys.size and not (np.all(np.diff(keys) > 0) and 0 < keys[0] and keys[-1] < (len(vocabulary) + 1) ** 2):
+            raise ValueError(f"{path} is not a lexical table archive: keys are not sorted ids of its vocabulary")
+        return cls(vocabulary, keys.astype(np.int64), probabilities.astype(np.float64))
 
 
 def read_systran_table(path: str) -> LexicalTable:
