@@ -116,6 +116,29 @@ def read_systran_table(path: str) -> LexicalTable:
         raise ValueError(f"{path} is not a systran-align probability file: {err}") from err
 
 
+def write_systran_table(table: LexicalTable, path: str) -> None:
+    """Write ``table`` in the ``systran-align`` probability format (:func:`read_systran_table`'s input),
+    probabilities as float32, so ``systran_align.Aligner`` can decode with it."""
+    import fsspec
+
+    stride = table.stride
+    rows = table.keys // stride
+    columns = (table.keys % stride).astype("<i4")
+    pair = np.dtype([("f", "<i4"), ("p", "<f4")])
+    parts = [struct.pack("<ii", 2, len(table.vocabulary))]
+    parts += [word.encode("utf-8") + b"\0" for word in table.vocabulary]
+    parts.append(struct.pack("<i", stride))
+    bounds = np.flatnonzero(np.concatenate(([True], rows[1:] != rows[:-1], [True]))) if rows.size else np.array([0])
+    for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
+        entries = np.empty(b - a, dtype=pair)
+        entries["f"] = columns[a:b]
+        entries["p"] = table.probabilities[a:b]
+        parts.append(struct.pack("<ii", int(rows[a]), b - a))
+        parts.append(entries.tobytes())
+    with fsspec.open(path, "wb") as handle:
+        handle.write(b"".join(parts))
+
+
 def _parse(data: bytes) -> LexicalTable:
     version, size = struct.unpack_from("<ii", data, 0)
     if version != 2:
