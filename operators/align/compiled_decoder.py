@@ -115,13 +115,15 @@ class DiagonalPriorCache:
             grown = np.full((max(rows, self.offsets.shape[0]), max(cols, self.offsets.shape[1])), -1, np.int64)
             grown[: self.offsets.shape[0], : self.offsets.shape[1]] = self.offsets
             self.offsets = grown
+        self.offsets[0, :] = self.offsets[:, 0] = 0  # a pair with an empty side has no cells
         found = self.offsets[n, m]
         if (found < 0).any():
             missing = np.unique(np.stack([n[found < 0], m[found < 0]], axis=1), axis=0)
             if self.values.size + int((missing[:, 0] * missing[:, 1]).sum()) > self.max_values:
                 self.values = np.empty(0, np.float64)
-                self.offsets[:] = -1
-                missing = np.unique(np.stack([n, m], axis=1), axis=0)
+                self.offsets[1:, 1:] = -1
+                needed = (n > 0) & (m > 0)
+                missing = np.unique(np.stack([n[needed], m[needed]], axis=1), axis=0)
             self._add(missing[:, 0].copy(), missing[:, 1].copy())
             found = self.offsets[n, m]
         return found
