@@ -84,11 +84,12 @@ class LexicalTable:
         with fsspec.open(path, "rb") as handle:
             try:
                 with np.load(handle, allow_pickle=False) as data:
-                    missing = [k for k in ("vocabulary_utf8", "vocabulary_ends", "keys", "probabilities") if k not in data.files]
-                    if missing:
-                        raise ValueError(f"it has no {', '.join(missing)} array (it holds {', '.join(data.files) or 'nothing'})")
-                    blob, ends = data["vocabulary_utf8"], data["vocabulary_ends"]
-                    keys, probabilities = data["keys"], data["probabilities"]
+                    arrays = {name: data[name] for name in data.files}  # an object array raises here
+                missing = [k for k in ("vocabulary_utf8", "vocabulary_ends", "keys", "probabilities") if k not in arrays]
+                if missing:
+                    raise ValueError(f"it has no {', '.join(missing)} array (it holds {', '.join(arrays) or 'nothing'})")
+                blob, ends = arrays["vocabulary_utf8"], arrays["vocabulary_ends"]
+                keys, probabilities = arrays["keys"], arrays["probabilities"]
             except ValueError as err:
                 if "allow_pickle" in str(err) or "Object arrays" in str(err):
                     err = ValueError("it holds pickled objects, which are never loaded (a table written before "
