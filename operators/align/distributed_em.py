@@ -18,6 +18,9 @@ class _ShardActor:
     def __init__(self, src, tgt, src_start, tgt_start, stride):
         self.shard = EStepShard(np.asarray(src), np.asarray(tgt), np.asarray(src_start), np.asarray(tgt_start), stride)
 
+    def ready(self) -> bool:
+        return True
+
     def distinct_keys(self) -> np.ndarray:
         return self.shard.distinct_keys()
 
@@ -39,6 +42,7 @@ class RayExecutor:
         stride = len(corpus.vocabulary) + 1
         actor = ray.remote(num_cpus=1)(_ShardActor)
         self.actors = [actor.remote(*corpus.shard(a, b), stride) for a, b in corpus.shard_bounds(workers)]
+        ray.get([a.ready.remote() for a in self.actors])  # started, shard received
 
     def distinct_keys(self) -> list[np.ndarray]:
         import ray
