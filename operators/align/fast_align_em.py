@@ -204,24 +204,8 @@ def _normalize_groups(counts, order, group_start, alpha, variational_bayes, out)
 
 
 @numba.njit(cache=True, nogil=True)
-def _cell_entries(src, tgt, src_start, tgt_start, row_start, row_mask, columns, entry):
-    """Entry index of every cell (pair by pair, source-major), and of each word's two NULL cells."""
-    total = 0
-    for s in range(src_start.size - 1):
-        total += (src_start[s + 1] - src_start[s]) * (tgt_start[s + 1] - tgt_start[s])
-    out = np.empty(total, np.int64)
-    k = 0
-    for s in range(src_start.size - 1):
-        for i in range(src_start[s], src_start[s + 1]):
-            for j in range(tgt_start[s], tgt_start[s + 1]):
-                out[k] = entry[find_slot(row_start, row_mask, columns, src[i], tgt[j])]
-                k += 1
-    return out
-
-
-@numba.njit(cache=True, nogil=True)
 def _cell_keys(src, tgt, src_start, tgt_start, stride):
-    """Sorted distinct keys ``source * stride + target`` of the shard's cells."""
+    """Key ``source * stride + target`` of every cell (pair by pair, source-major)."""
     total = 0
     for s in range(src_start.size - 1):
         total += (src_start[s + 1] - src_start[s]) * (tgt_start[s + 1] - tgt_start[s])
@@ -232,13 +216,26 @@ def _cell_keys(src, tgt, src_start, tgt_start, stride):
             for j in range(tgt_start[s], tgt_start[s + 1]):
                 out[k] = src[i] * stride + tgt[j]
                 k += 1
-    out.sort()
+    return out
+
+
+@numba.njit(cache=True, nogil=True)
+def _distinct_sorted(keys):
+    keys.sort()
     distinct = 0
-    for k in range(out.size):
-        if k == 0 or out[k] != out[k - 1]:
-            out[distinct] = out[k]
+    for k in range(keys.size):
+        if k == 0 or keys[k] != keys[k - 1]:
+            keys[distinct] = keys[k]
             distinct += 1
-    return out[:distinct]
+    return keys[:distinct]
+
+
+@numba.njit(cache=True, nogil=True)
+def _entries_of(keys, stride, row_start, row_mask, columns, entry):
+    out = np.empty(keys.size, np.int64)
+    for k in range(keys.size):
+        out[k] = entry[find_slot(row_start, row_mask, columns, keys[k] // stride, keys[k] % stride)]
+    return out
 
 
 @numba.njit(cache=True, nogil=True)
@@ -339,12 +336,13 @@ class EStepShard:
 
     def distinct_keys(self) -> np.ndarray:
         """Sorted distinct (source, target) keys of the shard's cells (the initial pass)."""
-        return _cell_keys(self.src, self.tgt, self.src_start, self.tgt_start, self.stride)
+        return _distinct_sorted(_cell_keys(self.src, self.tgt, self.src_start, self.tgt_start, self.stride))
 
     def resolve(self, entries: Entries) -> None:
         """Resolve every cell and NULL cell to its entry index (once, before the iterations)."""
         h = entries.hash
-        self.cells = _cell_entries(self.src, self.tgt, self.src_start, self.tgt_start, h.row_start, h.row_mask, h.columns, h.entry)
+        keys = _cell_keys(self.src, self.tgt, self.src_start, self.tgt_start, self.stride)
+        self.cells = _entries_of(keys, self.stride, h.row_start, h.row_mask, h.columns, h.entry)
         self.null_f = h.find(np.full(self.tgt.size, NULL_ID), self.tgt)
         self.null_r = h.find(self.src, np.full(self.src.size, NULL_ID))
 
