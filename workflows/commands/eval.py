@@ -46,23 +46,24 @@ def run(args: argparse.Namespace) -> int:
     import json
     from pathlib import Path
 
-    from interlingua.evaluation.encoders.cache import CachedEncoder
-    from interlingua.evaluation.encoders.resolve import resolve_encoder
+    from interlingua.models.cache import CachedEncoder
+    from interlingua.models.resolve import resolve_encoder
     from interlingua.evaluation.report.chart import write_chart
     from interlingua.evaluation.report.mlflow_log import log_to_mlflow
     from interlingua.evaluation.report.summary import format_table, results_document
     from interlingua.evaluation.runner import evaluate_models, select_tasks
-    from interlingua.workflows.errors import UserError
-    from interlingua.workflows.runtime import use_tracking_store
+    from interlingua.core.errors import UserError
+    from interlingua.core.runtime import use_tracking_store
 
     use_tracking_store()  # models:/ specs and --mlflow-run resolve against the workflows' store
     out = Path(args.out)
     cache_dir = Path(args.cache_dir) if args.cache_dir else out / "embedding-cache"
     try:
+        tasks = select_tasks(_available_tasks(args), args.tasks)  # a bad task name fails before any model loads
         caches: dict[str, CachedEncoder] = {}  # one cache per encoder name, shared by combinations
         wrap = None if args.no_cache else (lambda encoder: caches.setdefault(encoder.name, CachedEncoder(encoder, cache_dir)))
         encoders = {spec: resolve_encoder(spec, wrap_leaf=wrap) for spec in args.model}
-        measurements = evaluate_models(encoders, select_tasks(_available_tasks(args), args.tasks), args.seeds)
+        measurements = evaluate_models(encoders, tasks, args.seeds)
     except ValueError as err:
         raise UserError(str(err)) from err
     table = format_table(measurements)
