@@ -182,7 +182,7 @@ def _learn(sample, parameters_dir: str, args: argparse.Namespace) -> None:
     from interlingua.operators.align.fast_align_training import FastAlignSettings, learn_fast_align
 
     if args.learner == "interlingua" and args.workers > 1:
-        from interlingua.workflows.runtime import init_ray
+        from interlingua.core.runtime import init_ray
 
         init_ray(args.address, num_cpus=None if args.address else max(args.workers, 1))
     learn_fast_align(sample, parameters_dir, FastAlignSettings(iterations=args.iterations), learner=args.learner,
