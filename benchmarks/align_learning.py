@@ -31,6 +31,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--tgt", required=True)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--limit", type=int, default=None)
+    parser.add_argument("--no-ray", action="store_true", help="systran vs ours in process only")
     parser.add_argument("--systran-threads", type=int, default=1, help="OpenMP threads of systran's learner (default 1: per core)")
     args = parser.parse_args(argv)
     os.environ["OMP_NUM_THREADS"] = str(args.systran_threads)  # before systran_align loads OpenMP
@@ -73,16 +74,18 @@ def main(argv: list[str] | None = None) -> None:
             executor.close()
         steady.setdefault(workers, []).append(time.perf_counter() - learning)
 
-    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
     runs = {
         f"systran-align learner ({args.systran_threads} OpenMP thread(s))": systran,
         "ours, in process (1 core)": ours_in_process,
-        "ours, E-step on 1 Ray worker": lambda: ours_on_ray(1),
-        "ours, E-step on 2 Ray workers": lambda: ours_on_ray(2),
     }
+    if not args.no_ray:
+        ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
+        runs["ours, E-step on 1 Ray worker"] = lambda: ours_on_ray(1)
+        runs["ours, E-step on 2 Ray workers"] = lambda: ours_on_ray(2)
     ours_in_process()  # numba compilation (cached on disk afterwards), not timed
     seconds = interleave(runs, args.rounds)
-    ray.shutdown()
+    if not args.no_ray:
+        ray.shutdown()
 
     names = list(runs)
     print(f"\n{len(pairs):,} pairs, both directions, 5 iterations (-d -o -v), {args.rounds} interleaved rounds\n")
@@ -90,17 +93,26 @@ def main(argv: list[str] | None = None) -> None:
     print("|---|---:|---:|")
     for name in names:
         print(f"| {name} | {statistics.median(seconds[name]):.1f} | {format_ratio(seconds[names[0]], seconds[name])} |")
+    if not args.no_ray:
+        _ray_report(seconds, names, steady, startup, results, reference_of(results))
+    _agreement(results, pairs, sources, targets, settings, work)
+
+
+def reference_of(results):
+    return results["in_process_runs"][-1]
+
+
+def _ray_report(seconds, names, steady, startup, results, reference) -> None:
+    """Ray worker scaling and Ray vs in-process tables."""
+    import numpy as np
+
+    from interlingua.benchmarks.interleave import format_ratio
+
     print(f"\nours 2 vs 1 Ray worker(s), wall (actor start-up included): {format_ratio(seconds[names[2]], seconds[names[3]])}")
     print(f"ours 2 vs 1 Ray worker(s), learning on started actors: {format_ratio(steady[1], steady[2])} "
           f"(start-up median {statistics.median(startup[1]):.1f} s / {statistics.median(startup[2]):.1f} s)")
     print(f"ours 1 Ray worker vs systran (time ratio, goal <= 1.3): "
           f"{statistics.median(a / b for a, b in zip(seconds[names[2]], seconds[names[0]])):.2f}")
-
-    reference = results["in_process_runs"][-1]
-    runs_identical = all(np.array_equal(r.forward.probabilities, reference.forward.probabilities)
-                         and np.array_equal(r.reverse.probabilities, reference.reverse.probabilities)
-                         for r in results["in_process_runs"])
-    print(f"\nin-process runs byte-identical ({len(results['in_process_runs'])} runs): {runs_identical}")
     for workers in (1, 2):
         other = results[f"ray{workers}"]
         diffs = []
@@ -110,6 +122,20 @@ def main(argv: list[str] | None = None) -> None:
         print(f"{workers} Ray worker(s) vs in process: max relative table difference {max(diffs):.3g}, tensions "
               f"{other.forward_tension == reference.forward_tension and other.reverse_tension == reference.reverse_tension}")
 
+
+def _agreement(results, pairs, sources, targets, settings, work) -> None:
+    """Reproducibility of ours, and ours vs systran's learner (tables, tensions, decoded links)."""
+    import numpy as np
+
+    from interlingua.benchmarks.align_throughput import identical, link_f1
+    from interlingua.operators.align.bidirectional_aligner import BidirectionalAligner
+    from interlingua.operators.align.fast_align_training import learn_fast_align
+
+    reference = reference_of(results)
+    runs_identical = all(np.array_equal(r.forward.probabilities, reference.forward.probabilities)
+                         and np.array_equal(r.reverse.probabilities, reference.reverse.probabilities)
+                         for r in results["in_process_runs"])
+    print(f"\nin-process runs byte-identical ({len(results['in_process_runs'])} runs): {runs_identical}")
     theirs = results["systran"]
     print(f"\ntensions (forward / reverse): ours {reference.forward_tension:.4g} / {reference.reverse_tension:.4g}, "
           f"systran {theirs.forward.tension:.4g} / {theirs.reverse.tension:.4g}")

@@ -64,7 +64,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--src", required=True, help="tokenized source file")
     parser.add_argument("--tgt", required=True, help="tokenized target file")
     parser.add_argument("--params", required=True, help="learned fast_align parameters directory (forward.bin for systran too)")
-    parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--workers", type=int, nargs="*", default=[1, 2], help="Ray actor counts (none: in process only)")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--limit", type=int, default=None, help="first N pairs only")
     parser.add_argument("--repeat", type=int, default=1, help="align K copies of the (limited) bitext")
@@ -94,12 +94,14 @@ def main(argv: list[str] | None = None) -> None:
         "ours, in process (numba, 1 core)": lambda: keep("ours", ours.align_pharaoh(sources, targets)[2]),
     }
     ours.align_pharaoh(sources[:10], targets[:10])  # compile (numba caches on disk after the first run)
-    ray.init(address="local", num_cpus=max(args.workers), include_dashboard=False, log_to_driver=False)
+    if args.workers:
+        ray.init(address="local", num_cpus=max(args.workers), include_dashboard=False, log_to_driver=False)
     for workers in args.workers:
         runs[f"ours, FastAlignOperator, {workers} Ray worker(s)"] = (
             lambda w=workers: keep(f"ray{w}", _operator_run(args.params, sources, targets, w)))
     seconds = interleave(runs, args.rounds)
-    ray.shutdown()
+    if args.workers:
+        ray.shutdown()
 
     baseline = seconds[next(iter(runs))]
     print(f"\n{n:,} sentence pairs, grow-diag-final-and, {args.rounds} interleaved rounds\n")
