@@ -86,26 +86,30 @@ def changed_values(resolved: dict[str, Any], defaults: dict[str, Any], prefix: s
 
 
 def require_shared_paths(resolved: dict[str, Any], defaults: dict[str, Any], storage: SharedStorage) -> dict[str, Any]:
-    """Check every user-set string (also inside lists) of a resolved config; return the config with
-    relative shared paths made absolute (the job's working directory is not the submitter's)."""
+    """Check every user-set string (also inside lists and mappings) of a resolved config; return the config
+    with relative shared paths made absolute (the job's working directory is not the submitter's)."""
     out = _copy(resolved)
-    bad = []
+    bad: list[str] = []
     for key, value in changed_values(resolved, defaults):
-        items = value if isinstance(value, list) else [value]
-        fixed = []
-        for item in items:
-            if isinstance(item, str):
-                try:
-                    item = storage.shared_path(key, item) if classify(item)[0] == "local" else item
-                except UserError:
-                    bad.append(f"{key}={item}")
-            fixed.append(item)
-        _set(out, key, fixed if isinstance(value, list) else fixed[0])
+        _set(out, key, _shared(key, value, storage, bad))
     if bad:
         what = " and ".join(bad)
         raise UserError(f"{what} {'is a path' if len(bad) == 1 else 'are paths'} on this machine, which a job on "
                         f"the cluster cannot read; {SHARED_HINT}")
     return out
+
+
+def _shared(key: str, value: Any, storage: SharedStorage, bad: list[str]) -> Any:
+    if isinstance(value, list):
+        return [_shared(f"{key}[{i}]" if len(value) > 1 else key, v, storage, bad) for i, v in enumerate(value)]
+    if isinstance(value, dict):
+        return {k: _shared(f"{key}.{k}", v, storage, bad) for k, v in value.items()}
+    if isinstance(value, str) and classify(value)[0] == "local":
+        try:
+            return storage.shared_path(key, value)
+        except UserError:
+            bad.append(f"{key}={value}")
+    return value
 
 
 def require_tracking_uri(uri: str | None, storage: SharedStorage, *, needed: bool) -> str | None:
