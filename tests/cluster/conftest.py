@@ -1,4 +1,4 @@
-"""Make the cluster tests' helpers (``ray_head``, ``fake_job_api``, ``manifest_schema``) importable."""
+"""Make the cluster tests' helpers (``fake_job_api``, ``manifest_schema``) importable."""
 
 import sys
 from pathlib import Path

@@ -1,13 +1,20 @@
-"""A real Ray head for the cluster tests (not a test module): ``ray start --head --block`` bound to
-127.0.0.1 on free ports, token authentication on (``RAY_AUTH_MODE=token``, the token in
-``$RAY_AUTH_TOKEN``, as Ray 2.60 configures it), its own temp dir; stopped by signalling the process
-group this fixture started (never ``ray stop``, which would stop every Ray on the machine)."""
+"""A throw-away Ray cluster on this machine, for tests, benchmarks and trying ``interlingua submit``:
+``ray start --head --block`` bound to 127.0.0.1 on free ports, token authentication on
+(``RAY_AUTH_MODE=token``, a fresh token in ``$RAY_AUTH_TOKEN``, as Ray 2.60 configures it), its own temp
+dir, optionally one worker node joined to it. Stopped by signalling the processes it started (never
+``ray stop``, which would stop every Ray on the machine)::
+
+    with local_ray_head(num_cpus=2, worker_cpus=2) as head:
+        env = head.client_env()          # RAY_AUTH_TOKEN for the CLI
+        subprocess.run(["interlingua", "submit", ..., "--address", head.address], env=env)
+"""
 
 from __future__ import annotations
 
 import contextlib
 import os
 import secrets
+import shutil
 import signal
 import socket
 import subprocess
@@ -52,7 +59,9 @@ def free_ports(n: int) -> list[int]:
 
 
 @contextlib.contextmanager
-def ray_head(num_cpus: int = 4, env: dict[str, str] | None = None, startup_s: float = 120) -> Iterator[RayHead]:
+def local_ray_head(num_cpus: int = 4, env: dict[str, str] | None = None, startup_s: float = 120,
+             worker_cpus: int = 0) -> Iterator[RayHead]:
+    """A head (and, with ``worker_cpus``, one worker node joined to it), stopped on exit."""
     temp_dir = Path(tempfile.mkdtemp(prefix="rayh", dir="/tmp"))
     (temp_dir / "home").mkdir()
     token = secrets.token_hex(16)
@@ -73,11 +82,51 @@ def ray_head(num_cpus: int = 4, env: dict[str, str] | None = None, startup_s: fl
     with open(log, "wb") as out:
         proc = subprocess.Popen(args, env=head_env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
     head = RayHead(f"http://127.0.0.1:{ports[1]}", token, temp_dir, log)
+    procs = [proc]
     try:
         _wait_for_job_api(head, proc, startup_s)
+        if worker_cpus:
+            procs.append(_start_worker(f"127.0.0.1:{ports[0]}", worker_cpus, head_env, temp_dir))
+            _wait_for_nodes(head, 2, startup_s)
         yield head
     finally:
-        _stop(proc)
+        for p in reversed(procs):
+            _stop(p)
+        shutil.rmtree(temp_dir, ignore_errors=True)
+
+
+def _start_worker(gcs: str, num_cpus: int, env: dict[str, str], temp_dir: Path) -> subprocess.Popen:
+    ports = free_ports(6)
+    worker_lo = 20000 + (ports[-1] % 20000)
+    args = [str(Path(sys.executable).parent / "ray"), "start", "--address", gcs, "--block", "--node-ip-address",
+            "127.0.0.1", "--num-cpus", str(num_cpus), "--object-store-memory", str(200 * 1024**2),
+            "--disable-usage-stats", "--node-manager-port", str(ports[0]), "--object-manager-port", str(ports[1]),
+            "--dashboard-agent-listen-port", str(ports[2]), "--dashboard-agent-grpc-port", str(ports[3]),
+            "--metrics-export-port", str(ports[4]), "--runtime-env-agent-port", str(ports[5]),
+            "--min-worker-port", str(worker_lo), "--max-worker-port", str(worker_lo + 200)]
+    with open(temp_dir / "worker.log", "wb") as out:
+        return subprocess.Popen(args, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+
+
+def _wait_for_nodes(head: RayHead, count: int, timeout: float) -> None:
+    import json
+    import urllib.request
+
+    deadline = time.monotonic() + timeout
+    alive = 0
+    while time.monotonic() < deadline:
+        req = urllib.request.Request(f"{head.address}/nodes?view=summary",
+                                     headers={"Authorization": f"Bearer {head.token}"})
+        try:
+            with urllib.request.urlopen(req, timeout=5) as resp:
+                summary = json.load(resp)["data"]["summary"]
+            alive = sum(1 for n in summary if n.get("raylet", {}).get("state") == "ALIVE")
+            if alive >= count:
+                return
+        except (OSError, KeyError, ValueError):
+            pass
+        time.sleep(1)
+    raise RuntimeError(f"{alive} of {count} Ray nodes alive after {timeout:.0f} s; see {head.temp_dir}/worker.log")
 
 
 def _wait_for_job_api(head: RayHead, proc: subprocess.Popen, timeout: float) -> None:
