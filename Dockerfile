@@ -24,13 +24,18 @@ RUN apt-get update -qq \
 USER ray
 WORKDIR /home/ray/interlingua
 
-# The pinned dependencies first (a layer that changes only with pyproject.toml), then the source
-# (everything .dockerignore leaves: the package folders mapped in pyproject's package-dir).
-COPY --chown=ray:users pyproject.toml ./
-RUN if [ "$VARIANT" = "cpu" ]; then TORCH_INDEX="--extra-index-url https://download.pytorch.org/whl/cpu"; else TORCH_INDEX=""; fi \
- && python -c "import tomllib; print('\n'.join(tomllib.load(open('pyproject.toml', 'rb'))['project']['dependencies']))" \
-      > /tmp/requirements.txt \
- && pip install --no-cache-dir $TORCH_INDEX -r /tmp/requirements.txt
+# The exact dependency set of uv.lock first (a layer that changes only with the lock), then the source
+# (everything .dockerignore leaves). torch is locked to the CPU wheel of /opt/wheels on developer machines;
+# here the same torch version comes from PyTorch's CPU index (cpu) or PyPI's CUDA build (gpu).
+COPY --chown=ray:users pyproject.toml uv.lock ./
+RUN pip install --no-cache-dir uv==0.13.8 \
+ && uv export --locked --no-dev --no-hashes --no-emit-project --no-emit-package torch \
+      --format requirements-txt -o /tmp/requirements.txt \
+ && TORCH_VERSION="$(python -c "import tomllib; print(next(p['version'] for p in tomllib.load(open('uv.lock', 'rb'))['package'] if p['name'] == 'torch').split('+')[0])")" \
+ && if [ "$VARIANT" = "cpu" ]; then \
+      pip install --no-cache-dir "torch==${TORCH_VERSION}" --index-url https://download.pytorch.org/whl/cpu; \
+    else pip install --no-cache-dir "torch==${TORCH_VERSION}"; fi \
+ && pip install --no-cache-dir -r /tmp/requirements.txt
 COPY --chown=ray:users . .
 RUN pip install --no-cache-dir --no-deps . && interlingua --version && interlingua --help > /dev/null
 

@@ -57,7 +57,7 @@ def _build(settings: dict):
     import torch
     from transformers import BertConfig, BertModel
 
-    from interlingua.trainers.encoders.pooling import pool
+    from interlingua.models.pooling import pool
 
     torch.manual_seed(0)
     torch.set_num_threads(settings["threads"])
@@ -221,7 +221,7 @@ def main(argv: list[str] | None = None) -> None:
     import transformers  # noqa: F401
     from transformers import BertModel  # noqa: F401
 
-    import interlingua.trainers.encoders.pooling  # noqa: F401
+    import interlingua.models.pooling  # noqa: F401
     import interlingua.trainers.gradcache  # noqa: F401
     import interlingua.trainers.objectives.translation_ranking  # noqa: F401
 

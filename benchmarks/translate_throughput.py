@@ -116,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{name:<44} {rate:>9.1f} {rate / base:>8.2f}x {same:>12.1%}")
     if args.skip_ray:
         return 0
-    from interlingua.workflows.runtime import init_ray
+    from interlingua.core.runtime import init_ray
 
     init_ray()
     spec = {"backend": "ctranslate2", "model": ct2_folder, "precision": "int8", **common}

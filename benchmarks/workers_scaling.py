@@ -41,7 +41,7 @@ def _worker(rank: int, world: int, port: int, settings: dict, results) -> None:
     from transformers import BertConfig, BertModel
 
     from interlingua.trainers.distributed.gather import gather_with_grad
-    from interlingua.trainers.encoders.pooling import pool
+    from interlingua.models.pooling import pool
     from interlingua.trainers.objectives.translation_ranking import TranslationRankingLoss
 
     torch.set_num_threads(settings["threads"])

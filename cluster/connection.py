@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from interlingua.cluster.errors import UserError
+from interlingua.core.errors import UserError
 from interlingua.cluster.shared_storage import redact
 
 DEFAULT_ADDRESS = "http://127.0.0.1:8265"

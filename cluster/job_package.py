@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from interlingua.cluster.errors import UserError
+from interlingua.core.errors import UserError
 
 CONFIG_FILE = "interlingua-job.yaml"
 #: Names that carry secrets: never sent in a job's environment (it is visible in the job's info).

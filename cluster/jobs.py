@@ -19,7 +19,7 @@ from typing import Any
 
 from interlingua.cluster.connection import (ClusterAddress, enable_token_auth, probe, resolve_address,
                                             without_address_env)
-from interlingua.cluster.errors import UserError
+from interlingua.core.errors import UserError
 
 TERMINAL = ("SUCCEEDED", "FAILED", "STOPPED")
 #: Exit code of ``submit --wait`` / ``jobs logs --follow`` per final status.

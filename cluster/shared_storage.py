@@ -18,7 +18,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from interlingua.cluster.errors import UserError
+from interlingua.core.errors import UserError
 
 #: URL schemes of storage every node reaches (fsspec protocols, MLflow model/run URIs, the HF hub).
 SHARED_SCHEMES = frozenset({"s3", "s3a", "gs", "gcs", "az", "abfs", "abfss", "adl", "hdfs", "webhdfs", "hf",

@@ -6,7 +6,7 @@ import fnmatch
 import logging
 from typing import Sequence
 
-from interlingua.evaluation.encoders.protocol import TextEncoder
+from interlingua.models.protocol import TextEncoder
 from interlingua.evaluation.tasks.records import Measurement
 from interlingua.evaluation.tasks.spec import TaskSpec
 

@@ -23,7 +23,7 @@ class Embed(Operator):
 
     def __init__(self, model: str, text_column: str = "text", output_column: str = "vector",
                  encode_batch_size: int = 32, normalize: bool = True, prefix: str | None = None):
-        from interlingua.trainers.encoders.load import load_encoder
+        from interlingua.models.load import load_encoder
 
         import torch
 

@@ -18,7 +18,7 @@ def engine_environment(root: Path, experiment: str) -> Iterator[dict]:
     import mlflow
     import ray
 
-    from interlingua.trainers.encoders.sentence_encoder import SentenceEncoder
+    from interlingua.models.sentence_encoder import SentenceEncoder
 
     saved = {k: os.environ.get(k) for k in ("MLFLOW_TRACKING_URI", "DS_ACCELERATOR")}
     previous_uri = mlflow.get_tracking_uri()

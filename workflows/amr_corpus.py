@@ -27,7 +27,7 @@ from typing import Any
 
 from pydantic import Field, field_validator
 
-from interlingua.workflows.config import Config
+from interlingua.core.config import Config
 
 DESCRIPTION = "NLI triples -> translations -> AMR graphs -> linearized corpus (Cai et al. 2022)"
 SAMPLE_NLI = str(Path(__file__).parent / "data" / "nli_sample.jsonl")
@@ -136,7 +136,7 @@ def run(config: AmrCorpusConfig, *, address: str | None = None) -> dict[str, Any
     from interlingua.operators.corpus.store import CorpusStore
     from interlingua.operators.nli.sources import read_nli_rows
     from interlingua.operators.nli.triples import build_triples
-    from interlingua.workflows.runtime import corpus_root, init_ray
+    from interlingua.core.runtime import corpus_root, init_ray
 
     build = build_triples(read_nli_rows(config.source, config.split))
     triples = build.triples[: config.max_triples] if config.max_triples else build.triples

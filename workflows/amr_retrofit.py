@@ -28,8 +28,8 @@ from typing import Any
 from pydantic import Field, field_validator
 
 from interlingua.trainers.engine.config import TrainConfig
-from interlingua.workflows.config import Config
-from interlingua.workflows.params import flatten
+from interlingua.core.config import Config
+from interlingua.core.params import flatten
 
 DESCRIPTION = "retrofit a multilingual encoder with AMR graphs of an amr-corpus version (Cai et al. 2022)"
 ENGLISH = "en"
@@ -83,8 +83,8 @@ CONFIG = AmrRetrofitConfig
 
 
 def run(config: AmrRetrofitConfig, *, address: str | None = None) -> dict[str, Any]:
-    from interlingua.workflows.progress import Stages
-    from interlingua.workflows.runtime import assets_dir, configure_mlflow, corpus_root, init_ray, state_dir
+    from interlingua.core.progress import Stages
+    from interlingua.core.runtime import assets_dir, configure_mlflow, corpus_root, init_ray, state_dir
 
     stages = Stages("amr-retrofit")
     state = state_dir(config.state_dir)
@@ -120,7 +120,7 @@ def run(config: AmrRetrofitConfig, *, address: str | None = None) -> dict[str, A
     import mlflow
 
     from interlingua.trainers.engine.fit import fit
-    from interlingua.trainers.registry import log_and_register_encoder
+    from interlingua.models.registry import log_and_register_encoder
 
     configure_mlflow(config.experiment, state)
     with mlflow.start_run(run_name=f"amr-retrofit-{time.strftime('%Y%m%d-%H%M%S')}") as mlflow_run:
@@ -180,7 +180,7 @@ def run(config: AmrRetrofitConfig, *, address: str | None = None) -> dict[str, A
 
 def _read_corpus(config: AmrRetrofitConfig, root: str):
     from interlingua.operators.corpus.store import LATEST, CorpusLookupError, CorpusStore
-    from interlingua.workflows.errors import UserError
+    from interlingua.core.errors import UserError
 
     store = CorpusStore(root)
     try:
@@ -197,7 +197,7 @@ def _read_corpus(config: AmrRetrofitConfig, root: str):
 
 
 def _languages(config: AmrRetrofitConfig, rows: list[dict]) -> list[str]:
-    from interlingua.workflows.errors import UserError
+    from interlingua.core.errors import UserError
 
     present = {r["lang"] for r in rows}
     if ENGLISH not in present:
@@ -211,7 +211,7 @@ def _languages(config: AmrRetrofitConfig, rows: list[dict]) -> list[str]:
 
 
 def _check_enough(train: TrainConfig, triples: int) -> None:
-    from interlingua.workflows.errors import UserError
+    from interlingua.core.errors import UserError
 
     needed = train.batch_size * train.num_workers
     if triples < needed:
@@ -222,7 +222,7 @@ def _check_enough(train: TrainConfig, triples: int) -> None:
 
 def _e5_asset(assets) -> str:
     from interlingua.workflows.assets.build import build_assets, e5_model_dir
-    from interlingua.workflows.errors import UserError
+    from interlingua.core.errors import UserError
 
     report = build_assets(assets, only=("e5-small",))
     if "e5-small" in report.missing:
@@ -232,7 +232,7 @@ def _e5_asset(assets) -> str:
 
 def _extend_encoder(model_uri: str, symbols: list[str], target):
     """Load the encoder, add ``symbols`` to its vocabulary (mean sub-token init), save it to ``target``."""
-    from interlingua.trainers.encoders.load import load_encoder
+    from interlingua.models.load import load_encoder
     from interlingua.trainers.objectives.amr_vocabulary import VocabularyExtension, extend_vocabulary
 
     encoder = load_encoder(model_uri)

@@ -41,8 +41,8 @@ from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
-from interlingua.workflows.config import Config
-from interlingua.workflows.errors import UserError
+from interlingua.core.config import Config
+from interlingua.core.errors import UserError
 
 DESCRIPTION = "raw bitext -> hygiene -> Moses tokens -> fast_align (both ways, symmetrized) -> word pairs corpus"
 COLUMNS = ("id", "src", "tgt", "src_lang", "tgt_lang", "src_tokens", "tgt_tokens",
@@ -110,7 +110,7 @@ def resolve_format(config: BitextCorpusConfig, source: str) -> str:
 
 
 def default_source() -> str:
-    from interlingua.workflows.runtime import assets_dir
+    from interlingua.core.runtime import assets_dir
 
     path = assets_dir() / "bible" / "bible-en-es.parquet"
     if not path.exists():
@@ -382,7 +382,7 @@ def run(config: BitextCorpusConfig, *, address: str | None = None) -> dict[str, 
     from interlingua.operators.corpus.shards import plan_shards
     from interlingua.operators.corpus.store import CorpusStore
     from interlingua.operators.runner import run_operator
-    from interlingua.workflows.runtime import corpus_root, init_ray
+    from interlingua.core.runtime import corpus_root, init_ray
 
     source = config.source or default_source()
     inputs = [source] + ([config.target] if config.target else [])

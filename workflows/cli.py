@@ -8,7 +8,7 @@ import importlib
 import sys
 
 from interlingua.workflows.commands import COMMANDS
-from interlingua.workflows.errors import UserError
+from interlingua.core.errors import UserError
 
 
 def build_parser(load: str | None = None) -> argparse.ArgumentParser:

@@ -32,7 +32,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Literal
 
-from interlingua.workflows.config import Config
+from interlingua.core.config import Config
 from pydantic import Field, field_validator
 
 DESCRIPTION = "Wikipedia hyperlinks → Wikidata entities → hard negatives: the EASE corpus"
@@ -107,7 +107,7 @@ def run(config: EaseCorpusConfig, *, address: str | None = None) -> dict[str, An
     from interlingua.operators.runner import run_operator
     from interlingua.operators.wiki.dump_shards import plan_shards
     from interlingua.operators.wiki.extract_operator import ExtractShards, shards_to_rows
-    from interlingua.workflows.runtime import corpus_root, init_ray, state_dir
+    from interlingua.core.runtime import corpus_root, init_ray, state_dir
 
     settings = {
         "max_page_chars": config.max_page_chars,

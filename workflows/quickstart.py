@@ -13,8 +13,8 @@ from pathlib import Path
 from pydantic import Field
 
 from interlingua.trainers.engine.config import TrainConfig
-from interlingua.workflows.config import Config
-from interlingua.workflows.params import flatten
+from interlingua.core.config import Config
+from interlingua.core.params import flatten
 
 DESCRIPTION = "fine-tune multilingual-e5-small on the en-es Bible with translation ranking; evaluate; register"
 
@@ -46,10 +46,10 @@ CONFIG = QuickstartConfig
 
 
 def run(config: QuickstartConfig, *, address: str | None = None) -> dict:
-    from interlingua.workflows.progress import Stages
+    from interlingua.core.progress import Stages
 
     stages = Stages("quickstart")
-    from interlingua.workflows.runtime import assets_dir, configure_mlflow, corpus_root, init_ray, state_dir
+    from interlingua.core.runtime import assets_dir, configure_mlflow, corpus_root, init_ray, state_dir
 
     state = state_dir(config.state_dir)
     assets = assets_dir(state)
@@ -69,7 +69,7 @@ def run(config: QuickstartConfig, *, address: str | None = None) -> dict:
 
     from interlingua.operators.corpus.store import CorpusStore
     from interlingua.trainers.engine.fit import fit
-    from interlingua.trainers.registry import log_and_register_encoder
+    from interlingua.models.registry import log_and_register_encoder
 
     configure_mlflow(config.experiment, state)
     with mlflow.start_run(run_name=f"quickstart-{time.strftime('%Y%m%d-%H%M%S')}") as run:
@@ -115,7 +115,7 @@ def run(config: QuickstartConfig, *, address: str | None = None) -> dict:
 def _ensure_assets(assets: Path, config: QuickstartConfig):
     from interlingua.workflows.assets.build import (bible_path, build_assets, debian_reference_paths,
                                                      e5_model_dir)
-    from interlingua.workflows.errors import UserError
+    from interlingua.core.errors import UserError
 
     needed = [name for name, given in (("e5-small", config.model), ("bible", config.bitext),
                                        ("debian-reference", config.debian_reference_dir)) if not given]
@@ -159,7 +159,7 @@ def _evaluate(config: QuickstartConfig, base_uri: str, tuned_uri: str, heldout, 
     import pyarrow.parquet as pq
 
     from interlingua.evaluation.metrics.retrieval import bitext_retrieval_accuracy
-    from interlingua.trainers.encoders.load import load_encoder
+    from interlingua.models.load import load_encoder
 
     sets = {"bible en-es": (heldout["src"].to_pylist()[:config.eval_bible_pairs],
                             heldout["tgt"].to_pylist()[:config.eval_bible_pairs])}

@@ -1,6 +1,6 @@
 """Known workflows: name -> module.
 
-A workflow module defines ``CONFIG`` (a :class:`~interlingua.workflows.config.Config` subclass),
+A workflow module defines ``CONFIG`` (a :class:`~interlingua.core.config.Config` subclass),
 ``DESCRIPTION`` (one line) and ``run(config, *, address=None) -> dict`` returning a summary.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-from interlingua.workflows.errors import UserError
+from interlingua.core.errors import UserError
 
 WORKFLOWS: dict[str, str] = {
     "quickstart": "interlingua.workflows.quickstart",

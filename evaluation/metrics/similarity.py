@@ -4,14 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from interlingua.models.protocol import l2_normalize
 
-def l2_normalize(x: np.ndarray, eps: float = 1e-12) -> np.ndarray:
-    """Rows of ``x`` (n, d) divided by their L2 norm (rows of norm 0 stay 0)."""
-    x = np.asarray(x, dtype=np.float64)
-    if x.ndim != 2:
-        raise ValueError(f"embeddings must be a 2-D array (n, dim); got shape {x.shape}")
-    norms = np.linalg.norm(x, axis=1, keepdims=True)
-    return x / np.maximum(norms, eps)
+__all__ = ["cosine_matrix", "l2_normalize"]
 
 
 def cosine_matrix(a: np.ndarray, b: np.ndarray) -> np.ndarray:

@@ -8,7 +8,7 @@ from typing import Mapping
 import numpy as np
 
 from interlingua.evaluation.data.records import LabelledPairs, LabelledTexts, MiningSplit, ParallelTexts, ScoredPairs
-from interlingua.evaluation.encoders.protocol import TextEncoder
+from interlingua.models.protocol import TextEncoder
 from interlingua.evaluation.metrics.alignment_uniformity import alignment_uniformity
 from interlingua.evaluation.metrics.clustering import kmeans_clustering_accuracy
 from interlingua.evaluation.metrics.mining import bucc_f1, mine_scored_pairs

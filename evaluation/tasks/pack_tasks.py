@@ -14,7 +14,7 @@ from functools import partial
 from pathlib import Path
 
 
-from interlingua.evaluation.encoders.protocol import TextEncoder
+from interlingua.models.protocol import TextEncoder
 from interlingua.evaluation.metrics.alignment_uniformity import alignment_uniformity
 from interlingua.evaluation.metrics.clustering import kmeans_clustering_accuracy
 from interlingua.evaluation.metrics.mining import bucc_f1, mine_scored_pairs

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from interlingua.evaluation.encoders.protocol import TextEncoder
+from interlingua.models.protocol import TextEncoder
 
 
 @dataclass(frozen=True)

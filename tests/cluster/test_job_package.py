@@ -9,7 +9,7 @@ import sys
 import pytest
 import yaml
 
-from interlingua.cluster.errors import UserError
+from interlingua.core.errors import UserError
 from interlingua.cluster.job_package import CONFIG_FILE, WorkflowJob, build_package, check_env, package_folders
 from interlingua.cluster.jobs import JobState, failure_reason, last_error_line
 

@@ -159,6 +159,7 @@ def test_dockerfile_builds_on_rays_image_for_cpu_and_gpu_with_the_pinned_ray():
     assert re.search(r"^FROM rayproject/ray:\$\{RAY_VERSION\}-py311-\$\{VARIANT\}$", text, re.M)
     assert re.search(r"^ARG VARIANT=cpu$", text, re.M)
     assert "download.pytorch.org/whl/cpu" in text  # the CPU variant takes the CPU torch wheel
+    assert "uv export --locked" in text  # the locked dependency set, not fresh resolution
     ignored = (REPO / ".dockerignore").read_text().split()
     package_dirs = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]["package-dir"].values()
     assert not set(package_dirs) & set(ignored)  # every package folder reaches the image
@@ -166,8 +167,9 @@ def test_dockerfile_builds_on_rays_image_for_cpu_and_gpu_with_the_pinned_ray():
 
 
 def _ray_pin() -> str:
-    deps = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["dependencies"]
-    return next(re.search(r"==(\S+)", d).group(1) for d in deps if d.startswith("ray["))
+    """Ray's version in uv.lock (the exact dependency set the image installs)."""
+    lock = tomllib.loads((REPO / "uv.lock").read_text())
+    return next(p["version"] for p in lock["package"] if p["name"] == "ray")
 
 
 def _literal_env(node):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from interlingua.cluster.errors import UserError
+from interlingua.core.errors import UserError
 from interlingua.cluster.shared_storage import (SharedStorage, changed_values, classify, redact,
                                                 require_shared_paths, require_tracking_uri)
 

@@ -21,8 +21,8 @@ from interlingua.workflows.bitext_corpus import (
     read_bitext,
     run,
 )
-from interlingua.workflows.config import ConfigError, load_config
-from interlingua.workflows.errors import UserError
+from interlingua.core.config import ConfigError, load_config
+from interlingua.core.errors import UserError
 
 LEXICON = {"the": "das", "house": "haus", "is": "ist", "small": "klein", "big": "gross", "book": "buch",
            "old": "alt", "red": "rot", "Berlin": "Berlin"}

@@ -12,7 +12,7 @@ from interlingua.operators.base import REJECT_REASON
 def tiny_encoder_dir(tmp_path_factory):
     from tiny_models import build_tiny_bert
 
-    from interlingua.trainers.encoders.sentence_encoder import SentenceEncoder
+    from interlingua.models.sentence_encoder import SentenceEncoder
 
     hf = build_tiny_bert(tmp_path_factory.mktemp("bert"))
     folder = tmp_path_factory.mktemp("encoder")
@@ -26,7 +26,7 @@ TEXTS = ["the cat sits on the mat", "el gato", "", "you like good bread and wate
 
 def test_embed_matches_encoder_in_input_order(tiny_encoder_dir):
     from interlingua.operators.embed import Embed
-    from interlingua.trainers.encoders.sentence_encoder import SentenceEncoder
+    from interlingua.models.sentence_encoder import SentenceEncoder
 
     op = Embed(str(tiny_encoder_dir), encode_batch_size=3)
     batch = op({"text": np.array(TEXTS, dtype=object), "id": np.arange(len(TEXTS))})
@@ -52,7 +52,7 @@ def test_embed_through_runner_on_ray(tiny_encoder_dir):
 
     from interlingua.operators.embed import Embed
     from interlingua.operators.runner import run_operator, split_rejects
-    from interlingua.trainers.encoders.sentence_encoder import SentenceEncoder
+    from interlingua.models.sentence_encoder import SentenceEncoder
 
     ray.init(address="local", num_cpus=2, object_store_memory=200 * 1024**2, include_dashboard=False,
              log_to_driver=False)

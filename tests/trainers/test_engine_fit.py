@@ -84,7 +84,7 @@ def _check_encoder_loads(encoder_dir: str) -> None:
     import numpy as np
     from sentence_transformers import SentenceTransformer
 
-    from interlingua.trainers.encoders.sentence_encoder import SentenceEncoder
+    from interlingua.models.sentence_encoder import SentenceEncoder
 
     texts = ["the cat sits on the mat", "el gato"]
     ours = SentenceEncoder.from_folder(encoder_dir).encode(texts)
@@ -118,7 +118,7 @@ def test_fit_zero1_grad_cache_trains_logs_and_saves(env, stage1_run):
 
 
 def test_fit_again_with_same_name_resumes_from_latest_checkpoint(env, stage1_run):
-    from interlingua.trainers.encoders.sentence_encoder import SentenceEncoder
+    from interlingua.models.sentence_encoder import SentenceEncoder
 
     first = stage1_run["result"]
     run_id = _new_run(env, "zero1-resumed")

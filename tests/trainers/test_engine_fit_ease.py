@@ -54,7 +54,7 @@ def _dataset():
 def test_fit_ease_zero0_grad_cache_trains_table_and_encoder(env):
     from mlflow.tracking import MlflowClient
 
-    from interlingua.trainers.encoders.sentence_encoder import SentenceEncoder
+    from interlingua.models.sentence_encoder import SentenceEncoder
     from interlingua.trainers.engine.fit import fit
     from interlingua.trainers.objectives.entity_vectors import load_word2vec_text
 

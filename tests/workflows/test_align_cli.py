@@ -10,7 +10,7 @@ import pytest
 from interlingua.operators.align.pharaoh import parse_pharaoh
 from interlingua.operators.align.symmetrize import SYMMETRIZATIONS, symmetrize
 from interlingua.workflows.commands import align
-from interlingua.workflows.errors import UserError
+from interlingua.core.errors import UserError
 
 SRC = ["the house is small", "the book is big", "", "a small house", "the house", "big book", "the big house is old"]
 TGT = ["das haus ist klein", "das buch ist gross", "leer", "ein kleines haus", "das haus", "grosses buch", "das grosse haus ist alt"]

@@ -8,8 +8,8 @@ from amr_tiny_corpus import INCOMPLETE, TRIPLES, write_tiny_amr_corpus
 from tiny_models import build_tiny_bert
 
 from interlingua.workflows import amr_retrofit
-from interlingua.workflows.config import ConfigError, load_config
-from interlingua.workflows.errors import UserError
+from interlingua.core.config import ConfigError, load_config
+from interlingua.core.errors import UserError
 from interlingua.workflows.registry import WORKFLOWS, load_workflow
 
 
@@ -69,7 +69,7 @@ def test_too_few_triples_for_one_global_batch():
 
 
 def test_extended_encoder_holds_the_symbols_as_single_tokens(tmp_path):
-    from interlingua.trainers.encoders.load import load_encoder
+    from interlingua.models.load import load_encoder
 
     symbols = [":ARG0", "want-01", "the"]  # "the" is already a word of the tiny vocabulary
     target, extension = amr_retrofit._extend_encoder(str(build_tiny_bert(tmp_path / "bert")), symbols,

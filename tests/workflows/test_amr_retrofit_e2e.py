@@ -88,7 +88,7 @@ def test_amr_retrofit_tiny_end_to_end_then_load_from_registry(tmp_path, monkeypa
     assert client.get_model_version_by_alias(MODEL_NAME, ALIAS).run_id == summary["run_id"]
 
     # the registered AMR encoder loads with its extended vocabulary
-    from interlingua.trainers.encoders.load import load_encoder
+    from interlingua.models.load import load_encoder
 
     previous = mlflow.get_tracking_uri(), mlflow.get_registry_uri()
     monkeypatch.setenv("MLFLOW_TRACKING_URI", store)

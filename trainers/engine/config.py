@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from interlingua.workflows.config import Config
+from interlingua.core.config import Config
 
 #: ZeRO stages that support gradient caching. Caching calls backward once per chunk before one
 #: optimizer step; ZeRO 2/3 reduce-scatter and partition gradients inside every backward (the

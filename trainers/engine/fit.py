@@ -33,7 +33,7 @@ def fit(model: str, train_dataset, config: TrainConfig, *, storage_path: str | o
     from ray.train import CheckpointConfig, RunConfig, ScalingConfig
     from ray.train.torch import TorchConfig, TorchTrainer
 
-    from interlingua.workflows.runtime import device_plan
+    from interlingua.core.runtime import device_plan
 
     plan = device_plan(config.use_gpu)
     missing = [c for c in dict.fromkeys(OBJECTIVE_COLUMNS[config.objective]) if c not in train_dataset.columns()]

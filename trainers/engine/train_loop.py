@@ -27,7 +27,7 @@ def train_loop_per_worker(loop_config: dict[str, Any]) -> None:
     import torch
     import torch.distributed as dist
 
-    from interlingua.trainers.encoders.load import load_encoder
+    from interlingua.models.load import load_encoder
     from interlingua.trainers.engine.config import TrainConfig
     from interlingua.trainers.engine.deepspeed_setup import build_engine
     from interlingua.trainers.engine.objectives import build_objective

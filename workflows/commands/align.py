@@ -8,7 +8,7 @@ import os
 import sys
 import tempfile
 
-from interlingua.workflows.errors import UserError
+from interlingua.core.errors import UserError
 
 HELP = "word-align a source and a target text file (fast_align forward + reverse, symmetrized)"
 
@@ -172,7 +172,7 @@ def _align_on_ray(parameters_dir, sources, targets, args):
 
     from interlingua.operators.align.align_operator import FastAlignOperator
     from interlingua.operators.runner import run_operator
-    from interlingua.workflows.runtime import init_ray
+    from interlingua.core.runtime import init_ray
 
     init_ray(args.address, num_cpus=None if args.address else max(args.workers, 1))
     rows = [{"index": k, "src_tokens": " ".join(s), "tgt_tokens": " ".join(t)} for k, (s, t) in enumerate(zip(sources, targets))]

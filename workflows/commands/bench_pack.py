@@ -22,13 +22,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from interlingua.evaluation.pack.build import PackSizes, build_pack
-    from interlingua.workflows.errors import UserError
+    from interlingua.core.errors import UserError
 
     try:
         sizes = PackSizes(bible_pairs=args.bible_pairs, debian_pairs=args.debian_pairs, mining_gold_per_split=args.mining_gold,
                           clustering_items=args.clustering_items, title_lead_pairs=args.title_lead_pairs)
         if args.assets is None:
-            from interlingua.workflows.runtime import assets_dir
+            from interlingua.core.runtime import assets_dir
 
             args.assets = str(assets_dir())
         manifest = build_pack(args.assets, args.out, sizes, seed=args.seed)

@@ -20,7 +20,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from interlingua.workflows.errors import UserError
+    from interlingua.core.errors import UserError
 
     texts = list(args.texts)
     if args.input:
@@ -32,10 +32,10 @@ def run(args: argparse.Namespace) -> int:
 
     import numpy as np
 
-    from interlingua.trainers.encoders.load import load_encoder
+    from interlingua.models.load import load_encoder
 
     if args.model.startswith(("models:/", "runs:/")):
-        from interlingua.workflows.runtime import use_tracking_store
+        from interlingua.core.runtime import use_tracking_store
 
         use_tracking_store()
     encoder = load_encoder(args.model)

@@ -46,14 +46,14 @@ def run(args: argparse.Namespace) -> int:
     import json
     from pathlib import Path
 
-    from interlingua.evaluation.encoders.cache import CachedEncoder
-    from interlingua.evaluation.encoders.resolve import resolve_encoder
+    from interlingua.models.cache import CachedEncoder
+    from interlingua.models.resolve import resolve_encoder
     from interlingua.evaluation.report.chart import write_chart
     from interlingua.evaluation.report.mlflow_log import log_to_mlflow
     from interlingua.evaluation.report.summary import format_table, results_document
     from interlingua.evaluation.runner import evaluate_models, select_tasks
-    from interlingua.workflows.errors import UserError
-    from interlingua.workflows.runtime import use_tracking_store
+    from interlingua.core.errors import UserError
+    from interlingua.core.runtime import use_tracking_store
 
     use_tracking_store()  # models:/ specs and --mlflow-run resolve against the workflows' store
     out = Path(args.out)

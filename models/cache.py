@@ -13,7 +13,7 @@ from typing import Sequence
 
 import numpy as np
 
-from interlingua.evaluation.encoders.protocol import TextEncoder
+from interlingua.models.protocol import TextEncoder
 
 
 def text_key(text: str) -> str:
@@ -35,6 +35,10 @@ class CachedEncoder:
             with np.load(part) as data:
                 self._store.update(zip(data["keys"].tolist(), data["vectors"]))
         self.hits = self.misses = 0
+
+    @property
+    def dim(self) -> int:
+        return self.encoder.dim
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         keys = [text_key(t) for t in texts]

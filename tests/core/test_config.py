@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from pydantic import Field
 
-from interlingua.workflows.config import (
+from interlingua.core.config import (
     Config,
     ConfigError,
     apply_overrides,
@@ -15,7 +15,7 @@ from interlingua.workflows.config import (
     load_config,
     parse_override,
 )
-from interlingua.workflows.errors import UserError
+from interlingua.core.errors import UserError
 
 
 class TrainSection(Config):
@@ -159,7 +159,7 @@ def test_fields_help_lists_nested_keys_with_types_defaults_and_descriptions():
 # --- runtime defaults ----------------------------------------------------------------------------
 
 def test_state_dir_from_env_then_override(tmp_path, monkeypatch):
-    from interlingua.workflows.runtime import state_dir
+    from interlingua.core.runtime import state_dir
 
     monkeypatch.setenv("INTERLINGUA_HOME", str(tmp_path / "home"))
     assert state_dir() == (tmp_path / "home").resolve()
@@ -168,7 +168,7 @@ def test_state_dir_from_env_then_override(tmp_path, monkeypatch):
 
 
 def test_state_dir_default_is_dot_interlingua_in_cwd(tmp_path, monkeypatch):
-    from interlingua.workflows.runtime import state_dir
+    from interlingua.core.runtime import state_dir
 
     monkeypatch.delenv("INTERLINGUA_HOME", raising=False)
     monkeypatch.chdir(tmp_path)
@@ -176,7 +176,7 @@ def test_state_dir_default_is_dot_interlingua_in_cwd(tmp_path, monkeypatch):
 
 
 def test_tracking_target_defaults_to_sqlite_under_state_dir(tmp_path, monkeypatch):
-    from interlingua.workflows.runtime import tracking_target
+    from interlingua.core.runtime import tracking_target
 
     monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
     target = tracking_target(tmp_path)
@@ -185,7 +185,7 @@ def test_tracking_target_defaults_to_sqlite_under_state_dir(tmp_path, monkeypatc
 
 
 def test_tracking_target_honours_mlflow_tracking_uri(tmp_path, monkeypatch):
-    from interlingua.workflows.runtime import tracking_target
+    from interlingua.core.runtime import tracking_target
 
     monkeypatch.setenv("MLFLOW_TRACKING_URI", "http://mlflow.example:5000")
     target = tracking_target(tmp_path)
@@ -194,7 +194,7 @@ def test_tracking_target_honours_mlflow_tracking_uri(tmp_path, monkeypatch):
 
 
 def test_device_plan_cpu_is_gloo_fp32_and_gpu_is_nccl_bf16():
-    from interlingua.workflows.runtime import DevicePlan, device_plan
+    from interlingua.core.runtime import DevicePlan, device_plan
 
     assert device_plan(use_gpu=False) == DevicePlan(False, "gloo", "fp32")
     assert device_plan(use_gpu=True) == DevicePlan(True, "nccl", "bf16")
@@ -203,7 +203,7 @@ def test_device_plan_cpu_is_gloo_fp32_and_gpu_is_nccl_bf16():
 def test_device_plan_auto_follows_torch_without_ray():
     import torch
 
-    from interlingua.workflows.runtime import device_plan
+    from interlingua.core.runtime import device_plan
 
     plan = device_plan()
     assert plan.use_gpu == torch.cuda.is_available()
@@ -213,7 +213,7 @@ def test_device_plan_auto_follows_torch_without_ray():
 
 def test_partial_section_override_keeps_the_workflows_section_defaults():
     """`--set train.max_steps=50` on the quickstart keeps the quickstart's own training settings."""
-    from interlingua.workflows.config import load_config
+    from interlingua.core.config import load_config
     from interlingua.workflows.quickstart import QuickstartConfig
 
     default = QuickstartConfig().train
@@ -224,7 +224,7 @@ def test_partial_section_override_keeps_the_workflows_section_defaults():
 
 
 def test_partial_section_in_yaml_is_merged_and_still_validated(tmp_path):
-    from interlingua.workflows.config import ConfigError, load_config
+    from interlingua.core.config import ConfigError, load_config
     from interlingua.workflows.quickstart import QuickstartConfig
 
     path = tmp_path / "cfg.yaml"
@@ -236,7 +236,7 @@ def test_partial_section_in_yaml_is_merged_and_still_validated(tmp_path):
 
 
 def test_list_keys_shows_the_workflows_section_defaults():
-    from interlingua.workflows.config import config_fields_help
+    from interlingua.core.config import config_fields_help
     from interlingua.workflows.quickstart import QuickstartConfig
 
     lines = config_fields_help(QuickstartConfig)
@@ -245,7 +245,7 @@ def test_list_keys_shows_the_workflows_section_defaults():
 
 
 def test_flatten_params_dots_nested_keys_and_keeps_leaves():
-    from interlingua.workflows.params import flatten
+    from interlingua.core.params import flatten
 
     assert flatten({"model": "m", "train": {"lr": 1e-4, "zero": {"stage": 1}}, "langs": ["en", "es"]}) == {
         "model": "m", "train.lr": 1e-4, "train.zero.stage": 1, "langs": ["en", "es"]}

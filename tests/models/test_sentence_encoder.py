@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 import torch
 
-from interlingua.trainers.encoders.pooling import POOLING_MODES, check_pooling, pool
-from interlingua.trainers.encoders.sentence_encoder import ENCODER_CONFIG, SentenceEncoder
+from interlingua.models.pooling import POOLING_MODES, check_pooling, pool
+from interlingua.models.sentence_encoder import ENCODER_CONFIG, SentenceEncoder
 from tiny_models import SENTENCES, build_tiny_bert
 
 

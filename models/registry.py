@@ -18,7 +18,7 @@ ENCODER_ARTIFACT = "encoder"
 
 class EncoderPyfunc(mlflow.pyfunc.PythonModel):
     def load_context(self, context):
-        from interlingua.trainers.encoders.sentence_encoder import SentenceEncoder
+        from interlingua.models.sentence_encoder import SentenceEncoder
 
         self.encoder = SentenceEncoder.from_folder(context.artifacts[ENCODER_ARTIFACT])
 

@@ -13,7 +13,7 @@ def local_store(tmp_path, monkeypatch):
     """A private SQLite MLflow store under tmp_path (what the workflows use by default)."""
     import mlflow
 
-    from interlingua.workflows.runtime import tracking_target
+    from interlingua.core.runtime import tracking_target
 
     monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
     monkeypatch.setenv("INTERLINGUA_HOME", str(tmp_path / "state"))
@@ -28,7 +28,7 @@ def local_store(tmp_path, monkeypatch):
 def tiny_encoder_dir(tmp_path):
     from tiny_models import build_tiny_bert
 
-    from interlingua.trainers.encoders.sentence_encoder import SentenceEncoder
+    from interlingua.models.sentence_encoder import SentenceEncoder
 
     folder = tmp_path / "encoder"
     SentenceEncoder.from_folder(build_tiny_bert(tmp_path / "bert"), max_length=32).save(folder)
@@ -41,10 +41,10 @@ TEXTS = ["the cat sits on the mat", "el gato se sienta en la alfombra", "good mo
 def test_register_then_load_by_alias(local_store, tiny_encoder_dir):
     import mlflow
 
-    from interlingua.trainers.encoders.load import load_encoder
-    from interlingua.trainers.encoders.sentence_encoder import SentenceEncoder
-    from interlingua.trainers.registry import log_and_register_encoder
-    from interlingua.workflows.runtime import configure_mlflow
+    from interlingua.models.load import load_encoder
+    from interlingua.models.sentence_encoder import SentenceEncoder
+    from interlingua.models.registry import log_and_register_encoder
+    from interlingua.core.runtime import configure_mlflow
 
     configure_mlflow("registry-test")
     assert mlflow.get_tracking_uri() == local_store.tracking_uri
@@ -66,9 +66,9 @@ def test_register_then_load_by_alias(local_store, tiny_encoder_dir):
 
 
 def test_unknown_registered_model_is_a_clear_error(local_store):
-    from interlingua.trainers.encoders.load import load_encoder
-    from interlingua.workflows.errors import UserError
-    from interlingua.workflows.runtime import use_tracking_store
+    from interlingua.models.load import load_encoder
+    from interlingua.core.errors import UserError
+    from interlingua.core.runtime import use_tracking_store
 
     use_tracking_store()
     with pytest.raises(UserError, match="could not fetch models:/no-such-model@x"):
@@ -78,10 +78,10 @@ def test_unknown_registered_model_is_a_clear_error(local_store):
 def test_alias_pull_downloads_once_per_version_and_follows_the_alias(local_store, tmp_path, monkeypatch):
     import mlflow
 
-    from interlingua.trainers.encoders.load import load_encoder
-    from interlingua.trainers.encoders.sentence_encoder import SentenceEncoder
-    from interlingua.trainers.registry import log_and_register_encoder
-    from interlingua.workflows.runtime import configure_mlflow
+    from interlingua.models.load import load_encoder
+    from interlingua.models.sentence_encoder import SentenceEncoder
+    from interlingua.models.registry import log_and_register_encoder
+    from interlingua.core.runtime import configure_mlflow
     from tiny_models import build_tiny_bert
 
     folders = []

@@ -16,8 +16,8 @@ import shutil
 import os
 from pathlib import Path
 
-from interlingua.trainers.encoders.sentence_encoder import SentenceEncoder
-from interlingua.workflows.errors import UserError
+from interlingua.models.sentence_encoder import SentenceEncoder
+from interlingua.core.errors import UserError
 
 MLFLOW_SCHEMES = ("models:/", "runs:/")
 
@@ -26,7 +26,9 @@ def load_encoder(uri: str, *, pooling: str | None = None, max_length: int | None
                  prefix: str | None = None, cache_dir: str | os.PathLike | None = None) -> SentenceEncoder:
     """Resolve ``uri`` to a local folder and load it (see the module docstring for accepted forms)."""
     folder = resolve_model_folder(uri, cache_dir=cache_dir)
-    return SentenceEncoder.from_folder(folder, pooling=pooling, max_length=max_length, prefix=prefix)
+    encoder = SentenceEncoder.from_folder(folder, pooling=pooling, max_length=max_length, prefix=prefix)
+    encoder.name = uri
+    return encoder
 
 
 def resolve_model_folder(uri: str, cache_dir: str | os.PathLike | None = None) -> str:
@@ -62,7 +64,7 @@ def find_model_root(folder: str | Path) -> str:
 def _cache(cache_dir: str | os.PathLike | None) -> Path:
     if cache_dir is not None:
         return Path(cache_dir)
-    from interlingua.workflows.runtime import state_dir
+    from interlingua.core.runtime import state_dir
 
     return state_dir() / "model_cache"
 

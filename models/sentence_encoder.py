@@ -15,7 +15,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from interlingua.trainers.encoders.pooling import check_pooling, pool
+from interlingua.models.pooling import check_pooling, pool
 
 ENCODER_CONFIG = "interlingua_encoder.json"
 
@@ -29,10 +29,13 @@ class SentenceEncoder(nn.Module):
         pooling: ``mean`` | ``cls`` | ``max``.
         max_length: truncation length in tokens.
         prefix: text prepended to every input (e5 expects ``"query: "`` or ``"passage: "``).
+        name: what the encoder is called (its URI when loaded; it keys embedding caches).
+
+    A :class:`~interlingua.models.protocol.TextEncoder`: ``name``, ``dim`` and ``encode(texts)``.
     """
 
     def __init__(self, transformer: nn.Module, tokenizer, pooling: str = "mean", max_length: int = 128,
-                 prefix: str = ""):
+                 prefix: str = "", name: str = ""):
         super().__init__()
         if max_length < 1:
             raise ValueError(f"max_length must be >= 1, got {max_length}")
@@ -41,6 +44,7 @@ class SentenceEncoder(nn.Module):
         self.pooling = check_pooling(pooling)
         self.max_length = max_length
         self.prefix = prefix
+        self.name = name or f"{type(transformer).__name__}-{pooling}"
 
     @property
     def dim(self) -> int:
@@ -130,6 +134,7 @@ class SentenceEncoder(nn.Module):
             pooling=pooling or saved.get("pooling", "mean"),
             max_length=max_length or saved.get("max_length", 128),
             prefix=saved.get("prefix", "") if prefix is None else prefix,
+            name=str(path),
         )
 
 

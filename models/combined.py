@@ -7,8 +7,7 @@ from typing import Sequence
 
 import numpy as np
 
-from interlingua.evaluation.encoders.protocol import TextEncoder
-from interlingua.evaluation.metrics.similarity import l2_normalize
+from interlingua.models.protocol import TextEncoder, l2_normalize
 
 COMBINATIONS = ("concat", "sum", "norm_concat", "norm_sum")
 
@@ -36,6 +35,10 @@ class CombinedEncoder:
             raise ValueError(f"mode must be one of {COMBINATIONS}; got {mode!r}")
         self.first, self.second, self.mode = first, second, mode
         self.name = f"{mode}({first.name}|{second.name})"
+
+    @property
+    def dim(self) -> int:
+        return self.first.dim if self.mode.endswith("sum") else self.first.dim + self.second.dim
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         return combine_embeddings(self.first.encode(texts), self.second.encode(texts), self.mode)

@@ -1,0 +1,1 @@
+"""Bottom layer: user errors, typed config base, runtime defaults. Imports nothing of interlingua."""

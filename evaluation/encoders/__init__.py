@@ -1,1 +1,0 @@
-"""Encoders evaluated by the suite, all behind ``TextEncoder.encode(texts) -> np.ndarray``."""

@@ -1,0 +1,31 @@
+"""The one encoder concept of the project: every encoder (a transformer with pooling, USE, averaged
+word vectors, combinations, cached or composed encoders) is a :class:`TextEncoder`."""
+
+from __future__ import annotations
+
+from typing import Protocol, Sequence, runtime_checkable
+
+import numpy as np
+
+
+@runtime_checkable
+class TextEncoder(Protocol):
+    """``encode(texts)`` returns a float array (len(texts), dim); ``name`` identifies the encoder
+    (it keys the embedding cache, so two different encoders must not share it); ``dim`` is the
+    embedding dimension."""
+
+    name: str
+
+    @property
+    def dim(self) -> int: ...
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray: ...
+
+
+def l2_normalize(x: np.ndarray, eps: float = 1e-12) -> np.ndarray:
+    """Rows of ``x`` (n, d) divided by their L2 norm (rows of norm 0 stay 0)."""
+    x = np.asarray(x, dtype=np.float64)
+    if x.ndim != 2:
+        raise ValueError(f"embeddings must be a 2-D array (n, dim); got shape {x.shape}")
+    norms = np.linalg.norm(x, axis=1, keepdims=True)
+    return x / np.maximum(norms, eps)
