@@ -143,6 +143,7 @@ def test_the_entrypoint_check_rejects_a_bad_workflow_or_key(capsys):
     assert main(["run", "bitext-corpuss", "--show-config"]) == 2
 
 
+@pytest.mark.slow  # importing mlflow's server CLI takes ~10 s
 def test_every_mlflow_server_command_parses_with_mlflows_cli():
     from mlflow.cli import server
 

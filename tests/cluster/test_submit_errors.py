@@ -9,7 +9,6 @@ import socket
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 
@@ -102,26 +101,51 @@ def test_unreachable_address_fails_fast_and_names_where_it_came_from(capsys, mon
     assert "(--address)" in _one_line_error(err, "jobs")
 
 
-def _cli(args: list[str], **env: str) -> subprocess.CompletedProcess:
-    base = {k: v for k, v in os.environ.items() if k not in CLIENT_ENV_DROP}
-    base.update(env)
-    return subprocess.run([sys.executable, "-m", "interlingua.workflows.cli", *args], env=base,
-                          capture_output=True, text=True, timeout=120)
+_SCENARIOS = r"""
+import contextlib, io, json, os, sys
+from interlingua.workflows.cli import main
+
+address, home, token = sys.argv[1:4]
+os.environ["HOME"] = home
+results = {}
+
+def run(name, argv, **env):
+    for key, value in env.items():
+        if value is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = value
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        code = main(argv)
+    results[name] = [code, err.getvalue()]
+
+# order matters: Ray's auth mode is process state, so "disabled" comes before token mode is turned on
+run("disabled", ["jobs", "list", "--address", address], RAY_AUTH_MODE="disabled")
+run("missing", ["jobs", "list", "--address", address], RAY_AUTH_MODE=None)
+run("wrong", ["jobs", "list", "--address", address], RAY_AUTH_TOKEN="f" * 32)
+open(os.path.join(home, ".ray", "auth_token"), "w").write(token)  # the token file Ray reads by default
+run("unknown", ["jobs", "status", "raysubmit_nope", "--address", address], RAY_AUTH_TOKEN=None)
+print(json.dumps(results))
+"""
 
 
 def test_token_and_job_id_mistakes_against_a_job_api_with_token_auth(tmp_path):
+    """Through Ray's real job SDK, one process (importing Ray costs seconds), against the stand-in API."""
+    import json
+
     home = tmp_path / "home"
     (home / ".ray").mkdir(parents=True)
+    env = {k: v for k, v in os.environ.items() if k not in CLIENT_ENV_DROP}
     with fake_job_api() as address:
-        missing = _cli(["jobs", "list", "--address", address], HOME=str(home))
-        wrong = _cli(["jobs", "list", "--address", address], HOME=str(home), RAY_AUTH_TOKEN="f" * 32)
-        (home / ".ray" / "auth_token").write_text(TOKEN)  # the token file Ray reads by default
-        unknown = _cli(["jobs", "status", "raysubmit_nope", "--address", address], HOME=str(home))
-        disabled = _cli(["jobs", "list", "--address", address], HOME=str(home), RAY_AUTH_MODE="disabled")
-    for proc in (missing, wrong, unknown, disabled):
-        assert proc.returncode == 2, proc.stderr
-        assert TOKEN not in proc.stderr + proc.stdout and "f" * 32 not in proc.stderr + proc.stdout
-    assert "requires a token and none was sent: set RAY_AUTH_TOKEN" in _one_line_error(missing.stderr, "jobs")
-    assert "rejected the token from $RAY_AUTH_TOKEN" in _one_line_error(wrong.stderr, "jobs")
-    assert "no job 'raysubmit_nope' on the Ray cluster" in _one_line_error(unknown.stderr, "jobs")
-    assert "requires a token" in _one_line_error(disabled.stderr, "jobs")  # RAY_AUTH_MODE=disabled is respected
+        proc = subprocess.run([sys.executable, "-c", _SCENARIOS, address, str(home), TOKEN], env=env,
+                              capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    results = json.loads(proc.stdout.strip().splitlines()[-1])
+    for code, err in results.values():
+        assert code == 2, err
+        assert TOKEN not in err and "f" * 32 not in err
+    assert "requires a token and none was sent: set RAY_AUTH_TOKEN" in _one_line_error(results["missing"][1], "jobs")
+    assert "requires a token" in _one_line_error(results["disabled"][1], "jobs")  # RAY_AUTH_MODE=disabled respected
+    assert "rejected the token from $RAY_AUTH_TOKEN" in _one_line_error(results["wrong"][1], "jobs")
+    assert "no job 'raysubmit_nope' on the Ray cluster" in _one_line_error(results["unknown"][1], "jobs")
