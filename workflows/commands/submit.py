@@ -23,12 +23,9 @@ DESCRIPTION = (
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from interlingua.workflows.registry import WORKFLOWS
+    from interlingua.workflows.commands.run_workflow import add_workflow_arguments
 
-    parser.add_argument("workflow", help=f"one of: {', '.join(sorted(WORKFLOWS))}")
-    parser.add_argument("-c", "--config", help="YAML config file, read here (local path or fsspec URL)")
-    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
-                        help="override one config value (repeatable), as for `interlingua run`")
+    add_workflow_arguments(parser)
     add_address_argument(parser)
     parser.add_argument("--wait", action="store_true",
                         help="stream the job's log until it ends; exit 0 if it succeeded, 1 failed, 3 stopped")
@@ -79,6 +76,9 @@ def run(args: argparse.Namespace) -> int:
         env["MLFLOW_TRACKING_URI"] = uri
     if args.state_dir:
         env["INTERLINGUA_HOME"] = storage.shared_path("--state-dir", args.state_dir)
+    elif not args.dry_run:
+        print("note: the job keeps its state (corpora, checkpoints) in the cluster's INTERLINGUA_HOME "
+              "(the image's /mnt/interlingua/state); choose it with --state-dir", file=sys.stderr)
     job = WorkflowJob(args.workflow, resolved, cli_version(), env, ship_code=args.ship_code)
 
     with tempfile.TemporaryDirectory(prefix="interlingua-job-") as tmp:
