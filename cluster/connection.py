@@ -77,6 +77,26 @@ def probe(address: ClusterAddress, timeout: float = PROBE_TIMEOUT_S) -> None:
                         "Set --address or RAY_ADDRESS to http://HEAD:8265") from None
 
 
+def sdk_address(address: ClusterAddress, timeout: float = PROBE_TIMEOUT_S) -> str:
+    """The address to give Ray's job SDK. A bare ``HOST:PORT`` is the dashboard when it answers HTTP
+    (``http://HOST:PORT``); otherwise it is a GCS address, which the SDK resolves to the dashboard (as
+    Ray's CLI does with ``RAY_ADDRESS=HOST:6379``). Without this, a bare dashboard address would make the
+    SDK retry a GCS lookup against an HTTP server for a minute and a half."""
+    if "://" in address.url:
+        return address.url
+    import urllib.error
+    import urllib.request
+
+    url = f"http://{address.url}"
+    try:
+        with urllib.request.urlopen(f"{url}/api/version", timeout=timeout):
+            return url
+    except urllib.error.HTTPError:
+        return url  # an HTTP server (401/403/404 are answers too)
+    except (OSError, ValueError):
+        return address.url
+
+
 def token_source() -> str | None:
     """Where Ray would take the token from (a name, never the token), or None."""
     if os.environ.get("RAY_AUTH_TOKEN"):

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from interlingua.cluster.connection import (ClusterAddress, enable_token_auth, probe, resolve_address,
-                                            without_address_env)
+                                            sdk_address, without_address_env)
 from interlingua.core.errors import UserError
 
 TERMINAL = ("SUCCEEDED", "FAILED", "STOPPED")
@@ -71,7 +71,7 @@ class JobsClient:
         client = None
         with without_address_env():
             with _api_errors(target, token):
-                client = JobSubmissionClient(target.url)
+                client = JobSubmissionClient(sdk_address(target))
         return cls(client, target, token)
 
     # -- calls ------------------------------------------------------------------------------------

@@ -79,11 +79,12 @@ def _wait_http(url: str, proc: subprocess.Popen, timeout: float, log: Path) -> N
     raise RuntimeError(f"{url} did not answer in {timeout:.0f} s")
 
 
-def cli(head, *args: str, token: str | None = None, timeout: float = 600) -> subprocess.CompletedProcess:
+def cli(head, *args: str, token: str | None = None, timeout: float = 600,
+        address: str | None = None) -> subprocess.CompletedProcess:
     env = head.client_env()
     if token is not None:
         env["RAY_AUTH_TOKEN"] = token
-    proc = subprocess.run([sys.executable, "-m", "interlingua.workflows.cli", *args, "--address", head.address],
+    proc = subprocess.run([sys.executable, "-m", "interlingua.workflows.cli", *args, "--address", address or head.address],
                           env=env, capture_output=True, text=True, timeout=timeout)
     assert head.token not in proc.stdout + proc.stderr
     return proc
@@ -171,6 +172,8 @@ def test_wrong_token_and_unknown_job_against_the_real_head(head):
     wrong = cli(head, "jobs", "list", token="0" * 32)
     assert wrong.returncode == 2 and "rejected the token from $RAY_AUTH_TOKEN" in wrong.stderr
     assert "Traceback" not in wrong.stderr and len(wrong.stderr.strip().splitlines()) == 1
+    bare = cli(head, "jobs", "list", address=head.address.removeprefix("http://"))  # HOST:PORT, no scheme
+    assert bare.returncode == 0, bare.stderr
     unknown = cli(head, "jobs", "status", "raysubmit_doesnotexist")
     assert unknown.returncode == 2 and "no job 'raysubmit_doesnotexist'" in unknown.stderr
 

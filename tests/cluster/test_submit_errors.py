@@ -149,3 +149,13 @@ def test_token_and_job_id_mistakes_against_a_job_api_with_token_auth(tmp_path):
     assert "requires a token" in _one_line_error(results["disabled"][1], "jobs")  # RAY_AUTH_MODE=disabled respected
     assert "rejected the token from $RAY_AUTH_TOKEN" in _one_line_error(results["wrong"][1], "jobs")
     assert "no job 'raysubmit_nope' on the Ray cluster" in _one_line_error(results["unknown"][1], "jobs")
+
+
+def test_a_bare_host_port_that_answers_http_is_taken_as_the_dashboard():
+    from interlingua.cluster.connection import ClusterAddress, sdk_address
+
+    with fake_job_api() as address:
+        bare = address.removeprefix("http://")
+        assert sdk_address(ClusterAddress(bare, "--address")) == address  # answers 401: an HTTP server
+    assert sdk_address(ClusterAddress(f"127.0.0.1:{_closed_port()}", "--address")).count("://") == 0
+    assert sdk_address(ClusterAddress("http://h:8265", "--address")) == "http://h:8265"
