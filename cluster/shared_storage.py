@@ -113,7 +113,8 @@ def _shared(key: str, value: Any, storage: SharedStorage, bad: list[str]) -> Any
 
 
 def require_tracking_uri(uri: str | None, storage: SharedStorage, *, needed: bool) -> str | None:
-    """The MLflow tracking URI to give the job: a server (or database) the cluster reaches."""
+    """The MLflow tracking URI to give the job: a server (or database) the cluster reaches. ``needed``: the
+    workflow logs to MLflow (then a missing or machine-local store is an error; otherwise it is not sent)."""
     if not uri:
         if needed:
             raise UserError("this workflow logs to MLflow, and a job on a cluster cannot use the local SQLite "
@@ -126,6 +127,8 @@ def require_tracking_uri(uri: str | None, storage: SharedStorage, *, needed: boo
         if scheme == "sqlite":
             path = path[1:] if path.startswith("//") else path  # sqlite:////abs -> //abs
         if not storage.is_shared(str(Path(path).expanduser().resolve())):
+            if not needed:
+                return None  # a local store the job would not use anyway: not sent
             raise UserError(f"MLflow tracking URI {redact(uri)} is a file on this machine, which a job on the cluster "
                             "cannot reach: set MLFLOW_TRACKING_URI (or --tracking-uri) to an MLflow server the "
                             "cluster reaches, e.g. http://mlflow.example.internal:5000")

@@ -64,7 +64,8 @@ def test_tracking_uri_rules():
     assert require_tracking_uri(None, storage, needed=False) is None
     for local in ("sqlite:////home/me/.interlingua/mlflow.db", "file:///home/me/mlruns", "/home/me/mlruns"):
         with pytest.raises(UserError, match="is a file on this machine"):
-            require_tracking_uri(local, storage, needed=False)
+            require_tracking_uri(local, storage, needed=True)
+        assert require_tracking_uri(local, storage, needed=False) is None  # not sent to a job that does not log
     assert require_tracking_uri("sqlite:////mnt/shared/mlflow.db", storage, needed=True)
     assert require_tracking_uri("http://mlflow:5000", storage, needed=True) == "http://mlflow:5000"
 
@@ -73,7 +74,7 @@ def test_credentials_in_uris_are_redacted_in_messages():
     assert redact("http://user:secret@mlflow:5000/x") == "http://***@mlflow:5000/x"
     assert redact("http://mlflow:5000") == "http://mlflow:5000"
     with pytest.raises(UserError) as err:
-        require_tracking_uri("file://user:secret@host/tmp/mlruns", SharedStorage(), needed=False)
+        require_tracking_uri("file://user:secret@host/tmp/mlruns", SharedStorage(), needed=True)
     assert "secret" not in str(err.value)
 
 
