@@ -83,16 +83,23 @@ def local_ray_head(num_cpus: int = 4, env: dict[str, str] | None = None, startup
         proc = subprocess.Popen(args, env=head_env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
     head = RayHead(f"http://127.0.0.1:{ports[1]}", token, temp_dir, log)
     procs = [proc]
+    keep = True
     try:
         _wait_for_job_api(head, proc, startup_s)
         if worker_cpus:
             procs.append(_start_worker(f"127.0.0.1:{ports[0]}", worker_cpus, head_env, temp_dir))
-            _wait_for_nodes(head, 2, startup_s)
+            _wait_for_worker(procs[-1], temp_dir / "worker.log", startup_s)
         yield head
+    except BaseException:
+        keep = True  # the logs under temp_dir say why
+        raise
+    else:
+        keep = False
     finally:
         for p in reversed(procs):
             _stop(p)
-        shutil.rmtree(temp_dir, ignore_errors=True)
+        if not keep:
+            shutil.rmtree(temp_dir, ignore_errors=True)
 
 
 def _start_worker(gcs: str, num_cpus: int, env: dict[str, str], temp_dir: Path) -> subprocess.Popen:
@@ -108,25 +115,16 @@ def _start_worker(gcs: str, num_cpus: int, env: dict[str, str], temp_dir: Path) 
         return subprocess.Popen(args, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
 
 
-def _wait_for_nodes(head: RayHead, count: int, timeout: float) -> None:
-    import json
-    import urllib.request
-
+def _wait_for_worker(proc: subprocess.Popen, log: Path, timeout: float) -> None:
+    """Until ``ray start`` of the worker node reports the node started (it has registered with the GCS)."""
     deadline = time.monotonic() + timeout
-    alive = 0
     while time.monotonic() < deadline:
-        req = urllib.request.Request(f"{head.address}/nodes?view=summary",
-                                     headers={"Authorization": f"Bearer {head.token}"})
-        try:
-            with urllib.request.urlopen(req, timeout=5) as resp:
-                summary = json.load(resp)["data"]["summary"]
-            alive = sum(1 for n in summary if n.get("raylet", {}).get("state") == "ALIVE")
-            if alive >= count:
-                return
-        except (OSError, KeyError, ValueError):
-            pass
-        time.sleep(1)
-    raise RuntimeError(f"{alive} of {count} Ray nodes alive after {timeout:.0f} s; see {head.temp_dir}/worker.log")
+        if proc.poll() is not None:
+            raise RuntimeError(f"the worker node's ray start exited with {proc.returncode}:\n{log.read_text()[-3000:]}")
+        if "Ray runtime started" in log.read_text(errors="replace"):
+            return
+        time.sleep(0.5)
+    raise RuntimeError(f"the worker node did not start in {timeout:.0f} s:\n{log.read_text()[-3000:]}")
 
 
 def _wait_for_job_api(head: RayHead, proc: subprocess.Popen, timeout: float) -> None:
