@@ -121,6 +121,10 @@ def require_tracking_uri(uri: str | None, storage: SharedStorage, *, needed: boo
                             "default: set MLFLOW_TRACKING_URI (or --tracking-uri) to an MLflow server the cluster "
                             "reaches, e.g. http://mlflow.example.internal:5000")
         return None
+    if urlsplit(uri).password:
+        raise UserError(f"MLflow tracking URI {redact(uri)} carries a password, which would be stored with the job "
+                        "for anyone who can list jobs to read: give the cluster's nodes MLFLOW_TRACKING_USERNAME / "
+                        "MLFLOW_TRACKING_PASSWORD (e.g. from a Kubernetes Secret) and drop it from the URI")
     scheme = _scheme(uri)
     if scheme in FILE_STORE_SCHEMES:
         path = urlsplit(uri).path if scheme else uri

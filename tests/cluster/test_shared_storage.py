@@ -73,9 +73,12 @@ def test_tracking_uri_rules():
 def test_credentials_in_uris_are_redacted_in_messages():
     assert redact("http://user:secret@mlflow:5000/x") == "http://***@mlflow:5000/x"
     assert redact("http://mlflow:5000") == "http://mlflow:5000"
-    with pytest.raises(UserError) as err:
-        require_tracking_uri("file://user:secret@host/tmp/mlruns", SharedStorage(), needed=True)
-    assert "secret" not in str(err.value)
+    for uri in ("file://user:secret@host/tmp/mlruns", "https://user:secret@mlflow.example.com"):
+        with pytest.raises(UserError) as err:
+            require_tracking_uri(uri, SharedStorage(), needed=True)
+        assert "secret" not in str(err.value) and "***@" in str(err.value)
+    with pytest.raises(UserError, match="carries a password"):
+        require_tracking_uri("https://user:secret@mlflow.example.com", SharedStorage(), needed=False)
 
 
 def test_paths_inside_lists_of_sections_are_checked():

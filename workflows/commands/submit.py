@@ -60,8 +60,8 @@ def run(args: argparse.Namespace) -> int:
 
     from interlingua.cluster.job_package import WorkflowJob, build_package, check_env
     from interlingua.cluster.shared_storage import SharedStorage, require_shared_paths, require_tracking_uri
-    from interlingua.workflows.cli import _version as cli_version
     from interlingua.core.config import load_config
+    from interlingua.workflows.cli import _version as cli_version
     from interlingua.workflows.registry import load_workflow
 
     workflow = load_workflow(args.workflow)
