@@ -16,8 +16,9 @@ import shutil
 import os
 from pathlib import Path
 
-from interlingua.models.sentence_encoder import SentenceEncoder
 from interlingua.core.errors import UserError
+from interlingua.models.protocol import TextEncoder
+from interlingua.models.sentence_encoder import SentenceEncoder
 
 MLFLOW_SCHEMES = ("models:/", "runs:/")
 
@@ -26,9 +27,43 @@ def load_encoder(uri: str, *, pooling: str | None = None, max_length: int | None
                  prefix: str | None = None, cache_dir: str | os.PathLike | None = None) -> SentenceEncoder:
     """Resolve ``uri`` to a local folder and load it (see the module docstring for accepted forms)."""
     folder = resolve_model_folder(uri, cache_dir=cache_dir)
+    extra = extra_modules(folder)
+    if extra:
+        raise UserError(f"{uri} stacks sentence-transformers modules {extra} after the transformer, which "
+                        "SentenceEncoder does not run; load it with load_text_encoder (or as an --model spec)")
     encoder = SentenceEncoder.from_folder(folder, pooling=pooling, max_length=max_length, prefix=prefix)
     encoder.name = uri
     return encoder
+
+
+def load_text_encoder(uri: str, *, cache_dir: str | os.PathLike | None = None) -> TextEncoder:
+    """Any encoder folder behind ``uri`` as a :class:`TextEncoder`: a plain transformer + pooling as a
+    :class:`SentenceEncoder`; a longer sentence-transformers stack (a Dense head, ...) through
+    ``SentenceTransformer`` itself, so every module runs."""
+    folder = resolve_model_folder(uri, cache_dir=cache_dir)
+    if not extra_modules(folder):
+        encoder = SentenceEncoder.from_folder(folder)
+        encoder.name = uri
+        return encoder
+    from interlingua.models.sentence_transformers_folder import SentenceTransformersFolderEncoder
+
+    return SentenceTransformersFolderEncoder(folder, name=uri)
+
+
+#: Modules SentenceEncoder reproduces (it pools, and ``encode`` normalizes).
+PLAIN_MODULES = ("Transformer", "Pooling", "Normalize")
+
+
+def extra_modules(folder: str | os.PathLike) -> list[str]:
+    """Class names of the folder's sentence-transformers modules beyond transformer, pooling and
+    normalization ([] for a plain HF folder)."""
+    modules = Path(folder) / "modules.json"
+    if not modules.is_file():
+        return []
+    import json
+
+    names = [str(m.get("type", "")).rsplit(".", 1)[-1] for m in json.loads(modules.read_text(encoding="utf-8"))]
+    return [n for n in names if n not in PLAIN_MODULES]
 
 
 def resolve_model_folder(uri: str, cache_dir: str | os.PathLike | None = None) -> str:
@@ -90,7 +125,41 @@ def _from_mlflow(uri: str, cache: Path) -> str:
         local = target / complete.read_text(encoding="utf-8").strip()
     except Exception as err:  # MlflowException has many subclasses; report them all plainly
         raise UserError(f"could not fetch {uri} from MLflow ({mlflow.get_tracking_uri()}): {err}") from err
-    return find_model_root(local)
+    return encoder_folder_of_mlflow_model(local, uri)
+
+
+def encoder_folder_of_mlflow_model(local: str | Path, uri: str = "") -> str:
+    """The sentence-transformers folder inside a downloaded MLflow model, read from its ``MLmodel``
+    (plain YAML) — nothing in the model is unpickled or executed.
+
+    - ``sentence_transformers`` flavor (what the registry logs now): its data folder.
+    - ``python_function`` with a ``python_model`` and an ``encoder`` artifact (the cloudpickled pyfunc
+      the registry logged before): the encoder folder among its artifacts; the pickle is never read.
+    - a plain folder (``runs:/RUN/path/to/encoder``): the model folder under it.
+    """
+    import yaml
+
+    local = Path(local)
+    mlmodel = local / "MLmodel"
+    if not mlmodel.is_file():
+        return find_model_root(local)
+    flavors = (yaml.safe_load(mlmodel.read_text(encoding="utf-8")) or {}).get("flavors") or {}
+    if "sentence_transformers" in flavors:
+        data = (flavors.get("python_function") or {}).get("data") or "model.sentence_transformer"
+        return _inside(local, data, uri)
+    pyfunc = flavors.get("python_function") or {}
+    artifacts = pyfunc.get("artifacts") or {}
+    if "encoder" in artifacts:
+        return find_model_root(_inside(local, artifacts["encoder"].get("path", "artifacts/encoder"), uri))
+    raise UserError(f"{uri or local} is an MLflow model with flavors {sorted(flavors)}, not an encoder; "
+                    "interlingua loads the 'sentence_transformers' flavor (and, read-only, its older pyfunc layout)")
+
+
+def _inside(root: Path, relative: str, uri: str) -> str:
+    folder = (root / relative).resolve()
+    if root.resolve() not in folder.parents or not folder.is_dir():
+        raise UserError(f"{uri or root}: its MLmodel names {relative!r}, which is not a folder inside the model")
+    return str(folder)
 
 
 def _pin_registry_uri(uri: str) -> str:
