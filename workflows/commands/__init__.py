@@ -9,4 +9,5 @@ COMMANDS: dict[str, str] = {
     "align": "interlingua.workflows.commands.align",
     "eval": "interlingua.workflows.commands.eval",
     "bench-pack": "interlingua.workflows.commands.bench_pack",
+    "promote": "interlingua.workflows.commands.promote",
 }
