@@ -1,7 +1,8 @@
 """Load a :class:`SentenceEncoder` from wherever it lives.
 
 =====================================  ==========================================================
-``models:/NAME@ALIAS``, ``models:/NAME/3``  MLflow model registry (downloaded to a local cache)
+``models:/NAME@ALIAS``, ``models:/NAME/3``  MLflow model registry (read in place from a local artifact store,
+                                        else downloaded once per version to a local cache)
 ``runs:/RUN_ID/path``                   an MLflow run's artifact folder
 ``/path/to/folder``, ``file://...``     a local folder (ours, sentence-transformers or plain HF)
 ``s3://...``, ``gs://...``, ``hf://...``  any fsspec URL (copied to a local cache first)
@@ -105,11 +106,16 @@ def _cache(cache_dir: str | os.PathLike | None) -> Path:
 
 
 def _from_mlflow(uri: str, cache: Path) -> str:
-    """Download the model behind ``uri`` once per immutable version; aliases are resolved on every call."""
+    """The model behind ``uri``: read in place when the registry's artifacts are local files (the model
+    is stored once), else downloaded once per immutable version into ``cache``; aliases are resolved on
+    every call."""
     import mlflow
 
     try:
         pinned = _pin_registry_uri(uri)  # aliases move: ask the registry which version the URI names now
+        local_folder = _local_artifact_folder(pinned)
+        if local_folder is not None:
+            return encoder_folder_of_mlflow_model(local_folder, uri)
         target = cache / ("mlflow-" + hashlib.sha1(pinned.encode()).hexdigest()[:16])
         complete = target / ".complete"
         if not complete.exists():
@@ -117,15 +123,42 @@ def _from_mlflow(uri: str, cache: Path) -> str:
             partial = cache / (target.name + f".partial-{os.getpid()}")
             shutil.rmtree(partial, ignore_errors=True)
             local = mlflow.artifacts.download_artifacts(artifact_uri=pinned, dst_path=str(partial))
+            (partial / CACHE_SOURCE).write_text(pinned + "\n", encoding="utf-8")
             (partial / ".complete").write_text(os.path.relpath(local, partial) + "\n", encoding="utf-8")
             try:
                 partial.rename(target)
             except OSError:  # another process published the same version first
                 shutil.rmtree(partial, ignore_errors=True)
         local = target / complete.read_text(encoding="utf-8").strip()
+    except UserError:
+        raise
     except Exception as err:  # MlflowException has many subclasses; report them all plainly
         raise UserError(f"could not fetch {uri} from MLflow ({mlflow.get_tracking_uri()}): {err}") from err
     return encoder_folder_of_mlflow_model(local, uri)
+
+
+#: In each registry download-cache entry: the ``models:/NAME/VERSION`` it holds (read by ``interlingua gc``).
+CACHE_SOURCE = "source.txt"
+
+
+def _local_artifact_folder(pinned: str) -> Path | None:
+    """For ``models:/NAME/VERSION`` whose artifacts are a local folder (the default SQLite + local artifact
+    store): that folder, read in place instead of copied. None for remote stores and other URIs."""
+    if not pinned.startswith("models:/"):
+        return None
+    name, _, version = pinned[len("models:/"):].rpartition("/")
+    if not version.isdigit():
+        return None
+    from urllib.parse import unquote, urlparse
+
+    from mlflow.tracking import MlflowClient
+
+    location = MlflowClient().get_model_version_download_uri(name, version)
+    parsed = urlparse(location)
+    if parsed.scheme not in ("", "file") or parsed.netloc not in ("", "localhost"):
+        return None
+    folder = Path(unquote(parsed.path))
+    return folder if (folder / "MLmodel").is_file() else None
 
 
 def encoder_folder_of_mlflow_model(local: str | Path, uri: str = "") -> str:

@@ -16,6 +16,7 @@ def local_store(tmp_path, monkeypatch):
     from interlingua.core.runtime import tracking_target
 
     monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    monkeypatch.chdir(tmp_path)  # experiments created with the URI set put their artifacts in ./mlruns
     monkeypatch.setenv("INTERLINGUA_HOME", str(tmp_path / "state"))
     target = tracking_target()
     monkeypatch.setenv("MLFLOW_TRACKING_URI", target.tracking_uri)  # restored after the test
@@ -58,7 +59,19 @@ def test_register_then_load_by_alias(local_store, tiny_encoder_dir):
     assert str(alias.version) == "2"  # the alias moved to the newest version
 
     expected = SentenceEncoder.from_folder(tiny_encoder_dir).encode(TEXTS)
-    pulled = load_encoder("models:/tiny-encoder@champion")
+    downloads = []
+    real = mlflow.artifacts.download_artifacts
+    mlflow.artifacts.download_artifacts = lambda *a, **k: downloads.append(k) or real(*a, **k)
+    try:
+        pulled = load_encoder("models:/tiny-encoder@champion")
+    finally:
+        mlflow.artifacts.download_artifacts = real
+    assert downloads == []  # a local artifact store is read in place: the model is stored once
+    from pathlib import Path
+
+    from interlingua.models.load import resolve_model_folder
+
+    assert Path.cwd() in Path(resolve_model_folder("models:/tiny-encoder@champion")).parents  # the artifact store
     np.testing.assert_allclose(pulled.encode(TEXTS), expected, rtol=1e-5, atol=1e-6)
 
     pyfunc = mlflow.pyfunc.load_model("models:/tiny-encoder@champion")
@@ -76,8 +89,10 @@ def test_unknown_registered_model_is_a_clear_error(local_store):
 
 
 def test_alias_pull_downloads_once_per_version_and_follows_the_alias(local_store, tmp_path, monkeypatch):
+    """A remote artifact store (simulated: the in-place shortcut for local artifact folders turned off)."""
     import mlflow
 
+    import interlingua.models.load as load_module
     from interlingua.models.load import load_encoder
     from interlingua.models.sentence_encoder import SentenceEncoder
     from interlingua.models.registry import log_and_register_encoder
@@ -102,6 +117,7 @@ def test_alias_pull_downloads_once_per_version_and_follows_the_alias(local_store
         return real(*args, **kwargs)
 
     monkeypatch.setattr(mlflow.artifacts, "download_artifacts", counting)
+    monkeypatch.setattr(load_module, "_local_artifact_folder", lambda pinned: None)
     first = load_encoder("models:/cached-encoder@prod").encode(TEXTS)
     again = load_encoder("models:/cached-encoder@prod").encode(TEXTS)
     np.testing.assert_array_equal(first, again)
