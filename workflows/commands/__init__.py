@@ -10,4 +10,5 @@ COMMANDS: dict[str, str] = {
     "eval": "interlingua.workflows.commands.eval",
     "bench-pack": "interlingua.workflows.commands.bench_pack",
     "promote": "interlingua.workflows.commands.promote",
+    "gc": "interlingua.workflows.commands.gc",
 }
