@@ -136,9 +136,8 @@ class VersionWriter:
 
     def live_writers(self) -> list[dict[str, Any]]:
         """Other writers of this version whose lease has not expired (owner, host, pid, expires_at)."""
-        now = time.time()
         leases_found = [self._read_json(f"{other}/{LEASE_FILE}") for other in self._other_writer_dirs()]
-        return [info for info in leases_found if info and info.get("expires_at", 0) >= now]
+        return [info for info in leases_found if _is_live(info)]
 
     # -- writing ------------------------------------------------------------------------------
 
@@ -413,10 +412,8 @@ class VersionWriter:
 
     def _remove_stale_staging(self) -> None:
         """After the version exists, other writers' staging is useless: drop those whose lease expired."""
-        now = time.time()
         for other in self._other_writer_dirs():
-            info = self._read_json(f"{other}/{LEASE_FILE}")
-            if not info or info.get("expires_at", 0) < now:
+            if not _is_live(self._read_json(f"{other}/{LEASE_FILE}")):
                 self._fs.rm(other, recursive=True)
         try:
             if self._fs.exists(self._staging_root) and not self._fs.ls(self._staging_root, detail=False):
@@ -579,6 +576,20 @@ class VersionWriter:
                 f"{action}: {self.name}/{self.version} is already published and immutable; "
                 f"change the config or inputs to build a new version"
             )
+
+
+def _is_live(lease: Mapping[str, Any]) -> bool:
+    """A writer lease that has not expired and, on this host, whose process still exists."""
+    if not lease or lease.get("expires_at", 0) < time.time():
+        return False
+    if lease.get("host") == socket.gethostname() and isinstance(lease.get("pid"), int):
+        try:
+            os.kill(lease["pid"], 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
+    return True
 
 
 def _reasons(completion: ShardCompletion) -> Mapping[str, int]:
