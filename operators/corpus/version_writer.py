@@ -235,19 +235,16 @@ class VersionWriter:
         return records
 
     def reuse_artifact(self, folder: str, source: Manifest) -> list[StoredFile]:
-        """Take over ``folder/`` of a published version (hard link locally, else by reference)."""
+        """Take over ``folder/`` of a published version of this corpus: hard links on a local disk,
+        else a server-side copy (artifacts are small; a folder that tools read must stay whole)."""
         self._require_unpublished("reuse_artifact")
         files = [f for f in source.artifacts if f.path.split("/", 1)[0] == folder]
-        if not files:
-            raise ValueError(f"{self.name}/{source.version} has no artifact folder {folder!r}")
-        records = []
+        if source.name != self.name or not files:
+            raise ValueError(f"{source.name}/{source.version} has no artifact folder {folder!r}")
         for item in files:
             holder = item.stored_in or source.version
-            if self._local:
-                self._link(f"{self._store._version_dir(self.name, holder)}/{item.path}", f"{self._dir}/{item.path}")
-                records.append(item.model_copy(update={"stored_in": None}))
-            else:
-                records.append(item.model_copy(update={"stored_in": holder}))
+            self._copy_or_link(f"{self._store._version_dir(self.name, holder)}/{item.path}", f"{self._dir}/{item.path}")
+        records = [item.model_copy(update={"stored_in": None}) for item in files]
         self._write_artifact_record(folder, records)
         return records
 
