@@ -120,12 +120,14 @@ class Lineage(_Frozen):
     """How a version came from its parent (``interlingua refresh``).
 
     ``mode``: ``incremental`` (unchanged inputs' shards reused), ``full`` (built from every input),
-    ``new-line`` (the config hash differs from the parent's: a new line of versions). Inputs are URLs;
-    ``counters`` are the counts of the steps this refresh ran (the new and changed inputs only).
+    ``new-line`` (the refresh spec's config hash differs from the parent's: a new line of versions).
+    ``spec_config_hash``: hash of the workflow config the refresh ran (its inputs left out). Inputs are
+    URLs; ``counters`` are the counts of the steps this refresh ran (its written shards only; filled in
+    at publish, as are the shard counts).
     """
 
     parent: str | None = None
-    parent_config_hash: str | None = None
+    spec_config_hash: str | None = Field(default=None, pattern=_SHA256_HEX)
     mode: Literal["incremental", "full", "new-line"] = "full"
     inputs_added: tuple[str, ...] = ()
     inputs_changed: tuple[str, ...] = ()

@@ -33,7 +33,9 @@ import json
 import os
 import re
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, Literal
 
 import pyarrow as pa
@@ -78,6 +80,22 @@ RejectsInput = pa.Table | Sequence[Mapping[str, Any]] | None
 _NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 _MANIFEST_FILE = MANIFEST_FILE
 IfBusy = Literal["share", "wait", "fail"]
+
+
+_REFRESH_PROVENANCE: ContextVar[tuple[str, Mapping[str, InputFingerprint], Lineage] | None] = ContextVar(
+    "corpus_refresh_provenance", default=None)
+
+
+@contextmanager
+def recording_refresh(name: str, input_fingerprints: Mapping[str, InputFingerprint], lineage: Lineage) -> Iterator[None]:
+    """Within the block, ``open_version(name, ...)`` called without fingerprints or lineage records
+    these: how ``interlingua refresh`` gives provenance to workflows that open their version
+    themselves (ease-corpus, amr-corpus). Other corpus names are unaffected."""
+    token = _REFRESH_PROVENANCE.set((name, dict(input_fingerprints), lineage))
+    try:
+        yield
+    finally:
+        _REFRESH_PROVENANCE.reset(token)
 
 
 class CorpusLookupError(LookupError):
@@ -143,6 +161,9 @@ class CorpusStore:
         if if_busy not in ("share", "wait", "fail"):
             raise ValueError(f"if_busy must be 'share', 'wait' or 'fail', got {if_busy!r}")
         input_list = list(inputs)
+        ambient = _REFRESH_PROVENANCE.get()
+        if ambient is not None and ambient[0] == name and input_fingerprints is None and lineage is None:
+            input_fingerprints, lineage = ambient[1], ambient[2]
         fingerprints = {url: InputFingerprint.model_validate(fp) for url, fp in (input_fingerprints or {}).items()}
         digest = config_hash(config)
         identity: dict[str, Any] = {"name": name, "config_hash": digest, "inputs": input_list}

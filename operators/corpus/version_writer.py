@@ -379,6 +379,12 @@ class VersionWriter:
         artifacts = []
         for folder in self._artifact_folders(self._dir):
             artifacts += self._artifact_record(self._dir, folder) or []
+        lineage = self.lineage
+        if lineage is not None:
+            written = [shard for shard in shards if shard.reused_from is None]
+            lineage = lineage.model_copy(update={
+                "shards_reused": len(shards) - len(written), "shards_written": len(written),
+                "counters": sum_counts([*(shard.counters for shard in written), self._run_counters])})
         return Manifest(
             name=self.name,
             version=self.version,
@@ -395,7 +401,7 @@ class VersionWriter:
             counters=sum_counts([*(_counters(completion) for completion in completions), self._run_counters]),
             input_fingerprints=self.input_fingerprints,
             artifacts=tuple(artifacts),
-            lineage=self.lineage,
+            lineage=lineage,
         )
 
     def _check_expected(self, expected: list[str], complete: list[str]) -> None:

@@ -9,4 +9,6 @@ COMMANDS: dict[str, str] = {
     "align": "interlingua.workflows.commands.align",
     "eval": "interlingua.workflows.commands.eval",
     "bench-pack": "interlingua.workflows.commands.bench_pack",
+    "refresh": "interlingua.workflows.commands.refresh",
+    "schedule": "interlingua.workflows.commands.schedule",
 }
