@@ -324,6 +324,9 @@ _ADAPTERS = {
 
 
 def load_spec(path: str) -> RefreshSpec:
+    """The spec at ``path``, its workflow config validated too (a mistake fails now, as one line)."""
     from interlingua.core.config import load_config
 
-    return load_config(RefreshSpec, path)
+    spec = load_config(RefreshSpec, path)
+    _ADAPTERS[spec.workflow].validate(spec)
+    return spec
