@@ -325,8 +325,13 @@ _ADAPTERS = {
 
 def load_spec(path: str) -> RefreshSpec:
     """The spec at ``path``, its workflow config validated too (a mistake fails now, as one line)."""
+    from fsspec.core import url_to_fs
+
     from interlingua.core.config import load_config
 
+    fs, local = url_to_fs(path)
+    if not fs.exists(local):
+        raise UserError(f"refresh spec {path} not found (hint: the YAML with workflow, inputs and config)")
     spec = load_config(RefreshSpec, path)
     _ADAPTERS[spec.workflow].validate(spec)
     return spec
