@@ -162,30 +162,28 @@ def test_a_corrupted_shard_is_not_adopted(tmp_path: Path) -> None:
     assert not store.open_version("bible", CONFIG, INPUTS).is_complete(PLAN[0].id)
 
 
-@pytest.mark.parametrize("bad_path", ["../../x.parquet", "/etc/passwd", "data/../../../x.parquet",
-                                      "s3://bucket/x.parquet", "data\\..\\x.parquet", ""])
-def test_a_manifest_naming_paths_outside_the_version_folder_is_refused(tmp_path: Path, bad_path: str) -> None:
+def publish_with_crafted_shard(tmp_path: Path, field: str, value: str) -> CorpusStore:
+    """A published version whose manifest was then edited: shard 0's ``field`` set to ``value``."""
     store = CorpusStore(str(tmp_path))
     writer = store.open_version("bible", CONFIG, INPUTS)
     writer.write_shard(PLAN[0].id, table_of("A", 0, 3))
-    manifest = writer.publish()
-    path = tmp_path / "bible" / manifest.version / "manifest.json"
+    path = tmp_path / "bible" / writer.publish().version / "manifest.json"
     payload = json.loads(path.read_text())
-    payload["shards"][0]["path"] = bad_path
+    payload["shards"][0][field] = value
     path.write_text(json.dumps(payload))
+    return store
+
+
+@pytest.mark.parametrize("bad_path", ["../../x.parquet", "/etc/passwd", "data/../../../x.parquet",
+                                      "s3://bucket/x.parquet", "data\\..\\x.parquet", ""])
+def test_a_manifest_naming_paths_outside_the_version_folder_is_refused(tmp_path: Path, bad_path: str) -> None:
+    store = publish_with_crafted_shard(tmp_path, "path", bad_path)
     with pytest.raises(CorruptVersionError, match="refusing the manifest .*not a relative path inside the version"):
         store.read_table("bible")
 
 
 def test_a_manifest_pointing_into_another_corpus_is_refused(tmp_path: Path) -> None:
-    store = CorpusStore(str(tmp_path))
-    writer = store.open_version("bible", CONFIG, INPUTS)
-    writer.write_shard(PLAN[0].id, table_of("A", 0, 3))
-    manifest = writer.publish()
-    path = tmp_path / "bible" / manifest.version / "manifest.json"
-    payload = json.loads(path.read_text())
-    payload["shards"][0]["stored_in"] = "../secrets"
-    path.write_text(json.dumps(payload))
+    store = publish_with_crafted_shard(tmp_path, "stored_in", "../secrets")
     with pytest.raises(CorruptVersionError, match="stored_in"):
         store.manifest("bible")
 
