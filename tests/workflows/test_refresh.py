@@ -245,3 +245,12 @@ def test_refresh_reuses_unchanged_inputs_and_records_lineage(tmp_path: Path, ray
     diff = capsys.readouterr().out
     assert f"inputs added    {url['d']}" in diff and "incremental refresh" in diff
     assert any(line.startswith(f"published bt/{m2.version} (incremental)") for line in lines)
+
+    if kind == "local":  # more new data than relearn_share allows: parameters learned anew, every shard rebuilt
+        write_tsv(fs, f"{base}/in/e.tsv", pairs(8, 5))
+        third = refresh(spec.model_copy(update={"relearn_share": 0.1}), log=lines.append)
+        m3 = store.manifest("bt")
+        assert third["mode"] == "full" and m3.lineage.parent == m2.version and m3.lineage.shards_reused == 0
+        assert any("learned anew" in note and "relearn_share 10%" in note for note in m3.lineage.notes)
+        assert {s.annotations["fast_align.learned_on"] for s in m3.shards} == {"yes"}
+        assert m3.total_rows == m2.total_rows + 8
