@@ -187,7 +187,8 @@ def _roots(kind: str, tmp_path: Path) -> tuple[str, str]:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("kind", ["local", "memory"])
-def test_refresh_reuses_unchanged_inputs_and_records_lineage(tmp_path: Path, ray_local, kind: str, capsys) -> None:
+def test_refresh_reuses_unchanged_inputs_and_records_lineage(tmp_path: Path, ray_local, kind: str, capsys,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
     base, store_root = _roots(kind, tmp_path)
     fs, _ = fsspec.core.url_to_fs(base)
     data = {"a": pairs(12, 1), "b": pairs(10, 2), "c": pairs(9, 3)}
@@ -209,7 +210,26 @@ def test_refresh_reuses_unchanged_inputs_and_records_lineage(tmp_path: Path, ray
     write_tsv(fs, f"{base}/in/d.tsv", pairs(6, 4))
     fs.rm_file(f"{base}/in/c.tsv")
     url["d"] = list_inputs([f"{base}/in/d.tsv"])[0]
+
+    # the refresh fails after writing one new shard: nothing is published, latest stays; the rerun resumes
+    import interlingua.workflows.bitext_corpus as bitext_corpus
+
+    real_write, written = bitext_corpus._write_shard, []
+
+    def failing_write(*args, **kwargs):
+        if written:
+            raise RuntimeError("simulated crash mid-refresh")
+        written.append(args[1].id)
+        return real_write(*args, **kwargs)
+
+    monkeypatch.setattr(bitext_corpus, "_write_shard", failing_write)
+    with pytest.raises(RuntimeError, match="simulated crash"):
+        refresh(spec, log=lines.append)
+    assert store.latest_version("bt") == m1.version and store.versions("bt") == [m1.version]
+    resumed: list[str] = []
+    monkeypatch.setattr(bitext_corpus, "_write_shard", lambda *a, **k: (resumed.append(a[1].id), real_write(*a, **k))[1])
     second = refresh(spec, log=lines.append)
+    assert written[0] not in resumed and len(resumed) == second["shards_written"] - 1
     m2 = store.manifest("bt")
     assert second["published"] and second["mode"] == "incremental" and m2.version != m1.version
     lineage = m2.lineage
