@@ -41,8 +41,6 @@ from pydantic import Field
 from interlingua.core.config import Config
 from interlingua.core.errors import UserError
 
-PARAMS_FOLDER = "fast_align"
-
 
 class RefreshSpec(Config):
     """A corpus to keep fresh: the workflow, its config, its inputs and the retention policy."""
@@ -199,7 +197,7 @@ class _BitextAdapter:
 
     def build(self, spec: RefreshSpec, plan: RefreshPlan, config, store, address) -> dict[str, Any]:
         from interlingua.operators.corpus.shards import ShardSpec, plan_shards
-        from interlingua.workflows.bitext_corpus import build_version, read_bitext, resolve_format
+        from interlingua.workflows.bitext_corpus import PARAMS_LAYOUT, build_version, read_bitext, resolve_format
 
         for url in plan.urls:
             if resolve_format(config.model_copy(update={"source": url}), url) == "text":
@@ -210,20 +208,21 @@ class _BitextAdapter:
         process = [u for u in plan.urls if u in set(plan.added) | set(plan.changed)] if mode == "incremental" else plan.urls
         rows_by_url = {url: read_bitext(config.model_copy(update={"source": url}), url) for url in process}
         inherited = False
+        folder = PARAMS_LAYOUT[config.aligner][0]
         if mode == "incremental":
             new_rows = sum(len(rows) for rows in rows_by_url.values())
             kept_rows = sum(s.rows for s in reuse)
-            unseen = sum(s.rows for s in reuse if s.annotations.get("fast_align.learned_on") == "no") + new_rows
+            unseen = sum(s.rows for s in reuse if s.annotations.get(f"{folder}.learned_on") == "no") + new_rows
             share = unseen / max(1, kept_rows + new_rows)
-            has_params = any(f.path.startswith(f"{PARAMS_FOLDER}/") for f in parent.artifacts)
+            has_params = any(f.path.startswith(f"{folder}/") for f in parent.artifacts)
             if has_params and share <= spec.relearn_share:
                 inherited = True
-                notes.append(f"fast_align parameters of {parent.version} reused: {share:.1%} of the pairs were not "
+                notes.append(f"{folder} parameters of {parent.version} reused: {share:.1%} of the pairs were not "
                              f"seen by them (relearn above relearn_share {spec.relearn_share:.0%})")
             else:
                 why = (f"{share:.1%} of the pairs were not seen by the parent's parameters (> relearn_share "
-                       f"{spec.relearn_share:.0%})" if has_params else "the parent has no fast_align parameters")
-                notes.append(f"fast_align parameters learned anew, every shard rebuilt: {why}")
+                       f"{spec.relearn_share:.0%})" if has_params else f"the parent has no {folder} parameters")
+                notes.append(f"{folder} parameters learned anew, every shard rebuilt: {why}")
                 mode, reuse, process = "full", [], plan.urls
                 rows_by_url.update({u: read_bitext(config.model_copy(update={"source": u}), u)
                                     for u in process if u not in rows_by_url})
@@ -239,8 +238,8 @@ class _BitextAdapter:
                 path = store._file_path(parent.name, parent.version, shard)
                 table = store._read_checked(path, shard.sha256, ["src", "tgt"])
                 seen_pairs += zip(table.column("src").to_pylist(), table.column("tgt").to_pylist())
-            if inherited and not writer.artifact_files(PARAMS_FOLDER):
-                writer.reuse_artifact(PARAMS_FOLDER, parent)
+            if inherited and not writer.artifact_files(folder):
+                writer.reuse_artifact(folder, parent)
         rows: list[dict[str, Any]] = []
         shards: list = []
         shard_inputs: dict[str, str] = {}
