@@ -6,7 +6,7 @@ Usage::
 
 The Bible en-es asset is split into 20 Parquet input files: 19 hold the first 95 % of the verse pairs
 (the corpus as it was), the 20th the last 5 % (the new data). Setup: ``interlingua refresh`` builds
-the first version from the 19 files. Then, interleaved A B A B over the rounds:
+the first version from the 19 files. Then, interleaved B A B A over the rounds:
 
 * **A, rebuild**: a fresh store, ``refresh`` over all 20 files (read, hygiene, tokenize, learn
   fast_align, align, word pairs for every pair);
@@ -85,24 +85,25 @@ def main() -> None:
 
     incremental_root = work / "store-incremental"
     setup_seconds, setup_bytes, first = _measure(spec(incremental_root), incremental_root)
-    print(f"setup: first version {first['version']} from {old.num_rows} pairs in {setup_seconds:.1f} s, {setup_bytes:,} bytes")
+    print(f"setup: first version {first['version']} from {old.num_rows} pairs in {setup_seconds:.1f} s, "
+          f"{setup_bytes:,} bytes", flush=True)
     shutil.copy(new_file, inputs / "part-new.parquet")
 
     rebuild, incremental = [], []
-    for round_number in range(1, args.rounds + 1):
-        rebuild_root = work / f"store-rebuild-{round_number}"
-        seconds, written, summary = _measure(spec(rebuild_root), rebuild_root)
-        rebuild.append((seconds, written, summary["rows"]))
-        shutil.rmtree(rebuild_root)
-
+    for round_number in range(1, args.rounds + 1):  # B then A in each round: interleaved, B A B A
         seconds, written, summary = _measure(spec(incremental_root), incremental_root)
         assert summary["mode"] == "incremental", summary
         incremental.append((seconds, written, summary["rows"]))
         store = CorpusStore(str(incremental_root))
         shutil.rmtree(incremental_root / "bible" / summary["version"])
         store._point_latest("bible", first["version"])
-        print(f"round {round_number}: rebuild {rebuild[-1][0]:.1f} s {rebuild[-1][1]:,} B; "
-              f"incremental {incremental[-1][0]:.1f} s {incremental[-1][1]:,} B")
+        print(f"round {round_number}: incremental {seconds:.1f} s {written:,} B ({summary['rows']} rows)", flush=True)
+
+        rebuild_root = work / f"store-rebuild-{round_number}"
+        seconds, written, summary = _measure(spec(rebuild_root), rebuild_root)
+        rebuild.append((seconds, written, summary["rows"]))
+        shutil.rmtree(rebuild_root)
+        print(f"round {round_number}: rebuild {seconds:.1f} s {written:,} B ({summary['rows']} rows)", flush=True)
 
     time_ratios = [a[0] / b[0] for a, b in zip(rebuild, incremental)]
     byte_ratios = [a[1] / b[1] for a, b in zip(rebuild, incremental)]
