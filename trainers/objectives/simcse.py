@@ -23,9 +23,11 @@ Encoding both views (a dropout model in train mode) is the caller's job; with
 
 from __future__ import annotations
 
+from pydantic import Field
 from torch import Tensor, nn
 from torch.distributed import ProcessGroup
 
+from interlingua.trainers.objectives.base import Objective, ObjectiveOptions, ObjectiveSetup
 from interlingua.trainers.objectives.global_info_nce import global_info_nce
 from interlingua.trainers.objectives.options import require_positive
 
@@ -85,3 +87,31 @@ class SupervisedSimCSELoss(nn.Module):
                 )
             hard_negatives = contradiction.unsqueeze(1) if contradiction.dim() == 2 else contradiction
         return global_info_nce(premise, entailment, hard_negatives, temperature=self.temperature, group=self.group)
+
+
+class SimCSEOptions(ObjectiveOptions):
+    temperature: float = Field(0.05, gt=0, description="softmax temperature τ (paper: 0.05)")
+
+
+class UnsupervisedSimCSE(Objective):
+    """Engine objective ``simcse_unsup``: column ``text``, encoded twice (two dropout views)."""
+
+    name = "simcse_unsup"
+    Options = SimCSEOptions
+    text_columns = ("text", "text")
+
+    def __init__(self, options: SimCSEOptions, setup: ObjectiveSetup) -> None:
+        super().__init__(options, setup)
+        self.criterion = UnsupervisedSimCSELoss(options.temperature, group=setup.group)
+
+
+class SupervisedSimCSE(Objective):
+    """Engine objective ``simcse_sup``: columns ``premise``, ``entailment``, ``contradiction`` (hard negative)."""
+
+    name = "simcse_sup"
+    Options = SimCSEOptions
+    text_columns = ("premise", "entailment", "contradiction")
+
+    def __init__(self, options: SimCSEOptions, setup: ObjectiveSetup) -> None:
+        super().__init__(options, setup)
+        self.criterion = SupervisedSimCSELoss(options.temperature, group=setup.group)
