@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -157,8 +157,11 @@ def config_fields_help(cls: type[Config], prefix: str = "", defaults: Config | N
             lines.extend(config_fields_help(ann, prefix + name + ".", default if isinstance(default, Config) else None))
             continue
         tname = getattr(ann, "__name__", None) or str(ann).replace("typing.", "")
+        if get_origin(ann) is Literal:
+            tname = "one of " + ", ".join(map(str, get_args(ann)))
         desc = f"  {field.description}" if field.description else ""
-        lines.append(f"{prefix}{name} ({tname}, default {default!r}){desc}")
+        shown = "required" if field.is_required() and defaults is None else f"default {default!r}"
+        lines.append(f"{prefix}{name} ({tname}, {shown}){desc}")
     return lines
 
 
