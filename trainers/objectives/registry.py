@@ -34,11 +34,11 @@ def register_objective(cls: type) -> type:
     name = getattr(cls, "name", None)
     if not isinstance(name, str) or not name:
         raise ValueError(f"{cls.__name__} needs a class attribute `name` (the objective's config name)")
+    if name in BUILTIN and BUILTIN[name] != _qualname(cls):
+        raise ValueError(f"objective {name!r} is a built-in ({BUILTIN[name]})")
     known = _registered.get(name)
     if known is not None and known is not cls and _qualname(known) != _qualname(cls):
         raise ValueError(f"objective {name!r} is already registered ({_qualname(known)})")
-    if name in BUILTIN and BUILTIN[name] != _qualname(cls):
-        raise ValueError(f"objective {name!r} is a built-in ({BUILTIN[name]})")
     _registered[name] = cls
     return cls
 
