@@ -28,8 +28,7 @@ from torch import Tensor, nn
 from torch.distributed import ProcessGroup
 
 from interlingua.trainers.objectives.options import require_choice
-from interlingua.trainers.objectives.base import Objective, ObjectiveSetup
-from interlingua.trainers.objectives.simcse import SimCSEOptions, SupervisedSimCSELoss
+from interlingua.trainers.objectives.simcse import SupervisedSimCSELoss, TemperatureObjective
 
 Combination = Literal["concat_normalized", "concat", "sum", "sum_normalized"]
 COMBINATIONS: tuple[str, ...] = ("concat_normalized", "concat", "sum", "sum_normalized")
@@ -70,14 +69,10 @@ def combine_embeddings(sentence: Tensor, amr: Tensor, mode: Combination = "conca
     return torch.cat([sentence, amr], dim=-1) if mode.startswith("concat") else sentence + amr
 
 
-class AMRRetrofit(Objective):
+class AMRRetrofit(TemperatureObjective):
     """Engine objective ``amr_retrofit``: columns ``premise``, ``entailment``, ``contradiction``, each holding
     English text or a linearized AMR graph (mixed training, Algorithm 1)."""
 
     name = "amr_retrofit"
-    Options = SimCSEOptions
     text_columns = ("premise", "entailment", "contradiction")
-
-    def __init__(self, options: SimCSEOptions, setup: ObjectiveSetup) -> None:
-        super().__init__(options, setup)
-        self.criterion = AMRRetrofitLoss(options.temperature, group=setup.group)
+    loss_class = AMRRetrofitLoss

@@ -93,25 +93,28 @@ class SimCSEOptions(ObjectiveOptions):
     temperature: float = Field(0.05, gt=0, description="softmax temperature τ (paper: 0.05)")
 
 
-class UnsupervisedSimCSE(Objective):
+class TemperatureObjective(Objective):
+    """An objective whose loss is ``loss_class(temperature, group=...)`` over one text view per column."""
+
+    Options = SimCSEOptions
+    loss_class: type[nn.Module]
+
+    def __init__(self, options: SimCSEOptions, setup: ObjectiveSetup) -> None:
+        super().__init__(options, setup)
+        self.criterion = self.loss_class(options.temperature, group=setup.group)
+
+
+class UnsupervisedSimCSE(TemperatureObjective):
     """Engine objective ``simcse_unsup``: column ``text``, encoded twice (two dropout views)."""
 
     name = "simcse_unsup"
-    Options = SimCSEOptions
     text_columns = ("text", "text")
-
-    def __init__(self, options: SimCSEOptions, setup: ObjectiveSetup) -> None:
-        super().__init__(options, setup)
-        self.criterion = UnsupervisedSimCSELoss(options.temperature, group=setup.group)
+    loss_class = UnsupervisedSimCSELoss
 
 
-class SupervisedSimCSE(Objective):
+class SupervisedSimCSE(TemperatureObjective):
     """Engine objective ``simcse_sup``: columns ``premise``, ``entailment``, ``contradiction`` (hard negative)."""
 
     name = "simcse_sup"
-    Options = SimCSEOptions
     text_columns = ("premise", "entailment", "contradiction")
-
-    def __init__(self, options: SimCSEOptions, setup: ObjectiveSetup) -> None:
-        super().__init__(options, setup)
-        self.criterion = SupervisedSimCSELoss(options.temperature, group=setup.group)
+    loss_class = SupervisedSimCSELoss
