@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import statistics
 import tempfile
 import time
@@ -155,18 +156,29 @@ def main(argv: list[str] | None = None) -> None:
     by_label = dict(variants)
     values: dict[str, list[float]] = {label: [] for label, _ in variants}
     started = time.perf_counter()
-    for r, order in enumerate(interleaved_rounds([label for label, _ in variants], args.rounds)):
-        for label in order:
-            keys = dict(by_label[label])
-            if keys["objective"] == "ease":
-                keys["entity_vectors"] = str(vectors)
-            run_id = client.create_run(experiment, run_name=f"{label}-{r}").info.run_id
-            fit(encoder, dataset, TrainConfig(**settings, **keys), storage_path=root / "ray_results",
-                name=f"{label.replace(' ', '-')}-{r}", run_id=run_id)
-            history = sorted(client.get_metric_history(run_id, "tokens_per_s"), key=lambda m: m.step)
-            values[label].append(statistics.median(m.value for m in history[WARMUP_STEPS:]))
-            print(f"round {r + 1}/{args.rounds} {label}: {values[label][-1]:.0f} tokens/s", flush=True)
-    ray.shutdown()
+    signal.signal(signal.SIGTERM, _stop)  # a time limit still prints the rounds completed
+    completed = 0
+    try:
+        for r, order in enumerate(interleaved_rounds([label for label, _ in variants], args.rounds)):
+            for label in order:
+                keys = dict(by_label[label])
+                if keys["objective"] == "ease":
+                    keys["entity_vectors"] = str(vectors)
+                run_id = client.create_run(experiment, run_name=f"{label}-{r}").info.run_id
+                fit(encoder, dataset, TrainConfig(**settings, **keys), storage_path=root / "ray_results",
+                    name=f"{label.replace(' ', '-')}-{r}", run_id=run_id)
+                history = sorted(client.get_metric_history(run_id, "tokens_per_s"), key=lambda m: m.step)
+                values[label].append(statistics.median(m.value for m in history[WARMUP_STEPS:]))
+                print(f"round {r + 1}/{args.rounds} {label}: {values[label][-1]:.0f} tokens/s", flush=True)
+            completed += 1
+    except _Stopped:
+        print(f"stopped: reporting the {completed} complete round(s)", flush=True)
+    finally:
+        ray.shutdown()
+    if not completed:
+        return
+    values = {label: series[:completed] for label, series in values.items()}
+    args.rounds = completed
 
     baseline = variants[0][0]
     summary = ratio_summary(values, baseline)
@@ -177,6 +189,14 @@ def main(argv: list[str] | None = None) -> None:
     print("|---|---:|---:|---:|")
     for label, (median, low, high) in summary.items():
         print(f"| {label} | {statistics.median(values[label]):.0f} | {median:.2f} | {low:.2f}–{high:.2f} |")
+
+
+class _Stopped(Exception):
+    pass
+
+
+def _stop(signum, frame):
+    raise _Stopped()
 
 
 if __name__ == "__main__":
