@@ -132,7 +132,7 @@ class TrainConfig(Config):
         from interlingua.trainers.objectives.registry import objective_class, objective_names
 
         if name == "objective":
-            return [f"{prefix}objective (one of {', '.join(objective_names())}; default {default!r})  "
+            return [f"{prefix}objective (one of {', '.join(map(repr, objective_names()))}, default {default!r})  "
                     f"training objective; its options below may also be set as {prefix}<key>"]
         if name != "options":
             return None

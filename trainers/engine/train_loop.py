@@ -31,12 +31,14 @@ def train_loop_per_worker(loop_config: dict[str, Any]) -> None:
     import torch
     import torch.distributed as dist
 
+    from interlingua.core.console import quiet_worker_libraries
     from interlingua.models.load import load_encoder
     from interlingua.trainers.engine.config import TrainConfig
     from interlingua.trainers.engine.deepspeed_setup import build_engine
     from interlingua.trainers.engine.train_module import EngineViews, TrainModule, count_tokens
     from interlingua.trainers.objectives.registry import register_objective
 
+    quiet_worker_libraries()
     objective_cls = loop_config.get("objective_class")
     if objective_cls is not None:  # shipped by fit: also objectives registered at run time on the driver
         register_objective(objective_cls)
