@@ -83,7 +83,7 @@ def _fit(env, config: TrainConfig, name: str, dataset):
 def _pairs_dataset():
     import ray
 
-    return ray.data.from_items([{"src": s, "tgt": t} for s, t in EN_ES_PAIRS]).materialize()
+    return ray.data.from_items([{"src": s, "tgt": t} for s, t in EN_ES_PAIRS * 2]).materialize()  # 16 per worker
 
 
 def _bitext_dataset(encoder_dir: str):
@@ -95,7 +95,7 @@ def _bitext_dataset(encoder_dir: str):
 
     tokenizer = AutoTokenizer.from_pretrained(encoder_dir)
     rows = []
-    for source, target in EN_ES_PAIRS:
+    for source, target in EN_ES_PAIRS * 2:  # 16 rows per worker
         src, tgt = source.split(), target.split()
         sp, tp = first_subword_positions(tokenizer, src), first_subword_positions(tokenizer, tgt)
         pairs = dict.fromkeys((sp[i], tp[min(i, len(tgt) - 1)]) for i in range(len(src)))
