@@ -29,6 +29,7 @@ from pydantic import Field, field_validator
 
 from interlingua.trainers.engine.config import TrainConfig
 from interlingua.core.config import Config
+from interlingua.core.names import SafeName
 from interlingua.core.params import flatten
 
 DESCRIPTION = "retrofit a multilingual encoder with AMR graphs of an amr-corpus version (Cai et al. 2022)"
@@ -50,7 +51,7 @@ def _amr_train() -> TrainConfig:
 
 
 class AmrRetrofitConfig(Config):
-    corpus: str = Field("amr-corpus", description="name of the amr-corpus corpus in the store")
+    corpus: SafeName = Field("amr-corpus", description="name of the amr-corpus corpus in the store")
     version: str | None = Field(None, description="corpus version; None: the latest")
     model: str | None = Field(None, description="encoder URI to retrofit; default: the e5-small asset")
     languages: list[str] | None = Field(
@@ -60,7 +61,7 @@ class AmrRetrofitConfig(Config):
                                              description="chance an English slot uses its graph, not its text")
     registered_model: str = "interlingua-amr-encoder"
     alias: str = "amr-retrofit"
-    experiment: str = "amr-retrofit"
+    experiment: SafeName = "amr-retrofit"
     state_dir: str | None = Field(None, description="default: $INTERLINGUA_HOME or ./.interlingua")
     train: TrainConfig = Field(default_factory=_amr_train)
 

@@ -42,6 +42,8 @@ from typing import Any, Literal
 from pydantic import Field, model_validator
 
 from interlingua.core.config import Config
+from interlingua.core.names import SafeName
+from interlingua.core.redact import redact
 from interlingua.core.errors import UserError
 
 DESCRIPTION = "raw bitext -> hygiene -> Moses tokens -> fast_align (both ways, symmetrized) -> word pairs corpus"
@@ -78,7 +80,7 @@ class BitextCorpusConfig(Config):
     subword_max_length: int | None = Field(default=512, ge=1)
     rows_per_shard: int = Field(default=4096, ge=1)
     workers: int = Field(default=2, ge=1, description="tokenize / align Ray actors")
-    corpus_name: str = "bitext-corpus"
+    corpus_name: SafeName = "bitext-corpus"
     store_root: str | None = None
 
     @model_validator(mode="after")
@@ -247,6 +249,7 @@ def ensure_parameters(store, writer, tokens: dict[int, tuple[list[str], list[str
     on the accepted pairs (first ``learn_sample``) and saves them there. ``None`` when no pair has
     two non-empty sides.
     """
+    from interlingua.core.runtime import state_tempdir_root
     from interlingua.operators.align.fast_align_training import PARAMS_FILE, FastAlignSettings, learn_fast_align
 
     remote = _params_dir_in_version(store, writer)
@@ -256,7 +259,8 @@ def ensure_parameters(store, writer, tokens: dict[int, tuple[list[str], list[str
     if fs.exists(f"{remote}/{PARAMS_FILE}"):
         if not in_memory:
             return (remote if local_store else fs.unstrip_protocol(remote)), False
-        local = tempfile.mkdtemp(prefix="interlingua_fast_align_")  # actors cannot see the driver's memory://
+        # actors cannot see the driver's memory://; a private folder under <state>/tmp, not the system temp folder
+        local = tempfile.mkdtemp(prefix="interlingua_fast_align_", dir=state_tempdir_root())
         for path in fs.ls(remote, detail=False):
             fs.get_file(path, os.path.join(local, path.rsplit("/", 1)[-1]))
         return local, False
@@ -265,7 +269,7 @@ def ensure_parameters(store, writer, tokens: dict[int, tuple[list[str], list[str
         trainable = trainable[: config.learn_sample]
     if not trainable:
         return None, False
-    local = tempfile.mkdtemp(prefix="interlingua_fast_align_")
+    local = tempfile.mkdtemp(prefix="interlingua_fast_align_", dir=state_tempdir_root())
     learn_fast_align(trainable, local, FastAlignSettings(iterations=config.iterations))
     with open(os.path.join(local, PARAMS_FILE), encoding="utf-8") as handle:
         meta = json.load(handle)
@@ -382,13 +386,20 @@ def run(config: BitextCorpusConfig, *, address: str | None = None) -> dict[str, 
     from interlingua.operators.corpus.shards import plan_shards
     from interlingua.operators.corpus.store import CorpusStore
     from interlingua.operators.runner import run_operator
+    from interlingua.core.inputs import require_input_files, require_writable
     from interlingua.core.runtime import corpus_root, init_ray
 
     source = config.source or default_source()
     inputs = [source] + ([config.target] if config.target else [])
+    # the user's mistakes, before Ray starts: missing or empty inputs, an unwritable store
+    require_input_files(inputs)
+    require_writable(config.store_root or corpus_root(), "corpus store")
     rows = read_bitext(config, source)
+    if not rows:
+        raise UserError(f"{redact(source)} holds no bitext rows: nothing to build (hint: check the file)")
     store = CorpusStore(config.store_root or corpus_root())
-    writer = store.open_version(config.corpus_name, _manifest_config(config, source), inputs)
+    # provenance without credentials: the manifest's config and inputs, and the rejects, are redacted
+    writer = store.open_version(config.corpus_name, redact(_manifest_config(config, source)), redact(inputs))
     shards = plan_shards(len(rows), config.rows_per_shard)
     summary: dict[str, Any] = {"corpus": config.corpus_name, "version": writer.version, "input_rows": len(rows),
                                "shards_total": len(shards), "shards_resumed": 0, "parameters": None}
@@ -494,4 +505,4 @@ def _write_shard(writer, shard, rows, tokens, too_long, aligned, config: BitextC
     table = pa.table({c: pa.array(columns[c], type=pa.string()) for c in COLUMNS})
     counts = {k: int(v) for k, v in counters.items() if v}
     counts["rows"] = rows_written
-    writer.write_shard(shard.id, table, rejects or None, counters=counts)
+    writer.write_shard(shard.id, table, redact(rejects) or None, counters=counts)

@@ -35,13 +35,16 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "command", None):
         parser.print_help()
         return 2
+    from interlingua.core.redact import install_log_redaction, redact_text
+
+    install_log_redaction()
     try:
         return int(args._module.run(args) or 0)
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
     except UserError as err:
-        print(f"interlingua {args.command}: error: {err}", file=sys.stderr)
+        print(f"interlingua {args.command}: error: {redact_text(str(err))}", file=sys.stderr)
         return 2
 
 

@@ -14,6 +14,7 @@ from pydantic import Field
 
 from interlingua.trainers.engine.config import TrainConfig
 from interlingua.core.config import Config
+from interlingua.core.names import SafeName
 from interlingua.core.params import flatten
 
 DESCRIPTION = "fine-tune multilingual-e5-small on the en-es Bible with translation ranking; evaluate; register"
@@ -30,10 +31,10 @@ class QuickstartConfig(Config):
     bitext: str | None = Field(None, description="parquet with columns id, en, es; default: the Bible asset")
     debian_reference_dir: str | None = Field(
         None, description="folder of debian-reference-en-XX.parquet files; default: the asset")
-    corpus_name: str = "bible-en-es"
+    corpus_name: SafeName = "bible-en-es"
     rows_per_shard: int = Field(4096, ge=1)
     max_length_ratio: float = Field(3.0, ge=1.0, description="hygiene: max token-length ratio of a pair")
-    experiment: str = "quickstart"
+    experiment: SafeName = "quickstart"
     registered_model: str = "interlingua-e5-small-bible"
     alias: str = "quickstart"
     eval_bible_pairs: int = Field(500, ge=10, description="held-out Bible verses evaluated")
@@ -49,6 +50,7 @@ def run(config: QuickstartConfig, *, address: str | None = None) -> dict:
     from interlingua.core.progress import Stages
 
     stages = Stages("quickstart")
+    from interlingua.core.inputs import require_input_files, require_writable
     from interlingua.core.runtime import assets_dir, configure_mlflow, corpus_root, init_ray, state_dir
 
     state = state_dir(config.state_dir)
@@ -56,6 +58,8 @@ def run(config: QuickstartConfig, *, address: str | None = None) -> dict:
 
     with stages("assets"):
         model_uri, bible, debian = _ensure_assets(assets, config)
+        require_input_files([str(bible)], "bitext")
+        require_writable(corpus_root(state), "corpus store")
 
     with stages("ray"):
         init_ray(address)

@@ -19,7 +19,9 @@ part before ``:``) so rejects can be counted by kind:
 - ``undefined-variable: <name>`` — a role points at a variable-like symbol (``b``, ``x2``) that no
   node defines; AMR constants are strings, numbers, ``-``, ``+`` and mode words, never such symbols;
 - ``invalid-role: <role>`` — a role with an empty name (``(a / b : (c / d))``) always; with
-  ``check_roles=True`` also a role the AMR model of ``penman`` does not know.
+  ``check_roles=True`` also a role the AMR model of ``penman`` does not know;
+- ``too-deep: <depth>`` — nodes nested deeper than ``max_depth`` (default :data:`MAX_PENMAN_DEPTH`), measured
+  before decoding (``penman`` and the linearizer recurse per level; real AMR graphs stay far below the limit).
 """
 
 from __future__ import annotations
@@ -32,6 +34,9 @@ import penman
 from penman.graph import Graph
 
 _VARIABLE_LIKE = re.compile(r"^[a-z][0-9]*$")
+
+#: Deepest node nesting accepted; deeper outputs are rejects (``too-deep``), never a ``RecursionError``.
+MAX_PENMAN_DEPTH = 100
 
 
 @dataclass(frozen=True)
@@ -99,6 +104,32 @@ def _graph_span_problem(text: str) -> str:
     return f"trailing-text: {text[rest:].strip()[:40]!r}"
 
 
+def nesting_depth(text: str) -> int:
+    """The deepest ``(`` nesting of ``text``, ignoring parentheses inside quoted strings and ``#`` comments."""
+    depth = deepest = 0
+    in_string = escaped = in_comment = False
+    for char in text:
+        if in_comment:
+            in_comment = char != "\n"
+        elif in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char == "#" and depth == 0:
+            in_comment = True
+        elif char == "(":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char == ")":
+            depth -= 1
+    return deepest
+
+
 def _structural_problem(graph: Graph) -> str:
     concepts: dict[str, list[object]] = {}
     for variable, _, concept in graph.instances():
@@ -131,14 +162,19 @@ def _role_problem(graph: Graph) -> str:
     return ""
 
 
-def validate_penman(text: str, *, check_roles: bool = False) -> Validation:
+def validate_penman(text: str, *, check_roles: bool = False, max_depth: int = MAX_PENMAN_DEPTH) -> Validation:
     """Decode ``text`` and check it is one well-formed AMR graph (see the module docstring)."""
     if not isinstance(text, str) or not text.strip():
         return Validation(None, "empty-output")
+    depth = nesting_depth(text)
+    if depth > max_depth:
+        return Validation(None, f"too-deep: nesting depth {depth} > {max_depth}")
     try:
         graphs = list(penman.iterdecode(text))
     except penman.DecodeError as error:
         return Validation(None, f"decode-error: {_decode_error_message(error)}")
+    except RecursionError:  # a limit above what the interpreter's stack allows
+        return Validation(None, f"too-deep: nesting depth {depth} exceeds the interpreter's recursion limit")
     span_problem = _graph_span_problem(text)
     if span_problem.startswith("decode-error: text before"):
         return Validation(None, span_problem)

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
-import tempfile
 
 from interlingua.core.errors import UserError
 
@@ -63,6 +63,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     _validate(args)
     from interlingua.operators.align.fast_align_training import FastAlignParameters, FastAlignSettings, learn_fast_align
+    from interlingua.core.runtime import state_tempdir
     from interlingua.operators.bitext.parallel_lines import LineCountMismatch, read_parallel_lines
 
     try:
@@ -86,21 +87,25 @@ def run(args: argparse.Namespace) -> int:
         targets.append(tgt_tokens)
 
     trainable = [(s, t) for s, t in zip(sources, targets) if s and t]
-    if args.params:
-        parameters_dir = args.params
-    elif not trainable:
-        parameters_dir = None
-    else:
-        parameters_dir = args.save_params or tempfile.mkdtemp(prefix="interlingua_fast_align_")
-        sample = trainable[: args.learn_sample] if args.learn_sample else trainable
-        learn_fast_align(sample, parameters_dir, FastAlignSettings(iterations=args.iterations))
+    # Parameters learned without --save-params live in a private folder under <state>/tmp, removed when the
+    # command ends (errors included): they hold the corpus vocabulary, which must not stay in the system temp.
+    with contextlib.ExitStack() as cleanup:
+        if args.params:
+            parameters_dir = args.params
+        elif not trainable:
+            parameters_dir = None
+        else:
+            parameters_dir = args.save_params or cleanup.enter_context(state_tempdir("interlingua_fast_align_"))
+            sample = trainable[: args.learn_sample] if args.learn_sample else trainable
+            learn_fast_align(sample, parameters_dir, FastAlignSettings(iterations=args.iterations))
 
-    if parameters_dir is None:
-        forward = reverse = symmetrized = [""] * len(lines)
-    elif args.workers == 1:
-        forward, reverse, symmetrized = _align_in_process(FastAlignParameters.load(parameters_dir), sources, targets, args.sym)
-    else:
-        forward, reverse, symmetrized = _align_on_ray(parameters_dir, sources, targets, args)
+        if parameters_dir is None:
+            forward = reverse = symmetrized = [""] * len(lines)
+        elif args.workers == 1:
+            forward, reverse, symmetrized = _align_in_process(FastAlignParameters.load(parameters_dir), sources,
+                                                              targets, args.sym)
+        else:
+            forward, reverse, symmetrized = _align_on_ray(parameters_dir, sources, targets, args)
 
     _write_lines(args.out, symmetrized)
     if args.forward:

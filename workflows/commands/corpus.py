@@ -47,18 +47,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from interlingua.core.redact import redact, redact_text
     from interlingua.operators.corpus import CorpusLookupError, CorpusStore
 
     root = args.root or default_corpus_root()
     try:
         store = CorpusStore(root)
         if args.corpus_action == "list":
-            print(_format_version_list(store.list_versions(args.name), root))
+            print(redact_text(_format_version_list(store.list_versions(args.name), root)))
         else:
             manifest = store.manifest(args.name, args.version)
-            print(manifest.to_json() if args.json else _format_manifest(manifest, store))
+            # a store may be shared and older manifests may hold credentials: never print them
+            shown = manifest.model_copy(update={"inputs": redact(list(manifest.inputs)),
+                                                "config": redact(dict(manifest.config))})
+            print(redact_text(shown.to_json() if args.json else _format_manifest(shown, store)))
     except (CorpusLookupError, ValueError) as error:
-        print(f"interlingua corpus: {error}", file=sys.stderr)
+        print(f"interlingua corpus: {redact_text(str(error))}", file=sys.stderr)
         return 2
     return 0
 

@@ -34,9 +34,13 @@ def run(args: argparse.Namespace) -> int:
         return 0
     config = load_config(workflow.CONFIG, args.config, args.overrides)
     if args.show_config:
-        print(json.dumps(config.model_dump(mode="json"), indent=2))
+        from interlingua.core.redact import redact
+
+        print(json.dumps(redact(config.model_dump(mode="json")), indent=2))
         return 0
+    from interlingua.core.redact import redact
+
     summary = workflow.run(config, address=args.address)
     if summary:
-        print(json.dumps(summary, indent=2, default=str))
+        print(json.dumps(redact(summary), indent=2, default=str))
     return 0
