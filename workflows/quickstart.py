@@ -74,35 +74,41 @@ def run(config: QuickstartConfig, *, address: str | None = None) -> dict:
     from interlingua.operators.corpus.store import CorpusStore
     from interlingua.trainers.engine.fit import fit
     from interlingua.models.registry import log_and_register_encoder
+    from interlingua.core.redact import redact
+    from interlingua.workflows.resume import workflow_run
 
-    configure_mlflow(config.experiment, state)
-    with mlflow.start_run(run_name=f"quickstart-{time.strftime('%Y%m%d-%H%M%S')}") as run:
-        run_id = run.info.run_id
-        mlflow.log_params(flatten({"model": model_uri, "corpus": f"{manifest.name}@{manifest.version}",
-                                 **config.train.model_dump()}))
-        mlflow.set_tags({"interlingua.workflow": "quickstart", "corpus.version": manifest.version})
-        mlflow.log_dict(json.loads(manifest.to_json()), "corpus/manifest.json")
-
-    with stages("train"):
-        dataset = CorpusStore(corpus_root(state)).read_ray(manifest.name, manifest.version, columns=["src", "tgt"])
-        dataset = dataset.random_shuffle(seed=config.train.seed).materialize()
-        result = fit(model_uri, dataset, config.train, storage_path=state / "ray_results",
-                     name=f"quickstart-{run_id[:8]}", run_id=run_id)
-
-    with stages("register"):
-        registered = log_and_register_encoder(result.encoder_dir, config.registered_model, config.alias, run_id)
-        print(f"  registered {registered.uri} (version {registered.version})")
-
-    with stages("evaluate"):
-        table = _evaluate(config, model_uri, registered.uri, heldout, debian)
-        report = _format_table(table)
-        print(report)
+    experiment_id = configure_mlflow(config.experiment, state)
+    # A rerun with the same config after a crash continues the same MLflow run, and with it the Ray Train
+    # run named after it, which resumes from its last complete checkpoint (workflows/resume.py).
+    with workflow_run("quickstart", config, experiment_id,
+                      run_name=f"quickstart-{time.strftime('%Y%m%d-%H%M%S')}") as tracked:
+        run_id = tracked.run_id
         with mlflow.start_run(run_id=run_id):
-            for task, scores in table.items():
-                for which in ("base", "tuned"):
-                    mlflow.log_metric(f"eval.{task}.{which}", scores[which])
-            mlflow.log_text(report, "eval/retrieval.txt")
-            mlflow.log_dict(table, "eval/retrieval.json")
+            mlflow.log_params(flatten({"model": model_uri, "corpus": f"{manifest.name}@{manifest.version}",
+                                       **config.train.model_dump()}))
+            mlflow.set_tags({"interlingua.workflow": "quickstart", "corpus.version": manifest.version})
+            mlflow.log_dict(redact(json.loads(manifest.to_json())), "corpus/manifest.json")
+
+        with stages("train"):
+            dataset = CorpusStore(corpus_root(state)).read_ray(manifest.name, manifest.version, columns=["src", "tgt"])
+            dataset = dataset.random_shuffle(seed=config.train.seed).materialize()
+            result = fit(model_uri, dataset, config.train, storage_path=state / "ray_results",
+                         name=f"quickstart-{run_id[:8]}", run_id=run_id)
+
+        with stages("register"):
+            registered = log_and_register_encoder(result.encoder_dir, config.registered_model, config.alias, run_id)
+            print(f"  registered {registered.uri} (version {registered.version})")
+
+        with stages("evaluate"):
+            table = _evaluate(config, model_uri, registered.uri, heldout, debian)
+            report = _format_table(table)
+            print(report)
+            with mlflow.start_run(run_id=run_id):
+                for task, scores in table.items():
+                    for which in ("base", "tuned"):
+                        mlflow.log_metric(f"eval.{task}.{which}", scores[which])
+                mlflow.log_text(report, "eval/retrieval.txt")
+                mlflow.log_dict(table, "eval/retrieval.json")
 
     summary = {"run_id": run_id, "model_uri": registered.uri, "corpus": f"{manifest.name}@{manifest.version}",
                "train_metrics": {k: v for k, v in result.metrics.items() if isinstance(v, (int, float))},

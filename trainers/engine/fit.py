@@ -29,33 +29,47 @@ def fit(model: str, train_dataset, config: TrainConfig, *, storage_path: str | o
         run_id: str | None = None) -> TrainResult:
     """Train ``model`` (any :func:`load_encoder` URI) on ``train_dataset`` (a Ray dataset with the
     objective's text columns). Re-running with the same ``storage_path`` and ``name`` after a crash
-    resumes from the latest checkpoint."""
+    resumes from the latest *complete* checkpoint found on disk under ``<storage_path>/<name>`` (see
+    :mod:`interlingua.trainers.engine.checkpoints`): model, optimizer, scheduler, RNG state and position in
+    the data, so the resumed run takes the steps the uninterrupted one would have. When that checkpoint
+    already reached ``max_steps`` nothing is trained again."""
     from ray.train import CheckpointConfig, RunConfig, ScalingConfig
     from ray.train.torch import TorchConfig, TorchTrainer
 
     from interlingua.core.runtime import device_plan
+    from interlingua.trainers.engine.checkpoints import latest_complete
 
     plan = device_plan(config.use_gpu)
     missing = [c for c in dict.fromkeys(OBJECTIVE_COLUMNS[config.objective]) if c not in train_dataset.columns()]
     if missing:
         raise ValueError(f"objective {config.objective!r} needs columns {list(OBJECTIVE_COLUMNS[config.objective])}; "
                          f"the training dataset lacks {missing} (has {train_dataset.columns()})")
+    storage = Path(storage_path).resolve()
+    resume = latest_complete(storage / name)
+    if resume is not None and resume.step >= config.max_steps:
+        print(f"[train] {name}: checkpoint at step {resume.step} already done; not training again", flush=True)
+        return _result(resume.path, resume.metrics, config)
+    if resume is not None:
+        print(f"[train] {name}: resuming from step {resume.step} ({resume.path})", flush=True)
     trainer = TorchTrainer(
         train_loop_per_worker,
         train_loop_config={"train": config.model_dump(), "model": model, "use_gpu": plan.use_gpu, "run_id": run_id,
-                           "tracking_uri": _tracking_uri() if run_id else None},
+                           "tracking_uri": _tracking_uri() if run_id else None,
+                           "resume_from": resume.path if resume else None},
         scaling_config=ScalingConfig(num_workers=config.num_workers, use_gpu=plan.use_gpu,
                                      resources_per_worker={"CPU": config.cpus_per_worker}),
         torch_config=TorchConfig(backend=plan.backend),
-        run_config=RunConfig(storage_path=str(Path(storage_path).resolve()), name=name,
+        run_config=RunConfig(storage_path=str(storage), name=name,
                              checkpoint_config=CheckpointConfig(num_to_keep=2)),
         datasets={"train": train_dataset},
     )
     result = trainer.fit()
     if result.checkpoint is None:
         raise RuntimeError(f"training run {name!r} finished without a checkpoint: {result.error}")
-    folder = result.checkpoint.path
+    return _result(result.checkpoint.path, dict(result.metrics or {}), config)
+
+
+def _result(folder: str, metrics: dict, config: TrainConfig) -> TrainResult:
     entity_table = os.path.join(folder, ENTITY_TABLE_FILE)
-    return TrainResult(encoder_dir=os.path.join(folder, ENCODER_SUBDIR), checkpoint_dir=folder,
-                       metrics=dict(result.metrics or {}),
+    return TrainResult(encoder_dir=os.path.join(folder, ENCODER_SUBDIR), checkpoint_dir=folder, metrics=metrics,
                        entity_table=entity_table if config.objective == "ease" else None)
