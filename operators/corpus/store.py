@@ -43,6 +43,7 @@ from pydantic import ValidationError
 
 from interlingua.operators.corpus.manifest import (
     Manifest,
+    PartialInput,
     ShardCompletion,
     ShardRecord,
     VersionSummary,
@@ -278,6 +279,7 @@ class VersionWriter:
         self._fs = store.fs
         self._dir = store._version_dir(name, version)
         self._run_counters: Counter[str] = Counter()
+        self._partial_inputs: list[PartialInput] = []
 
     @property
     def published(self) -> bool:
@@ -358,6 +360,11 @@ class VersionWriter:
         self._require_unpublished("add_counters")
         self._run_counters.update(_validate_counts(counters, "counters"))
 
+    def mark_partial(self, input_url: str, reason: str, offset: int | None = None) -> None:
+        """Record that ``input_url`` was read only in part; the manifest lists it and ``partial`` is True."""
+        self._require_unpublished("mark_partial")
+        self._partial_inputs.append(PartialInput(input=input_url, reason=reason, offset=offset))
+
     def publish(self, expected_shards: Iterable[str] | None = None) -> Manifest:
         """Write the manifest (last, atomically), then point ``latest`` at this version.
 
@@ -403,6 +410,7 @@ class VersionWriter:
             rejects_by_reason=sum_counts(completion.rejects_by_reason for completion in completions),
             rejects_by_operator=sum_counts(completion.rejects_by_operator for completion in completions),
             counters=sum_counts([*(completion.counters for completion in completions), self._run_counters]),
+            partial_inputs=tuple(self._partial_inputs),
         )
 
     def _check_expected(self, expected: list[str], complete: list[str]) -> None:
