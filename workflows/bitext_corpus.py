@@ -32,6 +32,7 @@ written when the shard is aligned, so a rerun of the same config and inputs skip
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import shutil
@@ -44,6 +45,7 @@ from pydantic import Field, model_validator
 from interlingua.core.config import Config
 from interlingua.core.names import SafeName
 from interlingua.core.redact import redact
+from interlingua.core.archives import DECOMPRESSION_ERRORS, TruncatedInputError, compressed_offset
 from interlingua.core.errors import UserError
 
 DESCRIPTION = "raw bitext -> hygiene -> Moses tokens -> fast_align (both ways, symmetrized) -> word pairs corpus"
@@ -80,6 +82,8 @@ class BitextCorpusConfig(Config):
     subword_max_length: int | None = Field(default=512, ge=1)
     rows_per_shard: int = Field(default=4096, ge=1)
     workers: int = Field(default=2, ge=1, description="tokenize / align Ray actors")
+    allow_truncated_inputs: bool = Field(default=False, description="a truncated/corrupt .gz/.bz2 input publishes "
+                                         "the rows read before the damage, the version marked partial (default: error)")
     corpus_name: SafeName = "bitext-corpus"
     store_root: str | None = None
 
@@ -106,7 +110,7 @@ def resolve_format(config: BitextCorpusConfig, source: str) -> str:
     name = source.lower().split("?")[0]
     if name.endswith((".parquet", ".pq")):
         return "parquet"
-    if name.endswith((".tsv", ".tsv.gz", ".tab")):
+    if name.endswith((".tsv", ".tsv.gz", ".tsv.bz2", ".tsv.xz", ".tab")):
         return "tsv"
     raise UserError(f"cannot tell the format of {source}: set format (text with target, tsv or parquet)")
 
@@ -120,13 +124,22 @@ def default_source() -> str:
     return str(path)
 
 
-def read_bitext(config: BitextCorpusConfig, source: str) -> list[dict[str, Any]]:
-    """Raw rows ``{"id", "src", "tgt", "reject"}`` in input order (``reject`` None or a record)."""
+def read_bitext(config: BitextCorpusConfig, source: str, partial: list[dict] | None = None) -> list[dict[str, Any]]:
+    """Raw rows ``{"id", "src", "tgt", "reject"}`` in input order (``reject`` None or a record). A truncated
+    compressed input raises :class:`TruncatedInputError`, or with ``allow_truncated_inputs`` ends the rows
+    there and is appended to ``partial`` (``input``, ``reason``, ``offset``)."""
     fmt = resolve_format(config, source)
     if fmt == "text":
         rows = _read_text(source, config.target, config.max_pairs)
     elif fmt == "tsv":
-        rows = _read_tsv(source, config.max_pairs)
+        try:
+            rows = _read_tsv(source, config.max_pairs)
+        except TruncatedInputError as err:
+            if not config.allow_truncated_inputs:
+                raise
+            rows = err.rows
+            if partial is not None:
+                partial.append({"input_url": redact(source), "reason": err.detail, "offset": err.offset})
     else:
         rows = _read_parquet(config, source)
     return rows
@@ -157,7 +170,17 @@ def _read_tsv(source: str, limit: int | None) -> list[dict[str, Any]]:
     try:
         handle_ctx = fsspec.open(source, "rb", compression="infer")
         with handle_ctx as handle:
-            for number, raw in enumerate(iter(handle.readline, b""), start=1):
+            lines = iter(handle.readline, b"")
+            for number in itertools.count(1):
+                try:
+                    raw = next(lines)
+                except StopIteration:
+                    break
+                except DECOMPRESSION_ERRORS as err:
+                    truncated = TruncatedInputError(source, compressed_offset(handle), f"{type(err).__name__}: {err} "
+                                                    f"(after line {number - 1})")
+                    truncated.rows = rows
+                    raise truncated from None
                 if limit is not None and len(rows) >= limit:
                     break
                 text, reject = _decode(raw, offset, source, number, "line")
@@ -394,12 +417,16 @@ def run(config: BitextCorpusConfig, *, address: str | None = None) -> dict[str, 
     # the user's mistakes, before Ray starts: missing or empty inputs, an unwritable store
     require_input_files(inputs)
     require_writable(config.store_root or corpus_root(), "corpus store")
-    rows = read_bitext(config, source)
+    partial: list[dict] = []
+    rows = read_bitext(config, source, partial)
     if not rows:
         raise UserError(f"{redact(source)} holds no bitext rows: nothing to build (hint: check the file)")
     store = CorpusStore(config.store_root or corpus_root())
     # provenance without credentials: the manifest's config and inputs, and the rejects, are redacted
     writer = store.open_version(config.corpus_name, redact(_manifest_config(config, source)), redact(inputs))
+    for damaged in partial:  # allow_truncated_inputs: what was read is published, the version marked partial
+        if not writer.published:
+            writer.mark_partial(**damaged)
     shards = plan_shards(len(rows), config.rows_per_shard)
     summary: dict[str, Any] = {"corpus": config.corpus_name, "version": writer.version, "input_rows": len(rows),
                                "shards_total": len(shards), "shards_resumed": 0, "parameters": None}

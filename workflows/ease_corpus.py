@@ -34,6 +34,7 @@ from typing import Any, Literal
 
 from interlingua.core.config import Config
 from interlingua.core.names import SafeName
+from interlingua.core.archives import TruncatedInputError
 from interlingua.core.redact import redact
 from pydantic import Field, field_validator
 
@@ -90,6 +91,9 @@ class EaseCorpusConfig(Config):
     max_template_depth: int = Field(default=40, ge=1)
     min_sentence_chars: int = Field(default=10, ge=1)
     max_sentence_chars: int = Field(default=2_000, ge=1)
+    allow_truncated_inputs: bool = Field(
+        default=False, description="a truncated/corrupt dump publishes the pages read before the damage, the version "
+                                   "marked partial in its manifest (default: the run fails naming file and byte offset)")
 
     @field_validator("dumps")
     @classmethod
@@ -131,6 +135,11 @@ def run(config: EaseCorpusConfig, *, address: str | None = None) -> dict[str, An
         concurrency=min(config.workers, len(shards)),
     ).take_all()
     reports = {row["shard_id"]: json.loads(row["report"]) for row in extracted}
+    damaged = archive_damage(shards, reports)
+    if damaged and not config.allow_truncated_inputs:
+        first = damaged[0]
+        raise TruncatedInputError(first["input_url"], first["offset"], first["reason"] + (
+            f" ({len(damaged) - 1} more damaged shard(s))" if len(damaged) > 1 else ""))
     return build_corpus(config, shards, reports, work_dir, config.store or corpus_root())
 
 
@@ -144,6 +153,23 @@ def extraction_work_dir(config: EaseCorpusConfig, settings: dict[str, int], base
         sort_keys=True,
     )
     return f"{base.rstrip('/')}/{config.name}/extract-{hashlib.sha256(identity.encode()).hexdigest()[:12]}"
+
+
+#: Dump issues that mean the archive itself is cut short or corrupt (not a malformed page inside it).
+ARCHIVE_DAMAGE = ("truncated_archive", "truncated_xml")
+
+
+def archive_damage(shards: list, reports: dict[str, dict]) -> list[dict]:
+    """One record per damaged shard (``input_url``, ``reason``, ``offset``: the file offset where it broke)."""
+    damaged = []
+    for shard in shards:
+        for issue in reports.get(shard.shard_id, {}).get("dump_issues", []):
+            if issue.get("reason") in ARCHIVE_DAMAGE:
+                last = issue.get("last_page_title")
+                detail = f"{issue['reason']}: {issue.get('detail', '')}" + (f" (last complete page: {last!r})" if last else "")
+                damaged.append({"input_url": redact(shard.url), "reason": detail, "offset": issue.get("offset")})
+                break
+    return damaged
 
 
 def build_corpus(
@@ -171,6 +197,9 @@ def build_corpus(
     }
     store = CorpusStore(store_url)
     writer = store.open_version(config.name, redact(manifest_config), redact([d.url for d in config.dumps]))
+    if not writer.published:  # reached only with allow_truncated_inputs when a dump is damaged
+        for damaged in archive_damage(shards, reports):
+            writer.mark_partial(**damaged)
     offset = 0
     vocabulary: set[str] = set()
     for shard in shards:
