@@ -58,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
         else:
             manifest = store.manifest(args.name, args.version)
             # a store may be shared and older manifests may hold credentials: never print them
-            shown = manifest.model_copy(update={"inputs": redact(list(manifest.inputs)),
+            shown = manifest.model_copy(update={"inputs": tuple(redact(list(manifest.inputs))),
                                                 "config": redact(dict(manifest.config))})
             print(redact_text(shown.to_json() if args.json else _format_manifest(shown, store)))
     except (CorpusLookupError, ValueError) as error:
