@@ -106,8 +106,18 @@ def ray_workers(process: subprocess.Popen, marker: str) -> list[psutil.Process]:
 
 def version_files(store: Path) -> dict[str, bytes]:
     """Every shard and rejects file of every version under ``store`` (relative path -> bytes)."""
-    return {p.relative_to(store).as_posix(): p.read_bytes()
-            for p in sorted(store.rglob("*.parquet")) if "/data/" in p.as_posix() or "/rejects/" in p.as_posix()}
+    return {p.relative_to(store).as_posix(): p.read_bytes() for p in _published(store, "*.parquet")
+            if "/data/" in p.as_posix() or "/rejects/" in p.as_posix()}
+
+
+def _published(store: Path, pattern: str) -> list[Path]:
+    """Files under ``store`` outside writers' private staging folders (``_staging``)."""
+    return [p for p in sorted(store.rglob(pattern)) if "_staging" not in p.relative_to(store).parts]
+
+
+def completed_shards(store: Path) -> int:
+    """Shards with a completion record anywhere in the store (published or staged by any writer)."""
+    return max(len({p.name for p in store.rglob("_complete/*.json")}), len(manifest_shards(store)))
 
 
 def manifest_shards(store: Path) -> dict[str, tuple]:
@@ -123,7 +133,7 @@ def row_ids(store: Path) -> Counter:
     import pyarrow.parquet as pq
 
     ids: Counter = Counter()
-    for path in sorted(store.rglob("*.parquet")):
+    for path in _published(store, "*.parquet"):
         if "/data/" in path.as_posix():
             ids.update(str(i) for i in pq.read_table(path, columns=["id"]).column("id").to_pylist())
     return ids

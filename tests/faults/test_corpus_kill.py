@@ -11,8 +11,8 @@ import random
 
 import pytest
 
-from faults.harness import FaultCounts, cli_env, kill_tree, manifest_shards, ray_workers, row_ids, start, version_files, \
-    wait_until
+from faults.harness import (FaultCounts, cli_env, completed_shards, kill_tree, manifest_shards, ray_workers, row_ids,
+                            start, version_files, wait_until)
 
 pytestmark = pytest.mark.slow
 
@@ -42,10 +42,6 @@ def _args(source: str, target: str, store) -> list[str]:
             "--set", f"target={target}", "--set", "src_lang=en", "--set", "tgt_lang=de",
             "--set", f"rows_per_shard={ROWS_PER_SHARD}", "--set", "iterations=2", "--set", "workers=2",
             "--set", f"store_root={store}"]
-
-
-def _complete_shards(store) -> int:
-    return len(list(store.glob("*/*/_complete/*.json")))
 
 
 def _run_to_end(args, env, log) -> int:
@@ -98,14 +94,14 @@ def test_driver_killed_at_random_points_then_rerun_matches_the_clean_run(clean):
         if after == 0:
             reached = wait_until(lambda: any(store.glob("*/*")), process, RUN_TIMEOUT)  # the version folder exists
         else:
-            reached = wait_until(lambda: _complete_shards(store) >= after, process, RUN_TIMEOUT, poll=0.01)
+            reached = wait_until(lambda: completed_shards(store) >= after, process, RUN_TIMEOUT, poll=0.01)
         killed_before_end = process.poll() is None
         kill_tree(process)
         counts.trials += 1
         if killed_before_end and reached:
             counts.faults += 1
-            done = _complete_shards(store)
-            assert done < shards or not list(store.glob("*/*/manifest.json")), "killed after publish"
+            done = completed_shards(store)
+            assert done < shards or not manifest_shards(store), "killed after publish"
             counts.notes.append(f"driver kill {trial}: {done}/{shards} shards complete at the kill")
         else:
             counts.notes.append(f"driver kill {trial}: run ended before the kill point")
