@@ -272,6 +272,7 @@ def ensure_parameters(store, writer, tokens: dict[int, tuple[list[str], list[str
     on the accepted pairs (first ``learn_sample``) and saves them there. ``None`` when no pair has
     two non-empty sides.
     """
+    from interlingua.core.processes import call_single_threaded
     from interlingua.core.runtime import state_tempdir_root
     from interlingua.operators.align.fast_align_training import PARAMS_FILE, FastAlignSettings, learn_fast_align
 
@@ -293,7 +294,8 @@ def ensure_parameters(store, writer, tokens: dict[int, tuple[list[str], list[str
     if not trainable:
         return None, False
     local = tempfile.mkdtemp(prefix="interlingua_fast_align_", dir=state_tempdir_root())
-    learn_fast_align(trainable, local, FastAlignSettings(iterations=config.iterations))
+    # one thread: systran-align's multithreaded EM is not deterministic (the same inputs gave other tables)
+    call_single_threaded(learn_fast_align, trainable, local, FastAlignSettings(iterations=config.iterations))
     with open(os.path.join(local, PARAMS_FILE), encoding="utf-8") as handle:
         meta = json.load(handle)
     meta["learn_pairs_requested"] = config.learn_sample

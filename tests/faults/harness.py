@@ -36,7 +36,7 @@ class FaultCounts:
 
 def cli_env(state: Path, **extra: str) -> dict:
     env = dict(os.environ)
-    env.update({"INTERLINGUA_HOME": str(state), "OMP_NUM_THREADS": "1", "RAY_USAGE_STATS_ENABLED": "0",
+    env.update({"INTERLINGUA_HOME": str(state), "OMP_NUM_THREADS": "2", "RAY_USAGE_STATS_ENABLED": "0",
                 "MLFLOW_TRACKING_URI": f"sqlite:///{state / 'mlflow.db'}", "DS_ACCELERATOR": "cpu"})
     env.update(extra)
     return env

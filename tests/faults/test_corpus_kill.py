@@ -79,6 +79,17 @@ def _check_same_as_clean(clean, store, counts: FaultCounts) -> None:
     assert set(ids) == set(clean["ids"]) and all(n == 1 for n in ids.values())
 
 
+def test_two_clean_runs_give_byte_identical_shards(clean):
+    """Same config + inputs + code => the same bytes (issue #13 item 4), with the default thread count."""
+    root = clean["root"] / "clean-again"
+    root.mkdir()
+    store = root / "store"
+    assert _run_to_end(_args(clean["source"], clean["target"], store), cli_env(root / "state"), root / "run.log") == 0
+    counts = FaultCounts(trials=1)
+    _check_same_as_clean(clean, store, counts)
+    print(counts.line("bitext-corpus, second clean run byte-identical"))
+
+
 def test_driver_killed_at_random_points_then_rerun_matches_the_clean_run(clean):
     rng = random.Random(13)
     counts = FaultCounts()

@@ -63,6 +63,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     _validate(args)
     from interlingua.operators.align.fast_align_training import FastAlignParameters, FastAlignSettings, learn_fast_align
+    from interlingua.core.processes import call_single_threaded
     from interlingua.core.runtime import state_tempdir
     from interlingua.operators.bitext.parallel_lines import LineCountMismatch, read_parallel_lines
 
@@ -97,7 +98,8 @@ def run(args: argparse.Namespace) -> int:
         else:
             parameters_dir = args.save_params or cleanup.enter_context(state_tempdir("interlingua_fast_align_"))
             sample = trainable[: args.learn_sample] if args.learn_sample else trainable
-            learn_fast_align(sample, parameters_dir, FastAlignSettings(iterations=args.iterations))
+            # one thread: systran-align's multithreaded EM is not deterministic
+            call_single_threaded(learn_fast_align, sample, parameters_dir, FastAlignSettings(iterations=args.iterations))
 
         if parameters_dir is None:
             forward = reverse = symmetrized = [""] * len(lines)
