@@ -75,25 +75,11 @@ def _graph_span_problem(text: str) -> str:
     if start < len(text) and text[start] != "(":
         end = text.find("(", start)
         return f"decode-error: text before the graph: {text[start:end if end >= 0 else None].strip()[:40]!r}"
-    depth, in_string, escaped, i = 0, False, False, start
-    while i < len(text):
-        char = text[i]
-        if in_string:
-            if escaped:
-                escaped = False
-            elif char == "\\":
-                escaped = True
-            elif char == '"':
-                in_string = False
-        elif char == '"':
-            in_string = True
-        elif char == "(":
-            depth += 1
-        elif char == ")":
-            depth -= 1
-            if depth == 0:
-                break
-        i += 1
+    for i, depth in _parentheses(text, start):
+        if depth == 0:
+            break
+    else:
+        i = len(text)
     rest = _skip_blank_and_comments(text, i + 1)
     if rest >= len(text):
         return ""
@@ -104,11 +90,13 @@ def _graph_span_problem(text: str) -> str:
     return f"trailing-text: {text[rest:].strip()[:40]!r}"
 
 
-def nesting_depth(text: str) -> int:
-    """The deepest ``(`` nesting of ``text``, ignoring parentheses inside quoted strings and ``#`` comments."""
-    depth = deepest = 0
+def _parentheses(text: str, start: int = 0):
+    """``(index, depth after it)`` for every ``(`` and ``)`` from ``start`` on, outside quoted strings and outside
+    ``#`` comments between graphs."""
+    depth = 0
     in_string = escaped = in_comment = False
-    for char in text:
+    for i in range(start, len(text)):
+        char = text[i]
         if in_comment:
             in_comment = char != "\n"
         elif in_string:
@@ -122,12 +110,14 @@ def nesting_depth(text: str) -> int:
             in_string = True
         elif char == "#" and depth == 0:
             in_comment = True
-        elif char == "(":
-            depth += 1
-            deepest = max(deepest, depth)
-        elif char == ")":
-            depth -= 1
-    return deepest
+        elif char in "()":
+            depth += 1 if char == "(" else -1
+            yield i, depth
+
+
+def nesting_depth(text: str) -> int:
+    """The deepest ``(`` nesting of ``text``, ignoring parentheses inside quoted strings and ``#`` comments."""
+    return max((depth for _, depth in _parentheses(text)), default=0)
 
 
 def _structural_problem(graph: Graph) -> str:
