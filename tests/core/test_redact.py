@@ -61,3 +61,12 @@ def test_log_records_are_redacted_with_their_arguments(caplog):
     with caplog.at_level(logging.INFO, logger="interlingua.test_redact"):
         logger.info("reading %s with password=%s", "https://u:pw@h/f?token=t", "hunter2")
     assert caplog.records[-1].getMessage() == "reading https://***@h/f?token=*** with password=***"
+
+
+def test_model_card_masks_credentials_in_base_model_and_config():
+    from interlingua.models.model_card import ModelCard
+
+    card = ModelCard(base_model="s3://b/m?X-Amz-Signature=abc", objective="o", workflow="w",
+                     config={"source": "http://u:pw@h/f", "storage_options": {"secret": "s"}})
+    text = card.to_markdown() + str(card.to_dict()) + str(card.tags())
+    assert "abc" not in text and "pw@" not in text and '"secret": "***"' in text
