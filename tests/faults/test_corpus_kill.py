@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import random
+import time
 
 import pytest
 
@@ -138,7 +139,10 @@ def test_one_ray_worker_killed_mid_alignment_then_rerun_matches_the_clean_run(cl
     found = wait_until(aligner_running, process, RUN_TIMEOUT, poll=0.02)
     counts.trials += 1
     if found:
-        victims[0].kill()  # one actor process of the alignment stage, mid-run
+        time.sleep(random.Random(int(os.environ.get("INTERLINGUA_FAULT_SEED", "5"))).uniform(0.0, 1.5))
+        aligner_running()
+    if found and victims:
+        victims[0].kill()  # one actor process of the alignment stage, at a random moment of its work
         counts.faults += 1
     try:
         first_rc = process.wait(timeout=RUN_TIMEOUT)
