@@ -10,6 +10,7 @@ import os
 import random
 import time
 
+import psutil
 import pytest
 
 from faults.harness import (FaultCounts, cli_env, completed_shards, kill_tree, manifest_shards, ray_workers, row_ids,
@@ -139,10 +140,14 @@ def test_one_ray_worker_killed_mid_alignment_then_rerun_matches_the_clean_run(cl
     found = wait_until(aligner_running, process, RUN_TIMEOUT, poll=0.02)
     counts.trials += 1
     if found:
-        time.sleep(random.Random(int(os.environ.get("INTERLINGUA_FAULT_SEED", "5"))).uniform(0.0, 1.5))
-        aligner_running()
-    if found and victims:
-        victims[0].kill()  # one actor process of the alignment stage, at a random moment of its work
+        first = list(victims)
+        time.sleep(random.Random(int(os.environ.get("INTERLINGUA_FAULT_SEED", "5"))).uniform(0.0, 0.5))
+        victim = (ray_workers(process, "FastAlign") or first)[0]
+        try:
+            victim.kill()  # one actor process of the alignment stage, at a random moment of its work
+        except psutil.NoSuchProcess:
+            found = False
+    if found:
         counts.faults += 1
     try:
         first_rc = process.wait(timeout=RUN_TIMEOUT)
