@@ -131,17 +131,12 @@ def test_the_scan_finds_each_unsafe_form():
     assert len(_unsafe_calls(code)) == 6
 
 
-#: Known offenders being replaced elsewhere, with the reason; anything else unpickling fails the test.
-KNOWN = {"operators/align/lexical_table.py": "object-array vocabulary; replaced by the align branch's pickle-free "
-                                             "lexical table archive (issue #13 item 1)"}
-
-
 def test_no_module_of_the_package_unpickles_what_it_reads():
     offenders = {}
     packages = ("core", "models", "operators", "trainers", "evaluation", "cluster", "workflows", "benchmarks")
     for path in sorted(p for package in packages for p in (PACKAGE_ROOT / package).rglob("*.py")):
         relative = path.relative_to(PACKAGE_ROOT).as_posix()
         found = _unsafe_calls(path.read_text(encoding="utf-8"))
-        if found and relative not in KNOWN:
+        if found:
             offenders[relative] = found
     assert offenders == {}

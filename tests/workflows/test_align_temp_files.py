@@ -31,7 +31,7 @@ def _align(tmp_path) -> int:
 
 
 def _leftovers(system_tmp, state) -> list[str]:
-    found = [p.name for p in system_tmp.iterdir() if "fast_align" in p.name]
+    found = [p.name for p in system_tmp.iterdir() if "align" in p.name or p.name.startswith("interlingua")]
     if (state / "tmp").exists():
         found += [p.name for p in (state / "tmp").iterdir()]
     return sorted(found)
@@ -45,16 +45,16 @@ def test_learned_parameters_are_removed_after_the_run(folders):
 
 
 def test_learned_parameters_are_removed_when_alignment_fails(folders, monkeypatch):
-    from interlingua.operators.align import fast_align_training
+    from interlingua.operators.align import align_operator
 
     tmp_path, system_tmp, state = folders
     seen = []
 
-    def failing_load(directory):
+    def failing_load(directory, *args, **kwargs):
         seen.append(directory)
         raise RuntimeError("disk full")
 
-    monkeypatch.setattr(fast_align_training.FastAlignParameters, "load", staticmethod(failing_load))
+    monkeypatch.setattr(align_operator, "load_aligner", failing_load)
     with pytest.raises(RuntimeError, match="disk full"):
         _align(tmp_path)
     assert seen and seen[0].startswith(str(state / "tmp"))  # the tables were learned under the state folder
