@@ -13,4 +13,6 @@ COMMANDS: dict[str, str] = {
     "jobs": "interlingua.workflows.commands.jobs",
     "promote": "interlingua.workflows.commands.promote",
     "gc": "interlingua.workflows.commands.gc",
+    "refresh": "interlingua.workflows.commands.refresh",
+    "schedule": "interlingua.workflows.commands.schedule",
 }
