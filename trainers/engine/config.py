@@ -41,6 +41,7 @@ class TrainConfig(Config):
         None, ge=4, description="the saved model's max_seq_length (inference); None: keep the base model's")
     freeze_embeddings: bool = Field(False, description="freeze the word-embedding matrix")
     checkpoint_every: int = Field(0, ge=0, description="steps between checkpoints; 0: only at the end")
+    keep_checkpoints: int = Field(2, ge=1, description="Ray Train checkpoints kept per run (the most recent ones)")
     seed: int = 42
     shuffle_buffer: int = Field(1024, ge=0, description="local shuffle buffer rows; 0: no shuffle")
     shm_comm: bool = Field(False, description="compile DeepSpeed's CPU shared-memory all-reduce (slow first build)")

@@ -47,7 +47,7 @@ def fit(model: str, train_dataset, config: TrainConfig, *, storage_path: str | o
                                      resources_per_worker={"CPU": config.cpus_per_worker}),
         torch_config=TorchConfig(backend=plan.backend),
         run_config=RunConfig(storage_path=str(Path(storage_path).resolve()), name=name,
-                             checkpoint_config=CheckpointConfig(num_to_keep=2)),
+                             checkpoint_config=CheckpointConfig(num_to_keep=config.keep_checkpoints)),
         datasets={"train": train_dataset},
     )
     result = trainer.fit()
