@@ -133,10 +133,18 @@ def cached_step(
                 view_states.append(RandomState.capture())
                 with torch.inference_mode():
                     embeddings = encode(chunk)
+            n = embeddings.shape[0]
             if leaf is None:  # one buffer per view: no list of chunk outputs and no concatenation copy
-                leaf = torch.empty((rows, *embeddings.shape[1:]), dtype=embeddings.dtype, device=embeddings.device)
-            leaf[start:start + embeddings.shape[0]] = embeddings
-            start += embeddings.shape[0]
+                leaf = torch.empty((max(rows, n), *embeddings.shape[1:]), dtype=embeddings.dtype,
+                                   device=embeddings.device)
+            elif start + n > leaf.shape[0]:  # more vectors than rows (a token-level view): grow the buffer
+                grown = torch.empty((start + n + rows, *leaf.shape[1:]), dtype=leaf.dtype, device=leaf.device)
+                grown[:start] = leaf[:start]
+                leaf = grown
+            leaf[start:start + n] = embeddings
+            start += n
+        if start != leaf.shape[0]:  # fewer vectors than rows (a token-level view)
+            leaf = leaf[:start].clone()
         states.append(view_states)
         leaves.append(leaf.requires_grad_(True))
 
