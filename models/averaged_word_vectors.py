@@ -1,6 +1,6 @@
 """Sentence = average of its word vectors (the ABSent / classic baseline).
 
-Vectors come from a word2vec / fastText file (text or binary; never a pickled ``.kv``) or a spaCy model
+Vectors come from a word2vec text or binary file (read by gensim's parser) or a spaCy model
 with vectors (e.g. ``fr_core_news_md``). Tokens are lower-cased word characters (``\\w+``); a token is
 looked up as-is, then lower-cased. Texts with no known token embed to the zero vector."""
 
@@ -30,7 +30,7 @@ class AveragedWordVectorEncoder:
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         for row, text in enumerate(texts):
-            vectors = [v for v in (self._word_vector(t) for t in tokenize(text)) if v is not None]
+            vectors = [v for v in (self._word_vector(t) for t in _TOKEN.findall(text)) if v is not None]
             if vectors:
                 out[row] = np.mean(vectors, axis=0)
         return out
@@ -41,18 +41,16 @@ class AveragedWordVectorEncoder:
 
 
 def from_keyed_vectors(path: str) -> AveragedWordVectorEncoder:
-    """Load word2vec / fastText vectors: ``.bin`` (binary) or text, checked line by line
-    (:func:`~interlingua.models.word_vector_files.read_word_vectors`). gensim's ``.kv`` files are pickles and
-    are refused: vector files may come from anywhere (convert with ``KeyedVectors.save_word2vec_format``)."""
-    from interlingua.core.errors import UserError
-    from interlingua.models.word_vector_files import read_word_vectors
+    """Load word vectors: ``.bin`` (word2vec binary) or word2vec text. gensim's own ``.kv`` files
+    (``KeyedVectors.save``) are pickles and are refused: they can run code when loaded."""
+    from gensim.models import KeyedVectors
 
-    if path.endswith(".kv"):
-        raise UserError(f"{path}: gensim .kv files are Python pickles and are not loaded; save the vectors with "
-                        "KeyedVectors.save_word2vec_format (text or binary) and pass that file")
-    words, matrix = read_word_vectors(path)
-    index = {w: i for i, w in enumerate(words)}
-    return AveragedWordVectorEncoder(lambda w: matrix[index[w]] if w in index else None, matrix.shape[1], f"wordvec:{path}")
+    from interlingua.core.safe_load import refuse_pickle_format
+
+    refuse_pickle_format(path, "convert once with KeyedVectors.load(p).save_word2vec_format('vectors.bin', "
+                               "binary=True) and pass the .bin")
+    vectors = KeyedVectors.load_word2vec_format(path, binary=path.endswith(".bin"))
+    return AveragedWordVectorEncoder(lambda w: vectors[w] if w in vectors.key_to_index else None, vectors.vector_size, f"wordvec:{path}")
 
 
 def from_spacy(model_name: str) -> AveragedWordVectorEncoder:

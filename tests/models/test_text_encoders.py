@@ -62,13 +62,6 @@ def test_keyed_vectors_file(tmp_path):
     np.testing.assert_allclose(enc.encode(["Hola mundo"]), [[0.5, 0.0, 0.5]])
 
 
-def test_pickled_keyed_vectors_are_refused(tmp_path):
-    from interlingua.core.errors import UserError
-
-    with pytest.raises(UserError, match="pickles and are not loaded"):
-        from_keyed_vectors(str(tmp_path / "vectors.kv"))
-
-
 def test_resolve_py_factory_and_combination(tmp_path, monkeypatch):
     (tmp_path / "fake_encoders_mod.py").write_text(
         "import numpy as np\nclass E:\n    name='fake'\n    def encode(self, texts):\n        return np.ones((len(texts), 2))\n"

@@ -13,15 +13,20 @@ DESCRIPTION = (
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_workflow_arguments(parser)
+    parser.add_argument("--address", help="Ray cluster address (default: $RAY_ADDRESS, else a local Ray)")
+    parser.add_argument("--show-config", action="store_true", help="print the resolved config and exit")
+    parser.add_argument("--list-keys", action="store_true", help="list the workflow's config keys and exit")
+
+
+def add_workflow_arguments(parser: argparse.ArgumentParser) -> None:
+    """WORKFLOW, -c/--config and --set: how a workflow and its config are named (run, submit)."""
     from interlingua.workflows.registry import WORKFLOWS
 
     parser.add_argument("workflow", help=f"one of: {', '.join(sorted(WORKFLOWS))}")
     parser.add_argument("-c", "--config", help="YAML config file (local path or fsspec URL)")
     parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                         help="override one config value, e.g. --set train.max_steps=20 (repeatable)")
-    parser.add_argument("--address", help="Ray cluster address (default: $RAY_ADDRESS, else a local Ray)")
-    parser.add_argument("--show-config", action="store_true", help="print the resolved config and exit")
-    parser.add_argument("--list-keys", action="store_true", help="list the workflow's config keys and exit")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -33,8 +38,10 @@ def run(args: argparse.Namespace) -> int:
         print("\n".join(config_fields_help(workflow.CONFIG)))
         return 0
     config = load_config(workflow.CONFIG, args.config, args.overrides)
+    from interlingua.core.redact import redact
+
     if args.show_config:
-        print(json.dumps(config.model_dump(mode="json"), indent=2))
+        print(json.dumps(redact(config.model_dump(mode="json")), indent=2))
         return 0
     import os
 
@@ -45,5 +52,5 @@ def run(args: argparse.Namespace) -> int:
         check_reachable(address)  # before assets, models or Ray start
     summary = workflow.run(config, address=args.address)
     if summary:
-        print(json.dumps(summary, indent=2, default=str))
+        print(json.dumps(redact(summary), indent=2, default=str))
     return 0
