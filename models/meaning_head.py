@@ -140,6 +140,12 @@ class MeaningHeadEncoder(nn.Module):
     @classmethod
     def from_folder(cls, folder: str | Path, name: str = "") -> "MeaningHeadEncoder":
         folder = Path(folder)
+        stack = _head_stack(folder)
+        if stack is not None and not (folder / COMPOSED_CONFIG).is_file():
+            # a sentence-transformers save of the stack (e.g. the MLflow flavor) keeps the modules, not our marker
+            from interlingua.models.sentence_encoder import SentenceEncoder
+
+            return cls(SentenceEncoder.from_folder(folder), MeaningHead.load_dense(folder / stack), name=name or str(folder))
         marker = _read_json(folder / COMPOSED_CONFIG)
         if marker.get("kind") != "meaning_head":
             raise UserError(f"{folder / COMPOSED_CONFIG}: kind {marker.get('kind')!r}; expected 'meaning_head'")
@@ -204,7 +210,24 @@ def _base_modules(base_folder: Path) -> list[dict]:
 
 
 def is_composed_folder(folder: str | Path) -> bool:
-    return (Path(folder) / COMPOSED_CONFIG).is_file()
+    """Our marker, or the module stack Transformer -> Pooling -> Normalize -> Dense (a head we can read)."""
+    return (Path(folder) / COMPOSED_CONFIG).is_file() or _head_stack(Path(folder)) is not None
+
+
+def _head_stack(folder: Path) -> str | None:
+    """The Dense module's path when ``modules.json`` is exactly Transformer, Pooling, Normalize, Dense."""
+    path = folder / "modules.json"
+    if not path.is_file():
+        return None
+    try:
+        modules = json.loads(path.read_text(encoding="utf-8"))
+        kinds = [str(m.get("type", "")).rsplit(".", 1)[-1] for m in modules]
+    except (json.JSONDecodeError, AttributeError):
+        return None
+    if kinds != ["Transformer", "Pooling", "Normalize", "Dense"]:
+        return None
+    dense = folder / str(modules[3].get("path", ""))
+    return modules[3]["path"] if (dense / "config.json").is_file() else None
 
 
 def _type_path(cls: type) -> str:

@@ -55,6 +55,11 @@ def test_saved_stack_loads_in_sentence_transformers_with_equal_vectors(base_dir,
     np.testing.assert_allclose(ours.encode(SENTENCES, normalize=False), np.tanh(base @ w.T + b), atol=1e-5)
     normed = ours.encode(SENTENCES)
     np.testing.assert_allclose(np.linalg.norm(normed, axis=1), 1.0, rtol=1e-5)
+    # a plain sentence-transformers save of the stack (what the MLflow flavor stores) drops our marker
+    st.save(str(tmp_path / "st-save"))
+    assert not (tmp_path / "st-save" / COMPOSED_CONFIG).exists()
+    resaved = load_encoder(str(tmp_path / "st-save"))
+    np.testing.assert_allclose(resaved.encode(SENTENCES, normalize=False), st.encode(SENTENCES, convert_to_numpy=True), atol=1e-5)
 
 
 def test_spec_base_folder_round_trip(tmp_path, monkeypatch):
