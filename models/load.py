@@ -16,6 +16,7 @@ import shutil
 import os
 from pathlib import Path
 
+from interlingua.models.combined import COMBINED_FILE, is_combined_folder
 from interlingua.models.sentence_encoder import SentenceEncoder
 from interlingua.core.errors import UserError
 
@@ -26,9 +27,19 @@ def load_encoder(uri: str, *, pooling: str | None = None, max_length: int | None
                  prefix: str | None = None, cache_dir: str | os.PathLike | None = None) -> SentenceEncoder:
     """Resolve ``uri`` to a local folder and load it (see the module docstring for accepted forms)."""
     folder = resolve_model_folder(uri, cache_dir=cache_dir)
-    encoder = SentenceEncoder.from_folder(folder, pooling=pooling, max_length=max_length, prefix=prefix)
+    encoder = load_encoder_folder(folder, pooling=pooling, max_length=max_length, prefix=prefix)
     encoder.name = uri
     return encoder
+
+
+def load_encoder_folder(folder: str, **options):
+    """A local encoder folder: a :class:`SentenceEncoder`, or a saved combination of two
+    (:data:`~interlingua.models.combined.COMBINED_FILE`) whose parts get ``options``."""
+    from interlingua.models.combined import is_combined_folder, load_combined
+
+    if is_combined_folder(folder):
+        return load_combined(folder, lambda part: SentenceEncoder.from_folder(part, **options))
+    return SentenceEncoder.from_folder(folder, **options)
 
 
 def resolve_model_folder(uri: str, cache_dir: str | os.PathLike | None = None) -> str:
@@ -41,7 +52,7 @@ def resolve_model_folder(uri: str, cache_dir: str | os.PathLike | None = None) -
         return _from_fsspec(uri, _cache(cache_dir))
     path = Path(uri).expanduser()
     if path.exists():
-        if not (path / "config.json").exists():
+        if not (path / "config.json").exists() and not is_combined_folder(path):
             raise UserError(f"{path} is not a model folder: no config.json in it")
         return str(path)
     if uri.startswith((".", "/", "~")) or uri.count("/") > 1:
@@ -50,10 +61,13 @@ def resolve_model_folder(uri: str, cache_dir: str | os.PathLike | None = None) -
 
 
 def find_model_root(folder: str | Path) -> str:
-    """The folder (``folder`` or one below it) that holds ``config.json``."""
+    """The folder (``folder`` or one below it) that holds ``config.json`` (or a saved combination)."""
     folder = Path(folder)
-    if (folder / "config.json").exists():
+    if (folder / "config.json").exists() or is_combined_folder(folder):
         return str(folder)
+    combined = sorted(folder.rglob(COMBINED_FILE), key=lambda p: len(p.parts))
+    if combined:
+        return str(combined[0].parent)
     hits = sorted(folder.rglob("config.json"), key=lambda p: len(p.parts))
     for hit in hits:
         if (hit.parent / "tokenizer_config.json").exists():
@@ -74,7 +88,7 @@ def _from_mlflow(uri: str, cache: Path) -> str:
     import mlflow
 
     try:
-        pinned = _pin_registry_uri(uri)  # aliases move: ask the registry which version the URI names now
+        pinned = pin_registry_uri(uri)  # aliases move: ask the registry which version the URI names now
         target = cache / ("mlflow-" + hashlib.sha1(pinned.encode()).hexdigest()[:16])
         complete = target / ".complete"
         if not complete.exists():
@@ -93,7 +107,7 @@ def _from_mlflow(uri: str, cache: Path) -> str:
     return find_model_root(local)
 
 
-def _pin_registry_uri(uri: str) -> str:
+def pin_registry_uri(uri: str) -> str:
     """``models:/NAME@ALIAS`` -> ``models:/NAME/VERSION`` (the version the alias names now); other URIs
     (``models:/NAME/VERSION``, ``runs:/...``) already name immutable artifacts and are returned as they are."""
     if not uri.startswith("models:/") or "@" not in uri:

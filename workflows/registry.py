@@ -17,6 +17,11 @@ WORKFLOWS: dict[str, str] = {
     "amr-retrofit": "interlingua.workflows.amr_retrofit",
     "ease-corpus": "interlingua.workflows.ease_corpus",
     "bitext-corpus": "interlingua.workflows.bitext_corpus",
+    "bible-bitext": "interlingua.workflows.bible_bitext",
+    "apertium-bitext": "interlingua.workflows.apertium_bitext",
+    "train": "interlingua.workflows.train",
+    "combine": "interlingua.workflows.combine",
+    "recipe": "interlingua.workflows.recipe",
 }
 
 

@@ -25,6 +25,8 @@ class TrainConfig(Config):
     entity_vector_ids: str | None = Field(None, description="EASE: ids file (one per line) of a .npy entity_vectors")
     # Same default as EASELoss(simcse_weight=...) (tests/trainers/test_engine_ease.py checks they agree).
     ease_lambda: float = Field(1.0, ge=0, description="EASE: λ, the weight of the SimCSE term")
+    ease_entity_weight: float = Field(1.0, ge=0, description="EASE: weight of the entity term (the authors' "
+                                                               "released scripts use 0.01)")
     symmetric: bool = Field(True, description="rank in both directions (translation ranking)")
     num_workers: int = Field(2, ge=1, description="Ray Train workers (data-parallel ranks)")
     cpus_per_worker: int = Field(1, ge=1, description="CPU threads per worker")

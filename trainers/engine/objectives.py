@@ -52,7 +52,8 @@ def build_objective(config: TrainConfig, group=None) -> ObjectiveSpec:
         "simcse_sup": lambda: SupervisedSimCSELoss(config.temperature, group=group),
         "amr_retrofit": lambda: AMRRetrofitLoss(config.temperature, group=group),
         "ease": lambda: EASELoss(entity_temperature=config.temperature, simcse_temperature=config.temperature,
-                                 simcse_weight=config.ease_lambda, group=group),
+                                 simcse_weight=config.ease_lambda, entity_weight=config.ease_entity_weight,
+                                 group=group),
     }
     if config.objective not in losses:
         raise ValueError(f"unknown objective {config.objective!r}; expected one of {sorted(losses)}")
