@@ -149,7 +149,8 @@ def config_fields_help(cls: type[Config], prefix: str = "", defaults: Config | N
             continue
         tname = getattr(ann, "__name__", None) or str(ann).replace("typing.", "")
         desc = f"  {field.description}" if field.description else ""
-        lines.append(f"{prefix}{name} ({tname}, default {default!r}){desc}")
+        shown = "required" if field.is_required() and defaults is None else f"default {default!r}"
+        lines.append(f"{prefix}{name} ({tname}, {shown}){desc}")
     return lines
 
 

@@ -95,6 +95,8 @@ def run(config: RecipeConfig, *, address: str | None = None) -> dict[str, Any]:
             outputs[name] = state[name]["outputs"]
             print(f"[{name}] unchanged (hash {digest}): skipped; outputs from run {state[name].get('run_id')}")
             client.set_tag(parent_id, f"stage.{name}", f"skipped:{state[name].get('run_id')}")
+            if name == config.stop_after:
+                break
             continue
         from interlingua.core.config import validate
 
@@ -131,9 +133,12 @@ def run(config: RecipeConfig, *, address: str | None = None) -> dict[str, Any]:
         state[name] = {**state[name], "status": "done", "outputs": outputs[name]}
         save_state(state_path, state)
         client.set_tag(parent_id, f"stage.{name}", f"done:{run_id}")
+        if name == config.stop_after:
+            print(f"recipe {config.name}: stopped after {name} (stop_after); rerun without it to go on")
+            break
     summary = {"recipe": config.name, "parent_run_id": parent_id, "actions": actions,
                "outputs": {name: {k: outputs[name].get(k) for k in ("model", "corpus", "version") if k in outputs[name]}
-                           for name in order},
+                           for name in order if name in outputs},
                "state": str(state_path), "seconds": round(time.time() - started, 1)}
     client.log_dict(parent_id, summary, "recipe/summary.json")
     _end_run(client, parent_id, "FINISHED")

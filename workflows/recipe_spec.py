@@ -54,6 +54,7 @@ class RecipeConfig(Config):
     experiment: str = Field("recipe", description="MLflow experiment of the parent run and every stage's run")
     state_dir: str | None = Field(None, description="default: $INTERLINGUA_HOME or ./.interlingua")
     force: list[str] = Field(default_factory=list, description="stages to rerun even when unchanged")
+    stop_after: str | None = Field(None, description="stop after this stage (run a long recipe in pieces)")
     stages: dict[str, StageSpec] = Field(min_length=1)
 
     @field_validator("stages")
@@ -146,9 +147,9 @@ def validate_recipe(recipe: RecipeConfig) -> list[str]:
         if stage.workflow not in WORKFLOWS:
             raise RecipeError(f"stage {name!r}: unknown workflow {stage.workflow!r} "
                               f"(known: {', '.join(sorted(w for w in WORKFLOWS if w != RECIPE_WORKFLOW))})")
-    unknown_forced = [s for s in recipe.force if s not in recipe.stages]
+    unknown_forced = [s for s in [*recipe.force, recipe.stop_after] if s is not None and s not in recipe.stages]
     if unknown_forced:
-        raise RecipeError(f"force names unknown stages {unknown_forced} (stages: {', '.join(recipe.stages)})")
+        raise RecipeError(f"force/stop_after name unknown stages {unknown_forced} (stages: {', '.join(recipe.stages)})")
     order = execution_order(recipe)
     for name in order:
         check_stage_config(name, recipe.stages[name], load_workflow(recipe.stages[name].workflow).CONFIG)

@@ -44,6 +44,8 @@ class TrainWorkflowConfig(Config):
     version: str | None = Field(None, description="corpus version; None: the latest")
     columns: dict[str, str] = Field(default_factory=dict,
                                     description="objective column -> corpus column, e.g. {text: src}")
+    entities: str | None = Field(None, description="EASE: the entity-vectors corpus as NAME, NAME@VERSION or NAME/VERSION "
+                                                   "(used when train.entity_vectors is not set); default: <corpus>-entities, latest")
     model: str | None = Field(None, description="encoder URI to start from; default: the e5-small asset")
     max_rows: int | None = Field(None, ge=1, description="train on a seeded sample of this many rows")
     exclude_pack: bool = Field(True, description="drop rows with any text that occurs in the benchmark pack")
@@ -115,7 +117,8 @@ def run(config: TrainWorkflowConfig, *, address: str | None = None) -> dict[str,
         train = config.train
         corpus_versions = {manifest.name: manifest.version}
         if train.objective == "ease" and train.entity_vectors == CORPUS_ENTITIES:
-            entities = _manifest(store, f"{manifest.name}-entities", None)
+            name, _, version = (config.entities or f"{manifest.name}-entities").replace("/", "@").partition("@")
+            entities = _manifest(store, name, version or None)
             train = train.model_copy(update={"entity_vectors": f"{store.root.rstrip('/')}/{entities.name}/{entities.version}"})
             corpus_versions[entities.name] = entities.version
         languages = _languages(store, manifest)
