@@ -3,8 +3,6 @@ PYTHON ?= python3.11
 VENV := .venv
 PY := $(VENV)/bin/python
 UV := $(shell command -v uv 2>/dev/null)
-WHEELS := $(wildcard /opt/wheels)
-FIND_LINKS := $(if $(WHEELS),--find-links $(WHEELS),)
 # Debian packages behind the real offline assets (Bible via diatheke, debian-reference, Apertium: every
 # English pair Debian packages; eu, is and mk ship only the X->English direction).
 DEBIAN_PACKAGES := diatheke sword-text-kjv sword-text-sparv debian-reference-en debian-reference-de \
@@ -15,10 +13,9 @@ export RAY_DEDUP_LOGS ?= 1
 
 .PHONY: install debian-packages assets quickstart test test-all clean
 
-$(VENV)/.installed: pyproject.toml
+$(VENV)/.installed: pyproject.toml uv.lock
 	@command -v uv >/dev/null 2>&1 || $(PYTHON) -m pip install --quiet uv==0.13.8
-	@test -x $(PY) || uv venv --quiet --python $(PYTHON) $(VENV)
-	uv pip install --quiet --python $(PY) $(FIND_LINKS) -e '.[test]'
+	uv sync --locked --extra test --quiet --python $(PYTHON)
 	@touch $@
 
 install: $(VENV)/.installed

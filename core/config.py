@@ -80,7 +80,7 @@ def validate(cls: type[C], data: dict[str, Any], source: str = "config") -> C:
     try:
         return cls.model_validate(with_section_defaults(cls, data))
     except ValidationError as err:
-        raise ConfigError(format_validation_error(err, data, source)) from None
+        raise ConfigError(format_validation_error(err, data, source, cls)) from None
 
 
 def with_section_defaults(cls: type[Config], data: dict[str, Any]) -> dict[str, Any]:
@@ -114,22 +114,30 @@ def read_yaml(path: str | Path) -> dict[str, Any]:
     import fsspec
     import yaml
 
-    with fsspec.open(str(path), "r", encoding="utf-8") as fh:
-        try:
-            data = yaml.safe_load(fh) or {}
-        except yaml.YAMLError as err:
-            raise ConfigError(f"{path}: not valid YAML: {err}") from None
+    try:
+        with fsspec.open(str(path), "r", encoding="utf-8") as fh:
+            try:
+                data = yaml.safe_load(fh) or {}
+            except yaml.YAMLError as err:
+                raise ConfigError(f"{path}: not valid YAML: {err}") from None
+    except FileNotFoundError:
+        raise ConfigError(f"config file {path} not found (hint: check the path given to -c)") from None
+    except (IsADirectoryError, PermissionError) as err:
+        raise ConfigError(f"cannot read config file {path}: {err.strerror}") from None
+    except UnicodeDecodeError as err:
+        raise ConfigError(f"{path}: not a UTF-8 text file ({err.reason} at byte {err.start})") from None
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: expected a mapping of keys to values at the top level, got {type(data).__name__}")
     return data
 
 
-def format_validation_error(err: ValidationError, data: dict[str, Any], source: str) -> str:
+def format_validation_error(err: ValidationError, data: dict[str, Any], source: str,
+                            cls: type[Config] | None = None) -> str:
     lines = [f"invalid config ({source}):"]
     for e in err.errors():
         key = ".".join(str(p) for p in e["loc"])
         if e["type"] == "extra_forbidden":
-            lines.append(f"  {key}: unknown key (value {e['input']!r})")
+            lines.append(f"  {key}: unknown key (value {e['input']!r}){_did_you_mean(cls, e['loc'])}")
             continue
         value = _lookup(data, e["loc"])
         shown = "missing" if value is _MISSING else repr(value)
@@ -147,11 +155,44 @@ def config_fields_help(cls: type[Config], prefix: str = "", defaults: Config | N
         if isinstance(ann, type) and issubclass(ann, Config):
             lines.extend(config_fields_help(ann, prefix + name + ".", default if isinstance(default, Config) else None))
             continue
-        tname = getattr(ann, "__name__", None) or str(ann).replace("typing.", "")
+        tname = type_label(ann)
         desc = f"  {field.description}" if field.description else ""
         shown = "required" if field.is_required() and defaults is None else f"default {default!r}"
         lines.append(f"{prefix}{name} ({tname}, {shown}){desc}")
     return lines
+
+
+def type_label(annotation: Any) -> str:
+    """``int``, ``str | None``, ``one of 'a', 'b'`` (a Literal shows its values)."""
+    import typing
+
+    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+    if origin is typing.Literal:
+        return "one of " + ", ".join(repr(a) for a in args)
+    if args and origin is not None and str(origin) in ("typing.Union", "<class 'types.UnionType'>"):
+        return " | ".join(type_label(a) for a in args)
+    name = getattr(annotation, "__name__", None)
+    return "None" if annotation is type(None) else (name if name and not args else str(annotation).replace("typing.", ""))
+
+
+def section_keys(cls: type[Config] | None, path: tuple) -> list[str]:
+    """The keys allowed at ``path`` (a tuple of section names) below ``cls``."""
+    for part in path:
+        field = cls.model_fields.get(str(part)) if cls is not None else None
+        ann = field.annotation if field is not None else None
+        cls = ann if isinstance(ann, type) and issubclass(ann, Config) else None
+    return list(cls.model_fields) if cls is not None else []
+
+
+def _did_you_mean(cls: type[Config] | None, loc: tuple) -> str:
+    import difflib
+
+    keys = section_keys(cls, tuple(loc[:-1]))
+    close = difflib.get_close_matches(str(loc[-1]), keys, n=1, cutoff=0.5)
+    prefix = ".".join(str(p) for p in loc[:-1])
+    if close:
+        return f"; did you mean {prefix + '.' if prefix else ''}{close[0]}?"
+    return "; see --list-keys" if keys else ""
 
 
 _MISSING = object()

@@ -18,3 +18,15 @@ class Stages:
         yield
         self.seconds[stage] = round(time.perf_counter() - t0, 1)
         print(f"[{self.workflow}] {stage} done in {self.seconds[stage]:.1f} s", flush=True)
+
+
+def progress_bar(total: int | None = None, desc: str = "", unit: str = "it", **kwargs):
+    """A tqdm bar on stderr (rate and ETA): redrawn every second on a terminal, one line every 30 s
+    when stderr is a file or a pipe (logs, CI), so long steps show progress without flooding a log."""
+    import sys
+
+    from tqdm.auto import tqdm
+
+    interactive = sys.stderr.isatty()
+    return tqdm(total=total, desc=desc, unit=unit, file=sys.stderr, mininterval=1.0 if interactive else 30.0,
+                dynamic_ncols=interactive, leave=True, **kwargs)

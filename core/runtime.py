@@ -89,9 +89,24 @@ def init_ray(address: str | None = None, *, num_cpus: int | None = None, object_
     address = address or os.environ.get("RAY_ADDRESS")
     # Workers must import the interlingua package the same way the driver does.
     os.environ.setdefault("TORCH_EXTENSIONS_DIR", str(state_dir() / "torch_extensions"))
-    env = {"env_vars": {k: os.environ[k] for k in _FORWARDED_ENV if k in os.environ}}
+    from interlingua.core.console import QUIET_ENV, is_verbose
+
+    forwarded = (*_FORWARDED_ENV, *QUIET_ENV)
+    if not address and not device_plan_uses_gpu_hint():
+        # A local Ray on a machine without GPUs: DeepSpeed would otherwise warn on every worker while detecting it.
+        os.environ.setdefault("DS_ACCELERATOR", "cpu")
+    env = {"env_vars": {k: os.environ[k] for k in forwarded if k in os.environ}}
+    quiet = {} if is_verbose() else {"logging_level": "ERROR",
+                                     "logging_config": ray.LoggingConfig(encoding="TEXT", log_level="WARNING")}
+    if not is_verbose():
+        import logging
+
+        logging.getLogger("ray").setLevel(logging.ERROR)
     if address:
-        ray.init(address=address, runtime_env=env, log_to_driver=True)
+        check_reachable(address)
+        ray.init(address=address, runtime_env=env, log_to_driver=True, **quiet)
+        _note_ray_logs(ray)
+        return ray
     else:
         ray.init(
             address="local",
@@ -100,11 +115,56 @@ def init_ray(address: str | None = None, *, num_cpus: int | None = None, object_
             object_store_memory=object_store_memory or 512 * 1024**2,
             runtime_env=env,
             log_to_driver=True,
+            **quiet,
         )
+    _note_ray_logs(ray)
     return ray
 
 
-_FORWARDED_ENV = ("MLFLOW_TRACKING_URI", "INTERLINGUA_HOME", "TORCH_EXTENSIONS_DIR", "DS_ACCELERATOR", "HF_HUB_OFFLINE")
+def _note_ray_logs(ray) -> None:
+    """Record where Ray keeps its own logs (workers, raylet, Ray Data) in our log file."""
+    import logging
+
+    from interlingua.core.console import restore_handlers
+
+    restore_handlers()
+    try:
+        logs = ray._private.worker._global_node.get_logs_dir_path()  # noqa: SLF001 - no public API for it
+    except Exception:  # pragma: no cover - remote clusters keep logs on their nodes
+        logs = "on the cluster's nodes (ray logs ...)"
+    logging.getLogger("interlingua.runtime").info("Ray's own logs: %s", logs)
+
+
+def check_reachable(address: str, timeout: float = 3.0) -> None:
+    """Fail fast, with a hint, when nothing listens at a Ray address (Ray itself retries for ~90 s).
+    ``auto`` and ``local`` are left to Ray."""
+    import socket
+    from urllib.parse import urlsplit
+
+    from interlingua.core.errors import UserError
+
+    if address in ("auto", "local"):
+        return
+    parts = urlsplit(address if "://" in address else f"gcs://{address}")
+    if parts.scheme in ("http", "https"):
+        raise UserError(f"--address {address} is a dashboard/job-submission URL; `run` needs the cluster's GCS address "
+                        f"(HOST:6379), or use `interlingua submit --address {address}`")
+    try:
+        host, port = parts.hostname, parts.port
+    except ValueError:
+        host = port = None
+    if not host or not port:
+        raise UserError(f"--address {address!r}: expected HOST:PORT (e.g. 10.0.0.5:6379) or ray://HOST:10001")
+    try:
+        with socket.create_connection((host, port), timeout=timeout):
+            pass
+    except OSError as err:
+        raise UserError(f"cannot reach a Ray cluster at {address} ({err.strerror or err}); start one with "
+                        f"`ray start --head`, fix --address / RAY_ADDRESS, or leave both unset for a local Ray") from None
+
+
+_FORWARDED_ENV = ("MLFLOW_TRACKING_URI", "INTERLINGUA_HOME", "TORCH_EXTENSIONS_DIR", "DS_ACCELERATOR", "HF_HUB_OFFLINE",
+                  "INTERLINGUA_VERBOSE", "INTERLINGUA_LOG_FILE")
 
 
 @dataclass(frozen=True)
@@ -119,6 +179,13 @@ def device_plan(use_gpu: bool | None = None) -> DevicePlan:
     if use_gpu is None:
         use_gpu = _gpus_available()
     return DevicePlan(use_gpu, "nccl" if use_gpu else "gloo", "bf16" if use_gpu else "fp32")
+
+
+def device_plan_uses_gpu_hint() -> bool:
+    """Whether this machine has a CUDA device (without starting Ray or importing torch when avoidable)."""
+    if os.environ.get("CUDA_VISIBLE_DEVICES", None) == "":
+        return False
+    return any(Path("/dev").glob("nvidia[0-9]*"))
 
 
 def _gpus_available() -> bool:

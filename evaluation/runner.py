@@ -27,23 +27,32 @@ def select_tasks(tasks: Sequence[TaskSpec], patterns: Sequence[str]) -> list[Tas
     return chosen
 
 
-def evaluate_encoder(encoder: TextEncoder, model_label: str, tasks: Sequence[TaskSpec], seeds: Sequence[int]) -> list[Measurement]:
-    """Every (task, seed) for one encoder -> flat list of measurements."""
+def evaluate_encoder(encoder: TextEncoder, model_label: str, tasks: Sequence[TaskSpec], seeds: Sequence[int],
+                     bar=None) -> list[Measurement]:
+    """Every (task, seed) for one encoder -> flat list of measurements; ``bar`` (a progress bar) advances
+    by one per (task, seed)."""
     if not seeds:
         raise ValueError("seeds must hold at least one seed; got none")
     out: list[Measurement] = []
     for task in tasks:
         for seed in seeds:
             logger.info("evaluating %s on %s %s (seed %d)", model_label, task.name, task.language, seed)
+            if bar is not None:
+                bar.set_postfix_str(f"{model_label} {task.name} seed {seed}", refresh=False)
             metrics = task.run(encoder, seed)
             out += [Measurement(model_label, task.name, task.language, name, seed, float(value), name == task.primary)
                     for name, value in metrics.items()]
+            if bar is not None:
+                bar.update(1)
     return out
 
 
 def evaluate_models(encoders: dict[str, TextEncoder], tasks: Sequence[TaskSpec], seeds: Sequence[int]) -> list[Measurement]:
     """All encoders ({label: encoder}) on ``tasks``."""
+    from interlingua.core.progress import progress_bar
+
     results: list[Measurement] = []
-    for label, encoder in encoders.items():
-        results += evaluate_encoder(encoder, label, tasks, seeds)
+    with progress_bar(len(encoders) * len(tasks) * len(seeds), desc="eval", unit="task") as bar:
+        for label, encoder in encoders.items():
+            results += evaluate_encoder(encoder, label, tasks, seeds, bar=bar)
     return results

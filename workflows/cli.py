@@ -17,12 +17,17 @@ def build_parser(load: str | None = None) -> argparse.ArgumentParser:
         description="Distributed data-and-training workflow for multilingual sentence embeddings.",
     )
     parser.add_argument("--version", action="version", version=f"interlingua {_version()}")
+    parser.add_argument("-v", "--verbose", action="store_true",
+                        help="also show Ray's, DeepSpeed's and the libraries' output on the console "
+                             "(it always goes to the log file under <state>/logs)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, module_name in COMMANDS.items():
         if load is None or load == name:
             module = importlib.import_module(module_name)
             p = sub.add_parser(name, help=module.HELP, description=getattr(module, "DESCRIPTION", module.HELP))
             module.add_arguments(p)
+            p.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS,
+                           help="show Ray's, DeepSpeed's and the libraries' output too")
             p.set_defaults(_module=module)
     return parser
 
@@ -35,6 +40,23 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "command", None):
         parser.print_help()
         return 2
+    from interlingua.core.console import configure_console
+
+    try:
+        log_path = configure_console(args.command, verbose=args.verbose)
+    except OSError as err:
+        print(f"interlingua {args.command}: error: cannot write the log file: {err}", file=sys.stderr)
+        return 2
+    from interlingua.core.console import tee_to_log
+
+    with tee_to_log(log_path):
+        rc = _run_command(args, log_path)
+    if rc == 0 and args.command in LONG_COMMANDS and log_path.exists():
+        print(f"[interlingua] full log: {log_path}", file=sys.stderr, flush=True)
+    return rc
+
+
+def _run_command(args: argparse.Namespace, log_path) -> int:
     try:
         return int(args._module.run(args) or 0)
     except KeyboardInterrupt:
@@ -43,6 +65,50 @@ def main(argv: list[str] | None = None) -> int:
     except UserError as err:
         print(f"interlingua {args.command}: error: {err}", file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        # The reader went away (`interlingua corpus show --json | head`): stop quietly, as `cat` would.
+        _silence_stdout()
+        return 141
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError) as err:
+        if err.filename is None:
+            return _unexpected(args, err, log_path)
+        print(f"interlingua {args.command}: error: {err.strerror}: {err.filename}", file=sys.stderr)
+        return 2
+    except Exception as err:  # a bug or a failure deep in a library: one line here, the traceback in the log
+        return _unexpected(args, err, log_path)
+
+
+#: Commands that run long enough for the log file's path to be worth a line.
+LONG_COMMANDS = frozenset({"run", "eval", "align", "assets", "bench-pack", "submit", "refresh", "schedule",
+                           "promote", "train"})
+
+
+def _unexpected(args: argparse.Namespace, err: BaseException, log_path) -> int:
+    import traceback
+
+    from interlingua.core.console import is_verbose
+
+    try:
+        with open(log_path, "a", encoding="utf-8") as log:
+            log.write(f"interlingua {args.command} failed:\n{''.join(traceback.format_exception(err))}")
+    except OSError:
+        pass
+    if is_verbose():
+        raise err
+    print(f"interlingua {args.command}: failed: {type(err).__name__}: {err}\n"
+          f"  (the traceback is in {log_path}; --verbose shows it here)", file=sys.stderr)
+    return 1
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's final flush does not raise again."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except OSError:  # pragma: no cover
+        pass
 
 
 def _version() -> str:

@@ -27,12 +27,14 @@ def train_loop_per_worker(loop_config: dict[str, Any]) -> None:
     import torch
     import torch.distributed as dist
 
+    from interlingua.core.console import quiet_worker_libraries
     from interlingua.models.load import load_encoder
     from interlingua.trainers.engine.config import TrainConfig
     from interlingua.trainers.engine.deepspeed_setup import build_engine
     from interlingua.trainers.engine.objectives import build_objective
     from interlingua.trainers.gradcache import cached_step, plain_step
 
+    quiet_worker_libraries()
     config = TrainConfig.model_validate(loop_config["train"])
     use_gpu = bool(loop_config["use_gpu"])
     ctx = ray.train.get_context()

@@ -59,10 +59,11 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out)
     cache_dir = Path(args.cache_dir) if args.cache_dir else out / "embedding-cache"
     try:
+        tasks = select_tasks(_available_tasks(args), args.tasks)  # a bad task name fails before any model loads
         caches: dict[str, CachedEncoder] = {}  # one cache per encoder name, shared by combinations
         wrap = None if args.no_cache else (lambda encoder: caches.setdefault(encoder.name, CachedEncoder(encoder, cache_dir)))
         encoders = {spec: resolve_encoder(spec, wrap_leaf=wrap) for spec in args.model}
-        measurements = evaluate_models(encoders, select_tasks(_available_tasks(args), args.tasks), args.seeds)
+        measurements = evaluate_models(encoders, tasks, args.seeds)
     except ValueError as err:
         raise UserError(str(err)) from err
     table = format_table(measurements)

@@ -18,7 +18,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("workflow", help=f"one of: {', '.join(sorted(WORKFLOWS))}")
     parser.add_argument("-c", "--config", help="YAML config file (local path or fsspec URL)")
     parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
-                        help="override one config value, e.g. --set train.steps=20 (repeatable)")
+                        help="override one config value, e.g. --set train.max_steps=20 (repeatable)")
     parser.add_argument("--address", help="Ray cluster address (default: $RAY_ADDRESS, else a local Ray)")
     parser.add_argument("--show-config", action="store_true", help="print the resolved config and exit")
     parser.add_argument("--list-keys", action="store_true", help="list the workflow's config keys and exit")
@@ -36,6 +36,13 @@ def run(args: argparse.Namespace) -> int:
     if args.show_config:
         print(json.dumps(config.model_dump(mode="json"), indent=2))
         return 0
+    import os
+
+    from interlingua.core.runtime import check_reachable
+
+    address = args.address or os.environ.get("RAY_ADDRESS")
+    if address:
+        check_reachable(address)  # before assets, models or Ray start
     summary = workflow.run(config, address=args.address)
     if summary:
         print(json.dumps(summary, indent=2, default=str))
