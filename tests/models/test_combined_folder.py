@@ -32,3 +32,12 @@ def test_a_broken_combination_file_is_refused(tmp_path):
     (tmp_path / COMBINED_FILE).write_text('{"mode": "norm_concat", "parts": ["first", "../x"]}')
     with pytest.raises(ValueError, match="parts must be"):
         load_encoder(str(tmp_path))
+
+
+def test_combine_workflow_offers_exactly_the_combinations():
+    import typing
+
+    from interlingua.models.combined import COMBINATIONS
+    from interlingua.workflows.combine import CombineConfig
+
+    assert typing.get_args(CombineConfig.model_fields["mode"].annotation) == COMBINATIONS
