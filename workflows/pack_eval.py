@@ -1,8 +1,8 @@
 """Base-vs-tuned on the offline benchmark pack, for the workflows that train or build an encoder.
 
 ``ensure_pack`` finds (or builds, in about two seconds, from the assets) the pack; ``evaluate_pair`` runs
-its tasks for a base and a tuned encoder over seeds, embedding caches on for encoders whose identity
-cannot change (the e5 asset, ``models:/NAME/VERSION``); ``log_pack_results`` writes the table, the JSON and
+its tasks for a base and a tuned encoder over seeds, every text encoded once per encoder (a persistent
+cache for encoders whose identity cannot change: the e5 asset, ``models:/NAME/VERSION``); ``log_pack_results`` writes the table, the JSON and
 the chart and logs them, with one metric per task, to an MLflow run; ``card_rows`` is the model card's
 evaluation table. ``pack_texts`` is every sentence of the pack, so training can leave them out.
 """
@@ -75,10 +75,15 @@ def evaluate_encoders(encoders: dict[str, tuple[TextEncoder, bool]], pack: Path,
     from interlingua.evaluation.tasks.pack_tasks import pack_task_specs
     from interlingua.models.cache import CachedEncoder
 
+    import tempfile
+
     chosen = select_tasks(pack_task_specs(pack), list(tasks))
-    wrapped = {label: CachedEncoder(encoder, cache_dir) if cache else encoder
-               for label, (encoder, cache) in encoders.items()}
-    return evaluate_models(wrapped, chosen, list(seeds))
+    # encoders that may change get a cache of their own that lives for this call: each text is still
+    # encoded once however many seeds and tasks use it
+    with tempfile.TemporaryDirectory(prefix="interlingua-eval-") as private:
+        wrapped = {label: CachedEncoder(encoder, cache_dir if cache else Path(private) / label)
+                   for label, (encoder, cache) in encoders.items()}
+        return evaluate_models(wrapped, chosen, list(seeds))
 
 
 def log_pack_results(run_id: str | None, measurements: list[Measurement], seeds: Sequence[int], out: Path) -> str:
