@@ -212,14 +212,15 @@ def _dataset(store, manifest, mapping: dict[str, str], train: TrainConfig, confi
     """The shuffled, materialized training dataset (objective column names) and its row counts."""
     corpus_columns = list(dict.fromkeys(mapping.values()))
     ds = store.read_ray(manifest.name, manifest.version, columns=corpus_columns)
-    ds = ds.map_batches(partial(_rename, mapping), batch_format="pyarrow")
     counts = {"corpus": manifest.total_rows, "excluded_pack": 0}
+    texts: list[str] = []
     if config.exclude_pack and pack is not None:
         from interlingua.workflows.pack_eval import pack_texts
 
-        text_columns = [c for c in mapping if c not in entity_columns(train.objective)]
-        ds = ds.filter(partial(_not_in_pack, pack_texts(pack), text_columns)).materialize()
-        counts["excluded_pack"] = manifest.total_rows - ds.count()
+        texts = sorted(pack_texts(pack))
+    text_columns = [c for c in mapping if c not in entity_columns(train.objective)]
+    ds = ds.map_batches(partial(_rename_and_drop, mapping, texts, text_columns), batch_format="pyarrow").materialize()
+    counts["excluded_pack"] = manifest.total_rows - ds.count()
     if config.max_rows is not None:
         ds = ds.random_shuffle(seed=train.seed).limit(config.max_rows)
     ds = ds.random_shuffle(seed=train.seed).materialize()
@@ -227,17 +228,22 @@ def _dataset(store, manifest, mapping: dict[str, str], train: TrainConfig, confi
     return ds, counts
 
 
-def _rename(mapping: dict[str, str], table):
-    """Corpus columns -> the objective's column names (a corpus column may feed several)."""
+def _rename_and_drop(mapping: dict[str, str], texts: list[str], text_columns: list[str], table):
+    """Corpus columns -> the objective's column names (a corpus column may feed several); rows with a text
+    column whose whitespace-normalized value is in ``texts`` are dropped (vectorized)."""
     import pyarrow as pa
+    import pyarrow.compute as pc
 
-    return pa.table({name: table.column(source) for name, source in mapping.items()})
-
-
-def _not_in_pack(texts: set[str], columns: list[str], row: dict) -> bool:
-    from interlingua.workflows.pack_eval import normalize
-
-    return not any(isinstance(row[c], str) and normalize(row[c]) in texts for c in columns)
+    out = pa.table({name: table.column(source) for name, source in mapping.items()})
+    if not texts or out.num_rows == 0:
+        return out
+    banned = pa.array(texts, type=pa.string())
+    drop = None
+    for column in text_columns:
+        values = pc.utf8_trim_whitespace(pc.replace_substring_regex(out.column(column).cast(pa.string()), r"\s+", " "))
+        hit = pc.fill_null(pc.is_in(values, value_set=banned), False)
+        drop = hit if drop is None else pc.or_(drop, hit)
+    return out.filter(pc.invert(drop))
 
 
 def _check_enough(train: TrainConfig, rows: int) -> None:
