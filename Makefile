@@ -15,7 +15,7 @@ export RAY_DEDUP_LOGS ?= 1
 
 $(VENV)/.installed: pyproject.toml uv.lock
 	@command -v uv >/dev/null 2>&1 || $(PYTHON) -m pip install --quiet uv==0.13.8
-	uv sync --locked --extra test --quiet --python $(PYTHON)
+	uv sync --locked --extra test --compile-bytecode --quiet --python $(PYTHON)
 	@touch $@
 
 install: $(VENV)/.installed

@@ -1,100 +1,145 @@
-"""Align + symmetrize throughput: plain fast_align (systran_align.Aligner, one process) vs
-FastAlignOperator on Ray Data with 1 and 2 actors, all with the same learned parameters.
+"""Align + symmetrize throughput on the same pairs and parameters, interleaved over rounds:
+
+- plain fast_align (``systran_align.Aligner``, C++, one process; the baseline);
+- ours in process (:class:`~interlingua.operators.align.bidirectional_aligner.BidirectionalAligner`,
+  numba-compiled decoder + symmetrization, one core);
+- ours as :class:`~interlingua.operators.align.align_operator.FastAlignOperator` on Ray Data with 1
+  and 2 actors (actor start-up included);
+- eflomal (priors learned once on the bitext, then the bitext aligned with them; one round).
 
 Usage::
 
     python -m interlingua.benchmarks.align_throughput --src bible.tok.en --tgt bible.tok.es \\
-        [--params DIR | --learn-into DIR] [--workers 1 2] [--limit N] [--repeat K]
+        --params <version>/fast_align [--rounds 3] [--workers 1 2] [--repeat 1] [--eflomal-limit N]
 
-``--repeat K`` aligns K copies of the bitext (same parameters), so the fixed cost of starting the
-actors is amortised as it is on a real corpus; the identical-links columns compare every copy.
-
-Prints a table: pairs/s and the share of sentence pairs whose links are identical to the plain
-run and to the 1-worker run. ``systran_align.Aligner`` decodes with fast_align's default tension
-(4.0) whatever was learned, so the operator is also run with ``tension_override=4.0`` to measure
-agreement on equal terms.
+Prints pairs/s (median over rounds), the speed ratio to plain fast_align (median and min-max over
+rounds, each round's runs back to back), and agreement: the share of pairs whose symmetrized links
+are identical to the 1-process run of ours, to plain fast_align (which decodes with tension 4.0 and
+its own symmetrization), and for eflomal the link F1 against ours.
 """
 
 from __future__ import annotations
 
 import argparse
+import statistics
 import time
 
+from interlingua.benchmarks.interleave import format_ratio, interleave
 
-def _operator_run(parameters_dir: str, sources, targets, workers: int, tension_override: float | None) -> tuple[list[str], float]:
+
+def _operator_run(parameters_dir: str, sources, targets, workers: int) -> list[str]:
     import ray.data
 
     from interlingua.operators.align.align_operator import FastAlignOperator
     from interlingua.operators.runner import run_operator
 
     rows = [{"index": k, "src_tokens": " ".join(s), "tgt_tokens": " ".join(t)} for k, (s, t) in enumerate(zip(sources, targets))]
-    ds = ray.data.from_items(rows, override_num_blocks=16).materialize()
-    start = time.perf_counter()
-    out = run_operator(ds, FastAlignOperator, {"parameters_dir": parameters_dir, "tension_override": tension_override},
-                       concurrency=workers, batch_size=2048)
+    ds = ray.data.from_items(rows, override_num_blocks=max(8, 4 * workers)).materialize()
+    out = run_operator(ds, FastAlignOperator, {"parameters_dir": parameters_dir}, concurrency=workers, batch_size=2048)
     alignments = [""] * len(rows)
     for batch in out.iter_batches(batch_format="numpy", batch_size=4096):
         for k, a in zip(batch["index"], batch["alignment"]):
             alignments[int(k)] = str(a)
-    return alignments, time.perf_counter() - start
+    return alignments
 
 
-def _identical(a: list[str], b: list[str]) -> float:
+def identical(a: list[str], b: list[str]) -> float:
+    """Percentage of positions with equal strings."""
     return 100.0 * sum(x == y for x, y in zip(a, b)) / max(len(a), 1)
+
+
+def link_f1(predicted: list[str], reference: list[str]) -> float:
+    """Link-level F1 (%) of Pharaoh alignments against a reference."""
+    tp = fp = fn = 0
+    for p, r in zip(predicted, reference):
+        ps, rs = set(p.split()), set(r.split())
+        tp += len(ps & rs)
+        fp += len(ps - rs)
+        fn += len(rs - ps)
+    return 200.0 * tp / max(2 * tp + fp + fn, 1)
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--src", required=True, help="tokenized source file")
     parser.add_argument("--tgt", required=True, help="tokenized target file")
-    parser.add_argument("--params", help="learned parameters directory to reuse")
-    parser.add_argument("--learn-into", help="learn parameters into this directory first")
-    parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--params", required=True, help="learned fast_align parameters directory (forward.bin for systran too)")
+    parser.add_argument("--workers", type=int, nargs="*", default=[1, 2], help="Ray actor counts (none: in process only)")
+    parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--limit", type=int, default=None, help="first N pairs only")
     parser.add_argument("--repeat", type=int, default=1, help="align K copies of the (limited) bitext")
+    parser.add_argument("--eflomal-limit", type=int, default=None, help="eflomal on the first N pairs (default all; 0 skips it)")
     args = parser.parse_args(argv)
 
     import ray
     import systran_align
 
-    from interlingua.operators.align.fast_align_training import learn_fast_align
+    from interlingua.operators.align.bidirectional_aligner import BidirectionalAligner
+    from interlingua.operators.align.fast_align_training import FastAlignParameters
     from interlingua.operators.align.pharaoh import format_pharaoh
 
-    sources = [line.split() for line in open(args.src, encoding="utf-8")][: args.limit]
-    targets = [line.split() for line in open(args.tgt, encoding="utf-8")][: args.limit]
-    if args.repeat < 1:
-        parser.error(f"--repeat must be >= 1, got {args.repeat}")
-    sources, targets = sources * args.repeat, targets * args.repeat
-    parameters_dir = args.params
-    if parameters_dir is None:
-        if not args.learn_into:
-            parser.error("give --params DIR or --learn-into DIR")
-        start = time.perf_counter()
-        learn_fast_align(zip(sources, targets), args.learn_into)
-        print(f"learning: {time.perf_counter() - start:.1f} s")
-        parameters_dir = args.learn_into
-
-    start = time.perf_counter()
-    aligner = systran_align.Aligner(f"{parameters_dir}/forward.bin", f"{parameters_dir}/reverse.bin")
-    plain = [format_pharaoh(map(tuple, r["alignments"])) for r in aligner.align_batch(sources, targets)]
-    plain_s = time.perf_counter() - start
-
-    ray.init(address="local", num_cpus=max(args.workers), include_dashboard=False, log_to_driver=False)
-    rows = [("plain fast_align (systran Aligner, 1 process)", plain_s, plain, plain)]
-    reference_by_tension: dict = {}
-    for tension, label in ((4.0, "tension 4.0"), (None, "learned tension")):
-        for workers in args.workers:
-            links, seconds = _operator_run(parameters_dir, sources, targets, workers, tension)
-            reference_by_tension.setdefault(tension, links)
-            rows.append((f"operator, {workers} Ray worker(s), {label}", seconds, links, reference_by_tension[tension]))
-    ray.shutdown()
-
+    sources = [line.split() for line in open(args.src, encoding="utf-8")][: args.limit] * args.repeat
+    targets = [line.split() for line in open(args.tgt, encoding="utf-8")][: args.limit] * args.repeat
     n = len(sources)
-    print(f"\n{n} sentence pairs, grow-diag-final-and\n")
-    print(f"| run | seconds | pairs/s | identical to plain % | identical to 1-worker run % |")
+    plain = systran_align.Aligner(f"{args.params}/forward.bin", f"{args.params}/reverse.bin")
+    ours = BidirectionalAligner(FastAlignParameters.load(args.params))
+    outputs: dict[str, list[str]] = {}
+
+    def keep(name, links):
+        outputs[name] = links
+
+    runs = {
+        "plain fast_align (systran_align.Aligner, C++, 1 process)": lambda: keep(
+            "plain", [format_pharaoh(map(tuple, r["alignments"])) for r in plain.align_batch(sources, targets)]),
+        "ours, in process (numba, 1 core)": lambda: keep("ours", ours.align_pharaoh(sources, targets)[2]),
+    }
+    ours.align_pharaoh(sources[:10], targets[:10])  # compile (numba caches on disk after the first run)
+    if args.workers:
+        ray.init(address="local", num_cpus=max(args.workers), include_dashboard=False, log_to_driver=False)
+    for workers in args.workers:
+        runs[f"ours, FastAlignOperator, {workers} Ray worker(s)"] = (
+            lambda w=workers: keep(f"ray{w}", _operator_run(args.params, sources, targets, w)))
+    seconds = interleave(runs, args.rounds)
+    if args.workers:
+        ray.shutdown()
+
+    baseline = seconds[next(iter(runs))]
+    print(f"\n{n:,} sentence pairs, grow-diag-final-and, {args.rounds} interleaved rounds\n")
+    print("| run | pairs/s (median) | speed vs plain fast_align: median (min-max) | identical to ours in process % | identical to plain % |")
     print("|---|---:|---:|---:|---:|")
-    for name, seconds, links, reference in rows:
-        print(f"| {name} | {seconds:.2f} | {n / seconds:,.0f} | {_identical(links, plain):.2f} | {_identical(links, reference):.2f} |")
+    keys = ["plain", "ours"] + [f"ray{w}" for w in args.workers]
+    for (name, times), key in zip(seconds.items(), keys):
+        print(f"| {name} | {n / statistics.median(times):,.0f} | {format_ratio(baseline, times)} | "
+              f"{identical(outputs[key], outputs['ours']):.2f} | {identical(outputs[key], outputs['plain']):.2f} |")
+    if len(args.workers) > 1:
+        w0, w1 = args.workers[0], args.workers[-1]
+        one = seconds[f"ours, FastAlignOperator, {w0} Ray worker(s)"]
+        many = seconds[f"ours, FastAlignOperator, {w1} Ray worker(s)"]
+        print(f"\n{w1} vs {w0} Ray worker(s): {format_ratio(one, many)}")
+
+    if args.eflomal_limit != 0:
+        _eflomal(sources[: args.eflomal_limit], targets[: args.eflomal_limit], outputs["ours"][: args.eflomal_limit or n],
+                 outputs["plain"][: args.eflomal_limit or n])
+
+
+def _eflomal(sources, targets, ours: list[str], plain: list[str]) -> None:
+    import tempfile
+
+    from interlingua.operators.align.eflomal_backend import EflomalAligner, learn_eflomal_priors
+
+    with tempfile.TemporaryDirectory(prefix="eflomal_bench_") as directory:
+        start = time.perf_counter()
+        learn_eflomal_priors(zip(sources, targets), directory)
+        learn_s = time.perf_counter() - start
+        start = time.perf_counter()
+        _, _, links = EflomalAligner(directory).align_pharaoh(sources, targets)
+        align_s = time.perf_counter() - start
+    n = len(sources)
+    print(f"\neflomal on {n:,} pairs: priors {learn_s:.1f} s, aligning with priors {align_s:.1f} s ({n / align_s:,.0f} pairs/s, one process)")
+    print(f"| agreement of eflomal's symmetrized links | identical pairs % | link F1 % |")
+    print("|---|---:|---:|")
+    print(f"| vs ours (fast_align, learned tensions) | {identical(links, ours):.2f} | {link_f1(links, ours):.2f} |")
+    print(f"| vs plain fast_align (systran Aligner) | {identical(links, plain):.2f} | {link_f1(links, plain):.2f} |")
 
 
 if __name__ == "__main__":

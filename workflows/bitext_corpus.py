@@ -15,11 +15,13 @@ The corpus of the explicit-alignment method (Wu & Dredze 2020) and of the meanin
 3. **Tokenize** (:class:`~interlingua.operators.text.tokenize_operator.TokenizeOperator` on Ray
    actors; Moses, character segmentation for zh/ja). A side longer than ``max_tokens`` tokens is
    rejected (``tokenize`` / ``too_long``).
-4. **Learn** fast_align's parameters once (both directions, ``-d -o -v``) on the accepted pairs or
-   on the first ``learn_sample`` of them, and keep them in the version folder (``fast_align/``), so a
-   resumed run aligns its remaining shards with the same parameters.
+4. **Learn** fast_align's parameters once (both directions, ``-d -o -v``; ``learner``: our
+   deterministic EM with its E-step on ``workers`` Ray actors, or systran-align's) on the accepted
+   pairs or on the first ``learn_sample`` of them, and keep them in the version folder
+   (``fast_align/``), so a resumed run aligns its remaining shards with the same parameters. With
+   ``aligner: eflomal`` eflomal's priors are learned instead (``eflomal/``).
 5. **Align** (:class:`~interlingua.operators.align.align_operator.FastAlignOperator` on ``workers``
-   Ray actors): forward + reverse Viterbi links, symmetrized (``symmetrization``, default
+   Ray actors): forward + reverse links (fast_align Viterbi, compiled; or eflomal), symmetrized (``symmetrization``, default
    grow-diag-final-and), Pharaoh ``i-j`` strings.
 6. **Word pairs** (:func:`~interlingua.operators.align.word_pairs.word_pairs`): one-to-one links whose
    two words differ, as word indices (``word_pairs``); with ``subword_tokenizer`` (a Hugging Face
@@ -48,6 +50,8 @@ DESCRIPTION = "raw bitext -> hygiene -> Moses tokens -> fast_align (both ways, s
 COLUMNS = ("id", "src", "tgt", "src_lang", "tgt_lang", "src_tokens", "tgt_tokens",
            "forward", "reverse", "alignment", "word_pairs", "subword_pairs")
 PARAMS_FOLDER = "fast_align"
+#: Parameters folder in the version and the file whose presence marks it complete, per aligner.
+PARAMS_LAYOUT = {"fast_align": ("fast_align", "fast_align_params.json"), "eflomal": ("eflomal", "eflomal_params.json")}
 #: Config keys that do not change the corpus (left out of the version's identity).
 _OPERATIONAL_KEYS = ("workers", "store_root")
 
@@ -72,6 +76,11 @@ class BitextCorpusConfig(Config):
     keep_empty: bool = Field(default=False, description="keep pairs with an empty side (empty alignment) instead of rejecting them")
     max_tokens: int = Field(default=256, ge=1, description="reject a pair with more tokens than this on a side")
     iterations: int = Field(default=5, ge=1, description="fast_align EM iterations")
+    aligner: Literal["fast_align", "eflomal"] = Field(default="fast_align", description="word aligner: fast_align "
+                                                      "(learned parameters) or eflomal (priors learned once, reused per shard)")
+    learner: Literal["interlingua", "systran"] = Field(default="interlingua", description="fast_align learning: "
+                                                       "interlingua (deterministic EM, E-step on `workers` Ray actors) or "
+                                                       "systran (systran-align, multithreaded, not reproducible)")
     learn_sample: int | None = Field(default=None, ge=1, description="learn parameters on the first N accepted pairs (default: all)")
     symmetrization: Literal["intersect", "union", "grow-diag", "grow-diag-final", "grow-diag-final-and"] = "grow-diag-final-and"
     subword_tokenizer: str | None = Field(default=None, description="HF fast tokenizer for first-subword positions")
@@ -235,8 +244,8 @@ def apply_hygiene(rows: list[dict[str, Any]], config: BitextCorpusConfig) -> Non
 # -- 4. parameters ----------------------------------------------------------------------------
 
 
-def _params_dir_in_version(store, writer) -> str:
-    return f"{store._version_dir(writer.name, writer.version)}/{PARAMS_FOLDER}"
+def _params_dir_in_version(store, writer, aligner: str = "fast_align") -> str:
+    return f"{store._version_dir(writer.name, writer.version)}/{PARAMS_LAYOUT[aligner][0]}"
 
 
 def ensure_parameters(store, writer, tokens: dict[int, tuple[list[str], list[str]]], order: list[int],
@@ -247,13 +256,12 @@ def ensure_parameters(store, writer, tokens: dict[int, tuple[list[str], list[str
     on the accepted pairs (first ``learn_sample``) and saves them there. ``None`` when no pair has
     two non-empty sides.
     """
-    from interlingua.operators.align.fast_align_training import PARAMS_FILE, FastAlignSettings, learn_fast_align
-
-    remote = _params_dir_in_version(store, writer)
+    folder, params_file = PARAMS_LAYOUT[config.aligner]
+    remote = _params_dir_in_version(store, writer, config.aligner)
     fs = store.fs
     local_store = "file" in _protocols(fs)
     in_memory = "memory" in _protocols(fs)
-    if fs.exists(f"{remote}/{PARAMS_FILE}"):
+    if fs.exists(f"{remote}/{params_file}"):
         if not in_memory:
             return (remote if local_store else fs.unstrip_protocol(remote)), False
         local = tempfile.mkdtemp(prefix="interlingua_fast_align_")  # actors cannot see the driver's memory://
@@ -265,16 +273,24 @@ def ensure_parameters(store, writer, tokens: dict[int, tuple[list[str], list[str
         trainable = trainable[: config.learn_sample]
     if not trainable:
         return None, False
-    local = tempfile.mkdtemp(prefix="interlingua_fast_align_")
-    learn_fast_align(trainable, local, FastAlignSettings(iterations=config.iterations))
-    with open(os.path.join(local, PARAMS_FILE), encoding="utf-8") as handle:
+    local = tempfile.mkdtemp(prefix=f"interlingua_{folder}_")
+    if config.aligner == "eflomal":
+        from interlingua.operators.align.eflomal_backend import learn_eflomal_priors
+
+        learn_eflomal_priors(trainable, local)
+    else:
+        from interlingua.operators.align.fast_align_training import FastAlignSettings, learn_fast_align
+
+        learn_fast_align(trainable, local, FastAlignSettings(iterations=config.iterations), learner=config.learner,
+                         workers=config.workers if config.learner == "interlingua" else 1)
+    with open(os.path.join(local, params_file), encoding="utf-8") as handle:
         meta = json.load(handle)
     meta["learn_pairs_requested"] = config.learn_sample
-    with open(os.path.join(local, PARAMS_FILE), "w", encoding="utf-8") as handle:
+    with open(os.path.join(local, params_file), "w", encoding="utf-8") as handle:
         json.dump(meta, handle, indent=2)
     fs.makedirs(remote, exist_ok=True)
     # the JSON last: its presence marks a complete parameters folder for a resumed run
-    for name in sorted(os.listdir(local), key=lambda n: n == PARAMS_FILE):
+    for name in sorted(os.listdir(local), key=lambda n: n == params_file):
         fs.put_file(os.path.join(local, name), f"{remote}/{name}")
     if in_memory:
         return local, True
@@ -398,7 +414,7 @@ def run(config: BitextCorpusConfig, *, address: str | None = None) -> dict[str, 
         summary["shards_resumed"] = len(shards) - len(pending)
         accepted = [k for k, r in enumerate(rows) if r["status"] in ("kept", "empty_kept")]
         pending_rows = {k for s in pending for k in range(s.start, s.stop)}
-        params_present = store.fs.exists(f"{_params_dir_in_version(store, writer)}/fast_align_params.json")
+        params_present = store.fs.exists(f"{_params_dir_in_version(store, writer, config.aligner)}/{PARAMS_LAYOUT[config.aligner][1]}")
         to_tokenize = [k for k in accepted if k in pending_rows or not params_present]
         init_ray(address, num_cpus=None if address else max(config.workers, 2))
         tokens = _tokenize_on_ray(rows, to_tokenize, config)
@@ -416,7 +432,8 @@ def run(config: BitextCorpusConfig, *, address: str | None = None) -> dict[str, 
         if params_dir is not None and to_align:
             items = [{"k": k, "src_tokens": " ".join(tokens[k][0]), "tgt_tokens": " ".join(tokens[k][1])} for k in to_align]
             ds = ray.data.from_items(items, override_num_blocks=_num_blocks(len(items), config.workers))
-            out = run_operator(ds, FastAlignOperator, {"parameters_dir": params_dir, "symmetrization": config.symmetrization},
+            out = run_operator(ds, FastAlignOperator, {"parameters_dir": params_dir, "symmetrization": config.symmetrization,
+                                                       "aligner": config.aligner},
                                concurrency=config.workers)
             remaining = Counter(shard_of[k].id for k in to_align)
             for batch in out.iter_batches(batch_format="numpy", batch_size=1024):

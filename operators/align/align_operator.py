@@ -1,4 +1,4 @@
-"""Ray Data operator: word-align tokenized bitext with fast_align parameters learned beforehand.
+"""Ray Data operator: word-align tokenized bitext with parameters learned beforehand (fast_align, or eflomal priors).
 
 fast_align's parameters are global to a corpus, so they are learned once
 (:func:`~interlingua.operators.align.fast_align_training.learn_fast_align`) and every actor loads
@@ -14,8 +14,25 @@ import numpy as np
 
 from interlingua.operators.align.bidirectional_aligner import BidirectionalAligner
 from interlingua.operators.align.fast_align_training import FastAlignParameters
-from interlingua.operators.align.pharaoh import format_pharaoh
 from interlingua.operators.base import Batch, Operator
+
+
+ALIGNERS = ("fast_align", "eflomal")
+
+
+def load_aligner(parameters_dir: str, aligner: str = "fast_align", symmetrization: str = "grow-diag-final-and",
+                 tension_override: float | None = None):
+    """The aligner whose parameters (fast_align tables, or eflomal priors) are in ``parameters_dir``.
+
+    Both have ``align_pharaoh(sources, targets) -> (forward, reverse, symmetrized)``.
+    """
+    if aligner == "fast_align":
+        return BidirectionalAligner(FastAlignParameters.load(parameters_dir), symmetrization, tension_override)
+    if aligner == "eflomal":
+        from interlingua.operators.align.eflomal_backend import EflomalAligner
+
+        return EflomalAligner(parameters_dir, symmetrization)
+    raise ValueError(f"aligner {aligner!r} is not supported; expected one of {', '.join(ALIGNERS)}")
 
 
 class FastAlignOperator(Operator):
@@ -30,8 +47,9 @@ class FastAlignOperator(Operator):
     batch_size: ClassVar[int | None] = 2048
     name: ClassVar[str] = "fast_align"
 
-    def __init__(self, parameters_dir: str, symmetrization: str = "grow-diag-final-and", tension_override: float | None = None):
-        self.aligner = BidirectionalAligner(FastAlignParameters.load(parameters_dir), symmetrization, tension_override)
+    def __init__(self, parameters_dir: str, symmetrization: str = "grow-diag-final-and", tension_override: float | None = None,
+                 aligner: str = "fast_align"):
+        self.aligner = load_aligner(parameters_dir, aligner, symmetrization, tension_override)
 
     def __call__(self, batch: Batch) -> Batch:
         for column in ("src_tokens", "tgt_tokens"):
@@ -39,8 +57,8 @@ class FastAlignOperator(Operator):
                 raise ValueError(f"column {column!r} is not in the batch; columns are {sorted(batch)}")
         sources = [str(text).split() for text in batch["src_tokens"]]
         targets = [str(text).split() for text in batch["tgt_tokens"]]
-        pairs = self.aligner.align(sources, targets)
-        batch["forward"] = np.array([format_pharaoh(p.forward) for p in pairs], dtype=object)
-        batch["reverse"] = np.array([format_pharaoh(p.reverse) for p in pairs], dtype=object)
-        batch["alignment"] = np.array([format_pharaoh(p.symmetrized) for p in pairs], dtype=object)
+        forward, reverse, symmetrized = self.aligner.align_pharaoh(sources, targets)
+        batch["forward"] = np.array(forward, dtype=object)
+        batch["reverse"] = np.array(reverse, dtype=object)
+        batch["alignment"] = np.array(symmetrized, dtype=object)
         return batch

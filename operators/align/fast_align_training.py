@@ -1,6 +1,11 @@
-"""Learn fast_align's parameters once (both directions) with the real fast_align in ``systran-align``.
+"""Learn fast_align's parameters once (both directions): our deterministic EM, or fast_align in ``systran-align``.
 
-``systran_align.generate_alignment_probabilities`` runs fast_align's EM for the forward model
+``learner="interlingua"`` (default) runs :mod:`~interlingua.operators.align.fast_align_em`: fast_align's
+EM with the E-step in process (``workers=1``) or sharded over Ray actors
+(:mod:`~interlingua.operators.align.distributed_em`); the same input and worker count give the same
+bytes on every run.
+
+``learner="systran"``: ``systran_align.generate_alignment_probabilities`` runs fast_align's EM for the forward model
 (t(target | source)) and then the reverse one, and writes each lexical table to a binary file. It
 does not save the diagonal tension it optimized, which directional decoding needs, so training runs
 with fast_align's verbose log captured (the C++ code writes it to file descriptor 2) and the last
@@ -8,9 +13,10 @@ with fast_align's verbose log captured (the C++ code writes it to file descripto
 
 The learned parameters live in a directory (any fsspec URL once written)::
 
-    fast_align_params.json   settings and the two tensions
+    fast_align_params.json   settings, learner and the two tensions
     forward.npz, reverse.npz lexical tables for :class:`~interlingua.operators.align.lexical_table.LexicalTable`
-    forward.bin, reverse.bin systran-align's own files (for ``systran_align.Aligner``)
+                             (plain arrays, read without unpickling)
+    forward.bin, reverse.bin systran-align's format (for ``systran_align.Aligner``)
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ from interlingua.operators.align.fast_align_decoder import DirectionalModel
 from interlingua.operators.align.lexical_table import LexicalTable, read_systran_table
 
 PARAMS_FILE = "fast_align_params.json"
+LEARNERS = ("interlingua", "systran")
 #: fast_align separates source and target with this token; a token spelled so is renamed.
 SEPARATOR = "|||"
 SEPARATOR_STAND_IN = "<|||>"
@@ -88,15 +95,68 @@ def learn_fast_align(
     pairs: Iterable[tuple[Sequence[str], Sequence[str]]],
     directory: str,
     settings: FastAlignSettings = FastAlignSettings(),
+    learner: str = "interlingua",
+    workers: int = 1,
+    progress=None,
 ) -> FastAlignParameters:
     """Train both directions on tokenized ``pairs`` and save them in local ``directory``.
 
     Pairs with an empty side are skipped (fast_align cannot train on them). Raises ``ValueError``
-    when no pair has two non-empty sides.
+    when no pair has two non-empty sides. ``workers`` > 1 (interlingua learner) shards the E-step
+    over that many Ray actors (Ray must be initialized); ``progress`` gets one line per iteration.
     """
+    if learner not in LEARNERS:
+        raise ValueError(f"learner {learner!r} is not supported; expected one of {', '.join(LEARNERS)}")
+    if workers < 1:
+        raise ValueError(f"workers must be >= 1, got {workers}")
+    os.makedirs(directory, exist_ok=True)
+    if learner == "interlingua":
+        return _learn_interlingua(pairs, directory, settings, workers, progress)
+    return _learn_systran(pairs, directory, settings)
+
+
+def _learn_interlingua(pairs, directory: str, settings: FastAlignSettings, workers: int, progress) -> FastAlignParameters:
+    from interlingua.operators.align.fast_align_em import InProcessExecutor, encode_corpus, learn_tables
+
+    corpus = encode_corpus(([fast_align_token(t) for t in src], [fast_align_token(t) for t in tgt])
+                           for src, tgt in pairs if len(src) and len(tgt))
+    if corpus.pairs == 0:
+        raise ValueError("no sentence pair with two non-empty sides to learn fast_align parameters from")
+    if workers == 1:
+        executor = InProcessExecutor(corpus)
+        learned = learn_tables(corpus, settings, executor, progress)
+    else:
+        from interlingua.operators.align.distributed_em import RayExecutor
+
+        executor = RayExecutor(corpus, workers)
+        try:
+            learned = learn_tables(corpus, settings, executor, progress)
+        finally:
+            executor.close()
+    return save_parameters(directory, learned.forward, learned.reverse, learned.forward_tension, learned.reverse_tension,
+                           settings, {"learner": "interlingua", "workers": workers, "pairs": corpus.pairs, "log": learned.log})
+
+
+def save_parameters(directory: str, forward: LexicalTable, reverse: LexicalTable, forward_tension: float, reverse_tension: float,
+                    settings: FastAlignSettings, extra: dict, write_bin: bool = True) -> FastAlignParameters:
+    """Write both tables (npz, and with ``write_bin`` systran-align's format) and ``fast_align_params.json``."""
+    from interlingua.operators.align.lexical_table import write_systran_table
+
+    for name, table in (("forward", forward), ("reverse", reverse)):
+        table.save_npz(os.path.join(directory, f"{name}.npz"))
+        if write_bin:
+            write_systran_table(table, os.path.join(directory, f"{name}.bin"))
+    meta = {"settings": asdict(settings), "forward_tension": forward_tension, "reverse_tension": reverse_tension, **extra}
+    with open(os.path.join(directory, PARAMS_FILE), "w", encoding="utf-8") as handle:
+        json.dump(meta, handle, indent=2)
+    return FastAlignParameters(
+        _directional(forward, forward_tension, settings), _directional(reverse, reverse_tension, settings), settings
+    )
+
+
+def _learn_systran(pairs, directory: str, settings: FastAlignSettings) -> FastAlignParameters:
     import systran_align
 
-    os.makedirs(directory, exist_ok=True)
     corpus_path = os.path.join(directory, "training_corpus.txt")
     with open(corpus_path, "w", encoding="utf-8") as corpus:
         written = 0
@@ -128,14 +188,8 @@ def learn_fast_align(
     os.unlink(corpus_path)
     forward_tension, reverse_tension = learned_tensions(log, settings.diagonal_tension, forward_bin, reverse_bin)
     forward_table, reverse_table = read_systran_table(forward_bin), read_systran_table(reverse_bin)
-    forward_table.save_npz(os.path.join(directory, "forward.npz"))
-    reverse_table.save_npz(os.path.join(directory, "reverse.npz"))
-    meta = {"settings": asdict(settings), "forward_tension": forward_tension, "reverse_tension": reverse_tension, "pairs": written}
-    with open(os.path.join(directory, PARAMS_FILE), "w", encoding="utf-8") as handle:
-        json.dump(meta, handle, indent=2)
-    return FastAlignParameters(
-        _directional(forward_table, forward_tension, settings), _directional(reverse_table, reverse_tension, settings), settings
-    )
+    return save_parameters(directory, forward_table, reverse_table, forward_tension, reverse_tension, settings,
+                           {"learner": "systran", "pairs": written}, write_bin=False)
 
 
 def learned_tensions(log: str, initial: float, forward_path: str, reverse_path: str) -> tuple[float, float]:

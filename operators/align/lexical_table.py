@@ -62,19 +62,47 @@ class LexicalTable:
         return np.where(found, self.probabilities[slots], UNSEEN_PROBABILITY)
 
     def save_npz(self, path: str) -> None:
-        """Write the table as a NumPy archive (what alignment actors load)."""
+        """Write the table as a NumPy archive of plain arrays (no pickled objects; :meth:`load_npz`).
+
+        The vocabulary is stored as its UTF-8 bytes joined (``vocabulary_utf8``) and the end offset
+        of each word (``vocabulary_ends``).
+        """
         import fsspec
 
+        encoded = [word.encode("utf-8") for word in self.vocabulary]
+        ends = np.cumsum([len(word) for word in encoded], dtype=np.int64)
+        blob = np.frombuffer(b"".join(encoded), dtype=np.uint8)
         with fsspec.open(path, "wb") as handle:
-            np.savez(handle, vocabulary=np.array(self.vocabulary, dtype=object), keys=self.keys, probabilities=self.probabilities)
+            np.savez(handle, vocabulary_utf8=blob, vocabulary_ends=ends, keys=self.keys.astype(np.int64),
+                     probabilities=self.probabilities.astype(np.float64))
 
     @classmethod
     def load_npz(cls, path: str) -> LexicalTable:
+        """Read what :meth:`save_npz` wrote; never unpickles (an archive holding objects is refused)."""
         import fsspec
 
         with fsspec.open(path, "rb") as handle:
-            data = np.load(handle, allow_pickle=True)
-            return cls(tuple(data["vocabulary"].tolist()), data["keys"], data["probabilities"])
+            try:
+                with np.load(handle, allow_pickle=False) as data:
+                    arrays = {name: data[name] for name in data.files}  # an object array raises here
+                missing = [k for k in ("vocabulary_utf8", "vocabulary_ends", "keys", "probabilities") if k not in arrays]
+                if missing:
+                    raise ValueError(f"it has no {', '.join(missing)} array (it holds {', '.join(arrays) or 'nothing'})")
+                blob, ends = arrays["vocabulary_utf8"], arrays["vocabulary_ends"]
+                keys, probabilities = arrays["keys"], arrays["probabilities"]
+            except ValueError as err:
+                if "allow_pickle" in str(err) or "Object arrays" in str(err):
+                    err = ValueError("it holds pickled objects, which are never loaded (a table written before "
+                                     "the pickle-free format: learn the parameters again)")
+                raise ValueError(f"{path} is not a lexical table archive: {err}") from None
+        if blob.dtype != np.uint8 or ends.dtype.kind not in "iu" or keys.dtype.kind not in "iu" or probabilities.dtype.kind != "f":
+            raise ValueError(f"{path} is not a lexical table archive: unexpected array types")
+        raw = blob.tobytes()
+        starts = np.concatenate(([0], ends[:-1])).tolist()
+        vocabulary = tuple(raw[a:b].decode("utf-8") for a, b in zip(starts, ends.tolist()))
+        if keys.size and not (np.all(np.diff(keys) > 0) and 0 < keys[0] and keys[-1] < (len(vocabulary) + 1) ** 2):
+            raise ValueError(f"{path} is not a lexical table archive: keys are not sorted ids of its vocabulary")
+        return cls(vocabulary, keys.astype(np.int64), probabilities.astype(np.float64))
 
 
 def read_systran_table(path: str) -> LexicalTable:
@@ -87,6 +115,29 @@ def read_systran_table(path: str) -> LexicalTable:
         return _parse(data)
     except (struct.error, IndexError, ValueError) as err:
         raise ValueError(f"{path} is not a systran-align probability file: {err}") from err
+
+
+def write_systran_table(table: LexicalTable, path: str) -> None:
+    """Write ``table`` in the ``systran-align`` probability format (:func:`read_systran_table`'s input),
+    probabilities as float32, so ``systran_align.Aligner`` can decode with it."""
+    import fsspec
+
+    stride = table.stride
+    rows = table.keys // stride
+    columns = (table.keys % stride).astype("<i4")
+    pair = np.dtype([("f", "<i4"), ("p", "<f4")])
+    parts = [struct.pack("<ii", 2, len(table.vocabulary))]
+    parts += [word.encode("utf-8") + b"\0" for word in table.vocabulary]
+    parts.append(struct.pack("<i", stride))
+    bounds = np.flatnonzero(np.concatenate(([True], rows[1:] != rows[:-1], [True]))) if rows.size else np.array([0])
+    for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
+        entries = np.empty(b - a, dtype=pair)
+        entries["f"] = columns[a:b]
+        entries["p"] = table.probabilities[a:b]
+        parts.append(struct.pack("<ii", int(rows[a]), b - a))
+        parts.append(entries.tobytes())
+    with fsspec.open(path, "wb") as handle:
+        handle.write(b"".join(parts))
 
 
 def _parse(data: bytes) -> LexicalTable:

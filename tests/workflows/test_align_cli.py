@@ -70,8 +70,28 @@ def test_all_empty_input_gives_empty_alignments(tmp_path):
     assert open(out).read() == "\n\n"
 
 
+def test_learner_and_aligner_flags(tmp_path):
+    src, tgt = write(tmp_path / "s.txt", [s.encode() for s in SRC * 4]), write(tmp_path / "t.txt", [t.encode() for t in TGT * 4])
+    outputs = {}
+    for learner in ("interlingua", "systran"):
+        out = str(tmp_path / f"{learner}.txt")
+        assert run_align("--src", src, "--tgt", tgt, "--out", out, "--learner", learner, "--save-params", str(tmp_path / learner)) == 0
+        outputs[learner] = open(out, encoding="utf-8").read().split("\n")
+        assert json.load(open(tmp_path / learner / "fast_align_params.json"))["learner"] == learner
+    assert outputs["interlingua"][0] == "0-0 1-1 2-2 3-3" and len(outputs["systran"]) == len(outputs["interlingua"])
+    out = str(tmp_path / "eflomal.txt")
+    assert run_align("--src", src, "--tgt", tgt, "--out", out, "--aligner", "eflomal", "--save-params", str(tmp_path / "ef")) == 0
+    assert len(open(out, encoding="utf-8").read().split("\n")) == len(SRC) * 4 + 1
+    with pytest.raises(UserError, match="does not contain eflomal_params.json"):
+        run_align("--src", src, "--tgt", tgt, "--out", out, "--aligner", "eflomal", "--params", str(tmp_path / "interlingua"))
+
+
 def test_choices_match_the_library_and_start_up_imports_only_stdlib():
+    from interlingua.operators.align.align_operator import ALIGNERS
+    from interlingua.operators.align.fast_align_training import LEARNERS
+
     assert align.SYMMETRIZATIONS == SYMMETRIZATIONS
+    assert align.LEARNERS == LEARNERS and align.ALIGNERS == ALIGNERS
     code = ("import sys, interlingua.workflows.commands.align as a, argparse; a.add_arguments(argparse.ArgumentParser()); "
             "heavy = {'numpy', 'ray', 'torch', 'systran_align', 'sacremoses'} & set(sys.modules); print(sorted(heavy))")
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip() == "[]"

@@ -9,4 +9,6 @@ COMMANDS: dict[str, str] = {
     "align": "interlingua.workflows.commands.align",
     "eval": "interlingua.workflows.commands.eval",
     "bench-pack": "interlingua.workflows.commands.bench_pack",
+    "submit": "interlingua.workflows.commands.submit",
+    "jobs": "interlingua.workflows.commands.jobs",
 }

@@ -10,13 +10,17 @@ import tempfile
 
 from interlingua.core.errors import UserError
 
-HELP = "word-align a source and a target text file (fast_align forward + reverse, symmetrized)"
+HELP = "word-align a source and a target text file (fast_align or eflomal, forward + reverse, symmetrized)"
 
 DESCRIPTION = """\
 Word-align SRC and TGT (one sentence per line, line N of one the translation of line N of the
 other) with fast_align: parameters are learned once on the input (diagonal favouring, optimized
 tension, variational Bayes), both directions are decoded, and the two directional alignments are
-symmetrized (default grow-diag-final-and, atools semantics).
+symmetrized (default grow-diag-final-and, atools semantics). Parameters are learned by our
+deterministic fast_align EM (--learner interlingua; the same input gives the same parameters on every
+run, its E-step on --workers Ray actors) or by systran-align's fast_align (--learner systran).
+--aligner eflomal aligns with eflomal instead: priors learned once on the input (or read from
+--params), then both directions sampled with them and symmetrized the same way.
 
 OUT has exactly one line per input line, so line numbers stay aligned: Pharaoh links "i-j"
 (0-based source token i, target token j). An empty input line gives an empty output line. A line
@@ -32,6 +36,9 @@ link indices can be read against them."""
 #: Same names as interlingua.operators.align.symmetrize.SYMMETRIZATIONS (a test keeps them equal);
 #: spelled here so that building the parser imports nothing but the standard library.
 SYMMETRIZATIONS = ("intersect", "union", "grow-diag", "grow-diag-final", "grow-diag-final-and")
+#: Same as interlingua.operators.align.fast_align_training.LEARNERS (a test keeps them equal).
+LEARNERS = ("interlingua", "systran")
+ALIGNERS = ("fast_align", "eflomal")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -58,11 +65,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--save-params", default=None, help="keep the learned parameters in this directory")
     parser.add_argument("--learn-sample", type=int, default=None,
                         help="learn parameters on the first N accepted pairs only (default: all)")
+    parser.add_argument("--learner", default="interlingua", choices=LEARNERS,
+                        help="fast_align parameter learning: interlingua (deterministic EM, E-step on --workers Ray actors "
+                             "when > 1) or systran (systran-align's multithreaded fast_align; not reproducible) (default %(default)s)")
+    parser.add_argument("--aligner", default="fast_align", choices=ALIGNERS,
+                        help="fast_align (learned parameters, compiled decoder) or eflomal (priors saved with --save-params, "
+                             "reused with --params) (default %(default)s)")
 
 
 def run(args: argparse.Namespace) -> int:
     _validate(args)
-    from interlingua.operators.align.fast_align_training import FastAlignParameters, FastAlignSettings, learn_fast_align
     from interlingua.operators.bitext.parallel_lines import LineCountMismatch, read_parallel_lines
 
     try:
@@ -91,14 +103,16 @@ def run(args: argparse.Namespace) -> int:
     elif not trainable:
         parameters_dir = None
     else:
-        parameters_dir = args.save_params or tempfile.mkdtemp(prefix="interlingua_fast_align_")
+        parameters_dir = args.save_params or tempfile.mkdtemp(prefix="interlingua_align_params_")
         sample = trainable[: args.learn_sample] if args.learn_sample else trainable
-        learn_fast_align(sample, parameters_dir, FastAlignSettings(iterations=args.iterations))
+        _learn(sample, parameters_dir, args)
 
     if parameters_dir is None:
         forward = reverse = symmetrized = [""] * len(lines)
     elif args.workers == 1:
-        forward, reverse, symmetrized = _align_in_process(FastAlignParameters.load(parameters_dir), sources, targets, args.sym)
+        from interlingua.operators.align.align_operator import load_aligner
+
+        forward, reverse, symmetrized = load_aligner(parameters_dir, args.aligner, args.sym).align_pharaoh(sources, targets)
     else:
         forward, reverse, symmetrized = _align_on_ray(parameters_dir, sources, targets, args)
 
@@ -132,8 +146,9 @@ def _validate(args: argparse.Namespace) -> None:
         raise UserError(f"--learn-sample must be >= 1, got {args.learn_sample}")
     if args.tokenize == "moses" and not (args.src_lang and args.tgt_lang):
         raise UserError("--tokenize moses needs --src-lang and --tgt-lang (language codes such as en, es, zh)")
-    if args.params and not os.path.exists(os.path.join(args.params, "fast_align_params.json")) and "://" not in args.params:
-        raise UserError(f"--params {args.params} does not contain fast_align_params.json (write one with --save-params)")
+    marker = "eflomal_params.json" if args.aligner == "eflomal" else "fast_align_params.json"
+    if args.params and not os.path.exists(os.path.join(args.params, marker)) and "://" not in args.params:
+        raise UserError(f"--params {args.params} does not contain {marker} (--aligner {args.aligner}; write one with --save-params)")
 
 
 def _tokenizer(args: argparse.Namespace):
@@ -158,13 +173,20 @@ def _length_reject(number: int, src_tokens: list[str], tgt_tokens: list[str], ma
     return None
 
 
-def _align_in_process(parameters, sources, targets, sym):
-    from interlingua.operators.align.bidirectional_aligner import BidirectionalAligner
-    from interlingua.operators.align.pharaoh import format_pharaoh
+def _learn(sample, parameters_dir: str, args: argparse.Namespace) -> None:
+    if args.aligner == "eflomal":
+        from interlingua.operators.align.eflomal_backend import learn_eflomal_priors
 
-    pairs = BidirectionalAligner(parameters, sym).align(sources, targets)
-    return ([format_pharaoh(p.forward) for p in pairs], [format_pharaoh(p.reverse) for p in pairs],
-            [format_pharaoh(p.symmetrized) for p in pairs])
+        learn_eflomal_priors(sample, parameters_dir)
+        return
+    from interlingua.operators.align.fast_align_training import FastAlignSettings, learn_fast_align
+
+    if args.learner == "interlingua" and args.workers > 1:
+        from interlingua.core.runtime import init_ray
+
+        init_ray(args.address, num_cpus=None if args.address else max(args.workers, 1))
+    learn_fast_align(sample, parameters_dir, FastAlignSettings(iterations=args.iterations), learner=args.learner,
+                     workers=args.workers if args.learner == "interlingua" else 1)
 
 
 def _align_on_ray(parameters_dir, sources, targets, args):
@@ -177,7 +199,8 @@ def _align_on_ray(parameters_dir, sources, targets, args):
     init_ray(args.address, num_cpus=None if args.address else max(args.workers, 1))
     rows = [{"index": k, "src_tokens": " ".join(s), "tgt_tokens": " ".join(t)} for k, (s, t) in enumerate(zip(sources, targets))]
     ds = ray.data.from_items(rows, override_num_blocks=max(args.workers * 4, 1))
-    out = run_operator(ds, FastAlignOperator, {"parameters_dir": os.path.abspath(parameters_dir), "symmetrization": args.sym},
+    out = run_operator(ds, FastAlignOperator, {"parameters_dir": os.path.abspath(parameters_dir), "symmetrization": args.sym,
+                                               "aligner": args.aligner},
                        concurrency=args.workers, batch_size=1024)
     forward, reverse, symmetrized = [""] * len(rows), [""] * len(rows), [""] * len(rows)
     for batch in out.iter_batches(batch_format="numpy", batch_size=4096):

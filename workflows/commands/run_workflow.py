@@ -13,15 +13,20 @@ DESCRIPTION = (
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_workflow_arguments(parser)
+    parser.add_argument("--address", help="Ray cluster address (default: $RAY_ADDRESS, else a local Ray)")
+    parser.add_argument("--show-config", action="store_true", help="print the resolved config and exit")
+    parser.add_argument("--list-keys", action="store_true", help="list the workflow's config keys and exit")
+
+
+def add_workflow_arguments(parser: argparse.ArgumentParser) -> None:
+    """WORKFLOW, -c/--config and --set: how a workflow and its config are named (run, submit)."""
     from interlingua.workflows.registry import WORKFLOWS
 
     parser.add_argument("workflow", help=f"one of: {', '.join(sorted(WORKFLOWS))}")
     parser.add_argument("-c", "--config", help="YAML config file (local path or fsspec URL)")
     parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                         help="override one config value, e.g. --set train.max_steps=20 (repeatable)")
-    parser.add_argument("--address", help="Ray cluster address (default: $RAY_ADDRESS, else a local Ray)")
-    parser.add_argument("--show-config", action="store_true", help="print the resolved config and exit")
-    parser.add_argument("--list-keys", action="store_true", help="list the workflow's config keys and exit")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -1,0 +1,164 @@
+"""fast_align parameter learning (both directions, -d -o -v, 5 iterations), interleaved over rounds:
+
+- systran-align's learner (``generate_alignment_probabilities``; ``--systran-threads`` OpenMP threads,
+  default 1 = per core; the baseline);
+- ours in process (:func:`~interlingua.operators.align.fast_align_em.learn_tables`, 1 shard);
+- ours with the E-step on 1 and 2 Ray actors (:class:`~interlingua.operators.align.distributed_em.RayExecutor`,
+  actor start-up and the initial pass included).
+
+Usage::
+
+    python -m interlingua.benchmarks.align_learning --src bible.tok.en --tgt bible.tok.es [--rounds 3] [--limit N]
+
+Prints seconds and ratios (median, min-max over rounds), then parameter agreement: ours on Ray vs
+in process (max relative difference of the tables: 0 for 1 actor, float summation order for 2),
+whether two runs gave identical tables, ours vs systran (tensions, table entries, links: share of
+identical symmetrized alignments and link F1 when the Bible is decoded with each learner's parameters).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import tempfile
+import time
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--src", required=True)
+    parser.add_argument("--tgt", required=True)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--limit", type=int, default=None)
+    parser.add_argument("--no-ray", action="store_true", help="systran vs ours in process only")
+    parser.add_argument("--systran-threads", type=int, default=1, help="OpenMP threads of systran's learner (default 1: per core)")
+    args = parser.parse_args(argv)
+    os.environ["OMP_NUM_THREADS"] = str(args.systran_threads)  # before systran_align loads OpenMP
+
+    import numpy as np
+    import ray
+
+    from interlingua.benchmarks.align_throughput import identical, link_f1
+    from interlingua.benchmarks.interleave import format_ratio, interleave
+    from interlingua.operators.align.bidirectional_aligner import BidirectionalAligner
+    from interlingua.operators.align.distributed_em import RayExecutor
+    from interlingua.operators.align.fast_align_em import InProcessExecutor, encode_corpus, learn_tables
+    from interlingua.operators.align.fast_align_training import FastAlignSettings, fast_align_token, learn_fast_align
+
+    sources = [line.split() for line in open(args.src, encoding="utf-8")][: args.limit]
+    targets = [line.split() for line in open(args.tgt, encoding="utf-8")][: args.limit]
+    pairs = [(s, t) for s, t in zip(sources, targets) if s and t]
+    settings = FastAlignSettings()
+    work = tempfile.mkdtemp(prefix="align_learning_")
+    results: dict[str, object] = {}
+    startup: dict[int, list[float]] = {}  # actor start-up (process, imports, shard transfer)
+    steady: dict[int, list[float]] = {}  # initial pass + iterations on started actors
+
+    def systran():
+        results["systran"] = learn_fast_align(pairs, f"{work}/systran", settings, learner="systran")
+
+    def ours_in_process():
+        corpus = encode_corpus(([fast_align_token(w) for w in s], [fast_align_token(w) for w in t]) for s, t in pairs)
+        results.setdefault("in_process_runs", []).append(learn_tables(corpus, settings, InProcessExecutor(corpus)))
+
+    def ours_on_ray(workers):
+        corpus = encode_corpus(([fast_align_token(w) for w in s], [fast_align_token(w) for w in t]) for s, t in pairs)
+        started = time.perf_counter()
+        executor = RayExecutor(corpus, workers)
+        learning = time.perf_counter()
+        startup.setdefault(workers, []).append(learning - started)
+        try:
+            results[f"ray{workers}"] = learn_tables(corpus, settings, executor)
+        finally:
+            executor.close()
+        steady.setdefault(workers, []).append(time.perf_counter() - learning)
+
+    runs = {
+        f"systran-align learner ({args.systran_threads} OpenMP thread(s))": systran,
+        "ours, in process (1 core)": ours_in_process,
+    }
+    if not args.no_ray:
+        ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
+        runs["ours, E-step on 1 Ray worker"] = lambda: ours_on_ray(1)
+        runs["ours, E-step on 2 Ray workers"] = lambda: ours_on_ray(2)
+    ours_in_process()  # numba compilation (cached on disk afterwards), not timed
+    seconds = interleave(runs, args.rounds)
+    if not args.no_ray:
+        ray.shutdown()
+
+    names = list(runs)
+    print(f"\n{len(pairs):,} pairs, both directions, 5 iterations (-d -o -v), {args.rounds} interleaved rounds\n")
+    print("| run | seconds (median) | vs systran learner: speed, median (min-max) |")
+    print("|---|---:|---:|")
+    for name in names:
+        print(f"| {name} | {statistics.median(seconds[name]):.1f} | {format_ratio(seconds[names[0]], seconds[name])} |")
+    if not args.no_ray:
+        _ray_report(seconds, names, steady, startup, results, reference_of(results))
+    _agreement(results, pairs, sources, targets, settings, work)
+
+
+def reference_of(results):
+    return results["in_process_runs"][-1]
+
+
+def _ray_report(seconds, names, steady, startup, results, reference) -> None:
+    """Ray worker scaling and Ray vs in-process tables."""
+    import numpy as np
+
+    from interlingua.benchmarks.interleave import format_ratio
+
+    print(f"\nours 2 vs 1 Ray worker(s), wall (actor start-up included): {format_ratio(seconds[names[2]], seconds[names[3]])}")
+    print(f"ours 2 vs 1 Ray worker(s), learning on started actors: {format_ratio(steady[1], steady[2])} "
+          f"(start-up median {statistics.median(startup[1]):.1f} s / {statistics.median(startup[2]):.1f} s)")
+    print(f"ours 1 Ray worker vs systran (time ratio, goal <= 1.3): "
+          f"{statistics.median(a / b for a, b in zip(seconds[names[2]], seconds[names[0]])):.2f}")
+    for workers in (1, 2):
+        other = results[f"ray{workers}"]
+        diffs = []
+        for a, b in ((reference.forward, other.forward), (reference.reverse, other.reverse)):
+            same_keys = np.array_equal(a.keys, b.keys)
+            diffs.append(float(np.max(np.abs(a.probabilities - b.probabilities) / a.probabilities)) if same_keys else float("nan"))
+        print(f"{workers} Ray worker(s) vs in process: max relative table difference {max(diffs):.3g}, tensions "
+              f"{other.forward_tension == reference.forward_tension and other.reverse_tension == reference.reverse_tension}")
+
+
+def _agreement(results, pairs, sources, targets, settings, work) -> None:
+    """Reproducibility of ours, and ours vs systran's learner (tables, tensions, decoded links)."""
+    import numpy as np
+
+    from interlingua.benchmarks.align_throughput import identical, link_f1
+    from interlingua.operators.align.bidirectional_aligner import BidirectionalAligner
+    from interlingua.operators.align.fast_align_training import learn_fast_align
+
+    reference = reference_of(results)
+    runs_identical = all(np.array_equal(r.forward.probabilities, reference.forward.probabilities)
+                         and np.array_equal(r.reverse.probabilities, reference.reverse.probabilities)
+                         for r in results["in_process_runs"])
+    print(f"\nin-process runs byte-identical ({len(results['in_process_runs'])} runs): {runs_identical}")
+    theirs = results["systran"]
+    print(f"\ntensions (forward / reverse): ours {reference.forward_tension:.4g} / {reference.reverse_tension:.4g}, "
+          f"systran {theirs.forward.tension:.4g} / {theirs.reverse.tension:.4g}")
+    for name, ours_table, their_table in (("forward", reference.forward, theirs.forward.table),
+                                          ("reverse", reference.reverse, theirs.reverse.table)):
+        ours_entries = _by_words(ours_table)
+        their_entries = _by_words(their_table)
+        common = ours_entries.keys() & their_entries.keys()
+        rel = np.array([abs(ours_entries[k] - their_entries[k]) / their_entries[k] for k in common])
+        print(f"{name} table: {len(ours_entries):,} entries ours, {len(their_entries):,} systran, {len(common):,} common; "
+              f"relative difference median {np.median(rel):.2g}, 99th percentile {np.percentile(rel, 99):.2g}")
+    ours_params = learn_fast_align(pairs, f"{work}/ours", settings)
+    ours_links = BidirectionalAligner(ours_params).align_pharaoh(sources, targets)[2]
+    their_links = BidirectionalAligner(theirs).align_pharaoh(sources, targets)[2]
+    print(f"links on these pairs decoded with each learner's parameters (ours, learned tensions, grow-diag-final-and): "
+          f"identical pairs {identical(ours_links, their_links):.2f} %, link F1 {link_f1(ours_links, their_links):.2f} %")
+
+
+def _by_words(table) -> dict[tuple[str, str], float]:
+    vocabulary, stride = table.vocabulary, table.stride
+    return {(vocabulary[k // stride - 1], vocabulary[k % stride - 1]): p
+            for k, p in zip(table.keys.tolist(), table.probabilities.tolist())}
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,139 @@
+"""Which Ray cluster, and how to authenticate to it: the address and the token, resolved as Ray does.
+
+- Address: ``--address``, else ``$RAY_API_SERVER_ADDRESS``, else ``$RAY_ADDRESS`` (Ray's job CLI order),
+  else ``http://127.0.0.1:8265``. An explicit ``--address`` wins over the environment (Ray's SDK would
+  let the environment override it). Before Ray is asked anything, the head's port is probed with a short
+  timeout, so an unreachable cluster is one line after seconds, not a minute of retries.
+- Token: Ray 2.60's job SDK sends ``Authorization: Bearer <token>`` only when token mode is on
+  (``RAY_AUTH_MODE=token``). As ``ray start`` does, token mode is turned on when ``RAY_AUTH_MODE`` is unset
+  and Ray's token loader finds a token (``$RAY_AUTH_TOKEN``, the file ``$RAY_AUTH_TOKEN_PATH``, or
+  ``~/.ray/auth_token``); ``RAY_AUTH_MODE=disabled`` is respected. The token itself is never read by us,
+  printed or logged: only where it comes from is named in messages.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from interlingua.core.errors import UserError
+from interlingua.cluster.shared_storage import redact
+
+DEFAULT_ADDRESS = "http://127.0.0.1:8265"
+ADDRESS_ENV = ("RAY_API_SERVER_ADDRESS", "RAY_ADDRESS")
+PROBE_TIMEOUT_S = 5.0
+
+
+@dataclass(frozen=True)
+class ClusterAddress:
+    url: str  # what the job SDK is given (http(s)://host:port, or a Ray address it resolves)
+    source: str  # "--address", "$RAY_ADDRESS", ... for messages
+
+    @property
+    def shown(self) -> str:
+        return redact(self.url)
+
+
+def resolve_address(explicit: str | None) -> ClusterAddress:
+    if explicit:
+        return ClusterAddress(_normalise(explicit), "--address")
+    for name in ADDRESS_ENV:
+        value = os.environ.get(name)
+        if value:
+            return ClusterAddress(_normalise(value), f"${name}")
+    return ClusterAddress(DEFAULT_ADDRESS, "the default")
+
+
+def _normalise(address: str) -> str:
+    address = address.strip().rstrip("/")
+    if address in ("auto", "local"):
+        raise UserError(f"--address {address}: a job is submitted to a running cluster's dashboard; "
+                        "give its URL, e.g. --address http://HEAD:8265")
+    return address
+
+
+def probe(address: ClusterAddress, timeout: float = PROBE_TIMEOUT_S) -> None:
+    """Open (and close) a TCP connection to the address's host and port, or raise a :class:`UserError`."""
+    parts = urlsplit(address.url if "://" in address.url else f"tcp://{address.url}")
+    host = parts.hostname
+    try:
+        port = parts.port or {"https": 443, "http": 80}.get(parts.scheme, 8265)
+    except ValueError:
+        raise UserError(f"cluster address {address.shown} ({address.source}) has an invalid port; "
+                        "expected e.g. http://HEAD:8265") from None
+    if not host:
+        raise UserError(f"cluster address {address.shown} ({address.source}) has no host; expected e.g. http://HEAD:8265")
+    try:
+        with socket.create_connection((host, port), timeout=timeout):
+            pass
+    except OSError as err:
+        reason = "timed out" if isinstance(err, TimeoutError) else (err.strerror or str(err))
+        raise UserError(f"cannot reach the Ray cluster at {address.shown} ({address.source}): {reason}; "
+                        f"is the head running and its dashboard port ({port}) open to this machine? "
+                        "Set --address or RAY_ADDRESS to http://HEAD:8265") from None
+
+
+def sdk_address(address: ClusterAddress, timeout: float = PROBE_TIMEOUT_S) -> str:
+    """The address to give Ray's job SDK. A bare ``HOST:PORT`` is the dashboard when it answers HTTP
+    (``http://HOST:PORT``); otherwise it is a GCS address, which the SDK resolves to the dashboard (as
+    Ray's CLI does with ``RAY_ADDRESS=HOST:6379``). Without this, a bare dashboard address would make the
+    SDK retry a GCS lookup against an HTTP server for a minute and a half."""
+    if "://" in address.url:
+        return address.url
+    import urllib.error
+    import urllib.request
+
+    url = f"http://{address.url}"
+    try:
+        with urllib.request.urlopen(f"{url}/api/version", timeout=timeout):
+            return url
+    except urllib.error.HTTPError:
+        return url  # an HTTP server (401/403/404 are answers too)
+    except (OSError, ValueError):
+        return address.url
+
+
+def token_source() -> str | None:
+    """Where Ray would take the token from (a name, never the token), or None."""
+    if os.environ.get("RAY_AUTH_TOKEN"):
+        return "$RAY_AUTH_TOKEN"
+    path = os.environ.get("RAY_AUTH_TOKEN_PATH")
+    if path:
+        return f"$RAY_AUTH_TOKEN_PATH ({path})" if Path(path).expanduser().is_file() else None
+    default = Path.home() / ".ray" / "auth_token"
+    return str(default) if default.is_file() else None
+
+
+def enable_token_auth() -> str | None:
+    """Turn Ray's token mode on for this process when a token is available and ``RAY_AUTH_MODE`` is
+    unset (as ``ray start`` does); returns the token's source for messages, or None (no token sent)."""
+    mode = os.environ.get("RAY_AUTH_MODE")
+    if mode is not None and mode.lower() != "token":
+        return None
+    source = token_source()
+    if source is None:
+        if mode is not None:
+            raise UserError("RAY_AUTH_MODE=token but no Ray token was found: set RAY_AUTH_TOKEN, or "
+                            "RAY_AUTH_TOKEN_PATH to a file holding the cluster's token (default ~/.ray/auth_token)")
+        return None
+    from ray._private.authentication.authentication_token_setup import _enable_token_auth
+    from ray._raylet import AuthenticationTokenLoader
+
+    if mode is None:
+        _enable_token_auth()
+    AuthenticationTokenLoader.instance().reset_cache()
+    return source
+
+
+@contextmanager
+def without_address_env():
+    """Ray's job SDK lets ``$RAY_ADDRESS`` override an explicit address; hide it while the client is built."""
+    saved = {name: os.environ.pop(name) for name in ADDRESS_ENV if name in os.environ}
+    try:
+        yield
+    finally:
+        os.environ.update(saved)

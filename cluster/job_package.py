@@ -1,0 +1,108 @@
+"""What a submitted workflow job is made of: the entrypoint, the runtime environment (the resolved config
+file, and with ``ship_code`` the local checkout), the job's environment variables and its metadata.
+
+The job's working directory on the cluster is a small folder uploaded with the job: it holds the
+resolved, validated config as ``interlingua-job.yaml``, so the job runs exactly what was checked here.
+By default the cluster's image provides interlingua (the job records the version it was submitted
+with); ``ship_code`` adds the local package tree as ``interlingua/`` so the job imports the checkout.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import shutil
+import time
+import tomllib
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from interlingua.core.errors import UserError
+
+CONFIG_FILE = "interlingua-job.yaml"
+#: Names that carry secrets: never sent in a job's environment (it is visible in the job's info).
+_SECRET_NAME = re.compile(r"(TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|ACCESS_KEY|PRIVATE_KEY|API_KEY)", re.IGNORECASE)
+_IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc", ".pytest_cache", "*.egg-info")
+
+
+@dataclass(frozen=True)
+class WorkflowJob:
+    """A validated workflow run to submit (plain data from the CLI)."""
+
+    workflow: str
+    config: dict[str, Any]  # resolved, validated, JSON-able
+    version: str  # interlingua's version on the submitting machine
+    env: dict[str, str]
+    ship_code: bool = False
+
+
+@dataclass(frozen=True)
+class JobPackage:
+    entrypoint: str
+    runtime_env: dict[str, Any]
+    metadata: dict[str, str]
+    submission_id: str
+
+
+def check_env(env: dict[str, str]) -> dict[str, str]:
+    for name in env:
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+            raise UserError(f"--env {name}=...: not a valid environment variable name")
+        if _SECRET_NAME.search(name):
+            raise UserError(f"--env {name}=...: secrets are not sent with a job (its environment is visible to "
+                            "anyone who can list jobs); give them to the cluster's nodes instead (e.g. a Kubernetes Secret)")
+    return env
+
+
+def build_package(job: WorkflowJob, folder: Path) -> JobPackage:
+    """Write the job's working directory into ``folder`` (empty) and describe the job."""
+    import yaml
+
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / CONFIG_FILE).write_text(yaml.safe_dump(job.config, sort_keys=False, allow_unicode=True), encoding="utf-8")
+    if job.ship_code:
+        copy_package_tree(folder / "interlingua")
+        program = ["python", "-m", "interlingua.workflows.cli"]
+    else:
+        program = ["interlingua"]
+    entrypoint = shlex.join([*program, "run", job.workflow, "-c", CONFIG_FILE])
+    runtime_env: dict[str, Any] = {"working_dir": str(folder)}
+    env = {k: v for k, v in check_env(job.env).items() if v is not None}
+    # The workflow's own ray.init(runtime_env=...) adds variables; let Ray merge them with the job's.
+    env["RAY_OVERRIDE_JOB_RUNTIME_ENV"] = "1"
+    runtime_env["env_vars"] = env
+    metadata = {"interlingua.workflow": job.workflow, "interlingua.version": job.version,
+                "interlingua.code": "shipped checkout" if job.ship_code else "cluster image"}
+    submission_id = f"interlingua-{job.workflow}-{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:6]}"
+    return JobPackage(entrypoint, runtime_env, metadata, submission_id)
+
+
+def checkout_root() -> Path:
+    """The source checkout this package runs from (the folder with ``pyproject.toml``)."""
+    root = Path(__file__).resolve().parent.parent
+    if not (root / "pyproject.toml").is_file():
+        raise UserError("--ship-code ships a source checkout, but interlingua is installed from a wheel here; "
+                        "run from a checkout (pip install -e .) or drop --ship-code to use the cluster's image")
+    return root
+
+
+def package_folders(root: Path) -> dict[str, Path]:
+    """``interlingua.X`` -> its source folder, from pyproject's ``[tool.setuptools.package-dir]``."""
+    data = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
+    mapping = data.get("tool", {}).get("setuptools", {}).get("package-dir", {})
+    return {name: root / folder for name, folder in mapping.items() if name.startswith("interlingua.")}
+
+
+def copy_package_tree(target: Path) -> Path:
+    """Copy the checkout's packages into ``target`` as one regular package ``interlingua`` (so it is found
+    before any installed copy on the job's ``sys.path``)."""
+    root = checkout_root()
+    target.mkdir(parents=True, exist_ok=True)
+    (target / "__init__.py").write_text('"""interlingua, shipped with a job from a source checkout."""\n')
+    for name, source in package_folders(root).items():
+        sub = name.split(".", 1)[1]
+        if source.is_dir():
+            shutil.copytree(source, target / sub.replace(".", "/"), ignore=_IGNORED, dirs_exist_ok=True)
+    return target

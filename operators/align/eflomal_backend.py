@@ -1,0 +1,95 @@
+"""eflomal (Östling & Tiedemann 2016, PyPI ``eflomal``) as a second word aligner.
+
+eflomal samples alignments under a Bayesian IBM-style model (lexical, HMM jump and fertility
+parameters) in both directions. Its parameters are not kept between runs; what carries over is a
+*priors* file (lexical, jump and fertility counts from an alignment of a training corpus, eflomal's
+own text format). As with fast_align, priors are learned once on the corpus
+(:func:`learn_eflomal_priors`) and every shard is then aligned on its own with them
+(:class:`EflomalAligner`), so new shards get the corpus's statistics. The directional links are
+symmetrized with :func:`~interlingua.operators.align.symmetrize.symmetrize`, as fast_align's.
+
+eflomal's sampler is randomized: two runs on the same input may give different links.
+
+A priors directory holds ``eflomal_priors.txt`` and ``eflomal_params.json`` (written last).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Iterable, Sequence
+
+from interlingua.operators.align.pharaoh import format_pharaoh, parse_pharaoh
+from interlingua.operators.align.symmetrize import SYMMETRIZATIONS, symmetrize
+
+PRIORS_FILE = "eflomal_priors.txt"
+PARAMS_FILE = "eflomal_params.json"
+
+
+def _run_eflomal(sources: Sequence[Sequence[str]], targets: Sequence[Sequence[str]], priors_path: str | None) -> tuple[list[str], list[str]]:
+    """Forward and reverse Pharaoh lines (source-target order) of pairs with two non-empty sides."""
+    import eflomal
+
+    with tempfile.TemporaryDirectory(prefix="interlingua_eflomal_") as work:
+        fwd, rev = os.path.join(work, "fwd"), os.path.join(work, "rev")
+        aligner = eflomal.Aligner()
+        src_lines = [" ".join(s) + "\n" for s in sources]
+        tgt_lines = [" ".join(t) + "\n" for t in targets]
+        if priors_path is None:
+            aligner.align(src_lines, tgt_lines, links_filename_fwd=fwd, links_filename_rev=rev, quiet=True)
+        else:
+            with open(priors_path, encoding="utf-8") as priors:
+                aligner.align(src_lines, tgt_lines, links_filename_fwd=fwd, links_filename_rev=rev, priors_input=priors, quiet=True)
+        with open(fwd, encoding="utf-8") as handle:
+            forward = handle.read().split("\n")[: len(sources)]
+        with open(rev, encoding="utf-8") as handle:
+            reverse = handle.read().split("\n")[: len(sources)]
+    if len(forward) != len(sources) or len(reverse) != len(sources):
+        raise RuntimeError(f"eflomal returned {len(forward)} / {len(reverse)} alignments for {len(sources)} pairs")
+    return forward, reverse
+
+
+def learn_eflomal_priors(pairs: Iterable[tuple[Sequence[str], Sequence[str]]], directory: str) -> int:
+    """Align ``pairs`` (empty sides skipped) without priors, write the priors they give; returns the pair count."""
+    import eflomal
+
+    kept = [(list(s), list(t)) for s, t in pairs if len(s) and len(t)]
+    if not kept:
+        raise ValueError("no sentence pair with two non-empty sides to learn eflomal priors from")
+    sources, targets = [s for s, _ in kept], [t for _, t in kept]
+    forward, reverse = _run_eflomal(sources, targets, None)
+    os.makedirs(directory, exist_ok=True)
+    priors = eflomal.calculate_priors(
+        [" ".join(s) for s in sources], [" ".join(t) for t in targets], forward, reverse)
+    with open(os.path.join(directory, PRIORS_FILE), "w", encoding="utf-8") as handle:
+        eflomal.write_priors(handle, *priors)
+    with open(os.path.join(directory, PARAMS_FILE), "w", encoding="utf-8") as handle:
+        json.dump({"aligner": "eflomal", "pairs": len(kept)}, handle, indent=2)
+    return len(kept)
+
+
+class EflomalAligner:
+    """eflomal both ways with saved priors, then ``symmetrization``; same outputs as ``BidirectionalAligner``."""
+
+    def __init__(self, directory: str, symmetrization: str = "grow-diag-final-and"):
+        if symmetrization not in SYMMETRIZATIONS:
+            raise ValueError(f"symmetrization {symmetrization!r} is not supported; expected one of {', '.join(SYMMETRIZATIONS)}")
+        self.priors_path = os.path.join(directory, PRIORS_FILE)
+        if not os.path.exists(self.priors_path):
+            raise FileNotFoundError(f"{directory} has no {PRIORS_FILE} (learn priors with learn_eflomal_priors)")
+        self.symmetrization = symmetrization
+
+    def align_pharaoh(self, sources: Sequence[Sequence[str]], targets: Sequence[Sequence[str]]) -> tuple[list[str], list[str], list[str]]:
+        """Forward, reverse and symmetrized Pharaoh strings, one per pair (empty for a pair with an empty side)."""
+        if len(sources) != len(targets):
+            raise ValueError(f"sources has {len(sources)} sentences but targets has {len(targets)}")
+        forward, reverse, symmetrized = [""] * len(sources), [""] * len(sources), [""] * len(sources)
+        keep = [k for k, (s, t) in enumerate(zip(sources, targets)) if len(s) and len(t)]
+        if keep:
+            fwd, rev = _run_eflomal([sources[k] for k in keep], [targets[k] for k in keep], self.priors_path)
+            for k, f, r in zip(keep, fwd, rev):
+                f_links, r_links = parse_pharaoh(f), parse_pharaoh(r)
+                forward[k], reverse[k] = format_pharaoh(f_links), format_pharaoh(r_links)
+                symmetrized[k] = format_pharaoh(symmetrize(f_links, r_links, self.symmetrization))
+        return forward, reverse, symmetrized

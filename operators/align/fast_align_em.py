@@ -1,0 +1,514 @@
+"""fast_align's EM (Dyer, Chahuneau & Smith 2013) for both directions at once, with a shardable E-step.
+
+Semantics follow fast_align's ``-d -o -v`` training (and its other switches):
+
+- **Parameters**: the lexical table holds one entry per (conditioning word, predicted word) that
+  co-occur in some pair, plus (NULL, w) for every predicted-side word ``w``. Before the first
+  M-step every probability is fast_align's uninitialized 1e-9.
+- **E-step** for each predicted word ``f_j`` of a pair: ``p(i) = t(f_j | e_i) * prior(i)`` with
+  ``prior(0) = p0`` (NULL), ``prior(i) = exp(-tension * |i / n - (j + 1) / m|) / (Z / (1 - p0))``
+  (``Z``: :func:`diagonal_partition`), posterior ``p(i) / sum``. Expected counts, the posterior NULL
+  mass, ``log(sum)`` and the empirical diagonal feature ``sum p(i) * -|i / n - j / m|`` (fast_align
+  takes the 0-based ``j`` there) are accumulated.
+- **Tension** (``optimize_tension``, every iteration but the first): 8 steps of
+  ``tension += 20 * (empirical - model feature)``, clipped to [0.1, 14], the model feature being
+  fast_align's ``ComputeDLogZ`` summed over the corpus's sentence shapes.
+- **M-step**: variational Bayes, ``t = exp(digamma(count + alpha) - digamma(sum_row(count + alpha)))``
+  with fast_align's digamma series, or plain normalization.
+- fast_align's last iteration only prints alignments, so ``iterations = I`` gives ``I - 1`` updates.
+- The exported table keeps, per conditioning word, entries with ``log t >= 4 * log(max t)``
+  (fast_align's beam threshold -4).
+
+Both directions are learned together: an entry is a (source word, target word) cell holding the
+forward ``t(target | source)`` and the reverse ``t(source | target)``; the forward NULL entries are
+cells (NULL, target word), the reverse ones (source word, NULL). Each corpus cell is resolved to its
+entry once (:class:`EStepShard`), so an E-step is a gather, a few multiplications and a scatter-add.
+
+The E-step of a shard of pairs is independent of the others; :class:`FastAlignEM` sums the shards'
+expected counts in shard order (so a run is deterministic whatever the executor) and does the
+tension steps and M-step itself.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+
+import numba
+import numpy as np
+
+from interlingua.operators.align.lexical_table import NULL_WORD, LexicalTable
+from interlingua.operators.align.row_hash import RowHash, find_slot
+
+#: fast_align's probability before the first M-step (``TTable::prob`` when uninitialized).
+UNINITIALIZED_PROBABILITY = 1e-9
+#: fast_align's default beam threshold for writing the table (log-space multiple of the row maximum).
+BEAM_THRESHOLD = -4.0
+#: Statistics an E-step returns besides counts (index in the ``stats`` array).
+STATS = ("likelihood_forward", "likelihood_reverse", "feature_forward", "feature_reverse", "null_forward", "null_reverse")
+NULL_ID = 1
+
+
+# -- corpus encoding ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class EncodedCorpus:
+    """Pairs as word ids (``vocabulary[id - 1]``; id 1 is the NULL word), flat with boundaries."""
+
+    vocabulary: tuple[str, ...]
+    src: np.ndarray  # int64 flat
+    tgt: np.ndarray
+    src_start: np.ndarray  # int64, pairs + 1
+    tgt_start: np.ndarray
+
+    @property
+    def pairs(self) -> int:
+        return self.src_start.size - 1
+
+    def shard_bounds(self, shards: int) -> list[tuple[int, int]]:
+        """``shards`` contiguous pair ranges of about equal cell counts (deterministic)."""
+        cells = np.cumsum(np.diff(self.src_start) * np.diff(self.tgt_start))
+        total = int(cells[-1]) if cells.size else 0
+        cuts = [0] + [int(np.searchsorted(cells, total * k / shards, side="left")) + 1 for k in range(1, shards)] + [self.pairs]
+        cuts = [min(max(c, 0), self.pairs) for c in cuts]
+        for k in range(1, len(cuts)):
+            cuts[k] = max(cuts[k], cuts[k - 1])
+        return [(cuts[k], cuts[k + 1]) for k in range(shards)]
+
+    def shard(self, start: int, stop: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """src, tgt, src_start, tgt_start of pairs ``start .. stop - 1`` (boundaries from 0)."""
+        a, b = self.src_start[start], self.src_start[stop]
+        c, d = self.tgt_start[start], self.tgt_start[stop]
+        return (self.src[a:b], self.tgt[c:d], self.src_start[start : stop + 1] - a, self.tgt_start[start : stop + 1] - c)
+
+
+def encode_corpus(pairs: Iterable[tuple[Sequence[str], Sequence[str]]]) -> EncodedCorpus:
+    """Ids in order of first appearance (the NULL word first, as fast_align's dictionary).
+
+    Pairs must have two non-empty sides. A token spelled as the NULL word gets the NULL id, as in fast_align.
+    """
+    ids: dict[str, int] = {NULL_WORD: NULL_ID}
+    src_ids: list[int] = []
+    tgt_ids: list[int] = []
+    src_lengths: list[int] = []
+    tgt_lengths: list[int] = []
+    for src, tgt in pairs:
+        src_ids.extend([ids.setdefault(word, len(ids) + 1) for word in src])
+        tgt_ids.extend([ids.setdefault(word, len(ids) + 1) for word in tgt])
+        src_lengths.append(len(src))
+        tgt_lengths.append(len(tgt))
+    vocabulary = tuple(ids)
+    return EncodedCorpus(vocabulary, np.array(src_ids, np.int64), np.array(tgt_ids, np.int64),
+                         np.concatenate(([0], np.cumsum(src_lengths, dtype=np.int64))),
+                         np.concatenate(([0], np.cumsum(tgt_lengths, dtype=np.int64))))
+
+
+# -- fast_align's closed forms (da.h, ttables.h), compiled ---------------------------------------
+
+
+@numba.njit(cache=True, nogil=True)
+def partition(j1, m, n, tension):
+    """fast_align's ``ComputeZ(j1, m, n)``: sum over i = 1..n of exp(-tension * |i / n - j1 / m|)."""
+    split = float(j1) * n / m
+    floor = int(split)
+    ceil = floor + 1
+    ratio = math.exp(-tension / n)
+    num_top = n - floor
+    top = 0.0
+    bottom = 0.0
+    if num_top:
+        top = math.exp(-abs(ceil / n - j1 / m) * tension) * (1.0 - math.pow(ratio, num_top)) / (1.0 - ratio)
+    if floor:
+        bottom = math.exp(-abs(floor / n - j1 / m) * tension) * (1.0 - math.pow(ratio, floor)) / (1.0 - ratio)
+    return bottom + top
+
+
+@numba.njit(cache=True, nogil=True)
+def _arithmetico_geometric(a_1, g_1, r, d, count):
+    g_np1 = g_1 * math.pow(r, count)
+    a_n = d * (count - 1) + a_1
+    x_1 = a_1 * g_1
+    g_2 = g_1 * r
+    rm1 = r - 1
+    return (a_n * g_np1 - x_1) / rm1 - d * (g_np1 - g_2) / (rm1 * rm1)
+
+
+@numba.njit(cache=True, nogil=True)
+def dlog_partition(j1, m, n, tension):
+    """fast_align's ``ComputeDLogZ(j1, m, n)`` (its Z call swaps m and n; kept as published)."""
+    z = partition(j1, n, m, tension)
+    split = float(j1) * n / m
+    floor = int(split)
+    ceil = floor + 1
+    ratio = math.exp(-tension / n)
+    d = -1.0 / n
+    num_top = n - floor
+    top = 0.0
+    bottom = 0.0
+    if num_top:
+        feature = -abs(ceil / n - j1 / m)
+        top = _arithmetico_geometric(feature, math.exp(feature * tension), ratio, d, num_top)
+    if floor:
+        feature = -abs(floor / n - j1 / m)
+        bottom = _arithmetico_geometric(feature, math.exp(feature * tension), ratio, d, floor)
+    return (top + bottom) / z
+
+
+@numba.njit(cache=True, nogil=True)
+def model_feature(shape_m, shape_n, shape_count, tension):
+    """sum over shapes (m predicted, n conditioning words) x j of count * DLogZ (before / tokens)."""
+    total = 0.0
+    for k in range(shape_m.size):
+        for j in range(1, shape_m[k] + 1):
+            total += shape_count[k] * dlog_partition(j, shape_m[k], shape_n[k], tension)
+    return total
+
+
+@numba.njit(cache=True, nogil=True)
+def digamma(x):
+    """fast_align's ``Md::digamma`` (recurrence up to 7, then the asymptotic series)."""
+    result = 0.0
+    while x < 7:
+        result -= 1 / x
+        x += 1
+    x -= 1.0 / 2.0
+    xx = 1.0 / x
+    xx2 = xx * xx
+    xx4 = xx2 * xx2
+    result += math.log(x) + (1.0 / 24.0) * xx2 - (7.0 / 960.0) * xx4 + (31.0 / 8064.0) * xx4 * xx2 - (127.0 / 30720.0) * xx4 * xx4
+    return result
+
+
+@numba.njit(cache=True, nogil=True)
+def _normalize_groups(counts, order, group_start, alpha, variational_bayes, out):
+    """out[order[k]] for each group ``order[group_start[g]:group_start[g + 1]]`` (fast_align's Normalize[VB])."""
+    for g in range(group_start.size - 1):
+        a, b = group_start[g], group_start[g + 1]
+        total = 0.0
+        for k in range(a, b):
+            total += counts[order[k]] + (alpha if variational_bayes else 0.0)
+        if total == 0.0:
+            total = 1.0
+        if variational_bayes:
+            digamma_total = digamma(total)
+            for k in range(a, b):
+                out[order[k]] = math.exp(digamma(counts[order[k]] + alpha) - digamma_total)
+        else:
+            for k in range(a, b):
+                out[order[k]] = counts[order[k]] / total
+
+
+# -- the E-step of one shard -------------------------------------------------------------------
+
+
+@numba.njit(cache=True, nogil=True)
+def _cell_keys(src, tgt, src_start, tgt_start, stride):
+    """Key ``source * stride + target`` of every cell (pair by pair, source-major)."""
+    total = 0
+    for s in range(src_start.size - 1):
+        total += (src_start[s + 1] - src_start[s]) * (tgt_start[s + 1] - tgt_start[s])
+    out = np.empty(total, np.int64)
+    k = 0
+    for s in range(src_start.size - 1):
+        for i in range(src_start[s], src_start[s + 1]):
+            for j in range(tgt_start[s], tgt_start[s + 1]):
+                out[k] = src[i] * stride + tgt[j]
+                k += 1
+    return out
+
+
+@numba.njit(cache=True, nogil=True)
+def _distinct_sorted(keys):
+    keys.sort()
+    distinct = 0
+    for k in range(keys.size):
+        if k == 0 or keys[k] != keys[k - 1]:
+            keys[distinct] = keys[k]
+            distinct += 1
+    return keys[:distinct]
+
+
+@numba.njit(cache=True, nogil=True)
+def _entries_of(keys, stride, row_start, row_mask, columns, entry):
+    out = np.empty(keys.size, np.int64)
+    for k in range(keys.size):
+        out[k] = entry[find_slot(row_start, row_mask, columns, keys[k] // stride, keys[k] % stride)]
+    return out
+
+
+@numba.njit(cache=True, nogil=True)
+def _priors(shape_n, shape_m, shape_offset, total, tension, p0):
+    """prior(i, j) of every shape (n conditioning x m predicted), block [(i - 1) * m + j]."""
+    out = np.empty(total, np.float64)
+    for k in range(shape_n.size):
+        n, m = shape_n[k], shape_m[k]
+        for j in range(m):
+            az = partition(j + 1, m, n, tension) / (1.0 - p0)
+            for i in range(1, n + 1):
+                out[shape_offset[k] + (i - 1) * m + j] = math.exp(-abs(i / n - (j + 1) / m) * tension) / az
+    return out
+
+
+@numba.njit(cache=True, nogil=True)
+def _e_step(src, tgt, src_start, tgt_start, cells, null_f_entry, null_r_entry, shape_of, f_offset, r_offset,
+            f_prior, r_prior, t_forward, t_reverse, use_null, favor_diagonal, p0, counts_f, counts_r, stats):
+    """Accumulate both directions' expected counts of the shard's pairs into counts_f / counts_r."""
+    max_cells, max_n, max_m = 1, 1, 1
+    for s in range(src_start.size - 1):
+        n, m = src_start[s + 1] - src_start[s], tgt_start[s + 1] - tgt_start[s]
+        max_cells, max_n, max_m = max(max_cells, n * m), max(max_n, n), max(max_m, m)
+    pf = np.empty(max_cells, np.float64)
+    pr = np.empty(max_cells, np.float64)
+    sum_f = np.empty(max_m, np.float64)
+    sum_r = np.empty(max_n, np.float64)
+    cell = 0
+    for s in range(src_start.size - 1):
+        a, c = src_start[s], tgt_start[s]
+        n, m = src_start[s + 1] - a, tgt_start[s + 1] - c
+        uniform_f = 1.0 / (n + (1.0 if use_null else 0.0))
+        uniform_r = 1.0 / (m + (1.0 if use_null else 0.0))
+        shape = shape_of[s]
+        for j in range(m):
+            sum_f[j] = t_forward[null_f_entry[c + j]] * (p0 if favor_diagonal else uniform_f) if use_null else 0.0
+        for i in range(n):
+            sum_r[i] = t_reverse[null_r_entry[a + i]] * (p0 if favor_diagonal else uniform_r) if use_null else 0.0
+        for i in range(n):
+            for j in range(m):
+                k = i * m + j
+                entry = cells[cell + k]
+                # forward: source i + 1 of n generates target j; reverse: target j + 1 of m generates source i
+                pf[k] = t_forward[entry] * (f_prior[f_offset[shape] + k] if favor_diagonal else uniform_f)
+                pr[k] = t_reverse[entry] * (r_prior[r_offset[shape] + j * n + i] if favor_diagonal else uniform_r)
+                sum_f[j] += pf[k]
+                sum_r[i] += pr[k]
+        if use_null:
+            for j in range(m):
+                q = t_forward[null_f_entry[c + j]] * (p0 if favor_diagonal else uniform_f) / sum_f[j]
+                counts_f[null_f_entry[c + j]] += q
+                stats[4] += q
+            for i in range(n):
+                q = t_reverse[null_r_entry[a + i]] * (p0 if favor_diagonal else uniform_r) / sum_r[i]
+                counts_r[null_r_entry[a + i]] += q
+                stats[5] += q
+        for i in range(n):
+            for j in range(m):
+                k = i * m + j
+                entry = cells[cell + k]
+                qf = pf[k] / sum_f[j]
+                qr = pr[k] / sum_r[i]
+                counts_f[entry] += qf
+                counts_r[entry] += qr
+                stats[2] += -abs((i + 1) / n - j / m) * qf
+                stats[3] += -abs((j + 1) / m - i / n) * qr
+        for j in range(m):
+            stats[0] += math.log(sum_f[j])
+        for i in range(n):
+            stats[1] += math.log(sum_r[i])
+        cell += n * m
+
+
+@dataclass(frozen=True)
+class Entries:
+    """The parameter entries: sorted keys ``source * stride + target`` and their hash."""
+
+    keys: np.ndarray
+    stride: int
+    hash: RowHash
+
+    @classmethod
+    def from_keys(cls, keys: np.ndarray, stride: int) -> Entries:
+        return cls(keys, stride, RowHash.build(keys // stride, keys % stride, stride))
+
+
+class EStepShard:
+    """One shard of pairs, its cells resolved to entries once; :meth:`e_step` per iteration."""
+
+    def __init__(self, src: np.ndarray, tgt: np.ndarray, src_start: np.ndarray, tgt_start: np.ndarray, stride: int):
+        self.src, self.tgt, self.src_start, self.tgt_start, self.stride = src, tgt, src_start, tgt_start, stride
+        n, m = np.diff(src_start), np.diff(tgt_start)
+        shapes, self.shape_of = np.unique(n * (1 << 20) + m, return_inverse=True)
+        self.shape_n, self.shape_m = shapes >> 20, shapes & ((1 << 20) - 1)
+        sizes = self.shape_n * self.shape_m
+        self.shape_offset = np.concatenate(([0], np.cumsum(sizes)[:-1])).astype(np.int64)
+        self.prior_size = int(sizes.sum())
+
+    def distinct_keys(self) -> np.ndarray:
+        """Sorted distinct (source, target) keys of the shard's cells (the initial pass)."""
+        return _distinct_sorted(_cell_keys(self.src, self.tgt, self.src_start, self.tgt_start, self.stride))
+
+    def resolve(self, entries: Entries) -> None:
+        """Resolve every cell and NULL cell to its entry index (once, before the iterations)."""
+        h = entries.hash
+        keys = _cell_keys(self.src, self.tgt, self.src_start, self.tgt_start, self.stride)
+        self.cells = _entries_of(keys, self.stride, h.row_start, h.row_mask, h.columns, h.entry)
+        self.null_f = h.find(np.full(self.tgt.size, NULL_ID), self.tgt)
+        self.null_r = h.find(self.src, np.full(self.src.size, NULL_ID))
+
+    def e_step(self, t_forward: np.ndarray, t_reverse: np.ndarray, tensions: tuple[float, float], settings) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Expected counts (forward, reverse, per entry) and :data:`STATS` of the shard."""
+        p0 = settings.prob_align_null if not settings.no_null_word else 0.0
+        if settings.favor_diagonal:
+            f_prior = _priors(self.shape_n, self.shape_m, self.shape_offset, self.prior_size, tensions[0], p0)
+            # reverse: conditioning = target (m), predicted = source (n); block [(j - 1) * n + i]
+            r_prior = _priors(self.shape_m, self.shape_n, self.shape_offset, self.prior_size, tensions[1], p0)
+        else:
+            f_prior = r_prior = np.zeros(1)
+        counts_f = np.zeros(t_forward.size)
+        counts_r = np.zeros(t_reverse.size)
+        stats = np.zeros(len(STATS))
+        _e_step(self.src, self.tgt, self.src_start, self.tgt_start, self.cells, self.null_f, self.null_r, self.shape_of,
+                self.shape_offset, self.shape_offset, f_prior, r_prior, t_forward, t_reverse, not settings.no_null_word,
+                settings.favor_diagonal, p0, counts_f, counts_r, stats)
+        return counts_f, counts_r, stats
+
+
+# -- the driver --------------------------------------------------------------------------------
+
+
+class InProcessExecutor:
+    """Runs every shard's work in this process, one after the other (the reference executor)."""
+
+    def __init__(self, corpus: EncodedCorpus, shards: int = 1):
+        stride = len(corpus.vocabulary) + 1
+        self.shards = [EStepShard(*corpus.shard(a, b), stride) for a, b in corpus.shard_bounds(shards)]
+
+    def distinct_keys(self) -> list[np.ndarray]:
+        return [shard.distinct_keys() for shard in self.shards]
+
+    def resolve(self, entries: Entries) -> None:
+        for shard in self.shards:
+            shard.resolve(entries)
+
+    def e_step(self, t_forward, t_reverse, tensions, settings) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        return [shard.e_step(t_forward, t_reverse, tensions, settings) for shard in self.shards]
+
+
+@dataclass(frozen=True)
+class LearnedTables:
+    forward: LexicalTable
+    reverse: LexicalTable
+    forward_tension: float
+    reverse_tension: float
+    log: list[str]
+
+
+def learn_tables(corpus: EncodedCorpus, settings, executor=None, progress: Callable[[str], None] | None = None) -> LearnedTables:
+    """Both directions' tables and tensions (``settings``: a ``FastAlignSettings``).
+
+    ``executor`` runs the shards' initial pass and E-steps (default: in process, one shard); the
+    counts are summed here in shard order, so the result depends only on the shard boundaries.
+    """
+    executor = executor or InProcessExecutor(corpus)
+    stride = len(corpus.vocabulary) + 1
+    # initial pass: co-occurring cells, plus (NULL, target word) and (source word, NULL)
+    null_keys = np.concatenate((NULL_ID * stride + np.unique(corpus.tgt), np.unique(corpus.src) * stride + NULL_ID))
+    keys = np.unique(np.concatenate(executor.distinct_keys() + [null_keys]))
+    entries = Entries.from_keys(keys, stride)
+    executor.resolve(entries)
+    source, target = keys // stride, keys % stride
+    # forward entries: co-occurrences and (NULL, w) for target-side words; reverse: and (w, NULL) for source-side
+    forward_member, reverse_member = _membership(keys, stride, corpus)
+    use_null = not settings.no_null_word
+    if not use_null:
+        forward_member &= source != NULL_ID
+        reverse_member &= target != NULL_ID
+    forward_order, forward_groups = _groups(source, forward_member)
+    reverse_order, reverse_groups = _groups(target, reverse_member)
+    shapes = _shapes(corpus)
+    t_forward = np.full(keys.size, UNINITIALIZED_PROBABILITY)
+    t_reverse = np.full(keys.size, UNINITIALIZED_PROBABILITY)
+    tensions = [settings.diagonal_tension, settings.diagonal_tension]
+    tokens = (float(corpus.tgt.size), float(corpus.src.size))
+    log: list[str] = []
+    updates = settings.iterations - 1
+    for iteration in range(updates):
+        results = executor.e_step(t_forward, t_reverse, tuple(tensions), settings)
+        counts_f, counts_r, stats = (np.array(part, copy=True) for part in results[0])
+        for more_f, more_r, more_stats in results[1:]:  # fixed order: shard 0, 1, ...
+            counts_f += more_f
+            counts_r += more_r
+            stats += more_stats
+        features = (stats[2] / tokens[0], stats[3] / tokens[1])
+        line = (f"iteration {iteration + 1}: log-likelihood forward {stats[0]:.6g} reverse {stats[1]:.6g}, "
+                f"posterior p0 {stats[4] / tokens[0]:.4f} / {stats[5] / tokens[1]:.4f}, "
+                f"diagonal feature {features[0]:.6g} / {features[1]:.6g}")
+        if settings.favor_diagonal and settings.optimize_tension and iteration > 0:
+            for direction in (0, 1):
+                shape_m, shape_n = (shapes[1], shapes[0]) if direction == 0 else (shapes[0], shapes[1])
+                tension = tensions[direction]
+                for _ in range(8):
+                    modelled = model_feature(shape_m, shape_n, shapes[2], tension) / tokens[direction]
+                    tension += (features[direction] - modelled) * 20.0
+                    tension = min(max(tension, 0.1), 14.0)
+                tensions[direction] = tension
+            line += f", tension {tensions[0]:.6g} / {tensions[1]:.6g}"
+        log.append(line)
+        if progress:
+            progress(line)
+        new_forward = np.zeros(keys.size)
+        new_reverse = np.zeros(keys.size)
+        _normalize_groups(counts_f, forward_order, forward_groups, settings.alpha, settings.variational_bayes, new_forward)
+        _normalize_groups(counts_r, reverse_order, reverse_groups, settings.alpha, settings.variational_bayes, new_reverse)
+        t_forward, t_reverse = new_forward, new_reverse
+    if updates == 0:  # never normalized: fast_align writes no probabilities
+        forward_groups = reverse_groups = np.zeros(1, np.int64)
+    forward = _export(source, target, t_forward, forward_order, forward_groups, corpus.vocabulary, stride)
+    reverse = _export(target, source, t_reverse, reverse_order, reverse_groups, corpus.vocabulary, stride)
+    return LearnedTables(forward, reverse, float(tensions[0]), float(tensions[1]), log)
+
+
+def _membership(keys: np.ndarray, stride: int, corpus: EncodedCorpus) -> tuple[np.ndarray, np.ndarray]:
+    """Which entries belong to the forward / reverse table (both hold every co-occurrence)."""
+    source, target = keys // stride, keys % stride
+    in_target = np.zeros(stride, bool)
+    in_target[corpus.tgt] = True
+    in_source = np.zeros(stride, bool)
+    in_source[corpus.src] = True
+    cooccurs = np.ones(keys.size, bool)
+    # a (NULL, w) / (w, NULL) key is a co-occurrence only when the NULL word is itself a token
+    null_token_src, null_token_tgt = in_source[NULL_ID], in_target[NULL_ID]
+    cooccurs &= ~((source == NULL_ID) & ~null_token_src) & ~((target == NULL_ID) & ~null_token_tgt)
+    forward = cooccurs | ((source == NULL_ID) & in_target[target])
+    reverse = cooccurs | ((target == NULL_ID) & in_source[source])
+    return forward, reverse
+
+
+def _groups(by: np.ndarray, member: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Member entries ordered by ``by`` (stable) and the start of each group."""
+    order = np.flatnonzero(member)
+    order = order[np.argsort(by[order], kind="stable")]
+    values = by[order]
+    starts = np.flatnonzero(np.concatenate(([True], values[1:] != values[:-1]))) if order.size else np.empty(0, np.int64)
+    return order.astype(np.int64), np.concatenate((starts, [order.size])).astype(np.int64)
+
+
+def _shapes(corpus: EncodedCorpus) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Distinct (source length, target length) and how many pairs have each."""
+    n, m = np.diff(corpus.src_start), np.diff(corpus.tgt_start)
+    shapes, counts = np.unique(n * (1 << 20) + m, return_counts=True)
+    return (shapes >> 20).astype(np.int64), (shapes & ((1 << 20) - 1)).astype(np.int64), counts.astype(np.float64)
+
+
+def _export(conditioning: np.ndarray, predicted: np.ndarray, t: np.ndarray, order: np.ndarray, groups: np.ndarray,
+            vocabulary: tuple[str, ...], stride: int) -> LexicalTable:
+    """The table as fast_align writes it: per conditioning word, entries with log t >= 4 log max t."""
+    keep = _beam(t, order, groups, BEAM_THRESHOLD)
+    chosen = order[keep]
+    keys = conditioning[chosen] * stride + predicted[chosen]
+    sort = np.argsort(keys, kind="stable")
+    return LexicalTable(vocabulary, keys[sort].astype(np.int64), t[chosen][sort].astype(np.float64))
+
+
+@numba.njit(cache=True, nogil=True)
+def _beam(t, order, groups, threshold):
+    keep = np.zeros(order.size, np.bool_)
+    for g in range(groups.size - 1):
+        best = -1.0
+        for k in range(groups[g], groups[g + 1]):
+            best = max(best, t[order[k]])
+        limit = -math.log(best) * threshold
+        for k in range(groups[g], groups[g + 1]):
+            keep[k] = math.log(t[order[k]]) >= limit
+    return keep

@@ -1,0 +1,72 @@
+"""What a submitted job is made of (entrypoint, working directory, environment, metadata) and how a
+finished job's outcome reads: pure functions, no Ray."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+from interlingua.core.errors import UserError
+from interlingua.cluster.job_package import CONFIG_FILE, WorkflowJob, build_package, check_env, package_folders
+from interlingua.cluster.jobs import JobState, failure_reason, last_error_line
+
+
+def test_the_job_runs_the_installed_cli_on_the_shipped_config(tmp_path):
+    config = {"source": "s3://b/raw.en", "train": {"lr": 0.001}}
+    job = WorkflowJob("bitext-corpus", config, "0.1.0", {"MLFLOW_TRACKING_URI": "http://mlflow:5000"})
+    package = build_package(job, tmp_path / "job")
+    assert package.entrypoint == f"interlingua run bitext-corpus -c {CONFIG_FILE}"
+    assert yaml.safe_load((tmp_path / "job" / CONFIG_FILE).read_text()) == config
+    assert package.runtime_env["working_dir"] == str(tmp_path / "job")
+    assert package.runtime_env["env_vars"] == {"MLFLOW_TRACKING_URI": "http://mlflow:5000",
+                                               "RAY_OVERRIDE_JOB_RUNTIME_ENV": "1"}
+    assert package.metadata == {"interlingua.workflow": "bitext-corpus", "interlingua.version": "0.1.0",
+                                "interlingua.code": "cluster image"}
+    assert package.submission_id.startswith("interlingua-bitext-corpus-")
+    assert sorted(p.name for p in (tmp_path / "job").iterdir()) == [CONFIG_FILE]
+
+
+def test_ship_code_puts_the_checkouts_packages_in_the_working_directory(tmp_path):
+    package = build_package(WorkflowJob("quickstart", {}, "0.1.0", {}, ship_code=True), tmp_path / "job")
+    assert package.entrypoint == f"python -m interlingua.workflows.cli run quickstart -c {CONFIG_FILE}"
+    assert package.metadata["interlingua.code"] == "shipped checkout"
+    shipped = tmp_path / "job" / "interlingua"
+    from interlingua.cluster.job_package import checkout_root
+
+    for name in package_folders(checkout_root()):
+        assert (shipped / name.split(".", 1)[1] / "__init__.py").is_file(), name
+    assert not list(shipped.rglob("__pycache__"))
+    # the shipped tree is importable on its own, ahead of the installed package
+    out = subprocess.run([sys.executable, "-c", "import interlingua.cluster.jobs as m; print(m.__file__)"],
+                         cwd=tmp_path / "job", capture_output=True, text=True, check=True).stdout
+    assert out.strip() == str(shipped / "cluster" / "jobs.py")
+
+
+@pytest.mark.parametrize("name", ["AWS_SECRET_ACCESS_KEY", "RAY_AUTH_TOKEN", "HF_TOKEN", "DB_PASSWORD"])
+def test_secret_looking_variables_are_not_sent(name):
+    with pytest.raises(UserError, match="secrets are not sent with a job"):
+        check_env({name: "x"})
+    assert check_env({"HF_HUB_OFFLINE": "1"}) == {"HF_HUB_OFFLINE": "1"}
+
+
+def _state(**kw) -> JobState:
+    return JobState(job_id="j", status=kw.pop("status", "FAILED"), entrypoint="interlingua run x", **kw)
+
+
+def test_failure_reasons_read_as_one_line_with_what_to_do():
+    assert "driver process was killed (signal 9" in failure_reason(_state(driver_exit_code=-9))
+    assert "signal 9" in failure_reason(_state(driver_exit_code=137))
+    assert "install interlingua in the cluster's image" in failure_reason(_state(driver_exit_code=127))
+    assert "supervisor" in failure_reason(_state(error_type="JOB_SUPERVISOR_ACTOR_DIED", message="x"))
+    assert failure_reason(_state(error_type="RUNTIME_ENV_SETUP_FAILURE", message="pip failed\nmore")) == (
+        "its runtime environment could not be set up: pip failed")
+    assert failure_reason(_state(status="STOPPED")).startswith("it was stopped")
+    logs = "Traceback (most recent call last):\n  File x\nValueError: bad thing\nmore output\n"
+    assert failure_reason(_state(driver_exit_code=1, message="Job entrypoint command failed"), logs) == (
+        "ValueError: bad thing")
+    assert last_error_line("ok\ninterlingua run: error: cannot read input: x\n") == (
+        "interlingua run: error: cannot read input: x")
+    assert failure_reason(_state(driver_exit_code=1, message="Job failed\nlast logs")) == "Job failed"

@@ -1,0 +1,161 @@
+"""Bad input to ``interlingua submit`` / ``interlingua jobs``: one line naming what is wrong and what to
+do, exit 2, no traceback, nothing sent. No Ray cluster: mistakes caught before connecting run in-process;
+token and job-id mistakes go through Ray's real job SDK (a subprocess) against a stand-in job API."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+
+import pytest
+
+from fake_job_api import TOKEN, fake_job_api
+from interlingua.workflows.cli import main
+
+CLIENT_ENV_DROP = ("RAY_ADDRESS", "RAY_API_SERVER_ADDRESS", "RAY_AUTH_MODE", "RAY_AUTH_TOKEN", "RAY_AUTH_TOKEN_PATH",
+                   "MLFLOW_TRACKING_URI")
+
+
+def _closed_port() -> int:
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def _main(argv, capsys) -> tuple[int, str]:
+    try:
+        code = main(argv)
+    except SystemExit as exit_:
+        code = int(exit_.code or 0)
+    err = capsys.readouterr().err
+    return code, err
+
+
+def _one_line_error(err: str, command: str = "submit") -> str:
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert "Traceback" not in err
+    assert lines and lines[0].startswith(f"interlingua {command}: error: "), err
+    return lines[0]
+
+
+@pytest.fixture(autouse=True)
+def _clean_env(monkeypatch, tmp_path):
+    for name in CLIENT_ENV_DROP:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))  # no ~/.ray/auth_token of the person running the tests
+
+
+def test_unknown_workflow_fails_before_anything_is_sent(capsys):
+    code, err = _main(["submit", "no-such-flow", "--address", f"http://127.0.0.1:{_closed_port()}"], capsys)
+    assert code == 2
+    assert "unknown workflow 'no-such-flow'; known workflows: " in _one_line_error(err)
+
+
+def test_unknown_config_key_fails_before_anything_is_sent(capsys):
+    code, err = _main(["submit", "bitext-corpus", "--set", "no_such_key=1",
+                       "--address", f"http://127.0.0.1:{_closed_port()}"], capsys)
+    assert code == 2 and "invalid config" in _one_line_error(err) and "no_such_key: unknown key" in err
+
+
+def test_a_local_path_for_a_remote_job_is_refused_with_the_fix(capsys, tmp_path):
+    source = tmp_path / "raw.en"
+    source.write_text("the cat\n")
+    code, err = _main(["submit", "bitext-corpus", "--set", f"source={source}", "--set", f"target={source}",
+                       "--address", f"http://127.0.0.1:{_closed_port()}"], capsys)
+    line = _one_line_error(err)
+    assert code == 2
+    assert f"source={source} and target={source} are paths on this machine" in line and "--shared-path" in line
+    # declared shared: accepted (the dry run prints the job instead of submitting it)
+    code, _ = _main(["submit", "bitext-corpus", "--set", f"source={source}", "--set", f"target={source}",
+                     "--shared-path", str(tmp_path), "--dry-run"], capsys)
+    assert code == 0
+
+
+def test_the_local_sqlite_default_is_refused_for_a_workflow_that_logs_to_mlflow(capsys, monkeypatch):
+    code, err = _main(["submit", "quickstart", "--dry-run"], capsys)
+    assert code == 2 and "set MLFLOW_TRACKING_URI (or --tracking-uri)" in _one_line_error(err)
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", "sqlite:////home/me/mlflow.db")
+    code, err = _main(["submit", "quickstart", "--dry-run"], capsys)
+    assert code == 2 and "is a file on this machine" in _one_line_error(err)
+
+
+def test_secrets_are_not_sent_in_a_jobs_environment(capsys):
+    code, err = _main(["submit", "bitext-corpus", "--env", "AWS_SECRET_ACCESS_KEY=x", "--dry-run"], capsys)
+    assert code == 2 and "secrets are not sent with a job" in _one_line_error(err)
+
+
+def test_unreachable_address_fails_fast_and_names_where_it_came_from(capsys, monkeypatch):
+    monkeypatch.setenv("RAY_ADDRESS", f"http://127.0.0.1:{_closed_port()}")
+    start = time.monotonic()
+    code, err = _main(["jobs", "list"], capsys)
+    assert time.monotonic() - start < 10
+    line = _one_line_error(err, "jobs")
+    assert code == 2 and "cannot reach the Ray cluster at http://127.0.0.1:" in line and "($RAY_ADDRESS)" in line
+    # an explicit --address wins over RAY_ADDRESS (Ray's SDK would do the opposite)
+    code, err = _main(["jobs", "list", "--address", f"http://127.0.0.1:{_closed_port()}"], capsys)
+    assert "(--address)" in _one_line_error(err, "jobs")
+
+
+_SCENARIOS = r"""
+import contextlib, io, json, os, sys
+from interlingua.workflows.cli import main
+
+address, home, token = sys.argv[1:4]
+os.environ["HOME"] = home
+results = {}
+
+def run(name, argv, **env):
+    for key, value in env.items():
+        if value is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = value
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        code = main(argv)
+    results[name] = [code, err.getvalue()]
+
+# order matters: Ray's auth mode is process state, so "disabled" comes before token mode is turned on
+run("disabled", ["jobs", "list", "--address", address], RAY_AUTH_MODE="disabled")
+run("missing", ["jobs", "list", "--address", address], RAY_AUTH_MODE=None)
+run("wrong", ["jobs", "list", "--address", address], RAY_AUTH_TOKEN="f" * 32)
+open(os.path.join(home, ".ray", "auth_token"), "w").write(token)  # the token file Ray reads by default
+run("unknown", ["jobs", "status", "raysubmit_nope", "--address", address], RAY_AUTH_TOKEN=None)
+print(json.dumps(results))
+"""
+
+
+def test_token_and_job_id_mistakes_against_a_job_api_with_token_auth(tmp_path):
+    """Through Ray's real job SDK, one process (importing Ray costs seconds), against the stand-in API."""
+    import json
+
+    home = tmp_path / "home"
+    (home / ".ray").mkdir(parents=True)
+    env = {k: v for k, v in os.environ.items() if k not in CLIENT_ENV_DROP}
+    with fake_job_api() as address:
+        proc = subprocess.run([sys.executable, "-c", _SCENARIOS, address, str(home), TOKEN], env=env,
+                              capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    results = json.loads(proc.stdout.strip().splitlines()[-1])
+    for code, err in results.values():
+        assert code == 2, err
+        assert TOKEN not in err and "f" * 32 not in err
+    assert "requires a token and none was sent: set RAY_AUTH_TOKEN" in _one_line_error(results["missing"][1], "jobs")
+    assert "requires a token" in _one_line_error(results["disabled"][1], "jobs")  # RAY_AUTH_MODE=disabled respected
+    assert "rejected the token from $RAY_AUTH_TOKEN" in _one_line_error(results["wrong"][1], "jobs")
+    assert "no job 'raysubmit_nope' on the Ray cluster" in _one_line_error(results["unknown"][1], "jobs")
+
+
+def test_a_bare_host_port_that_answers_http_is_taken_as_the_dashboard():
+    from interlingua.cluster.connection import ClusterAddress, sdk_address
+
+    with fake_job_api() as address:
+        bare = address.removeprefix("http://")
+        assert sdk_address(ClusterAddress(bare, "--address")) == address  # answers 401: an HTTP server
+    assert sdk_address(ClusterAddress(f"127.0.0.1:{_closed_port()}", "--address")).count("://") == 0
+    assert sdk_address(ClusterAddress("http://h:8265", "--address")) == "http://h:8265"

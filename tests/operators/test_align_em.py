@@ -1,0 +1,103 @@
+"""Our fast_align EM: sharded E-step equals one process, runs are byte-identical, tables are pickle-free."""
+
+import hashlib
+import io
+import os
+
+import numpy as np
+import pytest
+
+from interlingua.operators.align.fast_align_em import (
+    InProcessExecutor, digamma, dlog_partition, encode_corpus, learn_tables, partition)
+from interlingua.operators.align.fast_align_training import FastAlignParameters, FastAlignSettings, learn_fast_align
+from interlingua.operators.align.lexical_table import LexicalTable, read_systran_table
+
+from .test_align_fast_align import synthetic_corpus
+
+
+def digest(directory) -> dict[str, str]:
+    return {name: hashlib.sha256(open(os.path.join(directory, name), "rb").read()).hexdigest()
+            for name in ("forward.npz", "reverse.npz", "forward.bin", "reverse.bin", "fast_align_params.json")}
+
+
+def test_closed_forms_match_direct_sums():
+    for n, m, lam in [(1, 1, 4.0), (5, 7, 4.0), (9, 3, 0.7), (12, 12, 14.0)]:
+        for j in range(1, m + 1):
+            h = np.array([-abs(i / n - j / m) for i in range(1, n + 1)])
+            assert partition(j, m, n, lam) == pytest.approx(np.exp(lam * h).sum(), rel=1e-12)
+    # fast_align's ComputeDLogZ normalizes by Z(j, n, m) (arguments swapped, as published); for n == m it is E[h]
+    n = m = 6
+    for j in range(1, m + 1):
+        h = np.array([-abs(i / n - j / m) for i in range(1, n + 1)])
+        w = np.exp(4.0 * h)
+        assert dlog_partition(j, m, n, 4.0) == pytest.approx((h * w).sum() / w.sum(), rel=1e-9)
+    assert digamma(1.0) == pytest.approx(-0.5772156649, abs=1e-8)
+
+
+def test_learning_is_deterministic_and_learns_the_lexicon(tmp_path):
+    corpus = synthetic_corpus(300)
+    first = learn_fast_align(corpus, str(tmp_path / "a"))
+    learn_fast_align(corpus, str(tmp_path / "b"))
+    assert digest(tmp_path / "a") == digest(tmp_path / "b")
+    table = first.forward.table
+    ids = table.word_ids
+    assert table.lookup(np.array([ids["house"]]), np.array([ids["haus"]]))[0] > 0.5
+    assert 0.1 <= first.forward.tension <= 14
+    loaded = FastAlignParameters.load(str(tmp_path / "a"))
+    assert loaded.forward.tension == first.forward.tension
+    assert np.array_equal(loaded.reverse.table.probabilities, first.reverse.table.probabilities)
+    # the systran-format copy holds the same entries (float32 probabilities)
+    copy = read_systran_table(str(tmp_path / "a" / "forward.bin"))
+    assert np.array_equal(copy.keys, table.keys) and np.allclose(copy.probabilities, table.probabilities, rtol=1e-6)
+
+
+def test_sharded_counts_equal_one_shard_within_float_summation_order():
+    corpus = encode_corpus(synthetic_corpus(200, seed=2))
+    settings = FastAlignSettings()
+    one = learn_tables(corpus, settings, InProcessExecutor(corpus, 1))
+    three = learn_tables(corpus, settings, InProcessExecutor(corpus, 3))
+    again = learn_tables(corpus, settings, InProcessExecutor(corpus, 3))
+    assert np.array_equal(three.forward.probabilities, again.forward.probabilities)  # fixed reduction order
+    for a, b in ((one.forward, three.forward), (one.reverse, three.reverse)):
+        assert np.array_equal(a.keys, b.keys)
+        np.testing.assert_allclose(a.probabilities, b.probabilities, rtol=1e-9)
+    assert one.forward_tension == pytest.approx(three.forward_tension, rel=1e-9)
+
+
+@pytest.mark.slow
+def test_ray_workers_equal_in_process(ray_local):
+    from interlingua.operators.align.distributed_em import RayExecutor
+
+    corpus = encode_corpus(synthetic_corpus(200, seed=4))
+    settings = FastAlignSettings()
+    for workers in (1, 2):
+        reference = learn_tables(corpus, settings, InProcessExecutor(corpus, workers))
+        executor = RayExecutor(corpus, workers)
+        try:
+            on_ray = learn_tables(corpus, settings, executor)
+        finally:
+            executor.close()
+        assert np.array_equal(on_ray.forward.probabilities, reference.forward.probabilities)
+        assert np.array_equal(on_ray.reverse.probabilities, reference.reverse.probabilities)
+        assert (on_ray.forward_tension, on_ray.reverse_tension) == (reference.forward_tension, reference.reverse_tension)
+
+
+def test_pickle_bearing_archive_is_refused(tmp_path):
+    path = str(tmp_path / "forward.npz")
+    np.savez(path, vocabulary=np.array(["<eps>", "a"], dtype=object), keys=np.array([3]), probabilities=np.array([1.0]))
+    with pytest.raises(ValueError, match="pickled objects, which are never loaded"):
+        LexicalTable.load_npz(path)
+    table = LexicalTable(("<eps>", "ä", "b"), np.array([5, 6]), np.array([0.5, 0.25]))
+    table.save_npz(path)
+    loaded = LexicalTable.load_npz(path)
+    assert loaded.vocabulary == table.vocabulary and np.array_equal(loaded.keys, table.keys)
+    buffer = io.BytesIO()
+    np.savez(buffer, keys=np.array([1]))
+    (tmp_path / "other.npz").write_bytes(buffer.getvalue())
+    with pytest.raises(ValueError, match="no vocabulary_utf8"):
+        LexicalTable.load_npz(str(tmp_path / "other.npz"))
+
+
+def test_unknown_learner_is_refused(tmp_path):
+    with pytest.raises(ValueError, match="learner 'x'"):
+        learn_fast_align(synthetic_corpus(5), str(tmp_path), learner="x")

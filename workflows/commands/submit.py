@@ -1,0 +1,123 @@
+"""``interlingua submit WORKFLOW [-c cfg.yaml] [--set k=v ...] [--address http://HEAD:8265] [--wait]``.
+
+The config is resolved and validated here (a bad key fails before anything is sent), checked for a
+remote cluster (paths on shared storage, an MLflow server the cluster reaches) and shipped with the job,
+which runs ``interlingua run WORKFLOW -c <that config>`` on the cluster through Ray's job API.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+HELP = "submit a workflow as a Ray job to a cluster (Ray's job API; --wait streams its log)"
+DESCRIPTION = (
+    "Resolve and validate a workflow's config here, then run it on a Ray cluster as a job "
+    "(`interlingua run WORKFLOW` on the cluster). The cluster is --address, else $RAY_API_SERVER_ADDRESS, "
+    "else $RAY_ADDRESS; Ray's token (RAY_AUTH_TOKEN, RAY_AUTH_TOKEN_PATH or ~/.ray/auth_token) is sent when "
+    "present. Paths in the config must be shared storage (s3://, gs://, or under a --shared-path mount). "
+    "Exit status with --wait: 0 succeeded, 1 failed, 3 stopped; 2 for a mistake caught before submitting."
+)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from interlingua.workflows.commands.run_workflow import add_workflow_arguments
+
+    add_workflow_arguments(parser)
+    add_address_argument(parser)
+    parser.add_argument("--wait", action="store_true",
+                        help="stream the job's log until it ends; exit 0 if it succeeded, 1 failed, 3 stopped")
+    parser.add_argument("--ship-code", action="store_true",
+                        help="ship this source checkout with the job (development) instead of using the "
+                             "interlingua installed in the cluster's image")
+    parser.add_argument("--shared-path", action="append", default=[], metavar="DIR",
+                        help="a folder mounted at the same path on this machine and every node (repeatable); "
+                             "paths under it may appear in the config")
+    parser.add_argument("--state-dir", metavar="DIR",
+                        help="the job's state directory (INTERLINGUA_HOME: corpora, checkpoints) on shared "
+                             "storage; default: the cluster image's INTERLINGUA_HOME")
+    parser.add_argument("--tracking-uri", metavar="URI",
+                        help="MLflow server for the job (default: $MLFLOW_TRACKING_URI)")
+    parser.add_argument("--env", dest="env", action="append", default=[], metavar="NAME=VALUE",
+                        help="an extra environment variable for the job (repeatable; no secrets)")
+    parser.add_argument("--num-cpus", type=float, default=None, help="CPUs reserved for the job's driver")
+    parser.add_argument("--num-gpus", type=float, default=None, help="GPUs reserved for the job's driver")
+    parser.add_argument("--dry-run", action="store_true",
+                        help="validate and print the job (entrypoint, environment, config) without submitting")
+
+
+def add_address_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--address", metavar="URL",
+                        help="the cluster's dashboard, e.g. http://HEAD:8265 (default: $RAY_API_SERVER_ADDRESS, "
+                             "else $RAY_ADDRESS, else http://127.0.0.1:8265)")
+
+
+def run(args: argparse.Namespace) -> int:
+    import tempfile
+    from pathlib import Path
+
+    from interlingua.cluster.job_package import WorkflowJob, build_package, check_env
+    from interlingua.cluster.shared_storage import SharedStorage, require_shared_paths, require_tracking_uri
+    from interlingua.core.config import load_config
+    from interlingua.workflows.cli import _version as cli_version
+    from interlingua.workflows.registry import load_workflow
+
+    workflow = load_workflow(args.workflow)
+    config = load_config(workflow.CONFIG, args.config, args.overrides)
+    storage = SharedStorage.declare(args.shared_path)
+    defaults = _defaults(workflow.CONFIG)
+    resolved = require_shared_paths(config.model_dump(mode="json"), defaults, storage)
+    env = check_env(dict(_pair(item, "--env") for item in args.env))
+    uses_mlflow = bool({"experiment", "registered_model"} & set(workflow.CONFIG.model_fields))
+    uri = require_tracking_uri(args.tracking_uri or os.environ.get("MLFLOW_TRACKING_URI"), storage, needed=uses_mlflow)
+    if uri:
+        env["MLFLOW_TRACKING_URI"] = uri
+    if args.state_dir:
+        env["INTERLINGUA_HOME"] = storage.shared_path("--state-dir", args.state_dir)
+    elif not args.dry_run:
+        print("note: the job keeps its state (corpora, checkpoints) in the cluster's INTERLINGUA_HOME "
+              "(the image's /mnt/interlingua/state); choose it with --state-dir", file=sys.stderr)
+    job = WorkflowJob(args.workflow, resolved, cli_version(), env, ship_code=args.ship_code)
+
+    with tempfile.TemporaryDirectory(prefix="interlingua-job-") as tmp:
+        package = build_package(job, Path(tmp) / "job")
+        if args.dry_run:
+            shown = {k: v for k, v in package.runtime_env.items() if k != "working_dir"}
+            print(json.dumps({"entrypoint": package.entrypoint, "runtime_env": shown, "metadata": package.metadata,
+                              "config": resolved}, indent=2))
+            return 0
+        from interlingua.cluster.jobs import JobsClient
+
+        client = JobsClient.connect(args.address)
+        job_id = client.submit(entrypoint=package.entrypoint, runtime_env=package.runtime_env,
+                               metadata=package.metadata, submission_id=package.submission_id,
+                               entrypoint_num_cpus=args.num_cpus, entrypoint_num_gpus=args.num_gpus)
+    print(f"submitted job {job_id} ({args.workflow}) to {client.address.shown}", file=sys.stderr, flush=True)
+    if not args.wait:
+        print(job_id)
+        print(f"follow it: interlingua jobs logs {job_id} --follow", file=sys.stderr)
+        return 0
+    from interlingua.workflows.commands.jobs import follow_to_exit
+
+    return follow_to_exit(client, job_id, "submit")
+
+
+def _pair(item: str, flag: str) -> tuple[str, str]:
+    from interlingua.core.errors import UserError
+
+    name, sep, value = item.partition("=")
+    if not sep or not name:
+        raise UserError(f"{flag} expects NAME=VALUE, got {item!r}")
+    return name, value
+
+
+def _defaults(config_class) -> dict:
+    """The workflow's default config as plain data ({} when a key has no default: every value is checked)."""
+    from pydantic import ValidationError
+
+    try:
+        return config_class().model_dump(mode="json")
+    except ValidationError:
+        return {}
