@@ -34,6 +34,11 @@ class Config(BaseModel):
 
     model_config = ConfigDict(extra="forbid", validate_assignment=True, frozen=False)
 
+    @classmethod
+    def field_help(cls, name: str, prefix: str, default: Any) -> list[str] | None:
+        """``--list-keys`` lines for field ``name`` when a config shows it its own way; None: the usual line."""
+        return None
+
 
 def parse_override(item: str) -> tuple[list[str], Any]:
     """``"train.lr=1e-4"`` -> (["train", "lr"], 1e-4)."""
@@ -152,6 +157,10 @@ def config_fields_help(cls: type[Config], prefix: str = "", defaults: Config | N
     for name, field in cls.model_fields.items():
         ann = field.annotation
         default = getattr(defaults, name) if defaults is not None else field.get_default(call_default_factory=True)
+        custom = cls.field_help(name, prefix, default)
+        if custom is not None:
+            lines.extend(custom)
+            continue
         if isinstance(ann, type) and issubclass(ann, Config):
             lines.extend(config_fields_help(ann, prefix + name + ".", default if isinstance(default, Config) else None))
             continue

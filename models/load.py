@@ -1,7 +1,8 @@
 """Load a :class:`SentenceEncoder` from wherever it lives.
 
 =====================================  ==========================================================
-``models:/NAME@ALIAS``, ``models:/NAME/3``  MLflow model registry (downloaded to a local cache)
+``models:/NAME@ALIAS``, ``models:/NAME/3``  MLflow model registry (read in place from a local artifact store,
+                                        else downloaded once per version to a local cache)
 ``runs:/RUN_ID/path``                   an MLflow run's artifact folder
 ``/path/to/folder``, ``file://...``     a local folder (ours, sentence-transformers or plain HF)
 ``s3://...``, ``gs://...``, ``hf://...``  any fsspec URL (copied to a local cache first)
@@ -16,9 +17,9 @@ import shutil
 import os
 from pathlib import Path
 
-from interlingua.models.combined import COMBINED_FILE, is_combined_folder
-from interlingua.models.sentence_encoder import SentenceEncoder
 from interlingua.core.errors import UserError
+from interlingua.models.protocol import TextEncoder
+from interlingua.models.sentence_encoder import SentenceEncoder
 
 MLFLOW_SCHEMES = ("models:/", "runs:/")
 
@@ -27,19 +28,50 @@ def load_encoder(uri: str, *, pooling: str | None = None, max_length: int | None
                  prefix: str | None = None, cache_dir: str | os.PathLike | None = None) -> SentenceEncoder:
     """Resolve ``uri`` to a local folder and load it (see the module docstring for accepted forms)."""
     folder = resolve_model_folder(uri, cache_dir=cache_dir)
-    encoder = load_encoder_folder(folder, pooling=pooling, max_length=max_length, prefix=prefix)
+    from interlingua.models.combined import is_combined_folder, load_combined
+
+    if is_combined_folder(folder):  # a saved s/|s| (+) h/|h| combination: both parts, loaded alike
+        encoder = load_combined(folder, lambda part: SentenceEncoder.from_folder(
+            part, pooling=pooling, max_length=max_length, prefix=prefix))
+        encoder.name = uri
+        return encoder
+    extra = extra_modules(folder)
+    if extra:
+        raise UserError(f"{uri} stacks sentence-transformers modules {extra} after the transformer, which "
+                        "SentenceEncoder does not run; load it with load_text_encoder (or as an --model spec)")
+    encoder = SentenceEncoder.from_folder(folder, pooling=pooling, max_length=max_length, prefix=prefix)
     encoder.name = uri
     return encoder
 
 
-def load_encoder_folder(folder: str, **options):
-    """A local encoder folder: a :class:`SentenceEncoder`, or a saved combination of two
-    (:data:`~interlingua.models.combined.COMBINED_FILE`) whose parts get ``options``."""
-    from interlingua.models.combined import is_combined_folder, load_combined
+def load_text_encoder(uri: str, *, cache_dir: str | os.PathLike | None = None) -> TextEncoder:
+    """Any encoder folder behind ``uri`` as a :class:`TextEncoder`: a plain transformer + pooling as a
+    :class:`SentenceEncoder`; a longer sentence-transformers stack (a Dense head, ...) through
+    ``SentenceTransformer`` itself, so every module runs."""
+    folder = resolve_model_folder(uri, cache_dir=cache_dir)
+    if not extra_modules(folder):
+        encoder = SentenceEncoder.from_folder(folder)
+        encoder.name = uri
+        return encoder
+    from interlingua.models.sentence_transformers_folder import SentenceTransformersFolderEncoder
 
-    if is_combined_folder(folder):
-        return load_combined(folder, lambda part: SentenceEncoder.from_folder(part, **options))
-    return SentenceEncoder.from_folder(folder, **options)
+    return SentenceTransformersFolderEncoder(folder, name=uri)
+
+
+#: Modules SentenceEncoder reproduces (it pools, and ``encode`` normalizes).
+PLAIN_MODULES = ("Transformer", "Pooling", "Normalize")
+
+
+def extra_modules(folder: str | os.PathLike) -> list[str]:
+    """Class names of the folder's sentence-transformers modules beyond transformer, pooling and
+    normalization ([] for a plain HF folder)."""
+    modules = Path(folder) / "modules.json"
+    if not modules.is_file():
+        return []
+    import json
+
+    names = [str(m.get("type", "")).rsplit(".", 1)[-1] for m in json.loads(modules.read_text(encoding="utf-8"))]
+    return [n for n in names if n not in PLAIN_MODULES]
 
 
 def resolve_model_folder(uri: str, cache_dir: str | os.PathLike | None = None) -> str:
@@ -52,6 +84,8 @@ def resolve_model_folder(uri: str, cache_dir: str | os.PathLike | None = None) -
         return _from_fsspec(uri, _cache(cache_dir))
     path = Path(uri).expanduser()
     if path.exists():
+        from interlingua.models.combined import is_combined_folder
+
         if not (path / "config.json").exists() and not is_combined_folder(path):
             raise UserError(f"{path} is not a model folder: no config.json in it")
         return str(path)
@@ -61,13 +95,10 @@ def resolve_model_folder(uri: str, cache_dir: str | os.PathLike | None = None) -
 
 
 def find_model_root(folder: str | Path) -> str:
-    """The folder (``folder`` or one below it) that holds ``config.json`` (or a saved combination)."""
+    """The folder (``folder`` or one below it) that holds ``config.json``."""
     folder = Path(folder)
-    if (folder / "config.json").exists() or is_combined_folder(folder):
+    if (folder / "config.json").exists():
         return str(folder)
-    combined = sorted(folder.rglob(COMBINED_FILE), key=lambda p: len(p.parts))
-    if combined:
-        return str(combined[0].parent)
     hits = sorted(folder.rglob("config.json"), key=lambda p: len(p.parts))
     for hit in hits:
         if (hit.parent / "tokenizer_config.json").exists():
@@ -84,11 +115,16 @@ def _cache(cache_dir: str | os.PathLike | None) -> Path:
 
 
 def _from_mlflow(uri: str, cache: Path) -> str:
-    """Download the model behind ``uri`` once per immutable version; aliases are resolved on every call."""
+    """The model behind ``uri``: read in place when the registry's artifacts are local files (the model
+    is stored once), else downloaded once per immutable version into ``cache``; aliases are resolved on
+    every call."""
     import mlflow
 
     try:
         pinned = pin_registry_uri(uri)  # aliases move: ask the registry which version the URI names now
+        local_folder = _local_artifact_folder(pinned)
+        if local_folder is not None:
+            return encoder_folder_of_mlflow_model(local_folder, uri)
         target = cache / ("mlflow-" + hashlib.sha1(pinned.encode()).hexdigest()[:16])
         complete = target / ".complete"
         if not complete.exists():
@@ -96,15 +132,76 @@ def _from_mlflow(uri: str, cache: Path) -> str:
             partial = cache / (target.name + f".partial-{os.getpid()}")
             shutil.rmtree(partial, ignore_errors=True)
             local = mlflow.artifacts.download_artifacts(artifact_uri=pinned, dst_path=str(partial))
+            (partial / CACHE_SOURCE).write_text(pinned + "\n", encoding="utf-8")
             (partial / ".complete").write_text(os.path.relpath(local, partial) + "\n", encoding="utf-8")
             try:
                 partial.rename(target)
             except OSError:  # another process published the same version first
                 shutil.rmtree(partial, ignore_errors=True)
         local = target / complete.read_text(encoding="utf-8").strip()
+    except UserError:
+        raise
     except Exception as err:  # MlflowException has many subclasses; report them all plainly
         raise UserError(f"could not fetch {uri} from MLflow ({mlflow.get_tracking_uri()}): {err}") from err
-    return find_model_root(local)
+    return encoder_folder_of_mlflow_model(local, uri)
+
+
+#: In each registry download-cache entry: the ``models:/NAME/VERSION`` it holds (read by ``interlingua gc``).
+CACHE_SOURCE = "source.txt"
+
+
+def _local_artifact_folder(pinned: str) -> Path | None:
+    """For ``models:/NAME/VERSION`` whose artifacts are a local folder (the default SQLite + local artifact
+    store): that folder, read in place instead of copied. None for remote stores and other URIs."""
+    if not pinned.startswith("models:/"):
+        return None
+    name, _, version = pinned[len("models:/"):].rpartition("/")
+    if not version.isdigit():
+        return None
+    from urllib.parse import unquote, urlparse
+
+    from mlflow.tracking import MlflowClient
+
+    location = MlflowClient().get_model_version_download_uri(name, version)
+    parsed = urlparse(location)
+    if parsed.scheme not in ("", "file") or parsed.netloc not in ("", "localhost"):
+        return None
+    folder = Path(unquote(parsed.path))
+    return folder if (folder / "MLmodel").is_file() else None
+
+
+def encoder_folder_of_mlflow_model(local: str | Path, uri: str = "") -> str:
+    """The sentence-transformers folder inside a downloaded MLflow model, read from its ``MLmodel``
+    (plain YAML) — nothing in the model is unpickled or executed.
+
+    - ``sentence_transformers`` flavor (what the registry logs now): its data folder.
+    - ``python_function`` with a ``python_model`` and an ``encoder`` artifact (the cloudpickled pyfunc
+      the registry logged before): the encoder folder among its artifacts; the pickle is never read.
+    - a plain folder (``runs:/RUN/path/to/encoder``): the model folder under it.
+    """
+    import yaml
+
+    local = Path(local)
+    mlmodel = local / "MLmodel"
+    if not mlmodel.is_file():
+        return find_model_root(local)
+    flavors = (yaml.safe_load(mlmodel.read_text(encoding="utf-8")) or {}).get("flavors") or {}
+    if "sentence_transformers" in flavors:
+        data = (flavors.get("python_function") or {}).get("data") or "model.sentence_transformer"
+        return _inside(local, data, uri)
+    pyfunc = flavors.get("python_function") or {}
+    artifacts = pyfunc.get("artifacts") or {}
+    if "encoder" in artifacts:
+        return find_model_root(_inside(local, artifacts["encoder"].get("path", "artifacts/encoder"), uri))
+    raise UserError(f"{uri or local} is an MLflow model with flavors {sorted(flavors)}, not an encoder; "
+                    "interlingua loads the 'sentence_transformers' flavor (and, read-only, its older pyfunc layout)")
+
+
+def _inside(root: Path, relative: str, uri: str) -> str:
+    folder = (root / relative).resolve()
+    if root.resolve() not in folder.parents or not folder.is_dir():
+        raise UserError(f"{uri or root}: its MLmodel names {relative!r}, which is not a folder inside the model")
+    return str(folder)
 
 
 def pin_registry_uri(uri: str) -> str:

@@ -8,7 +8,7 @@ Specs:
   ``spacy:MODEL``              averaged spaCy static vectors (e.g. ``spacy:fr_core_news_md``)
   ``MODE(A|B)``                two specs combined, MODE in concat, sum, norm_concat, norm_sum
   ``py:package.module:factory``  ``factory()`` returns any object with ``name`` and ``encode(texts)``
-  ``models:/NAME@ALIAS`` or any other path/URI: :func:`~interlingua.models.load.load_encoder`.
+  ``models:/NAME@ALIAS`` or any other path/URI: :func:`~interlingua.models.load.load_text_encoder`.
 """
 
 from __future__ import annotations
@@ -63,9 +63,9 @@ def _resolve_single(spec: str) -> TextEncoder:
         from interlingua.models.averaged_word_vectors import from_spacy
 
         return from_spacy(spec[len("spacy:"):])
-    from interlingua.models.load import load_encoder
+    from interlingua.models.load import load_text_encoder
 
-    return load_encoder(spec)
+    return load_text_encoder(spec)
 
 
 def _from_factory(target: str) -> TextEncoder:

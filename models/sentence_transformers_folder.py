@@ -30,5 +30,9 @@ class SentenceTransformersFolderEncoder:
         self.batch_size = batch_size
         self._model = SentenceTransformer(str(folder), device=device, local_files_only=True)
 
+    @property
+    def dim(self) -> int:
+        return int(self._model.get_sentence_embedding_dimension())
+
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         return np.asarray(self._model.encode(list(texts), batch_size=self.batch_size, convert_to_numpy=True, show_progress_bar=False), dtype=np.float32)

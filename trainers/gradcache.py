@@ -4,7 +4,8 @@ Gao et al. 2021, "Scaling Deep Contrastive Learning Batch Size under Memory Limi
 of a contrastive batch couples all embeddings, so gradient accumulation cannot split it. GradCache
 splits the *encoder* instead:
 
-1. pass 1 — encode every view in chunks of ``chunk_size`` rows under ``torch.no_grad()``, recording the
+1. pass 1 — encode every view in chunks of ``chunk_size`` rows under ``torch.inference_mode()`` (no graph,
+   no autograd bookkeeping; the chunks are copied straight into one preallocated leaf per view), recording the
    random state (CPU and every initialised CUDA device) before each chunk; the very last chunk is
    encoded with its graph and kept (``keep_last_graph``), so it is not encoded a second time;
 2. turn the embeddings into leaf tensors, compute the loss on the whole batch (``loss_fn`` may gather
@@ -119,18 +120,25 @@ def cached_step(
     leaves: list[Tensor] = []
     kept: Tensor | None = None
     for v, chunks in enumerate(chunked_views):
-        view_states, view_embeddings = [], []
+        view_states: list[RandomState | None] = []
+        leaf: Tensor | None = None
+        start = 0
+        rows = sum(_rows(chunk) for chunk in chunks)
         for c, chunk in enumerate(chunks):
             if keep_last_graph and v == len(chunked_views) - 1 and c == len(chunks) - 1:
                 kept = encode(chunk)
                 view_states.append(None)
-                view_embeddings.append(kept.detach())
-                continue
-            view_states.append(RandomState.capture())
-            with torch.no_grad():
-                view_embeddings.append(encode(chunk))
+                embeddings = kept.detach()
+            else:
+                view_states.append(RandomState.capture())
+                with torch.inference_mode():
+                    embeddings = encode(chunk)
+            if leaf is None:  # one buffer per view: no list of chunk outputs and no concatenation copy
+                leaf = torch.empty((rows, *embeddings.shape[1:]), dtype=embeddings.dtype, device=embeddings.device)
+            leaf[start:start + embeddings.shape[0]] = embeddings
+            start += embeddings.shape[0]
         states.append(view_states)
-        leaves.append(torch.cat(view_embeddings, dim=0).detach().requires_grad_(True))
+        leaves.append(leaf.requires_grad_(True))
 
     loss = loss_fn(leaves)
     _require_scalar(loss)
@@ -192,6 +200,10 @@ def plain_step(
     _require_scalar(loss)
     run_backward(loss)
     return loss.detach()
+
+
+def _rows(chunk: Batch) -> int:
+    return int(next(iter(chunk.values())).shape[0])
 
 
 def _depends_on_other_leaves(loss: Tensor, leaves: Sequence[Tensor]) -> bool:

@@ -212,13 +212,15 @@ def _read_parquet(config: BitextCorpusConfig, source: str) -> list[dict[str, Any
 # -- 2. hygiene -------------------------------------------------------------------------------
 
 
-def apply_hygiene(rows: list[dict[str, Any]], config: BitextCorpusConfig) -> None:
-    """Set each row's ``status``: ``read_reject``, ``kept``, ``empty_kept`` or a hygiene reason."""
+def apply_hygiene(rows: list[dict[str, Any]], config: BitextCorpusConfig, seen_pairs=()) -> None:
+    """Set each row's ``status``: ``read_reject``, ``kept``, ``empty_kept`` or a hygiene reason.
+    ``seen_pairs`` ((src, tgt) already in the corpus) make equal pairs in ``rows`` duplicates."""
     from interlingua.operators.bitext.hygiene import BitextHygiene, HygieneSettings
 
     settings = HygieneSettings(sample_fraction=config.sample_fraction, seed=config.seed,
                                max_length_ratio=config.max_length_ratio, deduplicate=config.deduplicate)
     hygiene = BitextHygiene(settings, f"{config.src_lang}-{config.tgt_lang}")
+    hygiene.mark_seen(seen_pairs)
     candidates = []
     for k, row in enumerate(rows):
         if row["reject"] is not None:
@@ -244,58 +246,54 @@ def apply_hygiene(rows: list[dict[str, Any]], config: BitextCorpusConfig) -> Non
 # -- 4. parameters ----------------------------------------------------------------------------
 
 
-def _params_dir_in_version(store, writer, aligner: str = "fast_align") -> str:
-    return f"{store._version_dir(writer.name, writer.version)}/{PARAMS_LAYOUT[aligner][0]}"
-
-
 def ensure_parameters(store, writer, tokens: dict[int, tuple[list[str], list[str]]], order: list[int],
-                      config: BitextCorpusConfig) -> tuple[str | None, bool]:
-    """A parameters directory the align actors can read, and whether it was learned now.
+                      config: BitextCorpusConfig) -> tuple[str | None, bool, str | None]:
+    """``(directory the align actors read, learned now, parameters id)``.
 
-    Reuses ``fast_align/`` in the version folder when an earlier run left it there; otherwise learns
-    on the accepted pairs (first ``learn_sample``) and saves them there. ``None`` when no pair has
-    two non-empty sides.
+    Uses the version's ``fast_align/`` (``eflomal/``) artifact when it has one (left by an earlier run of this
+    version, adopted from another writer, or taken over from the parent version by a refresh);
+    otherwise learns on the accepted pairs (first ``learn_sample``) and keeps them as the artifact.
+    The id is the first 16 hex digits of the parameter file's SHA-256. ``(None, False, None)`` when
+    no pair has two non-empty sides.
     """
     folder, params_file = PARAMS_LAYOUT[config.aligner]
-    remote = _params_dir_in_version(store, writer, config.aligner)
+    files = writer.artifact_files(folder)
+    learned = False
+    if not files:
+        trainable = [tokens[k] for k in order if tokens[k][0] and tokens[k][1]]
+        if config.learn_sample:
+            trainable = trainable[: config.learn_sample]
+        if not trainable:
+            return None, False, None
+        local = tempfile.mkdtemp(prefix=f"interlingua_{folder}_")
+        try:
+            if config.aligner == "eflomal":
+                from interlingua.operators.align.eflomal_backend import learn_eflomal_priors
+
+                learn_eflomal_priors(trainable, local)
+            else:
+                from interlingua.operators.align.fast_align_training import FastAlignSettings, learn_fast_align
+
+                learn_fast_align(trainable, local, FastAlignSettings(iterations=config.iterations), learner=config.learner,
+                                 workers=config.workers if config.learner == "interlingua" else 1)
+            with open(os.path.join(local, params_file), encoding="utf-8") as handle:
+                meta = json.load(handle)
+            meta["learn_pairs_requested"] = config.learn_sample
+            with open(os.path.join(local, params_file), "w", encoding="utf-8") as handle:
+                json.dump(meta, handle, indent=2)
+            writer.add_artifact(folder, local)
+        finally:
+            shutil.rmtree(local, ignore_errors=True)
+        files, learned = writer.artifact_files(folder), True
+    params_id = next(record.sha256[:16] for record, _ in files if record.path.endswith(params_file))
+    directory = files[0][1].rsplit("/", 1)[0]
     fs = store.fs
-    local_store = "file" in _protocols(fs)
-    in_memory = "memory" in _protocols(fs)
-    if fs.exists(f"{remote}/{params_file}"):
-        if not in_memory:
-            return (remote if local_store else fs.unstrip_protocol(remote)), False
-        local = tempfile.mkdtemp(prefix="interlingua_fast_align_")  # actors cannot see the driver's memory://
-        for path in fs.ls(remote, detail=False):
+    if "memory" in _protocols(fs):  # actors cannot see the driver's memory://
+        local = tempfile.mkdtemp(prefix=f"interlingua_{folder}_")
+        for _record, path in files:
             fs.get_file(path, os.path.join(local, path.rsplit("/", 1)[-1]))
-        return local, False
-    trainable = [tokens[k] for k in order if tokens[k][0] and tokens[k][1]]
-    if config.learn_sample:
-        trainable = trainable[: config.learn_sample]
-    if not trainable:
-        return None, False
-    local = tempfile.mkdtemp(prefix=f"interlingua_{folder}_")
-    if config.aligner == "eflomal":
-        from interlingua.operators.align.eflomal_backend import learn_eflomal_priors
-
-        learn_eflomal_priors(trainable, local)
-    else:
-        from interlingua.operators.align.fast_align_training import FastAlignSettings, learn_fast_align
-
-        learn_fast_align(trainable, local, FastAlignSettings(iterations=config.iterations), learner=config.learner,
-                         workers=config.workers if config.learner == "interlingua" else 1)
-    with open(os.path.join(local, params_file), encoding="utf-8") as handle:
-        meta = json.load(handle)
-    meta["learn_pairs_requested"] = config.learn_sample
-    with open(os.path.join(local, params_file), "w", encoding="utf-8") as handle:
-        json.dump(meta, handle, indent=2)
-    fs.makedirs(remote, exist_ok=True)
-    # the JSON last: its presence marks a complete parameters folder for a resumed run
-    for name in sorted(os.listdir(local), key=lambda n: n == params_file):
-        fs.put_file(os.path.join(local, name), f"{remote}/{name}")
-    if in_memory:
-        return local, True
-    shutil.rmtree(local, ignore_errors=True)
-    return (remote if local_store else fs.unstrip_protocol(remote)), True
+        return local, learned, params_id
+    return (directory if "file" in _protocols(fs) else fs.unstrip_protocol(directory)), learned, params_id
 
 
 def _protocols(fs) -> tuple[str, ...]:
@@ -317,8 +315,20 @@ def _load_subword_tokenizer(name: str | None):
     return tokenizer
 
 
-def _pairs_text(pairs) -> str:
-    return " ".join(f"{i}-{j}" for i, j in pairs)
+def corpus_schema():
+    """The corpus columns: text as strings, ``src_tokens``/``tgt_tokens`` as lists of strings, links
+    and word pairs (``forward``, ``reverse``, ``alignment``, ``word_pairs``, ``subword_pairs``) as lists
+    of ``[i, j]`` (source index, target index). ``subword_pairs`` is null without ``subword_tokenizer``."""
+    import pyarrow as pa
+
+    links, tokens = pa.list_(pa.list_(pa.int32())), pa.list_(pa.string())
+    return pa.schema([*(pa.field(c, pa.string()) for c in ("id", "src", "tgt", "src_lang", "tgt_lang")),
+                      pa.field("src_tokens", tokens), pa.field("tgt_tokens", tokens),
+                      *(pa.field(c, links) for c in ("forward", "reverse", "alignment", "word_pairs", "subword_pairs"))])
+
+
+def _links(pairs) -> list[list[int]]:
+    return [[int(i), int(j)] for i, j in pairs]
 
 
 # -- the workflow -----------------------------------------------------------------------------
@@ -392,31 +402,49 @@ def _tokenize_on_ray(rows: list[dict[str, Any]], indices: list[int], config: Bit
 
 def run(config: BitextCorpusConfig, *, address: str | None = None) -> dict[str, Any]:
     """Build (or resume) the corpus version; returns a summary with the manifest's counts."""
-    import ray.data
-
-    from interlingua.operators.align.align_operator import FastAlignOperator
+    from interlingua.core.runtime import corpus_root
     from interlingua.operators.corpus.shards import plan_shards
     from interlingua.operators.corpus.store import CorpusStore
-    from interlingua.operators.runner import run_operator
-    from interlingua.core.runtime import corpus_root, init_ray
 
     source = config.source or default_source()
     inputs = [source] + ([config.target] if config.target else [])
     rows = read_bitext(config, source)
     store = CorpusStore(config.store_root or corpus_root())
     writer = store.open_version(config.corpus_name, _manifest_config(config, source), inputs)
-    shards = plan_shards(len(rows), config.rows_per_shard)
+    return build_version(config, store, writer, rows, plan_shards(len(rows), config.rows_per_shard), address=address)
+
+
+def build_version(config: BitextCorpusConfig, store, writer, rows: list[dict[str, Any]], shards: list, *,
+                  shard_inputs: dict[str, str] | None = None, seen_pairs=(), reused_shards: list[str] = (),
+                  inherited_parameters: bool = False, address: str | None = None) -> dict[str, Any]:
+    """Hygiene, tokens, parameters, alignment and word pairs for the planned ``shards`` over ``rows``;
+    writes the shards not complete yet and publishes ``writer``'s version.
+
+    A refresh passes the input of each shard (``shard_inputs``), the pairs the version keeps from its
+    parent (``seen_pairs``, for deduplication), the ids of the shards it reused, and whether the
+    ``fast_align/`` parameters were taken over from the parent (each shard records the parameters'
+    id and whether they were learned on it: ``fast_align``, ``fast_align.learned_on``).
+    """
+    import ray.data
+
+    from interlingua.core.runtime import init_ray
+    from interlingua.operators.align.align_operator import FastAlignOperator
+    from interlingua.operators.runner import run_operator
+
     summary: dict[str, Any] = {"corpus": config.corpus_name, "version": writer.version, "input_rows": len(rows),
-                               "shards_total": len(shards), "shards_resumed": 0, "parameters": None}
+                               "shards_total": len(shards) + len(reused_shards), "shards_reused": len(reused_shards),
+                               "shards_resumed": 0, "parameters": None}
+    shard_inputs = shard_inputs or {}
     if not writer.published:
-        apply_hygiene(rows, config)
+        apply_hygiene(rows, config, seen_pairs)
         pending = [s for s in shards if not writer.is_complete(s.id)]
         summary["shards_resumed"] = len(shards) - len(pending)
         accepted = [k for k, r in enumerate(rows) if r["status"] in ("kept", "empty_kept")]
         pending_rows = {k for s in pending for k in range(s.start, s.stop)}
-        params_present = store.fs.exists(f"{_params_dir_in_version(store, writer, config.aligner)}/{PARAMS_LAYOUT[config.aligner][1]}")
+        params_present = bool(writer.artifact_files(PARAMS_LAYOUT[config.aligner][0]))
         to_tokenize = [k for k in accepted if k in pending_rows or not params_present]
-        init_ray(address, num_cpus=None if address else max(config.workers, 2))
+        if to_tokenize:
+            init_ray(address, num_cpus=None if address else max(config.workers, 2))
         tokens = _tokenize_on_ray(rows, to_tokenize, config)
         too_long = {}
         for k in to_tokenize:
@@ -424,8 +452,17 @@ def run(config: BitextCorpusConfig, *, address: str | None = None) -> dict[str, 
             if reject:
                 too_long[k] = reject
         alignable = [k for k in to_tokenize if k not in too_long]
-        params_dir, learned = ensure_parameters(store, writer, tokens, alignable, config)
-        summary["parameters"] = {"learned_now": learned, "dir": params_dir}
+        params_dir, learned, params_id = ensure_parameters(store, writer, tokens, alignable, config)
+        summary["parameters"] = {"learned_now": learned, "dir": params_dir, "id": params_id,
+                                 "inherited": inherited_parameters}
+        folder = PARAMS_LAYOUT[config.aligner][0]
+        annotations = {} if params_id is None else {
+            folder: params_id, f"{folder}.learned_on": "no" if inherited_parameters else "yes"}
+
+        def write(shard) -> None:
+            _write_shard(writer, shard, rows, tokens, too_long, aligned, config,
+                         input=shard_inputs.get(shard.id), annotations=annotations)
+
         shard_of = {k: s for s in pending for k in range(s.start, s.stop)}
         to_align = [k for k in alignable if k in pending_rows]
         aligned: dict[int, tuple[str, str, str]] = {}
@@ -447,26 +484,26 @@ def run(config: BitextCorpusConfig, *, address: str | None = None) -> dict[str, 
                 # write shards as soon as all their rows are aligned (a crash loses only unfinished shards)
                 for shard in pending:
                     if shard.id in finished:
-                        _write_shard(writer, shard, rows, tokens, too_long, aligned, config)
+                        write(shard)
                         for k in range(shard.start, shard.stop):
                             aligned.pop(k, None)
                             tokens.pop(k, None)
         for shard in pending:  # shards with nothing to align (all rejected / empty), or no parameters at all
             if not writer.is_complete(shard.id):
-                _write_shard(writer, shard, rows, tokens, too_long, aligned, config)
-    manifest = writer.publish(expected_shards=[s.id for s in shards])
-    summary.update({"rows": manifest.total_rows, "rejects": manifest.total_rejects,
-                    "rejects_by_reason": manifest.rejects_by_reason, "counters": manifest.counters})
+                write(shard)
+    manifest = writer.publish(expected_shards=[*reused_shards, *(s.id for s in shards)])
+    summary.update({"version": manifest.version, "rows": manifest.total_rows, "rejects": manifest.total_rejects,
+                    "rejects_by_reason": manifest.rejects_by_reason, "counters": manifest.counters,
+                    "lost_race": writer.lost_race})
     return summary
 
 
 _TOKENIZER_CACHE: dict[str | None, Any] = {}
 
 
-def _write_shard(writer, shard, rows, tokens, too_long, aligned, config: BitextCorpusConfig) -> None:
+def _write_shard(writer, shard, rows, tokens, too_long, aligned, config: BitextCorpusConfig, *,
+                 input: str | None = None, annotations: dict[str, str] | None = None) -> None:
     """Rows, rejects and counters of one planned shard (word pairs computed here, in the driver)."""
-    import pyarrow as pa
-
     from interlingua.operators.align.pharaoh import parse_pharaoh
     from interlingua.operators.align.word_pairs import WordPairStats, first_subword_positions, word_pairs
 
@@ -476,7 +513,7 @@ def _write_shard(writer, shard, rows, tokens, too_long, aligned, config: BitextC
     part = rows[shard.start : shard.stop]
     counters = _shard_counters(part)
     rejects = _shard_rejects(part)
-    columns: dict[str, list[str]] = {c: [] for c in COLUMNS}
+    columns: dict[str, list[Any]] = {c: [] for c in COLUMNS}
     word_stats, subword_stats = WordPairStats(), WordPairStats()
     for k in range(shard.start, shard.stop):
         row = rows[k]
@@ -493,22 +530,25 @@ def _write_shard(writer, shard, rows, tokens, too_long, aligned, config: BitextC
         counters["links.reverse"] += len(parse_pharaoh(reverse))
         counters["links.symmetrized"] += len(links)
         pairs = word_pairs(src_tokens, tgt_tokens, links, list(range(len(src_tokens))), list(range(len(tgt_tokens))), word_stats)
-        subword = ""
+        subword = None
         if tokenizer is not None:
             src_pos = first_subword_positions(tokenizer, src_tokens, config.subword_max_length)
             tgt_pos = first_subword_positions(tokenizer, tgt_tokens, config.subword_max_length)
-            subword = _pairs_text(word_pairs(src_tokens, tgt_tokens, links, src_pos, tgt_pos, subword_stats))
+            subword = _links(word_pairs(src_tokens, tgt_tokens, links, src_pos, tgt_pos, subword_stats))
         values = {"id": row["id"], "src": row["src"], "tgt": row["tgt"], "src_lang": config.src_lang,
-                  "tgt_lang": config.tgt_lang, "src_tokens": " ".join(src_tokens), "tgt_tokens": " ".join(tgt_tokens),
-                  "forward": forward, "reverse": reverse, "alignment": alignment, "word_pairs": _pairs_text(pairs),
-                  "subword_pairs": subword}
+                  "tgt_lang": config.tgt_lang, "src_tokens": list(src_tokens), "tgt_tokens": list(tgt_tokens),
+                  "forward": _links(parse_pharaoh(forward)), "reverse": _links(parse_pharaoh(reverse)),
+                  "alignment": _links(links), "word_pairs": _links(pairs), "subword_pairs": subword}
         for c in COLUMNS:
             columns[c].append(values[c])
     rows_written = len(columns["id"])
     counters.update({f"word_pairs.{k}": v for k, v in word_stats.as_dict().items()})
     if tokenizer is not None:
         counters.update({f"subword_pairs.{k}": v for k, v in subword_stats.as_dict().items()})
-    table = pa.table({c: pa.array(columns[c], type=pa.string()) for c in COLUMNS})
+    import pyarrow as pa
+
+    schema = corpus_schema()
+    table = pa.table({c: pa.array(columns[c], type=schema.field(c).type) for c in COLUMNS}, schema=schema)
     counts = {k: int(v) for k, v in counters.items() if v}
     counts["rows"] = rows_written
-    writer.write_shard(shard.id, table, rejects or None, counters=counts)
+    writer.write_shard(shard.id, table, rejects or None, counters=counts, input=input, annotations=annotations)

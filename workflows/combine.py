@@ -1,7 +1,8 @@
 """Workflow ``combine``: one encoder from two, ``s/‖s‖ ⊕ h/‖h‖`` (Cai et al. 2022; any mode of
 :mod:`interlingua.models.combined`), saved as one folder that ``load_encoder``, ``interlingua embed`` and
-``interlingua eval`` read, evaluated on the pack against both parts, and registered with a model card
-that merges the parts' corpus versions and languages (from their registry tags).
+``interlingua eval`` read, evaluated on the pack against both parts, and logged to its run with a model card
+that merges the parts' corpus versions and languages (from their registry tags). Not registered: the registry
+holds sentence-transformers folders (MLflow's flavor), which cannot hold two transformers side by side.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from pydantic import Field
 
 from interlingua.core.config import Config
 
-DESCRIPTION = "combine two encoders (s/|s| + h/|h| concatenation by default) into one registered encoder"
+DESCRIPTION = "combine two encoders (s/|s| + h/|h| concatenation by default) into one encoder folder, evaluated"
 
 
 class CombineConfig(Config):
@@ -22,8 +23,6 @@ class CombineConfig(Config):
     second: str = Field(description="encoder URI of h")
     mode: Literal["concat", "sum", "norm_concat", "norm_sum"] = Field(
         "norm_concat", description="s ⊕ h, s + h, s/‖s‖ ⊕ h/‖h‖ or s/‖s‖ + h/‖h‖")
-    registered_model: str = "interlingua-combined"
-    alias: str = "combine"
     experiment: str = "combine"
     evaluate: bool = True
     pack: str | None = Field(None, description="benchmark pack folder; default: <state>/bench-pack (built if missing)")
@@ -71,23 +70,22 @@ def run(config: CombineConfig, *, address: str | None = None) -> dict[str, Any]:
                                              state / "embedding-cache")
             print(log_pack_results(run_id, measurements, config.eval_seeds, out_dir / "evaluation"))
             rows = card_rows(measurements, "first", "combined")
-    with stages("register"):
-        from interlingua.models.model_card import ModelCard
-        from interlingua.models.registry import log_and_register_encoder
+    from interlingua.models.model_card import ModelCard
 
-        versions, languages = {}, set()
-        for uri in (config.first, config.second):
-            part_versions, part_languages = part_provenance(uri)
-            versions |= part_versions
-            languages |= set(part_languages)
-        card = ModelCard(base_model=config.first, objective=f"combine:{config.mode}", workflow="combine",
-                         corpus_versions=versions, languages=sorted(languages), config=config.model_dump(mode="json"),
-                         evaluation=rows, description=f"{config.mode} of {config.first} and {config.second} "
-                                                      "(evaluation: base = the first part)")
-        registered = log_and_register_encoder(str(folder), config.registered_model, config.alias, run_id, card=card)
-        print(f"  registered {registered.uri} (version {registered.version})")
-    summary = {"run_id": run_id, "model_uri": registered.uri, "model": registered.pinned_uri,
-               "model_version": registered.version, "encoder_dir": str(folder), "dim": combined.dim,
+    versions, languages = {}, set()
+    for uri in (config.first, config.second):
+        part_versions, part_languages = part_provenance(uri)
+        versions |= part_versions
+        languages |= set(part_languages)
+    card = ModelCard(base_model=config.first, objective=f"combine:{config.mode}", workflow="combine",
+                     corpus_versions=versions, languages=sorted(languages), config=config.model_dump(mode="json"),
+                     evaluation=rows, description=f"{config.mode} of {config.first} and {config.second} "
+                                                  "(evaluation: base = the first part)")
+    # The registry logs sentence-transformers folders (MLflow's sentence_transformers flavor), which cannot
+    # hold two transformers side by side: the combination stays a folder, logged to the run with its card.
+    (folder / "README.md").write_text(card.to_markdown(), encoding="utf-8")
+    mlflow.tracking.MlflowClient().log_artifacts(run_id, str(folder), "combined-encoder")
+    summary = {"run_id": run_id, "model": str(folder), "encoder_dir": str(folder), "dim": combined.dim,
                "corpus_versions": versions, "languages": sorted(languages), "evaluation": rows,
                "seconds": stages.seconds}
     (out_dir / "summary.json").write_text(json.dumps(summary, indent=2, default=str) + "\n")

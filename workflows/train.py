@@ -65,7 +65,8 @@ class TrainWorkflowConfig(Config):
         """EASE without ``train.entity_vectors``: the corpus's own entity vectors."""
         if isinstance(data, dict) and isinstance(data.get("train"), dict):
             train = data["train"]
-            if train.get("objective") == "ease" and not train.get("entity_vectors"):
+            given = train.get("entity_vectors") or ((train.get("options") or {}).get("ease") or {}).get("entity_vectors")
+            if train.get("objective") == "ease" and not given:
                 data = {**data, "train": {**train, "entity_vectors": CORPUS_ENTITIES}}
         return data
 
@@ -73,28 +74,20 @@ class TrainWorkflowConfig(Config):
 CONFIG = TrainWorkflowConfig
 
 
-def objective_columns(objective: str) -> tuple[str, ...]:
-    """The corpus columns ``objective`` reads (each once, in view order)."""
-    from interlingua.trainers.engine.objectives import OBJECTIVE_COLUMNS
-
-    return tuple(dict.fromkeys(OBJECTIVE_COLUMNS[objective]))
-
-
-def entity_columns(objective: str) -> tuple[str, ...]:
-    from interlingua.trainers.engine.objectives import ENTITY_COLUMNS
-
-    return tuple(ENTITY_COLUMNS.get(objective, ()))
+def objective_columns(train: TrainConfig) -> tuple[str, ...]:
+    """The corpus columns the objective of ``train`` reads (each once, in view order)."""
+    return tuple(dict.fromkeys(train.objective_class.columns(train.objective_options)))
 
 
 def check_columns(config: TrainWorkflowConfig, manifest) -> dict[str, str]:
     """{objective column: corpus column}; a UserError names the missing ones."""
     from interlingua.core.errors import UserError
 
-    unknown = sorted(set(config.columns) - set(objective_columns(config.train.objective)))
+    unknown = sorted(set(config.columns) - set(objective_columns(config.train)))
     if unknown:
         raise UserError(f"columns {unknown} are not read by objective {config.train.objective!r} "
-                        f"(it reads {list(objective_columns(config.train.objective))})")
-    mapping = {c: config.columns.get(c, c) for c in objective_columns(config.train.objective)}
+                        f"(it reads {list(objective_columns(config.train))})")
+    mapping = {c: config.columns.get(c, c) for c in objective_columns(config.train)}
     missing = [f"{c}" if c == src else f"{c} (from {src})" for c, src in mapping.items() if src not in manifest.columns]
     if missing:
         raise UserError(f"corpus {manifest.name}@{manifest.version} lacks columns {missing} that objective "
@@ -116,10 +109,12 @@ def run(config: TrainWorkflowConfig, *, address: str | None = None) -> dict[str,
         mapping = check_columns(config, manifest)
         train = config.train
         corpus_versions = {manifest.name: manifest.version}
-        if train.objective == "ease" and train.entity_vectors == CORPUS_ENTITIES:
+        if train.objective == "ease" and train.objective_options.entity_vectors == CORPUS_ENTITIES:
             name, _, version = (config.entities or f"{manifest.name}-entities").replace("/", "@").partition("@")
             entities = _manifest(store, name, version or None)
-            train = train.model_copy(update={"entity_vectors": f"{store.root.rstrip('/')}/{entities.name}/{entities.version}"})
+            vectors = f"{store.root.rstrip('/')}/{entities.name}/{entities.version}"
+            train = train.model_copy(update={"options": {**train.options,
+                                                         "ease": {**train.options["ease"], "entity_vectors": vectors}}})
             corpus_versions[entities.name] = entities.version
         languages = _languages(store, manifest)
         print(f"  corpus {manifest.name}@{manifest.version}: {manifest.total_rows} rows, columns "
@@ -176,7 +171,7 @@ def run(config: TrainWorkflowConfig, *, address: str | None = None) -> dict[str,
         registered = log_and_register_encoder(result.encoder_dir, config.registered_model, config.alias, run_id,
                                               card=card)
         print(f"  registered {registered.uri} (version {registered.version})")
-    summary = {"run_id": run_id, "model_uri": registered.uri, "model": registered.pinned_uri,
+    summary = {"run_id": run_id, "model_uri": registered.uri, "model": registered.version_uri,
                "model_version": registered.version, "base_model": model_uri,
                "corpus": f"{manifest.name}@{manifest.version}", "corpus_versions": corpus_versions,
                "languages": languages, "objective": train.objective, "rows": counts,
@@ -218,8 +213,7 @@ def _dataset(store, manifest, mapping: dict[str, str], train: TrainConfig, confi
         from interlingua.workflows.pack_eval import pack_texts
 
         texts = sorted(pack_texts(pack))
-    text_columns = [c for c in mapping if c not in entity_columns(train.objective)]
-    ds = ds.map_batches(partial(_rename_and_drop, mapping, texts, text_columns), batch_format="pyarrow").materialize()
+    ds = ds.map_batches(partial(_rename_and_drop, mapping, texts, list(mapping)), batch_format="pyarrow").materialize()
     counts["excluded_pack"] = manifest.total_rows - ds.count()
     if config.max_rows is not None:
         ds = ds.random_shuffle(seed=train.seed).limit(config.max_rows)
@@ -230,7 +224,8 @@ def _dataset(store, manifest, mapping: dict[str, str], train: TrainConfig, confi
 
 def _rename_and_drop(mapping: dict[str, str], texts: list[str], text_columns: list[str], table):
     """Corpus columns -> the objective's column names (a corpus column may feed several); rows with a text
-    column whose whitespace-normalized value is in ``texts`` are dropped (vectorized)."""
+    column whose whitespace-normalized value is in ``texts`` are dropped (vectorized; non-string columns such as
+    lists of entity ids are not compared)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -240,10 +235,12 @@ def _rename_and_drop(mapping: dict[str, str], texts: list[str], text_columns: li
     banned = pa.array(texts, type=pa.string())
     drop = None
     for column in text_columns:
+        if not (pa.types.is_string(out.column(column).type) or pa.types.is_large_string(out.column(column).type)):
+            continue
         values = pc.utf8_trim_whitespace(pc.replace_substring_regex(out.column(column).cast(pa.string()), r"\s+", " "))
         hit = pc.fill_null(pc.is_in(values, value_set=banned), False)
         drop = hit if drop is None else pc.or_(drop, hit)
-    return out.filter(pc.invert(drop))
+    return out if drop is None else out.filter(pc.invert(drop))
 
 
 def _check_enough(train: TrainConfig, rows: int) -> None:

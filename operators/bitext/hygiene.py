@@ -63,6 +63,12 @@ class BitextHygiene:
                 if reason != "sampled_out":
                     self.rejects.append({"index": number, "pair": self.language_pair, "reason": reason, "src": src, "tgt": tgt})
 
+    def mark_seen(self, pairs: Iterable[tuple[str, str]]) -> None:
+        """Count ``pairs`` as already seen (not as input): a later equal pair is a duplicate.
+        Used by an incremental refresh, whose new inputs are deduplicated against the pairs it keeps."""
+        if self.settings.deduplicate:
+            self._seen.update(_pair_key(src.split(), tgt.split()) for src, tgt in pairs)
+
     def _reason(self, src: str, tgt: str) -> str | None:
         src_tokens, tgt_tokens = src.split(), tgt.split()
         if not src_tokens or not tgt_tokens:
@@ -74,8 +80,12 @@ class BitextHygiene:
         if longer / shorter > s.max_length_ratio:
             return "length_ratio"
         if s.deduplicate:
-            key = hashlib.blake2b(f"{' '.join(src_tokens)}\x1f{' '.join(tgt_tokens)}".encode(), digest_size=16).digest()
+            key = _pair_key(src_tokens, tgt_tokens)
             if key in self._seen:
                 return "duplicate"
             self._seen.add(key)
         return None
+
+
+def _pair_key(src_tokens: list[str], tgt_tokens: list[str]) -> bytes:
+    return hashlib.blake2b(f"{' '.join(src_tokens)}\x1f{' '.join(tgt_tokens)}".encode(), digest_size=16).digest()

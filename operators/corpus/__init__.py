@@ -1,14 +1,17 @@
 """Versioned corpus store: Parquet shards + manifest per version on any fsspec URL.
 
-Publishing is atomic (shards, then the manifest, then the ``latest`` pointer), reruns resume at
+Writers stage privately and publish atomically (a version, once published, never changes), reruns resume at
 shard granularity, and rejected rows are kept and counted. See ``store`` for the layout.
 """
 
 from interlingua.operators.corpus.manifest import (
     CodeVersion,
+    InputFingerprint,
+    Lineage,
     Manifest,
     ShardCompletion,
     ShardRecord,
+    StoredFile,
     VersionSummary,
     config_hash,
 )
@@ -18,8 +21,9 @@ from interlingua.operators.corpus.store import (
     REJECTS_SCHEMA,
     CorpusLookupError,
     CorpusStore,
-    VersionWriter,
+    CorruptVersionError,
 )
+from interlingua.operators.corpus.version_writer import VersionBusyError, VersionWriter
 
 __all__ = [
     "LATEST",
@@ -27,6 +31,11 @@ __all__ = [
     "CodeVersion",
     "CorpusLookupError",
     "CorpusStore",
+    "CorruptVersionError",
+    "InputFingerprint",
+    "Lineage",
+    "StoredFile",
+    "VersionBusyError",
     "Manifest",
     "ShardCompletion",
     "ShardRecord",

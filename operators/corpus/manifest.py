@@ -11,6 +11,7 @@ version) and what was set aside (reject counts by reason and by operator) or cou
 from __future__ import annotations
 
 import hashlib
+import re
 import importlib.metadata
 import json
 import subprocess
@@ -20,9 +21,30 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 _SHA256_HEX = r"^[0-9a-f]{64}$"
+_SEGMENT = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]*$")
+_VERSION_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+
+
+def confined_path(path: str) -> str:
+    """``path`` unchanged when it is a relative path inside a version folder, else ValueError.
+
+    Every segment is letters, digits, '.', '_' or '-' (not '.' or '..'), so a manifest cannot name
+    ``../../x.parquet``, an absolute path, a URL or a backslash path: readers never leave the folder.
+    """
+    segments = path.split("/") if isinstance(path, str) else []
+    if not segments or any(not _SEGMENT.match(s) or s in (".", "..") for s in segments):
+        raise ValueError(f"path {path!r} is not a relative path inside the version folder")
+    return path
+
+
+def version_name(name: str | None) -> str | None:
+    """``name`` unchanged when it can be a version folder name (or None), else ValueError."""
+    if name is not None and (not isinstance(name, str) or not _VERSION_NAME.match(name)):
+        raise ValueError(f"{name!r} is not a version name")
+    return name
 
 
 class _Frozen(BaseModel):
@@ -37,8 +59,28 @@ class CodeVersion(_Frozen):
     git_commit: str | None = None
 
 
+class StoredFile(_Frozen):
+    """A file of a version: ``path`` relative to the folder of version ``stored_in`` (None: this
+    version's own folder; another version of the same corpus when the file is reused by reference)."""
+
+    path: str
+    bytes: int = Field(ge=0)
+    sha256: str = Field(pattern=_SHA256_HEX)
+    stored_in: str | None = None
+
+    _confined = field_validator("path")(confined_path)
+    _version = field_validator("stored_in")(version_name)
+
+
 class ShardRecord(_Frozen):
-    """One published shard. Paths are relative to the version folder."""
+    """One published shard. Paths are relative to the folder of version ``stored_in`` (None: this
+    version's folder), never outside it.
+
+    ``reused_from`` names the version a shard was taken over from unchanged (incremental refresh);
+    ``input`` the input URL it was built from (when the workflow plans shards per input);
+    ``counters`` and reject counts are the shard's own, so a refresh can sum reused and new shards;
+    ``annotations`` are workflow facts about the shard (e.g. which fast_align parameters aligned it).
+    """
 
     shard_id: str
     path: str
@@ -47,6 +89,56 @@ class ShardRecord(_Frozen):
     sha256: str = Field(pattern=_SHA256_HEX)
     rejects_path: str | None = None
     reject_rows: int = Field(default=0, ge=0)
+    rejects_sha256: str | None = Field(default=None, pattern=_SHA256_HEX)
+    stored_in: str | None = None
+    reused_from: str | None = None
+    input: str | None = None
+    counters: dict[str, int] = Field(default_factory=dict)
+    rejects_by_reason: dict[str, int] = Field(default_factory=dict)
+    rejects_by_operator: dict[str, int] = Field(default_factory=dict)
+    annotations: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("path", "rejects_path")
+    @classmethod
+    def _confined(cls, path: str | None) -> str | None:
+        return None if path is None else confined_path(path)
+
+    _versions = field_validator("stored_in", "reused_from")(version_name)
+
+
+class InputFingerprint(_Frozen):
+    """What an input looked like when a version was built: size plus the store's change marker
+    (ETag, else modification time) or, where the store offers neither, the content's SHA-256."""
+
+    size: int = Field(ge=0)
+    etag: str | None = None
+    mtime: str | None = None
+    sha256: str | None = None
+
+
+class Lineage(_Frozen):
+    """How a version came from its parent (``interlingua refresh``).
+
+    ``mode``: ``incremental`` (unchanged inputs' shards reused), ``full`` (built from every input),
+    ``new-line`` (the refresh spec's config hash differs from the parent's: a new line of versions).
+    ``spec_config_hash``: hash of the workflow config the refresh ran (its inputs left out). Inputs are
+    URLs; ``counters`` are the counts of the steps this refresh ran (its written shards only; filled in
+    at publish, as are the shard counts).
+    """
+
+    parent: str | None = None
+    spec_config_hash: str | None = Field(default=None, pattern=_SHA256_HEX)
+    mode: Literal["incremental", "full", "new-line"] = "full"
+    inputs_added: tuple[str, ...] = ()
+    inputs_changed: tuple[str, ...] = ()
+    inputs_removed: tuple[str, ...] = ()
+    inputs_unchanged: tuple[str, ...] = ()
+    shards_reused: int = Field(default=0, ge=0)
+    shards_written: int = Field(default=0, ge=0)
+    counters: dict[str, int] = Field(default_factory=dict)
+    notes: tuple[str, ...] = ()
+
+    _version = field_validator("parent")(version_name)
 
 
 class ShardCompletion(_Frozen):
@@ -102,6 +194,11 @@ class Manifest(_Frozen):
     rejects_by_reason: dict[str, int]
     rejects_by_operator: dict[str, int]
     counters: dict[str, int]
+    input_fingerprints: dict[str, InputFingerprint] = Field(default_factory=dict)
+    artifacts: tuple[StoredFile, ...] = ()
+    lineage: Lineage | None = None
+
+    _names = field_validator("name", "version")(version_name)
 
     @model_validator(mode="after")
     def _totals_match_shards(self) -> Manifest:

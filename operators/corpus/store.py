@@ -3,22 +3,26 @@
 Layout under the store root (a local path, ``file://``, ``memory://``, ``s3://``, ...)::
 
     <root>/<name>/latest                                  text file naming the latest published version
-    <root>/<name>/<version>/manifest.json                 written last: its presence means "published"
+    <root>/<name>/<version>/manifest.json                 provenance, shards with sizes and sha256, counts
+    <root>/<name>/<version>/README.md                     dataset card: ``datasets.load_dataset(<version>)``
     <root>/<name>/<version>/data/<shard>.parquet          the shard's rows
     <root>/<name>/<version>/rejects/<shard>.parquet       rows an operator rejected (shard, operator, reason, row)
-    <root>/<name>/<version>/_complete/<shard>.json        the shard's completion record (rows, bytes, sha256, counts)
+    <root>/<name>/<version>/<artifact>/...                e.g. fast_align/ parameters, listed in the manifest
+    <root>/<name>/_staging/<version>/<writer>/...         private folder of a writer (see version_writer.py)
+    <root>/<name>/_pins/<version>                         a pinned version (never pruned)
 
 Guarantees:
 
-* **Atomic publish.** Shards land under the version folder first, the manifest is written last
-  (temp file + rename on a local disk; a single put on object stores, which is atomic), and only
-  then is ``latest`` repointed (same way). Readers resolve ``latest`` -> manifest -> shard files
-  and published folders are never written again, so a reader sees a complete old version or a
-  complete new one, never a mix.
-* **Resume.** The version id is derived from (name, config hash, inputs), so a rerun after a crash
-  opens the same unfinished folder. A shard counts as complete only when its data file exists with
-  the size its completion record states; a data file without a record (a crash mid-shard) is
-  overwritten by the rerun.
+* **Immutable, atomic publish.** Writers stage in private folders and publish by one step that fails
+  when the version exists (folder rename locally; a lock with a lease plus an exclusive create of the
+  manifest on object stores); ``latest`` is repointed afterwards. Readers resolve ``latest`` ->
+  manifest -> shard files, so they see a complete old version or a complete new one, never a mix,
+  and a published folder is never written again.
+* **Resume.** The version id is derived from (name, config hash, inputs and their fingerprints), so a
+  rerun after a crash reopens the same version and adopts the shards any earlier writer completed
+  (size and SHA-256 checked).
+* **Confined, checked reads.** Manifest paths are relative paths inside a version folder (a manifest
+  naming ``../x`` or ``/x`` is refused); every shard's SHA-256 is checked when ``read_table`` reads it.
 * **Nothing disappears silently.** Rejected rows are kept per shard with their operator and
   reason, and counted by reason and by operator in the manifest.
 """
@@ -29,10 +33,10 @@ import json
 import os
 import re
 import uuid
-from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
-from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import TYPE_CHECKING, Any, Literal
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -42,17 +46,18 @@ from fsspec.implementations.local import LocalFileSystem
 from pydantic import ValidationError
 
 from interlingua.operators.corpus.manifest import (
+    InputFingerprint,
+    Lineage,
     Manifest,
-    ShardCompletion,
-    ShardRecord,
+    StoredFile,
     VersionSummary,
     config_hash,
-    current_code_version,
-    sum_counts,
 )
-from interlingua.operators.corpus.shards import sha256_bytes, validate_shard_id
+from interlingua.operators.corpus.shards import sha256_bytes
+from interlingua.operators.corpus.version_writer import MANIFEST_FILE, VersionBusyError, VersionWriter
 
 if TYPE_CHECKING:
+    import datasets
     import ray.data
 
 LATEST = "latest"
@@ -73,46 +78,131 @@ RejectsInput = pa.Table | Sequence[Mapping[str, Any]] | None
 (``row`` a dict, JSON-encoded here, or an already JSON-encoded string); ``shard`` is filled in."""
 
 _NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
-_MANIFEST_FILE = "manifest.json"
+_MANIFEST_FILE = MANIFEST_FILE
+IfBusy = Literal["share", "wait", "fail"]
+
+
+_REFRESH_PROVENANCE: ContextVar[tuple[str, Mapping[str, InputFingerprint], Lineage] | None] = ContextVar(
+    "corpus_refresh_provenance", default=None)
+
+
+@contextmanager
+def recording_refresh(name: str, input_fingerprints: Mapping[str, InputFingerprint], lineage: Lineage) -> Iterator[None]:
+    """Within the block, ``open_version(name, ...)`` called without fingerprints or lineage records
+    these: how ``interlingua refresh`` gives provenance to workflows that open their version
+    themselves (ease-corpus, amr-corpus). Other corpus names are unaffected."""
+    token = _REFRESH_PROVENANCE.set((name, dict(input_fingerprints), lineage))
+    try:
+        yield
+    finally:
+        _REFRESH_PROVENANCE.reset(token)
 
 
 class CorpusLookupError(LookupError):
     """A corpus name or version that is not published under the store root."""
 
 
+class CorruptVersionError(ValueError):
+    """A published file does not match its manifest (size or SHA-256), or the manifest is invalid."""
+
+
 class CorpusStore:
     """Read and write versioned corpora under one fsspec root URL.
 
-    ``storage_options`` are passed to fsspec (credentials, endpoint, ...).
+    ``storage_options`` are passed to fsspec (credentials, endpoint, ...). ``lease_seconds``: how long
+    a writer's lease (and the publish lock on object stores) lasts without renewal before another
+    writer may take over; ``publish_timeout``: how long a publisher waits for a live lock.
     """
 
-    def __init__(self, root: str, storage_options: Mapping[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        root: str,
+        storage_options: Mapping[str, Any] | None = None,
+        *,
+        lease_seconds: float = 120.0,
+        publish_timeout: float = 600.0,
+    ) -> None:
         if not isinstance(root, str) or not root.strip():
             raise ValueError(f"root must be a non-empty fsspec URL or path, got {root!r}")
         self.root = root
         fs, root_path = url_to_fs(root, **dict(storage_options or {}))
         self.fs: AbstractFileSystem = fs
         self._root_path: str = root_path.rstrip("/")
+        self.lease_seconds = lease_seconds
+        self.publish_timeout = publish_timeout
 
     # -- writing ---------------------------------------------------------------------------
 
-    def open_version(self, name: str, config: Mapping[str, Any], inputs: Sequence[str]) -> VersionWriter:
+    def open_version(
+        self,
+        name: str,
+        config: Mapping[str, Any],
+        inputs: Sequence[str],
+        *,
+        input_fingerprints: Mapping[str, InputFingerprint] | None = None,
+        lineage: Lineage | None = None,
+        if_busy: IfBusy = "share",
+        wait_timeout: float = 600.0,
+    ) -> VersionWriter:
         """Open the version of corpus ``name`` built from ``config`` and ``inputs``.
 
         The version id is ``v-`` + 12 hex digits of SHA-256 over (name, config hash, inputs in
-        order), so reruns with the same arguments reopen the same folder: an unfinished one is
-        resumed (see ``VersionWriter.is_complete``), a published one comes back with
-        ``writer.published == True`` and its manifest.
+        order, and ``input_fingerprints`` when given), so reruns with the same arguments reopen the
+        same version: an unfinished one is resumed (see ``VersionWriter.is_complete``), a published
+        one comes back with ``writer.published == True`` and its manifest.
+
+        Another live writer of the same version: ``if_busy="share"`` works alongside it (its finished
+        shards are adopted; the first to publish wins), ``"wait"`` waits until it publishes or its
+        lease expires (up to ``wait_timeout`` s), ``"fail"`` raises ``VersionBusyError``.
         """
         name = _validate_name(name)
         if isinstance(inputs, str) or not all(isinstance(item, str) for item in inputs):
             raise ValueError(f"inputs must be a list of URL strings, got {inputs!r}")
+        if if_busy not in ("share", "wait", "fail"):
+            raise ValueError(f"if_busy must be 'share', 'wait' or 'fail', got {if_busy!r}")
         input_list = list(inputs)
+        ambient = _REFRESH_PROVENANCE.get()
+        if ambient is not None and ambient[0] == name and input_fingerprints is None and lineage is None:
+            input_fingerprints, lineage = ambient[1], ambient[2]
+        fingerprints = {url: InputFingerprint.model_validate(fp) for url, fp in (input_fingerprints or {}).items()}
         digest = config_hash(config)
-        identity = json.dumps({"name": name, "config_hash": digest, "inputs": input_list})
-        version = "v-" + sha256_bytes(identity.encode("utf-8"))[:12]
+        identity: dict[str, Any] = {"name": name, "config_hash": digest, "inputs": input_list}
+        if fingerprints:
+            identity["fingerprints"] = {url: fp.model_dump() for url, fp in sorted(fingerprints.items())}
+        version = "v-" + sha256_bytes(json.dumps(identity, sort_keys=True).encode("utf-8"))[:12]
+        writer = self._writer(name, version, config, digest, input_list, fingerprints, lineage)
+        if writer.published or if_busy == "share":
+            return writer
+        live = writer.live_writers()
+        if live and if_busy == "fail":
+            self._discard(writer)
+            holder = live[0]
+            raise VersionBusyError(
+                f"{name}/{version} is being written by {holder.get('owner')} (pid {holder.get('pid')} on "
+                f"{holder.get('host')}); wait for it (if_busy='wait'), or run again when it has published"
+            )
+        import time
+
+        deadline = time.monotonic() + wait_timeout
+        while live and time.monotonic() < deadline:
+            time.sleep(min(1.0, max(0.05, self.lease_seconds / 20)))
+            if self._read_manifest_if_published(name, version) is not None:
+                self._discard(writer)
+                return self._writer(name, version, config, digest, input_list, fingerprints, lineage)
+            live = writer.live_writers()
+        if live:
+            self._discard(writer)
+            raise VersionBusyError(f"waited {wait_timeout:.0f} s for the other writer of {name}/{version}; it is still working")
+        return writer
+
+    def _writer(self, name, version, config, digest, inputs, fingerprints, lineage) -> VersionWriter:
         existing = self._read_manifest_if_published(name, version)
-        return VersionWriter(self, name, version, dict(config), digest, input_list, existing)
+        return VersionWriter(self, name, version, dict(config), digest, inputs, existing,
+                             input_fingerprints=fingerprints, lineage=lineage)
+
+    def _discard(self, writer: VersionWriter) -> None:
+        if not writer.published and self.fs.exists(writer.staging_dir):
+            self.fs.rm(writer.staging_dir, recursive=True)
 
     # -- reading ---------------------------------------------------------------------------
 
@@ -159,13 +249,14 @@ class CorpusStore:
         return summaries
 
     def shard_paths(self, name: str, version: str = LATEST) -> list[str]:
-        """Filesystem paths (on ``self.fs``) of the version's shard files, in shard order."""
+        """Filesystem paths (on ``self.fs``) of the version's shard files, in shard order (a shard
+        reused by reference lives in the folder of the version that wrote it)."""
         manifest = self.manifest(name, version)
-        version_dir = self._version_dir(manifest.name, manifest.version)
-        return [f"{version_dir}/{shard.path}" for shard in manifest.shards]
+        return [self._file_path(manifest.name, manifest.version, shard) for shard in manifest.shards]
 
     def read_table(self, name: str, version: str = LATEST, columns: Sequence[str] | None = None) -> pa.Table:
-        """All rows of a published version as one Arrow table, shards in order."""
+        """All rows of a published version as one Arrow table, shards in order; each shard file's
+        SHA-256 is checked against the manifest (``CorruptVersionError`` when it differs)."""
         manifest = self.manifest(name, version)
         if columns is not None:
             unknown = [column for column in columns if column not in manifest.columns]
@@ -174,23 +265,44 @@ class CorpusStore:
                     f"columns {unknown} are not in {name}/{manifest.version}; "
                     f"available: {list(manifest.columns)}"
                 )
-        version_dir = self._version_dir(manifest.name, manifest.version)
-        tables = [self._read_parquet(f"{version_dir}/{shard.path}", columns) for shard in manifest.shards]
+        tables = [
+            self._read_checked(self._file_path(manifest.name, manifest.version, shard), shard.sha256, columns)
+            for shard in manifest.shards
+        ]
         return pa.concat_tables(tables)
 
     def read_rejects(self, name: str, version: str = LATEST) -> pa.Table:
         """All rejected rows of a published version (``REJECTS_SCHEMA``), shards in order."""
         manifest = self.manifest(name, version)
-        version_dir = self._version_dir(manifest.name, manifest.version)
         tables = [
-            self._read_parquet(f"{version_dir}/{shard.rejects_path}", None)
+            self._read_checked(self._file_path(manifest.name, manifest.version, shard, shard.rejects_path),
+                               shard.rejects_sha256, None)
             for shard in manifest.shards
             if shard.rejects_path is not None
         ]
         return pa.concat_tables(tables) if tables else REJECTS_SCHEMA.empty_table()
 
+    def verify(self, name: str, version: str = LATEST) -> Manifest:
+        """Check every file the manifest names (shards, rejects, artifacts) against its size and
+        SHA-256; raise ``CorruptVersionError`` naming the first that differs."""
+        from interlingua.operators.corpus.shards import sha256_file
+
+        manifest = self.manifest(name, version)
+        files: list[tuple[str, str | None]] = []
+        for shard in manifest.shards:
+            files.append((self._file_path(manifest.name, manifest.version, shard), shard.sha256))
+            if shard.rejects_path is not None:
+                files.append((self._file_path(manifest.name, manifest.version, shard, shard.rejects_path),
+                              shard.rejects_sha256))
+        files += [(self._file_path(manifest.name, manifest.version, item), item.sha256) for item in manifest.artifacts]
+        for path, expected in files:
+            if expected is not None and sha256_file(self.fs, path) != expected:
+                raise CorruptVersionError(f"{path} does not match the SHA-256 in {name}/{manifest.version}'s manifest")
+        return manifest
+
     def read_ray(self, name: str, version: str = LATEST, columns: Sequence[str] | None = None) -> ray.data.Dataset:
-        """A Ray Data dataset over the version's shard files (``ray.data.read_parquet``).
+        """A Ray Data dataset over the version's shard files (``ray.data.read_parquet``); shards reused
+        by reference from another version are checked (SHA-256) first.
 
         ``memory://`` stores are per-process, so Ray workers cannot read them: use ``read_table``.
         """
@@ -199,13 +311,90 @@ class CorpusStore:
         import pyarrow.fs as arrow_fs
         import ray.data
 
-        paths = self.shard_paths(name, version)
+        from interlingua.operators.corpus.shards import sha256_file
+
+        manifest = self.manifest(name, version)
+        for shard in manifest.shards:
+            path = self._file_path(manifest.name, manifest.version, shard)
+            if shard.stored_in is not None and sha256_file(self.fs, path) != shard.sha256:
+                raise CorruptVersionError(f"{path} does not match the SHA-256 in {name}/{manifest.version}'s manifest")
+        paths = [self._file_path(manifest.name, manifest.version, shard) for shard in manifest.shards]
         filesystem = (
             arrow_fs.LocalFileSystem()
             if isinstance(self.fs, LocalFileSystem)
             else arrow_fs.PyFileSystem(arrow_fs.FSSpecHandler(self.fs))
         )
         return ray.data.read_parquet(paths, filesystem=filesystem, columns=list(columns) if columns else None)
+
+    def to_hf(self, name: str, version: str = LATEST) -> datasets.DatasetDict:
+        """The version as a ``datasets.DatasetDict``: ``train`` (the rows) and ``rejects``."""
+        import datasets
+        from datasets.table import InMemoryTable
+
+        manifest = self.manifest(name, version)
+        info = datasets.DatasetInfo(description=f"{manifest.name} {manifest.version} (interlingua corpus store)")
+        return datasets.DatasetDict(
+            {
+                "train": datasets.Dataset(InMemoryTable(self.read_table(name, manifest.version)), info=info),
+                "rejects": datasets.Dataset(InMemoryTable(self.read_rejects(name, manifest.version)), info=info),
+            }
+        )
+
+    # -- pins, retention ---------------------------------------------------------------------
+
+    def pin(self, name: str, version: str) -> str:
+        """Pin a published version (``latest`` resolves to its id): it is never pruned. Returns the id."""
+        manifest = self.manifest(name, version)
+        self.fs.makedirs(f"{self._name_dir(manifest.name)}/_pins", exist_ok=True)
+        self.fs.pipe_file(f"{self._name_dir(manifest.name)}/_pins/{manifest.version}", b"pinned\n")
+        return manifest.version
+
+    def unpin(self, name: str, version: str) -> None:
+        path = f"{self._name_dir(_validate_name(name))}/_pins/{version}"
+        if _NAME_PATTERN.match(version) and self.fs.exists(path):
+            self.fs.rm_file(path)
+
+    def pins(self, name: str) -> list[str]:
+        """Pinned version ids of ``name``, sorted."""
+        pin_dir = f"{self._name_dir(_validate_name(name))}/_pins"
+        if not self.fs.exists(pin_dir):
+            return []
+        self.fs.invalidate_cache(pin_dir)
+        names = [path.rstrip("/").rsplit("/", 1)[-1] for path in self.fs.ls(pin_dir, detail=False)]
+        return sorted(n for n in names if _NAME_PATTERN.match(n))
+
+    def prune(self, name: str, keep_last: int, protected: Sequence[str] = (), dry_run: bool = False) -> dict[str, Any]:
+        """Delete published versions of ``name`` beyond the ``keep_last`` newest, except those that
+        ``latest``, a pin, ``protected`` (e.g. versions registered models were trained on) or a kept
+        version's reused shards (``stored_in``) refer to. Returns ``{"deleted", "kept": {version: reason}}``."""
+        if isinstance(keep_last, bool) or not isinstance(keep_last, int) or keep_last < 1:
+            raise ValueError(f"keep_last must be an integer >= 1, got {keep_last!r}")
+        manifests = self._published_manifests(_validate_name(name))
+        reasons: dict[str, str] = {}
+        for manifest in manifests[-keep_last:]:
+            reasons[manifest.version] = f"one of the last {keep_last}"
+        if manifests:
+            reasons[self.latest_version(name)] = "latest"
+        for version in self.pins(name):
+            reasons[version] = "pinned"
+        for version in protected:
+            reasons.setdefault(version, "referenced by a registered model")
+        by_version = {m.version: m for m in manifests}
+        changed = True
+        while changed:  # versions holding files that kept versions reference are kept too
+            changed = False
+            for version in list(reasons):
+                manifest = by_version.get(version)
+                for item in [*(manifest.shards if manifest else ()), *(manifest.artifacts if manifest else ())]:
+                    if item.stored_in is not None and item.stored_in not in reasons:
+                        reasons[item.stored_in] = f"holds files of {version}"
+                        changed = True
+        deleted = [m.version for m in manifests if m.version not in reasons]
+        if not dry_run:
+            for version in deleted:  # the manifest first: a half-deleted folder is never a published version
+                self.fs.rm_file(f"{self._version_dir(name, version)}/{_MANIFEST_FILE}")
+                self.fs.rm(self._version_dir(name, version), recursive=True)
+        return {"deleted": deleted, "kept": {v: reasons[v] for v in by_version if v in reasons}}
 
     # -- paths and helpers shared with VersionWriter -----------------------------------------
 
@@ -218,15 +407,35 @@ class CorpusStore:
     def _version_dir(self, name: str, version: str) -> str:
         return f"{self._name_dir(name)}/{version}"
 
+    def _staging_root(self, name: str, version: str) -> str:
+        return f"{self._name_dir(name)}/_staging/{version}"
+
+    def _file_path(self, name: str, version: str, record: Any, relative: str | None = None) -> str:
+        """Where a manifest's file lives: its own version folder, or the one named by ``stored_in``."""
+        holder = record.stored_in or version
+        return f"{self._version_dir(name, holder)}/{relative or record.path}"
+
+    def _point_latest(self, name: str, version: str) -> None:
+        self._write_atomically(self._latest_path(name), f"{version}\n".encode("utf-8"))
+
     def _read_manifest_if_published(self, name: str, version: str) -> Manifest | None:
+        path = f"{self._version_dir(name, version)}/{_MANIFEST_FILE}"
         try:
-            text = self.fs.cat_file(f"{self._version_dir(name, version)}/{_MANIFEST_FILE}")
+            text = self.fs.cat_file(path)
         except FileNotFoundError:
             return None
-        return Manifest.from_json(text)
+        try:
+            manifest = Manifest.from_json(text)
+        except ValidationError as error:
+            problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in error.errors()[:3])
+            raise CorruptVersionError(f"refusing the manifest {path}: {problems}") from None
+        if manifest.name != name or manifest.version != version:
+            raise CorruptVersionError(f"refusing the manifest {path}: it names {manifest.name}/{manifest.version}")
+        return manifest
 
     def _published_manifests(self, name: str) -> list[Manifest]:
-        manifests = [self._read_manifest_if_published(name, child) for child in self._child_dirs(self._name_dir(name))]
+        children = [c for c in self._child_dirs(self._name_dir(name)) if _NAME_PATTERN.match(c)]
+        manifests = [self._read_manifest_if_published(name, child) for child in children]
         return sorted((m for m in manifests if m is not None), key=lambda m: (m.created_at, m.version))
 
     def _child_dirs(self, path: str) -> list[str]:
@@ -236,9 +445,11 @@ class CorpusStore:
         entries = self.fs.ls(path, detail=True)
         return sorted(entry["name"].rstrip("/").rsplit("/", 1)[-1] for entry in entries if entry["type"] == "directory")
 
-    def _read_parquet(self, path: str, columns: Sequence[str] | None) -> pa.Table:
-        with self.fs.open(path, "rb") as stream:
-            return pq.read_table(stream, columns=list(columns) if columns is not None else None)
+    def _read_checked(self, path: str, sha256: str | None, columns: Sequence[str] | None) -> pa.Table:
+        data = self.fs.cat_file(path)
+        if sha256 is not None and sha256_bytes(data) != sha256:
+            raise CorruptVersionError(f"{path} does not match the SHA-256 its manifest records; the version was altered")
+        return pq.read_table(pa.BufferReader(data), columns=list(columns) if columns is not None else None)
 
     def _unknown_corpus_message(self, name: str) -> str:
         known = ", ".join(self.corpus_names()) or "none"
@@ -252,211 +463,6 @@ class CorpusStore:
             os.replace(temporary, path)
         else:  # object stores and memory:// replace an object with one put
             self.fs.pipe_file(path, data)
-
-
-class VersionWriter:
-    """Writes the shards of one corpus version and publishes it. Obtain it from
-    ``CorpusStore.open_version``; one writer per version at a time."""
-
-    def __init__(
-        self,
-        store: CorpusStore,
-        name: str,
-        version: str,
-        config: dict[str, Any],
-        config_hash: str,
-        inputs: list[str],
-        manifest: Manifest | None,
-    ) -> None:
-        self.name = name
-        self.version = version
-        self.config = config
-        self.config_hash = config_hash
-        self.inputs = inputs
-        self.manifest = manifest
-        self._store = store
-        self._fs = store.fs
-        self._dir = store._version_dir(name, version)
-        self._run_counters: Counter[str] = Counter()
-
-    @property
-    def published(self) -> bool:
-        """True when this version's manifest exists (published now or by an earlier run)."""
-        return self.manifest is not None
-
-    def is_complete(self, shard_id: str) -> bool:
-        """True when the shard was fully written (data file plus matching completion record),
-        by this run or an earlier one; always True for the shards of a published version."""
-        validate_shard_id(shard_id)
-        if self.manifest is not None:
-            return any(shard.shard_id == shard_id for shard in self.manifest.shards)
-        return self._completion(shard_id) is not None
-
-    def completed_shards(self) -> list[str]:
-        """Ids of the complete shards, sorted."""
-        if self.manifest is not None:
-            return [shard.shard_id for shard in self.manifest.shards]
-        return sorted(completion.shard.shard_id for completion in self._completions())
-
-    def write_shard(
-        self,
-        shard_id: str,
-        table: pa.Table,
-        rejects: RejectsInput = None,
-        counters: Mapping[str, int] | None = None,
-    ) -> ShardRecord:
-        """Write one shard's rows, its rejected rows and its counters, then its completion record.
-
-        ``counters`` (e.g. rows seen / kept per filter) are stored with the shard, so they are
-        summed into the manifest correctly even when the run is resumed. Rewriting a shard
-        replaces it. Returns the shard's record (rows, bytes, sha256).
-        """
-        validate_shard_id(shard_id)
-        self._require_unpublished("write_shard")
-        if not isinstance(table, pa.Table):
-            raise TypeError(f"table must be a pyarrow.Table, got {type(table).__name__}")
-        rejects_table = _rejects_table(shard_id, rejects)
-        shard_counters = _validate_counts(counters or {}, "counters")
-
-        completion_path = self._completion_path(shard_id)
-        if self._fs.exists(completion_path):  # the shard is being replaced: unmark it first
-            self._fs.rm_file(completion_path)
-
-        data = _parquet_bytes(table)
-        self._put(f"data/{shard_id}.parquet", data)
-        rejects_path = None
-        if rejects_table.num_rows:
-            rejects_path = f"rejects/{shard_id}.parquet"
-            self._put(rejects_path, _parquet_bytes(rejects_table))
-
-        record = ShardRecord(
-            shard_id=shard_id,
-            path=f"data/{shard_id}.parquet",
-            rows=table.num_rows,
-            bytes=len(data),
-            sha256=sha256_bytes(data),
-            rejects_path=rejects_path,
-            reject_rows=rejects_table.num_rows,
-        )
-        completion = ShardCompletion(
-            shard=record,
-            columns={field.name: str(field.type) for field in table.schema},
-            rejects_by_reason=dict(Counter(rejects_table.column("reason").to_pylist())),
-            rejects_by_operator=dict(Counter(rejects_table.column("operator").to_pylist())),
-            counters=shard_counters,
-        )
-        self._fs.makedirs(f"{self._dir}/_complete", exist_ok=True)
-        self._store._write_atomically(completion_path, completion.to_json().encode("utf-8"))
-        return record
-
-    def add_counters(self, counters: Mapping[str, int]) -> None:
-        """Add run-level counts to the manifest's ``counters`` (summed with the shards' counters).
-
-        These live in memory until ``publish``: counts that must survive a resume belong in
-        ``write_shard(..., counters=...)``.
-        """
-        self._require_unpublished("add_counters")
-        self._run_counters.update(_validate_counts(counters, "counters"))
-
-    def publish(self, expected_shards: Iterable[str] | None = None) -> Manifest:
-        """Write the manifest (last, atomically), then point ``latest`` at this version.
-
-        ``expected_shards`` (the plan's ids) makes publishing refuse while any planned shard is
-        incomplete or an unplanned one exists. Publishing an already published version only
-        repoints ``latest`` at it and returns its manifest.
-        """
-        expected = None if expected_shards is None else sorted(validate_shard_id(s) for s in expected_shards)
-        if self.manifest is None:
-            manifest = self._build_manifest(expected)
-            self._store._write_atomically(f"{self._dir}/{_MANIFEST_FILE}", manifest.to_json().encode("utf-8"))
-            self.manifest = manifest
-        elif expected is not None:
-            self._check_expected(expected, self.completed_shards())
-        latest_path = self._store._latest_path(self.name)
-        self._store._write_atomically(latest_path, f"{self.version}\n".encode("utf-8"))
-        return self.manifest
-
-    def _build_manifest(self, expected: list[str] | None) -> Manifest:
-        completions = sorted(self._completions(), key=lambda completion: completion.shard.shard_id)
-        if expected is not None:
-            self._check_expected(expected, [completion.shard.shard_id for completion in completions])
-        if not completions:
-            raise ValueError(f"cannot publish {self.name}/{self.version}: no shard is complete")
-        columns = completions[0].columns
-        differing = [c.shard.shard_id for c in completions if list(c.columns.items()) != list(columns.items())]
-        if differing:
-            raise ValueError(
-                f"cannot publish {self.name}/{self.version}: shards {differing} have columns that differ "
-                f"from shard {completions[0].shard.shard_id!r} ({columns})"
-            )
-        return Manifest(
-            name=self.name,
-            version=self.version,
-            created_at=datetime.now(timezone.utc),
-            inputs=tuple(self.inputs),
-            config=self.config,
-            config_hash=self.config_hash,
-            code_version=current_code_version(),
-            columns=columns,
-            shards=tuple(completion.shard for completion in completions),
-            total_rows=sum(completion.shard.rows for completion in completions),
-            rejects_by_reason=sum_counts(completion.rejects_by_reason for completion in completions),
-            rejects_by_operator=sum_counts(completion.rejects_by_operator for completion in completions),
-            counters=sum_counts([*(completion.counters for completion in completions), self._run_counters]),
-        )
-
-    def _check_expected(self, expected: list[str], complete: list[str]) -> None:
-        missing = sorted(set(expected) - set(complete))
-        unplanned = sorted(set(complete) - set(expected))
-        if missing or unplanned:
-            raise ValueError(
-                f"cannot publish {self.name}/{self.version}: {len(missing)} expected shard(s) are not "
-                f"complete {missing[:10]} and {len(unplanned)} complete shard(s) are not expected {unplanned[:10]}"
-            )
-
-    def _completions(self) -> list[ShardCompletion]:
-        completion_dir = f"{self._dir}/_complete"
-        if not self._fs.exists(completion_dir):
-            return []
-        self._fs.invalidate_cache(completion_dir)
-        names = [path.rsplit("/", 1)[-1] for path in self._fs.ls(completion_dir, detail=False)]
-        shard_ids = [name.removesuffix(".json") for name in names if name.endswith(".json")]
-        completions = [self._completion(shard_id) for shard_id in shard_ids]
-        return [completion for completion in completions if completion is not None]
-
-    def _completion(self, shard_id: str) -> ShardCompletion | None:
-        """The shard's completion record if the shard is complete, else None."""
-        try:
-            completion = ShardCompletion.from_json(self._fs.cat_file(self._completion_path(shard_id)))
-        except (FileNotFoundError, ValidationError):
-            return None  # no record, or a torn one: the shard is not complete
-        shard = completion.shard
-        if shard.shard_id != shard_id or not self._has_size(shard.path, shard.bytes):
-            return None
-        if shard.rejects_path is not None and not self._fs.exists(f"{self._dir}/{shard.rejects_path}"):
-            return None
-        return completion
-
-    def _has_size(self, relative_path: str, expected_bytes: int) -> bool:
-        try:
-            return self._fs.size(f"{self._dir}/{relative_path}") == expected_bytes
-        except FileNotFoundError:
-            return False
-
-    def _completion_path(self, shard_id: str) -> str:
-        return f"{self._dir}/_complete/{shard_id}.json"
-
-    def _put(self, relative_path: str, data: bytes) -> None:
-        path = f"{self._dir}/{relative_path}"
-        self._fs.makedirs(path.rsplit("/", 1)[0], exist_ok=True)
-        self._fs.pipe_file(path, data)
-
-    def _require_unpublished(self, action: str) -> None:
-        if self.manifest is not None:
-            raise RuntimeError(
-                f"{action}: {self.name}/{self.version} is already published and immutable; "
-                f"change the config or inputs to build a new version"
-            )
 
 
 def _validate_name(name: str) -> str:

@@ -16,6 +16,7 @@ def local_store(tmp_path, monkeypatch):
     from interlingua.core.runtime import tracking_target
 
     monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    monkeypatch.chdir(tmp_path)  # experiments created with the URI set put their artifacts in ./mlruns
     monkeypatch.setenv("INTERLINGUA_HOME", str(tmp_path / "state"))
     target = tracking_target()
     monkeypatch.setenv("MLFLOW_TRACKING_URI", target.tracking_uri)  # restored after the test
@@ -58,7 +59,19 @@ def test_register_then_load_by_alias(local_store, tiny_encoder_dir):
     assert str(alias.version) == "2"  # the alias moved to the newest version
 
     expected = SentenceEncoder.from_folder(tiny_encoder_dir).encode(TEXTS)
-    pulled = load_encoder("models:/tiny-encoder@champion")
+    downloads = []
+    real = mlflow.artifacts.download_artifacts
+    mlflow.artifacts.download_artifacts = lambda *a, **k: downloads.append(k) or real(*a, **k)
+    try:
+        pulled = load_encoder("models:/tiny-encoder@champion")
+    finally:
+        mlflow.artifacts.download_artifacts = real
+    assert downloads == []  # a local artifact store is read in place: the model is stored once
+    from pathlib import Path
+
+    from interlingua.models.load import resolve_model_folder
+
+    assert Path.cwd() in Path(resolve_model_folder("models:/tiny-encoder@champion")).parents  # the artifact store
     np.testing.assert_allclose(pulled.encode(TEXTS), expected, rtol=1e-5, atol=1e-6)
 
     pyfunc = mlflow.pyfunc.load_model("models:/tiny-encoder@champion")
@@ -76,8 +89,10 @@ def test_unknown_registered_model_is_a_clear_error(local_store):
 
 
 def test_alias_pull_downloads_once_per_version_and_follows_the_alias(local_store, tmp_path, monkeypatch):
+    """A remote artifact store (simulated: the in-place shortcut for local artifact folders turned off)."""
     import mlflow
 
+    import interlingua.models.load as load_module
     from interlingua.models.load import load_encoder
     from interlingua.models.sentence_encoder import SentenceEncoder
     from interlingua.models.registry import log_and_register_encoder
@@ -102,6 +117,7 @@ def test_alias_pull_downloads_once_per_version_and_follows_the_alias(local_store
         return real(*args, **kwargs)
 
     monkeypatch.setattr(mlflow.artifacts, "download_artifacts", counting)
+    monkeypatch.setattr(load_module, "_local_artifact_folder", lambda pinned: None)
     first = load_encoder("models:/cached-encoder@prod").encode(TEXTS)
     again = load_encoder("models:/cached-encoder@prod").encode(TEXTS)
     np.testing.assert_array_equal(first, again)
@@ -113,3 +129,146 @@ def test_alias_pull_downloads_once_per_version_and_follows_the_alias(local_store
     assert downloads == ["models:/cached-encoder/1", "models:/cached-encoder/2"]
     np.testing.assert_allclose(moved, SentenceEncoder.from_folder(folders[1]).encode(TEXTS), rtol=1e-5, atol=1e-6)
     assert not np.allclose(moved, first)
+
+
+def _dense_stack(base_dir, folder):
+    """A composed encoder: the tiny base plus a Dense head, saved as a sentence-transformers stack."""
+    import torch
+    from sentence_transformers import SentenceTransformer
+    from sentence_transformers.sentence_transformer.modules import Dense
+
+    model = SentenceTransformer(str(base_dir), device="cpu", local_files_only=True)
+    torch.manual_seed(3)
+    model.append(Dense(32, 8))
+    model.save(str(folder))
+    return folder
+
+
+def test_registered_encoder_is_the_standard_flavor_with_card_signature_and_pins(local_store, tiny_encoder_dir, caplog):
+    import importlib.metadata as md
+    import logging
+    import warnings
+
+    import mlflow
+    import yaml
+    from mlflow.tracking import MlflowClient
+
+    from interlingua.core.runtime import configure_mlflow
+    from interlingua.models.model_card import ModelCard
+    from interlingua.models.registry import log_and_register_encoder
+    from interlingua.models.sentence_encoder import SentenceEncoder
+
+    configure_mlflow("registry-flavor-test")
+    with mlflow.start_run() as run:
+        pass
+    card = ModelCard(base_model="tiny-bert", objective="translation_ranking", workflow="test",
+                     corpus_versions={"bible": "v7"}, languages=["en", "es"],
+                     evaluation=[{"task": "bible en-es", "metric": "acc", "base": 10.0, "tuned": 20.0}])
+    with warnings.catch_warnings(record=True) as caught, caplog.at_level(logging.WARNING):
+        warnings.simplefilter("always")
+        registered = log_and_register_encoder(str(tiny_encoder_dir), "flavored", "champion", run.info.run_id,
+                                              card=card, tags={"team": "nlp"})
+    said = [str(w.message) for w in caught] + [r.getMessage() for r in caplog.records]
+    assert not [m for m in said if "pickle" in m.lower()], said
+
+    client = MlflowClient()
+    version = client.get_model_version("flavored", registered.version)
+    assert version.description == card.to_markdown()
+    assert version.tags["interlingua.corpus_versions"] == "bible@v7"
+    assert version.tags["interlingua.objective"] == "translation_ranking"
+    assert version.tags["team"] == "nlp"
+
+    local = mlflow.artifacts.download_artifacts(artifact_uri=registered.version_uri)
+    from pathlib import Path
+
+    files = [p.relative_to(local).as_posix() for p in Path(local).rglob("*") if p.is_file()]
+    assert not [f for f in files if f.endswith((".pkl", ".pickle", ".bin", ".pt"))], files
+    mlmodel = yaml.safe_load((Path(local) / "MLmodel").read_text())
+    assert set(mlmodel["flavors"]) == {"python_function", "sentence_transformers"}
+    assert mlmodel["flavors"]["python_function"]["loader_module"] == "mlflow.sentence_transformers"
+    assert (Path(local) / "model.sentence_transformer" / "README.md").read_text() == card.to_markdown()
+    requirements = (Path(local) / "requirements.txt").read_text().split()
+    for package in ("sentence-transformers", "transformers", "torch"):
+        assert f"{package}=={md.version(package).split('+')[0]}" in requirements
+    assert not [r for r in requirements if r.startswith("interlingua")]
+
+    signature = mlflow.models.get_model_info(registered.version_uri).signature
+    assert signature.inputs.to_dict() == [{"type": "string", "required": True}]
+    assert signature.outputs.to_dict()[0]["tensor-spec"] == {"dtype": "float32", "shape": (-1, 32)}
+
+    expected = SentenceEncoder.from_folder(tiny_encoder_dir).encode(TEXTS)  # unit length
+    st_model = mlflow.sentence_transformers.load_model(registered.uri)
+    np.testing.assert_allclose(st_model.encode(TEXTS), expected, rtol=1e-5, atol=1e-6)
+
+
+def test_any_sentence_transformers_stack_registers_and_loads(local_store, tiny_encoder_dir, tmp_path):
+    import mlflow
+    from sentence_transformers import SentenceTransformer
+
+    from interlingua.core.errors import UserError
+    from interlingua.core.runtime import configure_mlflow
+    from interlingua.models.load import load_encoder, load_text_encoder
+    from interlingua.models.registry import log_and_register_encoder
+    from interlingua.models.resolve import resolve_encoder
+
+    folder = _dense_stack(tiny_encoder_dir, tmp_path / "with-head")
+    expected = SentenceTransformer(str(folder), device="cpu").encode(TEXTS)
+    assert expected.shape == (3, 8)
+    configure_mlflow("registry-stack-test")
+    with mlflow.start_run() as run:
+        pass
+    registered = log_and_register_encoder(str(folder), "headed", "champion", run.info.run_id)
+    assert "Dense" in mlflow.tracking.MlflowClient().get_model_version("headed", "1").description
+    np.testing.assert_allclose(load_text_encoder(registered.uri).encode(TEXTS), expected, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(resolve_encoder(registered.uri).encode(TEXTS), expected, rtol=1e-5, atol=1e-6)
+    pyfunc = mlflow.pyfunc.load_model(registered.uri)
+    np.testing.assert_allclose(np.asarray(pyfunc.predict(TEXTS)), expected, rtol=1e-5, atol=1e-6)
+    with pytest.raises(UserError, match=r"modules \['Dense'\].*load_text_encoder"):
+        load_encoder(registered.uri)
+
+
+def test_models_of_the_old_pyfunc_layout_load_without_unpickling(local_store, tiny_encoder_dir, tmp_path):
+    """Versions registered before the flavor change: MLmodel + a cloudpickled python_model + the encoder
+    folder as an artifact. The pickle here is garbage: reading it would fail the load."""
+    import shutil
+
+    import mlflow
+    import yaml
+    from mlflow.tracking import MlflowClient
+
+    from interlingua.core.runtime import configure_mlflow
+    from interlingua.models.load import load_encoder
+    from interlingua.models.sentence_encoder import SentenceEncoder
+
+    old = tmp_path / "old-model"
+    shutil.copytree(tiny_encoder_dir, old / "artifacts" / "encoder")
+    (old / "python_model.pkl").write_bytes(b"\x80\x05 not a pickle, never read")
+    (old / "MLmodel").write_text(yaml.safe_dump({"flavors": {"python_function": {
+        "loader_module": "mlflow.pyfunc.model", "python_model": "python_model.pkl",
+        "artifacts": {"encoder": {"path": "artifacts/encoder", "uri": str(tiny_encoder_dir)}}}}}))
+    configure_mlflow("registry-old-layout")
+    with mlflow.start_run() as run:
+        mlflow.log_artifacts(str(old), "model")
+    client = MlflowClient()
+    client.create_registered_model("old-layout")
+    version = client.create_model_version("old-layout", f"runs:/{run.info.run_id}/model", run.info.run_id)
+    client.set_registered_model_alias("old-layout", "prod", version.version)
+
+    pulled = load_encoder("models:/old-layout@prod")
+    np.testing.assert_allclose(pulled.encode(TEXTS), SentenceEncoder.from_folder(tiny_encoder_dir).encode(TEXTS),
+                               rtol=1e-5, atol=1e-6)
+
+
+def test_an_mlflow_model_that_is_not_an_encoder_is_refused(tmp_path):
+    import yaml
+
+    from interlingua.core.errors import UserError
+    from interlingua.models.load import encoder_folder_of_mlflow_model
+
+    (tmp_path / "MLmodel").write_text(yaml.safe_dump({"flavors": {"sklearn": {"pickled_model": "model.pkl"}}}))
+    with pytest.raises(UserError, match=r"flavors \['sklearn'\], not an encoder"):
+        encoder_folder_of_mlflow_model(tmp_path, "models:/clf/1")
+    (tmp_path / "MLmodel").write_text(yaml.safe_dump({"flavors": {"sentence_transformers": {},
+                                                                   "python_function": {"data": "../../etc"}}}))
+    with pytest.raises(UserError, match="not a folder inside the model"):
+        encoder_folder_of_mlflow_model(tmp_path, "models:/evil/1")

@@ -10,7 +10,6 @@ import pytest
 
 from interlingua.operators.align.bidirectional_aligner import BidirectionalAligner
 from interlingua.operators.align.fast_align_training import FastAlignParameters
-from interlingua.operators.align.pharaoh import format_pharaoh, parse_pharaoh
 from interlingua.operators.align.word_pairs import one_to_one_links
 from interlingua.operators.corpus.store import CorpusStore
 from interlingua.workflows.bitext_corpus import (
@@ -132,6 +131,10 @@ def test_config_validation_and_registry():
         load_config(BitextCorpusConfig, overrides=["format=text", "source=a.txt"])
 
 
+def sorted_links(links) -> list[list[int]]:
+    return [[i, j] for i, j in sorted(set(links))]
+
+
 # -- end to end on Ray --------------------------------------------------------------------------------
 
 
@@ -158,23 +161,28 @@ def test_workflow_builds_an_aligned_corpus_and_resumes(tmp_path, ray_local):
     table = store.read_table("bitext-corpus").to_pylist()
     version_dir = f"{config.store_root}/bitext-corpus/{manifest.version}/{PARAMS_FOLDER}"
     pairs = BidirectionalAligner(FastAlignParameters.load(version_dir)).align(
-        [r["src_tokens"].split() for r in table], [r["tgt_tokens"].split() for r in table])
+        [r["src_tokens"] for r in table], [r["tgt_tokens"] for r in table])
     for row, pair in zip(table, pairs):
         assert (row["forward"], row["reverse"], row["alignment"]) == (
-            format_pharaoh(pair.forward), format_pharaoh(pair.reverse), format_pharaoh(pair.symmetrized))
-        src_words, tgt_words = row["src_tokens"].split(), row["tgt_tokens"].split()
-        expected = [(i, j) for i, j in one_to_one_links(pair.symmetrized) if src_words[i] != tgt_words[j]]
-        assert parse_pharaoh(row["word_pairs"]) == expected and row["subword_pairs"] == ""
+            sorted_links(pair.forward), sorted_links(pair.reverse), sorted_links(pair.symmetrized))
+        src_words, tgt_words = row["src_tokens"], row["tgt_tokens"]
+        expected = [[i, j] for i, j in one_to_one_links(pair.symmetrized) if src_words[i] != tgt_words[j]]
+        assert row["word_pairs"] == expected and row["subword_pairs"] is None
     # the toy bitext is monotone word for word: the symmetrized links are the diagonal
-    assert all(row["alignment"] == " ".join(f"{k}-{k}" for k in range(len(row["src_tokens"].split()))) for row in table)
-    assert c["links.symmetrized"] == sum(len(r["src_tokens"].split()) for r in table)
-    assert c["word_pairs.dropped_identical"] == sum(r["src_tokens"].split().count("Berlin") for r in table) > 0
+    assert all(row["alignment"] == [[k, k] for k in range(len(row["src_tokens"]))] for row in table)
+    assert c["links.symmetrized"] == sum(len(r["src_tokens"]) for r in table)
+    assert c["word_pairs.dropped_identical"] == sum(r["src_tokens"].count("Berlin") for r in table) > 0
 
-    # resume: drop the manifest and one shard's completion record (as after a crash); the rerun
-    # rewrites only that shard, with the parameters kept in the version folder
-    unpublished = f"{config.store_root}/bitext-corpus/{manifest.version}"
-    os.remove(f"{unpublished}/manifest.json")
-    os.remove(f"{unpublished}/_complete/shard-00001.json")
+    # resume: turn the published folder back into the staging folder a crashed writer leaves behind,
+    # without its manifest and one shard's completion record; the rerun adopts the other shards and
+    # the parameters and rewrites only that shard
+    published = f"{config.store_root}/bitext-corpus/{manifest.version}"
+    crashed = f"{config.store_root}/bitext-corpus/_staging/{manifest.version}/crashed-writer"
+    os.makedirs(os.path.dirname(crashed))
+    os.rename(published, crashed)
+    os.remove(f"{config.store_root}/bitext-corpus/latest")
+    os.remove(f"{crashed}/manifest.json")
+    os.remove(f"{crashed}/_complete/shard-00001.json")
     again = run(config)
     assert again["shards_resumed"] == 2 and not again["parameters"]["learned_now"]
     assert again["version"] == summary["version"] and again["counters"] == summary["counters"]
@@ -202,13 +210,13 @@ def test_workflow_on_memory_store_with_tsv_keep_empty_and_subwords(tmp_path, ray
     assert summary["counters"]["empty_kept"] == 2
     store = CorpusStore("memory:///wf/store")
     table = store.read_table("bitext-corpus").to_pylist()
-    assert [r["alignment"] for r in table[-2:]] == ["", ""]
+    assert [r["alignment"] for r in table[-2:]] == [[], []]
     tokenizer = AutoTokenizer.from_pretrained(config.subword_tokenizer)
     for row in table[:-2]:
-        src_pos = first_subword_positions(tokenizer, row["src_tokens"].split(), 512)
-        tgt_pos = first_subword_positions(tokenizer, row["tgt_tokens"].split(), 512)
-        expected = [(src_pos[i], tgt_pos[j]) for i, j in parse_pharaoh(row["word_pairs"])]
-        assert parse_pharaoh(row["subword_pairs"]) == expected
+        src_pos = first_subword_positions(tokenizer, row["src_tokens"], 512)
+        tgt_pos = first_subword_positions(tokenizer, row["tgt_tokens"], 512)
+        expected = [[src_pos[i], tgt_pos[j]] for i, j in row["word_pairs"]]
+        assert row["subword_pairs"] == expected
     assert summary["counters"]["subword_pairs.kept"] == summary["counters"]["word_pairs.kept"] > 0
     meta = json.loads(fs.cat(f"/wf/store/bitext-corpus/{summary['version']}/{PARAMS_FOLDER}/fast_align_params.json"))
     assert meta["pairs"] == 20

@@ -143,21 +143,28 @@ def test_version_id_is_deterministic_and_depends_on_config_and_inputs() -> None:
 # -- atomic publish --------------------------------------------------------------------------
 
 
-def test_publish_writes_shards_then_manifest_then_latest(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_publish_writes_staging_then_version_files_then_manifest_then_latest(monkeypatch: pytest.MonkeyPatch) -> None:
     store = CorpusStore(memory_root())
     written: list[str] = []
-    original_pipe = store.fs.pipe_file
-    monkeypatch.setattr(store.fs, "pipe_file", lambda path, data, **kw: (written.append(path), original_pipe(path, data, **kw))[1])
-    publish_source(store)
+    fs = store.fs
+    original_pipe, original_copy, original_open = fs.pipe_file, fs.copy, fs.open
+    monkeypatch.setattr(fs, "pipe_file", lambda path, data, **kw: (written.append(path), original_pipe(path, data, **kw))[1])
+    monkeypatch.setattr(fs, "copy", lambda src, dst, **kw: (written.append(dst), original_copy(src, dst, **kw))[1])
+    monkeypatch.setattr(fs, "open", lambda path, mode="rb", **kw: (written.append(path) if "x" in mode else None,
+                                                                   original_open(path, mode, **kw))[1])
+    manifest = publish_source(store)
 
-    kinds = ["data" if "/data/" in p else "complete" if "/_complete/" in p else p.rsplit("/", 1)[-1] for p in written]
-    assert kinds[-2:] == ["manifest.json", "latest"]
-    assert Counter(kinds[:-2]) == {"data": 4, "complete": 4}
-    # each shard's completion record follows its data file
+    staged = [p for p in written if "/_staging/" in p]
+    published = [p for p in written if f"/{manifest.version}/" in p and "/_staging/" not in p]
+    assert written[-1].endswith("/latest") and published[-1].endswith("/manifest.json")
+    assert max(written.index(p) for p in staged) < min(written.index(p) for p in published)
+    assert sorted(p.rsplit("/", 2)[-2] for p in published if p.endswith(".parquet")) == ["data"] * 4
+    # in staging, each shard's completion record follows its data file
     for spec in PLAN:
-        assert written.index(next(p for p in written if p.endswith(f"_complete/{spec.id}.json"))) > written.index(
-            next(p for p in written if p.endswith(f"data/{spec.id}.parquet"))
+        assert written.index(next(p for p in staged if p.endswith(f"_complete/{spec.id}.json"))) > written.index(
+            next(p for p in staged if p.endswith(f"data/{spec.id}.parquet"))
         )
+    assert not fs.exists(f"{store._name_dir('bible')}/_staging/{manifest.version}")  # staging removed
 
 
 def test_concurrent_reader_sees_only_complete_versions(tmp_path: Path) -> None:
@@ -236,7 +243,7 @@ def test_resume_after_crash_writes_only_missing_shards_and_equals_clean_run(tmp_
 def test_partial_shard_files_are_not_complete_and_get_rewritten(tmp_path: Path) -> None:
     store = CorpusStore(str(tmp_path))
     writer = store.open_version("bible", {"min_chars": 3}, ["file:///data/kjv.txt"])
-    version_dir = tmp_path / "bible" / writer.version
+    version_dir = Path(writer.staging_dir)  # the crashed writer's private folder
     # crash mid-write of shard 0: a torn data file and no completion record
     (version_dir / "data").mkdir(parents=True)
     (version_dir / "data" / "shard-00000.parquet").write_bytes(b"PAR1 torn")

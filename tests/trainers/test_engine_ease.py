@@ -1,4 +1,4 @@
-"""EASE on the engine (fast): config validation, the encoder+table wrapper's dispatch, entity-id -> row
+"""EASE on the engine (fast): config validation, the encoder+objective module's dispatch, entity-id -> row
 mapping with unknown entities dropped, the vector loaders' dispatch, and the saved table."""
 
 from __future__ import annotations
@@ -12,17 +12,19 @@ from pydantic import ValidationError
 from torch import nn
 
 from interlingua.trainers.engine.config import TrainConfig
-from interlingua.trainers.engine.ease import (
-    ENTITY_ROWS,
-    EaseModel,
+from interlingua.trainers.engine.train_module import MODULE_INPUT, TrainModule
+from interlingua.trainers.gradcache import cached_step, plain_step
+from interlingua.trainers.objectives.base import ObjectiveSetup
+from interlingua.trainers.objectives.ease import (
+    EASE,
+    ENTITY_MODULE,
+    EASELoss,
+    EntityEmbeddingTable,
     build_entity_table,
     entity_batch,
     first_negative,
     save_entity_table,
 )
-from interlingua.trainers.engine.objectives import ENTITY_COLUMNS, OBJECTIVE_COLUMNS, build_objective
-from interlingua.trainers.gradcache import cached_step, plain_step
-from interlingua.trainers.objectives.ease import EASELoss, EntityEmbeddingTable
 from interlingua.trainers.objectives.entity_vectors import load_entity_vectors
 
 
@@ -45,7 +47,7 @@ def _table(dim: int = 6) -> EntityEmbeddingTable:
 
 
 def test_config_ease_requires_entity_vectors():
-    with pytest.raises(ValidationError, match="objective 'ease' requires entity_vectors"):
+    with pytest.raises(ValidationError, match="objective 'ease': entity_vectors is required"):
         TrainConfig(objective="ease")
     with pytest.raises(ValidationError, match="entity_vector_ids"):
         TrainConfig(objective="ease", entity_vectors="/x/vectors.npy")
@@ -54,28 +56,44 @@ def test_config_ease_requires_entity_vectors():
     TrainConfig(objective="translation_ranking")  # other objectives do not need it
 
 
-def test_objective_spec_columns():
-    spec = build_objective(TrainConfig(objective="ease", entity_vectors="v.txt", temperature=0.1, ease_lambda=0.5))
-    assert isinstance(spec.loss, EASELoss)
-    assert spec.loss.simcse_weight == 0.5 and spec.loss.entity_temperature == spec.loss.simcse_temperature == 0.1
-    assert spec.columns == OBJECTIVE_COLUMNS["ease"] == ("sentence", "sentence", "entity_id", "hard_negative_ids")
-    assert spec.entity_columns == ENTITY_COLUMNS["ease"] == ("entity_id", "hard_negative_ids")
-    assert build_objective(TrainConfig(objective="simcse_sup")).entity_columns == ()
+def test_ease_objective_options_and_columns(tmp_path):
+    vectors = tmp_path / "v.txt"
+    vectors.write_text("Q1 0.1 0.2\nQ2 0.3 0.4\n")
+    config = TrainConfig(objective="ease", entity_vectors=str(vectors), temperature=0.1, ease_lambda=0.5,
+                         ease_entity_weight=0.01)
+    encoder = _BagEncoder()
+    encoder.dim = 6
+    objective = EASE(config.objective_options, ObjectiveSetup(encoder=encoder, seed=7))
+    assert isinstance(objective.criterion, EASELoss)
+    assert objective.criterion.simcse_weight == 0.5 and objective.criterion.entity_weight == 0.01
+    assert objective.criterion.entity_temperature == objective.criterion.simcse_temperature == 0.1
+    assert EASE.columns(config.objective_options) == ("sentence", "entity_id", "hard_negative_ids")
+    assert objective.negatives_per_anchor(8) == 15
 
 
-def test_wrapper_dispatches_text_to_encoder_and_rows_to_table():
+class _TableObjective(nn.Module):
+    token_layer = None
+
+    def __init__(self, table):
+        super().__init__()
+        self.add_module(ENTITY_MODULE, table)
+
+
+def test_train_module_dispatches_text_to_encoder_and_rows_to_the_objectives_module():
     encoder, table = _BagEncoder().eval(), _table()
-    model = EaseModel(encoder, table)
+    model = TrainModule(encoder, _TableObjective(table))
     text = {"input_ids": torch.tensor([[1, 2, 0], [3, 4, 5]]), "attention_mask": torch.tensor([[1, 1, 0], [1, 1, 1]])}
     torch.testing.assert_close(model(text), encoder(text))
     rows = torch.tensor([2, 0, 0])
-    torch.testing.assert_close(model({ENTITY_ROWS: rows}), table(rows))
-    assert model({ENTITY_ROWS: rows}).shape == (3, 6)
-    with pytest.raises(ValueError, match="entity features hold only"):
-        model({ENTITY_ROWS: rows, "attention_mask": rows})
+    key = ENTITY_MODULE + MODULE_INPUT
+    torch.testing.assert_close(model({key: rows}), table(rows))
+    assert model({key: rows}).shape == (3, 6)
+    with pytest.raises(ValueError, match="a module view holds one"):
+        model({key: rows, "attention_mask": rows})
     # the table's parameters are the module's: DeepSpeed trains and all-reduces them with the encoder's
     names = {name for name, _ in model.named_parameters()}
-    assert {"entities.table.weight", "entities.transformation.weight", "encoder.embed.weight"} <= names
+    assert {"objective.entities.table.weight", "objective.entities.transformation.weight",
+            "encoder.embed.weight"} <= names
 
 
 def test_first_negative_takes_the_first_of_a_list():
@@ -103,9 +121,10 @@ def test_ease_step_through_gradcache_trains_table(chunk):
     the table and the encoder both get gradients; cached equals plain."""
     def run(step, chunk_size):
         torch.manual_seed(1)
-        model = EaseModel(_BagEncoder(), _table())
+        model = TrainModule(_BagEncoder(), _TableObjective(_table()))
+        key = ENTITY_MODULE + MODULE_INPUT
         text = {"input_ids": torch.randint(1, 20, (4, 5)), "attention_mask": torch.ones(4, 5, dtype=torch.long)}
-        views = [text, text, {ENTITY_ROWS: torch.tensor([0, 1, 2, 0])}, {ENTITY_ROWS: torch.tensor([1, 2, 0, 2])}]
+        views = [text, text, {key: torch.tensor([0, 1, 2, 0])}, {key: torch.tensor([1, 2, 0, 2])}]
         loss_fn = lambda emb: EASELoss()(*emb)  # noqa: E731
         torch.manual_seed(2)
         loss = step(model, views, loss_fn, chunk_size)
@@ -113,7 +132,7 @@ def test_ease_step_through_gradcache_trains_table(chunk):
 
     loss, grads = run(cached_step if chunk else plain_step, chunk)
     assert torch.isfinite(loss)
-    assert grads["entities.table.weight"].abs().sum() > 0 and grads["encoder.embed.weight"].abs().sum() > 0
+    assert grads["objective.entities.table.weight"].abs().sum() > 0 and grads["encoder.embed.weight"].abs().sum() > 0
     if chunk:
         ref_loss, ref = run(plain_step, chunk)  # same chunks, so the same dropout masks
         torch.testing.assert_close(loss, ref_loss)

@@ -1,10 +1,16 @@
-"""Typed training config for the DeepSpeed-on-Ray-Train engine (validated at load)."""
+"""Typed training config for the DeepSpeed-on-Ray-Train engine (validated at load).
+
+Engine keys are fields here; each objective's own keys live in its typed options
+(``interlingua.trainers.objectives.registry``): ``options.<objective>.<key>``, or simply ``<key>`` at this level
+for the chosen objective (``temperature``, ``ease_lambda``, ``entity_vectors``, ``align_layer``, ...), which keeps
+configs written before options existed working. Only the chosen objective's options are kept after validation.
+"""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any
 
-from pydantic import Field, model_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
 
 from interlingua.core.config import Config
 
@@ -15,19 +21,10 @@ GRAD_CACHE_ZERO_STAGES = (0, 1)
 
 
 class TrainConfig(Config):
-    objective: Literal["translation_ranking", "simcse_unsup", "simcse_sup", "amr_retrofit", "ease"] = Field(
-        "translation_ranking", description="contrastive objective (see trainers/objectives)")
-    temperature: float = Field(0.05, gt=0, description="softmax temperature τ (EASE: of both terms, τ_e and τ_s)")
-    entity_vectors: str | None = Field(
-        None, description="EASE: entity vectors initialising the entity table (path or fsspec URL): word2vec text, "
-                          "a .npy matrix (with entity_vector_ids), or the ease-corpus '<name>-entities' parquet "
-                          "(a .parquet file or a folder of them; columns entity_id, vector)")
-    entity_vector_ids: str | None = Field(None, description="EASE: ids file (one per line) of a .npy entity_vectors")
-    # Same default as EASELoss(simcse_weight=...) (tests/trainers/test_engine_ease.py checks they agree).
-    ease_lambda: float = Field(1.0, ge=0, description="EASE: λ, the weight of the SimCSE term")
-    ease_entity_weight: float = Field(1.0, ge=0, description="EASE: weight of the entity term (the authors' "
-                                                               "released scripts use 0.01)")
-    symmetric: bool = Field(True, description="rank in both directions (translation ranking)")
+    objective: str = Field("translation_ranking", description="training objective (see --list-keys: options.<objective>.*)")
+    options: dict[str, dict[str, Any]] = Field(
+        default_factory=dict, description="per objective: its options; the chosen objective's may also be set "
+                                          "at the top level (e.g. temperature)")
     num_workers: int = Field(2, ge=1, description="Ray Train workers (data-parallel ranks)")
     cpus_per_worker: int = Field(1, ge=1, description="CPU threads per worker")
     use_gpu: bool | None = Field(None, description="None: use GPUs when the cluster has them")
@@ -39,21 +36,64 @@ class TrainConfig(Config):
     weight_decay: float = Field(0.01, ge=0)
     warmup_steps: int = Field(0, ge=0)
     gradient_clipping: float = Field(1.0, ge=0, description="0 disables clipping")
-    max_length: int = Field(64, ge=4, description="tokens per sentence")
+    max_length: int = Field(64, ge=4, description="training length: tokens per sentence while training")
+    save_max_length: int | None = Field(
+        None, ge=4, description="the saved model's max_seq_length (inference); None: keep the base model's")
     freeze_embeddings: bool = Field(False, description="freeze the word-embedding matrix")
     checkpoint_every: int = Field(0, ge=0, description="steps between checkpoints; 0: only at the end")
+    keep_checkpoints: int = Field(2, ge=1, description="Ray Train checkpoints kept per run (the most recent ones)")
     seed: int = 42
     shuffle_buffer: int = Field(1024, ge=0, description="local shuffle buffer rows; 0: no shuffle")
     shm_comm: bool = Field(False, description="compile DeepSpeed's CPU shared-memory all-reduce (slow first build)")
 
+    @model_validator(mode="before")
+    @classmethod
+    def _objective_options(cls, data: Any) -> Any:
+        """Move the chosen objective's top-level keys into ``options[objective]``, validate its options with
+        the objective's class, and keep only that section (other sections must still be valid)."""
+        if not isinstance(data, dict):
+            return data
+        from interlingua.trainers.objectives.registry import objective_class, objective_names
+
+        data = dict(data)
+        name = data.get("objective", cls.model_fields["objective"].default)
+        try:
+            chosen = objective_class(name)
+        except ValueError:
+            return data  # the objective field's validator reports it
+        sections = dict(data.get("options") or {})
+        if not isinstance(data.get("options") or {}, dict):
+            raise ValueError("options must map objective names to their options")
+        section = dict(sections.get(name) or {})
+        for key in [k for k in data if k not in cls.model_fields]:
+            if key in chosen.Options.model_fields:
+                section[key] = data.pop(key)
+            else:
+                owners = [n for n in objective_names() if key in objective_class(n).Options.model_fields]
+                if owners:
+                    raise ValueError(f"{key!r} is an option of objective {' / '.join(map(repr, owners))}, "
+                                     f"not of {name!r}")
+        sections[name] = section
+        for other, values in sections.items():
+            options_cls = objective_class(other).Options
+            try:
+                validated = options_cls.model_validate(values or {})
+            except ValidationError as err:
+                raise ValueError(_options_error(other, options_cls, err, other == name)) from None
+            if other == name:
+                data["options"] = {name: validated.model_dump()}
+        return data
+
+    @field_validator("objective")
+    @classmethod
+    def _known_objective(cls, name: str) -> str:
+        from interlingua.trainers.objectives.registry import objective_class
+
+        objective_class(name)  # ValueError naming the choices
+        return name
+
     @model_validator(mode="after")
     def _check_combinations(self) -> "TrainConfig":
-        if self.objective == "ease" and not self.entity_vectors:
-            raise ValueError("objective 'ease' requires entity_vectors: the path or URL of the entity vectors "
-                             "(word2vec text, .npy with entity_vector_ids, or the ease-corpus entities parquet)")
-        if self.objective == "ease" and str(self.entity_vectors).endswith(".npy") and not self.entity_vector_ids:
-            raise ValueError(f"entity_vectors={self.entity_vectors!r} is a .npy matrix: set entity_vector_ids "
-                             f"(its ids, one per line, in row order)")
         if self.grad_cache_chunk is not None and self.zero_stage not in GRAD_CACHE_ZERO_STAGES:
             raise ValueError(
                 f"grad_cache_chunk={self.grad_cache_chunk} with zero_stage={self.zero_stage} is not supported: "
@@ -61,4 +101,59 @@ class TrainConfig(Config):
                 f"does not allow; use zero_stage 0 or 1, or set grad_cache_chunk to null")
         if self.grad_cache_chunk is not None and self.grad_cache_chunk > self.batch_size:
             raise ValueError(f"grad_cache_chunk={self.grad_cache_chunk} must be <= batch_size={self.batch_size}")
+        if self.zero_stage == 3 and not self.objective_class.supports_zero3:
+            raise ValueError(f"objective {self.objective!r} uses parameters outside the engine's forward pass, "
+                             f"which ZeRO 3 partitions: use zero_stage 0, 1 or 2")
         return self
+
+    @property
+    def objective_class(self) -> type:
+        from interlingua.trainers.objectives.registry import objective_class
+
+        return objective_class(self.objective)
+
+    @property
+    def objective_options(self):
+        """The chosen objective's typed options."""
+        return self.objective_class.Options.model_validate(self.options.get(self.objective, {}))
+
+    def __getattr__(self, name: str) -> Any:
+        # Configs written before per-objective options read e.g. ``config.temperature``: the chosen objective's.
+        try:
+            return super().__getattr__(name)
+        except AttributeError:
+            section = self.__dict__.get("options", {}).get(self.__dict__.get("objective"), {})
+            if name in section:
+                return section[name]
+            raise
+
+    @classmethod
+    def field_help(cls, name: str, prefix: str, default: Any) -> list[str] | None:
+        """``--list-keys``: the objectives by name, and every objective's options (``options.<objective>.<key>``)."""
+        from interlingua.trainers.objectives.registry import objective_class, objective_names
+
+        if name == "objective":
+            return [f"{prefix}objective (one of {', '.join(map(repr, objective_names()))}, default {default!r})  "
+                    f"training objective; its options below may also be set as {prefix}<key>"]
+        if name != "options":
+            return None
+        from interlingua.core.config import config_fields_help
+
+        lines = []
+        for objective in objective_names():
+            lines.extend(config_fields_help(objective_class(objective).Options, f"{prefix}options.{objective}."))
+        return lines
+
+
+def _options_error(objective: str, options_cls: type, err: ValidationError, chosen: bool) -> str:
+    problems = []
+    for e in err.errors():
+        key = ".".join(str(p) for p in e["loc"]) or "options"
+        if e["type"] == "extra_forbidden":
+            problems.append(f"{key}: unknown key")
+        elif e["type"] == "missing":
+            problems.append(f"{key} is required ({options_cls.model_fields[key].description})")
+        else:
+            problems.append(f"{key}: {e['msg']}")
+    where = f"objective {objective!r}" if chosen else f"options.{objective} (objective {objective!r}, not chosen)"
+    return f"{where}: " + "; ".join(problems)

@@ -39,9 +39,9 @@ def build_engine(model: torch.nn.Module, config: TrainConfig, use_gpu: bool):
     params = [p for p in model.parameters() if p.requires_grad]
     decay = [p for p in params if p.ndim > 1]
     no_decay = [p for p in params if p.ndim <= 1]
-    optimizer = torch.optim.AdamW(
-        [{"params": decay, "weight_decay": config.weight_decay}, {"params": no_decay, "weight_decay": 0.0}],
-        lr=config.lr)
+    groups = [{"params": decay, "weight_decay": config.weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
+    # no empty group (e.g. only a linear map trains): DeepSpeed drops it, which the scheduler would not follow
+    optimizer = torch.optim.AdamW([g for g in groups if g["params"]], lr=config.lr)
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, _linear_schedule(config.warmup_steps, config.max_steps))
     engine, _, _, _ = deepspeed.initialize(model=model, optimizer=optimizer, lr_scheduler=scheduler,
                                            config=deepspeed_config(config, use_gpu), dist_init_required=False)

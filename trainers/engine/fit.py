@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from interlingua.trainers.engine.config import TrainConfig
-from interlingua.trainers.engine.objectives import OBJECTIVE_COLUMNS
-from interlingua.trainers.engine.train_loop import ENCODER_SUBDIR, ENTITY_TABLE_FILE, train_loop_per_worker
+from interlingua.trainers.engine.preflight import check_before_training
+from interlingua.trainers.engine.train_loop import DEEPSPEED_SUBDIR, ENCODER_SUBDIR, train_loop_per_worker
 
 
 @dataclass(frozen=True)
@@ -17,6 +17,7 @@ class TrainResult:
     checkpoint_dir: str       # the final Ray Train checkpoint
     metrics: dict
     entity_table: str | None = None  # EASE: the trained entity table (entity_table.npz), else None
+    extras: dict | None = None       # file name -> path of what the objective saved next to the encoder
 
 
 def _tracking_uri() -> str:
@@ -35,27 +36,25 @@ def fit(model: str, train_dataset, config: TrainConfig, *, storage_path: str | o
 
     from interlingua.core.runtime import device_plan
 
+    objective_class = check_before_training(model, train_dataset, config)
     plan = device_plan(config.use_gpu)
-    missing = [c for c in dict.fromkeys(OBJECTIVE_COLUMNS[config.objective]) if c not in train_dataset.columns()]
-    if missing:
-        raise ValueError(f"objective {config.objective!r} needs columns {list(OBJECTIVE_COLUMNS[config.objective])}; "
-                         f"the training dataset lacks {missing} (has {train_dataset.columns()})")
     trainer = TorchTrainer(
         train_loop_per_worker,
         train_loop_config={"train": config.model_dump(), "model": model, "use_gpu": plan.use_gpu, "run_id": run_id,
-                           "tracking_uri": _tracking_uri() if run_id else None},
+                           "tracking_uri": _tracking_uri() if run_id else None,
+                           "objective_class": objective_class},
         scaling_config=ScalingConfig(num_workers=config.num_workers, use_gpu=plan.use_gpu,
                                      resources_per_worker={"CPU": config.cpus_per_worker}),
         torch_config=TorchConfig(backend=plan.backend),
         run_config=RunConfig(storage_path=str(Path(storage_path).resolve()), name=name,
-                             checkpoint_config=CheckpointConfig(num_to_keep=2)),
+                             checkpoint_config=CheckpointConfig(num_to_keep=config.keep_checkpoints)),
         datasets={"train": train_dataset},
     )
     result = trainer.fit()
     if result.checkpoint is None:
         raise RuntimeError(f"training run {name!r} finished without a checkpoint: {result.error}")
     folder = result.checkpoint.path
-    entity_table = os.path.join(folder, ENTITY_TABLE_FILE)
+    extras = {name: os.path.join(folder, name) for name in sorted(os.listdir(folder))
+              if name not in (ENCODER_SUBDIR, DEEPSPEED_SUBDIR) and not name.startswith(".")}
     return TrainResult(encoder_dir=os.path.join(folder, ENCODER_SUBDIR), checkpoint_dir=folder,
-                       metrics=dict(result.metrics or {}),
-                       entity_table=entity_table if config.objective == "ease" else None)
+                       metrics=dict(result.metrics or {}), entity_table=extras.get("entity_table.npz"), extras=extras)

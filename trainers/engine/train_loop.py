@@ -1,16 +1,21 @@
 """The per-worker training function (``train_loop_per_worker`` of Ray Train's ``TorchTrainer``).
 
-Each worker loads the encoder, wraps it in a DeepSpeed engine, reads its shard of the training
-dataset, and runs ``max_steps`` contrastive steps. The loss of every worker is computed over the
-*global* batch (embeddings gathered with gradient), optionally with gradient caching. Rank 0 logs
-per-step metrics to MLflow. Checkpoints (DeepSpeed state + the encoder in sentence-transformers
-layout) go through ``ray.train.report``; a restarted run resumes from the latest one. With the EASE
-objective DeepSpeed wraps :class:`interlingua.trainers.engine.ease.EaseModel` (encoder + entity table) and
-the checkpoint also holds ``entity_table.npz``.
+Each worker loads the encoder, builds the objective (any registered
+:class:`~interlingua.trainers.objectives.base.Objective`; the loop never names one), wraps encoder + objective
+in a DeepSpeed engine, reads its shard of the training dataset, and runs ``max_steps`` steps. Per batch the
+objective turns the rows into views (:class:`~interlingua.trainers.engine.train_module.EngineViews`); the loss
+of every worker is computed over the *global* batch (the objectives gather with gradient), optionally with
+gradient caching. Rank 0 logs per-step metrics (plus the objective's counters, summed over workers) to MLflow.
+Checkpoints (DeepSpeed state + the encoder in sentence-transformers layout + what the objective saves) go
+through ``ray.train.report``; a restarted run resumes from the latest one.
+
+Training length and inference length are separate: the encoder reads ``max_length`` tokens while training
+and is saved with ``save_max_length``, or the base model's own ``max_seq_length`` when that is unset.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
 import time
@@ -19,7 +24,6 @@ from typing import Any
 
 ENCODER_SUBDIR = "encoder"
 DEEPSPEED_SUBDIR = "deepspeed"
-ENTITY_TABLE_FILE = "entity_table.npz"  # EASE: next to the encoder in the checkpoint
 
 
 def train_loop_per_worker(loop_config: dict[str, Any]) -> None:
@@ -31,82 +35,68 @@ def train_loop_per_worker(loop_config: dict[str, Any]) -> None:
     from interlingua.models.load import load_encoder
     from interlingua.trainers.engine.config import TrainConfig
     from interlingua.trainers.engine.deepspeed_setup import build_engine
-    from interlingua.trainers.engine.objectives import build_objective
-    from interlingua.trainers.gradcache import cached_step, plain_step
+    from interlingua.trainers.engine.train_module import EngineViews, TrainModule, count_tokens
+    from interlingua.trainers.objectives.registry import register_objective
 
     quiet_worker_libraries()
+    objective_cls = loop_config.get("objective_class")
+    if objective_cls is not None:  # shipped by fit: also objectives registered at run time on the driver
+        register_objective(objective_cls)
     config = TrainConfig.model_validate(loop_config["train"])
     use_gpu = bool(loop_config["use_gpu"])
     ctx = ray.train.get_context()
     rank, world = ctx.get_world_rank(), ctx.get_world_size()
     torch.set_num_threads(config.cpus_per_worker)
-    torch.manual_seed(config.seed + rank)
 
-    encoder = load_encoder(loop_config["model"], max_length=config.max_length)
+    encoder = load_encoder(loop_config["model"])
+    save_length = config.save_max_length or encoder.max_length  # the base's inference length unless set
+    encoder.max_length = config.max_length
+    torch.manual_seed(config.seed + rank)
     if config.freeze_embeddings:
         encoder.transformer.get_input_embeddings().weight.requires_grad_(False)
     device = torch.device("cuda", torch.cuda.current_device()) if use_gpu else torch.device("cpu")
-    entities = None
-    model = encoder
-    if config.objective == "ease":
-        from interlingua.trainers.engine.ease import EaseModel, build_entity_table
-
-        entities = build_entity_table(config.entity_vectors, config.entity_vector_ids, encoder.dim, config.seed)
-        model = EaseModel(encoder, entities)
+    objective = build_objective(config, encoder, world)
+    if not objective.trains_encoder:
+        encoder.requires_grad_(False)
+    model = TrainModule(encoder, objective)
     model.to(device)
     model.train()
     engine, scheduler = build_engine(model, config, use_gpu)
-    objective = build_objective(config, group=None)
 
     start_step = _restore(engine)
     tracker = _MetricsLogger(loop_config.get("run_id"), loop_config.get("tracking_uri")) if rank == 0 else None
     global_batch = config.batch_size * world
     negatives = objective.negatives_per_anchor(global_batch)
-
-    def encode(features):
-        return engine(features)
-
-    def loss_fn(embeddings):
-        return objective.loss(*embeddings)
-
-    if config.grad_cache_chunk is None:
-        def run_step(views):
-            return plain_step(encode, views, loss_fn, None, backward=engine.backward)
-    elif config.zero_stage == 0:
-        def run_step(views):
-            return cached_step(encode, views, loss_fn, config.grad_cache_chunk, backward=engine.backward,
-                               defer_sync=engine.no_sync if world > 1 else None)
-    else:  # ZeRO 1: one coalesced reduction for all the chunk backwards of the step
-        def run_step(views):
-            with engine.coalesce_grad_reduction():
-                return cached_step(encode, views, loss_fn, config.grad_cache_chunk, backward=engine.backward)
+    run_step = _step_function(engine, objective, config, world)
+    make = EngineViews(encoder, device, config.max_length)
 
     step = start_step
     batches = _batches(ray.train.get_dataset_shard("train"), config)
     while step < config.max_steps:
         batch = next(batches)
         t0 = time.perf_counter()
-        if objective.entity_columns:
-            views, unknown = _entity_views(batch, objective, encoder, entities, device)
-        else:
-            views = [_to_device(encoder.tokenize([str(t) for t in batch[col]]), device) for col in objective.columns]
-        loss = run_step(views)
+        views = objective.views(batch, make)
+        loss = run_step(views.tensors)
         engine.step()
+        objective.after_step()
         step += 1
+        counts = _counters(objective, views.counters, count_tokens(views.tensors))
+        totals = _sum_over_workers(torch.tensor(list(counts.values()), dtype=torch.float64, device=device), world, dist)
         loss_value = _mean_over_workers(loss.detach().float(), world, dist)
         elapsed = time.perf_counter() - t0
+        totals = dict(zip(counts, (int(round(v)) for v in totals.tolist())))
+        tokens = totals.pop(_TOKENS)
         metrics = {
             "loss": loss_value,
             "lr": scheduler.get_last_lr()[0],
             "samples_per_s": global_batch / elapsed,
+            "tokens_per_s": tokens / elapsed,
             "negatives_per_anchor": negatives,
             "effective_batch": global_batch,
             "step_time_s": elapsed,
             "step": step,
+            **totals,
         }
-        if objective.entity_columns:  # rows dropped for an entity unknown to the table, summed over workers
-            metrics["ease_unknown_entities"] = int(round(_mean_over_workers(
-                torch.tensor(float(unknown), device=device), world, dist) * world))
         if tracker:
             tracker.log(metrics, step)
             print(f"[train] step {step}/{config.max_steps} loss {loss_value:.4f} "
@@ -114,9 +104,57 @@ def train_loop_per_worker(loop_config: dict[str, Any]) -> None:
                   f"(effective batch {global_batch}, {negatives} negatives/anchor)", flush=True)
         last = step == config.max_steps
         if last or (config.checkpoint_every and step % config.checkpoint_every == 0):
-            _report_with_checkpoint(engine, encoder, metrics, step, rank, entities)
+            _report_with_checkpoint(engine, encoder, objective, metrics, step, rank, save_length)
         else:
             ray.train.report(metrics)
+
+
+def build_objective(config, encoder, world: int = 1):
+    """The configured objective for ``encoder``, its own parameters initialised from ``config.seed`` alone (the
+    same on every worker)."""
+    import torch
+
+    from interlingua.trainers.objectives.base import ObjectiveSetup
+
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(config.seed)
+        return config.objective_class(config.objective_options,
+                                      ObjectiveSetup(encoder=encoder, seed=config.seed, world_size=world))
+
+
+def _step_function(engine, objective, config, world: int):
+    """forward + backward of one step: plain, or GradCache (ZeRO 0: sync deferred to the last backward; ZeRO 1:
+    one coalesced reduction). An objective that freezes the encoder needs no cache (no encoder graph)."""
+    from interlingua.trainers.gradcache import cached_step, plain_step
+
+    def encode(features):
+        return engine(features)
+
+    loss_fn = objective.loss
+    chunk = config.grad_cache_chunk
+    if chunk is None or not objective.trains_encoder:
+        return lambda views: plain_step(encode, views, loss_fn, chunk, backward=engine.backward)
+    if config.zero_stage == 0:
+        return lambda views: cached_step(encode, views, loss_fn, chunk, backward=engine.backward,
+                                         defer_sync=engine.no_sync if world > 1 else None)
+
+    def coalesced(views):
+        with engine.coalesce_grad_reduction():
+            return cached_step(encode, views, loss_fn, chunk, backward=engine.backward)
+
+    return coalesced
+
+
+_TOKENS = "__tokens__"
+
+
+def _counters(objective, counters: dict[str, int], tokens: int) -> dict[str, int]:
+    """The objective's declared counters in a fixed order (every worker reduces the same vector), plus tokens."""
+    unknown = sorted(set(counters) - set(objective.counter_names))
+    if unknown:
+        raise ValueError(f"objective {objective.name!r} returned counters {unknown} it does not declare in "
+                         f"counter_names {list(objective.counter_names)}")
+    return {**{name: int(counters.get(name, 0)) for name in objective.counter_names}, _TOKENS: tokens}
 
 
 def _batches(shard, config):
@@ -134,50 +172,43 @@ def _batches(shard, config):
         epoch += 1
 
 
-def _entity_views(batch, objective, encoder, entities, device):
-    """(views, rows dropped): text columns tokenized, entity-id columns mapped to table rows
-    (``{"entity_rows": LongTensor}``); rows whose entity or hard negative is unknown to the table are dropped."""
-    from interlingua.trainers.engine.ease import ENTITY_ROWS, entity_batch
-
-    entity_col, negative_col = objective.entity_columns
-    mapped = entity_batch(entities.row_of, list(batch[entity_col]), list(batch[negative_col]))
-    if not mapped.keep:
-        raise ValueError(f"none of the {mapped.unknown} rows of this batch has its {entity_col!r} and first "
-                         f"{negative_col!r} in the entity table: do entity_vectors and the corpus match?")
-    rows = {entity_col: mapped.entity_rows, negative_col: mapped.negative_rows}
-    views = []
-    for col in objective.columns:
-        if col in rows:
-            views.append({ENTITY_ROWS: rows[col].to(device)})
-        else:
-            views.append(_to_device(encoder.tokenize([str(batch[col][i]) for i in mapped.keep]), device))
-    return views, mapped.unknown
-
-
-def _to_device(features, device):
-    return {k: v.to(device) for k, v in features.items()}
-
-
-def _mean_over_workers(value, world, dist) -> float:
+def _sum_over_workers(value, world, dist):
     if world > 1 and dist.is_initialized():
         value = value.clone()
         dist.all_reduce(value)
-        value /= world
-    return float(value)
+    return value
 
 
-def _report_with_checkpoint(engine, encoder, metrics, step, rank, entities=None) -> None:
+def _mean_over_workers(value, world, dist) -> float:
+    return float(_sum_over_workers(value, world, dist)) / (world if world > 1 and dist.is_initialized() else 1)
+
+
+def _report_with_checkpoint(engine, encoder, objective, metrics, step, rank, save_length: int) -> None:
     import ray.train
 
     with tempfile.TemporaryDirectory() as tmp:
         engine.save_checkpoint(os.path.join(tmp, DEEPSPEED_SUBDIR), tag=f"step{step}", client_state={"step": step})
         if rank == 0:
-            encoder.save(os.path.join(tmp, ENCODER_SUBDIR))
-            if entities is not None:
-                from interlingua.trainers.engine.ease import save_entity_table
-
-                save_entity_table(entities, tmp)
+            save_outputs(tmp, encoder, objective, save_length)
         ray.train.report(metrics, checkpoint=ray.train.Checkpoint.from_directory(tmp))
+
+
+def save_outputs(folder: str, encoder, objective, save_length: int) -> list[str]:
+    """The encoder (``encoder/``, with inference length ``save_length``) and the objective's files next to it;
+    returns the objective's file names."""
+    with _max_length(encoder, save_length):
+        encoder.save(os.path.join(folder, ENCODER_SUBDIR))
+    return objective.save(folder)
+
+
+@contextlib.contextmanager
+def _max_length(encoder, length: int):
+    training_length = encoder.max_length
+    encoder.max_length = length
+    try:
+        yield
+    finally:
+        encoder.max_length = training_length
 
 
 def _restore(engine) -> int:

@@ -28,7 +28,7 @@ from torch import Tensor, nn
 from torch.distributed import ProcessGroup
 
 from interlingua.trainers.objectives.options import require_choice
-from interlingua.trainers.objectives.simcse import SupervisedSimCSELoss
+from interlingua.trainers.objectives.simcse import SupervisedSimCSELoss, TemperatureObjective
 
 Combination = Literal["concat_normalized", "concat", "sum", "sum_normalized"]
 COMBINATIONS: tuple[str, ...] = ("concat_normalized", "concat", "sum", "sum_normalized")
@@ -67,3 +67,12 @@ def combine_embeddings(sentence: Tensor, amr: Tensor, mode: Combination = "conca
     if mode.endswith("normalized"):
         sentence, amr = F.normalize(sentence, dim=-1), F.normalize(amr, dim=-1)
     return torch.cat([sentence, amr], dim=-1) if mode.startswith("concat") else sentence + amr
+
+
+class AMRRetrofit(TemperatureObjective):
+    """Engine objective ``amr_retrofit``: columns ``premise``, ``entailment``, ``contradiction``, each holding
+    English text or a linearized AMR graph (mixed training, Algorithm 1)."""
+
+    name = "amr_retrofit"
+    text_columns = ("premise", "entailment", "contradiction")
+    loss_class = AMRRetrofitLoss

@@ -27,13 +27,18 @@ released run scripts (github.com/studio-ousia/ease) put a 0.01 weight on the *en
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import torch
+from pydantic import Field, model_validator
 from torch import Tensor, nn
 from torch.distributed import ProcessGroup
 
+from interlingua.trainers.objectives.base import Objective, ObjectiveOptions, ObjectiveSetup, ViewMaker, Views
 from interlingua.trainers.objectives.global_info_nce import global_info_nce
 from interlingua.trainers.objectives.options import require_non_negative, require_positive
 
@@ -121,3 +126,135 @@ class EASELoss(nn.Module):
             sentences, sentences_again, temperature=self.simcse_temperature, group=self.group
         )
         return self.entity_weight * entity_loss + self.simcse_weight * simcse_loss
+
+
+# -- EASE on the training engine ---------------------------------------------------------------------------
+
+ENTITY_TABLE_FILE = "entity_table.npz"  # next to the encoder in the checkpoint
+#: the entity-table submodule of :class:`EASE` (its views are ``make.module(ENTITY_MODULE, rows)``)
+ENTITY_MODULE = "entities"
+
+
+class EASEOptions(ObjectiveOptions):
+    entity_vectors: str = Field(
+        description="entity vectors initialising the entity table (path or fsspec URL): word2vec text, a .npy "
+                    "matrix (with entity_vector_ids), or the ease-corpus '<name>-entities' parquet (a .parquet "
+                    "file or a folder of them; columns entity_id, vector)")
+    entity_vector_ids: str | None = Field(None, description="ids file (one per line) of a .npy entity_vectors")
+    # Same default as EASELoss(simcse_weight=...) (tests/trainers/test_engine_ease.py checks they agree).
+    ease_lambda: float = Field(1.0, ge=0, description="λ, the weight of the SimCSE term")
+    ease_entity_weight: float = Field(1.0, ge=0, description="weight of the entity term (authors' scripts: 0.01)")
+    temperature: float = Field(0.05, gt=0, description="softmax temperature of both terms (τ_e and τ_s)")
+
+    @model_validator(mode="after")
+    def _npy_needs_ids(self) -> "EASEOptions":
+        if str(self.entity_vectors).endswith(".npy") and not self.entity_vector_ids:
+            raise ValueError(f"entity_vectors={self.entity_vectors!r} is a .npy matrix: set entity_vector_ids "
+                             f"(its ids, one per line, in row order)")
+        return self
+
+
+def first_negative(value) -> str | None:
+    """The hard-negative id of a corpus cell: a string as is, a list/array's first element, None if empty."""
+    if value is None:
+        return None
+    if isinstance(value, (str, bytes)):
+        text = value.decode() if isinstance(value, bytes) else value
+        return text or None
+    items = list(value)
+    return str(items[0]) if items and items[0] is not None else None
+
+
+@dataclass(frozen=True)
+class EntityBatch:
+    keep: list[int]           # positions of the batch rows kept, in order
+    entity_rows: Tensor       # LongTensor [len(keep)]
+    negative_rows: Tensor     # LongTensor [len(keep)]
+    unknown: int              # rows dropped: entity or hard negative not in the table (or no negative)
+
+
+def entity_batch(row_of: dict[str, int], entity_ids: Sequence, negative_ids: Sequence) -> EntityBatch:
+    """Map each row's entity id and first hard-negative id to table rows; drop rows with an unknown one."""
+    if len(entity_ids) != len(negative_ids):
+        raise ValueError(f"{len(entity_ids)} entity ids but {len(negative_ids)} hard-negative cells")
+    keep, entities, negatives = [], [], []
+    for position, (entity_id, cell) in enumerate(zip(entity_ids, negative_ids)):
+        negative = first_negative(cell)
+        entity = None if entity_id is None else str(entity_id)
+        if entity in row_of and negative in row_of:
+            keep.append(position)
+            entities.append(row_of[entity])
+            negatives.append(row_of[negative])
+    return EntityBatch(keep=keep, entity_rows=torch.tensor(entities, dtype=torch.long),
+                       negative_rows=torch.tensor(negatives, dtype=torch.long),
+                       unknown=len(entity_ids) - len(keep))
+
+
+def build_entity_table(url: str, ids_url: str | None, output_dim: int, seed: int) -> EntityEmbeddingTable:
+    """The table initialised from the vectors at ``url``; the transformation is seeded by ``seed`` alone so
+    every worker starts from the same parameters."""
+    from interlingua.trainers.objectives.entity_vectors import load_entity_vectors
+
+    loaded = load_entity_vectors(url, ids_url)
+    if loaded.rejected:
+        print(f"[ease] {len(loaded.rejected)} entity vector rows rejected, e.g. {loaded.rejected[:3]}", flush=True)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        return EntityEmbeddingTable(loaded.ids, loaded.vectors, output_dim=output_dim)
+
+
+def save_entity_table(entities: EntityEmbeddingTable, folder: str | os.PathLike) -> str:
+    """Write ``entity_table.npz``: ``ids``, ``vectors`` (the trained table) and the transformation
+    (``transformation_weight``, ``transformation_bias``)."""
+    ids = [None] * len(entities.row_of)
+    for entity_id, row in entities.row_of.items():
+        ids[row] = entity_id
+    path = os.path.join(folder, ENTITY_TABLE_FILE)
+    np.savez(path, ids=np.asarray(ids, dtype=str),
+             vectors=entities.table.weight.detach().float().cpu().numpy(),
+             transformation_weight=entities.transformation.weight.detach().float().cpu().numpy(),
+             transformation_bias=entities.transformation.bias.detach().float().cpu().numpy())
+    return path
+
+
+class EASE(Objective):
+    """Engine objective ``ease`` on the ``ease-corpus`` columns: ``sentence`` (encoded twice: the SimCSE dropout
+    views), ``entity_id`` and ``hard_negative_ids`` (a list: the first id is used; a plain string works too).
+
+    The entity table is this objective's submodule, so DeepSpeed trains it and averages its gradients with the
+    encoder's. Rows whose entity or hard negative has no vector are dropped and counted
+    (``ease_unknown_entities``); ``entity_table.npz`` is saved next to the encoder."""
+
+    name = "ease"
+    Options = EASEOptions
+    counter_names = ("ease_unknown_entities",)
+
+    def __init__(self, options: EASEOptions, setup: ObjectiveSetup) -> None:
+        super().__init__(options, setup)
+        table = build_entity_table(options.entity_vectors, options.entity_vector_ids, setup.dim, setup.seed)
+        self.add_module(ENTITY_MODULE, table)
+        self.criterion = EASELoss(entity_temperature=options.temperature, simcse_temperature=options.temperature,
+                                  simcse_weight=options.ease_lambda, entity_weight=options.ease_entity_weight,
+                                  group=setup.group)
+
+    @classmethod
+    def columns(cls, options: EASEOptions) -> tuple[str, ...]:
+        return ("sentence", "entity_id", "hard_negative_ids")
+
+    def views(self, batch: Mapping[str, Any], make: ViewMaker) -> Views:
+        table = self.get_submodule(ENTITY_MODULE)
+        mapped = entity_batch(table.row_of, list(batch["entity_id"]), list(batch["hard_negative_ids"]))
+        if not mapped.keep:
+            raise ValueError(f"none of the {mapped.unknown} rows of this batch has its 'entity_id' and first "
+                             f"'hard_negative_ids' in the entity table: do entity_vectors and the corpus match?")
+        sentences = [str(batch["sentence"][i]) for i in mapped.keep]
+        return Views([make.text(sentences), make.text(sentences), make.module(ENTITY_MODULE, mapped.entity_rows),
+                      make.module(ENTITY_MODULE, mapped.negative_rows)],
+                     counters={"ease_unknown_entities": mapped.unknown})
+
+    def negatives_per_anchor(self, global_batch: int) -> int:
+        return 2 * global_batch - 1
+
+    def save(self, folder: str | os.PathLike) -> list[str]:
+        save_entity_table(self.get_submodule(ENTITY_MODULE), folder)
+        return [ENTITY_TABLE_FILE]

@@ -29,14 +29,20 @@ Across workers the candidates are the global batch.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import os
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, Literal
 
+import numpy as np
 import torch
 import torch.nn.functional as F
+from pydantic import Field
 from torch import Tensor, nn
 from torch.distributed import ProcessGroup
 
+from interlingua.models.token_vectors import check_layer, parse_pairs, parse_words, select_pairs
 from interlingua.trainers.distributed.gather import gather_with_grad, rank_offset
+from interlingua.trainers.objectives.base import Objective, ObjectiveOptions, ObjectiveSetup, ViewMaker, Views
 from interlingua.trainers.objectives.global_info_nce import global_info_nce
 from interlingua.trainers.objectives.options import require_choice, require_non_negative, require_positive
 
@@ -186,3 +192,94 @@ class ContrastiveAlignmentLoss(nn.Module):
         self_mask = F.one_hot(own_rows, 2 * total).bool()
         logits = logits.masked_fill(self_mask, float("-inf"))
         return F.cross_entropy(logits, partner_rows)
+
+
+# -- explicit alignment on the training engine ---------------------------------------------------------------
+
+MAPPING_FILE = "alignment_mapping.npz"  # linear method: W (and the layer it maps), next to the encoder
+ALIGNMENT_METHODS = ("linear", "l2", "weak", "strong")
+
+
+class ExplicitAlignmentOptions(ObjectiveOptions):
+    method: Literal["linear", "l2", "weak", "strong"] = Field(
+        "strong", description="linear: orthogonal map W, encoder frozen | l2: L2 + parameter anchor | "
+                              "weak / strong: contrastive with the D-D-128 cosine head")
+    align_layer: int | None = Field(None, ge=0, description="hidden layer whose word vectors are aligned "
+                                                            "(1..N; 0: embeddings); null: the last")
+    temperature: float = Field(0.1, gt=0, description="weak/strong: softmax temperature τ")
+    symmetric: bool = Field(True, description="weak: also rank source words for each target word")
+    regularization_weight: float = Field(1.0, ge=0, description="l2: λ of Σ‖θ − θ⁽⁰⁾‖²")
+    orthogonality_beta: float = Field(0.01, ge=0, description="linear: β of W ← (1+β)W − β(WWᵀ)W after each step")
+    src_tokens_column: str = Field("src_tokens", description="source words (space-joined string or list)")
+    tgt_tokens_column: str = Field("tgt_tokens", description="target words (space-joined string or list)")
+    pairs_column: str = Field("subword_pairs", description="first-subword position pairs recorded by bitext-corpus")
+
+
+class ExplicitAlignment(Objective):
+    """Engine objective ``explicit_alignment`` (Wu & Dredze 2020) on a ``bitext-corpus`` version made with a
+    ``subword_tokenizer`` (the encoder's): the hidden states of layer ``align_layer`` at the first subwords of
+    aligned words (``subword_pairs``, positions in the pre-split words tokenized with special tokens and no
+    prompt). A pair with a position past the sequence after truncation (``align_pairs_beyond_length``) or not
+    at a word start (``align_pairs_not_word_start``) is dropped and counted; ``align_pairs`` counts the pairs
+    trained on. Methods: ``linear`` (encoder frozen, :class:`LinearAlignmentMapping` orthogonalised after each
+    step, W saved as ``alignment_mapping.npz``), ``l2`` (:class:`L2AlignmentLoss` with a
+    :class:`ParameterAnchor` on the encoder), ``weak`` / ``strong`` (:class:`ContrastiveAlignmentLoss`, head
+    D → D → 128 discarded after training)."""
+
+    name = "explicit_alignment"
+    Options = ExplicitAlignmentOptions
+    counter_names = ("align_pairs", "align_pairs_beyond_length", "align_pairs_not_word_start")
+    supports_zero3 = False  # the head / map / anchor are used outside the engine's forward
+
+    def __init__(self, options: ExplicitAlignmentOptions, setup: ObjectiveSetup) -> None:
+        super().__init__(options, setup)
+        self.token_layer = options.align_layer
+        self.trains_encoder = options.method != "linear"
+        if options.method == "linear":
+            self.criterion = LinearAlignmentMapping(setup.dim, orthogonality_beta=options.orthogonality_beta)
+        elif options.method == "l2":
+            anchor = ParameterAnchor(setup.encoder) if options.regularization_weight > 0 else None
+            self.criterion = L2AlignmentLoss(anchor, regularization_weight=options.regularization_weight)
+        else:
+            self.criterion = ContrastiveAlignmentLoss(setup.dim, strength=options.method,
+                                                      temperature=options.temperature,
+                                                      symmetric=options.symmetric, group=setup.group)
+
+    @classmethod
+    def columns(cls, options: ExplicitAlignmentOptions) -> tuple[str, ...]:
+        return (options.src_tokens_column, options.tgt_tokens_column, options.pairs_column)
+
+    @classmethod
+    def check_model(cls, options: ExplicitAlignmentOptions, model_config: Callable[[], Any]) -> None:
+        layers = getattr(model_config(), "num_hidden_layers", None)
+        if layers is None:
+            raise ValueError("explicit_alignment reads hidden layers, but the encoder's config has no num_hidden_layers")
+        check_layer(options.align_layer, int(layers))
+
+    def views(self, batch: Mapping[str, Any], make: ViewMaker) -> Views:
+        o = self.options
+        source = make.words([parse_words(cell) for cell in batch[o.src_tokens_column]])
+        target = make.words([parse_words(cell) for cell in batch[o.tgt_tokens_column]])
+        selected = select_pairs(source, target, [parse_pairs(cell) for cell in batch[o.pairs_column]])
+        if not selected.kept:
+            raise ValueError(f"no usable word pair in this batch of {len(selected.source)} rows "
+                             f"({selected.beyond_length} beyond the training length, {selected.not_word_start} not "
+                             f"at a word start): is {o.pairs_column!r} from the encoder's tokenizer, and max_length "
+                             f"long enough?")
+        return Views([source.at(selected.source), target.at(selected.target)],
+                     counters={"align_pairs": selected.kept, "align_pairs_beyond_length": selected.beyond_length,
+                               "align_pairs_not_word_start": selected.not_word_start})
+
+    def after_step(self) -> None:
+        if isinstance(self.criterion, LinearAlignmentMapping):
+            self.criterion.orthogonalize_()
+
+    def negatives_per_anchor(self, global_batch: int) -> int:
+        return 0  # word-level: see the align_pairs counter
+
+    def save(self, folder: str | os.PathLike) -> list[str]:
+        if not isinstance(self.criterion, LinearAlignmentMapping):
+            return []  # l2 changes the encoder only; the contrastive head is discarded (as in the paper)
+        np.savez(os.path.join(folder, MAPPING_FILE), weight=self.criterion.weight.detach().float().cpu().numpy(),
+                 layer=np.asarray(-1 if self.token_layer is None else self.token_layer))
+        return [MAPPING_FILE]

@@ -23,9 +23,11 @@ Encoding both views (a dropout model in train mode) is the caller's job; with
 
 from __future__ import annotations
 
+from pydantic import Field
 from torch import Tensor, nn
 from torch.distributed import ProcessGroup
 
+from interlingua.trainers.objectives.base import Objective, ObjectiveOptions, ObjectiveSetup
 from interlingua.trainers.objectives.global_info_nce import global_info_nce
 from interlingua.trainers.objectives.options import require_positive
 
@@ -85,3 +87,34 @@ class SupervisedSimCSELoss(nn.Module):
                 )
             hard_negatives = contradiction.unsqueeze(1) if contradiction.dim() == 2 else contradiction
         return global_info_nce(premise, entailment, hard_negatives, temperature=self.temperature, group=self.group)
+
+
+class SimCSEOptions(ObjectiveOptions):
+    temperature: float = Field(0.05, gt=0, description="softmax temperature τ (paper: 0.05)")
+
+
+class TemperatureObjective(Objective):
+    """An objective whose loss is ``loss_class(temperature, group=...)`` over one text view per column."""
+
+    Options = SimCSEOptions
+    loss_class: type[nn.Module]
+
+    def __init__(self, options: SimCSEOptions, setup: ObjectiveSetup) -> None:
+        super().__init__(options, setup)
+        self.criterion = self.loss_class(options.temperature, group=setup.group)
+
+
+class UnsupervisedSimCSE(TemperatureObjective):
+    """Engine objective ``simcse_unsup``: column ``text``, encoded twice (two dropout views)."""
+
+    name = "simcse_unsup"
+    text_columns = ("text", "text")
+    loss_class = UnsupervisedSimCSELoss
+
+
+class SupervisedSimCSE(TemperatureObjective):
+    """Engine objective ``simcse_sup``: columns ``premise``, ``entailment``, ``contradiction`` (hard negative)."""
+
+    name = "simcse_sup"
+    text_columns = ("premise", "entailment", "contradiction")
+    loss_class = SupervisedSimCSELoss

@@ -19,9 +19,11 @@ report m = 0.3 as a good value; the default here is 0, the plain ranking loss).
 
 from __future__ import annotations
 
+from pydantic import Field
 from torch import Tensor, nn
 from torch.distributed import ProcessGroup
 
+from interlingua.trainers.objectives.base import Objective, ObjectiveOptions, ObjectiveSetup
 from interlingua.trainers.objectives.global_info_nce import global_info_nce
 from interlingua.trainers.objectives.options import require_non_negative, require_positive
 
@@ -63,3 +65,22 @@ class TranslationRankingLoss(nn.Module):
             margin=self.margin,
             group=self.group,
         )
+
+
+class TranslationRankingOptions(ObjectiveOptions):
+    temperature: float = Field(0.05, gt=0, description="softmax temperature τ (logits are cos/τ)")
+    margin: float = Field(0.0, ge=0, description="additive margin m on the positive cosine")
+    symmetric: bool = Field(True, description="rank in both directions and average")
+
+
+class TranslationRanking(Objective):
+    """Engine objective ``translation_ranking``: columns ``src``, ``tgt`` (one text view each)."""
+
+    name = "translation_ranking"
+    Options = TranslationRankingOptions
+    text_columns = ("src", "tgt")
+
+    def __init__(self, options: TranslationRankingOptions, setup: ObjectiveSetup) -> None:
+        super().__init__(options, setup)
+        self.criterion = TranslationRankingLoss(options.temperature, margin=options.margin,
+                                                symmetric=options.symmetric, group=setup.group)

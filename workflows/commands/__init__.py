@@ -11,4 +11,8 @@ COMMANDS: dict[str, str] = {
     "bench-pack": "interlingua.workflows.commands.bench_pack",
     "submit": "interlingua.workflows.commands.submit",
     "jobs": "interlingua.workflows.commands.jobs",
+    "promote": "interlingua.workflows.commands.promote",
+    "gc": "interlingua.workflows.commands.gc",
+    "refresh": "interlingua.workflows.commands.refresh",
+    "schedule": "interlingua.workflows.commands.schedule",
 }

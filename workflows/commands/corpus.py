@@ -1,7 +1,11 @@
-"""``interlingua corpus``: list published corpus versions, show one version's manifest.
+"""``interlingua corpus``: list, show, compare, pin, prune and export published corpus versions.
 
     interlingua corpus list [--name NAME] [--root URL]
     interlingua corpus show NAME [--version V] [--json] [--root URL]
+    interlingua corpus diff NAME V1 V2 [--json] [--root URL]
+    interlingua corpus pin NAME V [--remove] [--root URL]
+    interlingua corpus prune NAME --keep N [--dry-run] [--root URL]
+    interlingua corpus export NAME [--version V] --out DIR [--format parquet|hf] [--root URL]
 
 The store root defaults to ``<state_dir>/corpus`` where the state dir is ``$INTERLINGUA_HOME``
 or ``./.interlingua``. Exit status: 0 on success, 2 when the corpus or version does not exist or
@@ -20,7 +24,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from interlingua.operators.corpus import CorpusStore, Manifest, VersionSummary
 
-HELP = "list published corpus versions or show one version's manifest"
+HELP = "list, show, diff, pin, prune or export published corpus versions"
 
 STATE_DIR_ENV = "INTERLINGUA_HOME"
 DEFAULT_STATE_DIR = ".interlingua"
@@ -33,7 +37,8 @@ def default_corpus_root() -> str:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    actions = parser.add_subparsers(dest="corpus_action", required=True, metavar="{list,show}")
+    actions = parser.add_subparsers(dest="corpus_action", required=True,
+                                    metavar="{list,show,diff,pin,prune,export}")
 
     list_parser = actions.add_parser("list", help="one line per published version")
     list_parser.add_argument("--name", default=None, help="only the versions of this corpus")
@@ -45,6 +50,36 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     show_parser.add_argument("--json", action="store_true", help="print the full manifest as JSON")
     _add_root_argument(show_parser)
 
+    diff_parser = actions.add_parser("diff", help="what changed between two versions (inputs, shards, counts, lineage)")
+    diff_parser.add_argument("name", help="corpus name")
+    diff_parser.add_argument("old", help="the older version id (or latest)")
+    diff_parser.add_argument("new", help="the newer version id (or latest)")
+    diff_parser.add_argument("--json", action="store_true", help="print the difference as JSON")
+    _add_root_argument(diff_parser)
+
+    pin_parser = actions.add_parser("pin", help="pin a version: retention never deletes it")
+    pin_parser.add_argument("name", help="corpus name")
+    pin_parser.add_argument("version", help="version id (or latest)")
+    pin_parser.add_argument("--remove", action="store_true", help="unpin instead")
+    _add_root_argument(pin_parser)
+
+    prune_parser = actions.add_parser("prune", help="delete old versions, keeping the last N, latest, pinned ones "
+                                      "and those registered models were trained on")
+    prune_parser.add_argument("name", help="corpus name")
+    prune_parser.add_argument("--keep", type=int, required=True, help="how many of the newest versions to keep (>= 1)")
+    prune_parser.add_argument("--dry-run", action="store_true", help="only say what would be deleted")
+    _add_root_argument(prune_parser)
+
+    export_parser = actions.add_parser("export", help="write a version as a self-contained Parquet dataset or a "
+                                       "Hugging Face DatasetDict")
+    export_parser.add_argument("name", help="corpus name")
+    export_parser.add_argument("--version", default="latest", help="version id (default: latest)")
+    export_parser.add_argument("--out", required=True, help="a new folder (any fsspec URL)")
+    export_parser.add_argument("--format", choices=("parquet", "hf"), default="parquet",
+                               help="parquet: data/ + rejects/ + README.md card (datasets.load_dataset(DIR)); "
+                                    "hf: DatasetDict.save_to_disk (datasets.load_from_disk(DIR))")
+    _add_root_argument(export_parser)
+
 
 def run(args: argparse.Namespace) -> int:
     from interlingua.operators.corpus import CorpusLookupError, CorpusStore
@@ -54,9 +89,29 @@ def run(args: argparse.Namespace) -> int:
         store = CorpusStore(root)
         if args.corpus_action == "list":
             print(_format_version_list(store.list_versions(args.name), root))
-        else:
+        elif args.corpus_action == "show":
             manifest = store.manifest(args.name, args.version)
             print(manifest.to_json() if args.json else _format_manifest(manifest, store))
+        elif args.corpus_action == "diff":
+            from interlingua.operators.corpus.diff import format_diff, version_diff
+
+            diff = version_diff(store.manifest(args.name, args.old), store.manifest(args.name, args.new))
+            print(json.dumps(diff, indent=2) if args.json else format_diff(diff))
+        elif args.corpus_action == "pin":
+            if args.remove:
+                store.unpin(args.name, store.manifest(args.name, args.version).version)
+                print(f"unpinned {args.name}/{args.version}")
+            else:
+                print(f"pinned {args.name}/{store.pin(args.name, args.version)}: retention never deletes it")
+        elif args.corpus_action == "prune":
+            from interlingua.workflows.corpus_retention import prune_corpus
+
+            print(prune_corpus(store, args.name, args.keep, dry_run=args.dry_run))
+        else:
+            from interlingua.operators.corpus.export import export_version
+
+            version = export_version(store, args.name, args.version, args.out, args.format)
+            print(f"exported {args.name}/{version} to {args.out} ({args.format})")
     except (CorpusLookupError, ValueError) as error:
         print(f"interlingua corpus: {error}", file=sys.stderr)
         return 2
@@ -110,12 +165,18 @@ def _format_manifest(manifest: Manifest, store: CorpusStore) -> str:
         ),
         ("counters", _format_counts(manifest.counters)),
     ]
+    if manifest.lineage is not None:
+        lineage = manifest.lineage
+        fields.append(("lineage", f"{lineage.mode} from {lineage.parent or '-'}: +{len(lineage.inputs_added)} "
+                                  f"~{len(lineage.inputs_changed)} -{len(lineage.inputs_removed)} inputs, "
+                                  f"{lineage.shards_reused} shards reused, {lineage.shards_written} written"))
     header = "\n".join(f"{label:<9} {value}" for label, value in fields)
     shard_rows = [
-        [shard.shard_id, str(shard.rows), str(shard.bytes), str(shard.reject_rows), shard.sha256[:16]]
+        [shard.shard_id, str(shard.rows), str(shard.bytes), str(shard.reject_rows), shard.sha256[:16],
+         shard.reused_from or "-"]
         for shard in manifest.shards
     ]
-    return header + "\n\n" + _format_table(["SHARD", "ROWS", "BYTES", "REJECTS", "SHA256"], shard_rows)
+    return header + "\n\n" + _format_table(["SHARD", "ROWS", "BYTES", "REJECTS", "SHA256", "REUSED FROM"], shard_rows)
 
 
 def _format_counts(counts: Mapping[str, int]) -> str:

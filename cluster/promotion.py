@@ -1,0 +1,271 @@
+"""Gated alias promotion in the MLflow model registry.
+
+``promote("models:/NAME/VERSION", alias, tasks)`` evaluates the candidate version and the version the
+alias names now on the same tasks and seeds, in one run, and moves the alias only when the rule of
+:func:`decide` says so. Every decision that is not a dry run is recorded: ``interlingua.promotion.*``
+tags on the candidate version and an MLflow run (experiment ``interlingua-promotion``) holding
+``decision.json`` (both score tables, per-seed values, the data versions, the code commit) and the table.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Sequence
+
+from interlingua.core.errors import UserError
+from interlingua.evaluation.tasks.records import Measurement
+from interlingua.evaluation.tasks.spec import TaskSpec
+
+PROMOTION_EXPERIMENT = "interlingua-promotion"
+TAG_PREFIX = "interlingua.promotion"
+
+
+@dataclass(frozen=True)
+class TaskComparison:
+    task: str            # "name/language"
+    candidate: float     # primary metric, mean over seeds
+    holder: float | None
+
+    @property
+    def delta(self) -> float | None:
+        return None if self.holder is None else self.candidate - self.holder
+
+
+@dataclass(frozen=True)
+class Decision:
+    promote: bool
+    reason: str
+    margin: float
+    rows: list[TaskComparison]
+    candidate_mean: float
+    holder_mean: float | None
+
+
+def decide(candidate: dict[str, float], holder: dict[str, float] | None, margin: float) -> Decision:
+    """The promotion rule over the gating tasks' primary scores (higher is better).
+
+    - no holder (the alias names no version yet): promote — the first promotion;
+    - otherwise promote only if the candidate is worse than the holder by at most ``margin`` on every
+      task **and** its mean over the tasks is strictly higher.
+    """
+    if margin < 0:
+        raise ValueError(f"margin must be >= 0; got {margin}")
+    if not candidate:
+        raise ValueError("no gating task produced a score")
+    if holder is not None and set(holder) != set(candidate):
+        raise ValueError(f"candidate and holder were scored on different tasks: {sorted(candidate)} vs {sorted(holder)}")
+    rows = [TaskComparison(task, candidate[task], None if holder is None else holder[task]) for task in candidate]
+    candidate_mean = sum(candidate.values()) / len(candidate)
+    if holder is None:
+        return Decision(True, "first promotion: the alias has no holder", margin, rows, candidate_mean, None)
+    holder_mean = sum(holder.values()) / len(holder)
+    worse = [r for r in rows if r.delta < -margin]
+    if worse:
+        worst = min(worse, key=lambda r: r.delta)
+        reason = (f"worse than the holder by more than {margin:g} on {len(worse)} task(s); "
+                  f"worst {worst.task}: {worst.delta:+.2f}")
+        return Decision(False, reason, margin, rows, candidate_mean, holder_mean)
+    if candidate_mean <= holder_mean:
+        reason = f"mean {candidate_mean:.2f} is not above the holder's {holder_mean:.2f}"
+        return Decision(False, reason, margin, rows, candidate_mean, holder_mean)
+    reason = (f"mean {candidate_mean:.2f} > holder's {holder_mean:.2f} and no task worse by more than {margin:g}")
+    return Decision(True, reason, margin, rows, candidate_mean, holder_mean)
+
+
+def primary_scores(measurements: Sequence[Measurement], model: str) -> dict[str, float]:
+    """{"task/language": mean over seeds of the primary metric} for one model's measurements."""
+    grouped: dict[str, list[float]] = {}
+    for m in measurements:
+        if m.model == model and m.primary:
+            grouped.setdefault(f"{m.task}/{m.language}", []).append(m.value)
+    return {task: sum(values) / len(values) for task, values in grouped.items()}
+
+
+def format_decision(decision: Decision, candidate_label: str, holder_label: str | None) -> str:
+    header = ["task", candidate_label, holder_label or "(no holder)", "delta"]
+    body = [[r.task, f"{r.candidate:.2f}", "-" if r.holder is None else f"{r.holder:.2f}",
+             "-" if r.delta is None else f"{r.delta:+.2f}"] for r in decision.rows]
+    body.append(["mean", f"{decision.candidate_mean:.2f}",
+                 "-" if decision.holder_mean is None else f"{decision.holder_mean:.2f}",
+                 "-" if decision.holder_mean is None else f"{decision.candidate_mean - decision.holder_mean:+.2f}"])
+    widths = [max(len(row[i]) for row in [header, *body]) for i in range(len(header))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in [header, *body]]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class ModelVersionRef:
+    name: str
+    version: str
+
+    @property
+    def uri(self) -> str:
+        return f"models:/{self.name}/{self.version}"
+
+
+def parse_version_uri(uri: str) -> ModelVersionRef:
+    """``models:/NAME/VERSION`` -> its parts; anything else is a UserError (aliases move, so a candidate
+    must name one immutable version)."""
+    rest = uri[len("models:/"):] if uri.startswith("models:/") else None
+    name, _, version = (rest or "").rpartition("/")
+    if not rest or not name or "@" in rest or not version.isdigit():
+        raise UserError(f"candidate must be models:/NAME/VERSION (a registered version number); got {uri!r}")
+    return ModelVersionRef(name, version)
+
+
+@dataclass
+class PromotionResult:
+    candidate: ModelVersionRef
+    alias: str
+    holder: ModelVersionRef | None
+    decision: Decision
+    table: str
+    moved: bool
+    dry_run: bool
+    record: dict = field(default_factory=dict)
+    run_id: str | None = None
+
+
+def promote(candidate_uri: str, alias: str, tasks: Sequence[TaskSpec], *, seeds: Sequence[int] = (1,),
+            margin: float = 0.0, dry_run: bool = False, data_versions: dict[str, str] | None = None,
+            client=None, wrap_encoder=None) -> PromotionResult:
+    """Evaluate the candidate and the alias's holder on ``tasks`` and move ``alias`` when :func:`decide`
+    says so (see the module docstring). ``wrap_encoder`` (e.g. an embedding cache) wraps each loaded encoder."""
+    from mlflow.tracking import MlflowClient
+
+    from interlingua.evaluation.runner import evaluate_models
+    from interlingua.models.load import load_text_encoder
+
+    if not tasks:
+        raise UserError("no gating task given; pass --tasks")
+    if not alias or "/" in alias or "@" in alias:
+        raise UserError(f"alias must be a plain name such as 'champion'; got {alias!r}")
+    client = client or MlflowClient()
+    candidate = parse_version_uri(candidate_uri)
+    _check_version_exists(client, candidate)
+    holder = _alias_holder(client, candidate.name, alias)
+    if holder is not None and holder.version == candidate.version:
+        raise UserError(f"{candidate.uri} already holds @{alias}; nothing to decide")
+
+    labels = {candidate.uri: candidate}
+    if holder is not None:
+        labels[holder.uri] = holder
+    encoders = {}
+    for label in labels:
+        encoder = load_text_encoder(label)
+        encoders[label] = wrap_encoder(encoder) if wrap_encoder else encoder
+    measurements = []
+    for task in tasks:  # one task at a time, so a failure names the task and the model
+        for label, encoder in encoders.items():
+            try:
+                measurements += evaluate_models({label: encoder}, [task], seeds)
+            except Exception as err:  # a task a model cannot run: one clear line, not a traceback
+                raise UserError(f"{label} cannot run task {task.name} ({task.language}): "
+                                f"{type(err).__name__}: {err}") from err
+
+    scores = {label: primary_scores(measurements, label) for label in labels}
+    decision = decide(scores[candidate.uri], scores[holder.uri] if holder else None, margin)
+    table = format_decision(decision, candidate.uri, holder.uri if holder else None)
+    record = {
+        "candidate": candidate.uri, "alias": alias, "holder": holder.uri if holder else None,
+        "promote": decision.promote, "reason": decision.reason, "margin": margin, "seeds": list(seeds),
+        "tasks": [f"{t.name}/{t.language}" for t in tasks], "scores": scores,
+        "candidate_mean": decision.candidate_mean, "holder_mean": decision.holder_mean,
+        "measurements": [asdict(m) for m in measurements], "data_versions": dict(data_versions or {}),
+        "git_commit": _git_commit(), "decided_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }
+    result = PromotionResult(candidate, alias, holder, decision, table, moved=False, dry_run=dry_run, record=record)
+    if dry_run:
+        return result
+    result.run_id = _record(client, candidate, alias, record, table)
+    if decision.promote:
+        client.set_registered_model_alias(candidate.name, alias, candidate.version)
+        result.moved = True
+    return result
+
+
+def data_fingerprint(path: str | Path) -> str:
+    """``sha256:<16 hex>`` over a data folder's (or file's) relative paths, sizes and contents: the data
+    version of a benchmark pack or an official-set folder."""
+    root = Path(path)
+    if not root.exists():
+        raise UserError(f"evaluation data {root} does not exist")
+    digest = hashlib.sha256()
+    files = [root] if root.is_file() else sorted(p for p in root.rglob("*") if p.is_file())
+    for file in files:
+        digest.update(f"{file.relative_to(root) if file != root else file.name}\0{file.stat().st_size}\0".encode())
+        with file.open("rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+    return "sha256:" + digest.hexdigest()[:16]
+
+
+def _check_version_exists(client, ref: ModelVersionRef) -> None:
+    from mlflow.exceptions import MlflowException
+
+    try:
+        client.get_model_version(ref.name, ref.version)
+    except MlflowException as err:
+        try:
+            versions = sorted(int(v.version) for v in client.search_model_versions(f"name='{ref.name}'"))
+        except MlflowException:
+            versions = []
+        known = f"registered versions of {ref.name}: {', '.join(map(str, versions))}" if versions else \
+            f"no registered model named {ref.name!r}"
+        raise UserError(f"{ref.uri} does not exist ({known})") from err
+
+
+def _alias_holder(client, name: str, alias: str) -> ModelVersionRef | None:
+    from mlflow.exceptions import MlflowException
+
+    try:
+        return ModelVersionRef(name, str(client.get_model_version_by_alias(name, alias).version))
+    except MlflowException as err:
+        if "RESOURCE_DOES_NOT_EXIST" in str(getattr(err, "error_code", "")) or "alias" in str(err).lower():
+            return None
+        raise
+
+
+def _record(client, candidate: ModelVersionRef, alias: str, record: dict, table: str) -> str:
+    """An MLflow run with decision.json and decision.txt; tags on the candidate version point at it."""
+    experiment = client.get_experiment_by_name(PROMOTION_EXPERIMENT)
+    experiment_id = experiment.experiment_id if experiment else client.create_experiment(PROMOTION_EXPERIMENT)
+    run = client.create_run(experiment_id, run_name=f"promote-{candidate.name}-v{candidate.version}-{alias}",
+                            tags={f"{TAG_PREFIX}.candidate": candidate.uri, f"{TAG_PREFIX}.alias": alias})
+    run_id = run.info.run_id
+    client.log_dict(run_id, record, "decision.json")
+    client.log_text(run_id, f"{record['reason']}\n\n{table}\n", "decision.txt")
+    client.log_param(run_id, "margin", record["margin"])
+    for key, value in record["scores"].get(candidate.uri, {}).items():
+        client.log_metric(run_id, f"candidate.{key}", value)
+    for key, value in (record["scores"].get(record["holder"]) or {}).items():
+        client.log_metric(run_id, f"holder.{key}", value)
+    client.set_terminated(run_id)
+    prefix = f"{TAG_PREFIX}.{alias}"
+    tags = {
+        "decision": "promoted" if record["promote"] else "rejected",
+        "reason": record["reason"],
+        "holder": record["holder"] or "none",
+        "candidate_mean": f"{record['candidate_mean']:.4f}",
+        "holder_mean": "none" if record["holder_mean"] is None else f"{record['holder_mean']:.4f}",
+        "scores": json.dumps({"candidate": record["scores"].get(candidate.uri),
+                              "holder": record["scores"].get(record["holder"])}, sort_keys=True)[:4900],
+        "data_versions": json.dumps(record["data_versions"], sort_keys=True)[:4900],
+        "git_commit": record["git_commit"] or "unknown",
+        "run_id": run_id,
+        "decided_at": record["decided_at"],
+    }
+    for key, value in tags.items():
+        client.set_model_version_tag(candidate.name, candidate.version, f"{prefix}.{key}", value)
+    return run_id
+
+
+def _git_commit() -> str | None:
+    from interlingua.operators.corpus.manifest import current_code_version
+
+    return current_code_version().git_commit

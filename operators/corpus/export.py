@@ -1,0 +1,54 @@
+"""Export a published corpus version for tools outside interlingua.
+
+``parquet``: a self-contained folder — ``data/<shard>.parquet``, ``rejects/<shard>.parquet``, the
+dataset card ``README.md`` and ``manifest.json`` — that ``datasets.load_dataset(DIR)`` and
+``pandas.read_parquet(DIR/data)`` read as is (shards reused by reference are copied in, each checked
+against its SHA-256). ``hf``: ``DatasetDict.save_to_disk`` of ``CorpusStore.to_hf`` (``train`` and
+``rejects``), for ``datasets.load_from_disk(DIR)``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Literal
+
+from fsspec.core import url_to_fs
+
+from interlingua.operators.corpus.dataset_card import CARD_FILE, dataset_card
+from interlingua.operators.corpus.shards import sha256_bytes
+
+if TYPE_CHECKING:
+    from interlingua.operators.corpus.store import CorpusStore
+
+ExportFormat = Literal["parquet", "hf"]
+
+
+def export_version(store: CorpusStore, name: str, version: str, out: str, fmt: ExportFormat = "parquet") -> str:
+    """Write version ``version`` of ``name`` to the folder ``out`` (any fsspec URL); returns its id.
+    Refuses a non-empty ``out`` (an export never mixes with other files)."""
+    from interlingua.operators.corpus.store import CorruptVersionError
+
+    if fmt not in ("parquet", "hf"):
+        raise ValueError(f"format must be 'parquet' or 'hf', got {fmt!r}")
+    manifest = store.manifest(name, version)
+    fs, root = url_to_fs(out)
+    root = root.rstrip("/")
+    if fs.exists(root) and fs.ls(root, detail=False):
+        raise ValueError(f"{out} exists and is not empty; export into a new folder")
+    if fmt == "hf":
+        store.to_hf(name, manifest.version).save_to_disk(out)
+        return manifest.version
+    local_shards = []
+    for shard in manifest.shards:
+        for relative, expected in ((shard.path, shard.sha256), (shard.rejects_path, shard.rejects_sha256)):
+            if relative is None:
+                continue
+            data = store.fs.cat_file(store._file_path(manifest.name, manifest.version, shard, relative))
+            if expected is not None and sha256_bytes(data) != expected:
+                raise CorruptVersionError(f"{relative} of {name}/{manifest.version} does not match its SHA-256")
+            fs.makedirs(f"{root}/{relative.rsplit('/', 1)[0]}", exist_ok=True)
+            fs.pipe_file(f"{root}/{relative}", data)
+        local_shards.append(shard.model_copy(update={"stored_in": None}))
+    exported = manifest.model_copy(update={"shards": tuple(local_shards), "artifacts": ()})
+    fs.pipe_file(f"{root}/{CARD_FILE}", dataset_card(exported).encode("utf-8"))
+    fs.pipe_file(f"{root}/manifest.json", exported.to_json().encode("utf-8"))
+    return manifest.version

@@ -1,0 +1,57 @@
+"""The promotion rule and the candidate URI checks (no registry needed)."""
+
+import pytest
+
+from interlingua.cluster.promotion import decide, format_decision, parse_version_uri, primary_scores
+from interlingua.core.errors import UserError
+from interlingua.evaluation.tasks.records import Measurement
+
+
+def test_first_promotion_is_a_stated_decision():
+    decision = decide({"a": 50.0, "b": 10.0}, None, margin=1.0)
+    assert decision.promote and decision.reason == "first promotion: the alias has no holder"
+    assert decision.candidate_mean == 30.0 and decision.holder_mean is None
+    assert "(no holder)" in format_decision(decision, "cand", None)
+
+
+def test_better_mean_and_no_task_worse_beyond_margin_promotes():
+    decision = decide({"a": 80.0, "b": 59.5}, {"a": 70.0, "b": 60.0}, margin=1.0)
+    assert decision.promote
+    assert [r.delta for r in decision.rows] == [10.0, -0.5]
+    assert decision.candidate_mean == pytest.approx(69.75) and decision.holder_mean == pytest.approx(65.0)
+
+
+def test_one_task_worse_beyond_margin_blocks_despite_a_better_mean():
+    decision = decide({"a": 95.0, "b": 58.0}, {"a": 70.0, "b": 60.0}, margin=1.0)
+    assert not decision.promote
+    assert "worst b: -2.00" in decision.reason
+
+
+def test_margin_is_inclusive_and_equal_means_do_not_promote():
+    assert decide({"a": 71.0, "b": 59.0}, {"a": 70.0, "b": 60.0}, margin=1.0).promote is False  # equal means
+    assert decide({"a": 71.5, "b": 59.0}, {"a": 70.0, "b": 60.0}, margin=1.0).promote is True   # -1.0 is within
+    assert decide({"a": 71.5, "b": 59.0}, {"a": 70.0, "b": 60.0}, margin=0.99).promote is False
+
+
+def test_rule_rejects_mismatched_tasks_and_negative_margin():
+    with pytest.raises(ValueError, match="different tasks"):
+        decide({"a": 1.0}, {"b": 1.0}, margin=0)
+    with pytest.raises(ValueError, match="margin must be >= 0"):
+        decide({"a": 1.0}, {"a": 1.0}, margin=-1)
+
+
+def test_primary_scores_average_the_primary_metric_over_seeds():
+    ms = [Measurement("m", "t", "en-es", "accuracy", s, v, True) for s, v in ((1, 10.0), (2, 20.0))]
+    ms += [Measurement("m", "t", "en-es", "alignment", 1, 99.0, False), Measurement("other", "t", "en-es", "accuracy", 1, 5.0, True)]
+    assert primary_scores(ms, "m") == {"t/en-es": 15.0}
+
+
+@pytest.mark.parametrize("uri", ["models:/enc@champion", "models:/enc", "runs:/abc/model", "models:/enc/latest", "enc/3"])
+def test_candidate_must_name_one_registered_version(uri):
+    with pytest.raises(UserError, match="models:/NAME/VERSION"):
+        parse_version_uri(uri)
+
+
+def test_version_uri_parts():
+    ref = parse_version_uri("models:/team/enc/12")
+    assert (ref.name, ref.version, ref.uri) == ("team/enc", "12", "models:/team/enc/12")

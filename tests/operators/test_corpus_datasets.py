@@ -1,0 +1,103 @@
+"""Corpus versions are datasets: `datasets.load_dataset(VERSION)`, `pandas.read_parquet`, `to_hf`, export (#14 item 4)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import datasets
+import pandas as pd
+import pyarrow as pa
+import pytest
+
+from interlingua.operators.corpus import CorpusStore, plan_shards
+from interlingua.operators.corpus.export import export_version
+from interlingua.workflows.commands import corpus as corpus_command
+
+ROWS = pa.table({
+    "id": [str(i) for i in range(7)],
+    "src_tokens": [[f"w{i}", "x"] for i in range(7)],
+    "alignment": [[[0, 0], [1, 1]] for _ in range(7)],
+})
+PLAN = plan_shards(ROWS.num_rows, rows_per_shard=3)
+
+
+def publish(store: CorpusStore, config: dict | None = None, parent=None):
+    writer = store.open_version("pairs", config or {"k": 1}, ["file:///raw.tsv"])
+    for spec in PLAN:
+        if parent is not None and spec.id != PLAN[-1].id:
+            writer.reuse_shard(next(s for s in parent.shards if s.shard_id == spec.id), parent)
+            continue
+        rejects = [{"operator": "hygiene", "reason": "empty", "row": {"id": f"r{spec.id}"}}]
+        writer.write_shard(spec.id, ROWS.slice(spec.start, spec.num_rows), rejects=rejects)
+    return writer.publish(expected_shards=[s.id for s in PLAN])
+
+
+def rows_of(dataset) -> list[dict]:
+    return [dict(row) for row in dataset]
+
+
+def test_load_dataset_and_pandas_read_a_version_folder_as_is(tmp_path: Path) -> None:
+    store = CorpusStore(str(tmp_path))
+    manifest = publish(store)
+    folder = tmp_path / "pairs" / manifest.version
+    loaded = datasets.load_dataset(str(folder), cache_dir=str(tmp_path / "hf-cache"))
+    assert list(loaded) == ["train"] and rows_of(loaded["train"]) == ROWS.to_pylist()
+    assert loaded["train"].features["alignment"].feature.feature.dtype == "int64"  # lists of [i, j], not strings
+    rejects = datasets.load_dataset(str(folder), "rejects", cache_dir=str(tmp_path / "hf-cache"))
+    assert rows_of(rejects["train"]) == store.read_rejects("pairs").to_pylist()
+    frame = pd.read_parquet(folder / "data")
+    assert frame["id"].tolist() == ROWS.column("id").to_pylist()
+    assert [list(t) for t in frame["src_tokens"]] == ROWS.column("src_tokens").to_pylist()
+    assert "manifest.json" in {p.name for p in folder.iterdir()} and (folder / "README.md").read_text().startswith("---")
+
+
+def test_a_refreshed_version_with_reused_shards_loads_whole(tmp_path: Path) -> None:
+    store = CorpusStore(str(tmp_path))
+    parent = publish(store)
+    child = publish(store, {"k": 2}, parent=parent)
+    assert [s.reused_from for s in child.shards] == [parent.version, parent.version, None]
+    folder = tmp_path / "pairs" / child.version
+    # hard links on a local disk: the same inode, no bytes copied, and the folder is whole
+    assert (folder / child.shards[0].path).stat().st_ino == (tmp_path / "pairs" / parent.version / parent.shards[0].path).stat().st_ino
+    assert rows_of(datasets.load_dataset(str(folder), cache_dir=str(tmp_path / "c"))["train"]) == ROWS.to_pylist()
+    assert pd.read_parquet(folder / "data")["id"].tolist() == ROWS.column("id").to_pylist()
+
+
+def test_reuse_by_reference_on_memory_store_reads_and_exports(tmp_path: Path) -> None:
+    import uuid
+
+    store = CorpusStore(f"memory://ds-{uuid.uuid4().hex}")
+    parent = publish(store)
+    child = publish(store, {"k": 2}, parent=parent)
+    assert [s.stored_in for s in child.shards] == [parent.version, parent.version, None]  # referenced, not copied
+    assert not store.fs.exists(f"{store._version_dir('pairs', child.version)}/{child.shards[0].path}")
+    assert store.read_table("pairs").equals(ROWS)
+    card = store.fs.cat_file(f"{store._version_dir('pairs', child.version)}/README.md").decode()
+    assert f'"../{parent.version}/data/shard-00000.parquet"' in card
+    export_version(store, "pairs", "latest", str(tmp_path / "export"))
+    assert rows_of(datasets.load_dataset(str(tmp_path / "export"), cache_dir=str(tmp_path / "c"))["train"]) == ROWS.to_pylist()
+    # the parent holds the child's shards: retention keeps it although only the last version is asked for
+    assert store.prune("pairs", keep_last=1)["kept"][parent.version] == f"holds files of {child.version}"
+
+
+def test_to_hf_and_cli_export_both_formats(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    store = CorpusStore(str(tmp_path / "store"))
+    manifest = publish(store)
+    dataset = store.to_hf("pairs")
+    assert isinstance(dataset, datasets.DatasetDict) and set(dataset) == {"train", "rejects"}
+    assert rows_of(dataset["train"]) == ROWS.to_pylist() and dataset["rejects"].num_rows == len(PLAN)
+
+    for fmt in ("parquet", "hf"):
+        out = tmp_path / f"out-{fmt}"
+        code = corpus_command.run(argparse.Namespace(corpus_action="export", name="pairs", version="latest",
+                                                     out=str(out), format=fmt, root=str(tmp_path / "store")))
+        assert code == 0 and manifest.version in capsys.readouterr().out
+        loaded = (datasets.load_dataset(str(out), cache_dir=str(tmp_path / "c")) if fmt == "parquet"
+                  else datasets.load_from_disk(str(out)))
+        assert rows_of(loaded["train"]) == ROWS.to_pylist()
+    assert json.loads((tmp_path / "out-parquet" / "manifest.json").read_text())["version"] == manifest.version
+    code = corpus_command.run(argparse.Namespace(corpus_action="export", name="pairs", version="latest",
+                                                 out=str(tmp_path / "out-hf"), format="hf", root=str(tmp_path / "store")))
+    assert code == 2 and "not empty" in capsys.readouterr().err

@@ -1,0 +1,60 @@
+"""The module DeepSpeed wraps: the encoder plus the objective (whose own parameters — an entity table, a head,
+a linear map — are then trained, all-reduced and checkpointed with the encoder's), and the per-batch view
+builder the objective uses.
+
+``forward(features)`` dispatches on the feature dict, so every view is a dict of tensors with batch dim 0
+(which GradCache splits): token positions (``token_positions``) -> hidden states of the objective's
+``token_layer`` at those positions; ``"<module>/input"`` -> the objective's submodule ``<module>``; anything
+else (tokenizer output) -> the encoder's pooled sentence embeddings.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import torch
+from torch import Tensor, nn
+
+from interlingua.models.token_vectors import TOKEN_POSITIONS, TokenizedWords, token_vectors, tokenize_words
+
+MODULE_INPUT = "/input"
+
+
+class TrainModule(nn.Module):
+    def __init__(self, encoder: nn.Module, objective: nn.Module) -> None:
+        super().__init__()
+        self.encoder = encoder
+        self.objective = objective
+
+    def forward(self, features: dict[str, Tensor]) -> Tensor:
+        if TOKEN_POSITIONS in features:
+            return token_vectors(self.encoder.transformer, features, self.objective.token_layer)
+        modules = [key for key in features if key.endswith(MODULE_INPUT)]
+        if modules:
+            if len(features) != 1:
+                raise ValueError(f"a module view holds one '<module>{MODULE_INPUT}' tensor, got keys {sorted(features)}")
+            return self.objective.get_submodule(modules[0][: -len(MODULE_INPUT)])(features[modules[0]])
+        return self.encoder(features)
+
+
+class EngineViews:
+    """The :class:`~interlingua.trainers.objectives.base.ViewMaker` of one worker: tensors on ``device``."""
+
+    def __init__(self, encoder, device: torch.device, max_length: int) -> None:
+        self.encoder = encoder
+        self.device = device
+        self.max_length = max_length
+
+    def text(self, texts: Sequence[str]) -> dict[str, Tensor]:
+        return {k: v.to(self.device) for k, v in self.encoder.tokenize(list(texts)).items()}
+
+    def words(self, words: Sequence[Sequence[str]]) -> TokenizedWords:
+        return tokenize_words(self.encoder.tokenizer, words, self.max_length).to(self.device)
+
+    def module(self, name: str, inputs: Tensor) -> dict[str, Tensor]:
+        return {name + MODULE_INPUT: inputs.to(self.device)}
+
+
+def count_tokens(views: Sequence[dict[str, Tensor]]) -> int:
+    """Real (non-padding) tokens the encoder reads for these views."""
+    return int(sum(int(v["attention_mask"].sum()) for v in views if "attention_mask" in v))

@@ -1,0 +1,68 @@
+"""``interlingua promote``: move a registry alias to a candidate version only if it measures better."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from interlingua.workflows.commands.eval import _available_tasks, _int_list, _name_list
+
+HELP = "evaluate a registered version against the alias's holder and move the alias only if it is better"
+DESCRIPTION = (HELP + ". The alias moves when the candidate is worse than the holder by at most --margin on every "
+               "gating task and better on their mean; an alias with no holder is a first promotion. The decision "
+               "(both score tables, data versions, commit) is recorded as tags on the candidate version and an MLflow "
+               "run in the 'interlingua-promotion' experiment. Exit 0: promoted (or would be, with --dry-run); "
+               "1: not promoted.")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("model", metavar="models:/NAME/VERSION", help="the candidate version")
+    parser.add_argument("--alias", required=True, help="the alias to move, e.g. champion")
+    parser.add_argument("--tasks", required=True, type=_name_list,
+                        help="gating tasks: names, kinds or wildcards of the pack / --data tasks (as in `interlingua eval`)")
+    parser.add_argument("--margin", type=float, default=0.0,
+                        help="how much worse (in the metric's points) the candidate may be on any one task (default 0)")
+    parser.add_argument("--seeds", type=_int_list, default=[1], help="comma-separated seeds (default 1)")
+    parser.add_argument("--pack", default="bench-pack", help="benchmark pack directory (built by `interlingua bench-pack`)")
+    parser.add_argument("--data", action="append", default=[], metavar="NAME=DIR",
+                        help="official benchmark files, as in `interlingua eval` (repeatable)")
+    parser.add_argument("--dry-run", action="store_true", help="evaluate and show the decision; change and record nothing")
+
+
+def run(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from interlingua.cluster.promotion import data_fingerprint, parse_version_uri, promote
+    from interlingua.core.errors import UserError
+    from interlingua.core.runtime import use_tracking_store
+    from interlingua.evaluation.runner import select_tasks
+
+    if args.margin < 0:
+        raise UserError(f"--margin must be >= 0; got {args.margin}")
+    parse_version_uri(args.model)  # a malformed URI fails before anything loads
+    try:
+        tasks = select_tasks(_available_tasks(args), args.tasks)
+    except ValueError as err:
+        raise UserError(str(err)) from err
+    data_versions = {}
+    if Path(args.pack).is_dir():
+        data_versions[f"pack:{args.pack}"] = data_fingerprint(args.pack)
+    for item in args.data:
+        name, _, directory = item.partition("=")
+        data_versions[f"{name.strip()}:{directory.strip()}"] = data_fingerprint(directory.strip())
+    use_tracking_store()
+    result = promote(args.model, args.alias, tasks, seeds=args.seeds, margin=args.margin, dry_run=args.dry_run,
+                     data_versions=data_versions)
+    print(result.table)
+    holder = result.holder.uri if result.holder else "no holder"
+    if args.dry_run:
+        verdict = "would move" if result.decision.promote else "would not move"
+        print(f"dry run: @{args.alias} {verdict} to {result.candidate.uri} ({holder} now): {result.decision.reason}")
+    elif result.moved:
+        print(f"promoted: {result.candidate.uri} now holds @{args.alias} (was {holder}): {result.decision.reason}")
+    else:
+        print(f"not promoted: @{args.alias} stays on {holder}: {result.decision.reason}")
+    if result.run_id:
+        print(f"decision recorded: tags interlingua.promotion.{args.alias}.* on {result.candidate.uri}, "
+              f"MLflow run {result.run_id}", file=sys.stderr)
+    return 0 if result.decision.promote else 1

@@ -1,0 +1,28 @@
+"""``interlingua refresh CORPUS_SPEC.yaml``: a new corpus version from new or changed inputs only.
+
+Exit status 0 when a version was published or nothing was new (it says which), 2 on a bad spec or
+missing input (one line), 1 when the build failed (``latest`` still names the previous version; the
+next run resumes).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+HELP = "refresh a corpus from its spec: only new or changed inputs are processed"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("spec", help="refresh spec YAML (workflow, inputs, config, keep_versions, relearn_share)")
+    parser.add_argument("--address", help="Ray cluster address (default: $RAY_ADDRESS, else a local Ray)")
+    parser.add_argument("--json", action="store_true", help="print the summary as JSON at the end")
+
+
+def run(args: argparse.Namespace) -> int:
+    from interlingua.workflows.refresh import load_spec, refresh
+
+    summary = refresh(load_spec(args.spec), address=args.address)
+    if args.json:
+        print(json.dumps(summary, indent=2, default=str))
+    return 0
