@@ -51,6 +51,14 @@ def _measure(spec, store_root: Path) -> tuple[float, int, dict]:
 
 
 def main() -> None:
+    work = Path(tempfile.mkdtemp(prefix="refresh_bench_", dir=os.environ.get("TMPDIR")))
+    try:
+        _run(work)
+    finally:  # the corpus copies never stay in the temp folder, also after an error
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _run(work: Path) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--new-share", type=float, default=0.05, help="share of the pairs that arrive as new data")
@@ -65,7 +73,6 @@ def main() -> None:
     from interlingua.workflows.refresh import RefreshSpec
 
     bible = pq.read_table(assets_dir() / "bible" / "bible-en-es.parquet", columns=["id", "en", "es"])
-    work = Path(tempfile.mkdtemp(prefix="refresh_bench_", dir=os.environ.get("TMPDIR")))
     inputs = work / "inputs"
     inputs.mkdir()
     new_rows = int(round(bible.num_rows * args.new_share))
@@ -121,7 +128,6 @@ def main() -> None:
           f"{statistics.median(r[1] for r in incremental):,.0f} | 1.0× | 1.0× |")
     share = statistics.median(r[1] for r in incremental) / statistics.median(r[1] for r in rebuild)
     print(f"incremental bytes / rebuild bytes = {share:.3f} (new data share {new_rows / rows:.3f})")
-    shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -164,12 +164,11 @@ def failure_reason(state: JobState, logs: str = "") -> str:
 
 
 def last_error_line(text: str) -> str | None:
-    """The last line of ``text`` that reads as an error (``interlingua X: error: ...`` or ``SomeError: ...``)."""
-    for line in reversed(text.splitlines()):
-        line = line.strip()
-        if _ERROR_LINE.match(line):
-            return line
-    return None
+    """The last line of ``text`` that reads as an error (``interlingua X: error: ...`` or ``SomeError: ...``),
+    else the last line that mentions an error at all (``... FATAL ERROR: ...``)."""
+    lines = [line.strip() for line in reversed(text.splitlines())]
+    return (next((line for line in lines if _ERROR_LINE.match(line)), None)
+            or next((line for line in lines if "error" in line.lower() and " INFO " not in line), None))
 
 
 def _first_line(text: str | None) -> str:

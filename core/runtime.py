@@ -2,7 +2,8 @@
 
 - State directory: ``$INTERLINGUA_HOME`` or ``./.interlingua`` (holds assets, corpora, the MLflow
   SQLite store and artifact folder, Ray results and the torch-extensions cache).
-- Ray: ``--address`` or ``$RAY_ADDRESS`` connects to that cluster; neither starts Ray in-process.
+- Ray: ``--address`` or ``$RAY_ADDRESS`` connects to that cluster; neither starts Ray in-process, bound to
+  127.0.0.1 only (GCS, raylet, workers, agents, dashboard: nothing listens on other interfaces).
 - MLflow: ``$MLFLOW_TRACKING_URI`` if set, else ``sqlite:///<state>/mlflow.db`` with artifacts in
   ``<state>/mlartifacts``, so runs and the model registry work without a server.
 - Device: GPUs -> NCCL and bf16; none -> CPU with gloo and fp32 (the same config runs on both).
@@ -10,7 +11,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import shutil
+import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,8 +25,32 @@ DEFAULT_STATE_DIR = ".interlingua"
 def state_dir(override: str | os.PathLike | None = None) -> Path:
     """The state directory (created), from ``override``, ``$INTERLINGUA_HOME`` or ``./.interlingua``."""
     path = Path(override or os.environ.get("INTERLINGUA_HOME") or DEFAULT_STATE_DIR).expanduser().resolve()
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        from interlingua.core.errors import UserError
+
+        raise UserError(f"state folder {path} cannot be created: {err.strerror or err} (hint: set "
+                        f"INTERLINGUA_HOME or state_dir to a writable folder)") from None
+    return path
+
+
+def state_tempdir_root(state: Path | None = None) -> Path:
+    """``<state>/tmp``: the parent of every temporary folder (never the system temp folder)."""
+    path = (state or state_dir()) / "tmp"
     path.mkdir(parents=True, exist_ok=True)
     return path
+
+
+@contextlib.contextmanager
+def state_tempdir(prefix: str = "tmp-", state: Path | None = None) -> Iterator[str]:
+    """A private (mode 0700) temporary folder under ``<state>/tmp``, removed on exit, errors included.
+    Corpus data (vocabularies, lexical tables) written there never lands in the shared system temp folder."""
+    path = tempfile.mkdtemp(prefix=prefix, dir=state_tempdir_root(state))
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
 
 
 def assets_dir(state: Path | None = None) -> Path:
@@ -81,7 +110,8 @@ def init_ray(address: str | None = None, *, num_cpus: int | None = None, object_
     """Connect to ``address`` / ``$RAY_ADDRESS``, or start a local Ray in-process. Idempotent.
 
     A local Ray gets at least 4 logical CPUs (training workers reserve one each and Ray Data's
-    read/shuffle tasks need their own, or a 2-core machine would deadlock feeding 2 workers)."""
+    read/shuffle tasks need their own, or a 2-core machine would deadlock feeding 2 workers), and listens
+    on the loopback interface only (:func:`_loopback_only`)."""
     import ray
 
     if ray.is_initialized():
@@ -108,8 +138,10 @@ def init_ray(address: str | None = None, *, num_cpus: int | None = None, object_
         _note_ray_logs(ray)
         return ray
     else:
+        _loopback_only()
         ray.init(
             address="local",
+            dashboard_host=LOOPBACK,
             # Logical CPUs: Ray Train workers hold one each, and Ray Data needs some left to feed them.
             num_cpus=num_cpus or max(4, os.cpu_count() or 1),
             object_store_memory=object_store_memory or 512 * 1024**2,
@@ -119,6 +151,24 @@ def init_ray(address: str | None = None, *, num_cpus: int | None = None, object_
         )
     _note_ray_logs(ray)
     return ray
+
+
+LOOPBACK = "127.0.0.1"
+
+
+def _loopback_only() -> None:
+    """Make the next local Ray bind every server to 127.0.0.1.
+
+    Ray 2.60's GCS, raylet, core workers and agents listen on all interfaces unless the node's IP is the
+    loopback address, and ``ray.init(_node_ip_address="127.0.0.1")`` is turned back into the machine's
+    external IP (``services.resolve_ip_for_localhost``). The switch Ray reads to decide that the node IP is
+    127.0.0.1 is ``ray_constants.ENABLE_RAY_CLUSTER`` (``RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER``; false is the
+    single-machine mode Ray uses on macOS and Windows): set for this process and, through the environment,
+    for the processes the local Ray starts. A cluster (``--address``) is not affected."""
+    from ray._private import ray_constants
+
+    os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
+    ray_constants.ENABLE_RAY_CLUSTER = False
 
 
 def _note_ray_logs(ray) -> None:

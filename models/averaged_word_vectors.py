@@ -1,6 +1,6 @@
 """Sentence = average of its word vectors (the ABSent / classic baseline).
 
-Vectors come from a gensim ``KeyedVectors`` file (``.kv``, word2vec text/binary) or a spaCy model
+Vectors come from a word2vec text or binary file (read by gensim's parser) or a spaCy model
 with vectors (e.g. ``fr_core_news_md``). Tokens are lower-cased word characters (``\\w+``); a token is
 looked up as-is, then lower-cased. Texts with no known token embed to the zero vector."""
 
@@ -36,13 +36,15 @@ class AveragedWordVectorEncoder:
 
 
 def from_keyed_vectors(path: str) -> AveragedWordVectorEncoder:
-    """Load gensim vectors: ``.kv`` (KeyedVectors.save), ``.bin`` (word2vec binary) or word2vec text."""
+    """Load word vectors: ``.bin`` (word2vec binary) or word2vec text. gensim's own ``.kv`` files
+    (``KeyedVectors.save``) are pickles and are refused: they can run code when loaded."""
     from gensim.models import KeyedVectors
 
-    if path.endswith(".kv"):
-        vectors = KeyedVectors.load(path)
-    else:
-        vectors = KeyedVectors.load_word2vec_format(path, binary=path.endswith(".bin"))
+    from interlingua.core.safe_load import refuse_pickle_format
+
+    refuse_pickle_format(path, "convert once with KeyedVectors.load(p).save_word2vec_format('vectors.bin', "
+                               "binary=True) and pass the .bin")
+    vectors = KeyedVectors.load_word2vec_format(path, binary=path.endswith(".bin"))
     return AveragedWordVectorEncoder(lambda w: vectors[w] if w in vectors.key_to_index else None, vectors.vector_size, f"wordvec:{path}")
 
 

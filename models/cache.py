@@ -13,6 +13,7 @@ from typing import Sequence
 
 import numpy as np
 
+from interlingua.core.safe_load import load_arrays
 from interlingua.models.protocol import TextEncoder
 
 
@@ -32,8 +33,8 @@ class CachedEncoder:
         (self.directory / "encoder.txt").write_text(encoder.name, encoding="utf-8")
         self._store: dict[str, np.ndarray] = {}
         for part in sorted(self.directory.glob("part-*.npz")):
-            with np.load(part) as data:
-                self._store.update(zip(data["keys"].tolist(), data["vectors"]))
+            data = load_arrays(str(part))
+            self._store.update(zip(data["keys"].tolist(), data["vectors"]))
         self.hits = self.misses = 0
 
     @property

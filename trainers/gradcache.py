@@ -5,7 +5,7 @@ of a contrastive batch couples all embeddings, so gradient accumulation cannot s
 splits the *encoder* instead:
 
 1. pass 1 — encode every view in chunks of ``chunk_size`` rows under ``torch.inference_mode()`` (no graph,
-   no autograd bookkeeping; the chunks are copied straight into one preallocated leaf per view), recording the
+   no autograd bookkeeping), recording the
    random state (CPU and every initialised CUDA device) before each chunk; the very last chunk is
    encoded with its graph and kept (``keep_last_graph``), so it is not encoded a second time;
 2. turn the embeddings into leaf tensors, compute the loss on the whole batch (``loss_fn`` may gather
@@ -121,9 +121,7 @@ def cached_step(
     kept: Tensor | None = None
     for v, chunks in enumerate(chunked_views):
         view_states: list[RandomState | None] = []
-        leaf: Tensor | None = None
-        start = 0
-        rows = sum(_rows(chunk) for chunk in chunks)
+        outputs: list[Tensor] = []
         for c, chunk in enumerate(chunks):
             if keep_last_graph and v == len(chunked_views) - 1 and c == len(chunks) - 1:
                 kept = encode(chunk)
@@ -133,12 +131,10 @@ def cached_step(
                 view_states.append(RandomState.capture())
                 with torch.inference_mode():
                     embeddings = encode(chunk)
-            if leaf is None:  # one buffer per view: no list of chunk outputs and no concatenation copy
-                leaf = torch.empty((rows, *embeddings.shape[1:]), dtype=embeddings.dtype, device=embeddings.device)
-            leaf[start:start + embeddings.shape[0]] = embeddings
-            start += embeddings.shape[0]
+            outputs.append(embeddings)
         states.append(view_states)
-        leaves.append(leaf.requires_grad_(True))
+        # An encoder may return another number of rows than it was given (word vectors at aligned positions).
+        leaves.append(torch.cat(outputs, dim=0).requires_grad_(True))
 
     loss = loss_fn(leaves)
     _require_scalar(loss)
@@ -200,10 +196,6 @@ def plain_step(
     _require_scalar(loss)
     run_backward(loss)
     return loss.detach()
-
-
-def _rows(chunk: Batch) -> int:
-    return int(next(iter(chunk.values())).shape[0])
 
 
 def _depends_on_other_leaves(loss: Tensor, leaves: Sequence[Tensor]) -> bool:

@@ -28,6 +28,8 @@ from typing import Any
 from pydantic import Field, field_validator
 
 from interlingua.core.config import Config
+from interlingua.core.names import SafeName
+from interlingua.core.redact import redact
 
 DESCRIPTION = "NLI triples -> translations -> AMR graphs -> linearized corpus (Cai et al. 2022)"
 SAMPLE_NLI = str(Path(__file__).parent / "data" / "nli_sample.jsonl")
@@ -45,7 +47,7 @@ class AmrCorpusConfig(Config):
     parser_model: str | None = None
     parser: dict[str, Any] = Field(default_factory=dict)
     drop_parentheses: bool = False
-    corpus_name: str = "amr-corpus"
+    corpus_name: SafeName = "amr-corpus"
     store_root: str | None = None
     triples_per_shard: int = Field(default=100, ge=1)
     max_triples: int | None = Field(default=None, ge=1)
@@ -136,12 +138,17 @@ def run(config: AmrCorpusConfig, *, address: str | None = None) -> dict[str, Any
     from interlingua.operators.corpus.store import CorpusStore
     from interlingua.operators.nli.sources import read_nli_rows
     from interlingua.operators.nli.triples import build_triples
+    from interlingua.core.inputs import require_input_files, require_writable
     from interlingua.core.runtime import corpus_root, init_ray
+    from interlingua.operators.nli.sources import is_jsonl_source
 
+    if is_jsonl_source(config.source):  # the user's mistakes, before Ray starts
+        require_input_files([config.source])
+    require_writable(config.store_root or corpus_root(), "corpus store")
     build = build_triples(read_nli_rows(config.source, config.split))
     triples = build.triples[: config.max_triples] if config.max_triples else build.triples
     store = CorpusStore(config.store_root or corpus_root())
-    writer = store.open_version(config.corpus_name, config.model_dump(), [config.source])
+    writer = store.open_version(config.corpus_name, redact(config.model_dump()), redact([config.source]))
     shards = plan_shards(len(triples), config.triples_per_shard)
     summary: dict[str, Any] = {"nli": build.summary(), "shards_total": len(shards), "shards_resumed": 0}
     if not writer.published:
@@ -152,7 +159,7 @@ def run(config: AmrCorpusConfig, *, address: str | None = None) -> dict[str, Any
                 continue
             kept, rejects = _build_shard(triples[shard.start : shard.stop], config)
             unparsed = len(kept) if config.parser_model is None else 0
-            writer.write_shard(shard.id, _shard_table(kept), rejects,
+            writer.write_shard(shard.id, _shard_table(kept), redact(rejects),
                                counters={"rows": len(kept), "rows_unparsed": unparsed, "triples": shard.num_rows})
         writer.add_counters({
             f"premises_dropped_{k.replace(' ', '_')}": v for k, v in build.dropped_premises.items()

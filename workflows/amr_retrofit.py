@@ -29,6 +29,7 @@ from pydantic import Field, field_validator
 
 from interlingua.trainers.engine.config import TrainConfig
 from interlingua.core.config import Config
+from interlingua.core.names import SafeName
 from interlingua.core.params import flatten
 
 DESCRIPTION = "retrofit a multilingual encoder with AMR graphs of an amr-corpus version (Cai et al. 2022)"
@@ -50,7 +51,7 @@ def _amr_train() -> TrainConfig:
 
 
 class AmrRetrofitConfig(Config):
-    corpus: str = Field("amr-corpus", description="name of the amr-corpus corpus in the store")
+    corpus: SafeName = Field("amr-corpus", description="name of the amr-corpus corpus in the store")
     version: str | None = Field(None, description="corpus version; None: the latest")
     model: str | None = Field(None, description="encoder URI to retrofit; default: the e5-small asset")
     languages: list[str] | None = Field(
@@ -60,7 +61,7 @@ class AmrRetrofitConfig(Config):
                                              description="chance an English slot uses its graph, not its text")
     registered_model: str = "interlingua-amr-encoder"
     alias: str = "amr-retrofit"
-    experiment: str = "amr-retrofit"
+    experiment: SafeName = "amr-retrofit"
     state_dir: str | None = Field(None, description="default: $INTERLINGUA_HOME or ./.interlingua")
     train: TrainConfig = Field(default_factory=_amr_train)
 
@@ -123,38 +124,42 @@ def run(config: AmrRetrofitConfig, *, address: str | None = None) -> dict[str, A
 
     from interlingua.trainers.engine.fit import fit
     from interlingua.models.registry import log_and_register_encoder
+    from interlingua.workflows.resume import workflow_run
 
-    configure_mlflow(config.experiment, state)
-    with mlflow.start_run(run_name=f"amr-retrofit-{time.strftime('%Y%m%d-%H%M%S')}") as mlflow_run:
-        run_id = mlflow_run.info.run_id
-        out_dir = state / "amr_retrofit" / run_id
-        with stages("vocabulary"):
-            extended_dir, extension = _extend_encoder(model_uri, symbols, out_dir / "extended-encoder")
-            print(f"  added {len(extension.added)} tokens ({len(extension.skipped)} kept aside: {extension.skipped}); "
-                  f"extended encoder in {extended_dir}")
-        mlflow.log_params(flatten({
-            "model": model_uri, "corpus": f"{manifest.name}@{manifest.version}", "languages": ",".join(languages),
-            "min_symbol_count": config.min_symbol_count,
-            "english_graph_probability": config.english_graph_probability,
-            "symbols_frequent": len(symbols), "symbols_added": len(extension.added),
-            "triples": len(triples), "triples_skipped": counts["skipped_missing_english"],
-            "train": config.train.model_dump(),
-        }))
-        mlflow.set_tags({"interlingua.workflow": "amr-retrofit", "corpus.version": manifest.version})
-        mlflow.log_dict({"added": extension.added, "skipped": extension.skipped}, "amr/vocabulary.json")
-        mlflow.log_dict(dict(sorted(counts.items())), "amr/mixing.json")
+    experiment_id = configure_mlflow(config.experiment, state)
+    # a rerun with the same config after a crash continues this MLflow run and its Ray Train run (workflows/resume.py)
+    with workflow_run("amr-retrofit", config, experiment_id,
+                      run_name=f"amr-retrofit-{time.strftime('%Y%m%d-%H%M%S')}") as tracked:
+        run_id = tracked.run_id
+        with mlflow.start_run(run_id=run_id):
+            out_dir = state / "amr_retrofit" / run_id
+            with stages("vocabulary"):
+                extended_dir, extension = _extend_encoder(model_uri, symbols, out_dir / "extended-encoder")
+                print(f"  added {len(extension.added)} tokens ({len(extension.skipped)} kept aside: {extension.skipped}); "
+                      f"extended encoder in {extended_dir}")
+            mlflow.log_params(flatten({
+                "model": model_uri, "corpus": f"{manifest.name}@{manifest.version}", "languages": ",".join(languages),
+                "min_symbol_count": config.min_symbol_count,
+                "english_graph_probability": config.english_graph_probability,
+                "symbols_frequent": len(symbols), "symbols_added": len(extension.added),
+                "triples": len(triples), "triples_skipped": counts["skipped_missing_english"],
+                "train": config.train.model_dump(),
+            }))
+            mlflow.set_tags({"interlingua.workflow": "amr-retrofit", "corpus.version": manifest.version})
+            mlflow.log_dict({"added": extension.added, "skipped": extension.skipped}, "amr/vocabulary.json")
+            mlflow.log_dict(dict(sorted(counts.items())), "amr/mixing.json")
 
-    with stages("train"):
-        import ray.data
+        with stages("train"):
+            import ray.data
 
-        dataset = ray.data.from_items([{c: t[c] for c in TRIPLE_COLUMNS} for t in triples])
-        dataset = dataset.random_shuffle(seed=config.train.seed).materialize()
-        result = fit(str(extended_dir), dataset, config.train, storage_path=state / "ray_results",
-                     name=f"amr-retrofit-{run_id[:8]}", run_id=run_id)
+            dataset = ray.data.from_items([{c: t[c] for c in TRIPLE_COLUMNS} for t in triples])
+            dataset = dataset.random_shuffle(seed=config.train.seed).materialize()
+            result = fit(str(extended_dir), dataset, config.train, storage_path=state / "ray_results",
+                         name=f"amr-retrofit-{run_id[:8]}", run_id=run_id)
 
-    with stages("register"):
-        registered = log_and_register_encoder(result.encoder_dir, config.registered_model, config.alias, run_id)
-        print(f"  registered {registered.uri} (version {registered.version})")
+        with stages("register"):
+            registered = log_and_register_encoder(result.encoder_dir, config.registered_model, config.alias, run_id)
+            print(f"  registered {registered.uri} (version {registered.version})")
 
     summary = {
         "run_id": run_id,

@@ -34,6 +34,7 @@ written when the shard is aligned, so a rerun of the same config and inputs skip
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import shutil
@@ -43,8 +44,11 @@ from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
+from interlingua.core.archives import DECOMPRESSION_ERRORS, TruncatedInputError, compressed_offset
 from interlingua.core.config import Config
 from interlingua.core.errors import UserError
+from interlingua.core.names import SafeName
+from interlingua.core.redact import redact
 
 DESCRIPTION = "raw bitext -> hygiene -> Moses tokens -> fast_align (both ways, symmetrized) -> word pairs corpus"
 COLUMNS = ("id", "src", "tgt", "src_lang", "tgt_lang", "src_tokens", "tgt_tokens",
@@ -87,7 +91,9 @@ class BitextCorpusConfig(Config):
     subword_max_length: int | None = Field(default=512, ge=1)
     rows_per_shard: int = Field(default=4096, ge=1)
     workers: int = Field(default=2, ge=1, description="tokenize / align Ray actors")
-    corpus_name: str = "bitext-corpus"
+    allow_truncated_inputs: bool = Field(default=False, description="a truncated/corrupt .gz/.bz2 input publishes "
+                                         "the rows read before the damage, the version marked partial (default: error)")
+    corpus_name: SafeName = "bitext-corpus"
     store_root: str | None = None
 
     @model_validator(mode="after")
@@ -113,7 +119,7 @@ def resolve_format(config: BitextCorpusConfig, source: str) -> str:
     name = source.lower().split("?")[0]
     if name.endswith((".parquet", ".pq")):
         return "parquet"
-    if name.endswith((".tsv", ".tsv.gz", ".tab")):
+    if name.endswith((".tsv", ".tsv.gz", ".tsv.bz2", ".tsv.xz", ".tab")):
         return "tsv"
     raise UserError(f"cannot tell the format of {source}: set format (text with target, tsv or parquet)")
 
@@ -127,13 +133,22 @@ def default_source() -> str:
     return str(path)
 
 
-def read_bitext(config: BitextCorpusConfig, source: str) -> list[dict[str, Any]]:
-    """Raw rows ``{"id", "src", "tgt", "reject"}`` in input order (``reject`` None or a record)."""
+def read_bitext(config: BitextCorpusConfig, source: str, partial: list[dict] | None = None) -> list[dict[str, Any]]:
+    """Raw rows ``{"id", "src", "tgt", "reject"}`` in input order (``reject`` None or a record). A truncated
+    compressed input raises :class:`TruncatedInputError`, or with ``allow_truncated_inputs`` ends the rows
+    there and is appended to ``partial`` (``input_url``, ``reason``, ``offset``)."""
     fmt = resolve_format(config, source)
     if fmt == "text":
         rows = _read_text(source, config.target, config.max_pairs)
     elif fmt == "tsv":
-        rows = _read_tsv(source, config.max_pairs)
+        try:
+            rows = _read_tsv(source, config.max_pairs)
+        except TruncatedInputError as err:
+            if not config.allow_truncated_inputs:
+                raise
+            rows = err.rows
+            if partial is not None:
+                partial.append({"input_url": redact(source), "reason": err.detail, "offset": err.offset})
     else:
         rows = _read_parquet(config, source)
     return rows
@@ -164,7 +179,17 @@ def _read_tsv(source: str, limit: int | None) -> list[dict[str, Any]]:
     try:
         handle_ctx = fsspec.open(source, "rb", compression="infer")
         with handle_ctx as handle:
-            for number, raw in enumerate(iter(handle.readline, b""), start=1):
+            lines = iter(handle.readline, b"")
+            for number in itertools.count(1):
+                try:
+                    raw = next(lines)
+                except StopIteration:
+                    break
+                except DECOMPRESSION_ERRORS as err:
+                    truncated = TruncatedInputError(source, compressed_offset(handle), f"{type(err).__name__}: {err} "
+                                                    f"(after line {number - 1})")
+                    truncated.rows = rows
+                    raise truncated from None
                 if limit is not None and len(rows) >= limit:
                     break
                 text, reject = _decode(raw, offset, source, number, "line")
@@ -256,6 +281,8 @@ def ensure_parameters(store, writer, tokens: dict[int, tuple[list[str], list[str
     The id is the first 16 hex digits of the parameter file's SHA-256. ``(None, False, None)`` when
     no pair has two non-empty sides.
     """
+    from interlingua.core.runtime import state_tempdir_root
+
     folder, params_file = PARAMS_LAYOUT[config.aligner]
     files = writer.artifact_files(folder)
     learned = False
@@ -265,7 +292,7 @@ def ensure_parameters(store, writer, tokens: dict[int, tuple[list[str], list[str
             trainable = trainable[: config.learn_sample]
         if not trainable:
             return None, False, None
-        local = tempfile.mkdtemp(prefix=f"interlingua_{folder}_")
+        local = tempfile.mkdtemp(prefix=f"interlingua_{folder}_", dir=state_tempdir_root())  # not the system temp
         try:
             if config.aligner == "eflomal":
                 from interlingua.operators.align.eflomal_backend import learn_eflomal_priors
@@ -289,7 +316,7 @@ def ensure_parameters(store, writer, tokens: dict[int, tuple[list[str], list[str
     directory = files[0][1].rsplit("/", 1)[0]
     fs = store.fs
     if "memory" in _protocols(fs):  # actors cannot see the driver's memory://
-        local = tempfile.mkdtemp(prefix=f"interlingua_{folder}_")
+        local = tempfile.mkdtemp(prefix=f"interlingua_{folder}_", dir=state_tempdir_root())
         for _record, path in files:
             fs.get_file(path, os.path.join(local, path.rsplit("/", 1)[-1]))
         return local, learned, params_id
@@ -402,15 +429,26 @@ def _tokenize_on_ray(rows: list[dict[str, Any]], indices: list[int], config: Bit
 
 def run(config: BitextCorpusConfig, *, address: str | None = None) -> dict[str, Any]:
     """Build (or resume) the corpus version; returns a summary with the manifest's counts."""
+    from interlingua.core.inputs import require_input_files, require_writable
     from interlingua.core.runtime import corpus_root
     from interlingua.operators.corpus.shards import plan_shards
     from interlingua.operators.corpus.store import CorpusStore
 
     source = config.source or default_source()
     inputs = [source] + ([config.target] if config.target else [])
-    rows = read_bitext(config, source)
+    # the user's mistakes, before Ray starts: missing or empty inputs, an unwritable store
+    require_input_files(inputs)
+    require_writable(config.store_root or corpus_root(), "corpus store")
+    partial: list[dict] = []
+    rows = read_bitext(config, source, partial)
+    if not rows:
+        raise UserError(f"{redact(source)} holds no bitext rows: nothing to build (hint: check the file)")
     store = CorpusStore(config.store_root or corpus_root())
-    writer = store.open_version(config.corpus_name, _manifest_config(config, source), inputs)
+    # provenance without credentials: the manifest's config and inputs, and the rejects, are redacted
+    writer = store.open_version(config.corpus_name, redact(_manifest_config(config, source)), redact(inputs))
+    for damaged in partial:  # allow_truncated_inputs: what was read is published, the version marked partial
+        if not writer.published:
+            writer.mark_partial(**damaged)
     return build_version(config, store, writer, rows, plan_shards(len(rows), config.rows_per_shard), address=address)
 
 
@@ -551,4 +589,4 @@ def _write_shard(writer, shard, rows, tokens, too_long, aligned, config: BitextC
     table = pa.table({c: pa.array(columns[c], type=schema.field(c).type) for c in COLUMNS}, schema=schema)
     counts = {k: int(v) for k, v in counters.items() if v}
     counts["rows"] = rows_written
-    writer.write_shard(shard.id, table, rejects or None, counters=counts, input=input, annotations=annotations)
+    writer.write_shard(shard.id, table, redact(rejects) or None, counters=counts, input=input, annotations=annotations)

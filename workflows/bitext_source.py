@@ -6,6 +6,7 @@ from collections import Counter
 
 import pyarrow as pa
 
+from interlingua.core.redact import redact
 from interlingua.operators.bitext.hygiene import BitextHygiene, HygieneSettings
 from interlingua.operators.corpus.shards import plan_shards
 from interlingua.operators.corpus.store import CorpusStore
@@ -26,7 +27,7 @@ def publish_bitext_corpus(store: CorpusStore, name: str, table: pa.Table, *, src
         raise ValueError(f"bitext table lacks columns {sorted(missing)} (has {table.column_names})")
     config = {"src_lang": src_lang, "tgt_lang": tgt_lang, "rows_per_shard": rows_per_shard,
               "hygiene": hygiene.__dict__}
-    writer = store.open_version(name, config, inputs)
+    writer = store.open_version(name, redact(config), redact(list(inputs)))  # provenance without credentials
     if writer.published:
         return writer.manifest
     shards = plan_shards(table.num_rows, rows_per_shard)
@@ -54,7 +55,7 @@ def write_bitext_shard(writer, shard_id: str, part: dict, *, src_lang: str, tgt_
     rejects = list(extra_rejects or []) + [
         {"operator": "bitext_hygiene", "reason": r["reason"],
          "row": {"id": str(part["id"][r["index"]]), "src": r["src"], "tgt": r["tgt"]}} for r in filt.rejects]
-    writer.write_shard(shard_id, data, rejects=rejects or None,
+    writer.write_shard(shard_id, data, rejects=redact(rejects) or None,
                        counters={**(counters or {}), **{f"hygiene.{k}": v for k, v in Counter(filt.counts).items()}})
     return len(rows)
 

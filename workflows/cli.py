@@ -41,12 +41,14 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 2
     from interlingua.core.console import configure_console
+    from interlingua.core.redact import install_log_redaction
 
     try:
         log_path = configure_console(args.command, verbose=args.verbose)
     except OSError as err:
         print(f"interlingua {args.command}: error: cannot write the log file: {err}", file=sys.stderr)
         return 2
+    install_log_redaction()  # the console and log-file handlers configure_console installed: credentials masked
     from interlingua.core.console import tee_to_log
 
     with tee_to_log(log_path):
@@ -57,13 +59,15 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run_command(args: argparse.Namespace, log_path) -> int:
+    from interlingua.core.redact import redact_text
+
     try:
         return int(args._module.run(args) or 0)
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
     except UserError as err:
-        print(f"interlingua {args.command}: error: {err}", file=sys.stderr)
+        print(f"interlingua {args.command}: error: {redact_text(str(err))}", file=sys.stderr)
         return 2
     except BrokenPipeError:
         # The reader went away (`interlingua corpus show --json | head`): stop quietly, as `cat` would.
@@ -72,7 +76,7 @@ def _run_command(args: argparse.Namespace, log_path) -> int:
     except (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError) as err:
         if err.filename is None:
             return _unexpected(args, err, log_path)
-        print(f"interlingua {args.command}: error: {err.strerror}: {err.filename}", file=sys.stderr)
+        print(f"interlingua {args.command}: error: {err.strerror}: {redact_text(str(err.filename))}", file=sys.stderr)
         return 2
     except Exception as err:  # a bug or a failure deep in a library: one line here, the traceback in the log
         return _unexpected(args, err, log_path)
@@ -87,15 +91,16 @@ def _unexpected(args: argparse.Namespace, err: BaseException, log_path) -> int:
     import traceback
 
     from interlingua.core.console import is_verbose
+    from interlingua.core.redact import redact_text
 
     try:
         with open(log_path, "a", encoding="utf-8") as log:
-            log.write(f"interlingua {args.command} failed:\n{''.join(traceback.format_exception(err))}")
+            log.write(redact_text(f"interlingua {args.command} failed:\n{''.join(traceback.format_exception(err))}"))
     except OSError:
         pass
     if is_verbose():
         raise err
-    print(f"interlingua {args.command}: failed: {type(err).__name__}: {err}\n"
+    print(f"interlingua {args.command}: failed: {type(err).__name__}: {redact_text(str(err))}\n"
           f"  (the traceback is in {log_path}; --verbose shows it here)", file=sys.stderr)
     return 1
 

@@ -33,6 +33,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 from interlingua.core.config import Config
+from interlingua.core.names import SafeName
+from interlingua.core.archives import TruncatedInputError
+from interlingua.core.redact import redact
 from pydantic import Field, field_validator
 
 DESCRIPTION = "Wikipedia hyperlinks → Wikidata entities → hard negatives: the EASE corpus"
@@ -69,7 +72,7 @@ class EaseCorpusConfig(Config):
     wikidata_json: str | None = None
     store: str | None = None
     work_dir: str | None = None
-    name: str = "ease"
+    name: SafeName = "ease"
     min_entity_links: int = Field(
         default=10, ge=0, description="keep entities linked strictly more than this many times (EASE: 10)"
     )
@@ -88,6 +91,9 @@ class EaseCorpusConfig(Config):
     max_template_depth: int = Field(default=40, ge=1)
     min_sentence_chars: int = Field(default=10, ge=1)
     max_sentence_chars: int = Field(default=2_000, ge=1)
+    allow_truncated_inputs: bool = Field(
+        default=False, description="a truncated/corrupt dump publishes the pages read before the damage, the version "
+                                   "marked partial in its manifest (default: the run fails naming file and byte offset)")
 
     @field_validator("dumps")
     @classmethod
@@ -107,6 +113,7 @@ def run(config: EaseCorpusConfig, *, address: str | None = None) -> dict[str, An
     from interlingua.operators.runner import run_operator
     from interlingua.operators.wiki.dump_shards import plan_shards
     from interlingua.operators.wiki.extract_operator import ExtractShards, shards_to_rows
+    from interlingua.core.inputs import require_input_files, require_writable
     from interlingua.core.runtime import corpus_root, init_ray, state_dir
 
     settings = {
@@ -115,6 +122,9 @@ def run(config: EaseCorpusConfig, *, address: str | None = None) -> dict[str, An
         "min_sentence_chars": config.min_sentence_chars,
         "max_sentence_chars": config.max_sentence_chars,
     }
+    # the user's mistakes, before Ray starts: missing or empty dumps, an unwritable store
+    require_input_files([d.url for d in config.dumps], "dump")
+    require_writable(config.store or corpus_root(), "corpus store")
     work_dir = extraction_work_dir(config, settings, config.work_dir or str(state_dir() / "work"))
     shards = [s for d in config.dumps for s in plan_shards(d.url, d.lang, d.index_url, config.shard_bytes)]
     init_ray(address)
@@ -125,6 +135,11 @@ def run(config: EaseCorpusConfig, *, address: str | None = None) -> dict[str, An
         concurrency=min(config.workers, len(shards)),
     ).take_all()
     reports = {row["shard_id"]: json.loads(row["report"]) for row in extracted}
+    damaged = archive_damage(shards, reports)
+    if damaged and not config.allow_truncated_inputs:
+        first = damaged[0]
+        raise TruncatedInputError(first["input_url"], first["offset"], first["reason"] + (
+            f" ({len(damaged) - 1} more damaged shard(s))" if len(damaged) > 1 else ""))
     return build_corpus(config, shards, reports, work_dir, config.store or corpus_root())
 
 
@@ -138,6 +153,23 @@ def extraction_work_dir(config: EaseCorpusConfig, settings: dict[str, int], base
         sort_keys=True,
     )
     return f"{base.rstrip('/')}/{config.name}/extract-{hashlib.sha256(identity.encode()).hexdigest()[:12]}"
+
+
+#: Dump issues that mean the archive itself is cut short or corrupt (not a malformed page inside it).
+ARCHIVE_DAMAGE = ("truncated_archive", "truncated_xml")
+
+
+def archive_damage(shards: list, reports: dict[str, dict]) -> list[dict]:
+    """One record per damaged shard (``input_url``, ``reason``, ``offset``: the file offset where it broke)."""
+    damaged = []
+    for shard in shards:
+        for issue in reports.get(shard.shard_id, {}).get("dump_issues", []):
+            if issue.get("reason") in ARCHIVE_DAMAGE:
+                last = issue.get("last_page_title")
+                detail = f"{issue['reason']}: {issue.get('detail', '')}" + (f" (last complete page: {last!r})" if last else "")
+                damaged.append({"input_url": redact(shard.url), "reason": detail, "offset": issue.get("offset")})
+                break
+    return damaged
 
 
 def build_corpus(
@@ -164,7 +196,10 @@ def build_corpus(
         "negative_sampling": "untyped: any kept entity (no P31 source)" if untyped else "same P31 type, not on page",
     }
     store = CorpusStore(store_url)
-    writer = store.open_version(config.name, manifest_config, [d.url for d in config.dumps])
+    writer = store.open_version(config.name, redact(manifest_config), redact([d.url for d in config.dumps]))
+    if not writer.published:  # reached only with allow_truncated_inputs when a dump is damaged
+        for damaged in archive_damage(shards, reports):
+            writer.mark_partial(**damaged)
     offset = 0
     vocabulary: set[str] = set()
     for shard in shards:
@@ -183,7 +218,7 @@ def build_corpus(
         vocabulary.update(n for negatives in kept_table.column("hard_negative_ids").to_pylist() for n in negatives)
         if not writer.published and not writer.is_complete(shard.shard_id):
             counters = _shard_counters(reports.get(shard.shard_id, {}))
-            writer.write_shard(shard.shard_id, kept_table, rejects=rejects[shard.shard_id], counters=counters)
+            writer.write_shard(shard.shard_id, kept_table, rejects=redact(rejects[shard.shard_id]), counters=counters)
     if not writer.published:
         writer.add_counters({k: v for k, v in funnel.items() if not k.startswith("extract_")})
     manifest = writer.publish(expected_shards=[s.shard_id for s in shards])
@@ -270,7 +305,8 @@ def _publish_entities(
         }
     )
     entities_config = manifest_config | {"vector_source": method}
-    writer = store.open_version(f"{config.name}-entities", entities_config, [d.url for d in config.dumps])
+    writer = store.open_version(f"{config.name}-entities", redact(entities_config),
+                                redact([d.url for d in config.dumps]))
     if not writer.published:
         counters = {"entities": len(vocabulary), "vectors_missing_random_init": missing}
         writer.write_shard("entities-00000", table, counters=counters)
@@ -285,6 +321,7 @@ def _entity_vectors(config, catalog, redirects, work_dir, shards):
     from interlingua.operators.wiki.corpus_inputs import train_vectors_from_extracts
     from interlingua.operators.wiki.entity_vectors import load_entity_vectors
     from interlingua.operators.wiki.wikipedia2vec_vectors import (
+        VECTORS_FILE,
         train_wikipedia2vec,
         wikipedia2vec_available,
         wikipedia2vec_entity_vectors,
@@ -298,7 +335,7 @@ def _entity_vectors(config, catalog, redirects, work_dir, shards):
             vectors: dict = {}
             for dump in config.dumps:
                 folder = f"{work_dir}/wikipedia2vec/{dump.lang}-d{config.vector_dim}-i{config.vector_epochs}"
-                model = f"{folder}/model.pkl"
+                model = f"{folder}/{VECTORS_FILE}"
                 if not Path(model).exists():
                     args = (dump.url, folder, config.vector_dim, config.vector_epochs, config.workers)
                     try:

@@ -14,6 +14,7 @@ from pydantic import Field
 
 from interlingua.trainers.engine.config import TrainConfig
 from interlingua.core.config import Config
+from interlingua.core.names import SafeName
 from interlingua.core.params import flatten
 
 DESCRIPTION = "fine-tune multilingual-e5-small on the en-es Bible with translation ranking; evaluate; register"
@@ -30,10 +31,10 @@ class QuickstartConfig(Config):
     bitext: str | None = Field(None, description="parquet with columns id, en, es; default: the Bible asset")
     debian_reference_dir: str | None = Field(
         None, description="folder of debian-reference-en-XX.parquet files; default: the asset")
-    corpus_name: str = "bible-en-es"
+    corpus_name: SafeName = "bible-en-es"
     rows_per_shard: int = Field(4096, ge=1)
     max_length_ratio: float = Field(3.0, ge=1.0, description="hygiene: max token-length ratio of a pair")
-    experiment: str = "quickstart"
+    experiment: SafeName = "quickstart"
     registered_model: str = "interlingua-e5-small-bible"
     alias: str = "quickstart"
     eval_bible_pairs: int = Field(500, ge=10, description="held-out Bible verses evaluated")
@@ -49,6 +50,7 @@ def run(config: QuickstartConfig, *, address: str | None = None) -> dict:
     from interlingua.core.progress import Stages
 
     stages = Stages("quickstart")
+    from interlingua.core.inputs import require_input_files, require_writable
     from interlingua.core.runtime import assets_dir, configure_mlflow, corpus_root, init_ray, state_dir
 
     state = state_dir(config.state_dir)
@@ -56,6 +58,8 @@ def run(config: QuickstartConfig, *, address: str | None = None) -> dict:
 
     with stages("assets"):
         model_uri, bible, debian = _ensure_assets(assets, config)
+        require_input_files([str(bible)], "bitext")
+        require_writable(corpus_root(state), "corpus store")
 
     with stages("ray"):
         init_ray(address)
@@ -70,35 +74,41 @@ def run(config: QuickstartConfig, *, address: str | None = None) -> dict:
     from interlingua.operators.corpus.store import CorpusStore
     from interlingua.trainers.engine.fit import fit
     from interlingua.models.registry import log_and_register_encoder
+    from interlingua.core.redact import redact
+    from interlingua.workflows.resume import workflow_run
 
-    configure_mlflow(config.experiment, state)
-    with mlflow.start_run(run_name=f"quickstart-{time.strftime('%Y%m%d-%H%M%S')}") as run:
-        run_id = run.info.run_id
-        mlflow.log_params(flatten({"model": model_uri, "corpus": f"{manifest.name}@{manifest.version}",
-                                 **config.train.model_dump()}))
-        mlflow.set_tags({"interlingua.workflow": "quickstart", "corpus.version": manifest.version})
-        mlflow.log_dict(json.loads(manifest.to_json()), "corpus/manifest.json")
-
-    with stages("train"):
-        dataset = CorpusStore(corpus_root(state)).read_ray(manifest.name, manifest.version, columns=["src", "tgt"])
-        dataset = dataset.random_shuffle(seed=config.train.seed).materialize()
-        result = fit(model_uri, dataset, config.train, storage_path=state / "ray_results",
-                     name=f"quickstart-{run_id[:8]}", run_id=run_id)
-
-    with stages("register"):
-        registered = log_and_register_encoder(result.encoder_dir, config.registered_model, config.alias, run_id)
-        print(f"  registered {registered.uri} (version {registered.version})")
-
-    with stages("evaluate"):
-        table = _evaluate(config, model_uri, registered.uri, heldout, debian)
-        report = _format_table(table)
-        print(report)
+    experiment_id = configure_mlflow(config.experiment, state)
+    # A rerun with the same config after a crash continues the same MLflow run, and with it the Ray Train
+    # run named after it, which resumes from its last complete checkpoint (workflows/resume.py).
+    with workflow_run("quickstart", config, experiment_id,
+                      run_name=f"quickstart-{time.strftime('%Y%m%d-%H%M%S')}") as tracked:
+        run_id = tracked.run_id
         with mlflow.start_run(run_id=run_id):
-            for task, scores in table.items():
-                for which in ("base", "tuned"):
-                    mlflow.log_metric(f"eval.{task}.{which}", scores[which])
-            mlflow.log_text(report, "eval/retrieval.txt")
-            mlflow.log_dict(table, "eval/retrieval.json")
+            mlflow.log_params(flatten({"model": model_uri, "corpus": f"{manifest.name}@{manifest.version}",
+                                       **config.train.model_dump()}))
+            mlflow.set_tags({"interlingua.workflow": "quickstart", "corpus.version": manifest.version})
+            mlflow.log_dict(redact(json.loads(manifest.to_json())), "corpus/manifest.json")
+
+        with stages("train"):
+            dataset = CorpusStore(corpus_root(state)).read_ray(manifest.name, manifest.version, columns=["src", "tgt"])
+            dataset = dataset.random_shuffle(seed=config.train.seed).materialize()
+            result = fit(model_uri, dataset, config.train, storage_path=state / "ray_results",
+                         name=f"quickstart-{run_id[:8]}", run_id=run_id)
+
+        with stages("register"):
+            registered = log_and_register_encoder(result.encoder_dir, config.registered_model, config.alias, run_id)
+            print(f"  registered {registered.uri} (version {registered.version})")
+
+        with stages("evaluate"):
+            table = _evaluate(config, model_uri, registered.uri, heldout, debian)
+            report = _format_table(table)
+            print(report)
+            with mlflow.start_run(run_id=run_id):
+                for task, scores in table.items():
+                    for which in ("base", "tuned"):
+                        mlflow.log_metric(f"eval.{task}.{which}", scores[which])
+                mlflow.log_text(report, "eval/retrieval.txt")
+                mlflow.log_dict(table, "eval/retrieval.json")
 
     summary = {"run_id": run_id, "model_uri": registered.uri, "corpus": f"{manifest.name}@{manifest.version}",
                "train_metrics": {k: v for k, v in result.metrics.items() if isinstance(v, (int, float))},

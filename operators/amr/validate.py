@@ -19,7 +19,9 @@ part before ``:``) so rejects can be counted by kind:
 - ``undefined-variable: <name>`` — a role points at a variable-like symbol (``b``, ``x2``) that no
   node defines; AMR constants are strings, numbers, ``-``, ``+`` and mode words, never such symbols;
 - ``invalid-role: <role>`` — a role with an empty name (``(a / b : (c / d))``) always; with
-  ``check_roles=True`` also a role the AMR model of ``penman`` does not know.
+  ``check_roles=True`` also a role the AMR model of ``penman`` does not know;
+- ``too-deep: <depth>`` — nodes nested deeper than ``max_depth`` (default :data:`MAX_PENMAN_DEPTH`), measured
+  before decoding (``penman`` and the linearizer recurse per level; real AMR graphs stay far below the limit).
 """
 
 from __future__ import annotations
@@ -32,6 +34,9 @@ import penman
 from penman.graph import Graph
 
 _VARIABLE_LIKE = re.compile(r"^[a-z][0-9]*$")
+
+#: Deepest node nesting accepted; deeper outputs are rejects (``too-deep``), never a ``RecursionError``.
+MAX_PENMAN_DEPTH = 100
 
 
 @dataclass(frozen=True)
@@ -70,25 +75,11 @@ def _graph_span_problem(text: str) -> str:
     if start < len(text) and text[start] != "(":
         end = text.find("(", start)
         return f"decode-error: text before the graph: {text[start:end if end >= 0 else None].strip()[:40]!r}"
-    depth, in_string, escaped, i = 0, False, False, start
-    while i < len(text):
-        char = text[i]
-        if in_string:
-            if escaped:
-                escaped = False
-            elif char == "\\":
-                escaped = True
-            elif char == '"':
-                in_string = False
-        elif char == '"':
-            in_string = True
-        elif char == "(":
-            depth += 1
-        elif char == ")":
-            depth -= 1
-            if depth == 0:
-                break
-        i += 1
+    for i, depth in _parentheses(text, start):
+        if depth == 0:
+            break
+    else:
+        i = len(text)
     rest = _skip_blank_and_comments(text, i + 1)
     if rest >= len(text):
         return ""
@@ -97,6 +88,36 @@ def _graph_span_problem(text: str) -> str:
     if text[rest] == "(":
         return "multiple-graphs"
     return f"trailing-text: {text[rest:].strip()[:40]!r}"
+
+
+def _parentheses(text: str, start: int = 0):
+    """``(index, depth after it)`` for every ``(`` and ``)`` from ``start`` on, outside quoted strings and outside
+    ``#`` comments between graphs."""
+    depth = 0
+    in_string = escaped = in_comment = False
+    for i in range(start, len(text)):
+        char = text[i]
+        if in_comment:
+            in_comment = char != "\n"
+        elif in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char == "#" and depth == 0:
+            in_comment = True
+        elif char in "()":
+            depth += 1 if char == "(" else -1
+            yield i, depth
+
+
+def nesting_depth(text: str) -> int:
+    """The deepest ``(`` nesting of ``text``, ignoring parentheses inside quoted strings and ``#`` comments."""
+    return max((depth for _, depth in _parentheses(text)), default=0)
 
 
 def _structural_problem(graph: Graph) -> str:
@@ -131,14 +152,19 @@ def _role_problem(graph: Graph) -> str:
     return ""
 
 
-def validate_penman(text: str, *, check_roles: bool = False) -> Validation:
+def validate_penman(text: str, *, check_roles: bool = False, max_depth: int = MAX_PENMAN_DEPTH) -> Validation:
     """Decode ``text`` and check it is one well-formed AMR graph (see the module docstring)."""
     if not isinstance(text, str) or not text.strip():
         return Validation(None, "empty-output")
+    depth = nesting_depth(text)
+    if depth > max_depth:
+        return Validation(None, f"too-deep: nesting depth {depth} > {max_depth}")
     try:
         graphs = list(penman.iterdecode(text))
     except penman.DecodeError as error:
         return Validation(None, f"decode-error: {_decode_error_message(error)}")
+    except RecursionError:  # a limit above what the interpreter's stack allows
+        return Validation(None, f"too-deep: nesting depth {depth} exceeds the interpreter's recursion limit")
     span_problem = _graph_span_problem(text)
     if span_problem.startswith("decode-error: text before"):
         return Validation(None, span_problem)

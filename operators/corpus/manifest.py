@@ -172,6 +172,15 @@ class VersionSummary(_Frozen):
     is_latest: bool
 
 
+class PartialInput(_Frozen):
+    """An input that was read only in part (a truncated or corrupt archive) and published anyway because the
+    workflow was told to (``allow_truncated_inputs``): which input, why, and where reading stopped."""
+
+    input: str
+    reason: str
+    offset: int | None = None  # byte offset in the (compressed) file where reading stopped, when known
+
+
 class Manifest(_Frozen):
     """The published description of one corpus version (see the module docstring).
 
@@ -197,8 +206,13 @@ class Manifest(_Frozen):
     input_fingerprints: dict[str, InputFingerprint] = Field(default_factory=dict)
     artifacts: tuple[StoredFile, ...] = ()
     lineage: Lineage | None = None
+    partial_inputs: tuple[PartialInput, ...] = ()  # non-empty: a partial version, built from truncated inputs
 
     _names = field_validator("name", "version")(version_name)
+
+    @property
+    def partial(self) -> bool:
+        return bool(self.partial_inputs)
 
     @model_validator(mode="after")
     def _totals_match_shards(self) -> Manifest:

@@ -41,6 +41,7 @@ from interlingua.operators.corpus.manifest import (
     InputFingerprint,
     Lineage,
     Manifest,
+    PartialInput,
     ShardCompletion,
     ShardRecord,
     StoredFile,
@@ -100,6 +101,7 @@ class VersionWriter:
         self._staging_root = store._staging_root(name, version)
         self._dir = f"{self._staging_root}/{self.writer_id}"
         self._run_counters: Counter[str] = Counter()
+        self._partial_inputs: list[PartialInput] = []
         self._lease_renewed = 0.0
         if manifest is None:
             self._renew_writer_lease(force=True)
@@ -281,6 +283,11 @@ class VersionWriter:
 
     # -- publishing ---------------------------------------------------------------------------
 
+    def mark_partial(self, input_url: str, reason: str, offset: int | None = None) -> None:
+        """Record that ``input_url`` was read only in part; the manifest lists it and ``partial`` is True."""
+        self._require_unpublished("mark_partial")
+        self._partial_inputs.append(PartialInput(input=input_url, reason=reason, offset=offset))
+
     def publish(self, expected_shards: Iterable[str] | None = None) -> Manifest:
         """Publish the staged version by one atomic step that fails if the version exists, then
         point ``latest`` at it.
@@ -402,6 +409,7 @@ class VersionWriter:
             input_fingerprints=self.input_fingerprints,
             artifacts=tuple(artifacts),
             lineage=lineage,
+            partial_inputs=tuple(self._partial_inputs),
         )
 
     def _check_expected(self, expected: list[str], complete: list[str]) -> None:

@@ -18,6 +18,8 @@ from collections.abc import Iterable, Mapping, Sequence
 import fsspec
 import numpy as np
 
+from interlingua.core.safe_load import load_array
+
 ENTITY_PREFIX = "ENTITY/"
 _WORD = re.compile(r"\w+")
 
@@ -27,8 +29,7 @@ def load_entity_vectors(url: str, ids_url: str | None = None) -> dict[str, np.nd
     (default ``<stem>.ids.txt``)."""
     if url.endswith(".npy"):
         ids_url = ids_url or url[: -len(".npy")] + ".ids.txt"
-        with fsspec.open(url, "rb") as handle:
-            matrix = np.load(handle)
+        matrix = load_array(url)
         with fsspec.open(ids_url, "rt", encoding="utf-8") as handle:
             ids = [line.rstrip("\n") for line in handle if line.strip()]
         if matrix.ndim != 2 or matrix.shape[0] != len(ids):

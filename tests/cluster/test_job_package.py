@@ -70,3 +70,6 @@ def test_failure_reasons_read_as_one_line_with_what_to_do():
     assert last_error_line("ok\ninterlingua run: error: cannot read input: x\n") == (
         "interlingua run: error: cannot read input: x")
     assert failure_reason(_state(driver_exit_code=1, message="Job failed\nlast logs")) == "Job failed"
+    fatal = "[quickstart] corpus done\nIntel oneMKL FATAL ERROR: Cannot load libtorch_cpu.so.\n"
+    assert failure_reason(_state(driver_exit_code=2, message="Job entrypoint command failed"), fatal) == (
+        "Intel oneMKL FATAL ERROR: Cannot load libtorch_cpu.so.")

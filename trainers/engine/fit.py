@@ -6,6 +6,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from interlingua.trainers.engine.checkpoints import MARKER_PREFIX, RNG_PREFIX
 from interlingua.trainers.engine.config import TrainConfig
 from interlingua.trainers.engine.preflight import check_before_training
 from interlingua.trainers.engine.train_loop import DEEPSPEED_SUBDIR, ENCODER_SUBDIR, train_loop_per_worker
@@ -30,31 +31,45 @@ def fit(model: str, train_dataset, config: TrainConfig, *, storage_path: str | o
         run_id: str | None = None) -> TrainResult:
     """Train ``model`` (any :func:`load_encoder` URI) on ``train_dataset`` (a Ray dataset with the
     objective's text columns). Re-running with the same ``storage_path`` and ``name`` after a crash
-    resumes from the latest checkpoint."""
+    resumes from the latest *complete* checkpoint found on disk under ``<storage_path>/<name>`` (see
+    :mod:`interlingua.trainers.engine.checkpoints`): model, optimizer, scheduler, RNG state and position in
+    the data, so the resumed run takes the steps the uninterrupted one would have. When that checkpoint
+    already reached ``max_steps`` nothing is trained again."""
     from ray.train import CheckpointConfig, RunConfig, ScalingConfig
     from ray.train.torch import TorchConfig, TorchTrainer
 
     from interlingua.core.runtime import device_plan
+    from interlingua.trainers.engine.checkpoints import latest_complete
 
     objective_class = check_before_training(model, train_dataset, config)
     plan = device_plan(config.use_gpu)
+    storage = Path(storage_path).resolve()
+    resume = latest_complete(storage / name)
+    if resume is not None and resume.step >= config.max_steps:
+        print(f"[train] {name}: checkpoint at step {resume.step} already done; not training again", flush=True)
+        return _result(resume.path, resume.metrics)
+    if resume is not None:
+        print(f"[train] {name}: resuming from step {resume.step} ({resume.path})", flush=True)
     trainer = TorchTrainer(
         train_loop_per_worker,
         train_loop_config={"train": config.model_dump(), "model": model, "use_gpu": plan.use_gpu, "run_id": run_id,
                            "tracking_uri": _tracking_uri() if run_id else None,
-                           "objective_class": objective_class},
+                           "objective_class": objective_class, "resume_from": resume.path if resume else None},
         scaling_config=ScalingConfig(num_workers=config.num_workers, use_gpu=plan.use_gpu,
                                      resources_per_worker={"CPU": config.cpus_per_worker}),
         torch_config=TorchConfig(backend=plan.backend),
-        run_config=RunConfig(storage_path=str(Path(storage_path).resolve()), name=name,
+        run_config=RunConfig(storage_path=str(storage), name=name,
                              checkpoint_config=CheckpointConfig(num_to_keep=config.keep_checkpoints)),
         datasets={"train": train_dataset},
     )
     result = trainer.fit()
     if result.checkpoint is None:
         raise RuntimeError(f"training run {name!r} finished without a checkpoint: {result.error}")
-    folder = result.checkpoint.path
+    return _result(result.checkpoint.path, dict(result.metrics or {}))
+
+
+def _result(folder: str, metrics: dict) -> TrainResult:
     extras = {name: os.path.join(folder, name) for name in sorted(os.listdir(folder))
-              if name not in (ENCODER_SUBDIR, DEEPSPEED_SUBDIR) and not name.startswith(".")}
-    return TrainResult(encoder_dir=os.path.join(folder, ENCODER_SUBDIR), checkpoint_dir=folder,
-                       metrics=dict(result.metrics or {}), entity_table=extras.get("entity_table.npz"), extras=extras)
+              if name not in (ENCODER_SUBDIR, DEEPSPEED_SUBDIR) and not name.startswith((".", MARKER_PREFIX, RNG_PREFIX))}
+    return TrainResult(encoder_dir=os.path.join(folder, ENCODER_SUBDIR), checkpoint_dir=folder, metrics=metrics,
+                       entity_table=extras.get("entity_table.npz"), extras=extras)

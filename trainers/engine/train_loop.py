@@ -63,7 +63,7 @@ def train_loop_per_worker(loop_config: dict[str, Any]) -> None:
     model.train()
     engine, scheduler = build_engine(model, config, use_gpu)
 
-    start_step = _restore(engine)
+    start_step = _restore(engine, loop_config.get("resume_from"), rank)
     tracker = _MetricsLogger(loop_config.get("run_id"), loop_config.get("tracking_uri")) if rank == 0 else None
     global_batch = config.batch_size * world
     negatives = objective.negatives_per_anchor(global_batch)
@@ -72,6 +72,8 @@ def train_loop_per_worker(loop_config: dict[str, Any]) -> None:
 
     step = start_step
     batches = _batches(ray.train.get_dataset_shard("train"), config)
+    for _ in range(start_step):  # a resumed run continues with the batches it had not seen
+        next(batches)
     while step < config.max_steps:
         batch = next(batches)
         t0 = time.perf_counter()
@@ -186,10 +188,13 @@ def _mean_over_workers(value, world, dist) -> float:
 def _report_with_checkpoint(engine, encoder, objective, metrics, step, rank, save_length: int) -> None:
     import ray.train
 
+    from interlingua.trainers.engine.checkpoints import seal
+
     with tempfile.TemporaryDirectory() as tmp:
         engine.save_checkpoint(os.path.join(tmp, DEEPSPEED_SUBDIR), tag=f"step{step}", client_state={"step": step})
         if rank == 0:
             save_outputs(tmp, encoder, objective, save_length)
+        seal(tmp, rank=rank, world_size=ray.train.get_context().get_world_size(), step=step, metrics=metrics)
         ray.train.report(metrics, checkpoint=ray.train.Checkpoint.from_directory(tmp))
 
 
@@ -211,15 +216,19 @@ def _max_length(encoder, length: int):
         encoder.max_length = training_length
 
 
-def _restore(engine) -> int:
-    """Load the latest Ray Train checkpoint into the engine; returns the step to continue from."""
+def _restore(engine, resume_from: str | None, rank: int) -> int:
+    """Load the checkpoint to continue from into the engine (and this worker's RNG state); returns its step.
+    ``resume_from``: the latest complete checkpoint ``fit`` found on disk; else Ray's latest one, if any."""
     import ray.train
 
-    checkpoint = ray.train.get_checkpoint()
+    from interlingua.trainers.engine.checkpoints import restore_rng
+
+    checkpoint = ray.train.get_checkpoint() if resume_from is None else ray.train.Checkpoint.from_directory(resume_from)
     if checkpoint is None:
         return 0
     with checkpoint.as_directory() as folder:
         _, client_state = engine.load_checkpoint(os.path.join(folder, DEEPSPEED_SUBDIR))
+        restore_rng(folder, rank)
     return int((client_state or {}).get("step", 0))
 
 

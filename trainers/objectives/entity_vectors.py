@@ -99,8 +99,9 @@ def load_npy_with_ids(vectors_url: str, ids_url: str) -> EntityVectors:
     """Read a [count, dim] ``.npy`` matrix and its ids (one per line, row order); repeated ids are rejected."""
     import fsspec
 
-    with fsspec.open(vectors_url, "rb") as handle:
-        matrix = np.load(handle)
+    from interlingua.core.safe_load import load_array
+
+    matrix = load_array(vectors_url)
     with fsspec.open(ids_url, "rt", encoding="utf-8") as handle:
         all_ids = [line.rstrip("\n") for line in handle]
     if matrix.ndim != 2 or matrix.shape[0] != len(all_ids):

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
-import tempfile
 
 from interlingua.core.errors import UserError
 
@@ -75,6 +75,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     _validate(args)
+    from interlingua.core.runtime import state_tempdir
     from interlingua.operators.bitext.parallel_lines import LineCountMismatch, read_parallel_lines
 
     try:
@@ -98,23 +99,27 @@ def run(args: argparse.Namespace) -> int:
         targets.append(tgt_tokens)
 
     trainable = [(s, t) for s, t in zip(sources, targets) if s and t]
-    if args.params:
-        parameters_dir = args.params
-    elif not trainable:
-        parameters_dir = None
-    else:
-        parameters_dir = args.save_params or tempfile.mkdtemp(prefix="interlingua_align_params_")
-        sample = trainable[: args.learn_sample] if args.learn_sample else trainable
-        _learn(sample, parameters_dir, args)
+    # Parameters learned without --save-params live in a private folder under <state>/tmp, removed when the
+    # command ends (errors included): they hold the corpus vocabulary, which must not stay in the system temp.
+    with contextlib.ExitStack() as cleanup:
+        if args.params:
+            parameters_dir = args.params
+        elif not trainable:
+            parameters_dir = None
+        else:
+            parameters_dir = args.save_params or cleanup.enter_context(state_tempdir("interlingua_align_params_"))
+            sample = trainable[: args.learn_sample] if args.learn_sample else trainable
+            _learn(sample, parameters_dir, args)
 
-    if parameters_dir is None:
-        forward = reverse = symmetrized = [""] * len(lines)
-    elif args.workers == 1:
-        from interlingua.operators.align.align_operator import load_aligner
+        if parameters_dir is None:
+            forward = reverse = symmetrized = [""] * len(lines)
+        elif args.workers == 1:
+            from interlingua.operators.align.align_operator import load_aligner
 
-        forward, reverse, symmetrized = load_aligner(parameters_dir, args.aligner, args.sym).align_pharaoh(sources, targets)
-    else:
-        forward, reverse, symmetrized = _align_on_ray(parameters_dir, sources, targets, args)
+            forward, reverse, symmetrized = load_aligner(parameters_dir, args.aligner, args.sym).align_pharaoh(
+                sources, targets)
+        else:
+            forward, reverse, symmetrized = _align_on_ray(parameters_dir, sources, targets, args)
 
     _write_lines(args.out, symmetrized)
     if args.forward:

@@ -82,21 +82,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from interlingua.core.redact import redact, redact_text
     from interlingua.operators.corpus import CorpusLookupError, CorpusStore
 
     root = args.root or default_corpus_root()
     try:
         store = CorpusStore(root)
         if args.corpus_action == "list":
-            print(_format_version_list(store.list_versions(args.name), root))
+            print(redact_text(_format_version_list(store.list_versions(args.name), root)))
         elif args.corpus_action == "show":
             manifest = store.manifest(args.name, args.version)
-            print(manifest.to_json() if args.json else _format_manifest(manifest, store))
+            # a store may be shared and older manifests may hold credentials: never print them
+            shown = manifest.model_copy(update={"inputs": tuple(redact(list(manifest.inputs))),
+                                                "config": redact(dict(manifest.config))})
+            print(redact_text(shown.to_json() if args.json else _format_manifest(shown, store)))
         elif args.corpus_action == "diff":
             from interlingua.operators.corpus.diff import format_diff, version_diff
 
             diff = version_diff(store.manifest(args.name, args.old), store.manifest(args.name, args.new))
-            print(json.dumps(diff, indent=2) if args.json else format_diff(diff))
+            print(redact_text(json.dumps(redact(diff), indent=2) if args.json else format_diff(redact(diff))))
         elif args.corpus_action == "pin":
             if args.remove:
                 store.unpin(args.name, store.manifest(args.name, args.version).version)
@@ -113,7 +117,7 @@ def run(args: argparse.Namespace) -> int:
             version = export_version(store, args.name, args.version, args.out, args.format)
             print(f"exported {args.name}/{version} to {args.out} ({args.format})")
     except (CorpusLookupError, ValueError) as error:
-        print(f"interlingua corpus: {error}", file=sys.stderr)
+        print(f"interlingua corpus: {redact_text(str(error))}", file=sys.stderr)
         return 2
     return 0
 

@@ -38,8 +38,10 @@ def run(args: argparse.Namespace) -> int:
         print("\n".join(config_fields_help(workflow.CONFIG)))
         return 0
     config = load_config(workflow.CONFIG, args.config, args.overrides)
+    from interlingua.core.redact import redact
+
     if args.show_config:
-        print(json.dumps(config.model_dump(mode="json"), indent=2))
+        print(json.dumps(redact(config.model_dump(mode="json")), indent=2))
         return 0
     import os
 
@@ -50,5 +52,5 @@ def run(args: argparse.Namespace) -> int:
         check_reachable(address)  # before assets, models or Ray start
     summary = workflow.run(config, address=args.address)
     if summary:
-        print(json.dumps(summary, indent=2, default=str))
+        print(json.dumps(redact(summary), indent=2, default=str))
     return 0

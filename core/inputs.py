@@ -1,0 +1,61 @@
+"""Checks on the user's inputs and outputs that run before Ray or a model starts: one line each, with a hint.
+
+- :func:`require_input_files`: every input exists and is not empty (an empty file used to surface as a traceback
+  after Ray's start-up).
+- :func:`require_writable`: a local output folder (a corpus store, the state folder) can be created and written.
+Remote URLs (``s3://`` …) are checked for existence only where listing is cheap; writability is left to the write.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterable
+from pathlib import Path
+
+from interlingua.core.errors import UserError
+from interlingua.core.redact import redact_text
+
+
+def require_input_files(urls: Iterable[str], what: str = "input") -> None:
+    """:class:`UserError` for the first of ``urls`` that is missing, a folder, or empty (0 bytes)."""
+    import fsspec
+
+    for url in urls:
+        shown = redact_text(str(url))
+        try:
+            fs, path = fsspec.core.url_to_fs(str(url))
+            info = fs.info(path)
+        except FileNotFoundError:
+            raise UserError(f"{what} {shown} not found (hint: check the path or URL)") from None
+        except PermissionError:
+            raise UserError(f"{what} {shown} is not readable: permission denied") from None
+        except (OSError, ValueError) as err:
+            raise UserError(f"cannot open {what} {shown}: {redact_text(str(err))}") from None
+        if info.get("type") == "directory":
+            raise UserError(f"{what} {shown} is a folder; give a file")
+        if info.get("size") == 0:
+            raise UserError(f"{what} {shown} is empty (0 bytes): nothing to read (hint: check the file, "
+                            f"or that the export that wrote it finished)")
+
+
+def require_writable(url: str, what: str = "output folder") -> None:
+    """:class:`UserError` when the local folder ``url`` cannot be created or written (remote URLs: no check)."""
+    import fsspec
+
+    fs, path = fsspec.core.url_to_fs(str(url))
+    protocols = fs.protocol if isinstance(fs.protocol, tuple) else (fs.protocol,)
+    if "file" not in protocols and "local" not in protocols:
+        return
+    folder = Path(path)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        probe = folder / f".write-check-{uuid.uuid4().hex}"
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as err:
+        reason = err.strerror or type(err).__name__
+        raise UserError(f"{what} {folder} is not writable: {reason} (hint: choose another folder or fix its "
+                        f"permissions)") from None
+    if not os.access(folder, os.W_OK | os.X_OK):  # pragma: no cover - the probe above already failed
+        raise UserError(f"{what} {folder} is not writable")

@@ -1,0 +1,49 @@
+"""The one rule for names that become folder names (corpus names, experiments, run names).
+
+A safe name is 1–128 characters of letters, digits, ``.``, ``_`` and ``-``, starting with a letter or digit:
+no path separator, no ``..``, nothing that could leave the folder it names (``corpus_name=../../evil``).
+Configs declare such fields as :data:`SafeName`, so a bad value is a config error at load, before Ray starts.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated
+
+from pydantic import AfterValidator
+
+from interlingua.core.errors import UserError
+
+SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+RESERVED_NAMES = frozenset({"latest"})
+_RULE = "letters, digits, '.', '_' and '-', starting with a letter or digit, at most 128 characters"
+
+
+def name_problem(name: object) -> str:
+    """Why ``name`` is not a safe name, or ``""`` when it is."""
+    if not isinstance(name, str):
+        return f"expected a string, got {type(name).__name__}"
+    if not SAFE_NAME.fullmatch(name) or ".." in name:
+        return f"{name!r} is not a safe name: use {_RULE} (no '/', no '..')"
+    if name in RESERVED_NAMES:
+        return f"{name!r} is reserved"
+    return ""
+
+
+def check_name(name: str, what: str = "name") -> str:
+    """``name`` if it is safe, else :class:`UserError` naming ``what`` (e.g. ``corpus_name``)."""
+    problem = name_problem(name)
+    if problem:
+        raise UserError(f"{what}: {problem}")
+    return name
+
+
+def _validate(name: str) -> str:
+    problem = name_problem(name)
+    if problem:
+        raise ValueError(problem)
+    return name
+
+
+SafeName = Annotated[str, AfterValidator(_validate)]
+"""A config field type: a :func:`name_problem`-free string, checked when the config is validated."""

@@ -1,0 +1,118 @@
+"""Keep credentials out of provenance: manifests, rejects, MLflow params and artifacts, logs and the console.
+
+- :func:`redact_url`: ``scheme://user:password@host/p?token=…&lang=en`` -> ``scheme://***@host/p?token=***&lang=en``.
+- :func:`redact_text`: every URL inside free text (error messages, log lines), plus ``password=…``-style pairs.
+- :func:`redact`: any JSON-like value (dicts, lists, strings): strings as :func:`redact_text`, and the value of
+  every key that names a credential (``password``, ``api_key``, ``token``, ``storage_options``' ``secret`` …).
+- :func:`install_log_redaction`: a logging filter that redacts every record on the root logger's handlers.
+
+Redaction is for what is *recorded or shown*; the code that opens a URL keeps using the original string.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from typing import Any
+from urllib.parse import parse_qsl, quote, urlsplit, urlunsplit
+
+MASK = "***"
+
+#: Name parts (split at ``_ - .`` and camel case) that make a key or query parameter credential-like.
+_SECRET_PARTS = frozenset({
+    "token", "secret", "password", "passwd", "pwd", "passphrase", "signature", "sig", "credential",
+    "credentials", "auth", "authorization", "apikey", "cookie", "session", "sas", "privatekey", "accesskeyid",
+})
+#: ``key`` counts alone (``?key=``, s3fs's ``key``) or after one of these parts (``api_key``, ``access_key``),
+#: not in ``sort_key``.
+_KEY_QUALIFIERS = frozenset({"api", "access", "secret", "private", "account", "client", "master", "sas", "signing"})
+_VENDOR_PREFIXES = ("x-amz-", "x-goog-", "x-ms-")
+
+_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://[^\s'\"<>()\[\]{},]+")
+_PAIR = re.compile(r"(?i)\b([A-Za-z0-9_.\-]*(?:password|passwd|secret|token|api[_-]?key|access[_-]?key)[A-Za-z0-9_.\-]*)"
+                   r"(\s*[=:]\s*)(['\"]?)([^\s'\"&,;]+)")
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+
+
+def _parts(name: str) -> list[str]:
+    return [p for p in re.split(r"[_\-.\s]+", _CAMEL.sub("_", name).lower()) if p]
+
+
+def is_secret_key(name: str, *, query: bool = False) -> bool:
+    """Whether a mapping key (or, with ``query=True``, a URL query parameter) names a credential."""
+    lowered = str(name).lower()
+    if lowered.startswith(_VENDOR_PREFIXES):
+        return True
+    parts = _parts(str(name))
+    if any(p in _SECRET_PARTS for p in parts) or "".join(parts) in _SECRET_PARTS:
+        return True
+    for i, part in enumerate(parts):
+        if part in ("key", "keys") and (query or len(parts) == 1 or (i and parts[i - 1] in _KEY_QUALIFIERS)):
+            return True
+    return False
+
+
+def redact_url(url: str) -> str:
+    """``url`` without its user-info and with credential-like query parameters masked; other text unchanged."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return url
+    if not parts.scheme or not (parts.netloc or parts.query):
+        return url
+    netloc = parts.netloc
+    if "@" in netloc:
+        netloc = f"{MASK}@{netloc.rsplit('@', 1)[1]}"
+    query = parts.query
+    if query:
+        pairs = parse_qsl(query, keep_blank_values=True)
+        if any(is_secret_key(k, query=True) for k, _ in pairs):
+            query = "&".join(f"{quote(k, safe='-_.~')}={MASK if is_secret_key(k, query=True) else quote(v, safe='-_.~/:,')}"
+                             for k, v in pairs)
+    fragment = parts.fragment
+    if fragment and "=" in fragment:  # OAuth implicit flow: #access_token=...
+        fragment = redact_url(f"x://h?{fragment}").split("?", 1)[1]
+    return urlunsplit((parts.scheme, netloc, parts.path, query, fragment))
+
+
+def redact_text(text: str) -> str:
+    """Every URL in ``text`` through :func:`redact_url`, and ``password=…`` / ``token: …`` pairs masked."""
+    if not text:
+        return text
+    out = _URL.sub(lambda m: redact_url(m.group(0)), text)
+    return _PAIR.sub(lambda m: f"{m.group(1)}{m.group(2)}{m.group(3)}{MASK}"
+                     if m.group(4) != MASK and is_secret_key(m.group(1)) else m.group(0), out)
+
+
+def redact(value: Any) -> Any:
+    """A copy of a JSON-like ``value`` with credentials masked (see the module doc)."""
+    if isinstance(value, str):
+        return redact_text(value)
+    if isinstance(value, dict):
+        return {k: (MASK if isinstance(k, str) and is_secret_key(k) and v not in (None, "") else redact(v))
+                for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(redact(v) for v in value)
+    return value
+
+
+class RedactingFilter(logging.Filter):
+    """Formats each record's message once and stores it redacted (arguments included)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        try:
+            message = record.getMessage()
+        except Exception:  # a broken format string: let logging report it as usual
+            return True
+        cleaned = redact_text(message)
+        if cleaned != message or record.args:
+            record.msg, record.args = cleaned, None
+        return True
+
+
+def install_log_redaction(logger: logging.Logger | None = None) -> None:
+    """Add :class:`RedactingFilter` to ``logger`` (default: the root logger) and each of its handlers, once."""
+    target = logger or logging.getLogger()
+    for holder in (target, *target.handlers):
+        if not any(isinstance(f, RedactingFilter) for f in holder.filters):
+            holder.addFilter(RedactingFilter())

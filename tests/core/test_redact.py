@@ -1,0 +1,72 @@
+"""Credentials never reach what is recorded or printed: URLs, free text, nested configs, MLflow params, logs."""
+
+import logging
+
+import pytest
+
+from interlingua.core.params import flatten
+from interlingua.core.redact import MASK, install_log_redaction, is_secret_key, redact, redact_text, redact_url
+
+
+@pytest.mark.parametrize("url, expected", [
+    ("http://user:password@host/f?token=abc&lang=en", "http://***@host/f?token=***&lang=en"),
+    ("https://TOKEN123@github.com/org/repo.git", "https://***@github.com/org/repo.git"),
+    ("s3://bucket/key.parquet?X-Amz-Signature=aa&X-Amz-Credential=bb&part=1",
+     "s3://bucket/key.parquet?X-Amz-Signature=***&X-Amz-Credential=***&part=1"),
+    ("https://acct.blob.core.windows.net/c/f?sv=2020-08-04&sig=zz%2Bq", "https://acct.blob.core.windows.net/c/f?sv=2020-08-04&sig=***"),
+    ("https://h/p?api_key=1&apikey=2&key=3&secret=4&password=5&access_token=6&q=7",
+     "https://h/p?api_key=***&apikey=***&key=***&secret=***&password=***&access_token=***&q=7"),
+    ("https://h/cb#access_token=abc&state=x", "https://h/cb#access_token=***&state=x"),
+    ("/local/data/raw.en", "/local/data/raw.en"),
+    ("hf://datasets/org/name", "hf://datasets/org/name"),
+])
+def test_urls_lose_user_info_and_credential_like_query_parameters(url, expected):
+    assert redact_url(url) == expected
+    assert redact_text(url) == expected
+
+
+def test_free_text_masks_urls_and_secret_pairs_but_not_lookalikes():
+    text = ("cannot open http://u:hunter2@h/f?token=s3cr3t: 403; password=hunter2 api_key: abc "
+            "AWS_SECRET_ACCESS_KEY=zzz max_tokens=5 keys=3 sort_key=id")
+    out = redact_text(text)
+    for secret in ("hunter2", "s3cr3t", "abc", "zzz"):
+        assert secret not in out
+    assert "max_tokens=5" in out and "sort_key=id" in out and "keys=3" in out
+
+
+def test_nested_values_mask_secret_keys_and_urls_everywhere():
+    config = {"source": "http://u:p@h/f?token=t", "max_tokens": 256, "sort_key": "id",
+              "storage_options": {"key": "AKIA", "secret": "s", "client_kwargs": {"endpoint_url": "http://a:b@minio"}},
+              "inputs": ["s3://b/x?X-Amz-Signature=q", "/plain"], "password": None}
+    out = redact(config)
+    assert out == {"source": "http://***@h/f?token=***", "max_tokens": 256, "sort_key": "id",
+                   "storage_options": {"key": MASK, "secret": MASK, "client_kwargs": {"endpoint_url": "http://***@minio"}},
+                   "inputs": ["s3://b/x?X-Amz-Signature=***", "/plain"], "password": None}
+    assert config["source"].startswith("http://u:p@")  # the caller's value is untouched
+    assert [k for k in ("token", "apiKey", "api_key", "X-Amz-Date", "client_secret", "sig") if is_secret_key(k)] == \
+        ["token", "apiKey", "api_key", "X-Amz-Date", "client_secret", "sig"]
+    assert not any(is_secret_key(k) for k in ("max_tokens", "sort_key", "monkey", "keys_file", "tokenizer"))
+
+
+def test_mlflow_params_from_flatten_hold_no_credentials():
+    params = flatten({"source": "http://u:pw@h/f?sig=abc", "train": {"lr": 1e-4, "api_key": "k"}})
+    assert params == {"source": "http://***@h/f?sig=***", "train.lr": 1e-4, "train.api_key": MASK}
+
+
+def test_log_records_are_redacted_with_their_arguments(caplog):
+    logger = logging.getLogger("interlingua.test_redact")
+    install_log_redaction(logger)
+    install_log_redaction(logger)  # idempotent
+    assert sum(type(f).__name__ == "RedactingFilter" for f in logger.filters) == 1
+    with caplog.at_level(logging.INFO, logger="interlingua.test_redact"):
+        logger.info("reading %s with password=%s", "https://u:pw@h/f?token=t", "hunter2")
+    assert caplog.records[-1].getMessage() == "reading https://***@h/f?token=*** with password=***"
+
+
+def test_model_card_masks_credentials_in_base_model_and_config():
+    from interlingua.models.model_card import ModelCard
+
+    card = ModelCard(base_model="s3://b/m?X-Amz-Signature=abc", objective="o", workflow="w",
+                     config={"source": "http://u:pw@h/f", "storage_options": {"secret": "s"}})
+    text = card.to_markdown() + str(card.to_dict()) + str(card.tags())
+    assert "abc" not in text and "pw@" not in text and '"secret": "***"' in text

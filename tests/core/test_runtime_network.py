@@ -1,0 +1,45 @@
+"""The embedded local Ray runtime listens on the loopback interface only: every listening socket of the driver
+and of every process it started (GCS, raylet, workers, dashboard and runtime-env agents) is on 127.0.0.1/::1."""
+
+import json
+import subprocess
+import sys
+
+LOOPBACK = {"127.0.0.1", "::1", "::ffff:127.0.0.1"}
+
+SCRIPT = """
+import json, os, time
+import psutil
+from interlingua.core.runtime import init_ray
+
+ray = init_ray(num_cpus=1, object_store_memory=80 * 1024**2)
+
+@ray.remote
+def pid():
+    return os.getpid()
+
+ray.get([pid.remote() for _ in range(2)])  # start worker processes too
+time.sleep(1)
+me = psutil.Process()
+listening = []
+for process in [me, *me.children(recursive=True)]:
+    try:
+        for conn in process.net_connections(kind="inet"):
+            if conn.status == psutil.CONN_LISTEN:
+                listening.append([process.name(), conn.laddr.ip, conn.laddr.port])
+    except psutil.Error:
+        pass
+ray.shutdown()
+print(json.dumps(listening))
+"""
+
+
+def test_local_ray_binds_every_listening_socket_to_loopback(tmp_path):
+    env = {"INTERLINGUA_HOME": str(tmp_path), "RAY_USAGE_STATS_ENABLED": "0", "PATH": "/usr/bin:/bin"}
+    done = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, timeout=300, env=env)
+    assert done.returncode == 0, done.stderr[-3000:]
+    listening = json.loads(done.stdout.strip().splitlines()[-1])
+    names = {name for name, _, _ in listening}
+    assert {"gcs_server", "raylet"} <= names, listening  # the daemons were seen, so the check is not vacuous
+    exposed = [entry for entry in listening if entry[1] not in LOOPBACK]
+    assert exposed == [], f"listening beyond loopback: {exposed}"

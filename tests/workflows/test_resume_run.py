@@ -1,0 +1,37 @@
+"""A rerun of the same workflow and config continues the MLflow run that did not complete."""
+
+import pytest
+
+
+@pytest.fixture()
+def tracking(tmp_path, monkeypatch):
+    import mlflow
+
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    previous = mlflow.get_tracking_uri()
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", uri)
+    mlflow.set_tracking_uri(uri)
+    yield mlflow.create_experiment("resume", artifact_location=(tmp_path / "art").as_uri())
+    mlflow.set_tracking_uri(previous)
+
+
+def test_crashed_run_is_continued_and_completed_run_is_not(tracking):
+    from mlflow.tracking import MlflowClient
+
+    from interlingua.workflows.resume import COMPLETE_TAG, resume_key, workflow_run
+
+    config = {"train": {"max_steps": 3}, "corpus_name": "x"}
+    with pytest.raises(RuntimeError), workflow_run("wf", config, tracking, "first") as first:
+        raise RuntimeError("crash")
+    client = MlflowClient()
+    assert client.get_run(first.run_id).info.status == "FAILED" and not first.resumed
+    with workflow_run("wf", config, tracking, "second") as second:
+        assert second.resumed and second.run_id == first.run_id
+        assert client.get_run(first.run_id).info.status == "RUNNING"
+    run = client.get_run(first.run_id)
+    assert run.info.status == "FINISHED" and run.data.tags[COMPLETE_TAG] == "true"
+    with workflow_run("wf", config, tracking, "third") as third:  # completed: a new run
+        assert not third.resumed and third.run_id != first.run_id
+    with workflow_run("wf", {**config, "corpus_name": "y"}, tracking, "other") as other:  # other config: new run
+        assert not other.resumed and other.run_id not in (first.run_id, third.run_id)
+    assert resume_key("wf", config) != resume_key("other-wf", config)

@@ -1,0 +1,60 @@
+"""User mistakes end as one line on stderr, exit 2, before Ray starts (nothing of Ray is imported or started)."""
+
+import sys
+
+import pytest
+
+from interlingua.workflows.cli import main
+
+
+@pytest.fixture()
+def state(tmp_path, monkeypatch):
+    monkeypatch.setenv("INTERLINGUA_HOME", str(tmp_path / "state"))
+    return tmp_path
+
+
+def _run(capsys, *argv) -> tuple[int, str]:
+    code = main(["run", "bitext-corpus", *argv])
+    err = capsys.readouterr().err
+    return code, "\n".join(line for line in err.splitlines() if not line.startswith("[interlingua]"))
+
+
+def _ray_started() -> bool:
+    ray = sys.modules.get("ray")
+    return ray is not None and ray.is_initialized()
+
+
+def test_empty_input_file(state, capsys):
+    (state / "e.en").write_bytes(b"")
+    (state / "e.de").write_bytes(b"")
+    code, err = _run(capsys, "--set", f"source={state / 'e.en'}", "--set", f"target={state / 'e.de'}")
+    assert code == 2 and len(err.splitlines()) == 1 and not _ray_started()
+    assert "e.en is empty (0 bytes)" in err
+
+
+def test_missing_input_and_credentials_in_its_url(state, capsys):
+    code, err = _run(capsys, "--set", "source=http://user:hunter2@127.0.0.1:9/raw.en?token=abc",
+                     "--set", f"target={state / 'x'}")
+    assert code == 2 and len(err.splitlines()) == 1 and not _ray_started()
+    assert "hunter2" not in err and "abc" not in err and "http://***@127.0.0.1:9/raw.en?token=***" in err
+
+
+def test_path_like_corpus_name(state, capsys):
+    (state / "a.en").write_text("x\n")
+    code, err = _run(capsys, "--set", "corpus_name=../../evil", "--set", f"source={state / 'a.en'}",
+                     "--set", f"target={state / 'a.en'}")
+    assert code == 2 and "corpus_name = '../../evil'" in err and "not a safe name" in err
+    assert not (state / "evil").exists() and not _ray_started()
+
+
+def test_unwritable_store(state, capsys):
+    (state / "a.en").write_text("x\n")
+    (state / "file").write_text("not a folder")
+    code, err = _run(capsys, "--set", f"source={state / 'a.en'}", "--set", f"target={state / 'a.en'}",
+                     "--set", f"store_root={state / 'file' / 'store'}")
+    assert code == 2 and len(err.splitlines()) == 1 and "is not writable" in err and not _ray_started()
+
+
+def test_missing_config_file(state, capsys):
+    code, err = _run(capsys, "-c", str(state / "nope.yaml"))
+    assert code == 2 and "nope.yaml not found" in err and len(err.splitlines()) == 1

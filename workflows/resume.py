@@ -1,0 +1,75 @@
+"""One MLflow run per (workflow, config) until it completes: a rerun after a crash continues it.
+
+:func:`workflow_run` looks for a run of the experiment tagged with the workflow's *resume key* (a hash of the
+workflow name and its resolved config) that has not completed; it reopens it (status ``RUNNING``) or creates
+one. The block's normal end marks the run complete (tag ``interlingua.complete=true``, status ``FINISHED``); an
+exception marks it ``FAILED`` and leaves it resumable; a SIGKILL leaves it ``RUNNING`` and resumable. Runs are
+found by the tag rather than by status alone because stages in between (``log_model`` inside
+``mlflow.start_run(run_id=...)``) end the run as ``FINISHED`` when they leave their block.
+
+Names derived from the run id (the quickstart's Ray Train run ``quickstart-<id>``) are therefore stable across
+a crash and a rerun, so training resumes from its last complete checkpoint.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+RESUME_TAG = "interlingua.resume_key"
+COMPLETE_TAG = "interlingua.complete"
+WORKFLOW_TAG = "interlingua.workflow"
+
+
+def resume_key(workflow: str, config: Any) -> str:
+    """Hash of the workflow name and its resolved config (a pydantic model or a JSON-able mapping)."""
+    data = config.model_dump(mode="json") if hasattr(config, "model_dump") else config
+    text = json.dumps({"workflow": workflow, "config": data}, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class WorkflowRun:
+    run_id: str
+    resumed: bool
+    key: str
+
+
+def find_resumable(experiment_id: str, key: str) -> str | None:
+    """The newest run of ``experiment_id`` tagged ``key`` that has not completed, or None."""
+    from mlflow.tracking import MlflowClient
+
+    runs = MlflowClient().search_runs(
+        [experiment_id], filter_string=f"tags.`{RESUME_TAG}` = '{key}' and tags.`{COMPLETE_TAG}` = 'false'",
+        order_by=["attributes.start_time DESC"], max_results=1)
+    return runs[0].info.run_id if runs else None
+
+
+@contextlib.contextmanager
+def workflow_run(workflow: str, config: Any, experiment_id: str, run_name: str) -> Iterator[WorkflowRun]:
+    """Open (resume or create) the run of ``workflow`` with ``config``; see the module doc."""
+    from mlflow.tracking import MlflowClient
+
+    client = MlflowClient()
+    key = resume_key(workflow, config)
+    run_id = find_resumable(experiment_id, key)
+    resumed = run_id is not None
+    if resumed:
+        client.update_run(run_id, status="RUNNING")
+        print(f"  continuing MLflow run {run_id} (same workflow and config, not completed)", flush=True)
+    else:
+        run = client.create_run(experiment_id, run_name=run_name,
+                                tags={RESUME_TAG: key, COMPLETE_TAG: "false", WORKFLOW_TAG: workflow})
+        run_id = run.info.run_id
+    try:
+        yield WorkflowRun(run_id, resumed, key)
+    except BaseException:
+        client.set_terminated(run_id, "FAILED")
+        raise
+    client.set_tag(run_id, COMPLETE_TAG, "true")
+    client.set_terminated(run_id, "FINISHED")
+
