@@ -81,7 +81,9 @@ def run(config: ApertiumBitextConfig, *, address: str | None = None) -> dict[str
     store = CorpusStore(corpus_root(state))
     manifest_config = config.model_dump(mode="json", exclude={"state_dir", "workers"}) | {
         "modes": {lang: ENGLISH_TO[lang][1] for lang in config.languages}}
-    writer = store.open_version(config.name, manifest_config, [source])
+    from interlingua.core.redact import redact
+
+    writer = store.open_version(config.name, redact(manifest_config), redact([source]))  # no credentials in provenance
     if not writer.published:
         for lang, rows in slices.items():
             shard_id = f"en-{lang}"
