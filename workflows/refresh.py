@@ -40,6 +40,7 @@ from pydantic import Field
 
 from interlingua.core.config import Config
 from interlingua.core.errors import UserError
+from interlingua.core.redact import redact
 
 
 class RefreshSpec(Config):
@@ -103,7 +104,8 @@ def refresh(spec: RefreshSpec, *, address: str | None = None, log: Callable[[str
         f"written; latest -> {store.latest_version(plan.corpus)}")
     result = {"corpus": plan.corpus, "published": True, "version": manifest.version,
               "mode": lineage.mode if lineage else plan.mode, "parent": parent.version if parent else None,
-              "inputs_added": plan.added, "inputs_changed": plan.changed, "inputs_removed": plan.removed,
+              "inputs_added": redact(plan.added), "inputs_changed": redact(plan.changed),
+              "inputs_removed": redact(plan.removed),
               "rows": manifest.total_rows, "shards_reused": lineage.shards_reused if lineage else 0,
               "shards_written": lineage.shards_written if lineage else len(manifest.shards)}
     if spec.keep_versions is not None:
@@ -121,8 +123,12 @@ def _plan(spec: RefreshSpec, adapter, workflow_config) -> RefreshPlan:
     from interlingua.operators.corpus.store import CorpusLookupError, CorpusStore
 
     corpus, store_root = adapter.target(workflow_config)
+    from interlingua.core.redact import redact_url
+
     urls = list_inputs(adapter.inputs(spec, workflow_config))
-    fingerprints = {url: fingerprint(url) for url in urls}
+    # Provenance is keyed by the redacted URL: credentials never reach the manifest, and the comparison
+    # with the parent's record (redacted the same way) still matches input for input.
+    fingerprints = {redact_url(url): fingerprint(url) for url in urls}
     spec_config = adapter.spec_config(workflow_config)
     plan = RefreshPlan(corpus, store_root, urls, fingerprints, spec_config, config_hash(spec_config))
     store = CorpusStore(store_root)
@@ -147,20 +153,25 @@ def _plan(spec: RefreshSpec, adapter, workflow_config) -> RefreshPlan:
         plan.added = list(urls)
         return plan
     plan.mode = "incremental"
-    plan.added = [u for u in urls if u not in recorded]
+    key = redact_url
+    plan.added = [u for u in urls if key(u) not in recorded]
     plan.removed = sorted(u for u in recorded if u not in fingerprints)
-    plan.changed = [u for u in urls if u in recorded and recorded[u] != fingerprints[u]]
-    plan.unchanged = [u for u in urls if u in recorded and recorded[u] == fingerprints[u]]
+    plan.changed = [u for u in urls if key(u) in recorded and recorded[key(u)] != fingerprints[key(u)]]
+    plan.unchanged = [u for u in urls if key(u) in recorded and recorded[key(u)] == fingerprints[key(u)]]
     return plan
 
 
 def _lineage(plan: RefreshPlan, mode: str, notes: list[str]):
+    from interlingua.core.redact import redact_url
     from interlingua.operators.corpus.manifest import Lineage
 
+    def urls(values) -> tuple[str, ...]:
+        return tuple(redact_url(u) for u in values)
+
     return Lineage(parent=plan.parent.version if plan.parent is not None else None,
-                   spec_config_hash=plan.spec_config_hash, mode=mode, inputs_added=tuple(plan.added),
-                   inputs_changed=tuple(plan.changed), inputs_removed=tuple(plan.removed),
-                   inputs_unchanged=tuple(plan.unchanged), notes=tuple(notes))
+                   spec_config_hash=plan.spec_config_hash, mode=mode, inputs_added=urls(plan.added),
+                   inputs_changed=urls(plan.changed), inputs_removed=urls(plan.removed),
+                   inputs_unchanged=urls(plan.unchanged), notes=tuple(notes))
 
 
 # -- bitext-corpus: incremental ------------------------------------------------------------------
@@ -204,7 +215,10 @@ class _BitextAdapter:
                 raise UserError(f"input {url} is not TSV or Parquet; refresh of bitext-corpus reads one file per input")
         parent, notes = plan.parent, list(plan.notes)
         mode = plan.mode
-        reuse = [s for s in parent.shards if s.input in set(plan.unchanged)] if mode == "incremental" else []
+        from interlingua.core.redact import redact_url
+
+        unchanged = {redact_url(u) for u in plan.unchanged}
+        reuse = [s for s in parent.shards if s.input in unchanged] if mode == "incremental" else []
         process = [u for u in plan.urls if u in set(plan.added) | set(plan.changed)] if mode == "incremental" else plan.urls
         rows_by_url = {url: read_bitext(config.model_copy(update={"source": url}), url) for url in process}
         inherited = False
@@ -226,7 +240,7 @@ class _BitextAdapter:
                 mode, reuse, process = "full", [], plan.urls
                 rows_by_url.update({u: read_bitext(config.model_copy(update={"source": u}), u)
                                     for u in process if u not in rows_by_url})
-        writer = store.open_version(plan.corpus, plan.spec_config, plan.urls,
+        writer = store.open_version(plan.corpus, plan.spec_config, [redact_url(u) for u in plan.urls],
                                     input_fingerprints=plan.fingerprints, lineage=_lineage(plan, mode, notes))
         reused_ids = []
         seen_pairs: list[tuple[str, str]] = []
@@ -249,7 +263,7 @@ class _BitextAdapter:
             for planned in plan_shards(len(part), config.rows_per_shard):
                 shard_id = f"in-{key}-{planned.id}"
                 shards.append(ShardSpec(shard_id, planned.start + len(rows), planned.stop + len(rows)))
-                shard_inputs[shard_id] = url
+                shard_inputs[shard_id] = redact_url(url)
             rows += part
         return build_version(config, store, writer, rows, shards, shard_inputs=shard_inputs, seen_pairs=seen_pairs,
                              reused_shards=reused_ids, inherited_parameters=inherited, address=address)

@@ -43,7 +43,7 @@ class ScaledPull(Objective):
 
     def __init__(self, options, setup):
         super().__init__(options, setup)
-        self.scale = nn.Parameter(torch.tensor(float(options.initial_scale)))
+        self.scale = nn.Parameter(torch.tensor([float(options.initial_scale)]))  # [1]: DeepSpeed broadcasts no 0-dim
 
     @classmethod
     def columns(cls, options):
@@ -59,7 +59,7 @@ class ScaledPull(Objective):
 
     def save(self, folder):
         with open(os.path.join(folder, "scale.json"), "w") as f:
-            json.dump({"scale": float(self.scale.detach())}, f)
+            json.dump({"scale": float(self.scale.detach()[0])}, f)
         return ["scale.json"]
 
 

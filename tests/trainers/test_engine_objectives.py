@@ -291,3 +291,15 @@ def test_word_retrieval_accuracy_equals_an_independent_nearest_neighbour(encoder
     s0 = s[:, :1] / np.abs(s[:, :1])
     expected_mapped = 100.0 * np.mean(np.argmax(s0 @ t[:, :1].T, axis=1) == np.arange(len(s)))
     assert mapped.accuracy == pytest.approx(expected_mapped)
+
+
+def test_scalar_parameters_are_refused_with_the_fix():
+    from interlingua.trainers.engine.deepspeed_setup import check_parameter_shapes
+
+    module = torch.nn.Module()
+    module.logit_scale = torch.nn.Parameter(torch.tensor(2.0))
+    module.fine = torch.nn.Parameter(torch.tensor([2.0]))
+    with pytest.raises(ValueError, match=r"\['logit_scale'\] are 0-dim scalars.*shape \[1\]"):
+        check_parameter_shapes(module)
+    del module.logit_scale
+    check_parameter_shapes(module)

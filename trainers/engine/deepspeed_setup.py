@@ -36,6 +36,7 @@ def build_engine(model: torch.nn.Module, config: TrainConfig, use_gpu: bool):
     prepare_accelerator(use_gpu, config.shm_comm)
     import deepspeed
 
+    check_parameter_shapes(model)
     params = [p for p in model.parameters() if p.requires_grad]
     decay = [p for p in params if p.ndim > 1]
     no_decay = [p for p in params if p.ndim <= 1]
@@ -46,6 +47,15 @@ def build_engine(model: torch.nn.Module, config: TrainConfig, use_gpu: bool):
     engine, _, _, _ = deepspeed.initialize(model=model, optimizer=optimizer, lr_scheduler=scheduler,
                                            config=deepspeed_config(config, use_gpu), dist_init_required=False)
     return engine, scheduler
+
+
+def check_parameter_shapes(model: torch.nn.Module) -> None:
+    """DeepSpeed broadcasts parameters as bytes at start-up, which fails on 0-dim tensors (a learned scalar such as
+    a temperature): refuse them with the fix instead of a DeepSpeed traceback."""
+    scalars = [name for name, p in model.named_parameters() if p.dim() == 0]
+    if scalars:
+        raise ValueError(f"parameters {scalars} are 0-dim scalars, which DeepSpeed cannot broadcast across workers: "
+                         f"give them shape [1] (e.g. nn.Parameter(torch.tensor([value])))")
 
 
 def _linear_schedule(warmup: int, total: int):

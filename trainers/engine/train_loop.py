@@ -222,10 +222,12 @@ def _restore(engine, resume_from: str | None, rank: int) -> int:
     import ray.train
 
     from interlingua.trainers.engine.checkpoints import restore_rng
+    from interlingua.trainers.engine.safe_checkpoint import load_weights_only
 
     checkpoint = ray.train.get_checkpoint() if resume_from is None else ray.train.Checkpoint.from_directory(resume_from)
     if checkpoint is None:
         return 0
+    load_weights_only(engine)  # DeepSpeed's own loader would unpickle arbitrary objects
     with checkpoint.as_directory() as folder:
         _, client_state = engine.load_checkpoint(os.path.join(folder, DEEPSPEED_SUBDIR))
         restore_rng(folder, rank)
