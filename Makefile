@@ -3,9 +3,11 @@ PYTHON ?= python3.11
 VENV := .venv
 PY := $(VENV)/bin/python
 UV := $(shell command -v uv 2>/dev/null)
-# Debian packages behind the real offline assets (Bible via diatheke, debian-reference, Apertium en<->es).
+# Debian packages behind the real offline assets (Bible via diatheke, debian-reference, Apertium: every
+# English pair Debian packages; eu, is and mk ship only the X->English direction).
 DEBIAN_PACKAGES := diatheke sword-text-kjv sword-text-sparv debian-reference-en debian-reference-de \
-	debian-reference-fr debian-reference-es apertium apertium-eng-spa
+	debian-reference-fr debian-reference-es apertium apertium-eng-spa apertium-eng-cat apertium-en-gl \
+	apertium-eo-en apertium-hbs-eng apertium-eu-en apertium-isl-eng apertium-mkd-eng
 export TORCH_EXTENSIONS_DIR ?= $(CURDIR)/.interlingua/torch_extensions
 export RAY_DEDUP_LOGS ?= 1
 

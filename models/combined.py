@@ -3,6 +3,9 @@ s/‖s‖ ⊕ h/‖h‖ (norm_concat, the AMR-retrofit final embedding) and s/�
 
 from __future__ import annotations
 
+import json
+import shutil
+from pathlib import Path
 from typing import Sequence
 
 import numpy as np
@@ -10,6 +13,10 @@ import numpy as np
 from interlingua.models.protocol import TextEncoder, l2_normalize
 
 COMBINATIONS = ("concat", "sum", "norm_concat", "norm_sum")
+#: Marker file of a saved combination: ``{"mode": ..., "parts": ["first", "second"]}``, the parts being
+#: encoder folders (sentence-transformers layout) below it.
+COMBINED_FILE = "interlingua_combined.json"
+PARTS = ("first", "second")
 
 
 def combine_embeddings(s: np.ndarray, h: np.ndarray, mode: str) -> np.ndarray:
@@ -40,5 +47,38 @@ class CombinedEncoder:
     def dim(self) -> int:
         return self.first.dim if self.mode.endswith("sum") else self.first.dim + self.second.dim
 
-    def encode(self, texts: Sequence[str]) -> np.ndarray:
-        return combine_embeddings(self.first.encode(texts), self.second.encode(texts), self.mode)
+    def encode(self, texts: Sequence[str], batch_size: int | None = None, normalize: bool = False) -> np.ndarray:
+        """The combined embeddings; ``batch_size`` goes to both parts, ``normalize`` scales the result to unit norm."""
+        kwargs = {"batch_size": batch_size} if batch_size else {}
+        out = combine_embeddings(self.first.encode(texts, **kwargs), self.second.encode(texts, **kwargs), self.mode)
+        return l2_normalize(out).astype(np.float32) if normalize else out
+
+    def save(self, path: str | Path) -> Path:
+        """Write both parts (each must have ``save(folder)``) and the marker file; ``load_encoder`` reads it back."""
+        target = Path(path)
+        target.mkdir(parents=True, exist_ok=True)
+        for name, part in zip(PARTS, (self.first, self.second)):
+            if not callable(getattr(part, "save", None)):
+                raise ValueError(f"cannot save {self.name}: its {name} part {part.name!r} has no save()")
+            shutil.rmtree(target / name, ignore_errors=True)
+            part.save(target / name)
+        (target / COMBINED_FILE).write_text(json.dumps({"mode": self.mode, "parts": list(PARTS)}, indent=2) + "\n",
+                                            encoding="utf-8")
+        return target
+
+
+def is_combined_folder(folder: str | Path) -> bool:
+    return (Path(folder) / COMBINED_FILE).is_file()
+
+
+def load_combined(folder: str | Path, load_part) -> CombinedEncoder:
+    """The combination saved in ``folder``; ``load_part(subfolder)`` loads each part."""
+    folder = Path(folder)
+    try:
+        spec = json.loads((folder / COMBINED_FILE).read_text(encoding="utf-8"))
+        mode, parts = spec["mode"], spec["parts"]
+    except (OSError, ValueError, KeyError, TypeError) as err:
+        raise ValueError(f"{folder / COMBINED_FILE} is not a valid combination file: {err}") from None
+    if not (isinstance(parts, list) and len(parts) == 2 and all(p in PARTS for p in parts)):
+        raise ValueError(f"{folder / COMBINED_FILE}: parts must be {list(PARTS)}, got {parts!r}")
+    return CombinedEncoder(load_part(str(folder / parts[0])), load_part(str(folder / parts[1])), mode)

@@ -39,6 +39,11 @@ def load_encoder_folder(folder: str | os.PathLike, *, pooling: str | None = None
     """The encoder a local folder holds: a composed encoder (base + meaning head, marked by
     ``interlingua_composed.json``) or a transformer with pooling (a longer sentence-transformers stack is refused:
     :func:`load_text_encoder` runs it)."""
+    from interlingua.models.combined import is_combined_folder, load_combined
+
+    if is_combined_folder(folder):  # a saved s/|s| (+) h/|h| combination: both parts, loaded alike
+        return load_combined(folder, lambda part: load_encoder_folder(part, pooling=pooling, max_length=max_length,
+                                                                      prefix=prefix))
     if is_composed_folder(folder):
         if pooling or max_length or prefix is not None:
             raise UserError(f"{folder} is a composed encoder (base + meaning head); pooling, max_length and "
@@ -56,6 +61,12 @@ def load_text_encoder(uri: str, *, cache_dir: str | os.PathLike | None = None) -
     :class:`SentenceEncoder`; a longer sentence-transformers stack (a Dense head, ...) through
     ``SentenceTransformer`` itself, so every module runs."""
     folder = resolve_model_folder(uri, cache_dir=cache_dir)
+    from interlingua.models.combined import is_combined_folder
+
+    if is_combined_folder(folder):
+        encoder = load_encoder_folder(folder)
+        encoder.name = uri
+        return encoder
     if is_composed_folder(folder):
         return MeaningHeadEncoder.from_folder(folder, name=uri)
     if not extra_modules(folder):
@@ -93,7 +104,9 @@ def resolve_model_folder(uri: str, cache_dir: str | os.PathLike | None = None) -
         return _from_fsspec(uri, _cache(cache_dir))
     path = Path(uri).expanduser()
     if path.exists():
-        if not (path / "config.json").exists() and not is_composed_folder(path):
+        from interlingua.models.combined import is_combined_folder
+
+        if not (path / "config.json").exists() and not is_composed_folder(path) and not is_combined_folder(path):
             raise UserError(f"{path} is not a model folder: no config.json (or {COMPOSED_CONFIG}) in it")
         return str(path)
     if uri.startswith((".", "/", "~")) or uri.count("/") > 1:
@@ -131,7 +144,7 @@ def _from_mlflow(uri: str, cache: Path) -> str:
     import mlflow
 
     try:
-        pinned = _pin_registry_uri(uri)  # aliases move: ask the registry which version the URI names now
+        pinned = pin_registry_uri(uri)  # aliases move: ask the registry which version the URI names now
         local_folder = _local_artifact_folder(pinned)
         if local_folder is not None:
             return encoder_folder_of_mlflow_model(local_folder, uri)
@@ -214,7 +227,7 @@ def _inside(root: Path, relative: str, uri: str) -> str:
     return str(folder)
 
 
-def _pin_registry_uri(uri: str) -> str:
+def pin_registry_uri(uri: str) -> str:
     """``models:/NAME@ALIAS`` -> ``models:/NAME/VERSION`` (the version the alias names now); other URIs
     (``models:/NAME/VERSION``, ``runs:/...``) already name immutable artifacts and are returned as they are."""
     if not uri.startswith("models:/") or "@" not in uri:

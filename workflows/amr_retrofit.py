@@ -113,7 +113,9 @@ def run(config: AmrRetrofitConfig, *, address: str | None = None) -> dict[str, A
         _check_enough(config.train, len(triples))
 
     with stages("model"):
-        model_uri = config.model or _e5_asset(assets_dir(state))
+        from interlingua.workflows.assets.build import e5_asset_uri
+
+        model_uri = config.model or e5_asset_uri(assets_dir(state))
 
     with stages("ray"):
         init_ray(address)
@@ -223,16 +225,6 @@ def _check_enough(train: TrainConfig, triples: int) -> None:
         raise UserError(f"{triples} training triples, fewer than one global batch (train.batch_size "
                         f"{train.batch_size} x train.num_workers {train.num_workers} = {needed}); use a larger "
                         f"corpus or a smaller batch")
-
-
-def _e5_asset(assets) -> str:
-    from interlingua.workflows.assets.build import build_assets, e5_model_dir
-    from interlingua.core.errors import UserError
-
-    report = build_assets(assets, only=("e5-small",))
-    if "e5-small" in report.missing:
-        raise UserError(f"the e5-small asset is unavailable (or set model=...): {report.missing['e5-small']}")
-    return str(e5_model_dir(assets))
 
 
 def _extend_encoder(model_uri: str, symbols: list[str], target):

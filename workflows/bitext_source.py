@@ -32,24 +32,32 @@ def publish_bitext_corpus(store: CorpusStore, name: str, table: pa.Table, *, src
         return writer.manifest
     shards = plan_shards(table.num_rows, rows_per_shard)
     for shard in shards:
-        if writer.is_complete(shard.id):
-            continue
-        part = table.slice(shard.start, shard.num_rows).to_pydict()
-        filt = BitextHygiene(hygiene, f"{src_lang}-{tgt_lang}")
-        rows = _kept(filt, part)
-        data = pa.table({
-            "id": [str(part["id"][i]) for i in rows],
-            "src": [part["src"][i] for i in rows],
-            "tgt": [part["tgt"][i] for i in rows],
-            "src_lang": [src_lang] * len(rows),
-            "tgt_lang": [tgt_lang] * len(rows),
-        })
-        rejects = [{"operator": "bitext_hygiene", "reason": r["reason"],
-                    "row": {"id": str(part["id"][r["index"]]), "src": r["src"], "tgt": r["tgt"]}}
-                   for r in filt.rejects]
-        writer.write_shard(shard.id, data, rejects=redact(rejects) or None,
-                           counters={f"hygiene.{k}": v for k, v in Counter(filt.counts).items()})
+        if not writer.is_complete(shard.id):
+            write_bitext_shard(writer, shard.id, table.slice(shard.start, shard.num_rows).to_pydict(),
+                               src_lang=src_lang, tgt_lang=tgt_lang, hygiene=hygiene)
     return writer.publish(expected_shards=[s.id for s in shards])
+
+
+def write_bitext_shard(writer, shard_id: str, part: dict, *, src_lang: str, tgt_lang: str,
+                       hygiene: HygieneSettings, extra_rejects: list[dict] | None = None,
+                       counters: dict[str, int] | None = None) -> int:
+    """Run the hygiene filters over ``part`` (columns id, src, tgt) and write the kept pairs as shard
+    ``shard_id`` (columns :data:`BITEXT_COLUMNS`), the removed ones as its rejects; returns the rows kept."""
+    filt = BitextHygiene(hygiene, f"{src_lang}-{tgt_lang}")
+    rows = _kept(filt, part)
+    data = pa.table({
+        "id": [str(part["id"][i]) for i in rows],
+        "src": [part["src"][i] for i in rows],
+        "tgt": [part["tgt"][i] for i in rows],
+        "src_lang": [src_lang] * len(rows),
+        "tgt_lang": [tgt_lang] * len(rows),
+    })
+    rejects = list(extra_rejects or []) + [
+        {"operator": "bitext_hygiene", "reason": r["reason"],
+         "row": {"id": str(part["id"][r["index"]]), "src": r["src"], "tgt": r["tgt"]}} for r in filt.rejects]
+    writer.write_shard(shard_id, data, rejects=redact(rejects) or None,
+                       counters={**(counters or {}), **{f"hygiene.{k}": v for k, v in Counter(filt.counts).items()}})
+    return len(rows)
 
 
 def _kept(filt: BitextHygiene, part: dict) -> list[int]:

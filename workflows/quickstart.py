@@ -142,27 +142,10 @@ def _ensure_assets(assets: Path, config: QuickstartConfig):
 
 
 def _publish_corpus(config: QuickstartConfig, root: str, bible: Path):
-    import pyarrow.compute as pc
-    import pyarrow.parquet as pq
+    from interlingua.workflows.bible_bitext import publish_bible_corpus
 
-    from interlingua.evaluation.splits import bible_heldout_split
-    from interlingua.operators.bitext.hygiene import HygieneSettings
-    from interlingua.operators.corpus.store import CorpusStore
-    from interlingua.workflows.bitext_source import publish_bitext_corpus
-
-    table = pq.read_table(bible).rename_columns({"en": "src", "es": "tgt"})
-    mask = bible_heldout_split(table.column("id").to_pylist())
-    import pyarrow as pa
-
-    heldout = table.filter(pa.array(mask))
-    training = table.filter(pc.invert(pa.array(mask)))
-    manifest = publish_bitext_corpus(
-        CorpusStore(root), config.corpus_name, training.select(["id", "src", "tgt"]), src_lang="en", tgt_lang="es",
-        inputs=[str(bible)], hygiene=HygieneSettings(max_length_ratio=config.max_length_ratio),
-        rows_per_shard=config.rows_per_shard)
-    heldout = heldout.filter(pc.and_(pc.greater(pc.utf8_length(heldout["src"]), 0),
-                                     pc.greater(pc.utf8_length(heldout["tgt"]), 0)))
-    return manifest, heldout
+    return publish_bible_corpus(root, bible, config.corpus_name, rows_per_shard=config.rows_per_shard,
+                                max_length_ratio=config.max_length_ratio)
 
 
 def _evaluate(config: QuickstartConfig, base_uri: str, tuned_uri: str, heldout, debian: dict) -> dict:

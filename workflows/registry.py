@@ -19,6 +19,11 @@ WORKFLOWS: dict[str, str] = {
     "bitext-corpus": "interlingua.workflows.bitext_corpus",
     "meaning-head": "interlingua.workflows.meaning_head",
     "absent": "interlingua.workflows.absent",
+    "bible-bitext": "interlingua.workflows.bible_bitext",
+    "apertium-bitext": "interlingua.workflows.apertium_bitext",
+    "train": "interlingua.workflows.train",
+    "combine": "interlingua.workflows.combine",
+    "recipe": "interlingua.workflows.recipe",
 }
 
 

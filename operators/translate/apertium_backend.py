@@ -18,22 +18,45 @@ import subprocess
 from interlingua.operators.translate.backend import BackendSpec
 
 SEPARATOR = "\n\n"
-ISO_639_3 = {"en": "eng", "es": "spa", "ca": "cat", "fr": "fra", "pt": "por", "it": "ita", "de": "deu"}
+ISO_639_3 = {"en": "eng", "es": "spa", "ca": "cat", "fr": "fra", "pt": "por", "it": "ita", "de": "deu",
+             "gl": "glg", "eo": "epo", "eu": "eus", "is": "isl", "mk": "mkd"}
+
+#: English -> X directions the Debian packages install (``apt-cache search apertium``, Debian 12): the
+#: package and its mode. ``apertium-eu-en``, ``apertium-isl-eng`` and ``apertium-mkd-eng`` exist too, but
+#: install only the X -> English direction (modes ``eu-en``, ``isl-eng``, ``mkd-eng``).
+ENGLISH_TO: dict[str, tuple[str, str]] = {
+    "es": ("apertium-eng-spa", "eng-spa"),
+    "ca": ("apertium-eng-cat", "eng-cat"),
+    "gl": ("apertium-en-gl", "en-gl"),
+    "eo": ("apertium-eo-en", "en-eo"),
+    "hbs": ("apertium-hbs-eng", "eng-hbs"),
+}
 
 
 def apertium_mode(source: str, target: str) -> str:
-    """Apertium mode name for a pair of ISO 639-1 codes (``en``, ``es`` → ``eng-spa``)."""
-    return f"{ISO_639_3.get(source, source)}-{ISO_639_3.get(target, target)}"
+    """Apertium mode name for a language pair (``en``, ``es`` → ``eng-spa``; ``en``, ``gl`` → ``en-gl``).
+
+    Packages name their modes with ISO 639-3 or 639-1 codes; the first spelling that is installed wins,
+    else the ISO 639-3 one (so the error names a plausible mode)."""
+    codes = [(ISO_639_3.get(source, source), ISO_639_3.get(target, target)), (source, target),
+             (ISO_639_3.get(source, source), target), (source, ISO_639_3.get(target, target))]
+    candidates = list(dict.fromkeys(f"{s}-{t}" for s, t in codes))
+    installed = installed_modes()
+    return next((mode for mode in candidates if mode in installed), candidates[0])
+
+
+def installed_modes() -> set[str]:
+    """Modes ``apertium -l`` lists (empty when Apertium is not installed)."""
+    if shutil.which("apertium") is None:
+        return set()
+    return set(subprocess.run(["apertium", "-l"], capture_output=True, text=True, check=False).stdout.split())
 
 
 def apertium_available(mode: str | None = None) -> bool:
     """Whether the ``apertium`` command exists and (when given) offers ``mode``."""
     if shutil.which("apertium") is None:
         return False
-    if mode is None:
-        return True
-    listed = subprocess.run(["apertium", "-l"], capture_output=True, text=True, check=False).stdout
-    return mode in listed.split()
+    return mode is None or mode in installed_modes()
 
 
 class ApertiumTranslator:

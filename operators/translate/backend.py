@@ -43,6 +43,8 @@ class BackendSpec:
       ``inter_threads`` = cores is the fast CPU setting for batched throughput; on a 2-core machine a
       small Marian ran 6x faster with (inter 2, intra 1) than with CTranslate2's own default (intra 0,
       i.e. its automatic choice). 0 = CTranslate2's default.
+    - ``mark_unknown``: ``apertium`` only: keep Apertium's ``*``/``@``/``#`` marks on words it could not
+      translate (False: ``apertium -u``, plain text, what training data wants).
     """
 
     backend: BackendName = "marian"
@@ -55,6 +57,7 @@ class BackendSpec:
     precision: str = "default"
     inter_threads: int = 1
     intra_threads: int = 1
+    mark_unknown: bool = True
 
     def __post_init__(self) -> None:
         if self.backend not in BACKENDS:

@@ -38,4 +38,4 @@ def make_translator(spec: BackendSpec, pair: str) -> Translator:
         return CTranslate2Translator(spec, model)
     from interlingua.operators.translate.apertium_backend import ApertiumTranslator
 
-    return ApertiumTranslator(spec, model)
+    return ApertiumTranslator(spec, model, mark_unknown=spec.mark_unknown)

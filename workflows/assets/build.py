@@ -37,6 +37,16 @@ def e5_model_dir(assets: Path) -> Path:
     return assets / E5_DIR
 
 
+def e5_asset_uri(assets: Path) -> str:
+    """The e5-small asset folder (built when missing); a UserError says why it cannot be."""
+    from interlingua.core.errors import UserError
+
+    report = build_assets(assets, only=("e5-small",))
+    if "e5-small" in report.missing:
+        raise UserError(f"the e5-small asset is unavailable (or set model=...): {report.missing['e5-small']}")
+    return str(e5_model_dir(assets))
+
+
 def bible_path(assets: Path) -> Path:
     from interlingua.workflows.assets.bible import BITEXT_FILE
 

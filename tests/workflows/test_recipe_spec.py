@@ -1,0 +1,129 @@
+"""Recipes without running anything: parsing, references, validation errors, order, hashes and skip/resume."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from interlingua.core.config import ConfigError, load_config
+from interlingua.workflows.recipe import load_state, plan, save_state
+from interlingua.workflows.recipe_spec import (RecipeConfig, RecipeError, execution_order, references, stage_hash,
+                                               stage_outputs, substitute, validate_recipe)
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def recipe(stages: dict, **extra) -> RecipeConfig:
+    return RecipeConfig.model_validate({"name": "t", "stages": stages, **extra})
+
+
+def chain() -> dict:
+    return {
+        "bitext": {"workflow": "apertium-bitext", "config": {"sentences_per_language": 10, "languages": ["es"]}},
+        "tr": {"workflow": "train", "config": {"corpus": "${stages.bitext.corpus}", "version": "${stages.bitext.version}",
+                                               "train": {"max_steps": 3}}},
+        "both": {"workflow": "combine", "config": {"first": "${stages.tr.model}", "second": "${stages.ease.model}"}},
+        "ease": {"workflow": "train", "config": {"model": "${stages.tr.model}", "corpus": "ease",
+                                                 "train": {"objective": "ease", "ease_lambda": 0.5}}},
+    }
+
+
+def test_references_and_substitution_keep_types_and_interpolate():
+    value = {"a": "${stages.x.model}", "b": ["pre-${stages.y.version}-post"], "c": 3}
+    assert references(value) == [("x", "model"), ("y", "version")]
+    outputs = {"x": {"model": "models:/m/2"}, "y": {"version": "v-1"}, "z": {"rows": 7}}
+    assert substitute(value, outputs) == {"a": "models:/m/2", "b": ["pre-v-1-post"], "c": 3}
+    assert substitute("${stages.z.rows}", outputs) == 7  # a whole-value reference keeps the output's type
+    with pytest.raises(RecipeError, match="stage 'x' has no output 'corpus'"):
+        substitute("${stages.x.corpus}", outputs)
+
+
+def test_order_follows_references_then_file_order():
+    assert execution_order(recipe(chain())) == ["bitext", "tr", "ease", "both"]
+    assert validate_recipe(recipe(chain())) == ["bitext", "tr", "ease", "both"]
+
+
+def test_unknown_stage_reference_is_one_line_error():
+    stages = chain()
+    stages["ease"]["config"]["model"] = "${stages.trr.model}"
+    with pytest.raises(RecipeError, match=r"stage 'ease' refers to unknown stage 'trr' \(stages: bitext, tr, both, ease\)"):
+        validate_recipe(recipe(stages))
+
+
+def test_cycle_is_named():
+    stages = chain()
+    stages["tr"]["config"]["model"] = "${stages.ease.model}"
+    with pytest.raises(RecipeError, match=r"has a cycle: (tr -> ease -> tr|ease -> tr -> ease)"):
+        validate_recipe(recipe(stages))
+    with pytest.raises(RecipeError, match="refers to its own output"):
+        validate_recipe(recipe({"a": {"workflow": "combine", "config": {"first": "${stages.a.model}", "second": "x"}}}))
+
+
+def test_unknown_workflow_and_bad_keys():
+    with pytest.raises(RecipeError, match=r"stage 'x': unknown workflow 'trian' \(known: .*train"):
+        validate_recipe(recipe({"x": {"workflow": "trian"}}))
+    stages = chain()
+    stages["tr"]["config"]["train"]["max_stpes"] = 3
+    with pytest.raises(RecipeError, match=r"stage 'tr' \(train\): unknown config key 'train.max_stpes'"):
+        validate_recipe(recipe(stages))
+    stages = chain()
+    stages["ease"]["config"]["train"]["ease_lambda"] = -1
+    with pytest.raises(RecipeError, match=r"stage 'ease' \(train\): train: .*ease_lambda: Input should be greater"):
+        validate_recipe(recipe(stages))
+    stages = chain()
+    del stages["ease"]["config"]["corpus"]
+    with pytest.raises(RecipeError, match=r"stage 'ease' \(train\): corpus: Field required"):
+        validate_recipe(recipe(stages))
+    with pytest.raises(RecipeError, match="cannot run the recipe workflow"):
+        validate_recipe(recipe({"x": {"workflow": "recipe"}}))
+    with pytest.raises(ConfigError, match="stages.x.wokflow: unknown key"):
+        load_config(RecipeConfig, None, ["name=t", "stages.x.wokflow=train"])
+
+
+def test_hash_changes_with_config_and_upstream_outputs_only():
+    base = {"model": "models:/m/1", "train": {"max_steps": 3}}
+    assert stage_hash("train", base) == stage_hash("train", {"train": {"max_steps": 3}, "model": "models:/m/1"})
+    assert stage_hash("train", base) != stage_hash("train", {**base, "model": "models:/m/2"})
+    assert stage_hash("train", base) != stage_hash("combine", base)
+
+
+def test_plan_skips_done_resumes_started_reruns_changed(tmp_path):
+    r = recipe(chain())
+    resolved = {"corpus": "c", "version": "v-1"}
+    digest = stage_hash("train", resolved)
+    state_file = tmp_path / "state.json"
+    save_state(state_file, {"tr": {"hash": digest, "status": "done", "run_id": "r1", "outputs": {"model": "m"}},
+                            "ease": {"hash": digest, "status": "running", "run_id": "r2"}})
+    state = load_state(state_file)
+    assert plan(r, state, "tr", resolved) == ("skip", digest)
+    assert plan(r, state, "ease", resolved) == ("resume", digest)
+    assert plan(r, state, "tr", {**resolved, "version": "v-2"})[0] == "run"
+    assert plan(r, state, "both", resolved)[0] == "run"
+    forced = recipe(chain(), force=["tr"])
+    assert plan(forced, state, "tr", resolved)[0] == "run"
+
+
+def test_outputs_split_corpus_and_name_model():
+    assert stage_outputs({"corpus": "apertium-bitext@v-0123456789ab"})["version"] == "v-0123456789ab"
+    out = stage_outputs({"corpus": "ease/v-0123456789ab", "model_uri": "models:/x@a"})
+    assert (out["corpus"], out["version"], out["model"]) == ("ease", "v-0123456789ab", "models:/x@a")
+
+
+@pytest.mark.parametrize("path", sorted((REPO / "recipes").glob("*.yaml")), ids=lambda p: p.name)
+def test_shipped_recipes_validate(path):
+    validate_recipe(load_config(RecipeConfig, path))
+
+
+def test_cli_reports_a_cycle_in_one_line_before_anything_runs(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("name: bad\nstages:\n  a: {workflow: combine, config: {first: '${stages.b.model}', second: x}}\n"
+                   "  b: {workflow: combine, config: {first: '${stages.a.model}', second: x}}\n")
+    proc = subprocess.run([sys.executable, "-m", "interlingua.workflows.cli", "run", "recipe", "-c", str(bad)],
+                          capture_output=True, text=True, timeout=120, env={"INTERLINGUA_HOME": str(tmp_path / "s"),
+                                                                             "PATH": "/usr/bin:/bin"})
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines() == ["interlingua run: error: recipe 'bad' has a cycle: a -> b -> a"]
+    assert not (tmp_path / "s" / "mlflow.db").exists()

@@ -1,0 +1,137 @@
+"""``run train`` and a 2-stage recipe end to end on a tiny BERT, through the CLI as a user runs them.
+
+A corpus version written here (en-es tiny pairs), a one-task benchmark pack holding some of its pairs (so the
+pack exclusion has something to drop), DeepSpeed on 2 Ray Train workers, the MLflow registry with the model
+card, then a recipe train -> combine whose rerun skips both stages, and ``interlingua embed`` reading the
+combined encoder folder.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tiny_models import EN_ES_PAIRS, build_tiny_bert
+
+pytestmark = pytest.mark.slow
+
+PACK_PAIRS = EN_ES_PAIRS[:4]
+
+
+def _cli(args: list[str], env: dict, cwd: Path, expect: int = 0) -> subprocess.CompletedProcess:
+    proc = subprocess.run([sys.executable, "-m", "interlingua.workflows.cli", *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=900)
+    assert proc.returncode == expect, f"interlingua {' '.join(args)}:\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}"
+    return proc
+
+
+def _summary(stdout: str) -> dict:
+    """The JSON summary the CLI prints last (its opening brace is alone on a line)."""
+    return json.loads(stdout[stdout.rindex("\n{\n") + 1:])
+
+
+def _setup(tmp_path: Path) -> tuple[dict, Path, Path, str]:
+    import pyarrow as pa
+
+    from interlingua.evaluation.pack.tables import write_table
+    from interlingua.operators.corpus.store import CorpusStore
+
+    state = tmp_path / "state"
+    store = CorpusStore(str(state / "corpus"))
+    writer = store.open_version("tiny", {"test": 1}, ["memory://tiny"])
+    rows = [(f"r{k}-{i}", en, es) for k in range(4) for i, (en, es) in enumerate(EN_ES_PAIRS)]
+    writer.write_shard("shard-00000", pa.table({
+        "id": [r[0] for r in rows], "src": [r[1] for r in rows], "tgt": [r[2] for r in rows],
+        "src_lang": ["en"] * len(rows), "tgt_lang": ["es"] * len(rows)}))
+    version = writer.publish().version
+    pack = tmp_path / "pack"
+    write_table({"source": [p[0] for p in PACK_PAIRS], "target": [p[1] for p in PACK_PAIRS]}, pack / "tiny_retrieval.parquet")
+    (pack / "manifest.json").write_text(json.dumps({"version": 1, "tasks": [
+        {"name": "tiny_retrieval", "kind": "retrieval", "language": "en-es", "file": "tiny_retrieval.parquet",
+         "size": len(PACK_PAIRS)}], "skipped": []}))
+    env = {k: v for k, v in os.environ.items() if k not in ("MLFLOW_TRACKING_URI", "RAY_ADDRESS", "MLFLOW_RUN_ID")}
+    env.update(INTERLINGUA_HOME=str(state), RAY_DEDUP_LOGS="1", PYTHONUNBUFFERED="1")
+    return env, state, pack, version
+
+
+TRAIN = {"train.max_steps": 2, "train.batch_size": 4, "train.max_length": 16, "train.lr": 1e-3,
+         "train.freeze_embeddings": False, "train.warmup_steps": 0, "eval_seeds": "[1]"}
+
+
+def test_train_then_recipe_with_combination(tmp_path):
+    from mlflow.tracking import MlflowClient
+
+    env, state, pack, version = _setup(tmp_path)
+    model = build_tiny_bert(tmp_path / "tiny_bert")
+
+    # wrong columns for the objective: one line, before Ray starts
+    bad = _cli(["run", "train", "--set", "corpus=tiny", "--set", "train.objective=simcse_sup"], env, tmp_path, expect=2)
+    assert "lacks columns ['premise', 'entailment', 'contradiction']" in bad.stderr
+    assert len(bad.stderr.strip().splitlines()) == 1 and not (state / "ray_results").exists()
+
+    args = ["run", "train", "--set", "corpus=tiny", "--set", f"model={model}", "--set", f"pack={pack}",
+            "--set", "registered_model=tiny-train", "--set", "alias=e2e"]
+    for key, value in TRAIN.items():
+        args += ["--set", f"{key}={value}"]
+    out = _cli(args, env, tmp_path).stdout
+    assert "tiny_retrieval" in out
+    summary = _summary(out)
+    n_pack_rows = 4 * len(PACK_PAIRS)
+    assert summary["rows"] == {"corpus": 4 * len(EN_ES_PAIRS), "excluded_pack": n_pack_rows,
+                               "rows": 4 * len(EN_ES_PAIRS) - n_pack_rows}
+    assert summary["corpus_versions"] == {"tiny": version} and summary["languages"] == ["en", "es"]
+    [row] = summary["evaluation"]
+    assert row["task"] == "tiny_retrieval" and 0 <= row["base"] <= 100 and 0 <= row["tuned"] <= 100
+
+    store = f"sqlite:///{state / 'mlflow.db'}"
+    client = MlflowClient(tracking_uri=store, registry_uri=store)
+    mv = client.get_model_version_by_alias("tiny-train", "e2e")
+    assert mv.tags["interlingua.corpus_versions"] == f"tiny@{version}"
+    assert mv.tags["interlingua.languages"] == "en,es" and mv.tags["interlingua.objective"] == "translation_ranking"
+    artifacts = {a.path for a in client.list_artifacts(summary["run_id"], "evaluation")}
+    assert {"evaluation/results.png", "evaluation/results.json"} <= artifacts
+    assert "tiny_retrieval" in mv.description and str(model) in mv.description  # the model card
+
+    recipe = tmp_path / "recipe.yaml"
+    recipe.write_text(f"""
+name: tiny-two
+stages:
+  tuned:
+    workflow: train
+    config:
+      corpus: tiny
+      version: {version}
+      model: {model}
+      pack: {pack}
+      registered_model: tiny-recipe
+      train: {{max_steps: 2, batch_size: 4, max_length: 16, lr: 1.0e-3, warmup_steps: 0}}
+      eval_seeds: [1]
+  both:
+    workflow: combine
+    config:
+      first: ${{stages.tuned.model}}
+      second: {model}
+      pack: {pack}
+      eval_seeds: [1]
+""")
+    first = _summary(_cli(["run", "recipe", "-c", str(recipe)], env, tmp_path).stdout)
+    assert first["actions"] == {"tuned": "run", "both": "run"}
+    assert first["outputs"]["tuned"]["model"] == "models:/tiny-recipe/1"
+    parent = client.get_run(first["parent_run_id"])
+    children = client.search_runs([parent.info.experiment_id], f"tags.mlflow.parentRunId = '{parent.info.run_id}'")
+    assert sorted(r.data.tags["interlingua.stage"] for r in children) == ["both", "tuned"]
+    assert all(r.info.status == "FINISHED" for r in children)
+
+    again = _summary(_cli(["run", "recipe", "-c", str(recipe)], env, tmp_path).stdout)
+    assert again["actions"] == {"tuned": "skip", "both": "skip"} and again["outputs"] == first["outputs"]
+
+    vectors = tmp_path / "v.npy"
+    _cli(["embed", "--model", first["outputs"]["both"]["model"], EN_ES_PAIRS[0][0], "--out", str(vectors)], env, tmp_path)
+    emb = np.load(vectors)
+    assert emb.shape == (1, 64)

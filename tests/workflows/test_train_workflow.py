@@ -1,0 +1,46 @@
+"""`run train` checks that need no Ray and no model: columns against the objective, EASE's entity-vector
+default, and the vectorized exclusion of benchmark-pack sentences."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pyarrow as pa
+import pytest
+
+from interlingua.core.errors import UserError
+from interlingua.workflows.train import CORPUS_ENTITIES, TrainWorkflowConfig, _rename_and_drop, check_columns
+
+BITEXT = SimpleNamespace(name="bible-en-es", version="v-000000000001",
+                         columns={"id": "string", "src": "string", "tgt": "string"})
+
+
+def test_columns_the_objective_lacks_are_named():
+    with pytest.raises(UserError, match=r"bible-en-es@v-000000000001 lacks columns \['sentence', 'entity_id', "
+                                        r"'hard_negative_ids'\] that objective 'ease' needs"):
+        check_columns(TrainWorkflowConfig(corpus="bible-en-es", train={"objective": "ease"}), BITEXT)
+    assert check_columns(TrainWorkflowConfig(corpus="x"), BITEXT) == {"src": "src", "tgt": "tgt"}
+
+
+def test_a_column_map_feeds_an_objective_from_another_column():
+    config = TrainWorkflowConfig(corpus="x", columns={"text": "src"}, train={"objective": "simcse_unsup"})
+    assert check_columns(config, BITEXT) == {"text": "src"}
+    with pytest.raises(UserError, match=r"lacks columns \['text \(from body\)'\]"):
+        check_columns(config.model_copy(update={"columns": {"text": "body"}}), BITEXT)
+    with pytest.raises(UserError, match=r"columns \['premise'\] are not read by objective 'simcse_unsup'"):
+        check_columns(config.model_copy(update={"columns": {"premise": "src"}}), BITEXT)
+
+
+def test_ease_defaults_to_the_corpus_entity_vectors_and_keeps_given_ones():
+    assert TrainWorkflowConfig(corpus="ease", train={"objective": "ease"}).train.entity_vectors == CORPUS_ENTITIES
+    given = TrainWorkflowConfig(corpus="ease", train={"objective": "ease", "entity_vectors": "/w2v.txt",
+                                                      "ease_entity_weight": 0.01})
+    assert given.train.entity_vectors == "/w2v.txt" and given.train.ease_entity_weight == 0.01
+
+
+def test_pack_sentences_are_dropped_whitespace_insensitively():
+    table = pa.table({"src": ["a  b", "c", None, "x"], "tgt": ["q", "d\te ", "z", "y"], "id": ["1", "2", "3", "4"]})
+    out = _rename_and_drop({"text": "src", "other": "tgt"}, ["a b", "d e"], ["text", "other"], table)
+    assert out.column_names == ["text", "other"]
+    assert out.to_pylist() == [{"text": None, "other": "z"}, {"text": "x", "other": "y"}]
+    assert _rename_and_drop({"text": "src"}, [], ["text"], table).num_rows == 4

@@ -1,0 +1,107 @@
+"""Workflow ``combine``: one encoder from two, ``s/‖s‖ ⊕ h/‖h‖`` (Cai et al. 2022; any mode of
+:mod:`interlingua.models.combined`), saved as one folder that ``load_encoder``, ``interlingua embed`` and
+``interlingua eval`` read, evaluated on the pack against both parts, and logged to its run with a model card
+that merges the parts' corpus versions and languages (from their registry tags). Not registered: the registry
+holds sentence-transformers folders (MLflow's flavor), which cannot hold two transformers side by side.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any, Literal
+
+from pydantic import Field
+
+from interlingua.core.config import Config
+
+DESCRIPTION = "combine two encoders (s/|s| + h/|h| concatenation by default) into one encoder folder, evaluated"
+
+
+class CombineConfig(Config):
+    first: str = Field(description="encoder URI of s (models:/NAME/VERSION, a folder, ...)")
+    second: str = Field(description="encoder URI of h")
+    mode: Literal["concat", "sum", "norm_concat", "norm_sum"] = Field(
+        "norm_concat", description="s ⊕ h, s + h, s/‖s‖ ⊕ h/‖h‖ or s/‖s‖ + h/‖h‖")
+    experiment: str = "combine"
+    evaluate: bool = True
+    pack: str | None = Field(None, description="benchmark pack folder; default: <state>/bench-pack (built if missing)")
+    eval_tasks: list[str] = Field(default_factory=lambda: ["all"])
+    eval_seeds: list[int] = Field(default_factory=lambda: [1, 2, 3], min_length=1)
+    state_dir: str | None = Field(None, description="default: $INTERLINGUA_HOME or ./.interlingua")
+
+
+
+CONFIG = CombineConfig
+
+
+def run(config: CombineConfig, *, address: str | None = None) -> dict[str, Any]:
+    import mlflow
+
+    from interlingua.core.progress import Stages
+    from interlingua.core.runtime import configure_mlflow, state_dir
+    from interlingua.models.combined import CombinedEncoder
+    from interlingua.models.load import load_encoder
+
+    stages = Stages("combine")
+    state = state_dir(config.state_dir)
+    configure_mlflow(config.experiment, state)
+    with stages("load"):
+        first, second = load_encoder(config.first), load_encoder(config.second)
+        combined = CombinedEncoder(first, second, config.mode)
+    with mlflow.start_run(run_name=f"combine-{time.strftime('%Y%m%d-%H%M%S')}") as mlflow_run:
+        run_id = mlflow_run.info.run_id
+        mlflow.log_params({"first": config.first, "second": config.second, "mode": config.mode})
+        mlflow.set_tags({"interlingua.workflow": "combine"})
+    out_dir = state / "combine" / run_id
+    with stages("save"):
+        folder = combined.save(out_dir / "encoder")
+        print(f"  {combined.name}: {combined.dim} dimensions, saved in {folder}")
+    rows: list[dict] = []
+    if config.evaluate:
+        with stages("evaluate"):
+            from interlingua.workflows.pack_eval import (cacheable, card_rows, ensure_pack, evaluate_encoders,
+                                                         log_pack_results)
+
+            pack = ensure_pack(config.pack, state)
+            encoders = {"first": (first, cacheable(config.first)), "second": (second, cacheable(config.second)),
+                        "combined": (load_encoder(str(folder)), False)}
+            measurements = evaluate_encoders(encoders, pack, config.eval_tasks, config.eval_seeds,
+                                             state / "embedding-cache")
+            print(log_pack_results(run_id, measurements, config.eval_seeds, out_dir / "evaluation"))
+            rows = card_rows(measurements, "first", "combined")
+    from interlingua.models.model_card import ModelCard
+
+    versions, languages = {}, set()
+    for uri in (config.first, config.second):
+        part_versions, part_languages = part_provenance(uri)
+        versions |= part_versions
+        languages |= set(part_languages)
+    card = ModelCard(base_model=config.first, objective=f"combine:{config.mode}", workflow="combine",
+                     corpus_versions=versions, languages=sorted(languages), config=config.model_dump(mode="json"),
+                     evaluation=rows, description=f"{config.mode} of {config.first} and {config.second} "
+                                                  "(evaluation: base = the first part)")
+    # The registry logs sentence-transformers folders (MLflow's sentence_transformers flavor), which cannot
+    # hold two transformers side by side: the combination stays a folder, logged to the run with its card.
+    (folder / "README.md").write_text(card.to_markdown(), encoding="utf-8")
+    mlflow.tracking.MlflowClient().log_artifacts(run_id, str(folder), "combined-encoder")
+    summary = {"run_id": run_id, "model": str(folder), "encoder_dir": str(folder), "dim": combined.dim,
+               "corpus_versions": versions, "languages": sorted(languages), "evaluation": rows,
+               "seconds": stages.seconds}
+    (out_dir / "summary.json").write_text(json.dumps(summary, indent=2, default=str) + "\n")
+    return summary
+
+
+def part_provenance(uri: str) -> tuple[dict[str, str], list[str]]:
+    """Corpus versions and languages a registered encoder's card recorded (its version tags); empty otherwise."""
+    if not uri.startswith("models:/"):
+        return {}, []
+    from mlflow.tracking import MlflowClient
+
+    from interlingua.models.load import pin_registry_uri
+
+    name, _, version = pin_registry_uri(uri)[len("models:/"):].partition("/")
+    tags = MlflowClient().get_model_version(name, version.split("/")[0]).tags
+    versions = dict(item.rsplit("@", 1) for item in tags.get("interlingua.corpus_versions", "").split(",") if "@" in item)
+    languages = [lang for lang in tags.get("interlingua.languages", "").split(",") if lang]
+    return versions, languages

@@ -1,0 +1,119 @@
+"""Base-vs-tuned on the offline benchmark pack, for the workflows that train or build an encoder.
+
+``ensure_pack`` finds (or builds, in about two seconds, from the assets) the pack; ``evaluate_pair`` runs
+its tasks for a base and a tuned encoder over seeds, every text encoded once per encoder (a persistent
+cache for encoders whose identity cannot change: the e5 asset, ``models:/NAME/VERSION``); ``log_pack_results`` writes the table, the JSON and
+the chart and logs them, with one metric per task, to an MLflow run; ``card_rows`` is the model card's
+evaluation table. ``pack_texts`` is every sentence of the pack, so training can leave them out.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Sequence
+
+from interlingua.evaluation.tasks.records import Measurement
+from interlingua.models.protocol import TextEncoder
+
+
+#: The sizes of the reference table in evaluation/README.md (``interlingua bench-pack --bible-pairs 500 ...``).
+REFERENCE_SIZES = {"bible_pairs": 500, "debian_pairs": 200, "mining_gold_per_split": 60, "clustering_items": 400,
+                   "title_lead_pairs": 200}
+
+
+def ensure_pack(pack: str | None, state: Path) -> Path:
+    """The pack folder: ``pack`` as given (must exist), else ``<state>/bench-pack`` (built with
+    :data:`REFERENCE_SIZES`, seed 0, when missing)."""
+    from interlingua.core.errors import UserError
+
+    if pack:
+        if not (Path(pack) / "manifest.json").exists():
+            raise UserError(f"benchmark pack {pack} has no manifest.json (build one: interlingua bench-pack --out {pack})")
+        return Path(pack)
+    folder = state / "bench-pack"
+    if not (folder / "manifest.json").exists():
+        from interlingua.core.runtime import assets_dir
+        from interlingua.evaluation.pack.build import PackSizes, build_pack
+
+        try:
+            build_pack(str(assets_dir(state)), str(folder), PackSizes(**REFERENCE_SIZES), seed=0)
+        except ValueError as err:
+            raise UserError(f"cannot build the benchmark pack from {assets_dir(state)}: {err} "
+                            f"(run `interlingua assets`, or set evaluate=false)") from err
+    return folder
+
+
+def pack_texts(pack: Path) -> set[str]:
+    """Every string cell of every table in the pack (whitespace-normalized)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    texts: set[str] = set()
+    for path in sorted(pack.glob("*.parquet")):
+        table = pq.read_table(path)
+        for column in table.columns:
+            if pa.types.is_string(column.type) or pa.types.is_large_string(column.type):
+                texts.update(normalize(t) for t in column.to_pylist() if t)
+    return texts
+
+
+def normalize(text: str) -> str:
+    return " ".join(str(text).split())
+
+
+def cacheable(uri: str, stable: Sequence[str] = ()) -> bool:
+    """Whether embeddings of ``uri`` may be cached by name: a pinned registry version or a known-stable path."""
+    if uri.startswith("models:/"):
+        return "@" not in uri
+    return "://" not in uri and str(Path(uri).resolve()) in stable
+
+
+def evaluate_encoders(encoders: dict[str, tuple[TextEncoder, bool]], pack: Path, tasks: Sequence[str],
+                      seeds: Sequence[int], cache_dir: Path) -> list[Measurement]:
+    """Measurements of every ``{label: (encoder, cache it)}`` on the pack's ``tasks`` over ``seeds``."""
+    from interlingua.evaluation.runner import evaluate_models, select_tasks
+    from interlingua.evaluation.tasks.pack_tasks import pack_task_specs
+    from interlingua.models.cache import CachedEncoder
+
+    import tempfile
+
+    chosen = select_tasks(pack_task_specs(pack), list(tasks))
+    # encoders that may change get a cache of their own that lives for this call: each text is still
+    # encoded once however many seeds and tasks use it
+    with tempfile.TemporaryDirectory(prefix="interlingua-eval-") as private:
+        wrapped = {label: CachedEncoder(encoder, cache_dir if cache else Path(private) / label)
+                   for label, (encoder, cache) in encoders.items()}
+        return evaluate_models(wrapped, chosen, list(seeds))
+
+
+def log_pack_results(run_id: str | None, measurements: list[Measurement], seeds: Sequence[int], out: Path) -> str:
+    """Write results.txt/.json/.png to ``out``, log them and the metrics to ``run_id``; returns the table."""
+    import json
+
+    from interlingua.evaluation.report.chart import write_chart
+    from interlingua.evaluation.report.mlflow_log import log_to_mlflow
+    from interlingua.evaluation.report.summary import format_table, results_document
+
+    table = format_table(measurements)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "results.txt").write_text(table + "\n", encoding="utf-8")
+    (out / "results.json").write_text(json.dumps(results_document(measurements, seeds), indent=2, ensure_ascii=False)
+                                      + "\n", encoding="utf-8")
+    chart = write_chart(measurements, out / "results.png")
+    if run_id:
+        log_to_mlflow(run_id, measurements, [out / "results.json", out / "results.txt", chart])
+    return table
+
+
+def card_rows(measurements: list[Measurement], base: str, tuned: str) -> list[dict]:
+    """Primary metrics as model-card rows: task, language, metric, base, tuned (means over seeds), delta."""
+    from interlingua.evaluation.report.summary import summarize
+
+    summary = summarize(measurements)
+    rows = []
+    for task, lang, metric in dict.fromkeys((m.task, m.language, m.metric) for m in measurements if m.primary):
+        b, t = summary.get((base, task, lang, metric)), summary.get((tuned, task, lang, metric))
+        rows.append({"task": task, "language": lang, "metric": metric,
+                     "base": round(b.mean, 2) if b else None, "tuned": round(t.mean, 2) if t else None,
+                     "delta": round(t.mean - b.mean, 2) if b and t else None})
+    return rows

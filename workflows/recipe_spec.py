@@ -1,0 +1,197 @@
+"""A recipe: named stages, each a registered workflow with its config, chained by references.
+
+.. code-block:: yaml
+
+    name: tr-then-ease
+    stages:
+      bitext:   {workflow: apertium-bitext, config: {sentences_per_language: 2000}}
+      tr:
+        workflow: train
+        config: {corpus: "${stages.bitext.corpus}", version: "${stages.bitext.version}",
+                 train: {objective: translation_ranking}}
+      ease:
+        workflow: train
+        config: {model: "${stages.tr.model}", corpus: ease, train: {objective: ease}}
+
+A reference ``${stages.NAME.OUTPUT}`` is replaced by output ``OUTPUT`` of stage ``NAME`` (any key of that
+workflow's summary; ``model`` is the pinned ``models:/NAME/VERSION`` of a registered encoder, ``corpus`` and
+``version`` the corpus a stage built or read). A value that is exactly one reference takes the output's
+value and type; references inside a longer string are interpolated. Stages run in dependency order (file
+order among independent ones). :func:`validate_recipe` checks, before anything runs: known workflows,
+references to existing stages, no cycle, and each stage's config against its workflow's typed config
+(references stand in for any value). Everything here is pure: no Ray, no MLflow.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from typing import Any
+
+from pydantic import Field, field_validator
+
+from interlingua.core.config import Config
+from interlingua.core.errors import UserError
+
+REFERENCE = re.compile(r"\$\{stages\.([A-Za-z0-9_-]+)\.([A-Za-z0-9_]+)\}")
+STAGE_NAME = re.compile(r"^[A-Za-z0-9_-]+$")
+RECIPE_WORKFLOW = "recipe"
+
+
+class RecipeError(UserError):
+    """A recipe that cannot run; the message is one line."""
+
+
+class StageSpec(Config):
+    workflow: str = Field(description="a registered workflow (interlingua run --help lists them)")
+    config: dict[str, Any] = Field(default_factory=dict, description="the workflow's config; ${stages.X.Y} references")
+
+
+class RecipeConfig(Config):
+    name: str = Field(description="recipe name (its state lives in <state>/recipes/NAME)", pattern=r"^[A-Za-z0-9_.-]+$")
+    description: str = ""
+    experiment: str = Field("recipe", description="MLflow experiment of the parent run and every stage's run")
+    state_dir: str | None = Field(None, description="default: $INTERLINGUA_HOME or ./.interlingua")
+    force: list[str] = Field(default_factory=list, description="stages to rerun even when unchanged")
+    stop_after: str | None = Field(None, description="stop after this stage (run a long recipe in pieces)")
+    stages: dict[str, StageSpec] = Field(min_length=1)
+
+    @field_validator("stages")
+    @classmethod
+    def _names(cls, stages: dict[str, StageSpec]) -> dict[str, StageSpec]:
+        bad = [name for name in stages if not STAGE_NAME.match(name)]
+        if bad:
+            raise ValueError(f"stage names may hold letters, digits, '-' and '_' only; got {bad}")
+        return stages
+
+
+def references(value: Any) -> list[tuple[str, str]]:
+    """Every (stage, output) referenced anywhere inside ``value`` (strings, lists, mappings)."""
+    if isinstance(value, str):
+        return [(m.group(1), m.group(2)) for m in REFERENCE.finditer(value)]
+    if isinstance(value, dict):
+        return [ref for item in value.values() for ref in references(item)]
+    if isinstance(value, (list, tuple)):
+        return [ref for item in value for ref in references(item)]
+    return []
+
+
+def substitute(value: Any, outputs: dict[str, dict[str, Any]]) -> Any:
+    """``value`` with every reference replaced by ``outputs[stage][output]``."""
+    if isinstance(value, str):
+        whole = REFERENCE.fullmatch(value)
+        if whole:
+            return _output(outputs, whole.group(1), whole.group(2))
+        return REFERENCE.sub(lambda m: str(_output(outputs, m.group(1), m.group(2))), value)
+    if isinstance(value, dict):
+        return {k: substitute(v, outputs) for k, v in value.items()}
+    if isinstance(value, list):
+        return [substitute(v, outputs) for v in value]
+    return value
+
+
+def _output(outputs: dict[str, dict[str, Any]], stage: str, name: str) -> Any:
+    if stage not in outputs:
+        raise RecipeError(f"stage {stage!r} has not run yet, so ${{stages.{stage}.{name}}} has no value")
+    if name not in outputs[stage]:
+        raise RecipeError(f"stage {stage!r} has no output {name!r} (its outputs: {', '.join(sorted(outputs[stage]))})")
+    return outputs[stage][name]
+
+
+def dependencies(recipe: RecipeConfig) -> dict[str, list[str]]:
+    """{stage: the stages it references, in first-reference order}; unknown stages are an error."""
+    deps: dict[str, list[str]] = {}
+    for name, stage in recipe.stages.items():
+        refs = list(dict.fromkeys(s for s, _ in references(stage.config)))
+        for ref in refs:
+            if ref not in recipe.stages:
+                raise RecipeError(f"stage {name!r} refers to unknown stage {ref!r} "
+                                  f"(stages: {', '.join(recipe.stages)})")
+            if ref == name:
+                raise RecipeError(f"stage {name!r} refers to its own output")
+        deps[name] = refs
+    return deps
+
+
+def execution_order(recipe: RecipeConfig) -> list[str]:
+    """Stages in dependency order, file order among independent ones; a cycle is an error naming it."""
+    deps = dependencies(recipe)
+    order: list[str] = []
+    state: dict[str, str] = {}
+
+    def visit(name: str, path: list[str]) -> None:
+        if state.get(name) == "done":
+            return
+        if state.get(name) == "visiting":
+            cycle = path[path.index(name):] + [name]
+            raise RecipeError(f"recipe {recipe.name!r} has a cycle: {' -> '.join(cycle)}")
+        state[name] = "visiting"
+        for dep in deps[name]:
+            visit(dep, path + [name])
+        state[name] = "done"
+        order.append(name)
+
+    for name in recipe.stages:
+        visit(name, [])
+    return order
+
+
+def validate_recipe(recipe: RecipeConfig) -> list[str]:
+    """Check everything that can be checked before running; returns the execution order."""
+    from interlingua.workflows.registry import WORKFLOWS, load_workflow
+
+    for name, stage in recipe.stages.items():
+        if stage.workflow == RECIPE_WORKFLOW:
+            raise RecipeError(f"stage {name!r}: a recipe cannot run the recipe workflow")
+        if stage.workflow not in WORKFLOWS:
+            raise RecipeError(f"stage {name!r}: unknown workflow {stage.workflow!r} "
+                              f"(known: {', '.join(sorted(w for w in WORKFLOWS if w != RECIPE_WORKFLOW))})")
+    unknown_forced = [s for s in [*recipe.force, recipe.stop_after] if s is not None and s not in recipe.stages]
+    if unknown_forced:
+        raise RecipeError(f"force/stop_after name unknown stages {unknown_forced} (stages: {', '.join(recipe.stages)})")
+    order = execution_order(recipe)
+    for name in order:
+        check_stage_config(name, recipe.stages[name], load_workflow(recipe.stages[name].workflow).CONFIG)
+    return order
+
+
+def check_stage_config(name: str, stage: StageSpec, config_class: type[Config]) -> None:
+    """Validate ``stage.config`` against ``config_class``; values holding references are taken on trust."""
+    from pydantic import ValidationError
+
+    from interlingua.core.config import _lookup, with_section_defaults
+
+    try:
+        config_class.model_validate(with_section_defaults(config_class, stage.config))
+    except ValidationError as err:
+        for error in err.errors():
+            value = _lookup(stage.config, error["loc"])
+            if isinstance(value, str) and references(value):
+                continue
+            key = ".".join(str(p) for p in error["loc"]) or "config"
+            if error["type"] == "extra_forbidden":
+                raise RecipeError(f"stage {name!r} ({stage.workflow}): unknown config key {key!r}; "
+                                  f"see: interlingua run {stage.workflow} --list-keys") from None
+            raise RecipeError(f"stage {name!r} ({stage.workflow}): {key}: {error['msg']}") from None
+
+
+def stage_hash(workflow: str, resolved_config: dict[str, Any]) -> str:
+    """Identity of a stage run: its workflow and its config with every reference resolved (so a changed
+    upstream output, e.g. a new model version, changes it)."""
+    text = json.dumps({"workflow": workflow, "config": resolved_config}, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def stage_outputs(summary: dict[str, Any] | None) -> dict[str, Any]:
+    """A workflow's summary as references see it: every key, plus ``corpus``/``version`` split from a
+    ``name@version`` or ``name/version`` corpus, and ``model`` = the registered model's URI."""
+    outputs = dict(summary or {})
+    corpus = outputs.get("corpus")
+    if isinstance(corpus, str):
+        match = re.fullmatch(r"([A-Za-z0-9_.-]+)[@/](v-[0-9a-f]+)", corpus)
+        if match:
+            outputs["corpus"], outputs["version"] = match.group(1), match.group(2)
+    if "model" not in outputs and isinstance(outputs.get("model_uri"), str):
+        outputs["model"] = outputs["model_uri"]
+    return outputs

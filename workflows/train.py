@@ -1,0 +1,268 @@
+"""Workflow ``train``: any engine objective on any corpus version -> registered, evaluated encoder.
+
+1. Read the corpus version's manifest (``corpus``, ``version``: default the latest) and check, before Ray or a
+   model starts, that it has the columns the objective reads (``columns`` maps an objective column to another
+   corpus column, e.g. ``columns.text=src`` for unsupervised SimCSE on a bitext corpus). EASE's entity vectors
+   default to the corpus's own ``<corpus>-entities`` version (the latest one); a user's Wikipedia2Vec file
+   (word2vec text) or ``.npy`` + ids works too (``train.entity_vectors``).
+2. Rows whose text occurs anywhere in the benchmark pack are dropped and counted (``exclude_pack``), so no
+   evaluation sentence is trained on; ``max_rows`` samples the corpus (seeded).
+3. Train on the engine (DeepSpeed on Ray Train) in an MLflow run.
+4. Evaluate base vs tuned on the offline benchmark pack (``evaluate``; the pack is built under the state
+   directory when missing), log the table, JSON and chart to the run.
+5. Register the encoder with a :class:`~interlingua.models.model_card.ModelCard`: base model, objective,
+   corpus versions, the languages it saw, the resolved config and the evaluation table.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field, model_validator
+
+from interlingua.core.config import Config
+from interlingua.core.params import flatten
+from interlingua.trainers.engine.config import TrainConfig
+
+DESCRIPTION = "train any objective on any corpus version; evaluate base vs tuned on the pack; register"
+#: ``train.entity_vectors`` value meaning "the corpus's own ``<corpus>-entities`` version" (the default for EASE).
+CORPUS_ENTITIES = "corpus"
+LANGUAGE_COLUMNS = ("lang", "src_lang", "tgt_lang")
+
+
+def _train_defaults() -> TrainConfig:
+    return TrainConfig(objective="translation_ranking", num_workers=2, batch_size=16, max_steps=24, lr=3e-5,
+                       warmup_steps=2, max_length=64, freeze_embeddings=True)
+
+
+class TrainWorkflowConfig(Config):
+    corpus: str = Field(description="corpus name in the store (e.g. bible-en-es, apertium-bitext, ease)")
+    version: str | None = Field(None, description="corpus version; None: the latest")
+    columns: dict[str, str] = Field(default_factory=dict,
+                                    description="objective column -> corpus column, e.g. {text: src}")
+    entities: str | None = Field(None, description="EASE: the entity-vectors corpus as NAME, NAME@VERSION or NAME/VERSION "
+                                                   "(used when train.entity_vectors is not set); default: <corpus>-entities, latest")
+    model: str | None = Field(None, description="encoder URI to start from; default: the e5-small asset")
+    max_rows: int | None = Field(None, ge=1, description="train on a seeded sample of this many rows")
+    exclude_pack: bool = Field(True, description="drop rows with any text that occurs in the benchmark pack")
+    registered_model: str = "interlingua-encoder"
+    alias: str = "train"
+    experiment: str = "train"
+    evaluate: bool = Field(True, description="evaluate base vs tuned on the benchmark pack")
+    pack: str | None = Field(None, description="benchmark pack folder; default: <state>/bench-pack (built if missing)")
+    eval_tasks: list[str] = Field(default_factory=lambda: ["all"], description="pack task names or kinds")
+    eval_seeds: list[int] = Field(default_factory=lambda: [1, 2, 3], min_length=1)
+    state_dir: str | None = Field(None, description="default: $INTERLINGUA_HOME or ./.interlingua")
+    train: TrainConfig = Field(default_factory=_train_defaults)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _ease_vectors_from_corpus(cls, data: Any) -> Any:
+        """EASE without ``train.entity_vectors``: the corpus's own entity vectors."""
+        if isinstance(data, dict) and isinstance(data.get("train"), dict):
+            train = data["train"]
+            given = train.get("entity_vectors") or ((train.get("options") or {}).get("ease") or {}).get("entity_vectors")
+            if train.get("objective") == "ease" and not given:
+                data = {**data, "train": {**train, "entity_vectors": CORPUS_ENTITIES}}
+        return data
+
+
+CONFIG = TrainWorkflowConfig
+
+
+def objective_columns(train: TrainConfig) -> tuple[str, ...]:
+    """The corpus columns the objective of ``train`` reads (each once, in view order)."""
+    return tuple(dict.fromkeys(train.objective_class.columns(train.objective_options)))
+
+
+def check_columns(config: TrainWorkflowConfig, manifest) -> dict[str, str]:
+    """{objective column: corpus column}; a UserError names the missing ones."""
+    from interlingua.core.errors import UserError
+
+    unknown = sorted(set(config.columns) - set(objective_columns(config.train)))
+    if unknown:
+        raise UserError(f"columns {unknown} are not read by objective {config.train.objective!r} "
+                        f"(it reads {list(objective_columns(config.train))})")
+    mapping = {c: config.columns.get(c, c) for c in objective_columns(config.train)}
+    missing = [f"{c}" if c == src else f"{c} (from {src})" for c, src in mapping.items() if src not in manifest.columns]
+    if missing:
+        raise UserError(f"corpus {manifest.name}@{manifest.version} lacks columns {missing} that objective "
+                        f"{config.train.objective!r} needs (it has {sorted(manifest.columns)}); choose another corpus "
+                        f"or objective, or map a column: --set columns.NAME=CORPUS_COLUMN")
+    return mapping
+
+
+def run(config: TrainWorkflowConfig, *, address: str | None = None) -> dict[str, Any]:
+    from interlingua.core.progress import Stages
+    from interlingua.core.runtime import assets_dir, configure_mlflow, corpus_root, init_ray, state_dir
+    from interlingua.operators.corpus.store import CorpusStore
+
+    stages = Stages("train")
+    state = state_dir(config.state_dir)
+    store = CorpusStore(corpus_root(state))
+    with stages("corpus"):
+        manifest = _manifest(store, config.corpus, config.version)
+        mapping = check_columns(config, manifest)
+        train = config.train
+        corpus_versions = {manifest.name: manifest.version}
+        if train.objective == "ease" and train.objective_options.entity_vectors == CORPUS_ENTITIES:
+            name, _, version = (config.entities or f"{manifest.name}-entities").replace("/", "@").partition("@")
+            entities = _manifest(store, name, version or None)
+            vectors = f"{store.root.rstrip('/')}/{entities.name}/{entities.version}"
+            train = train.model_copy(update={"options": {**train.options,
+                                                         "ease": {**train.options["ease"], "entity_vectors": vectors}}})
+            corpus_versions[entities.name] = entities.version
+        languages = _languages(store, manifest)
+        print(f"  corpus {manifest.name}@{manifest.version}: {manifest.total_rows} rows, columns "
+              f"{', '.join(f'{k}<-{v}' if k != v else k for k, v in mapping.items())}; languages {', '.join(languages) or '-'}")
+    with stages("model"):
+        from interlingua.workflows.assets.build import e5_asset_uri, e5_model_dir
+
+        model_uri = config.model or e5_asset_uri(assets_dir(state))
+        stable = [str(e5_model_dir(assets_dir(state)).resolve())]
+        pack = None
+        if config.evaluate or config.exclude_pack:
+            from interlingua.workflows.pack_eval import ensure_pack
+
+            pack = ensure_pack(config.pack, state)
+    with stages("ray"):
+        init_ray(address)
+
+    import mlflow
+
+    configure_mlflow(config.experiment, state)
+    with mlflow.start_run(run_name=f"train-{train.objective}-{time.strftime('%Y%m%d-%H%M%S')}") as mlflow_run:
+        run_id = mlflow_run.info.run_id
+        mlflow.log_params(flatten({"model": model_uri, "corpus": f"{manifest.name}@{manifest.version}",
+                                   "columns": mapping, "max_rows": config.max_rows, "train": train.model_dump()}))
+        mlflow.set_tags({"interlingua.workflow": "train", "interlingua.objective": train.objective,
+                         "corpus.version": manifest.version})
+        mlflow.log_dict(json.loads(manifest.to_json()), "corpus/manifest.json")
+
+    with stages("data"):
+        dataset, counts = _dataset(store, manifest, mapping, train, config, pack)
+        mlflow.tracking.MlflowClient().log_dict(run_id, counts, "corpus/training_rows.json")
+        print(f"  {counts['rows']} training rows ({counts['excluded_pack']} dropped: text in the benchmark pack)")
+        _check_enough(train, counts["rows"])
+    with stages("train"):
+        from interlingua.trainers.engine.fit import fit
+
+        result = fit(model_uri, dataset, train, storage_path=state / "ray_results", name=f"train-{run_id[:8]}",
+                     run_id=run_id)
+
+    out_dir = state / "train" / run_id
+    rows: list[dict] = []
+    if config.evaluate:
+        with stages("evaluate"):
+            rows = _evaluate(config, model_uri, result.encoder_dir, pack, run_id, out_dir, stable)
+    with stages("register"):
+        from interlingua.models.model_card import ModelCard
+        from interlingua.models.registry import log_and_register_encoder
+
+        card = ModelCard(base_model=model_uri, objective=train.objective, workflow="train",
+                         corpus_versions=corpus_versions, languages=languages,
+                         config=config.model_dump(mode="json") | {"train": train.model_dump(mode="json")},
+                         evaluation=rows, description=f"{train.objective} on {manifest.name}@{manifest.version}, "
+                                                      f"{counts['rows']} rows, {train.max_steps} steps")
+        registered = log_and_register_encoder(result.encoder_dir, config.registered_model, config.alias, run_id,
+                                              card=card)
+        print(f"  registered {registered.uri} (version {registered.version})")
+    summary = {"run_id": run_id, "model_uri": registered.uri, "model": registered.version_uri,
+               "model_version": registered.version, "base_model": model_uri,
+               "corpus": f"{manifest.name}@{manifest.version}", "corpus_versions": corpus_versions,
+               "languages": languages, "objective": train.objective, "rows": counts,
+               "evaluation": rows, "encoder_dir": result.encoder_dir,
+               "train_metrics": {k: v for k, v in result.metrics.items() if isinstance(v, (int, float))},
+               "seconds": stages.seconds}
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / "summary.json").write_text(json.dumps(summary, indent=2, default=str) + "\n")
+    print(f"train: done in {sum(stages.seconds.values()):.0f} s; summary in {out_dir / 'summary.json'}")
+    return summary
+
+
+def _manifest(store, name: str, version: str | None):
+    from interlingua.core.errors import UserError
+    from interlingua.operators.corpus.store import LATEST, CorpusLookupError
+
+    try:
+        return store.manifest(name, version or LATEST)
+    except CorpusLookupError as err:
+        raise UserError(f"{err} (build it first with its corpus workflow: interlingua run ...)") from None
+
+
+def _languages(store, manifest) -> list[str]:
+    """Distinct values of the corpus's language columns (lang, src_lang, tgt_lang), sorted."""
+    columns = [c for c in LANGUAGE_COLUMNS if c in manifest.columns]
+    if not columns:
+        return []
+    table = store.read_table(manifest.name, manifest.version, columns=columns)
+    return sorted({str(v) for c in columns for v in table.column(c).unique().to_pylist() if v})
+
+
+def _dataset(store, manifest, mapping: dict[str, str], train: TrainConfig, config: TrainWorkflowConfig, pack):
+    """The shuffled, materialized training dataset (objective column names) and its row counts."""
+    corpus_columns = list(dict.fromkeys(mapping.values()))
+    ds = store.read_ray(manifest.name, manifest.version, columns=corpus_columns)
+    counts = {"corpus": manifest.total_rows, "excluded_pack": 0}
+    texts: list[str] = []
+    if config.exclude_pack and pack is not None:
+        from interlingua.workflows.pack_eval import pack_texts
+
+        texts = sorted(pack_texts(pack))
+    ds = ds.map_batches(partial(_rename_and_drop, mapping, texts, list(mapping)), batch_format="pyarrow").materialize()
+    counts["excluded_pack"] = manifest.total_rows - ds.count()
+    if config.max_rows is not None:
+        ds = ds.random_shuffle(seed=train.seed).limit(config.max_rows)
+    ds = ds.random_shuffle(seed=train.seed).materialize()
+    counts["rows"] = ds.count()
+    return ds, counts
+
+
+def _rename_and_drop(mapping: dict[str, str], texts: list[str], text_columns: list[str], table):
+    """Corpus columns -> the objective's column names (a corpus column may feed several); rows with a text
+    column whose whitespace-normalized value is in ``texts`` are dropped (vectorized; non-string columns such as
+    lists of entity ids are not compared)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    out = pa.table({name: table.column(source) for name, source in mapping.items()})
+    if not texts or out.num_rows == 0:
+        return out
+    banned = pa.array(texts, type=pa.string())
+    drop = None
+    for column in text_columns:
+        if not (pa.types.is_string(out.column(column).type) or pa.types.is_large_string(out.column(column).type)):
+            continue
+        values = pc.utf8_trim_whitespace(pc.replace_substring_regex(out.column(column).cast(pa.string()), r"\s+", " "))
+        hit = pc.fill_null(pc.is_in(values, value_set=banned), False)
+        drop = hit if drop is None else pc.or_(drop, hit)
+    return out if drop is None else out.filter(pc.invert(drop))
+
+
+def _check_enough(train: TrainConfig, rows: int) -> None:
+    from interlingua.core.errors import UserError
+
+    needed = train.batch_size * train.num_workers
+    if rows < needed:
+        raise UserError(f"{rows} training rows, fewer than one global batch (train.batch_size {train.batch_size} x "
+                        f"train.num_workers {train.num_workers} = {needed}); use a larger corpus or a smaller batch")
+
+
+def _evaluate(config: TrainWorkflowConfig, base_uri: str, tuned_dir: str, pack: Path, run_id: str, out_dir: Path,
+              stable: list[str]) -> list[dict]:
+    from interlingua.core.runtime import state_dir
+    from interlingua.models.load import load_encoder
+    from interlingua.workflows.pack_eval import cacheable, card_rows, evaluate_encoders, log_pack_results
+
+    encoders = {"base": (load_encoder(base_uri), cacheable(base_uri, stable)),
+                "tuned": (load_encoder(tuned_dir), False)}
+    encoders["base"][0].name = base_uri
+    measurements = evaluate_encoders(encoders, pack, config.eval_tasks, config.eval_seeds,
+                                     state_dir(config.state_dir) / "embedding-cache")
+    table = log_pack_results(run_id, measurements, config.eval_seeds, out_dir / "evaluation")
+    print(table)
+    return card_rows(measurements, "base", "tuned")
