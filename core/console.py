@@ -30,12 +30,12 @@ QUIET_ENV = {
     "TRANSFORMERS_VERBOSITY": "error",
     "TOKENIZERS_PARALLELISM": "false",
     "PYTHONWARNINGS": "ignore::DeprecationWarning,ignore::FutureWarning",
-    "MLFLOW_LOGGING_LEVEL": "WARNING",  # "Detected uv project", "Copied uv.lock", ...
+    "MLFLOW_LOGGING_LEVEL": "ERROR",  # "Detected uv project", "Failed to resolve installed pip version", ...
     "MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR": "false",
 }
 
 #: Loggers whose INFO records belong in the log file, not on the console.
-NOISY_LOGGERS = ("ray", "ray.data", "ray.train", "ray.tune", "DeepSpeed", "deepspeed", "torch.distributed",
+NOISY_LOGGERS = ("ray", "sentence_transformers", "ray.data", "ray.train", "ray.tune", "DeepSpeed", "deepspeed", "torch.distributed",
                  "mlflow", "alembic", "transformers", "urllib3", "filelock", "fsspec", "numexpr", "gensim")
 
 
