@@ -47,6 +47,12 @@ def run(args: argparse.Namespace) -> int:
 
     from interlingua.core.runtime import check_reachable
 
+    if os.environ.get("RAY_JOB_CONFIG_JSON_ENV_VAR"):
+        # A submitted Ray job runs in its unpacked working directory, which Ray may remove while the driver still
+        # runs (seen after Ray Train finished: every later cwd lookup failed). The config is read: leave it.
+        from interlingua.core.runtime import state_dir
+
+        os.chdir(state_dir(getattr(config, "state_dir", None)))
     address = args.address or os.environ.get("RAY_ADDRESS")
     if address:
         check_reachable(address)  # before assets, models or Ray start
