@@ -141,7 +141,8 @@ def test_a_failing_job_exits_non_zero_with_the_jobs_error(head, shared):
                "--state-dir", str(shared / "state"), "--wait")
     assert proc.returncode == 1
     last = proc.stderr.strip().splitlines()[-1]
-    assert " failed: interlingua run: error: cannot read input" in last and "missing.en" in last
+    # the job's own one-line error (inputs are checked before Ray or a model starts)
+    assert " failed: interlingua run: error: input " in last and "missing.en" in last and "not found" in last
 
 
 def test_a_job_whose_driver_is_killed_fails_with_a_line_saying_so(head, shared):
