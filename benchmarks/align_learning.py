@@ -54,6 +54,7 @@ def main(argv: list[str] | None = None) -> None:
     results: dict[str, object] = {}
     startup: dict[int, list[float]] = {}  # actor start-up (process, imports, shard transfer)
     steady: dict[int, list[float]] = {}  # initial pass + iterations on started actors
+    cpu: dict[int, list[dict[str, float]]] = {}  # CPU accounting of the learning step
 
     def systran():
         results["systran"] = learn_fast_align(pairs, f"{work}/systran", settings, learner="systran")
@@ -65,14 +66,18 @@ def main(argv: list[str] | None = None) -> None:
     def ours_on_ray(workers):
         corpus = encode_corpus(([fast_align_token(w) for w in s], [fast_align_token(w) for w in t]) for s, t in pairs)
         started = time.perf_counter()
-        executor = RayExecutor(corpus, workers)
-        learning = time.perf_counter()
-        startup.setdefault(workers, []).append(learning - started)
+        executor = RayExecutor(corpus, workers, settings)
         try:
+            before, driver_cpu, actors_before = tree_cpu(), time.process_time(), executor.accounting()
+            learning = time.perf_counter()
             results[f"ray{workers}"] = learn_tables(corpus, settings, executor)
+            steady.setdefault(workers, []).append(time.perf_counter() - learning)
+            cpu.setdefault(workers, []).append(cpu_accounting(
+                steady[workers][-1], time.process_time() - driver_cpu, before, tree_cpu(), actors_before,
+                executor.accounting()))
         finally:
             executor.close()
-        steady.setdefault(workers, []).append(time.perf_counter() - learning)
+        startup.setdefault(workers, []).append(learning - started)
 
     runs = {
         f"systran-align learner ({args.systran_threads} OpenMP thread(s))": systran,
@@ -94,7 +99,7 @@ def main(argv: list[str] | None = None) -> None:
     for name in names:
         print(f"| {name} | {statistics.median(seconds[name]):.1f} | {format_ratio(seconds[names[0]], seconds[name])} |")
     if not args.no_ray:
-        _ray_report(seconds, names, steady, startup, results, reference_of(results))
+        _ray_report(seconds, names, steady, startup, cpu, results, reference_of(results))
     _agreement(results, pairs, sources, targets, settings, work)
 
 
@@ -102,17 +107,54 @@ def reference_of(results):
     return results["in_process_runs"][-1]
 
 
-def _ray_report(seconds, names, steady, startup, results, reference) -> None:
-    """Ray worker scaling and Ray vs in-process tables."""
+def tree_cpu() -> dict[int, float]:
+    """CPU seconds (user + system) of this process and each descendant (Ray's daemons and workers)."""
+    import psutil
+
+    me = psutil.Process()
+    seconds = {}
+    for proc in [me, *me.children(recursive=True)]:
+        try:
+            times = proc.cpu_times()
+            seconds[proc.pid] = times.user + times.system
+        except psutil.Error:  # exited between listing and reading
+            pass
+    return seconds
+
+
+def cpu_accounting(wall, driver_cpu, tree_before, tree_after, actors_before, actors_after) -> dict[str, float]:
+    """Where the CPU went during one learning step: driver, actors (busy with shard work, CPU), the rest of Ray."""
+    import os
+
+    tree = sum(after - tree_before.get(pid, 0.0) for pid, after in tree_after.items())
+    actors_cpu = sum(a["process_cpu_s"] - b["process_cpu_s"] for a, b in zip(actors_after, actors_before))
+    actors_busy = sum(a["busy_s"] - b["busy_s"] for a, b in zip(actors_after, actors_before))
+    return {"wall": wall, "driver_cpu": driver_cpu, "actors_cpu": actors_cpu, "actors_busy": actors_busy,
+            "ray_other_cpu": tree - driver_cpu - actors_cpu, "idle_share": 1 - actors_busy / (len(actors_after) * wall),
+            "machine_load": os.getloadavg()[0]}
+
+
+def _ray_report(seconds, names, steady, startup, cpu, results, reference) -> None:
+    """Ray worker scaling (wall and steady state), CPU accounting, and Ray vs in-process tables."""
     import numpy as np
 
     from interlingua.benchmarks.interleave import format_ratio
 
-    print(f"\nours 2 vs 1 Ray worker(s), wall (actor start-up included): {format_ratio(seconds[names[2]], seconds[names[3]])}")
-    print(f"ours 2 vs 1 Ray worker(s), learning on started actors: {format_ratio(steady[1], steady[2])} "
-          f"(start-up median {statistics.median(startup[1]):.1f} s / {statistics.median(startup[2]):.1f} s)")
-    print(f"ours 1 Ray worker vs systran (time ratio, goal <= 1.3): "
-          f"{statistics.median(a / b for a, b in zip(seconds[names[2]], seconds[names[0]])):.2f}")
+    ray1, ray2 = seconds[names[2]], seconds[names[3]]
+    print(f"\nours 2 vs 1 Ray worker(s), wall (encoding + actor start-up included; goal >= 1.7): {format_ratio(ray1, ray2)}")
+    print(f"ours 2 vs 1 Ray worker(s), learning step on started actors (goal >= 1.7): {format_ratio(steady[1], steady[2])} "
+          f"(learning median {statistics.median(steady[1]):.2f} s / {statistics.median(steady[2]):.2f} s; "
+          f"actor start-up median {statistics.median(startup[1]):.2f} s / {statistics.median(startup[2]):.2f} s)")
+    for label, ours in (("wall", ray1), ("learning step", steady[1])):
+        print(f"ours 1 Ray worker vs systran learner, {label} (time ratio, goal <= 1.3): "
+              f"{statistics.median(a / b for a, b in zip(ours, seconds[names[0]])):.2f}")
+    print("\nCPU accounting of the learning step (medians over rounds; 2 cores):\n")
+    print("| workers | learning s | driver CPU s | actors CPU s | actors busy s | actor idle share | other Ray processes CPU s | load avg (1 min) |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for workers in (1, 2):
+        med = {k: statistics.median(run[k] for run in cpu[workers]) for k in cpu[workers][0]}
+        print(f"| {workers} | {med['wall']:.2f} | {med['driver_cpu']:.2f} | {med['actors_cpu']:.2f} | {med['actors_busy']:.2f} "
+              f"| {med['idle_share']:.0%} | {med['ray_other_cpu']:.2f} | {med['machine_load']:.1f} |")
     for workers in (1, 2):
         other = results[f"ray{workers}"]
         diffs = []

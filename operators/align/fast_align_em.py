@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numba
@@ -181,10 +182,14 @@ def digamma(x):
     return result
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, parallel=True)
 def _normalize_groups(counts, order, group_start, alpha, variational_bayes, out):
-    """out[order[k]] for each group ``order[group_start[g]:group_start[g + 1]]`` (fast_align's Normalize[VB])."""
-    for g in range(group_start.size - 1):
+    """out[order[k]] for each group ``order[group_start[g]:group_start[g + 1]]`` (fast_align's Normalize[VB]).
+
+    Groups are spread over numba's threads; each group is summed in order by one thread, so the
+    result does not depend on the number of threads.
+    """
+    for g in numba.prange(group_start.size - 1):
         a, b = group_start[g], group_start[g + 1]
         total = 0.0
         for k in range(a, b):
@@ -219,15 +224,16 @@ def _cell_keys(src, tgt, src_start, tgt_start, stride):
     return out
 
 
-@numba.njit(cache=True, nogil=True)
-def _distinct_sorted(keys):
-    keys.sort()
-    distinct = 0
-    for k in range(keys.size):
-        if k == 0 or keys[k] != keys[k - 1]:
-            keys[distinct] = keys[k]
-            distinct += 1
-    return keys[:distinct]
+def sorted_distinct(keys: np.ndarray) -> np.ndarray:
+    """The distinct values of ``keys``, sorted (same as ``np.unique(keys)``).
+
+    Sort-based on purpose: NumPy 2.4's plain ``np.unique`` takes a hash path that costs seconds on the
+    millions of distinct int64 keys a Bible-size corpus has (8.9 s vs 0.04 s for 3.8 M keys).
+    """
+    ordered = np.sort(keys)
+    if ordered.size < 2:
+        return ordered
+    return ordered[np.concatenate(([True], ordered[1:] != ordered[:-1]))]
 
 
 @numba.njit(cache=True, nogil=True)
@@ -336,7 +342,7 @@ class EStepShard:
 
     def distinct_keys(self) -> np.ndarray:
         """Sorted distinct (source, target) keys of the shard's cells (the initial pass)."""
-        return _distinct_sorted(_cell_keys(self.src, self.tgt, self.src_start, self.tgt_start, self.stride))
+        return sorted_distinct(_cell_keys(self.src, self.tgt, self.src_start, self.tgt_start, self.stride))
 
     def resolve(self, entries: Entries) -> None:
         """Resolve every cell and NULL cell to its entry index (once, before the iterations)."""
@@ -368,7 +374,14 @@ class EStepShard:
 
 
 class InProcessExecutor:
-    """Runs every shard's work in this process, one after the other (the reference executor)."""
+    """Runs every shard's work in this process, one after the other (the reference executor).
+
+    Executors: ``distinct_keys()`` (the initial pass, one sorted array per shard), ``resolve(keys,
+    stride)`` (may start the work and return; the next call waits for it), ``e_step(...)`` (one result
+    per shard, in shard order) and ``threads`` (how many threads the driver's M-step may use).
+    """
+
+    threads = 1  # one process, one core
 
     def __init__(self, corpus: EncodedCorpus, shards: int = 1):
         stride = len(corpus.vocabulary) + 1
@@ -377,7 +390,8 @@ class InProcessExecutor:
     def distinct_keys(self) -> list[np.ndarray]:
         return [shard.distinct_keys() for shard in self.shards]
 
-    def resolve(self, entries: Entries) -> None:
+    def resolve(self, keys: np.ndarray, stride: int) -> None:
+        entries = Entries.from_keys(keys, stride)
         for shard in self.shards:
             shard.resolve(entries)
 
@@ -403,10 +417,9 @@ def learn_tables(corpus: EncodedCorpus, settings, executor=None, progress: Calla
     executor = executor or InProcessExecutor(corpus)
     stride = len(corpus.vocabulary) + 1
     # initial pass: co-occurring cells, plus (NULL, target word) and (source word, NULL)
-    null_keys = np.concatenate((NULL_ID * stride + np.unique(corpus.tgt), np.unique(corpus.src) * stride + NULL_ID))
-    keys = np.unique(np.concatenate(executor.distinct_keys() + [null_keys]))
-    entries = Entries.from_keys(keys, stride)
-    executor.resolve(entries)
+    null_keys = np.concatenate((NULL_ID * stride + sorted_distinct(corpus.tgt), sorted_distinct(corpus.src) * stride + NULL_ID))
+    keys = sorted_distinct(np.concatenate(executor.distinct_keys() + [null_keys]))
+    executor.resolve(keys, stride)  # shards build the entries' hash and resolve their cells; meanwhile:
     source, target = keys // stride, keys % stride
     # forward entries: co-occurrences and (NULL, w) for target-side words; reverse: and (w, NULL) for source-side
     forward_member, reverse_member = _membership(keys, stride, corpus)
@@ -449,14 +462,27 @@ def learn_tables(corpus: EncodedCorpus, settings, executor=None, progress: Calla
             progress(line)
         new_forward = np.zeros(keys.size)
         new_reverse = np.zeros(keys.size)
-        _normalize_groups(counts_f, forward_order, forward_groups, settings.alpha, settings.variational_bayes, new_forward)
-        _normalize_groups(counts_r, reverse_order, reverse_groups, settings.alpha, settings.variational_bayes, new_reverse)
+        with _numba_threads(executor.threads):  # the E-step workers wait for the tables meanwhile
+            _normalize_groups(counts_f, forward_order, forward_groups, settings.alpha, settings.variational_bayes, new_forward)
+            _normalize_groups(counts_r, reverse_order, reverse_groups, settings.alpha, settings.variational_bayes, new_reverse)
         t_forward, t_reverse = new_forward, new_reverse
     if updates == 0:  # never normalized: fast_align writes no probabilities
         forward_groups = reverse_groups = np.zeros(1, np.int64)
-    forward = _export(source, target, t_forward, forward_order, forward_groups, corpus.vocabulary, stride)
-    reverse = _export(target, source, t_reverse, reverse_order, reverse_groups, corpus.vocabulary, stride)
+    with _numba_threads(executor.threads):
+        forward = _export(source, target, t_forward, forward_order, forward_groups, corpus.vocabulary, stride)
+        reverse = _export(target, source, t_reverse, reverse_order, reverse_groups, corpus.vocabulary, stride)
     return LearnedTables(forward, reverse, float(tensions[0]), float(tensions[1]), log)
+
+
+@contextmanager
+def _numba_threads(threads: int):
+    """numba's parallel loops use ``threads`` threads (at most the machine's) inside the block."""
+    before = numba.get_num_threads()
+    numba.set_num_threads(max(1, min(threads, numba.config.NUMBA_NUM_THREADS)))
+    try:
+        yield
+    finally:
+        numba.set_num_threads(before)
 
 
 def _membership(keys: np.ndarray, stride: int, corpus: EncodedCorpus) -> tuple[np.ndarray, np.ndarray]:
@@ -501,10 +527,10 @@ def _export(conditioning: np.ndarray, predicted: np.ndarray, t: np.ndarray, orde
     return LexicalTable(vocabulary, keys[sort].astype(np.int64), t[chosen][sort].astype(np.float64))
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, parallel=True)
 def _beam(t, order, groups, threshold):
     keep = np.zeros(order.size, np.bool_)
-    for g in range(groups.size - 1):
+    for g in numba.prange(groups.size - 1):
         best = -1.0
         for k in range(groups[g], groups[g + 1]):
             best = max(best, t[order[k]])

@@ -128,7 +128,7 @@ def _learn_interlingua(pairs, directory: str, settings: FastAlignSettings, worke
     else:
         from interlingua.operators.align.distributed_em import RayExecutor
 
-        executor = RayExecutor(corpus, workers)
+        executor = RayExecutor(corpus, workers, settings)
         try:
             learned = learn_tables(corpus, settings, executor, progress)
         finally:

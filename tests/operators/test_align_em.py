@@ -7,8 +7,9 @@ import os
 import numpy as np
 import pytest
 
+from interlingua.operators.align import fast_align_em
 from interlingua.operators.align.fast_align_em import (
-    InProcessExecutor, digamma, dlog_partition, encode_corpus, learn_tables, partition)
+    InProcessExecutor, digamma, dlog_partition, encode_corpus, learn_tables, partition, sorted_distinct)
 from interlingua.operators.align.fast_align_training import FastAlignParameters, FastAlignSettings, learn_fast_align
 from interlingua.operators.align.lexical_table import LexicalTable, read_systran_table
 
@@ -64,6 +65,36 @@ def test_sharded_counts_equal_one_shard_within_float_summation_order():
     assert one.forward_tension == pytest.approx(three.forward_tension, rel=1e-9)
 
 
+def test_sorted_distinct_equals_numpy_unique():
+    rng = np.random.default_rng(0)
+    for keys in (rng.integers(0, 50, 1000), rng.integers(0, 2**40, 5000), np.array([7]), np.array([], np.int64)):
+        assert np.array_equal(sorted_distinct(keys.copy()), np.unique(keys))
+
+
+def test_m_step_threads_give_identical_tables(monkeypatch):
+    """The driver's M-step runs on ``executor.threads`` threads; the tables must not depend on it."""
+    import numba
+
+    corpus = encode_corpus(synthetic_corpus(200, seed=3))
+    settings = FastAlignSettings()
+    one = learn_tables(corpus, settings, InProcessExecutor(corpus, 2))
+    two_threads = InProcessExecutor(corpus, 2)
+    two_threads.threads = 2
+    seen = []
+    real = fast_align_em._numba_threads
+
+    def spy(threads):
+        seen.append(threads)
+        return real(threads)
+
+    monkeypatch.setattr(fast_align_em, "_numba_threads", spy)
+    two = learn_tables(corpus, settings, two_threads)
+    assert seen and set(seen) == {2} and numba.get_num_threads() == numba.config.NUMBA_NUM_THREADS
+    assert np.array_equal(one.forward.probabilities, two.forward.probabilities)
+    assert np.array_equal(one.reverse.probabilities, two.reverse.probabilities)
+    assert (one.forward_tension, one.reverse_tension) == (two.forward_tension, two.reverse_tension)
+
+
 @pytest.mark.slow
 def test_ray_workers_equal_in_process(ray_local):
     from interlingua.operators.align.distributed_em import RayExecutor
@@ -72,7 +103,7 @@ def test_ray_workers_equal_in_process(ray_local):
     settings = FastAlignSettings()
     for workers in (1, 2):
         reference = learn_tables(corpus, settings, InProcessExecutor(corpus, workers))
-        executor = RayExecutor(corpus, workers)
+        executor = RayExecutor(corpus, workers, settings)
         try:
             on_ray = learn_tables(corpus, settings, executor)
         finally:
