@@ -4,6 +4,13 @@
 ``map_batches`` with an actor pool sized from the class's declared resources, GPUs requested only
 when the cluster has them, and Ray's progress bar on. ``split_rejects`` turns the reject column an
 operator fills into a rejects list, so failed rows are kept with their reason instead of vanishing.
+
+An actor pool lives as long as one dataset run: every run (every shard a workflow maps separately,
+every stage) starts fresh worker processes that import Ray Data and the operator's modules and build
+the operator again. With ``warm_workers=True`` (CPU operators) the batches run as Ray tasks instead,
+and each worker process keeps the operator it built (:func:`warm_operator`, one per operator class,
+rebuilt when the constructor arguments change), so later runs in the same Ray session reuse warm
+processes, imports and operators.
 """
 
 from __future__ import annotations
@@ -45,26 +52,65 @@ def run_operator(
     batch_size: int | None = None,
     num_gpus: float | None = None,
     batch_format: str = "numpy",
+    warm_workers: bool = False,
 ):
     """Map ``op_cls`` over ``ds`` on a pool of actors; returns the (lazy) output dataset.
 
     ``concurrency``, ``batch_size`` and ``num_gpus`` override what the class declares. On a
     cluster without GPUs the GPU request is dropped, so one config runs on CPU and GPU machines.
+    ``warm_workers``: run as tasks on reused worker processes that keep the operator between runs
+    (see the module docstring); only for operators whose constructor arguments identify their state
+    (equal arguments reuse the instance). Ignored when the operator gets GPUs (Ray retires a GPU
+    task's process after each task by default).
     """
     if not (isinstance(op_cls, type) and issubclass(op_cls, Operator)):
         raise TypeError(f"op_cls must be an Operator subclass, got {op_cls!r}")
     gpus = op_cls.num_gpus if num_gpus is None else num_gpus
     if gpus and not cluster_has_gpus():
         gpus = 0
+    pool = concurrency or op_cls.concurrency
+    if warm_workers and not gpus:
+        from ray.data import TaskPoolStrategy
+
+        actor_pool(pool)  # same validation as the actor pool
+        return ds.map_batches(
+            _run_warm_operator,
+            fn_kwargs={"op_cls": op_cls, "op_kwargs": op_kwargs or {}},
+            compute=TaskPoolStrategy(size=pool if isinstance(pool, int) else pool[1]),
+            batch_size=batch_size or op_cls.batch_size,
+            num_cpus=op_cls.num_cpus,
+            batch_format=batch_format,
+        )
     return ds.map_batches(
         op_cls,
         fn_constructor_kwargs=op_kwargs or {},
-        compute=actor_pool(concurrency or op_cls.concurrency),
+        compute=actor_pool(pool),
         batch_size=batch_size or op_cls.batch_size,
         num_cpus=op_cls.num_cpus,
         num_gpus=gpus,
         batch_format=batch_format,
     )
+
+
+#: Per worker process: operator class -> (constructor-arguments key, instance).
+_WARM_OPERATORS: dict[type, tuple[str, Operator]] = {}
+
+
+def warm_operator(op_cls: type[Operator], op_kwargs: dict[str, Any]) -> Operator:
+    """This process's instance of ``op_cls`` built with ``op_kwargs``, built on first use.
+
+    One instance per class is kept: other arguments replace it (so a process holds at most one
+    model per operator class)."""
+    key = json.dumps(op_kwargs, sort_keys=True, default=repr)
+    held = _WARM_OPERATORS.get(op_cls)
+    if held is None or held[0] != key:
+        _WARM_OPERATORS.pop(op_cls, None)  # free the old instance before building the new one
+        _WARM_OPERATORS[op_cls] = held = (key, op_cls(**op_kwargs))
+    return held[1]
+
+
+def _run_warm_operator(batch, op_cls: type[Operator], op_kwargs: dict[str, Any]):
+    return warm_operator(op_cls, op_kwargs)(batch)
 
 
 def split_rejects(batch: dict[str, np.ndarray], operator: str) -> tuple[dict[str, np.ndarray], list[dict]]:

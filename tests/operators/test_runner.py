@@ -26,7 +26,7 @@ class CountingSquare(Operator):
     def __init__(self, offset: int = 0):
         type(self).loads += 1  # per process: Ray constructs the class once per actor
         self.offset = offset
-        self.instance = f"{os.getpid()}-{id(self)}"
+        self.instance = f"{os.getpid()}-{type(self).loads}"  # unique per construction in this process
 
     def __call__(self, batch):
         x = batch["x"]
@@ -119,3 +119,32 @@ def test_operator_rejects_flow_through_split(ray_local):
     assert kept_total + len(rejects) == 60
     assert sorted(json.loads(r["row"])["x"] for r in rejects) == list(range(0, 60, 5))
     assert {r["reason"] for r in rejects} == {"square: multiple of five"}
+
+
+def test_warm_workers_reuse_the_operator_across_runs_and_rebuild_on_new_arguments(ray_local):
+    """Warm mode: same rows and values as the actor pool; a second run reuses the first run's instances."""
+    first = run_operator(_with_x(ray_local, 60, 6), HalfCpuSquare, {"offset": 1}, concurrency=2,
+                         warm_workers=True).take_all()
+    second = run_operator(_with_x(ray_local, 60, 6), HalfCpuSquare, {"offset": 1}, concurrency=2,
+                          warm_workers=True).take_all()
+    actors = run_operator(_with_x(ray_local, 60, 6), HalfCpuSquare, {"offset": 1}, concurrency=2).take_all()
+    key = lambda r: int(r["x"])  # noqa: E731
+    for run in (first, second):
+        assert [(int(r["x"]), int(r["y"]), r[REJECT_REASON]) for r in sorted(run, key=key)] == \
+            [(int(r["x"]), int(r["y"]), r[REJECT_REASON]) for r in sorted(actors, key=key)]
+    # no new instance in the second run: every instance it used was built by the first
+    assert {r["instance"] for r in second} <= {r["instance"] for r in first}
+    other = run_operator(_with_x(ray_local, 20, 2), HalfCpuSquare, {"offset": 2}, concurrency=2,
+                         warm_workers=True).take_all()
+    assert all(int(r["y"]) == int(r["x"]) ** 2 + 2 for r in other)
+    assert not {r["instance"] for r in other} & {r["instance"] for r in first}
+
+
+def test_warm_operator_keeps_one_instance_per_class():
+    from interlingua.operators.runner import warm_operator
+
+    a = warm_operator(CountingSquare, {"offset": 3})
+    assert warm_operator(CountingSquare, {"offset": 3}) is a
+    b = warm_operator(CountingSquare, {"offset": 4})
+    assert b is not a and b.offset == 4
+    assert warm_operator(CountingSquare, {"offset": 3}) is not a  # replaced, rebuilt
