@@ -3,9 +3,13 @@
 Rows: (1) plain transformers ``generate`` in a loop over fixed batches; (2) the translate operator's
 Marian backend (length-sorted batches); (3) the CTranslate2 int8 backend, one batch at a time and
 with as many batches in flight as the machine has cores (``inter_threads``, one thread each); (4)/(5)
-the translate operator on Ray Data with 1 and 2 actors (CTranslate2 int8, one CPU and one batch in
-flight per actor) over ``--ray-sentences`` sentences: sentences/s over the whole run (actor start-up
-included) and in the steady state (from the first output batch on). Greedy decoding everywhere; the
+the translate operator on Ray Data with 1 and 2 workers (CTranslate2 int8, one CPU and one batch in
+flight per worker) over ``--ray-sentences`` sentences, on a fresh actor pool per run (``actor pool``, the
+default) and on reused warm worker processes that keep their translator (``warm workers``,
+``run_operator(..., warm_workers=True)``: what a workflow's later shards and stages get in the same Ray
+session); the four Ray runs interleaved over ``--rounds`` rounds (``benchmarks/interleave.py``):
+sentences/s over the whole run (start-up included) and in the steady state (from the first output batch
+on), ratios as medians of per-round ratios with their min-max spread. Greedy decoding everywhere; the
 table also reports whether each row's outputs equal the plain loop's (int8 may differ a little).
 
     python -m interlingua.benchmarks.translate_throughput --sentences 512 --d-model 256
@@ -50,9 +54,9 @@ def timed(fn) -> tuple[list[str], float]:
     return result, time.perf_counter() - start
 
 
-def ray_operator(spec: dict, sentences: list[str], actors: int) -> tuple[list[str], float, float, int]:
-    """Translate through the operator on ``actors`` actors: (outputs, wall s, steady-state s, rows after
-    the first output batch)."""
+def ray_operator(spec: dict, sentences: list[str], actors: int, warm: bool = False) -> tuple[list[str], float, float, int]:
+    """Translate through the operator on ``actors`` workers (``warm``: reused warm worker processes): (outputs,
+    wall s, steady-state s, rows after the first output batch)."""
     import ray.data
 
     from interlingua.operators.runner import run_operator
@@ -61,7 +65,7 @@ def ray_operator(spec: dict, sentences: list[str], actors: int) -> tuple[list[st
     start = time.perf_counter()
     ds = ray.data.from_items([{"i": i, "text": s} for i, s in enumerate(sentences)], override_num_blocks=actors * 8)
     out = run_operator(ds, TranslateOperator, {"pair": "en-es", "spec": spec}, concurrency=actors,
-                       batch_size=64, num_gpus=0)
+                       batch_size=64, num_gpus=0, warm_workers=warm)
     translations: list[str] = [""] * len(sentences)
     first_at, after_first = None, 0
     for batch in out.iter_batches(batch_format="numpy", batch_size=None):
@@ -75,6 +79,49 @@ def ray_operator(spec: dict, sentences: list[str], actors: int) -> tuple[list[st
     return translations, end - start, end - first_at, after_first
 
 
+def interleaved_ray_runs(spec: dict, many: list[str], expected: list[str], rounds: int):
+    """Actor pool / warm workers × 1 / 2 workers, interleaved: per-round wall seconds, steady sentences/s, and the
+    share of outputs equal to the plain loop's (worst round)."""
+    from interlingua.benchmarks.interleave import interleave
+
+    steady: dict[str, list[float]] = {}
+    same: dict[str, float] = {}
+    runs = {}
+    for warm in (False, True):
+        for actors in (1, 2):
+            name = f"{'warm workers' if warm else 'actor pool'}, {actors} worker{'s' * (actors > 1)}"
+
+            def run(name=name, warm=warm, actors=actors):
+                outputs, _, steady_s, steady_rows = ray_operator(spec, many, actors, warm)
+                steady.setdefault(name, []).append(steady_rows / steady_s)
+                equal = sum(a == b for a, b in zip(outputs, expected)) / len(expected)
+                same[name] = min(same.get(name, 1.0), equal)
+
+            runs[name] = run
+    return interleave(runs, rounds), steady, same
+
+
+def print_ray_table(seconds: dict[str, list[float]], steady: dict[str, list[float]], same: dict[str, float],
+                    sentences: int) -> None:
+    import statistics
+
+    from interlingua.benchmarks.interleave import format_ratio
+
+    names = list(seconds)
+    print(f"{'run':<26} {'wall s':>7} {'sent/s':>8} {'steady sent/s':>14} {'same as loop':>13}")
+    for name in names:
+        wall = statistics.median(seconds[name])
+        print(f"{name:<26} {wall:>7.1f} {sentences / wall:>8.1f} {statistics.median(steady[name]):>14.1f} "
+              f"{same[name]:>12.1%}")
+    print()
+    for one, two in ((names[0], names[1]), (names[2], names[3])):
+        mode = one.split(",")[0]
+        print(f"{mode}: 2 workers / 1 worker: {format_ratio(seconds[one], seconds[two])} wall (start-up included), "
+              f"{format_ratio([1 / r for r in steady[one]], [1 / r for r in steady[two]])} steady state")
+    for cold, warm in ((names[0], names[2]), (names[1], names[3])):
+        print(f"warm workers vs actor pool, {cold.split(', ')[-1]}: {format_ratio(seconds[cold], seconds[warm])} wall")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sentences", type=int, default=512)
@@ -84,6 +131,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-length", type=int, default=48)
     parser.add_argument("--ray-sentences", type=int, default=8192, help="sentences for the Ray rows")
     parser.add_argument("--skip-ray", action="store_true", help="only the in-process rows")
+    parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds of the Ray runs (default 3)")
     args = parser.parse_args(argv)
 
     from interlingua.operators.translate.backend import BackendSpec
@@ -122,17 +170,10 @@ def main(argv: list[str] | None = None) -> int:
     spec = {"backend": "ctranslate2", "model": ct2_folder, "precision": "int8", **common}
     many = (sentences * (args.ray_sentences // len(sentences) + 1))[: args.ray_sentences]
     expected = (reference * (args.ray_sentences // len(sentences) + 1))[: args.ray_sentences]
-    ray_operator(spec, many[:256], 1)  # warm-up (imports, file caches)
-    print(f"\nRay operator, ctranslate2 int8, {len(many)} sentences (1 CPU per actor)")
-    print(f"{'actors':>6} {'wall s':>7} {'sent/s':>8} {'vs 1':>6} {'steady sent/s':>14} {'vs 1':>6} {'same as loop':>13}")
-    first = None
-    for actors in (1, 2):
-        outputs, wall, steady_s, steady_rows = ray_operator(spec, many, actors)
-        rate, steady = len(many) / wall, steady_rows / steady_s
-        first = first or (rate, steady)
-        same = sum(a == b for a, b in zip(outputs, expected)) / len(expected)
-        print(f"{actors:>6} {wall:>7.1f} {rate:>8.1f} {rate / first[0]:>5.2f}x {steady:>14.1f} {steady / first[1]:>5.2f}x "
-              f"{same:>12.1%}")
+    for warm in (False, True):  # warm-up (imports, file caches; the warm workers' processes and translators)
+        ray_operator(spec, many[:256], 2, warm)
+    print(f"\nRay operator, ctranslate2 int8, {len(many)} sentences (1 CPU per worker), {args.rounds} interleaved rounds")
+    print_ray_table(*interleaved_ray_runs(spec, many, expected, args.rounds), len(many))
     return 0
 
 

@@ -10,9 +10,13 @@ The dump (default: gensim's shortened English dump) is re-packed as a multistrea
 - ``mwparserfromhell``: one process; per article ``parse``, ``filter_wikilinks``, ``strip_code``, then the same
   sentence splitter (so sentence counts are comparable);
 - ``extractor (in-process)``: :func:`shard_extract.extract_shard` over the shards, one process;
-- ``extractor (Ray, N workers)``: the :class:`ExtractShards` operator through ``run_operator``; besides the
-  wall time, the steady-state pages/s (from the first output batch on, without the start-up of the actors and
-  of Ray's worker processes, which on 2 cores takes CPU from the workers).
+- ``extractor (Ray, N workers)``: the :class:`ExtractShards` operator through ``run_operator``, on a fresh actor
+  pool per run (``actor pool``, the default) and on reused warm worker processes (``warm workers``,
+  ``run_operator(..., warm_workers=True)``: the processes of an earlier run in the same Ray session, as a
+  workflow's later shards and stages get them); the four Ray runs are interleaved over ``--rounds`` rounds
+  (``benchmarks/interleave.py``). Besides the wall time (start-up included), the steady-state pages/s (from the
+  first output batch on, without the start-up of the actors and of Ray's worker processes, which on 2 cores
+  takes CPU from the workers). Ratios are medians of per-round ratios with their min-max spread.
 
 Pages/s counts articles (main namespace, not redirects). Peak memory is the largest resident set of the process
 tree (driver + Ray workers + Ray's own daemons) sampled every 50 ms; the Ray runtime's idle baseline is printed
@@ -125,7 +129,7 @@ def bench_extractor(shards, work: str) -> tuple[int, int]:
     )
 
 
-def bench_ray(shards, work: str, workers: int) -> tuple[int, int, float]:
+def bench_ray(shards, work: str, workers: int, warm: bool = False) -> tuple[int, int, float]:
     """Pages and sentences extracted, and the steady-state pages/s: pages reported after the first output
     batch over the time since it (actor start-up and Ray's worker-process start-up excluded)."""
     import json
@@ -135,7 +139,7 @@ def bench_ray(shards, work: str, workers: int) -> tuple[int, int, float]:
     from interlingua.operators.wiki.extract_operator import ExtractShards, shards_to_rows
 
     ds = ray.data.from_items(shards_to_rows(shards), override_num_blocks=len(shards))
-    out = run_operator(ds, ExtractShards, {"work_url": work}, concurrency=workers)
+    out = run_operator(ds, ExtractShards, {"work_url": work}, concurrency=workers, warm_workers=warm)
     pages = sentences = pages_after_first = 0
     first_at = None
     for batch in out.iter_batches(batch_format="numpy", batch_size=None):
@@ -170,19 +174,60 @@ def timed(label: str, fn, *args) -> dict:
 
 def print_table(rows: list[dict]) -> None:
     base = rows[0]["pages_s"]
-    print(f"| {'mode':<28} | pages | sentences | seconds | pages/s | sentences/s | × mwparser | steady pages/s | peak MiB |")
-    print(f"|{'-' * 30}|------:|----------:|--------:|--------:|------------:|-----------:|---------------:|---------:|")
+    print(f"| {'mode':<40} | pages | sentences | seconds | pages/s | sentences/s | × mwparser | steady pages/s | peak MiB |")
+    print(f"|{'-' * 42}|------:|----------:|--------:|--------:|------------:|-----------:|---------------:|---------:|")
     for r in rows:
         steady = f"{r['steady_pages_s']:.1f}" if r.get("steady_pages_s") is not None else "-"
         print(
-            f"| {r['mode']:<28} | {r['pages']:>5} | {r['sentences']:>9} | {r['seconds']:>7.1f} | {r['pages_s']:>7.1f} "
+            f"| {r['mode']:<40} | {r['pages']:>5} | {r['sentences']:>9} | {r['seconds']:>7.1f} | {r['pages_s']:>7.1f} "
             f"| {r['sentences_s']:>11.0f} | {r['pages_s'] / base:>10.2f} | {steady:>14} | {r['peak_mib']:>8.0f} |"
         )
-    ray_rows = [r for r in rows if r.get("steady_pages_s") is not None]
-    if len(ray_rows) == 2:
-        one, two = ray_rows
-        print(f"\n2 workers / 1 worker: {two['pages_s'] / one['pages_s']:.2f}x wall, "
-              f"{two['steady_pages_s'] / one['steady_pages_s']:.2f}x steady state")
+
+
+def interleaved_ray_rows(shards, folder: str, rounds: int) -> tuple[list[dict], dict[str, list[float]], dict[str, list[float]]]:
+    """The four Ray runs (actor pool / warm workers × 1 / 2 workers) interleaved over ``rounds``: one table row
+    each (medians; peak memory: the largest over rounds), and per-round seconds and steady pages/s."""
+    import statistics
+
+    from interlingua.benchmarks.interleave import interleave
+
+    runs, steady, peaks, counts = {}, {}, {}, {}
+    calls = iter(range(10**9))
+    for warm in (False, True):
+        for workers in (1, 2):
+            name = f"extractor (Ray, {'warm workers' if warm else 'actor pool'}, {workers} worker{'s' * (workers > 1)})"
+
+            def run(name=name, warm=warm, workers=workers):
+                with PeakMemory() as memory:  # a fresh work folder per call: extraction resumes from _SUCCESS files
+                    pages, sentences, rate = bench_ray(shards, f"{folder}/work-{next(calls)}", workers, warm)
+                steady.setdefault(name, []).append(rate)
+                peaks.setdefault(name, []).append(memory.peak_mib)
+                counts[name] = (pages, sentences)
+
+            runs[name] = run
+    seconds = interleave(runs, rounds)
+    rows = []
+    for name in runs:
+        wall = statistics.median(seconds[name])
+        pages, sentences = counts[name]
+        rows.append({"mode": name, "pages": pages, "sentences": sentences, "seconds": wall, "pages_s": pages / wall,
+                     "sentences_s": sentences / wall, "steady_pages_s": statistics.median(steady[name]),
+                     "peak_mib": max(peaks[name])})
+    return rows, seconds, steady
+
+
+def print_ratios(seconds: dict[str, list[float]], steady: dict[str, list[float]]) -> None:
+    """2 vs 1 workers (wall and steady state) per mode, and warm workers vs actor pool, per-round medians."""
+    from interlingua.benchmarks.interleave import format_ratio
+
+    names = list(seconds)
+    print()
+    for one, two in ((names[0], names[1]), (names[2], names[3])):
+        mode = "warm workers" if "warm" in one else "actor pool"
+        print(f"{mode}: 2 workers / 1 worker: {format_ratio(seconds[one], seconds[two])} wall (start-up included), "
+              f"{format_ratio([1 / r for r in steady[one]], [1 / r for r in steady[two]])} steady state")
+    for cold, warm in ((names[0], names[2]), (names[1], names[3])):
+        print(f"warm workers vs actor pool, {cold.split(', ')[-1][:-1]}: {format_ratio(seconds[cold], seconds[warm])} wall")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -192,6 +237,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pages-per-stream", type=int, default=10)
     parser.add_argument("--shard-bytes", type=int, default=200_000)
     parser.add_argument("--scale-check", action="store_true", help="peak memory of the extractor at 1× and 4× size")
+    parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds of the Ray runs (default 3)")
     args = parser.parse_args(argv)
     if args.repeat < 1:
         raise ValueError(f"--repeat must be a positive integer, got {args.repeat}")
@@ -229,16 +275,18 @@ def main(argv: list[str] | None = None) -> int:
             runtime_env={"env_vars": cache},
         )
         try:
-            for workers in (1, 2):
-                bench_ray(shards[:workers], f"{folder}/warmup-{workers}", workers)
+            for warm in (False, True):
+                for workers in (1, 2):
+                    bench_ray(shards[:workers], f"{folder}/warmup-{warm}-{workers}", workers, warm)
             with PeakMemory() as idle:
                 time.sleep(1.0)
             print(f"Ray runtime idle baseline (driver + daemons): {idle.peak_mib:.0f} MiB")
-            rows.append(timed("extractor (Ray, 1 worker)", bench_ray, shards, f"{folder}/work-r1", 1))
-            rows.append(timed("extractor (Ray, 2 workers)", bench_ray, shards, f"{folder}/work-r2", 2))
+            ray_rows, seconds, steady = interleaved_ray_rows(shards, folder, args.rounds)
+            rows += ray_rows
         finally:
             ray.shutdown()
         print_table(rows)
+        print_ratios(seconds, steady)
     return 0
 
 
