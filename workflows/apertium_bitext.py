@@ -182,7 +182,8 @@ def _translate_shard(writer, shard_id: str, lang: str, rows: list[tuple[str, str
     ds = ray.data.from_items([{"id": i, "src": t} for i, t in rows])
     batch_size = max(1, -(-len(rows) // config.workers))
     out = run_operator(ds, TranslateOperator, {"pair": f"en-{lang}", "spec": spec, "text_column": "src"},
-                       concurrency=min(config.workers, len(rows)), batch_size=batch_size)
+                       concurrency=min(config.workers, len(rows)), batch_size=batch_size,
+                       warm_workers=True)  # one run per shard: later shards reuse the first one's worker processes
     batches = list(out.iter_batches(batch_size=None, batch_format="numpy"))
     kept: dict[str, list] = {"id": [], "src": [], "tgt": []}
     rejects: list[dict] = []
