@@ -96,7 +96,7 @@ def main(argv: list[str] | None = None) -> None:
         runs["ours, E-step on 1 Ray worker"] = lambda: ours_on_ray(1)
         runs["ours, E-step on 2 Ray workers"] = lambda: ours_on_ray(2)
     ours_in_process()  # numba compilation (cached on disk afterwards), not timed
-    seconds = interleave(runs, args.rounds)
+    seconds = interleave(runs, args.rounds, progress=lambda line: print(line, flush=True))
     if not args.no_ray:
         ray.shutdown()
 
@@ -165,12 +165,15 @@ def _ray_report(seconds, names, steady, startup, cpu, results, reference) -> Non
               f"| {med['idle_share']:.0%} | {med['ray_other_cpu']:.2f} | {med['machine_load']:.1f} |")
     for workers in (1, 2):
         other = results[f"ray{workers}"]
-        diffs = []
+        diffs, only_one = [], 0
         for a, b in ((reference.forward, other.forward), (reference.reverse, other.reverse)):
-            same_keys = np.array_equal(a.keys, b.keys)
-            diffs.append(float(np.max(np.abs(a.probabilities - b.probabilities) / a.probabilities)) if same_keys else float("nan"))
-        print(f"{workers} Ray worker(s) vs in process: max relative table difference {max(diffs):.3g}, tensions "
-              f"{other.forward_tension == reference.forward_tension and other.reverse_tension == reference.reverse_tension}")
+            common, ia, ib = np.intersect1d(a.keys, b.keys, assume_unique=True, return_indices=True)
+            diffs.append(float(np.max(np.abs(a.probabilities[ia] - b.probabilities[ib]) / a.probabilities[ia])))
+            only_one += a.keys.size + b.keys.size - 2 * common.size
+        tension = max(abs(other.forward_tension / reference.forward_tension - 1),
+                      abs(other.reverse_tension / reference.reverse_tension - 1))
+        print(f"{workers} Ray worker(s) vs in process (1 shard): max relative table difference {max(diffs):.3g} on common "
+              f"entries, {only_one} exported entries in only one (beam threshold), tensions' relative difference {tension:.3g}")
 
 
 def _agreement(results, pairs, sources, targets, settings, work) -> None:

@@ -17,10 +17,12 @@ import time
 from collections.abc import Callable
 
 
-def interleave(runs: dict[str, Callable[[], object]], rounds: int, warmup: bool = False) -> dict[str, list[float]]:
+def interleave(runs: dict[str, Callable[[], object]], rounds: int, warmup: bool = False,
+               progress: Callable[[str], None] | None = None) -> dict[str, list[float]]:
     """Seconds of each run in each round, the runs called in the given order within a round.
 
-    With ``warmup`` every run is called once first, untimed (compilation, caches).
+    With ``warmup`` every run is called once first, untimed (compilation, caches). ``progress`` gets one
+    line per finished round (its seconds), so a run cut short still leaves its rounds behind.
     """
     if rounds < 1:
         raise ValueError(f"rounds must be >= 1, got {rounds}")
@@ -33,6 +35,8 @@ def interleave(runs: dict[str, Callable[[], object]], rounds: int, warmup: bool 
             start = time.perf_counter()
             run()
             seconds[name].append(time.perf_counter() - start)
+        if progress:
+            progress(f"round {len(seconds[name])}: " + ", ".join(f"{n} {seconds[n][-1]:.2f} s" for n in runs))
     return seconds
 
 
