@@ -463,14 +463,10 @@ def learn_tables(corpus: EncodedCorpus, settings, executor=None, progress: Calla
     updates = settings.iterations - 1
     for iteration in range(updates):
         results = executor.e_step(t_forward, t_reverse, tuple(tensions), settings)
-        counts_f, counts_r, stats = (np.array(part, copy=True) for part in results[0])
-        for more_f, more_r, more_stats in results[1:]:  # integer sums: the same whatever the shards
-            counts_f += more_f
-            counts_r += more_r
-            stats += more_stats
-        counts_f = counts_f / COUNT_SCALE
-        counts_r = counts_r / COUNT_SCALE
-        stats = stats / STATS_SCALE
+        with _numba_threads(executor.threads):  # integer sums: the same whatever the shards
+            counts_f = _sum_scaled([r[0] for r in results], COUNT_SCALE)
+            counts_r = _sum_scaled([r[1] for r in results], COUNT_SCALE)
+        stats = np.sum([r[2] for r in results], axis=0) / STATS_SCALE
         features = (stats[2] / tokens[0], stats[3] / tokens[1])
         line = (f"iteration {iteration + 1}: log-likelihood forward {stats[0]:.6g} reverse {stats[1]:.6g}, "
                 f"posterior p0 {stats[4] / tokens[0]:.4f} / {stats[5] / tokens[1]:.4f}, "
@@ -500,6 +496,23 @@ def learn_tables(corpus: EncodedCorpus, settings, executor=None, progress: Calla
         forward = _export(source, target, t_forward, forward_order, forward_groups, corpus.vocabulary, stride)
         reverse = _export(target, source, t_reverse, reverse_order, reverse_groups, corpus.vocabulary, stride)
     return LearnedTables(forward, reverse, float(tensions[0]), float(tensions[1]), log)
+
+
+def _sum_scaled(parts: list[np.ndarray], scale: float) -> np.ndarray:
+    """``sum(parts) / scale`` as float64: the int64 parts are summed exactly, then rounded once."""
+    first = parts[0]
+    if len(parts) > 2:
+        first = np.sum(parts[:-1], axis=0, dtype=np.int64)
+    out = np.empty(first.size)
+    _add_scaled(out, first, parts[-1] if len(parts) > 1 else np.zeros(0, np.int64), scale)
+    return out
+
+
+@numba.njit(cache=True, nogil=True, parallel=True)
+def _add_scaled(out, a, b, scale):
+    """out = (a + b) / scale (b empty: a / scale), on numba's threads."""
+    for k in numba.prange(out.size):
+        out[k] = (a[k] + b[k] if b.size else a[k]) / scale
 
 
 @contextmanager

@@ -139,3 +139,12 @@ def test_pickle_bearing_archive_is_refused(tmp_path):
 def test_unknown_learner_is_refused(tmp_path):
     with pytest.raises(ValueError, match="learner 'x'"):
         learn_fast_align(synthetic_corpus(5), str(tmp_path), learner="x")
+
+
+def test_shard_counts_are_summed_as_integers_then_scaled_once():
+    from interlingua.operators.align.fast_align_em import _sum_scaled
+
+    rng = np.random.default_rng(0)
+    parts = [rng.integers(0, 2**40, 1000) for _ in range(4)]
+    for shards in (1, 2, 3, 4):
+        assert np.array_equal(_sum_scaled(parts[:shards], 2.0**32), np.sum(parts[:shards], axis=0) / 2.0**32)
