@@ -108,8 +108,8 @@ def test_ray_workers_equal_in_process(ray_local):
 
     corpus = encode_corpus(synthetic_corpus(200, seed=4))
     settings = FastAlignSettings()
+    reference = learn_tables(corpus, settings, InProcessExecutor(corpus, 1))  # one process, one shard
     for workers in (1, 2):
-        reference = learn_tables(corpus, settings, InProcessExecutor(corpus, workers))
         executor = RayExecutor(corpus, workers, settings)
         try:
             on_ray = learn_tables(corpus, settings, executor)
