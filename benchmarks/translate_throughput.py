@@ -98,7 +98,7 @@ def interleaved_ray_runs(spec: dict, many: list[str], expected: list[str], round
                 same[name] = min(same.get(name, 1.0), equal)
 
             runs[name] = run
-    return interleave(runs, rounds), steady, same
+    return interleave(runs, rounds, progress=lambda line: print(line, flush=True)), steady, same
 
 
 def print_ray_table(seconds: dict[str, list[float]], steady: dict[str, list[float]], same: dict[str, float],

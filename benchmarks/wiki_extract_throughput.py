@@ -205,7 +205,7 @@ def interleaved_ray_rows(shards, folder: str, rounds: int) -> tuple[list[dict], 
                 counts[name] = (pages, sentences)
 
             runs[name] = run
-    seconds = interleave(runs, rounds)
+    seconds = interleave(runs, rounds, progress=lambda line: print(line, flush=True))
     rows = []
     for name in runs:
         wall = statistics.median(seconds[name])
