@@ -84,10 +84,13 @@ def use_tracking_store(state: Path | None = None) -> TrackingTarget:
     workers started afterwards use it too."""
     import mlflow
 
+    from interlingua.core.console import mlflow_events_to_log_file
+
     target = tracking_target(state)
     os.environ["MLFLOW_TRACKING_URI"] = target.tracking_uri
     mlflow.set_tracking_uri(target.tracking_uri)
     mlflow.set_registry_uri(target.tracking_uri)
+    mlflow_events_to_log_file()
     return target
 
 
@@ -119,7 +122,7 @@ def init_ray(address: str | None = None, *, num_cpus: int | None = None, object_
     address = address or os.environ.get("RAY_ADDRESS")
     # Workers must import the interlingua package the same way the driver does.
     os.environ.setdefault("TORCH_EXTENSIONS_DIR", str(state_dir() / "torch_extensions"))
-    from interlingua.core.console import QUIET_ENV, is_verbose
+    from interlingua.core.console import QUIET_ENV, is_verbose, to_log_file_only
 
     forwarded = (*_FORWARDED_ENV, *QUIET_ENV)
     if not address and not device_plan_uses_gpu_hint():
@@ -132,6 +135,8 @@ def init_ray(address: str | None = None, *, num_cpus: int | None = None, object_
         import logging
 
         logging.getLogger("ray").setLevel(logging.ERROR)
+    # "Token authentication is enabled for this Ray cluster ...", logged during ray.init on Ray's own handler
+    to_log_file_only("ray._private.authentication.authentication_token_setup")
     if address:
         check_reachable(address)
         ray.init(address=address, runtime_env=env, log_to_driver=True, **quiet)
@@ -175,9 +180,11 @@ def _note_ray_logs(ray) -> None:
     """Record where Ray keeps its own logs (workers, raylet, Ray Data) in our log file."""
     import logging
 
-    from interlingua.core.console import restore_handlers
+    from interlingua.core.console import forward_ray_cpp_lines_to_log_file, logger_through_our_handlers, restore_handlers
 
     restore_handlers()
+    logger_through_our_handlers("ray")  # ray.init gave it a stderr handler of its own
+    forward_ray_cpp_lines_to_log_file()
     try:
         logs = ray._private.worker._global_node.get_logs_dir_path()  # noqa: SLF001 - no public API for it
     except Exception:  # pragma: no cover - remote clusters keep logs on their nodes
