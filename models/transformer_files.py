@@ -84,7 +84,8 @@ def added_tokens_of(tokenizer_json: Path, head_bytes: int = 1 << 16) -> dict | N
     added = {}
     for token in tokens:
         token = dict(token)
-        added[int(token.pop("id"))] = AddedToken(**token)
+        token_id = int(token.pop("id"))  # before AddedToken(...), which prints a line for each key it does not know
+        added[token_id] = AddedToken(**token)
     return added
 
 
