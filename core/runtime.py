@@ -150,7 +150,7 @@ def init_ray(address: str | None = None, *, num_cpus: int | None = None, object_
             # Logical CPUs: Ray Train workers hold one each, and Ray Data needs some left to feed them.
             num_cpus=num_cpus or max(4, os.cpu_count() or 1),
             object_store_memory=object_store_memory or 512 * 1024**2,
-            runtime_env=env,
+            runtime_env={**env, "worker_process_setup_hook": "interlingua.core.runtime.workers_know_their_cluster"},
             log_to_driver=True,
             **quiet,
         )
@@ -159,6 +159,18 @@ def init_ray(address: str | None = None, *, num_cpus: int | None = None, object_
 
 
 LOOPBACK = "127.0.0.1"
+
+
+def workers_know_their_cluster() -> None:
+    """Runs in each worker of a local Ray as it starts: ``RAY_ADDRESS`` = this cluster's GCS. Ray Train's actors
+    query Ray's state API with no address, which looks for the running Ray instances and fails with "Found
+    multiple active Ray instances" (a traceback on the console) on a machine where another Ray runs too."""
+    import ray
+
+    try:
+        os.environ.setdefault("RAY_ADDRESS", ray.get_runtime_context().gcs_address)
+    except Exception:  # pragma: no cover - never fail a worker's start over it
+        pass
 
 
 def _loopback_only() -> None:
