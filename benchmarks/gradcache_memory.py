@@ -3,7 +3,8 @@
 Usage::
 
     python -m interlingua.benchmarks.gradcache_memory [--cap-mib 64] [--hidden 128] [--layers 2]
-        [--seq-len 32] [--chunk ROWS] [--max-ratio 64] [--quick]
+        [--seq-len 32] [--chunk ROWS] [--max-ratio 64] [--rounds 3] [--time-steps 2]
+        [--plain-batch N --cached-batch M] [--quick]
 
 A small random BERT encoder (mean pooling) is trained on random token ids with the translation
 ranking loss (in-batch negatives, both directions), one optimizer-free forward/backward per trial.
@@ -16,7 +17,9 @@ what the step needed. A trial *fits* when that growth is at most the cap.
 
 Search: plain batch doubles from 2 pairs until it no longer fits, then bisects; cached batch
 (``--chunk`` rows per encoder call, default: the plain maximum in rows) doubles from the plain maximum
-until it no longer fits or reaches ``--max-ratio`` x the plain maximum, then bisects.
+until it no longer fits or reaches ``--max-ratio`` x the plain maximum, then bisects. ``--plain-batch`` /
+``--cached-batch`` skip the searches on a busy machine (the batches found by an earlier run; each is
+checked to fit, and a plain batch ~6% larger to go over the cap, else a warning).
 
 Timing: the runs (plain at its maximum, cached at the plain maximum, cached at its own maximum, the
 one-chunk phases) are interleaved round by round (``--rounds``, :mod:`interlingua.benchmarks.interleave`),
@@ -50,6 +53,7 @@ import argparse
 import json
 import math
 import os
+import signal
 import statistics
 import time
 
@@ -235,6 +239,7 @@ def _trial(mode: str, batch: int, settings: dict, chunk: int | None = None, time
     read_fd, write_fd = os.pipe()
     pid = os.fork()
     if pid == 0:  # child
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)  # not the driver's handler (interleave_results')
         os.close(read_fd)
         code = 0
         try:
@@ -290,6 +295,24 @@ def _largest(mode: str, settings: dict, cap_mib: float, start: int, limit: int |
     return good, good_result
 
 
+def _given(mode: str, batch: int, settings: dict, cap_mib: float, chunk: int | None, log: list, option: str) -> int:
+    """A batch given on the command line instead of searched: it must fit, and (plain) one ~6% larger should not."""
+    larger = batch + max(1, batch // 16)
+    checks = [(batch, True)] + ([(larger, False)] if mode == "plain" else [])
+    for size, should_fit in checks:
+        result = _trial(mode, size, settings, chunk if mode == "cached" else None)
+        fits = result["growth_mib"] <= cap_mib
+        log.append((mode, size, result["growth_mib"], fits))
+        print(f"  {mode:6s} batch {size:6d}: +{result['growth_mib']:8.1f} MiB {'fits' if fits else 'over cap'} "
+              f"(given, {result.get('first_step_s', float('nan')):.2f} s)", flush=True)
+        if should_fit and not fits:
+            raise SystemExit(f"{option} {batch} does not fit under the {cap_mib:.0f} MiB cap; leave {option} out to search")
+        if fits and not should_fit:
+            print(f"  warning: {option} {batch} is not the largest batch that fits ({size} does too); the ratios "
+                  f"below are for the batch given", flush=True)
+    return batch
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--trial", help=argparse.SUPPRESS)
@@ -304,6 +327,10 @@ def main(argv: list[str] | None = None) -> None:
                         help="timed steps of the cached run at its maximum (default 2, quick 1); the runs at the plain "
                              "maximum time as many steps as make the same number of pairs")
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--plain-batch", type=int, default=None,
+                        help="skip the plain search: this batch (checked: it fits, ~6%% more does not)")
+    parser.add_argument("--cached-batch", type=int, default=None,
+                        help="skip the cached search: this batch (checked: it fits), e.g. --max-ratio x the plain one")
     parser.add_argument("--rounds", type=int, default=None, help="interleaved timing rounds (default 3, quick 2)")
     parser.add_argument("--quick", action="store_true", help="cap 32 MiB, cached search up to 16x, 1 timed step")
     args = parser.parse_args(argv)
@@ -327,12 +354,18 @@ def main(argv: list[str] | None = None) -> None:
     started = time.perf_counter()
     log: list = []
     print(f"encoder: BERT hidden {args.hidden}, {args.layers} layers, seq len {args.seq_len}; cap +{cap:.0f} MiB RSS")
-    plain_max, _ = _largest("plain", settings, cap, start=2, limit=None, chunk=None, log=log)
+    if args.plain_batch:
+        plain_max = _given("plain", args.plain_batch, settings, cap, None, log, "--plain-batch")
+    else:
+        plain_max, _ = _largest("plain", settings, cap, start=2, limit=None, chunk=None, log=log)
     if plain_max == 0:
         raise SystemExit(f"no plain batch fits under {cap} MiB; raise --cap-mib")
     chunk = args.chunk or max(1, plain_max)
-    cached_max, _ = _largest("cached", settings, cap, start=plain_max, limit=max_ratio * plain_max, chunk=chunk,
-                             log=log)
+    if args.cached_batch:
+        cached_max = _given("cached", args.cached_batch, settings, cap, chunk, log, "--cached-batch")
+    else:
+        cached_max, _ = _largest("cached", settings, cap, start=plain_max, limit=max_ratio * plain_max, chunk=chunk,
+                                 log=log)
 
     rounds = args.rounds or (2 if args.quick else 3)
     print(f"  timing: {rounds} interleaved rounds (plain, cached at plain max, cached at its max, phases) ...", flush=True)
@@ -344,16 +377,21 @@ def main(argv: list[str] | None = None) -> None:
         "cached_eq": lambda: _trial("cached", plain_max, settings, chunk=chunk, time_steps=small_steps),
         "cached_big": lambda: _trial("cached", cached_max, settings, chunk=chunk, time_steps=time_steps),
         "phases": lambda: _trial("phases", chunk, settings, chunk=chunk, time_steps=PHASE_REPEATS),
-    }, rounds)
+    }, rounds, stop_on_sigterm=True,  # a time limit still reports the complete rounds
+        on_result=lambda r, name, _: print(f"  round {r + 1}/{rounds}: {name} done", flush=True))
+    if not runs["plain_eq"]:
+        return
+    rounds = len(runs["plain_eq"])
     failed = [f"{name}: {r['error']}" for name, results in runs.items() for r in results if "error" in r]
     if failed:
         raise SystemExit("a timed run failed: " + "; ".join(failed))
     elapsed = time.perf_counter() - started
-    report(runs, plain_max, cached_max, chunk, cap, (small_steps, time_steps), rounds, max_ratio, elapsed)
+    report(runs, plain_max, cached_max, chunk, cap, (small_steps, time_steps), rounds, max_ratio, elapsed,
+           given=bool(args.cached_batch))
 
 
 def report(runs: dict[str, list[dict]], plain_max: int, cached_max: int, chunk: int, cap: float,
-           time_steps: tuple[int, int], rounds: int, max_ratio: int, elapsed: float) -> None:
+           time_steps: tuple[int, int], rounds: int, max_ratio: int, elapsed: float, given: bool = False) -> None:
     """Print the table, the one-chunk phases with the floor, the breakdown of the steps and the goal line."""
     def per_sample(name: str, batch: int) -> list[float]:
         return [r["step_s"] / batch for r in runs[name]]
@@ -373,7 +411,8 @@ def report(runs: dict[str, list[dict]], plain_max: int, cached_max: int, chunk: 
           f"| 1.00 | 1.00 |")
     print(f"| cached, same batch | {plain_max} | {cached_eq['growth_mib']:.1f} | {1 / statistics.median(eq_t):,.1f} "
           f"| {_spread(eq_ratios)} | 1.00 |")
-    print(f"| cached, largest that fits{' (search cap)' if cached_max >= max_ratio * plain_max else ''} "
+    note = " (given)" if given else (" (search cap)" if cached_max >= max_ratio * plain_max else "")
+    print(f"| cached, largest that fits{note} "
           f"| {cached_max} | {cached_big['growth_mib']:.1f} | {1 / statistics.median(big_t):,.1f} | {_spread(big_ratios)} "
           f"| {cached_max / plain_max:.1f} |")
     phases = {k: statistics.median(r[k] for r in runs["phases"]) * 1e3 for k in ("f0", "f", "b")}

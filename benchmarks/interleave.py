@@ -16,6 +16,7 @@ returns instead of its wall-clock time.
 
 from __future__ import annotations
 
+import signal
 import statistics
 import time
 from collections.abc import Callable, Iterator
@@ -52,12 +53,33 @@ def interleaved(runs: dict[str, Callable[[], T]], rounds: int, warmup: bool = Fa
             yield r, name, runs[name]()
 
 
-def interleave_results(runs: dict[str, Callable[[], T]], rounds: int, warmup: bool = False,
-                       rotate: bool = False) -> dict[str, list[T]]:
-    """What each run returned in each round (runs that measure themselves), see :func:`interleaved`."""
+class Stopped(Exception):
+    """Raised by the SIGTERM handler of :func:`interleave_results` (``stop_on_sigterm``)."""
+
+
+def interleave_results(runs: dict[str, Callable[[], T]], rounds: int, warmup: bool = False, rotate: bool = False,
+                       on_result: Callable[[int, str, T], object] | None = None,
+                       stop_on_sigterm: bool = False) -> dict[str, list[T]]:
+    """What each run returned in each round (runs that measure themselves), see :func:`interleaved`.
+
+    ``on_result(round, name, value)`` is called after every run (progress lines). With ``stop_on_sigterm`` a
+    SIGTERM (``timeout``'s) ends the rounds early: the rounds every run completed are returned, and a line
+    says so. Only from the main thread.
+    """
     results: dict[str, list[T]] = {name: [] for name in runs}
-    for _, name, value in interleaved(runs, rounds, warmup=warmup, rotate=rotate):
-        results[name].append(value)
+    previous = signal.signal(signal.SIGTERM, _raise_stopped) if stop_on_sigterm else None
+    try:
+        for r, name, value in interleaved(runs, rounds, warmup=warmup, rotate=rotate):
+            results[name].append(value)
+            if on_result is not None:
+                on_result(r, name, value)
+    except Stopped:
+        done = complete_rounds(results)
+        print(f"stopped (SIGTERM): reporting the {len(next(iter(done.values()), []))} complete round(s)", flush=True)
+        return done
+    finally:
+        if stop_on_sigterm:
+            signal.signal(signal.SIGTERM, previous)
     return results
 
 
@@ -84,6 +106,10 @@ def ratio(baseline: list[float], candidate: list[float]) -> tuple[float, float, 
 def format_ratio(baseline: list[float], candidate: list[float]) -> str:
     median, low, high = ratio(baseline, candidate)
     return f"{median:.2f}x ({low:.2f}-{high:.2f})"
+
+
+def _raise_stopped(signum, frame):
+    raise Stopped()
 
 
 def _timed(run: Callable[[], object]) -> Callable[[], float]:

@@ -25,13 +25,12 @@ from __future__ import annotations
 import argparse
 import functools
 import os
-import signal
 import statistics
 import tempfile
 import time
 from pathlib import Path
 
-from interlingua.benchmarks.interleave import complete_rounds, interleaved, ratio
+from interlingua.benchmarks.interleave import interleave_results, ratio
 
 #: (label, TrainConfig keys) — the baseline first.
 VARIANTS = [
@@ -157,20 +156,17 @@ def main(argv: list[str] | None = None) -> None:
         return statistics.median(m.value for m in history[WARMUP_STEPS:])
 
     runs = {label: functools.partial(tokens_per_s, label, keys) for label, keys in variants}
-    values: dict[str, list[float]] = {label: [] for label in runs}
     baseline = variants[0][0]
     started = time.perf_counter()
-    signal.signal(signal.SIGTERM, _stop)  # a time limit still prints the rounds completed
     try:
-        # every round runs every objective, starting one later each round (A B C, B C A, ...)
-        for r, label, value in interleaved(runs, args.rounds, rotate=True):
-            values[label].append(value)
-            print(f"round {r + 1}/{args.rounds} {label}: {value:.0f} tokens/s", flush=True)
-    except _Stopped:
-        print(f"stopped: reporting the {len(complete_rounds(values)[baseline])} complete round(s)", flush=True)
+        # every round runs every objective, starting one later each round (A B C, B C A, ...); a time limit
+        # (SIGTERM) still reports the rounds completed
+        values = interleave_results(
+            runs, args.rounds, rotate=True, stop_on_sigterm=True,
+            on_result=lambda r, label, value: print(f"round {r + 1}/{args.rounds} {label}: {value:.0f} tokens/s",
+                                                    flush=True))
     finally:
         ray.shutdown()
-    values = complete_rounds(values)
     args.rounds = len(values[baseline])
     if not args.rounds:
         return
@@ -183,14 +179,6 @@ def main(argv: list[str] | None = None) -> None:
     print("|---|---:|---:|---:|")
     for label, (median, low, high) in summary.items():
         print(f"| {label} | {statistics.median(values[label]):.0f} | {median:.2f} | {low:.2f}–{high:.2f} |")
-
-
-class _Stopped(Exception):
-    pass
-
-
-def _stop(signum, frame):
-    raise _Stopped()
 
 
 if __name__ == "__main__":
