@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import math
 import os
 import statistics
 import tempfile
@@ -150,8 +151,12 @@ def main(argv: list[str] | None = None) -> None:
             keys["entity_vectors"] = str(vectors)
         r = runs_made[label] = runs_made.get(label, -1) + 1
         run_id = client.create_run(experiment, run_name=f"{label}-{r}").info.run_id
-        fit(encoder, dataset, TrainConfig(**settings, **keys), storage_path=root / "ray_results",
-            name=f"{label.replace(' ', '-')}-{r}", run_id=run_id)
+        try:
+            fit(encoder, dataset, TrainConfig(**settings, **keys), storage_path=root / "ray_results",
+                name=f"{label.replace(' ', '-')}-{r}", run_id=run_id)
+        except Exception as err:  # noqa: BLE001 - one failed run (e.g. a worker lost) is a gap, not the end
+            print(f"{label} run {r + 1} failed: {type(err).__name__}: {str(err).splitlines()[0][:200]}", flush=True)
+            return float("nan")
         history = sorted(client.get_metric_history(run_id, "tokens_per_s"), key=lambda m: m.step)
         return statistics.median(m.value for m in history[WARMUP_STEPS:])
 
@@ -170,15 +175,21 @@ def main(argv: list[str] | None = None) -> None:
     args.rounds = len(values[baseline])
     if not args.rounds:
         return
-    # tokens/s: ratio(objective, baseline) = the objective's per-round tokens/s over the baseline's
-    summary = {label: ratio(series, values[baseline]) for label, series in values.items()}
+    # tokens/s: ratio(objective, baseline) = the objective's per-round tokens/s over the baseline's, over the
+    # rounds where both ran (a failed run is NaN)
+    summary, medians = {}, {}
+    for label, series in values.items():
+        pairs = [(v, b) for v, b in zip(series, values[baseline]) if math.isfinite(v) and math.isfinite(b)]
+        finite = [v for v in series if math.isfinite(v)]
+        summary[label] = ratio([v for v, _ in pairs], [b for _, b in pairs]) if pairs else (math.nan,) * 3
+        medians[label] = statistics.median(finite) if finite else math.nan
     print(f"\nobjective step throughput on the engine: 2 workers x {args.batch} rows, random BERT "
           f"{args.layers}x{args.hidden}, max_length {args.max_length}, {args.rounds} interleaved rounds x "
           f"{args.steps} steps (first {WARMUP_STEPS} dropped), {time.perf_counter() - started:.0f} s\n")
     print(f"| objective | tokens/s (median) | ratio to {baseline} (median) | spread (min–max) |")
     print("|---|---:|---:|---:|")
     for label, (median, low, high) in summary.items():
-        print(f"| {label} | {statistics.median(values[label]):.0f} | {median:.2f} | {low:.2f}–{high:.2f} |")
+        print(f"| {label} | {medians[label]:.0f} | {median:.2f} | {low:.2f}–{high:.2f} |")
 
 
 if __name__ == "__main__":
