@@ -11,7 +11,10 @@ vocabulary learned on the Bible asset's verses), the same verse pairs, 2 workers
 median of the engine's per-step ``tokens_per_s`` metric (real tokens the encoder read in the step, all views,
 both workers) over the steps after the first two (warm-up). Rounds are interleaved — every round runs every
 objective, in a rotated order — and each round's value is divided by translation ranking's in the same round;
-the table gives the median ratio over rounds and its spread (min–max), and the median tokens/s.
+the table gives the median ratio over rounds and its spread (min–max), and the median tokens/s. The rounds run
+through :func:`interlingua.benchmarks.interleave.interleave_results`; a failed run is a NaN gap (its line
+printed), and a SIGTERM reports the complete rounds — under ``timeout --foreground`` (a plain ``timeout``
+signals the whole process group, local Ray included, which then takes the driver down with it).
 
 The data are real Bible verse pairs; the columns other objectives need are derived from them: ``text`` = the
 English verse (SimCSE), ``contradiction`` = the next pair's Spanish verse, EASE entity ids drawn from 64
