@@ -55,8 +55,8 @@ def test_networks_follow_the_paper_layout():
     assert sum(isinstance(m, torch.nn.LeakyReLU) and m.negative_slope == 0.2 for m in d.net) == 3
 
 
-@pytest.mark.parametrize("init", ["random", "procrustes"])
-@pytest.mark.parametrize("variant", ["absent", "uni-sent", "no-mismatch", "cgan"])
+@pytest.mark.parametrize("variant,init", [("absent", "random"), ("uni-sent", "random"), ("no-mismatch", "random"),
+                                          ("cgan", "random"), ("absent", "procrustes")])
 def test_every_variant_learns_a_rotation_better_than_chance(variant, init):
     rng = np.random.default_rng(0)
     x = rng.normal(size=(200, 6)).astype(np.float32)

@@ -136,3 +136,19 @@ def test_meaning_head_over_use_is_logged_as_run_artifacts_not_registered(tmp_pat
     unit = raw / np.linalg.norm(raw, axis=1, keepdims=True)
     expected = unit @ model.meaning.linear.weight.detach().numpy().T + model.meaning.linear.bias.detach().numpy()
     np.testing.assert_allclose(loaded.encode(["a", "b"], normalize=False), expected, atol=1e-5)
+
+
+def test_absent_centering_subtracts_the_training_mean_then_normalizes():
+    from interlingua.workflows.absent import center_unit
+
+    rng = np.random.default_rng(3)
+    train, test = rng.normal(size=(20, 4)) + 5.0, rng.normal(size=(7, 4)) + 5.0
+    centered_train, centered_test = center_unit(train, test)
+    mean = train.mean(axis=0)
+    for got, raw in ((centered_train, train), (centered_test, test)):
+        shifted = raw - mean
+        np.testing.assert_allclose(got, shifted / np.linalg.norm(shifted, axis=1, keepdims=True), rtol=1e-5)
+        np.testing.assert_allclose(np.linalg.norm(got, axis=1), 1.0, rtol=1e-5)
+    # the common direction is gone: mean cosine between training rows drops from ~1 to ~0
+    assert np.mean(centered_train @ centered_train.T) < 0.1 < np.mean((train / np.linalg.norm(train, axis=1, keepdims=True)) @
+                                                                      (train / np.linalg.norm(train, axis=1, keepdims=True)).T)
