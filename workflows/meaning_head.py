@@ -140,10 +140,7 @@ def run(config: MeaningHeadConfig, *, address: str | None = None) -> dict:
         charts = [_pca_chart(config, pack, lookup, heads["meaning head"][0], out / "pca.png"),
                   _table_chart(rows, out / "results.png")]
         with mlflow.start_run(run_id=run_id):
-            for row in rows:
-                for task, stats in row["tasks"].items():
-                    key = _metric_key(f"eval.{row['method']}.{task}")
-                    mlflow.log_metrics({key: stats["mean"], key + "_std": stats["std"]})
+            mlflow.log_metrics(table_metrics(rows))
             for path in [out / "results.txt", out / "results.json", *charts]:
                 mlflow.log_artifact(str(path), artifact_path="evaluation")
     summary = {"run_id": run_id, "model": spec, "pairs": len(pairs), "results": str(out / "results.json"),
@@ -270,6 +267,18 @@ def _log_histories(run_id: str, histories: dict) -> None:
                for key, value in row.items() if key != "epoch"]
     for start in range(0, len(metrics), 1000):
         client.log_batch(run_id, metrics=metrics[start:start + 1000])
+
+
+def table_metrics(rows: list[dict]) -> dict[str, float]:
+    """MLflow metrics of the table: ``eval.<method>.<task>`` and ``…_std``; n/a cells (a method with no map
+    for a language) have no value and are left out (MLflow refuses a metric without one)."""
+    out = {}
+    for row in rows:
+        for task, stats in row["tasks"].items():
+            if stats["mean"] is not None:
+                key = _metric_key(f"eval.{row['method']}.{task}")
+                out[key], out[key + "_std"] = stats["mean"], stats["std"]
+    return out
 
 
 def _metric_key(text: str) -> str:

@@ -152,3 +152,15 @@ def test_absent_centering_subtracts_the_training_mean_then_normalizes():
     # the common direction is gone: mean cosine between training rows drops from ~1 to ~0
     assert np.mean(centered_train @ centered_train.T) < 0.1 < np.mean((train / np.linalg.norm(train, axis=1, keepdims=True)) @
                                                                       (train / np.linalg.norm(train, axis=1, keepdims=True)).T)
+
+
+def test_meaning_head_table_metrics_leave_out_na_cells():
+    from interlingua.workflows.meaning_head import table_metrics
+
+    rows = [{"method": "projected to en", "tasks": {"bible_retrieval": {"mean": 57.0, "std": 0.0},
+                                                    "debian_retrieval_de": {"mean": None, "std": None}}},
+            {"method": "meaning head −language_id", "tasks": {"bible_retrieval": {"mean": 52.5, "std": 0.5}}}]
+    metrics = table_metrics(rows)
+    assert metrics == {"eval.projected_to_en.bible_retrieval": 57.0, "eval.projected_to_en.bible_retrieval_std": 0.0,
+                       "eval.meaning_head_minus-language_id.bible_retrieval": 52.5,
+                       "eval.meaning_head_minus-language_id.bible_retrieval_std": 0.5}
