@@ -15,25 +15,20 @@ from typing import Any
 
 from pydantic import Field
 
-from interlingua.core.config import Config
+from interlingua.workflows.pack_eval import PackEvaluationConfig
 
 DESCRIPTION = "interpolate two encoders' weights (WiSE-FT: (1-a)*first + a*second), evaluate, register"
 
 
-class InterpolateConfig(Config):
+class InterpolateConfig(PackEvaluationConfig):
     first: str | None = Field(None, description="encoder URI of θ at α = 0 (the base); default: the e5-small asset")
     second: str = Field(description="encoder URI of θ at α = 1 (fine-tuned from first; same architecture)")
     alpha: float = Field(0.5, ge=0.0, le=1.0, description="mixing coefficient α (WiSE-FT's default: 0.5)")
     registered_model: str = "interlingua-interpolated"
     alias: str = "interpolate"
     experiment: str = "interpolate"
-    evaluate: bool = True
     evaluate_second: bool = Field(False, description="also evaluate the second part (a recipe's training stage has "
                                   "usually evaluated it already)")
-    pack: str | None = Field(None, description="benchmark pack folder; default: <state>/bench-pack (built if missing)")
-    eval_tasks: list[str] = Field(default_factory=lambda: ["all"])
-    eval_seeds: list[int] = Field(default_factory=lambda: [1, 2, 3], min_length=1)
-    state_dir: str | None = Field(None, description="default: $INTERLINGUA_HOME or ./.interlingua")
 
 
 CONFIG = InterpolateConfig
