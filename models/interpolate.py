@@ -77,11 +77,14 @@ def _check_alpha(alpha: float) -> None:
 
 
 def _vocabulary(folder: Path) -> list[str]:
-    """Digests of what decides token ids: the ``model`` part of ``tokenizer.json`` (vocabulary, merges) and any
-    vocabulary file; other tokenizer settings may be re-serialized differently by a save and are not compared."""
+    """Digests of what decides token ids: the ``model`` part of ``tokenizer.json`` (vocabulary, merges; Unigram
+    scores to 5 decimals, since a re-save prints floats differently) and any vocabulary file; other tokenizer
+    settings may be re-serialized differently by a save and are not compared."""
     digests = []
     if (folder / "tokenizer.json").exists():
-        model = json.loads((folder / "tokenizer.json").read_text(encoding="utf-8")).get("model")
+        model = json.loads((folder / "tokenizer.json").read_text(encoding="utf-8")).get("model") or {}
+        if isinstance(model.get("vocab"), list):  # Unigram: (piece, score); a re-save may print scores differently
+            model = {**model, "vocab": [[piece, round(float(score), 5)] for piece, score in model["vocab"]]}
         digests.append("tokenizer.json:" + hashlib.sha256(json.dumps(model, sort_keys=True).encode()).hexdigest())
     for name in VOCABULARY_FILES:
         if (folder / name).exists():
