@@ -119,7 +119,11 @@ def init_ray(address: str | None = None, *, num_cpus: int | None = None, object_
 
     if ray.is_initialized():
         return ray
-    address = address or os.environ.get("RAY_ADDRESS")
+    own = os.environ.get(OWN_RAY_ADDRESS)
+    if own and os.environ.get("RAY_ADDRESS") == own:
+        # set by init_ray for a local Ray of this process (or of a parent): not a cluster the user chose
+        del os.environ["RAY_ADDRESS"]
+    address = (None if address == own else address) or os.environ.get("RAY_ADDRESS")
     # Workers must import the interlingua package the same way the driver does.
     os.environ.setdefault("TORCH_EXTENSIONS_DIR", str(state_dir() / "torch_extensions"))
     from interlingua.core.console import QUIET_ENV, is_verbose, to_log_file_only
@@ -154,8 +158,16 @@ def init_ray(address: str | None = None, *, num_cpus: int | None = None, object_
             log_to_driver=True,
             **quiet,
         )
+        # Ray's own background clients (e.g. Ray Train's placement-group monitor) look the cluster up by address;
+        # with another Ray running on this machine they would find two and fail. Point them at ours.
+        os.environ[OWN_RAY_ADDRESS] = os.environ["RAY_ADDRESS"] = ray.get_runtime_context().gcs_address
     _note_ray_logs(ray)
     return ray
+
+
+#: Marks the RAY_ADDRESS that init_ray set for its own local Ray, so that a later init_ray (after a shutdown, or in
+#: a child process) starts a local Ray as before instead of taking it for a cluster the user chose.
+OWN_RAY_ADDRESS = "INTERLINGUA_LOCAL_RAY_ADDRESS"
 
 
 LOOPBACK = "127.0.0.1"

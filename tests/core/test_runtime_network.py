@@ -54,3 +54,29 @@ def test_local_ray_binds_every_listening_socket_to_loopback(tmp_path):
     assert {"gcs_server", "raylet"} <= names, listening  # the daemons were seen, so the check is not vacuous
     exposed = [entry for entry in listening if entry[1] not in LOOPBACK]
     assert exposed == [], f"listening beyond loopback: {exposed}"
+
+
+RESTART_SCRIPT = """
+import json, os
+from interlingua.core.runtime import init_ray
+
+ray = init_ray(num_cpus=1, object_store_memory=80 * 1024**2)
+first = ray.get_runtime_context().gcs_address
+seen = os.environ.get("RAY_ADDRESS")
+from ray.util.state import list_nodes
+nodes = len(list_nodes())          # Ray's own state client finds this instance through RAY_ADDRESS
+ray.shutdown()
+ray = init_ray(num_cpus=1, object_store_memory=80 * 1024**2)   # a fresh local Ray, not the dead address
+second = ray.get_runtime_context().gcs_address
+ray.shutdown()
+print(json.dumps({"first": first, "seen": seen, "nodes": nodes, "second": second}))
+"""
+
+
+def test_local_ray_address_is_exported_for_rays_own_clients_and_not_mistaken_for_a_cluster(tmp_path):
+    env = {"INTERLINGUA_HOME": str(tmp_path), "RAY_USAGE_STATS_ENABLED": "0", "PATH": "/usr/bin:/bin"}
+    done = subprocess.run([sys.executable, "-c", RESTART_SCRIPT], capture_output=True, text=True, timeout=300, env=env)
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert result["seen"] == result["first"] and result["nodes"] == 1
+    assert result["second"]  # started anew (connecting to the dead first address would have raised)
