@@ -158,8 +158,8 @@ def init_ray(address: str | None = None, *, num_cpus: int | None = None, object_
             log_to_driver=True,
             **quiet,
         )
-        # Ray's own background clients (e.g. Ray Train's placement-group monitor) look the cluster up by address;
-        # with another Ray running on this machine they would find two and fail. Point them at ours.
+        # Ray's own clients in this process (the state API) look the cluster up by address; with another Ray running
+        # on this machine they would find two and fail. Point them at ours (workers: workers_know_their_cluster).
         os.environ[OWN_RAY_ADDRESS] = os.environ["RAY_ADDRESS"] = ray.get_runtime_context().gcs_address
     _note_ray_logs(ray)
     return ray
