@@ -2,6 +2,7 @@
 done with plain sentence-transformers in a new process, interleaved round by round.
 
     python -m interlingua.benchmarks.embed_startup [--model .interlingua/assets/e5-small] [--rounds 5]
+        [--before-python ../other-checkout/.venv/bin/python]
 
 Prints the median wall seconds of each, their ratio with its spread, and one in-process breakdown
 (imports, tokenizer, weights, encoding). "Cold" means a new Python process; the OS page cache stays warm,
@@ -33,11 +34,11 @@ import json, sys, time
 t0 = time.perf_counter()
 import torch, transformers  # noqa: F401
 from interlingua.models.sentence_encoder import SentenceEncoder
+from interlingua.models.transformer_files import load_tokenizer, load_transformer
 t1 = time.perf_counter()
-from transformers import AutoTokenizer, AutoModel
-tok = AutoTokenizer.from_pretrained(sys.argv[1])
+tok = load_tokenizer(sys.argv[1])
 t2 = time.perf_counter()
-model = AutoModel.from_pretrained(sys.argv[1])
+model = load_transformer(sys.argv[1])
 t3 = time.perf_counter()
 SentenceEncoder(model, tok).encode(sys.argv[2:])
 t4 = time.perf_counter()
@@ -55,13 +56,18 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", default=".interlingua/assets/e5-small", help="encoder folder (default: the e5-small asset)")
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--before-python", help="also time `interlingua embed` run by this interpreter (e.g. another "
+                        "checkout's .venv/bin/python: the code before a change), interleaved with the others")
     args = parser.parse_args(argv)
     if not Path(args.model, "config.json").is_file():
         raise SystemExit(f"{args.model} is not a model folder; build it with `interlingua assets e5-small`")
     cli = [sys.executable, "-m", "interlingua.workflows.cli", "embed", "--model", args.model, *SENTENCES]
     baseline = [sys.executable, "-c", _BASELINE, args.model, *SENTENCES]
-    seconds = interleave({"sentence-transformers": lambda: _command(baseline),
-                          "interlingua embed": lambda: _command(cli)}, rounds=args.rounds, warmup=True)
+    runs = {"sentence-transformers": lambda: _command(baseline), "interlingua embed": lambda: _command(cli)}
+    if args.before_python:
+        before = [args.before_python, *cli[1:3], "embed", "--model", str(Path(args.model).resolve()), *SENTENCES]
+        runs["interlingua embed, before"] = lambda: _command(before)
+    seconds = interleave(runs, rounds=args.rounds, warmup=True)
     out = subprocess.run([sys.executable, "-c", _BREAKDOWN, args.model, *SENTENCES], capture_output=True, text=True)
     import json
 
@@ -72,6 +78,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{name:<24} {statistics.median(values):>9.2f} {min(values):>7.2f} {max(values):>7.2f}")
     print(f"interlingua embed speed vs sentence-transformers: "
           f"{format_ratio(seconds['sentence-transformers'], seconds['interlingua embed'])} (median, min-max)")
+    if args.before_python:
+        print(f"interlingua embed speed vs before: "
+              f"{format_ratio(seconds['interlingua embed, before'], seconds['interlingua embed'])} (median, min-max)")
     if phases:
         print("one in-process breakdown (s): " + ", ".join(f"{k} {v:.2f}" for k, v in phases.items()))
     return 0

@@ -3,7 +3,8 @@
 Usage::
 
     python -m interlingua.benchmarks.gradcache_memory [--cap-mib 64] [--hidden 128] [--layers 2]
-        [--seq-len 32] [--chunk ROWS] [--max-ratio 64] [--quick]
+        [--seq-len 32] [--chunk ROWS] [--max-ratio 64] [--rounds 3] [--time-steps 2]
+        [--plain-batch N --cached-batch M] [--quick]
 
 A small random BERT encoder (mean pooling) is trained on random token ids with the translation
 ranking loss (in-batch negatives, both directions), one optimizer-free forward/backward per trial.
@@ -16,30 +17,51 @@ what the step needed. A trial *fits* when that growth is at most the cap.
 
 Search: plain batch doubles from 2 pairs until it no longer fits, then bisects; cached batch
 (``--chunk`` rows per encoder call, default: the plain maximum in rows) doubles from the plain maximum
-until it no longer fits or reaches ``--max-ratio`` x the plain maximum, then bisects. Then the timed
-runs (plain at its maximum, cached at the plain maximum and at its own maximum) are interleaved round by
-round (``--rounds``), and the report gives the median time-per-sample ratio with its min-max spread.
+until it no longer fits or reaches ``--max-ratio`` x the plain maximum, then bisects. ``--plain-batch`` /
+``--cached-batch`` skip the searches on a busy machine (the batches found by an earlier run; each is
+checked to fit, and a plain batch ~6% larger to go over the cap, else a warning).
+
+Timing: the runs (plain at its maximum, cached at the plain maximum, cached at its own maximum, the
+one-chunk phases) are interleaved round by round (``--rounds``, :mod:`interlingua.benchmarks.interleave`),
+each in a fresh child. Every timed run covers about the same pairs: the cached run at its maximum times
+``--time-steps`` steps, the runs at the plain maximum as many steps as hold as many pairs; a run's time per
+pair is the mean over its steps. The report gives the median over rounds of the per-round time-per-sample
+ratio to plain, with its min-max spread.
 
 The floor: caching encodes every row twice (pass 1 without a graph, pass 2 with one), so its time per
 sample cannot go below ``(F0 + F + B) / (F + B)`` times the plain step's, with F0 a forward without
 autograd (pass 1 runs under ``inference_mode``), F a forward with the graph and B its backward, all
-measured on one chunk in the same run; with F0 = F this is the ``1 + F/(F+B)`` of the literature. The
-report prints the floor next to the ratio at the cached maximum.
+measured per row on one chunk in the same run (the median of repeats); with F0 = F this is the
+``1 + F/(F+B)`` of the literature, printed too. The goal line compares the ratio at the cached
+*maximum* (not at the equal batch) with the floor.
+
+Breakdown: the timed steps run through hooks (``encode``, ``loss_fn``, ``backward``) that add up the
+seconds of pass 1 (encoder calls under inference mode), the forwards with the graph, the backwards and
+the loss forward; the rest of the step is the loss gradient, concatenation and random-state bookkeeping.
+The table gives them per pair for each run, beside what the one-chunk phases predict for the cached step.
 
 The loss couples the whole batch, but above 256 query rows it is computed block by block
 (``trainers/objectives/blockwise_cross_entropy.py``), so what grows with the batch is linear (the
-embeddings and their gradients), not the B x B logits. The report gives the share of the cap that this
-batch-dependent part takes at the cached maximum.
+embeddings and their gradients), not the B x B logits; its time per pair still grows with the batch (each
+row meets every other), which is the part of the cached step the floor leaves out. The report gives the
+share of the cap that the batch-dependent memory takes at the cached maximum.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
+import signal
+import statistics
 import time
 
+from interlingua.benchmarks.interleave import interleave_results
+
 PEAK_KEY = "VmHWM"
+#: Repeats of the one-chunk F0 / F / B measurement (each phase: the median of the repeats).
+PHASE_REPEATS = 15
 
 
 # --- trial (runs in a forked child) ---------------------------------------------------------------
@@ -91,25 +113,26 @@ def _views(batch: int, settings: dict, seed: int):
     return views
 
 
-def _step(mode: str, encode, views, loss_fn, chunk: int | None):
+def _step(mode: str, encode, views, loss_fn, chunk: int | None, backward=None):
     from interlingua.trainers.gradcache import cached_step, plain_step
 
     if mode == "plain":
-        return plain_step(encode, views, loss_fn)
-    return cached_step(encode, views, loss_fn, chunk)
+        return plain_step(encode, views, loss_fn, backward=backward)
+    return cached_step(encode, views, loss_fn, chunk, backward=backward)
 
 
 def run_phases(spec: dict) -> dict:
     """Seconds per row of the three encoder phases on one chunk: F0 (inference-mode forward), F (forward
-    with the graph) and B (backward of the chunk's surrogate), the best of ``time_steps`` repeats."""
+    with the graph) and B (backward of the chunk's surrogate), each the median of ``time_steps`` repeats."""
     import torch
 
     settings = spec["settings"]
     model, encode = _build(settings)
     chunk = _views(spec["chunk"], settings, seed=3)[0]
     rows = int(next(iter(chunk.values())).shape[0])
-    best = {"f0": float("inf"), "f": float("inf"), "b": float("inf")}
-    for _ in range(max(2, spec.get("time_steps", 3))):
+    times: dict[str, list[float]] = {"f0": [], "f": [], "b": []}
+    encode(chunk).sum().backward()  # warm-up: allocate the parameter gradients
+    for _ in range(max(3, spec.get("time_steps", 3))):
         model.zero_grad(set_to_none=False)
         start = time.perf_counter()
         with torch.inference_mode():
@@ -119,13 +142,49 @@ def run_phases(spec: dict) -> dict:
         forward_end = time.perf_counter()
         (embeddings * torch.ones_like(embeddings)).sum().backward()
         end = time.perf_counter()
-        best = {"f0": min(best["f0"], mid - start), "f": min(best["f"], forward_end - mid),
-                "b": min(best["b"], end - forward_end)}
-    return {key: value / rows for key, value in best.items()}
+        for key, seconds in (("f0", mid - start), ("f", forward_end - mid), ("b", end - forward_end)):
+            times[key].append(seconds)
+    return {key: statistics.median(values) / rows for key, values in times.items()}
+
+
+class PhaseClock:
+    """Seconds spent in each phase of a step, read through the step's own hooks (``encode``, ``loss_fn``,
+    ``backward``): ``first_pass`` (encoder calls under inference mode: cached pass 1), ``forward`` (encoder
+    calls with the graph: cached pass 2 and the kept chunk, or the plain forward), ``loss`` (the loss
+    forward), ``backward`` (every backward call: cached chunk surrogates, or the plain loss's). The rest of a
+    step (the cached loss gradient ``autograd.grad``, concatenation, random-state bookkeeping) is its time
+    minus these."""
+
+    PHASES = ("first_pass", "forward", "loss", "backward")
+
+    def __init__(self, encode, loss_fn):
+        self._encode, self._loss_fn = encode, loss_fn
+        self.seconds = dict.fromkeys(self.PHASES, 0.0)
+
+    def reset(self) -> None:
+        self.seconds = dict.fromkeys(self.PHASES, 0.0)
+
+    def _timed(self, phase: str, function, *args):
+        start = time.perf_counter()
+        try:
+            return function(*args)
+        finally:
+            self.seconds[phase] += time.perf_counter() - start
+
+    def encode(self, features):
+        import torch
+
+        return self._timed("first_pass" if torch.is_inference_mode_enabled() else "forward", self._encode, features)
+
+    def loss_fn(self, embeddings):
+        return self._timed("loss", self._loss_fn, embeddings)
+
+    def backward(self, scalar) -> None:
+        self._timed("backward", scalar.backward)
 
 
 def run_trial(spec: dict) -> dict:
-    """Peak RSS growth (MiB) of one step at ``spec['batch']`` pairs, and optionally its time."""
+    """Peak RSS growth (MiB) of one step at ``spec['batch']`` pairs, and optionally its time and phases."""
     from interlingua.trainers.objectives.translation_ranking import TranslationRankingLoss
 
     if spec["mode"] == "phases":
@@ -147,14 +206,15 @@ def run_trial(spec: dict) -> dict:
     first = time.perf_counter() - start
     peak = _status_kib(PEAK_KEY)
     result = {"growth_mib": (peak - base) / 1024, "peak_reset": can_reset, "first_step_s": first}
-    if spec.get("time_steps"):
-        times = []
-        for _ in range(spec["time_steps"]):
+    if spec.get("time_steps"):  # the mean over the timed steps, of the step and of its phases
+        clock = PhaseClock(encode, loss_fn)
+        steps = spec["time_steps"]
+        start = time.perf_counter()
+        for _ in range(steps):
             model.zero_grad(set_to_none=False)
-            start = time.perf_counter()
-            _step(spec["mode"], encode, views, loss_fn, spec.get("chunk"))
-            times.append(time.perf_counter() - start)
-        result["step_s"] = min(times)
+            _step(spec["mode"], clock.encode, views, clock.loss_fn, spec.get("chunk"), clock.backward)
+        result["step_s"] = (time.perf_counter() - start) / steps
+        result["phases_s"] = {phase: seconds / steps for phase, seconds in clock.seconds.items()}
     return result
 
 
@@ -179,6 +239,7 @@ def _trial(mode: str, batch: int, settings: dict, chunk: int | None = None, time
     read_fd, write_fd = os.pipe()
     pid = os.fork()
     if pid == 0:  # child
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)  # not the driver's handler (interleave_results')
         os.close(read_fd)
         code = 0
         try:
@@ -234,6 +295,24 @@ def _largest(mode: str, settings: dict, cap_mib: float, start: int, limit: int |
     return good, good_result
 
 
+def _given(mode: str, batch: int, settings: dict, cap_mib: float, chunk: int | None, log: list, option: str) -> int:
+    """A batch given on the command line instead of searched: it must fit, and (plain) one ~6% larger should not."""
+    larger = batch + max(1, batch // 16)
+    checks = [(batch, True)] + ([(larger, False)] if mode == "plain" else [])
+    for size, should_fit in checks:
+        result = _trial(mode, size, settings, chunk if mode == "cached" else None)
+        fits = result["growth_mib"] <= cap_mib
+        log.append((mode, size, result["growth_mib"], fits))
+        print(f"  {mode:6s} batch {size:6d}: +{result['growth_mib']:8.1f} MiB {'fits' if fits else 'over cap'} "
+              f"(given, {result.get('first_step_s', float('nan')):.2f} s)", flush=True)
+        if should_fit and not fits:
+            raise SystemExit(f"{option} {batch} does not fit under the {cap_mib:.0f} MiB cap; leave {option} out to search")
+        if fits and not should_fit:
+            print(f"  warning: {option} {batch} is not the largest batch that fits ({size} does too); the ratios "
+                  f"below are for the batch given", flush=True)
+    return batch
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--trial", help=argparse.SUPPRESS)
@@ -244,8 +323,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--vocab", type=int, default=8000)
     parser.add_argument("--chunk", type=int, default=None, help="cached rows per encoder call (default: plain max rows)")
     parser.add_argument("--max-ratio", type=int, default=None, help="stop the cached search at this x plain max (default 64, quick 16)")
-    parser.add_argument("--time-steps", type=int, default=None, help="timed steps per timing run (default 3, quick 1)")
+    parser.add_argument("--time-steps", type=int, default=None,
+                        help="timed steps of the cached run at its maximum (default 2, quick 1); the runs at the plain "
+                             "maximum time as many steps as make the same number of pairs")
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--plain-batch", type=int, default=None,
+                        help="skip the plain search: this batch (checked: it fits, ~6%% more does not)")
+    parser.add_argument("--cached-batch", type=int, default=None,
+                        help="skip the cached search: this batch (checked: it fits), e.g. --max-ratio x the plain one")
     parser.add_argument("--rounds", type=int, default=None, help="interleaved timing rounds (default 3, quick 2)")
     parser.add_argument("--quick", action="store_true", help="cap 32 MiB, cached search up to 16x, 1 timed step")
     args = parser.parse_args(argv)
@@ -262,66 +347,111 @@ def main(argv: list[str] | None = None) -> None:
     import interlingua.trainers.objectives.translation_ranking  # noqa: F401
 
     cap = args.cap_mib if args.cap_mib is not None else (32.0 if args.quick else 64.0)
-    time_steps = args.time_steps or (1 if args.quick else 3)
+    time_steps = args.time_steps or (1 if args.quick else 2)
     max_ratio = args.max_ratio or (16 if args.quick else 64)
     settings = {"hidden": args.hidden, "layers": args.layers, "seq_len": args.seq_len, "vocab": args.vocab,
                 "threads": args.threads}
     started = time.perf_counter()
     log: list = []
     print(f"encoder: BERT hidden {args.hidden}, {args.layers} layers, seq len {args.seq_len}; cap +{cap:.0f} MiB RSS")
-    plain_max, _ = _largest("plain", settings, cap, start=2, limit=None, chunk=None, log=log)
+    if args.plain_batch:
+        plain_max = _given("plain", args.plain_batch, settings, cap, None, log, "--plain-batch")
+    else:
+        plain_max, _ = _largest("plain", settings, cap, start=2, limit=None, chunk=None, log=log)
     if plain_max == 0:
         raise SystemExit(f"no plain batch fits under {cap} MiB; raise --cap-mib")
     chunk = args.chunk or max(1, plain_max)
-    cached_max, _ = _largest("cached", settings, cap, start=plain_max, limit=max_ratio * plain_max, chunk=chunk,
-                             log=log)
+    if args.cached_batch:
+        cached_max = _given("cached", args.cached_batch, settings, cap, chunk, log, "--cached-batch")
+    else:
+        cached_max, _ = _largest("cached", settings, cap, start=plain_max, limit=max_ratio * plain_max, chunk=chunk,
+                                 log=log)
 
     rounds = args.rounds or (2 if args.quick else 3)
     print(f"  timing: {rounds} interleaved rounds (plain, cached at plain max, cached at its max, phases) ...", flush=True)
-    runs: dict[str, list[dict]] = {"plain_eq": [], "cached_eq": [], "cached_big": [], "phases": []}
-    for _ in range(rounds):
-        runs["plain_eq"].append(_trial("plain", plain_max, settings, time_steps=time_steps))
-        runs["cached_eq"].append(_trial("cached", plain_max, settings, chunk=chunk, time_steps=time_steps))
-        runs["cached_big"].append(_trial("cached", cached_max, settings, chunk=chunk, time_steps=max(1, time_steps - 1)))
-        runs["phases"].append(_trial("phases", chunk, settings, chunk=chunk, time_steps=time_steps))
+    # Every timed run covers about the same pairs (so the same stretch of time, whatever the machine's load
+    # does): the runs at the plain maximum take as many steps as the cached maximum's steps hold pairs.
+    small_steps = math.ceil(cached_max * time_steps / plain_max)
+    runs = interleave_results({
+        "plain_eq": lambda: _trial("plain", plain_max, settings, time_steps=small_steps),
+        "cached_eq": lambda: _trial("cached", plain_max, settings, chunk=chunk, time_steps=small_steps),
+        "cached_big": lambda: _trial("cached", cached_max, settings, chunk=chunk, time_steps=time_steps),
+        "phases": lambda: _trial("phases", chunk, settings, chunk=chunk, time_steps=PHASE_REPEATS),
+    }, rounds, stop_on_sigterm=True,  # a time limit still reports the complete rounds
+        on_result=lambda r, name, _: print(f"  round {r + 1}/{rounds}: {name} done", flush=True))
+    if not runs["plain_eq"]:
+        return
+    rounds = len(runs["plain_eq"])
+    failed = [f"{name}: {r['error']}" for name, results in runs.items() for r in results if "error" in r]
+    if failed:
+        raise SystemExit("a timed run failed: " + "; ".join(failed))
     elapsed = time.perf_counter() - started
-    import statistics
+    report(runs, plain_max, cached_max, chunk, cap, (small_steps, time_steps), rounds, max_ratio, elapsed,
+           given=bool(args.cached_batch))
 
+
+def report(runs: dict[str, list[dict]], plain_max: int, cached_max: int, chunk: int, cap: float,
+           time_steps: tuple[int, int], rounds: int, max_ratio: int, elapsed: float, given: bool = False) -> None:
+    """Print the table, the one-chunk phases with the floor, the breakdown of the steps and the goal line."""
     def per_sample(name: str, batch: int) -> list[float]:
         return [r["step_s"] / batch for r in runs[name]]
 
     plain_t, eq_t, big_t = per_sample("plain_eq", plain_max), per_sample("cached_eq", plain_max), per_sample("cached_big", cached_max)
-    eq_ratios = [c / p for c, p in zip(eq_t, plain_t)]
+    eq_ratios = [c / p for c, p in zip(eq_t, plain_t)]  # per round: cached over plain time per sample
     big_ratios = [c / p for c, p in zip(big_t, plain_t)]
     floors = [(ph["f0"] + ph["f"] + ph["b"]) / (ph["f"] + ph["b"]) for ph in runs["phases"]]
+    floors_f = [1 + ph["f"] / (ph["f"] + ph["b"]) for ph in runs["phases"]]
     plain_eq, cached_eq, cached_big = runs["plain_eq"][0], runs["cached_eq"][0], runs["cached_big"][0]
-    plain_sps = 1 / statistics.median(plain_t)
-    cached_eq_sps = 1 / statistics.median(eq_t)
-    cached_big_sps = 1 / statistics.median(big_t)
     print(f"\ncap +{cap:.0f} MiB over the warmed-up RSS; cached chunk {chunk} rows per encoder call; "
-          f"{time_steps} timed steps (best) per run, {rounds} interleaved rounds (median, min-max); searched in {elapsed:.0f} s\n")
+          f"timed steps per run (mean): {time_steps[0]} at the plain maximum, {time_steps[1]} at the cached maximum; "
+          f"{rounds} interleaved rounds (median, min-max); {elapsed:.0f} s in all\n")
     print("| run | batch (pairs) | step peak +MiB | samples/s | time/sample vs plain | batch vs plain max |")
     print("|---|---:|---:|---:|---:|---:|")
-    print(f"| plain, largest that fits | {plain_max} | {plain_eq['growth_mib']:.1f} | {plain_sps:,.1f} | 1.00 | 1.00 |")
-    print(f"| cached, same batch | {plain_max} | {cached_eq['growth_mib']:.1f} | {cached_eq_sps:,.1f} "
+    print(f"| plain, largest that fits | {plain_max} | {plain_eq['growth_mib']:.1f} | {1 / statistics.median(plain_t):,.1f} "
+          f"| 1.00 | 1.00 |")
+    print(f"| cached, same batch | {plain_max} | {cached_eq['growth_mib']:.1f} | {1 / statistics.median(eq_t):,.1f} "
           f"| {_spread(eq_ratios)} | 1.00 |")
-    print(f"| cached, largest that fits{' (search cap)' if cached_max >= max_ratio * plain_max else ''} "
-          f"| {cached_max} | {cached_big['growth_mib']:.1f} | {cached_big_sps:,.1f} | {_spread(big_ratios)} "
+    note = " (given)" if given else (" (search cap)" if cached_max >= max_ratio * plain_max else "")
+    print(f"| cached, largest that fits{note} "
+          f"| {cached_max} | {cached_big['growth_mib']:.1f} | {1 / statistics.median(big_t):,.1f} | {_spread(big_ratios)} "
           f"| {cached_max / plain_max:.1f} |")
     phases = {k: statistics.median(r[k] for r in runs["phases"]) * 1e3 for k in ("f0", "f", "b")}
-    floor, at_max = statistics.median(floors), statistics.median(big_ratios)
     print(f"\nper row ({chunk}-row chunk): F0 (inference-mode forward) {phases['f0']:.3f} ms, F (forward with graph) "
-          f"{phases['f']:.3f} ms, B (backward) {phases['b']:.3f} ms -> floor (F0+F+B)/(F+B) = {_spread(floors)}")
+          f"{phases['f']:.3f} ms, B (backward) {phases['b']:.3f} ms -> floor (F0+F+B)/(F+B) = {_spread(floors)} "
+          f"(1 + F/(F+B) = {_spread(floors_f)}, pass 1 as dear as a forward with the graph)")
+
+    print("\nbreakdown, ms per pair (share of the step), median over rounds; expected = 2 rows per pair x the one-chunk phase:")
+    print("| phase | plain | cached, same batch | cached at its max | expected (cached) |")
+    print("|---|---:|---:|---:|---:|")
+    columns = [("plain_eq", plain_max), ("cached_eq", plain_max), ("cached_big", cached_max)]
+    labels = {"first_pass": ("first pass (inference mode)", 2 * phases["f0"]),
+              "forward": ("forwards with the graph (pass 2, kept chunk)", 2 * phases["f"]),
+              "backward": ("backwards (chunk surrogates / plain loss)", 2 * phases["b"]),
+              "loss": ("loss forward", None),
+              "rest": ("rest: loss gradient, concatenation, bookkeeping", None),
+              "step": ("step", 2 * (phases["f0"] + phases["f"] + phases["b"]))}
+    for key, (label, expected) in labels.items():
+        cells = []
+        for name, batch in columns:
+            values, shares = [], []
+            for r in runs[name]:
+                spent = r["phases_s"]
+                seconds = {"rest": r["step_s"] - sum(spent.values()), "step": r["step_s"]}.get(key, spent.get(key, 0.0))
+                values.append(seconds / batch * 1e3)
+                shares.append(seconds / r["step_s"])
+            cells.append(f"{statistics.median(values):.3f} ({100 * statistics.median(shares):.0f}%)")
+        print(f"| {label} | {' | '.join(cells)} | {'' if expected is None else f'{expected:.3f}'} |")
+
     batch_part = cached_big["growth_mib"] - cached_eq["growth_mib"]
     print(f"\ncached: growth at the cached max minus growth at the plain max (same chunk activations; the whole-batch "
-          f"embeddings and loss matrices): {batch_part:.1f} MiB = {100 * batch_part / cap:.0f}% of the cap")
+          f"embeddings and loss blocks): {batch_part:.1f} MiB = {100 * batch_part / cap:.0f}% of the cap")
+    floor, at_max = statistics.median(floors), statistics.median(big_ratios)
     print(f"goal: the cached step at its maximum within 5% of the floor -> {at_max:.2f}x vs floor {floor:.2f}x "
-          f"({100 * (at_max / floor - 1):+.1f}%), batch {cached_max / plain_max:.1f}x the plain maximum")
+          f"({100 * (at_max / floor - 1):+.1f}%: {'met' if at_max <= 1.05 * floor else 'not met'}), "
+          f"batch {cached_max / plain_max:.1f}x the plain maximum")
 
 
 def _spread(values: list[float]) -> str:
-    import statistics
-
     return f"{statistics.median(values):.2f} ({min(values):.2f}-{max(values):.2f})"
 
 

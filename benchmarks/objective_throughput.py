@@ -11,7 +11,10 @@ vocabulary learned on the Bible asset's verses), the same verse pairs, 2 workers
 median of the engine's per-step ``tokens_per_s`` metric (real tokens the encoder read in the step, all views,
 both workers) over the steps after the first two (warm-up). Rounds are interleaved — every round runs every
 objective, in a rotated order — and each round's value is divided by translation ranking's in the same round;
-the table gives the median ratio over rounds and its spread (min–max), and the median tokens/s.
+the table gives the median ratio over rounds and its spread (min–max), and the median tokens/s. The rounds run
+through :func:`interlingua.benchmarks.interleave.interleave_results`; a failed run is a NaN gap (its line
+printed), and a SIGTERM reports the complete rounds — under ``timeout --foreground`` (a plain ``timeout``
+signals the whole process group, local Ray included, which then takes the driver down with it).
 
 The data are real Bible verse pairs; the columns other objectives need are derived from them: ``text`` = the
 English verse (SimCSE), ``contradiction`` = the next pair's Spanish verse, EASE entity ids drawn from 64
@@ -23,12 +26,15 @@ with word ⌊i·m/n⌋; the throughput does not depend on alignment quality). ``
 from __future__ import annotations
 
 import argparse
+import functools
+import math
 import os
-import signal
 import statistics
 import tempfile
 import time
 from pathlib import Path
+
+from interlingua.benchmarks.interleave import interleave_results, ratio
 
 #: (label, TrainConfig keys) — the baseline first.
 VARIANTS = [
@@ -42,20 +48,6 @@ VARIANTS = [
     ("explicit_alignment strong", {"objective": "explicit_alignment", "method": "strong"}),
 ]
 WARMUP_STEPS = 2
-
-
-def interleaved_rounds(labels: list[str], rounds: int) -> list[list[str]]:
-    """Every round runs every label; round r starts at label r (A B C, B C A, C A B, ...)."""
-    return [labels[r % len(labels):] + labels[: r % len(labels)] for r in range(rounds)]
-
-
-def ratio_summary(values: dict[str, list[float]], baseline: str) -> dict[str, tuple[float, float, float]]:
-    """Per label: (median, min, max) of value[round] / baseline[round]."""
-    out = {}
-    for label, series in values.items():
-        ratios = [v / b for v, b in zip(series, values[baseline])]
-        out[label] = (statistics.median(ratios), min(ratios), max(ratios))
-    return out
 
 
 def _verses(pairs: int) -> list[tuple[str, str]]:
@@ -153,50 +145,54 @@ def main(argv: list[str] | None = None) -> None:
 
     settings = dict(num_workers=2, cpus_per_worker=1, batch_size=args.batch, max_steps=args.steps, lr=1e-4,
                     max_length=args.max_length, shuffle_buffer=0, zero_stage=0)
-    by_label = dict(variants)
-    values: dict[str, list[float]] = {label: [] for label, _ in variants}
+    runs_made: dict[str, int] = {}
+
+    def tokens_per_s(label: str, keys: dict) -> float:
+        """Train ``--steps`` steps of one objective; the median per-step tokens/s after the warm-up."""
+        keys = dict(keys)
+        if keys["objective"] == "ease":
+            keys["entity_vectors"] = str(vectors)
+        r = runs_made[label] = runs_made.get(label, -1) + 1
+        run_id = client.create_run(experiment, run_name=f"{label}-{r}").info.run_id
+        try:
+            fit(encoder, dataset, TrainConfig(**settings, **keys), storage_path=root / "ray_results",
+                name=f"{label.replace(' ', '-')}-{r}", run_id=run_id)
+        except Exception as err:  # noqa: BLE001 - one failed run (e.g. a worker lost) is a gap, not the end
+            print(f"{label} run {r + 1} failed: {type(err).__name__}: {str(err).splitlines()[0][:200]}", flush=True)
+            return float("nan")
+        history = sorted(client.get_metric_history(run_id, "tokens_per_s"), key=lambda m: m.step)
+        return statistics.median(m.value for m in history[WARMUP_STEPS:])
+
+    runs = {label: functools.partial(tokens_per_s, label, keys) for label, keys in variants}
+    baseline = variants[0][0]
     started = time.perf_counter()
-    signal.signal(signal.SIGTERM, _stop)  # a time limit still prints the rounds completed
-    completed = 0
     try:
-        for r, order in enumerate(interleaved_rounds([label for label, _ in variants], args.rounds)):
-            for label in order:
-                keys = dict(by_label[label])
-                if keys["objective"] == "ease":
-                    keys["entity_vectors"] = str(vectors)
-                run_id = client.create_run(experiment, run_name=f"{label}-{r}").info.run_id
-                fit(encoder, dataset, TrainConfig(**settings, **keys), storage_path=root / "ray_results",
-                    name=f"{label.replace(' ', '-')}-{r}", run_id=run_id)
-                history = sorted(client.get_metric_history(run_id, "tokens_per_s"), key=lambda m: m.step)
-                values[label].append(statistics.median(m.value for m in history[WARMUP_STEPS:]))
-                print(f"round {r + 1}/{args.rounds} {label}: {values[label][-1]:.0f} tokens/s", flush=True)
-            completed += 1
-    except _Stopped:
-        print(f"stopped: reporting the {completed} complete round(s)", flush=True)
+        # every round runs every objective, starting one later each round (A B C, B C A, ...); a time limit
+        # (SIGTERM) still reports the rounds completed
+        values = interleave_results(
+            runs, args.rounds, rotate=True, stop_on_sigterm=True,
+            on_result=lambda r, label, value: print(f"round {r + 1}/{args.rounds} {label}: {value:.0f} tokens/s",
+                                                    flush=True))
     finally:
         ray.shutdown()
-    if not completed:
+    args.rounds = len(values[baseline])
+    if not args.rounds:
         return
-    values = {label: series[:completed] for label, series in values.items()}
-    args.rounds = completed
-
-    baseline = variants[0][0]
-    summary = ratio_summary(values, baseline)
+    # tokens/s: ratio(objective, baseline) = the objective's per-round tokens/s over the baseline's, over the
+    # rounds where both ran (a failed run is NaN)
+    summary, medians = {}, {}
+    for label, series in values.items():
+        pairs = [(v, b) for v, b in zip(series, values[baseline]) if math.isfinite(v) and math.isfinite(b)]
+        finite = [v for v in series if math.isfinite(v)]
+        summary[label] = ratio([v for v, _ in pairs], [b for _, b in pairs]) if pairs else (math.nan,) * 3
+        medians[label] = statistics.median(finite) if finite else math.nan
     print(f"\nobjective step throughput on the engine: 2 workers x {args.batch} rows, random BERT "
           f"{args.layers}x{args.hidden}, max_length {args.max_length}, {args.rounds} interleaved rounds x "
           f"{args.steps} steps (first {WARMUP_STEPS} dropped), {time.perf_counter() - started:.0f} s\n")
     print(f"| objective | tokens/s (median) | ratio to {baseline} (median) | spread (min–max) |")
     print("|---|---:|---:|---:|")
     for label, (median, low, high) in summary.items():
-        print(f"| {label} | {statistics.median(values[label]):.0f} | {median:.2f} | {low:.2f}–{high:.2f} |")
-
-
-class _Stopped(Exception):
-    pass
-
-
-def _stop(signum, frame):
-    raise _Stopped()
+        print(f"| {label} | {medians[label]:.0f} | {median:.2f} | {low:.2f}–{high:.2f} |")
 
 
 if __name__ == "__main__":

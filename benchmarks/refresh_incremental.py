@@ -2,21 +2,24 @@
 
 Usage::
 
-    flock /work/heavy.lock python -m interlingua.benchmarks.refresh_incremental [--rounds 3] [--new-share 0.05]
+    flock /work/heavy.lock python -m interlingua.benchmarks.refresh_incremental [--rounds 2] [--new-share 0.05] [--cli]
 
 The Bible en-es asset is split into 20 Parquet input files: 19 hold the first 95 % of the verse pairs
-(the corpus as it was), the 20th the last 5 % (the new data). Setup: ``interlingua refresh`` builds
-the first version from the 19 files. Then, interleaved B A B A over the rounds:
+(the corpus as it was), the 20th the last 5 % (the new data). Setup: ``refresh`` builds the first
+version from the 19 files. Then, interleaved over the rounds (:mod:`interlingua.benchmarks.interleave`):
 
-* **A, rebuild**: a fresh store, ``refresh`` over all 20 files (read, hygiene, tokenize, learn
-  fast_align, align, word pairs for every pair);
-* **B, incremental**: the store holding the first version, ``refresh`` after the 20th file appeared
+* **incremental**: the store holding the first version, ``refresh`` after the 20th file appeared
   (only the new file is read, tokenized and aligned with the parent's parameters; the 19 inputs'
-  shards are reused by hard link). The new version is removed after the round, so each B starts alike.
+  shards are reused by hard link). The new version is removed after the round, so each starts alike.
+* **rebuild**: a fresh store, ``refresh`` over all 20 files (read, hygiene, tokenize, learn fast_align,
+  align, word pairs for every pair).
 
-Wall time covers the whole ``refresh`` call (Ray already running, as in a long-lived scheduler).
-Bytes written = sizes of the files (inodes) that appeared under the store during the run; hard links
-to existing files count 0. Prints medians and each ratio's median and spread (min-max over rounds).
+In-process rows: wall time of the ``refresh`` call with Ray already running, as in a long-lived scheduler
+(without start-up). With ``--cli`` each round also runs ``interlingua refresh SPEC.yaml`` in a new process
+(with start-up: Python, imports, and a local Ray where a step needs one; an incremental refresh of a few
+thousand pairs runs in the driver and starts none). Bytes written = sizes of the files (inodes) that
+appeared under the store during the run; hard links to existing files count 0. Prints medians and each
+ratio's median and spread (min-max over rounds).
 """
 
 from __future__ import annotations
@@ -60,19 +63,24 @@ def main() -> None:
 
 def _run(work: Path) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--new-share", type=float, default=0.05, help="share of the pairs that arrive as new data")
     parser.add_argument("--files", type=int, default=19, help="input files the old data is split into")
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--cli", action="store_true", help="also time `interlingua refresh` in a new process")
+    parser.add_argument("--pairs", type=int, help="use only the first N verse pairs (a quick smoke run)")
     args = parser.parse_args()
 
     import pyarrow.parquet as pq
 
+    from interlingua.benchmarks.interleave import interleave, ratio
     from interlingua.core.runtime import assets_dir, init_ray
     from interlingua.operators.corpus.store import CorpusStore
     from interlingua.workflows.refresh import RefreshSpec
 
     bible = pq.read_table(assets_dir() / "bible" / "bible-en-es.parquet", columns=["id", "en", "es"])
+    if args.pairs:
+        bible = bible.slice(0, args.pairs)
     inputs = work / "inputs"
     inputs.mkdir()
     new_rows = int(round(bible.num_rows * args.new_share))
@@ -96,38 +104,88 @@ def _run(work: Path) -> None:
           f"{setup_bytes:,} bytes", flush=True)
     shutil.copy(new_file, inputs / "part-new.parquet")
 
-    rebuild, incremental = [], []
-    for round_number in range(1, args.rounds + 1):  # B then A in each round: interleaved, B A B A
-        seconds, written, summary = _measure(spec(incremental_root), incremental_root)
+    seconds: dict[str, list[float]] = {}
+    written: dict[str, list[int]] = {}
+    rows: dict[str, int] = {}
+
+    def record(name: str, measured: tuple[float, int, dict]) -> dict:
+        seconds.setdefault(name, []).append(measured[0])
+        written.setdefault(name, []).append(measured[1])
+        rows[name] = measured[2]["rows"]
+        print(f"{name}: {measured[0]:.1f} s, {measured[1]:,} B ({measured[2]['rows']} rows, {measured[2]['mode']})",
+              flush=True)
+        return measured[2]
+
+    def undo_incremental(summary: dict) -> None:  # back to the first version, so every round starts alike
         assert summary["mode"] == "incremental", summary
-        incremental.append((seconds, written, summary["rows"]))
-        store = CorpusStore(str(incremental_root))
         shutil.rmtree(incremental_root / "bible" / summary["version"])
-        store._point_latest("bible", first["version"])
-        print(f"round {round_number}: incremental {seconds:.1f} s {written:,} B ({summary['rows']} rows)", flush=True)
+        CorpusStore(str(incremental_root))._point_latest("bible", first["version"])
 
-        rebuild_root = work / f"store-rebuild-{round_number}"
-        seconds, written, summary = _measure(spec(rebuild_root), rebuild_root)
-        rebuild.append((seconds, written, summary["rows"]))
-        shutil.rmtree(rebuild_root)
-        print(f"round {round_number}: rebuild {seconds:.1f} s {written:,} B ({summary['rows']} rows)", flush=True)
+    def incremental() -> None:
+        undo_incremental(record("incremental", _measure(spec(incremental_root), incremental_root)))
 
-    time_ratios = [a[0] / b[0] for a, b in zip(rebuild, incremental)]
-    byte_ratios = [a[1] / b[1] for a, b in zip(rebuild, incremental)]
-    rows = rebuild[0][2]
+    parameter_bytes: list[int] = []
+
+    def rebuild() -> None:
+        root = work / "store-rebuild"
+        summary = record("rebuild", _measure(spec(root), root))
+        parameter_bytes.append(sum(_inodes(root / "bible" / summary["version"] / "fast_align").values()))
+        shutil.rmtree(root)
+
+    runs = {"incremental": incremental, "rebuild": rebuild}
+    if args.cli:
+        runs["incremental, CLI"] = lambda: undo_incremental(record("incremental, CLI", _measure_cli(
+            spec(incremental_root), incremental_root, work)))
+
+        def rebuild_cli() -> None:
+            root = work / "store-rebuild-cli"
+            record("rebuild, CLI", _measure_cli(spec(root), root, work))
+            shutil.rmtree(root)
+
+        runs["rebuild, CLI"] = rebuild_cli
+    interleave(runs, rounds=args.rounds)
+
     print()
-    print(f"Bible en-es, {rows:,} pairs in the refreshed version; {new_rows:,} new ({args.new_share:.0%}); "
-          f"{args.rounds} rounds, A B interleaved")
-    print("| run | wall s (median) | bytes written (median) | time vs incremental | bytes vs incremental |")
+    print(f"Bible en-es, {rows['rebuild']:,} pairs in the refreshed version; {new_rows:,} new ({args.new_share:.0%}); "
+          f"{args.rounds} rounds, interleaved")
+    print("| run | wall s (median) | bytes written (median) | time vs rebuild | bytes vs rebuild |")
     print("|---|---:|---:|---:|---:|")
-    print(f"| rebuild from scratch | {statistics.median(r[0] for r in rebuild):.1f} | "
-          f"{statistics.median(r[1] for r in rebuild):,.0f} | {statistics.median(time_ratios):.1f}× "
-          f"({min(time_ratios):.1f}–{max(time_ratios):.1f}) | {statistics.median(byte_ratios):.1f}× "
-          f"({min(byte_ratios):.1f}–{max(byte_ratios):.1f}) |")
-    print(f"| incremental refresh | {statistics.median(r[0] for r in incremental):.1f} | "
-          f"{statistics.median(r[1] for r in incremental):,.0f} | 1.0× | 1.0× |")
-    share = statistics.median(r[1] for r in incremental) / statistics.median(r[1] for r in rebuild)
-    print(f"incremental bytes / rebuild bytes = {share:.3f} (new data share {new_rows / rows:.3f})")
+    for name in runs:
+        baseline = "rebuild, CLI" if name.endswith("CLI") else "rebuild"
+        t_median, t_low, t_high = ratio(seconds[baseline], seconds[name])
+        b_median, b_low, b_high = ratio([float(b) for b in written[baseline]], [float(b) for b in written[name]])
+        print(f"| {name} | {statistics.median(seconds[name]):.1f} | {statistics.median(written[name]):,.0f} | "
+              f"{t_median:.1f}× less ({t_low:.1f}–{t_high:.1f}) | {b_median:.1f}× less ({b_low:.1f}–{b_high:.1f}) |")
+    share = statistics.median(written["incremental"]) / statistics.median(written["rebuild"])
+    print(f"incremental bytes / rebuild bytes = {share:.3f} (new data share {new_rows / rows['rebuild']:.3f})")
+    params = statistics.median(parameter_bytes)
+    print(f"bytes per pair: incremental {statistics.median(written['incremental']) / new_rows:,.0f} per new pair; "
+          f"rebuild {(statistics.median(written['rebuild']) - params) / rows['rebuild']:,.0f} per pair plus "
+          f"{params:,.0f} of fast_align parameters (reused by the incremental refresh)")
+
+
+def _measure_cli(spec, store_root: Path, work: Path) -> tuple[float, int, dict]:
+    """``interlingua refresh SPEC.yaml --json`` in a new process: seconds, bytes written, its summary."""
+    import json
+    import subprocess
+    import sys
+
+    import yaml
+
+    spec_file = work / "spec.yaml"
+    spec_file.write_text(yaml.safe_dump(spec.model_dump(mode="json")))
+    before = _inodes(store_root) if store_root.exists() else {}
+    env = {**os.environ, "INTERLINGUA_HOME": str(work / "state")}
+    env.pop("RAY_ADDRESS", None)
+    start = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-m", "interlingua.workflows.cli", "refresh", str(spec_file), "--json"],
+                          capture_output=True, text=True, env=env)
+    seconds = time.perf_counter() - start
+    if proc.returncode != 0:
+        raise SystemExit(f"interlingua refresh failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
+    after = _inodes(store_root)
+    summary = json.loads(proc.stdout[proc.stdout.index("{\n"):])
+    return seconds, sum(size for inode, size in after.items() if inode not in before), summary
 
 
 if __name__ == "__main__":

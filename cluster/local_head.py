@@ -77,7 +77,10 @@ def local_ray_head(num_cpus: int = 4, env: dict[str, str] | None = None, startup
     # The job's entrypoint (`interlingua run ...`) must be on the head's PATH, as in the cluster image.
     head_env["PATH"] = f"{Path(sys.executable).parent}:{head_env.get('PATH', '/usr/bin:/bin')}"
     head_env.update(env or {})
-    head_env.update(RAY_AUTH_MODE="token", RAY_AUTH_TOKEN=token, HOME=str(temp_dir / "home"))
+    # Every server of the head (GCS, raylet, agents, dashboard) binds 127.0.0.1, not all interfaces: Ray binds
+    # the node IP, and keeps 127.0.0.1 as the node IP only in its single-machine mode (see core.runtime._loopback_only).
+    head_env.update(RAY_AUTH_MODE="token", RAY_AUTH_TOKEN=token, HOME=str(temp_dir / "home"),
+                    RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER="0")
     log = temp_dir / "head.log"
     with open(log, "wb") as out:
         proc = subprocess.Popen(args, env=head_env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
@@ -102,10 +105,26 @@ def local_ray_head(num_cpus: int = 4, env: dict[str, str] | None = None, startup
             shutil.rmtree(temp_dir, ignore_errors=True)
 
 
+#: ``ray start`` for a worker node joining a loopback-only head. The node's processes run with
+#: ``RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0`` (as the head's do: their node IP stays 127.0.0.1, so every server
+#: binds the loopback interface), which also makes ``ray start --address`` refuse to join ("Multi-node Ray
+#: clusters are not supported on Windows and OSX"); this CLI process alone lifts that refusal, and keeps the
+#: given 127.0.0.1 as the node IP instead of resolving it to the machine's external address.
+_JOIN_ON_LOOPBACK = """
+import sys
+from ray._private import ray_constants, services
+ray_constants.ENABLE_RAY_CLUSTER = True
+services.resolve_ip_for_localhost = lambda host: host
+from ray.scripts.scripts import main
+sys.argv[0] = "ray"
+sys.exit(main())
+"""
+
+
 def _start_worker(gcs: str, num_cpus: int, env: dict[str, str], temp_dir: Path) -> subprocess.Popen:
     ports = free_ports(6)
     worker_lo = 20000 + (ports[-1] % 20000)
-    args = [str(Path(sys.executable).parent / "ray"), "start", "--address", gcs, "--block", "--node-ip-address",
+    args = [sys.executable, "-c", _JOIN_ON_LOOPBACK, "start", "--address", gcs, "--block", "--node-ip-address",
             "127.0.0.1", "--num-cpus", str(num_cpus), "--object-store-memory", str(200 * 1024**2),
             "--disable-usage-stats", "--node-manager-port", str(ports[0]), "--object-manager-port", str(ports[1]),
             "--dashboard-agent-listen-port", str(ports[2]), "--dashboard-agent-grpc-port", str(ports[3]),

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import re
 import sys
 import time
 from pathlib import Path
@@ -161,6 +162,109 @@ def tee_to_log(log_path: Path):
 def log_file() -> str | None:
     """The current command's log file (also inside Ray workers, which inherit the environment)."""
     return os.environ.get(LOG_FILE_ENV)
+
+
+def file_handler() -> logging.Handler | None:
+    """The current command's log-file handler (``None`` before :func:`configure_console`, e.g. in a library)."""
+    return _HANDLERS[0] if _HANDLERS else None
+
+
+def to_log_file_only(*names: str) -> None:
+    """Unless verbose, the records of these loggers go to the log file and nowhere else: for libraries that
+    warn on their own stderr handler (Ray's token-auth notice, logged during ``ray.init`` by
+    ``ray._private.authentication``, whose parent ``ray`` logger gets a stderr handler of Ray's)."""
+    handler = file_handler()
+    if handler is None or is_verbose():
+        return
+    for name in names:
+        logger = logging.getLogger(name)
+        logger.handlers[:] = [handler]
+        logger.propagate = False
+        logger.setLevel(logging.INFO)
+
+
+def logger_through_our_handlers(name: str) -> None:
+    """Unless verbose, the ``name`` logger loses the stream handlers a library gave it and propagates to ours
+    (everything in the log file; on the console only what :class:`_QuietLibraries` lets through)."""
+    if file_handler() is None or is_verbose():
+        return
+    logger = logging.getLogger(name)
+    for handler in list(logger.handlers):
+        if isinstance(handler, logging.StreamHandler) and not isinstance(handler, logging.FileHandler):
+            logger.removeHandler(handler)
+    logger.propagate = True
+
+
+#: A line of Ray's C++ logging (``[2026-11-23 14:09:53,788 E 28094 28124] core_worker.cc:2465: Actor ...``), which
+#: Ray workers write on their stderr and ``log_to_driver`` forwards to the driver's console.
+CPP_LOG_LINE = re.compile(r"^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+ [DIWEF] \d+ \d+\] \S+\.(cc|h):\d+: ")
+
+
+def split_forwarded_lines(data: dict) -> tuple[dict, list[str]]:
+    """A batch of worker output that Ray forwards to the driver (``{"lines": [...], "pid", "actor_name", ...}``)
+    split into the batch without Ray's C++ log lines, and those lines prefixed with their process."""
+    kept, chatter = [], []
+    for line in data.get("lines", ()):
+        (chatter if CPP_LOG_LINE.match(line) else kept).append(line)
+    who = data.get("actor_name") or data.get("task_name") or "worker"
+    return {**data, "lines": kept}, [f"({who} pid={data.get('pid')}) {line}" for line in chatter]
+
+
+def forward_ray_cpp_lines_to_log_file() -> None:
+    """Unless verbose: in the batches of worker output Ray forwards to the driver, C++ log lines (an actor's
+    constructor arguments "in the object store and max_restarts > 0" for Ray Train's PreemptionWatcher, ...)
+    go to the log file; the rest (our workers' prints, tracebacks) still reaches the console. Called after
+    ``ray.init``; wraps the dispatcher handler that prints the batches."""
+    path = log_file()
+    if path is None or is_verbose():
+        return
+    try:
+        from ray._private.ray_logging import global_worker_stdstream_dispatcher as dispatcher
+    except ImportError:  # pragma: no cover - another Ray layout: the lines stay on the console
+        return
+    with dispatcher._lock:  # noqa: SLF001 - no public API to filter forwarded worker output
+        dispatcher.handlers = [(name, _without_cpp_lines(handler, path) if name == "ray_print_logs" and
+                                not getattr(handler, "_interlingua", False) else handler)
+                               for name, handler in dispatcher.handlers]
+
+
+def _without_cpp_lines(print_batch, path: str):
+    def handle(data: dict) -> None:
+        kept, chatter = split_forwarded_lines(data)
+        if chatter:
+            try:
+                with open(path, "a", encoding="utf-8") as log:
+                    log.write("".join(line + "\n" for line in chatter))
+            except OSError:  # the log is a convenience: never fail the command over it
+                pass
+        if kept["lines"]:
+            print_batch(kept)
+
+    handle._interlingua = True  # type: ignore[attr-defined]
+    return handle
+
+
+def mlflow_events_to_log_file() -> None:
+    """Unless verbose, what MLflow prints on its event stream ("Successfully registered model 'x'.", "Created
+    version '1' of model 'x'.") goes to the log file only; MLflow's logger propagates to our handlers, so its
+    errors still reach the console. Called once MLflow is imported (``use_tracking_store``)."""
+    path = log_file()
+    if path is None or is_verbose():
+        return
+    from mlflow.utils import logging_utils
+
+    stream = logging_utils.MLFLOW_LOGGING_STREAM
+    if not getattr(stream, "_interlingua", False):
+        def write(text: str) -> int:
+            try:
+                with open(log_file() or path, "a", encoding="utf-8") as log:
+                    log.write(text)
+            except OSError:
+                pass
+            return len(text)
+
+        stream.write, stream.flush, stream._interlingua = write, (lambda: None), True
+    logger_through_our_handlers("mlflow")
 
 
 def quiet_worker_libraries() -> None:

@@ -84,10 +84,13 @@ def use_tracking_store(state: Path | None = None) -> TrackingTarget:
     workers started afterwards use it too."""
     import mlflow
 
+    from interlingua.core.console import mlflow_events_to_log_file
+
     target = tracking_target(state)
     os.environ["MLFLOW_TRACKING_URI"] = target.tracking_uri
     mlflow.set_tracking_uri(target.tracking_uri)
     mlflow.set_registry_uri(target.tracking_uri)
+    mlflow_events_to_log_file()
     return target
 
 
@@ -116,10 +119,14 @@ def init_ray(address: str | None = None, *, num_cpus: int | None = None, object_
 
     if ray.is_initialized():
         return ray
-    address = address or os.environ.get("RAY_ADDRESS")
+    own = os.environ.get(OWN_RAY_ADDRESS)
+    if own and os.environ.get("RAY_ADDRESS") == own:
+        # set by init_ray for a local Ray of this process (or of a parent): not a cluster the user chose
+        del os.environ["RAY_ADDRESS"]
+    address = (None if address == own else address) or os.environ.get("RAY_ADDRESS")
     # Workers must import the interlingua package the same way the driver does.
     os.environ.setdefault("TORCH_EXTENSIONS_DIR", str(state_dir() / "torch_extensions"))
-    from interlingua.core.console import QUIET_ENV, is_verbose
+    from interlingua.core.console import QUIET_ENV, is_verbose, to_log_file_only
 
     forwarded = (*_FORWARDED_ENV, *QUIET_ENV)
     if not address and not device_plan_uses_gpu_hint():
@@ -132,6 +139,8 @@ def init_ray(address: str | None = None, *, num_cpus: int | None = None, object_
         import logging
 
         logging.getLogger("ray").setLevel(logging.ERROR)
+    # "Token authentication is enabled for this Ray cluster ...", logged during ray.init on Ray's own handler
+    to_log_file_only("ray._private.authentication.authentication_token_setup")
     if address:
         check_reachable(address)
         ray.init(address=address, runtime_env=env, log_to_driver=True, **quiet)
@@ -145,15 +154,35 @@ def init_ray(address: str | None = None, *, num_cpus: int | None = None, object_
             # Logical CPUs: Ray Train workers hold one each, and Ray Data needs some left to feed them.
             num_cpus=num_cpus or max(4, os.cpu_count() or 1),
             object_store_memory=object_store_memory or 512 * 1024**2,
-            runtime_env=env,
+            runtime_env={**env, "worker_process_setup_hook": "interlingua.core.runtime.workers_know_their_cluster"},
             log_to_driver=True,
             **quiet,
         )
+        # Ray's own clients in this process (the state API) look the cluster up by address; with another Ray running
+        # on this machine they would find two and fail. Point them at ours (workers: workers_know_their_cluster).
+        os.environ[OWN_RAY_ADDRESS] = os.environ["RAY_ADDRESS"] = ray.get_runtime_context().gcs_address
     _note_ray_logs(ray)
     return ray
 
 
+#: Marks the RAY_ADDRESS that init_ray set for its own local Ray, so that a later init_ray (after a shutdown, or in
+#: a child process) starts a local Ray as before instead of taking it for a cluster the user chose.
+OWN_RAY_ADDRESS = "INTERLINGUA_LOCAL_RAY_ADDRESS"
+
+
 LOOPBACK = "127.0.0.1"
+
+
+def workers_know_their_cluster() -> None:
+    """Runs in each worker of a local Ray as it starts: ``RAY_ADDRESS`` = this cluster's GCS. Ray Train's actors
+    query Ray's state API with no address, which looks for the running Ray instances and fails with "Found
+    multiple active Ray instances" (a traceback on the console) on a machine where another Ray runs too."""
+    import ray
+
+    try:
+        os.environ.setdefault("RAY_ADDRESS", ray.get_runtime_context().gcs_address)
+    except Exception:  # pragma: no cover - never fail a worker's start over it
+        pass
 
 
 def _loopback_only() -> None:
@@ -175,9 +204,11 @@ def _note_ray_logs(ray) -> None:
     """Record where Ray keeps its own logs (workers, raylet, Ray Data) in our log file."""
     import logging
 
-    from interlingua.core.console import restore_handlers
+    from interlingua.core.console import forward_ray_cpp_lines_to_log_file, logger_through_our_handlers, restore_handlers
 
     restore_handlers()
+    logger_through_our_handlers("ray")  # ray.init gave it a stderr handler of its own
+    forward_ray_cpp_lines_to_log_file()
     try:
         logs = ray._private.worker._global_node.get_logs_dir_path()  # noqa: SLF001 - no public API for it
     except Exception:  # pragma: no cover - remote clusters keep logs on their nodes

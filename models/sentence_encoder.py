@@ -16,6 +16,7 @@ import torch
 from torch import nn
 
 from interlingua.models.pooling import check_pooling, pool
+from interlingua.models.transformer_files import load_tokenizer, load_transformer
 
 ENCODER_CONFIG = "interlingua_encoder.json"
 
@@ -122,11 +123,9 @@ class SentenceEncoder(nn.Module):
                     prefix: str | None = None) -> "SentenceEncoder":
         """Load a folder written by :meth:`save`, a sentence-transformers folder or a plain HF folder
         (mean pooling by default). Explicit arguments override what the folder says."""
-        from transformers import AutoModel
-
         path = Path(path)
         saved = _read_folder_settings(path)
-        transformer = AutoModel.from_pretrained(path)
+        transformer = load_transformer(path)
         tokenizer = load_tokenizer(path)
         return cls(
             transformer,
@@ -136,19 +135,6 @@ class SentenceEncoder(nn.Module):
             prefix=saved.get("prefix", "") if prefix is None else prefix,
             name=str(path),
         )
-
-
-def load_tokenizer(path: str | Path):
-    """The folder's tokenizer. With a ``tokenizer.json`` it is loaded as a plain ``PreTrainedTokenizerFast``
-    (the Rust tokenizer and the special tokens of ``tokenizer_config.json``): the same ids as ``AutoTokenizer``
-    gives, without the model-specific class's set-up, which for XLM-R's 250k vocabulary costs more than a
-    second of every cold start (``benchmarks/embed_startup.py``)."""
-    from transformers import AutoTokenizer, PreTrainedTokenizerFast
-
-    path = Path(path)
-    if (path / "tokenizer.json").is_file():
-        return PreTrainedTokenizerFast.from_pretrained(path)
-    return AutoTokenizer.from_pretrained(path)
 
 
 def _read_folder_settings(path: Path) -> dict:

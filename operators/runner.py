@@ -16,6 +16,7 @@ processes, imports and operators.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -111,6 +112,54 @@ def warm_operator(op_cls: type[Operator], op_kwargs: dict[str, Any]) -> Operator
 
 def _run_warm_operator(batch, op_cls: type[Operator], op_kwargs: dict[str, Any]):
     return warm_operator(op_cls, op_kwargs)(batch)
+
+
+def map_rows(rows: list[dict[str, Any]], op_cls: type[Operator], op_kwargs: dict[str, Any] | None = None, *,
+             in_process_rows: int = 0, concurrency: int | tuple[int, int] | None = None,
+             batch_size: int = 4096) -> Iterator[dict[str, np.ndarray]]:
+    """Numpy batches of ``op_cls`` mapped over ``rows`` (dicts with the same keys).
+
+    Up to ``in_process_rows`` rows the operator is created and called here, batch by batch
+    (:func:`run_in_process`): for a few thousand rows, starting an actor pool (new processes, imports, the
+    operator's ``__init__``) takes longer than the work. More rows: a Ray dataset through
+    :func:`run_operator` on the actor pool (Ray must be initialized). The operator is the same code either
+    way, so the rows it returns are the same; batches may be cut differently."""
+    if not rows:
+        return iter(())
+    if len(rows) <= in_process_rows:
+        return run_in_process(rows, op_cls, op_kwargs)
+    import ray.data
+
+    workers = concurrency if isinstance(concurrency, int) else (concurrency or op_cls.concurrency)
+    workers = workers if isinstance(workers, int) else workers[1]
+    ds = ray.data.from_items(rows, override_num_blocks=num_blocks(len(rows), workers))
+    out = run_operator(ds, op_cls, op_kwargs, concurrency=concurrency)
+    return out.iter_batches(batch_format="numpy", batch_size=batch_size)
+
+
+def num_blocks(rows: int, workers: int) -> int:
+    """Blocks for ``rows`` rows on ``workers`` actors: at least 4 per actor (so every actor gets work), at most
+    ~2048 rows per block."""
+    return max(1, min(rows, max(workers * 4, rows // 2048)))
+
+
+def run_in_process(rows: list[dict[str, Any]], op_cls: type[Operator],
+                   op_kwargs: dict[str, Any] | None = None) -> Iterator[dict[str, np.ndarray]]:
+    """``op_cls(**op_kwargs)`` called in this process on batches of ``op_cls.batch_size`` rows, each column a
+    numpy array as Ray Data's numpy batches have them (strings and lists as ``object``)."""
+    operator = op_cls(**(op_kwargs or {}))
+    size = op_cls.batch_size or len(rows)
+    for start in range(0, len(rows), size):
+        chunk = rows[start:start + size]
+        yield operator({key: _column([row[key] for row in chunk]) for key in chunk[0]})
+
+
+def _column(values: list[Any]) -> np.ndarray:
+    if all(isinstance(v, (bool, int, float, np.number)) for v in values):
+        return np.asarray(values)
+    column = np.empty(len(values), dtype=object)
+    column[:] = values
+    return column
 
 
 def split_rejects(batch: dict[str, np.ndarray], operator: str) -> tuple[dict[str, np.ndarray], list[dict]]:

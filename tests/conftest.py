@@ -3,6 +3,7 @@ the test module that started it."""
 
 from __future__ import annotations
 
+import shutil
 import sys
 from pathlib import Path
 
@@ -12,6 +13,24 @@ if _TESTS_DIR not in sys.path:
 
 
 import pytest
+
+_CHECKOUT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _no_mlruns_left_in_the_checkout(request):
+    """A test that logs to MLflow without an artifact location of its own (a ``sqlite:///`` tracking URI
+    and no ``artifact_location``) writes MLflow's default ``./mlruns`` into the checkout: the module fails
+    (and the folder goes), so the test gets a tmp artifact root or a tmp working directory."""
+    folders = {_CHECKOUT / "mlruns", Path.cwd() / "mlruns"}
+    existed = {folder for folder in folders if folder.exists()}
+    yield
+    left = sorted(str(f) for f in folders - existed if f.exists())
+    for folder in left:
+        shutil.rmtree(folder, ignore_errors=True)
+    if left:
+        pytest.fail(f"{request.module.__name__} left MLflow's default artifact folder {', '.join(left)} "
+                    "(hint: create the experiment with a tmp artifact_location, or monkeypatch.chdir(tmp_path))")
 
 
 @pytest.fixture(autouse=True, scope="module")

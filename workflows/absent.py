@@ -51,6 +51,8 @@ class AbsentTrainConfig(Config):
     epochs: int = Field(10, ge=1)
     hidden: list[int] = Field([512, 1024, 512], min_length=1)
     paired_weight: float = Field(1.0, ge=0)
+    init: Literal["procrustes", "random"] = Field("procrustes", description="generator start: the Procrustes map of "
+                                                  "the parallel pairs through a linear skip path, or the paper's random MLP")
 
 
 class AbsentConfig(Config):
@@ -60,6 +62,8 @@ class AbsentConfig(Config):
     pack: str | None = Field(None, description="benchmark pack folder (default <state>/bench-pack, built when missing)")
     word_vectors: WordVectorConfig = Field(default_factory=WordVectorConfig)
     weighting: Literal["mean", "tfidf"] = Field("tfidf", description="sentence vector: mean or TF-IDF-weighted mean")
+    center: bool = Field(True, description="unit length, minus the training side's mean, unit length again "
+                         "(averaged word vectors share a large common direction)")
     ratios: list[float] = Field([0.1, 0.2, 0.4, 1.0], min_length=1)
     variants: list[Literal["absent", "uni-sent", "no-mismatch", "cgan"]] = Field(["absent", "uni-sent"], min_length=1,
                                                                                  description="GAN variants")
@@ -112,6 +116,8 @@ def run(config: AbsentConfig, *, address: str | None = None) -> dict:
         if rejects["train_no_known_word"] or rejects["test_no_known_word"]:
             print(f"  rejected pairs with a side without any known word: {rejects}", file=sys.stderr)
         x, y, tx, ty = x[keep], y[keep], tx[test_keep], ty[test_keep]
+        if config.center:  # each side's mean over its training sentences, applied to its test sentences too
+            (x, tx), (y, ty) = center_unit(x, tx), center_unit(y, ty)
         if len(x) < config.train.batch_size:
             raise UserError(f"{bitext.origin}: {len(x)} usable pairs, fewer than a batch (train.batch_size="
                             f"{config.train.batch_size})")
@@ -147,6 +153,15 @@ def run(config: AbsentConfig, *, address: str | None = None) -> dict:
 
 
 # ----------------------------------------------------------------------------------------------- helpers
+
+
+def center_unit(train: np.ndarray, *others: np.ndarray) -> list[np.ndarray]:
+    """``train`` and ``others`` minus the mean of ``train``, each row L2-normalized (Artetxe et al. 2018's
+    "unit length, center, unit length"; the inputs are already unit length)."""
+    from interlingua.models.protocol import l2_normalize
+
+    mean = np.asarray(train, dtype=np.float64).mean(axis=0)
+    return [l2_normalize(np.asarray(a, dtype=np.float64) - mean).astype(np.float32) for a in (train, *others)]
 
 
 def _test_pairs(config: AbsentConfig, state: Path) -> tuple[list[str], list[str], str]:
@@ -214,7 +229,8 @@ def _sweep(config: AbsentConfig, x, y, tx, ty):
                 started = time.time()
                 settings = AbsentSettings(variant=variant, batch_size=config.train.batch_size, lr=config.train.lr,
                                           epochs=config.train.epochs, hidden=tuple(config.train.hidden),
-                                          paired_weight=config.train.paired_weight, seed=seed)
+                                          paired_weight=config.train.paired_weight, seed=seed,
+                                          init=config.train.init)
                 trained = train_absent(xp, yp, x[unpaired], y[unpaired], settings)
                 histories[(variant, ratio, seed)] = trained.history
                 scores = _mapped_scores(trained.map_x(tx), ty, trained.map_y(ty) if trained.backward else None, tx,

@@ -57,7 +57,7 @@ PARAMS_FOLDER = "fast_align"
 #: Parameters folder in the version and the file whose presence marks it complete, per aligner.
 PARAMS_LAYOUT = {"fast_align": ("fast_align", "fast_align_params.json"), "eflomal": ("eflomal", "eflomal_params.json")}
 #: Config keys that do not change the corpus (left out of the version's identity).
-_OPERATIONAL_KEYS = ("workers", "store_root")
+_OPERATIONAL_KEYS = ("workers", "store_root", "in_process_rows")
 
 
 class BitextCorpusConfig(Config):
@@ -91,6 +91,8 @@ class BitextCorpusConfig(Config):
     subword_max_length: int | None = Field(default=512, ge=1)
     rows_per_shard: int = Field(default=4096, ge=1)
     workers: int = Field(default=2, ge=1, description="tokenize / align Ray actors")
+    in_process_rows: int = Field(default=5000, ge=0, description="tokenize and align up to this many pairs in this "
+                                 "process instead of on Ray actors, whose start-up outlasts small work (0: always Ray)")
     allow_truncated_inputs: bool = Field(default=False, description="a truncated/corrupt .gz/.bz2 input publishes "
                                          "the rows read before the damage, the version marked partial (default: error)")
     corpus_name: SafeName = "bitext-corpus"
@@ -403,25 +405,15 @@ def _too_long(row: dict[str, Any], src_tokens: list[str], tgt_tokens: list[str],
     return None
 
 
-def _num_blocks(rows: int, workers: int) -> int:
-    """At least 4 blocks per actor (so every actor gets work), at most ~2048 rows per block."""
-    return max(1, min(rows, max(workers * 4, rows // 2048)))
-
-
-def _tokenize_on_ray(rows: list[dict[str, Any]], indices: list[int], config: BitextCorpusConfig):
-    import ray.data
-
-    from interlingua.operators.runner import run_operator
+def _tokenize(rows: list[dict[str, Any]], indices: list[int], config: BitextCorpusConfig):
+    from interlingua.operators.runner import map_rows
     from interlingua.operators.text.tokenize_operator import TokenizeOperator
 
-    if not indices:
-        return {}
     items = [{"k": k, "src": rows[k]["src"], "tgt": rows[k]["tgt"]} for k in indices]
-    ds = ray.data.from_items(items, override_num_blocks=_num_blocks(len(items), config.workers))
-    out = run_operator(ds, TokenizeOperator, {"columns": {"src": config.src_lang, "tgt": config.tgt_lang}},
-                       concurrency=config.workers)
+    batches = map_rows(items, TokenizeOperator, {"columns": {"src": config.src_lang, "tgt": config.tgt_lang}},
+                       in_process_rows=config.in_process_rows, concurrency=config.workers)
     tokens: dict[int, tuple[list[str], list[str]]] = {}
-    for batch in out.iter_batches(batch_format="numpy", batch_size=4096):
+    for batch in batches:
         for k, s, t in zip(batch["k"], batch["src_tokens"], batch["tgt_tokens"]):
             tokens[int(k)] = (str(s).split(), str(t).split())
     return tokens
@@ -463,11 +455,9 @@ def build_version(config: BitextCorpusConfig, store, writer, rows: list[dict[str
     ``fast_align/`` parameters were taken over from the parent (each shard records the parameters'
     id and whether they were learned on it: ``fast_align``, ``fast_align.learned_on``).
     """
-    import ray.data
-
     from interlingua.core.runtime import init_ray
     from interlingua.operators.align.align_operator import FastAlignOperator
-    from interlingua.operators.runner import run_operator
+    from interlingua.operators.runner import map_rows
 
     summary: dict[str, Any] = {"corpus": config.corpus_name, "version": writer.version, "input_rows": len(rows),
                                "shards_total": len(shards) + len(reused_shards), "shards_reused": len(reused_shards),
@@ -481,9 +471,12 @@ def build_version(config: BitextCorpusConfig, store, writer, rows: list[dict[str
         pending_rows = {k for s in pending for k in range(s.start, s.stop)}
         params_present = bool(writer.artifact_files(PARAMS_LAYOUT[config.aligner][0]))
         to_tokenize = [k for k in accepted if k in pending_rows or not params_present]
-        if to_tokenize:
+        # Ray only when a step runs on it: more rows than in_process_rows, or parameters to learn (the EM's
+        # E-step on `workers` actors). A small refresh (new pairs, inherited parameters) never starts Ray.
+        learner_on_ray = config.aligner == "fast_align" and config.learner == "interlingua" and config.workers > 1
+        if len(to_tokenize) > config.in_process_rows or (to_tokenize and not params_present and learner_on_ray):
             init_ray(address, num_cpus=None if address else max(config.workers, 2))
-        tokens = _tokenize_on_ray(rows, to_tokenize, config)
+        tokens = _tokenize(rows, to_tokenize, config)
         too_long = {}
         for k in to_tokenize:
             reject = _too_long(rows[k], *tokens[k], config.max_tokens)
@@ -506,12 +499,13 @@ def build_version(config: BitextCorpusConfig, store, writer, rows: list[dict[str
         aligned: dict[int, tuple[str, str, str]] = {}
         if params_dir is not None and to_align:
             items = [{"k": k, "src_tokens": " ".join(tokens[k][0]), "tgt_tokens": " ".join(tokens[k][1])} for k in to_align]
-            ds = ray.data.from_items(items, override_num_blocks=_num_blocks(len(items), config.workers))
-            out = run_operator(ds, FastAlignOperator, {"parameters_dir": params_dir, "symmetrization": config.symmetrization,
-                                                       "aligner": config.aligner},
-                               concurrency=config.workers)
+            if len(items) > config.in_process_rows:
+                init_ray(address, num_cpus=None if address else max(config.workers, 2))
+            batches = map_rows(items, FastAlignOperator, {"parameters_dir": params_dir, "symmetrization": config.symmetrization,
+                                                          "aligner": config.aligner},
+                               in_process_rows=config.in_process_rows, concurrency=config.workers, batch_size=1024)
             remaining = Counter(shard_of[k].id for k in to_align)
-            for batch in out.iter_batches(batch_format="numpy", batch_size=1024):
+            for batch in batches:
                 finished = set()
                 for k, f, r, a in zip(batch["k"], batch["forward"], batch["reverse"], batch["alignment"]):
                     aligned[int(k)] = (str(f), str(r), str(a))

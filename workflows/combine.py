@@ -13,23 +13,17 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from interlingua.core.config import Config
+from interlingua.workflows.pack_eval import PackEvaluationConfig
 
 DESCRIPTION = "combine two encoders (s/|s| + h/|h| concatenation by default) into one encoder folder, evaluated"
 
 
-class CombineConfig(Config):
+class CombineConfig(PackEvaluationConfig):
     first: str = Field(description="encoder URI of s (models:/NAME/VERSION, a folder, ...)")
     second: str = Field(description="encoder URI of h")
     mode: Literal["concat", "sum", "norm_concat", "norm_sum"] = Field(
         "norm_concat", description="s ⊕ h, s + h, s/‖s‖ ⊕ h/‖h‖ or s/‖s‖ + h/‖h‖")
     experiment: str = "combine"
-    evaluate: bool = True
-    pack: str | None = Field(None, description="benchmark pack folder; default: <state>/bench-pack (built if missing)")
-    eval_tasks: list[str] = Field(default_factory=lambda: ["all"])
-    eval_seeds: list[int] = Field(default_factory=lambda: [1, 2, 3], min_length=1)
-    state_dir: str | None = Field(None, description="default: $INTERLINGUA_HOME or ./.interlingua")
-
 
 
 CONFIG = CombineConfig

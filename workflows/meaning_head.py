@@ -79,6 +79,9 @@ def run(config: MeaningHeadConfig, *, address: str | None = None) -> dict:
     state = state_dir(config.state_dir)
     spec = config.model or _default_model(state)
     _check_terms(config)
+    if config.register_model and not registrable(spec):
+        print(f"  note: {_NOT_REGISTRABLE.format(spec=spec)}; the composed encoder will be logged as run artifacts "
+              "(encoder/) instead", file=sys.stderr)
     with stages("bitext"):
         bitext = load_bitext(config.bitext, state)
         languages = bitext.languages
@@ -137,20 +140,15 @@ def run(config: MeaningHeadConfig, *, address: str | None = None) -> dict:
         charts = [_pca_chart(config, pack, lookup, heads["meaning head"][0], out / "pca.png"),
                   _table_chart(rows, out / "results.png")]
         with mlflow.start_run(run_id=run_id):
-            for row in rows:
-                for task, stats in row["tasks"].items():
-                    key = _metric_key(f"eval.{row['method']}.{task}")
-                    mlflow.log_metrics({key: stats["mean"], key + "_std": stats["std"]})
+            mlflow.log_metrics(table_metrics(rows))
             for path in [out / "results.txt", out / "results.json", *charts]:
                 mlflow.log_artifact(str(path), artifact_path="evaluation")
     summary = {"run_id": run_id, "model": spec, "pairs": len(pairs), "results": str(out / "results.json"),
                "epochs": {name: [len(h) for h in hs] for name, hs in histories.items()}}
     if config.register_model:
         with stages("register"):
-            composed = _save_composed(spec, heads["meaning head"][0], out / "encoder")
-            registered = _register(composed, config, run_id, spec, bitext, rows)
-            summary["model_uri"] = registered.uri
-            print(f"  registered {registered.uri} (version {registered.version})")
+            summary["model_uri"] = publish_encoder(spec, heads["meaning head"][0], out / "encoder", config, run_id,
+                                                   bitext, rows)
     print(f"meaning-head: done in {sum(stages.seconds.values()):.0f} s; table in {out / 'results.txt'}")
     return summary
 
@@ -269,6 +267,18 @@ def _log_histories(run_id: str, histories: dict) -> None:
                for key, value in row.items() if key != "epoch"]
     for start in range(0, len(metrics), 1000):
         client.log_batch(run_id, metrics=metrics[start:start + 1000])
+
+
+def table_metrics(rows: list[dict]) -> dict[str, float]:
+    """MLflow metrics of the table: ``eval.<method>.<task>`` and ``…_std``; n/a cells (a method with no map
+    for a language) have no value and are left out (MLflow refuses a metric without one)."""
+    out = {}
+    for row in rows:
+        for task, stats in row["tasks"].items():
+            if stats["mean"] is not None:
+                key = _metric_key(f"eval.{row['method']}.{task}")
+                out[key], out[key + "_std"] = stats["mean"], stats["std"]
+    return out
 
 
 def _metric_key(text: str) -> str:
@@ -400,6 +410,38 @@ def _table_chart(rows: list[dict], path: Path) -> Path:
     measurements = [Measurement(row["method"], task, "", "score", 0, stats["mean"], True)
                     for row in rows for task, stats in row["tasks"].items() if stats["mean"] is not None]
     return write_chart(measurements, path)
+
+
+_NOT_REGISTRABLE = ("a meaning head over {spec!r} is not registered: the registry serves encoders with MLflow's "
+                    "sentence_transformers flavor, and {spec!r} is not a sentence-transformers model")
+
+
+def registrable(spec: str) -> bool:
+    """Whether base ``spec`` + a meaning head is a sentence-transformers model (the flavor the registry
+    uses); a spec base such as ``use`` (a numpy USE, not a transformer stack) is not."""
+    from interlingua.models.meaning_head import SPEC_BASES
+
+    return spec not in SPEC_BASES
+
+
+def publish_encoder(spec: str, model, folder: Path, config: MeaningHeadConfig, run_id: str, bitext, rows) -> str:
+    """Save base + meaning head as a composed encoder and publish it; returns the URI ``load_encoder`` reads.
+
+    A transformer base is registered (``registered_model@alias``, sentence_transformers flavor). A spec base
+    (``use``) cannot be served by that flavor: its composed folder (marker + head, the base named by spec)
+    is logged as plain run artifacts under ``encoder/`` and ``runs:/RUN_ID/encoder`` is returned;
+    ``interlingua embed|eval --model runs:/RUN_ID/encoder`` and ``load_encoder`` read it."""
+    composed = _save_composed(spec, model, folder)
+    if not registrable(spec):
+        from mlflow.tracking import MlflowClient
+
+        MlflowClient().log_artifacts(run_id, str(composed), artifact_path="encoder")
+        uri = f"runs:/{run_id}/encoder"
+        print(f"  {_NOT_REGISTRABLE.format(spec=spec)}; logged as run artifacts: --model {uri}")
+        return uri
+    registered = _register(composed, config, run_id, spec, bitext, rows)
+    print(f"  registered {registered.uri} (version {registered.version})")
+    return registered.uri
 
 
 def _save_composed(spec: str, model, folder: Path) -> Path:

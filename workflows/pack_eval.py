@@ -12,8 +12,21 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Sequence
 
+from pydantic import Field
+
+from interlingua.core.config import Config
 from interlingua.evaluation.tasks.records import Measurement
 from interlingua.models.protocol import TextEncoder
+
+
+class PackEvaluationConfig(Config):
+    """The evaluation settings of a workflow that builds an encoder and compares it with its parts on the pack."""
+
+    evaluate: bool = True
+    pack: str | None = Field(None, description="benchmark pack folder; default: <state>/bench-pack (built if missing)")
+    eval_tasks: list[str] = Field(default_factory=lambda: ["all"])
+    eval_seeds: list[int] = Field(default_factory=lambda: [1, 2, 3], min_length=1)
+    state_dir: str | None = Field(None, description="default: $INTERLINGUA_HOME or ./.interlingua")
 
 
 #: The sizes of the reference table in evaluation/README.md (``interlingua bench-pack --bible-pairs 500 ...``).

@@ -24,8 +24,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from interlingua.workflows.recipe_spec import (RecipeConfig, RecipeError, stage_hash, stage_outputs, substitute,
-                                               validate_recipe)
+from interlingua.workflows.recipe_spec import (RecipeConfig, RecipeError, seeded_stages, stage_hash, stage_outputs,
+                                               substitute, validate_recipe)
 
 DESCRIPTION = "run a YAML recipe of chained stages (corpus builds, training, heads, combinations) with skip/resume"
 CONFIG = RecipeConfig
@@ -48,10 +48,12 @@ def save_state(path: Path, stages: dict[str, dict[str, Any]]) -> None:
     tmp.replace(path)
 
 
-def plan(recipe: RecipeConfig, state: dict[str, dict[str, Any]], name: str, resolved: dict[str, Any]) -> tuple[str, str]:
-    """(action, hash) for a stage: ``skip`` (done, unchanged), ``resume`` (started, unchanged) or ``run``."""
+def plan(recipe: RecipeConfig, state: dict[str, dict[str, Any]], name: str, resolved: dict[str, Any],
+         key: str | None = None) -> tuple[str, str]:
+    """(action, hash) for a stage: ``skip`` (done, unchanged), ``resume`` (started, unchanged) or ``run``.
+    ``key``: the stage's entry in ``state`` (``NAME`` or ``NAME.seedN``; default ``name``)."""
     digest = stage_hash(recipe.stages[name].workflow, resolved)
-    previous = state.get(name, {})
+    previous = state.get(key or name, {})
     if previous.get("hash") == digest and name not in recipe.force:
         if previous.get("status") == "done":
             return "skip", digest
@@ -61,11 +63,9 @@ def plan(recipe: RecipeConfig, state: dict[str, dict[str, Any]], name: str, reso
 
 
 def run(config: RecipeConfig, *, address: str | None = None) -> dict[str, Any]:
-    import mlflow
     from mlflow.tracking import MlflowClient
 
     from interlingua.core.runtime import configure_mlflow, state_dir
-    from interlingua.workflows.registry import load_workflow
 
     order = validate_recipe(config)
     state_root = state_dir(config.state_dir)
@@ -78,71 +78,138 @@ def run(config: RecipeConfig, *, address: str | None = None) -> dict[str, Any]:
     parent_id = parent.info.run_id
     client.log_dict(parent_id, config.model_dump(mode="json"), "recipe/recipe.json")
     print(f"recipe {config.name}: {len(order)} stages ({' -> '.join(order)}); parent run {parent_id}")
-    outputs: dict[str, dict[str, Any]] = {}
+    seeded = seeded_stages(config)
+    if config.seeds:
+        print(f"  seeds {config.seeds}: once per seed: {', '.join(n for n in order if n in seeded) or '-'}")
     actions: dict[str, str] = {}
+    evaluations: dict[str, list[list[dict]]] = {}
     started = time.time()
-    for name in order:
-        stage = config.stages[name]
-        workflow = load_workflow(stage.workflow)
-        resolved = substitute(stage.config, outputs)
-        if "experiment" in workflow.CONFIG.model_fields:
-            resolved = {**resolved, "experiment": config.experiment}
-        if "state_dir" in workflow.CONFIG.model_fields and config.state_dir and "state_dir" not in resolved:
-            resolved = {**resolved, "state_dir": config.state_dir}
-        action, digest = plan(config, state, name, resolved)
-        actions[name] = action
-        if action == "skip":
-            outputs[name] = state[name]["outputs"]
-            print(f"[{name}] unchanged (hash {digest}): skipped; outputs from run {state[name].get('run_id')}")
-            client.set_tag(parent_id, f"stage.{name}", f"skipped:{state[name].get('run_id')}")
-            if name == config.stop_after:
-                break
-            continue
-        from interlingua.core.config import validate
-
-        stage_config = validate(workflow.CONFIG, resolved, source=f"recipe stage {name!r}")
-        if action == "resume":
-            run_id = state[name]["run_id"]
-            client.set_tag(run_id, "mlflow.parentRunId", parent_id)
-            print(f"[{name}] {stage.workflow}: resuming run {run_id}")
-        else:
-            run_id = client.create_run(experiment_id, run_name=f"{config.name}/{name}",
-                                       tags={"mlflow.parentRunId": parent_id, "interlingua.recipe": config.name,
-                                             "interlingua.stage": name}).info.run_id
-            print(f"[{name}] {stage.workflow}: run {run_id}")
-        client.log_dict(run_id, {"workflow": stage.workflow, "config": resolved, "hash": digest}, "stage/config.json")
-        state[name] = {"hash": digest, "status": "running", "run_id": run_id, "workflow": stage.workflow}
-        save_state(state_path, state)
-        client.set_tag(parent_id, f"stage.{name}", f"running:{run_id}")
-        os.environ["MLFLOW_RUN_ID"] = run_id  # the workflow's mlflow.start_run() opens this child run
-        try:
-            summary = workflow.run(stage_config, address=address)
-        except BaseException:
-            os.environ.pop("MLFLOW_RUN_ID", None)
-            _end_run(client, run_id, "FAILED")
-            _end_run(client, parent_id, "FAILED")
-            print(f"[{name}] failed; rerun the recipe to resume from this stage")
-            raise
-        os.environ.pop("MLFLOW_RUN_ID", None)
-        if mlflow.active_run() is not None:
-            mlflow.end_run()
-        outputs[name] = _pinned(stage_outputs(summary))
-        client.log_dict(run_id, outputs[name], "stage/outputs.json")
-        client.set_tag(run_id, "mlflow.runName", f"{config.name}/{name}")
-        _end_run(client, run_id, "FINISHED")
-        state[name] = {**state[name], "status": "done", "outputs": outputs[name]}
-        save_state(state_path, state)
-        client.set_tag(parent_id, f"stage.{name}", f"done:{run_id}")
-        if name == config.stop_after:
-            print(f"recipe {config.name}: stopped after {name} (stop_after); rerun without it to go on")
+    stopped = False
+    for seed in config.seeds or [None]:
+        if stopped:
             break
+        outputs: dict[str, dict[str, Any]] = {}
+        for name in order:
+            key = f"{name}.seed{seed}" if seed is not None and name in seeded else name
+            if key in actions:  # a stage shared by all seeds ran (or was skipped) for an earlier seed
+                outputs[name] = state[key]["outputs"]
+                continue
+            stopped = _run_stage(config, name, key, seed, outputs, state, state_path, actions, client, experiment_id,
+                                 parent_id, address)
+            if isinstance(outputs[name].get("evaluation"), list) and outputs[name]["evaluation"]:
+                evaluations.setdefault(name, []).append(outputs[name]["evaluation"])
+            if stopped:
+                break
+    table = _results(config, evaluations, client, parent_id)
     summary = {"recipe": config.name, "parent_run_id": parent_id, "actions": actions,
-               "outputs": {name: {k: outputs[name].get(k) for k in ("model", "corpus", "version") if k in outputs[name]}
-                           for name in order if name in outputs},
+               "outputs": {key: {k: state[key]["outputs"].get(k) for k in ("model", "corpus", "version")
+                                 if k in state[key].get("outputs", {})}
+                           for key in actions if state.get(key, {}).get("status") == "done"},
                "state": str(state_path), "seconds": round(time.time() - started, 1)}
+    if table:
+        summary["results"] = table
     client.log_dict(parent_id, summary, "recipe/summary.json")
     _end_run(client, parent_id, "FINISHED")
     return summary
+
+
+def _run_stage(config: RecipeConfig, name: str, key: str, seed: int | None, outputs: dict[str, dict[str, Any]],
+               state: dict[str, dict[str, Any]], state_path: Path, actions: dict[str, str], client, experiment_id: str,
+               parent_id: str, address: str | None) -> bool:
+    """Skip, resume or run one stage (``key``: its state entry); fills ``outputs[name]``; True = stop here."""
+    import mlflow
+
+    from interlingua.workflows.registry import load_workflow
+
+    label = key
+    stage = config.stages[name]
+    workflow = load_workflow(stage.workflow)
+    resolved = substitute(stage.config, outputs, seed)
+    if "experiment" in workflow.CONFIG.model_fields:
+        resolved = {**resolved, "experiment": config.experiment}
+    if "state_dir" in workflow.CONFIG.model_fields and config.state_dir and "state_dir" not in resolved:
+        resolved = {**resolved, "state_dir": config.state_dir}
+    action, digest = plan(config, state, name, resolved, key)
+    actions[key] = action
+    if action == "skip":
+        outputs[name] = state[key]["outputs"]
+        print(f"[{label}] unchanged (hash {digest}): skipped; outputs from run {state[key].get('run_id')}")
+        client.set_tag(parent_id, f"stage.{key}", f"skipped:{state[key].get('run_id')}")
+        return name == config.stop_after
+    from interlingua.core.config import validate
+
+    stage_config = validate(workflow.CONFIG, resolved, source=f"recipe stage {name!r}")
+    if action == "resume":
+        run_id = state[key]["run_id"]
+        client.set_tag(run_id, "mlflow.parentRunId", parent_id)
+        print(f"[{label}] {stage.workflow}: resuming run {run_id}")
+    else:
+        run_id = client.create_run(experiment_id, run_name=f"{config.name}/{key}",
+                                   tags={"mlflow.parentRunId": parent_id, "interlingua.recipe": config.name,
+                                         "interlingua.stage": name,
+                                         **({"interlingua.seed": str(seed)} if key != name else {})}).info.run_id
+        print(f"[{label}] {stage.workflow}: run {run_id}")
+    client.log_dict(run_id, {"workflow": stage.workflow, "config": resolved, "hash": digest}, "stage/config.json")
+    state[key] = {"hash": digest, "status": "running", "run_id": run_id, "workflow": stage.workflow}
+    save_state(state_path, state)
+    client.set_tag(parent_id, f"stage.{key}", f"running:{run_id}")
+    os.environ["MLFLOW_RUN_ID"] = run_id  # the workflow's mlflow.start_run() opens this child run
+    try:
+        summary = workflow.run(stage_config, address=address)
+    except BaseException:
+        os.environ.pop("MLFLOW_RUN_ID", None)
+        _end_run(client, run_id, "FAILED")
+        _end_run(client, parent_id, "FAILED")
+        print(f"[{label}] failed; rerun the recipe to resume from this stage")
+        raise
+    os.environ.pop("MLFLOW_RUN_ID", None)
+    if mlflow.active_run() is not None:
+        mlflow.end_run()
+    outputs[name] = _pinned(stage_outputs(summary))
+    client.log_dict(run_id, outputs[name], "stage/outputs.json")
+    client.set_tag(run_id, "mlflow.runName", f"{config.name}/{key}")
+    _end_run(client, run_id, "FINISHED")
+    state[key] = {**state[key], "status": "done", "outputs": outputs[name]}
+    save_state(state_path, state)
+    client.set_tag(parent_id, f"stage.{key}", f"done:{run_id}")
+    if name == config.stop_after:
+        print(f"recipe {config.name}: stopped after {label} (stop_after); rerun without it to go on")
+        return True
+    return False
+
+
+def _results(config: RecipeConfig, evaluations: dict[str, list[list[dict]]], client, parent_id: str) -> str:
+    """Print and log the results table: base, each evaluating stage (mean ± std over seeds), comparisons."""
+    if not evaluations:
+        return ""
+    from interlingua.workflows.recipe_report import results_table, stage_columns
+
+    columns = stage_columns(evaluations)
+    if config.compare:
+        columns |= _compare_columns(config)
+    table, document = results_table(columns)
+    seeds = f"mean ± std over seeds {config.seeds}" if config.seeds else "one run"
+    print(f"recipe {config.name}: results ({seeds}; comparisons: ± over evaluation seeds)\n{table}")
+    client.log_text(parent_id, table + "\n", "recipe/results.md")
+    client.log_dict(parent_id, {"seeds": config.seeds, "rows": document}, "recipe/results.json")
+    return table
+
+
+def _compare_columns(config: RecipeConfig) -> dict[str, dict]:
+    """Each ``compare`` encoder on the pack (the default pack of the recipe's state), per evaluation seed."""
+    from interlingua.core.runtime import state_dir
+    from interlingua.models.resolve import resolve_encoder
+    from interlingua.workflows.pack_eval import ensure_pack, evaluate_encoders
+
+    state = state_dir(config.state_dir)
+    pack = ensure_pack(None, state)
+    encoders = {spec: (resolve_encoder(spec), True) for spec in config.compare}
+    measurements = evaluate_encoders(encoders, pack, ["all"], [1, 2, 3], state / "embedding-cache")
+    columns: dict[str, dict] = {}
+    for m in measurements:
+        if m.primary:
+            columns.setdefault(m.model, {}).setdefault((m.task, m.language, m.metric), []).append(m.value)
+    return columns
 
 
 def _end_run(client, run_id: str, status: str) -> None:

@@ -35,6 +35,7 @@ from interlingua.core.config import Config
 from interlingua.core.errors import UserError
 
 REFERENCE = re.compile(r"\$\{stages\.([A-Za-z0-9_-]+)\.([A-Za-z0-9_]+)\}")
+SEED = re.compile(r"\$\{seed\}")
 STAGE_NAME = re.compile(r"^[A-Za-z0-9_-]+$")
 RECIPE_WORKFLOW = "recipe"
 
@@ -55,6 +56,10 @@ class RecipeConfig(Config):
     state_dir: str | None = Field(None, description="default: $INTERLINGUA_HOME or ./.interlingua")
     force: list[str] = Field(default_factory=list, description="stages to rerun even when unchanged")
     stop_after: str | None = Field(None, description="stop after this stage (run a long recipe in pieces)")
+    seeds: list[int] = Field(default_factory=list, description="run every stage that uses ${seed} (directly or "
+                             "through a stage it reads) once per seed; the results table gives mean ± std over seeds")
+    compare: list[str] = Field(default_factory=list, description="encoder specs (e.g. use, minilm) evaluated once on "
+                               "the pack of the recipe's last evaluating stage and shown beside it in the results table")
     stages: dict[str, StageSpec] = Field(min_length=1)
 
     @field_validator("stages")
@@ -77,18 +82,48 @@ def references(value: Any) -> list[tuple[str, str]]:
     return []
 
 
-def substitute(value: Any, outputs: dict[str, dict[str, Any]]) -> Any:
-    """``value`` with every reference replaced by ``outputs[stage][output]``."""
+def substitute(value: Any, outputs: dict[str, dict[str, Any]], seed: int | None = None) -> Any:
+    """``value`` with every reference replaced by ``outputs[stage][output]`` and ``${seed}`` by ``seed``."""
     if isinstance(value, str):
+        if SEED.fullmatch(value):
+            return _seed(seed)
         whole = REFERENCE.fullmatch(value)
         if whole:
             return _output(outputs, whole.group(1), whole.group(2))
+        value = SEED.sub(lambda m: str(_seed(seed)), value) if SEED.search(value) else value
         return REFERENCE.sub(lambda m: str(_output(outputs, m.group(1), m.group(2))), value)
     if isinstance(value, dict):
-        return {k: substitute(v, outputs) for k, v in value.items()}
+        return {k: substitute(v, outputs, seed) for k, v in value.items()}
     if isinstance(value, list):
-        return [substitute(v, outputs) for v in value]
+        return [substitute(v, outputs, seed) for v in value]
     return value
+
+
+def _seed(seed: int | None) -> int:
+    if seed is None:
+        raise RecipeError("${seed} is used but the recipe has no seeds (add e.g. seeds: [1, 2, 3])")
+    return seed
+
+
+def uses_seed(value: Any) -> bool:
+    """Whether ``${seed}`` occurs anywhere inside ``value``."""
+    if isinstance(value, str):
+        return bool(SEED.search(value))
+    if isinstance(value, dict):
+        return any(uses_seed(v) for v in value.values())
+    if isinstance(value, (list, tuple)):
+        return any(uses_seed(v) for v in value)
+    return False
+
+
+def seeded_stages(recipe: RecipeConfig) -> set[str]:
+    """Stages that run once per seed: those using ``${seed}`` and every stage reading one of them."""
+    deps = dependencies(recipe)
+    seeded: set[str] = set()
+    for name in execution_order(recipe):
+        if uses_seed(recipe.stages[name].config) or any(dep in seeded for dep in deps[name]):
+            seeded.add(name)
+    return seeded
 
 
 def _output(outputs: dict[str, dict[str, Any]], stage: str, name: str) -> Any:
@@ -151,6 +186,11 @@ def validate_recipe(recipe: RecipeConfig) -> list[str]:
     if unknown_forced:
         raise RecipeError(f"force/stop_after name unknown stages {unknown_forced} (stages: {', '.join(recipe.stages)})")
     order = execution_order(recipe)
+    seeded = [name for name in recipe.stages if uses_seed(recipe.stages[name].config)]
+    if seeded and not recipe.seeds:
+        raise RecipeError(f"stages {seeded} use ${{seed}} but the recipe has no seeds (add e.g. seeds: [1, 2, 3])")
+    if len(set(recipe.seeds)) != len(recipe.seeds):
+        raise RecipeError(f"seeds {recipe.seeds} repeat a seed")
     for name in order:
         check_stage_config(name, recipe.stages[name], load_workflow(recipe.stages[name].workflow).CONFIG)
     return order
@@ -167,7 +207,7 @@ def check_stage_config(name: str, stage: StageSpec, config_class: type[Config]) 
     except ValidationError as err:
         for error in err.errors():
             value = _lookup(stage.config, error["loc"])
-            if isinstance(value, str) and references(value):
+            if isinstance(value, str) and (references(value) or uses_seed(value)):
                 continue
             key = ".".join(str(p) for p in error["loc"]) or "config"
             if error["type"] == "extra_forbidden":

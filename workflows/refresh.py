@@ -178,7 +178,7 @@ def _lineage(plan: RefreshPlan, mode: str, notes: list[str]):
 
 
 class _BitextAdapter:
-    _OPERATIONAL = {"workers", "store_root", "source", "target"}
+    _OPERATIONAL = {"workers", "store_root", "source", "target", "in_process_rows"}
 
     def validate(self, spec: RefreshSpec):
         from interlingua.core.config import validate

@@ -23,6 +23,7 @@ WORKFLOWS: dict[str, str] = {
     "apertium-bitext": "interlingua.workflows.apertium_bitext",
     "train": "interlingua.workflows.train",
     "combine": "interlingua.workflows.combine",
+    "interpolate": "interlingua.workflows.interpolate",
     "recipe": "interlingua.workflows.recipe",
 }
 

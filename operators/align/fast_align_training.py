@@ -21,11 +21,11 @@ The learned parameters live in a directory (any fsspec URL once written)::
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 import shutil
-import tempfile
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 
@@ -167,25 +167,39 @@ def _learn_systran(pairs, directory: str, settings: FastAlignSettings) -> FastAl
     if written == 0:
         raise ValueError("no sentence pair with two non-empty sides to learn fast_align parameters from")
     forward_bin, reverse_bin = os.path.join(directory, "forward.bin"), os.path.join(directory, "reverse.bin")
-    with _captured_stderr() as log_path:
-        systran_align.generate_alignment_probabilities(
-            corpus_path,
-            forward_bin,
-            reverse_bin,
-            verbose=True,
-            iterations=settings.iterations,
-            favor_diagonal=settings.favor_diagonal,
-            diagonal_tension=settings.diagonal_tension,
-            optimize_tension=settings.optimize_tension,
-            variational_bayes=settings.variational_bayes,
-            alpha=settings.alpha,
-            no_null_word=settings.no_null_word,
-            prob_align_null=settings.prob_align_null,
-        )
-    with open(log_path, encoding="utf-8", errors="replace") as handle:
-        log = handle.read()
-    os.unlink(log_path)
-    os.unlink(corpus_path)
+    # fast_align's verbose log goes next to the corpus in ``directory`` (never the system temp folder) and
+    # both leave it whether learning succeeds or fails; a failure carries the log's tail instead.
+    log_path = os.path.join(directory, "fast_align_log.txt")
+    try:
+        with _captured_stderr(log_path):
+            try:
+                systran_align.generate_alignment_probabilities(
+                    corpus_path,
+                    forward_bin,
+                    reverse_bin,
+                    verbose=True,
+                    iterations=settings.iterations,
+                    favor_diagonal=settings.favor_diagonal,
+                    diagonal_tension=settings.diagonal_tension,
+                    optimize_tension=settings.optimize_tension,
+                    variational_bayes=settings.variational_bayes,
+                    alpha=settings.alpha,
+                    no_null_word=settings.no_null_word,
+                    prob_align_null=settings.prob_align_null,
+                )
+            except Exception as error:
+                failure = error
+            else:
+                failure = None
+        with open(log_path, encoding="utf-8", errors="replace") as handle:
+            log = handle.read()
+    finally:
+        for leftover in (log_path, corpus_path):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(leftover)
+    if failure is not None:
+        tail = "\n".join(log.strip().splitlines()[-5:])
+        raise RuntimeError(f"systran-align's fast_align failed: {failure}" + (f"; its log ends:\n{tail}" if tail else "")) from failure
     forward_tension, reverse_tension = learned_tensions(log, settings.diagonal_tension, forward_bin, reverse_bin)
     forward_table, reverse_table = read_systran_table(forward_bin), read_systran_table(reverse_bin)
     return save_parameters(directory, forward_table, reverse_table, forward_tension, reverse_tension, settings,
@@ -225,10 +239,13 @@ def _directional(table: LexicalTable, tension: float, settings: FastAlignSetting
 
 
 class _captured_stderr:
-    """Redirect file descriptor 2 (where C++ ``std::cerr`` writes) to a temporary file."""
+    """Redirect file descriptor 2 (where C++ ``std::cerr`` writes) to the file at ``path``."""
+
+    def __init__(self, path: str):
+        self.path = path
 
     def __enter__(self) -> str:
-        handle, self.path = tempfile.mkstemp(prefix="fast_align_log_", suffix=".txt")
+        handle = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         self.saved = os.dup(2)
         os.dup2(handle, 2)
         os.close(handle)

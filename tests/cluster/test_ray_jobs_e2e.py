@@ -96,6 +96,26 @@ def _bitext_args(shared: Path, name: str, *extra: str) -> list[str]:
             "--shared-path", str(shared), "--state-dir", str(shared / "state"), *extra]
 
 
+def test_head_and_worker_node_listen_on_the_loopback_interface_only(head):
+    """Project rule: local services bind 127.0.0.1. Every listening socket of the head's and the worker
+    node's processes (GCS, raylets, dashboard, agents, workers) is on the loopback address."""
+    import ipaddress
+
+    import psutil
+
+    listening, processes = [], set()
+    for proc in psutil.Process().children(recursive=True):
+        with contextlib.suppress(psutil.Error):
+            for conn in proc.net_connections(kind="inet"):
+                if conn.status == psutil.CONN_LISTEN:
+                    listening.append((conn.laddr.ip, conn.laddr.port, proc.name()))
+                    processes.add(proc.name())
+    assert {"gcs_server", "raylet"} <= processes and len([p for p in listening if p[2] == "raylet"]) >= 4  # 2 nodes
+    exposed = [entry for entry in listening
+               if not ipaddress.ip_address(entry[0].removeprefix("::ffff:")).is_loopback]
+    assert exposed == []
+
+
 def test_bitext_corpus_job_submitted_then_followed_listed_and_published(head, shared):
     submitted = cli(head, "submit", *_bitext_args(shared, "bitext-e2e"))
     assert submitted.returncode == 0, submitted.stderr

@@ -65,3 +65,96 @@ def test_unreachable_ray_address_fails_fast_with_a_hint():
     with pytest.raises(UserError, match="expected HOST:PORT"):
         check_reachable("just-a-host")
     check_reachable("auto")  # left to Ray
+
+
+CPP_LINE = ("[2026-11-23 14:09:53,788 E 28094 28124] core_worker.cc:2465: Actor with class name: 'PreemptionWatcher' "
+            "and ID: 'e2872f' has constructor arguments in the object store and max_restarts > 0.")
+
+
+def test_forwarded_cpp_lines_are_split_from_worker_output():
+    data = {"lines": ["[train] step 1/4 loss 2.31", CPP_LINE, "Traceback (most recent call last):"], "pid": 28094,
+            "actor_name": "TrainController", "is_err": True}
+    kept, chatter = console.split_forwarded_lines(data)
+    assert kept["lines"] == ["[train] step 1/4 loss 2.31", "Traceback (most recent call last):"]
+    assert kept["pid"] == 28094 and data["lines"][1] == CPP_LINE  # the batch itself is left as it was
+    assert chatter == [f"(TrainController pid=28094) {CPP_LINE}"]
+    assert console.split_forwarded_lines({"lines": ["[2026] not a log line"], "pid": 1})[1] == []
+
+
+@pytest.fixture
+def quiet_console(tmp_path, monkeypatch, restore_root_logging):
+    """Call it in the test (the console handler then writes to the stderr that capsys captures)."""
+    monkeypatch.delenv(console.VERBOSE_ENV, raising=False)
+    monkeypatch.setenv(console.LOG_FILE_ENV, "")
+    yield lambda: console.configure_console("unit", log_dir=tmp_path)
+    console._HANDLERS.clear()
+
+
+def test_ray_cpp_lines_forwarded_to_the_driver_go_to_the_log_file(quiet_console, monkeypatch):
+    from ray._private import ray_logging
+
+    log = quiet_console()
+    printed = []
+    dispatcher = ray_logging.WorkerStandardStreamDispatcher()
+    dispatcher.add_handler("ray_print_logs", printed.append)
+    monkeypatch.setattr(ray_logging, "global_worker_stdstream_dispatcher", dispatcher)
+    console.forward_ray_cpp_lines_to_log_file()
+    console.forward_ray_cpp_lines_to_log_file()  # idempotent: wrapped once
+    dispatcher.emit({"lines": ["[train] done", CPP_LINE], "pid": 7, "actor_name": "TrainController"})
+    dispatcher.emit({"lines": [CPP_LINE], "pid": 8, "actor_name": None})
+    assert [batch["lines"] for batch in printed] == [["[train] done"]]  # an all-chatter batch prints nothing
+    assert log.read_text().splitlines() == [f"(TrainController pid=7) {CPP_LINE}", f"(worker pid=8) {CPP_LINE}"]
+
+
+@pytest.fixture
+def mlflow_stream():
+    from mlflow.utils import logging_utils
+
+    logger = logging.getLogger("mlflow")
+    saved = list(logger.handlers), logger.propagate
+    yield logging_utils
+    for name in ("write", "flush", "_interlingua"):
+        logging_utils.MLFLOW_LOGGING_STREAM.__dict__.pop(name, None)
+    logger.handlers[:], logger.propagate = saved
+
+
+def test_mlflow_registration_lines_go_to_the_log_file(mlflow_stream, quiet_console, capsys):
+    log = quiet_console()
+    console.mlflow_events_to_log_file()
+    mlflow_stream.eprint("Successfully registered model 'enc'.")
+    logging.getLogger("mlflow.store").error("the store failed")
+    for handler in logging.getLogger().handlers:
+        handler.flush()
+    err = capsys.readouterr().err
+    assert "Successfully registered" not in err and "the store failed" in err
+    text = log.read_text()
+    assert "Successfully registered model 'enc'." in text and "the store failed" in text
+
+
+def test_verbose_keeps_mlflow_and_ray_auth_lines_on_the_console(tmp_path, monkeypatch, restore_root_logging,
+                                                               mlflow_stream, capsys):
+    monkeypatch.setenv(console.LOG_FILE_ENV, "")
+    console.configure_console("unit", verbose=True, log_dir=tmp_path)
+    monkeypatch.delenv(console.VERBOSE_ENV, raising=False)
+    monkeypatch.setenv(console.VERBOSE_ENV, "1")
+    console.mlflow_events_to_log_file()
+    console.to_log_file_only("interlingua.unit.auth")
+    mlflow_stream.eprint("Created version '1' of model 'enc'.")
+    logging.getLogger("interlingua.unit.auth").warning("token auth is on")
+    assert "Created version '1'" in capsys.readouterr().err
+    assert logging.getLogger("interlingua.unit.auth").propagate  # untouched
+    console._HANDLERS.clear()
+
+
+def test_a_library_logger_can_be_sent_to_the_log_file_only(quiet_console, capsys):
+    log = quiet_console()
+    name = "interlingua.unit.noisy_library"
+    logging.getLogger(name).addHandler(logging.StreamHandler(sys.stderr))
+    console.to_log_file_only(name)
+    logging.getLogger(name).warning("Token authentication is enabled for this Ray cluster.")
+    for handler in logging.getLogger().handlers:
+        handler.flush()
+    assert "Token authentication" not in capsys.readouterr().err
+    assert "Token authentication is enabled" in log.read_text()
+    logging.getLogger(name).handlers.clear()
+    logging.getLogger(name).propagate = True

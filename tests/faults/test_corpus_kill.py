@@ -43,6 +43,7 @@ def _args(source: str, target: str, store) -> list[str]:
     return ["-m", "interlingua.workflows.cli", "run", "bitext-corpus", "--set", f"source={source}",
             "--set", f"target={target}", "--set", "src_lang=en", "--set", "tgt_lang=de",
             "--set", f"rows_per_shard={ROWS_PER_SHARD}", "--set", "iterations=2", "--set", "workers=2",
+            "--set", "in_process_rows=0",  # tokenize and align on Ray actors (a worker kill is one of the faults)
             "--set", f"store_root={store}"]
 
 

@@ -34,6 +34,7 @@ def test_served_encoders_answer_without_interlingua(foreign_python, tmp_path, mo
 
     tracking = f"sqlite:///{tmp_path / 'mlflow.db'}"
     monkeypatch.setenv("MLFLOW_TRACKING_URI", tracking)
+    monkeypatch.chdir(tmp_path)  # a user-set tracking URI has no artifact root: MLflow's ./mlruns lands in tmp_path
     monkeypatch.setenv("INTERLINGUA_HOME", str(tmp_path / "state"))
     plain = SentenceEncoder.from_folder(build_tiny_bert(tmp_path / "bert"), max_length=32).save(tmp_path / "plain")
     headed = SentenceTransformer(str(plain), device="cpu")

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from tiny_models import SENTENCES, build_tiny_bert
 
-from interlingua.models.sentence_encoder import load_tokenizer
+from interlingua.models.transformer_files import load_tokenizer
 
 E5 = Path(".interlingua/assets/e5-small")
 

@@ -124,3 +124,38 @@ def test_settings_are_validated():
 def test_learning_needs_a_non_empty_pair(tmp_path):
     with pytest.raises(ValueError, match="no sentence pair"):
         learn_fast_align([([], ["x"])], str(tmp_path))
+
+
+def _learn_systran_in(tmp_path, monkeypatch, pairs):
+    """Learn with the systran learner; the system temp folder is ``tmp_path/system_tmp`` (must stay empty)."""
+    import tempfile
+
+    system_tmp = tmp_path / "system_tmp"
+    system_tmp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(system_tmp))
+    directory = tmp_path / "params"
+    try:
+        return learn_fast_align(pairs, str(directory), FastAlignSettings(iterations=2), learner="systran")
+    finally:
+        assert list(system_tmp.iterdir()) == []
+
+
+def test_systran_learner_leaves_only_its_parameters(tmp_path, monkeypatch):
+    _learn_systran_in(tmp_path, monkeypatch, synthetic_corpus(40))
+    assert sorted(p.name for p in (tmp_path / "params").iterdir()) == [
+        "fast_align_params.json", "forward.bin", "forward.npz", "reverse.bin", "reverse.npz"]
+
+
+def test_a_failing_systran_learner_cleans_up_and_reports_its_log(tmp_path, monkeypatch):
+    import os
+    import sys
+    import types
+
+    def failing(corpus, forward, reverse, **settings):
+        os.write(2, b"ARG=0\nexpected target length = source length * 1.1\nout of memory in iteration 1\n")
+        raise MemoryError("std::bad_alloc")
+
+    monkeypatch.setitem(sys.modules, "systran_align", types.SimpleNamespace(generate_alignment_probabilities=failing))
+    with pytest.raises(RuntimeError, match="(?s)fast_align failed: std::bad_alloc; its log ends:\n.*out of memory in iteration 1"):
+        _learn_systran_in(tmp_path, monkeypatch, synthetic_corpus(10))
+    assert list((tmp_path / "params").iterdir()) == []  # neither the training corpus nor the log stays

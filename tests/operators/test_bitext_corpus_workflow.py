@@ -220,3 +220,28 @@ def test_workflow_on_memory_store_with_tsv_keep_empty_and_subwords(tmp_path, ray
     assert summary["counters"]["subword_pairs.kept"] == summary["counters"]["word_pairs.kept"] > 0
     meta = json.loads(fs.cat(f"/wf/store/bitext-corpus/{summary['version']}/{PARAMS_FOLDER}/fast_align_params.json"))
     assert meta["pairs"] == 20
+
+
+def test_a_small_corpus_is_built_without_starting_ray(tmp_path):
+    """65 pairs, parameters learned in-process (workers=1): tokens and links computed here, Ray never started."""
+    import ray
+
+    if ray.is_initialized():  # pragma: no cover - a runtime left over by an earlier module
+        ray.shutdown()
+    src, tgt, _info = write_text_bitext(tmp_path)
+    summary = run(config_for(tmp_path, src, tgt, workers=1))
+    assert summary["rows"] == 60 and summary["counters"]["links.symmetrized"] > 0
+    assert not ray.is_initialized()
+
+
+@pytest.mark.slow
+def test_in_process_and_ray_actors_build_the_same_corpus(tmp_path, ray_local):
+    src, tgt, _info = write_text_bitext(tmp_path)
+    built = {}
+    for name, rows in (("actors", 0), ("here", 10_000)):
+        config = config_for(tmp_path, src, tgt, in_process_rows=rows, store_root=str(tmp_path / name))
+        summary = run(config)
+        built[name] = (summary["version"], summary["counters"], CorpusStore(config.store_root).read_table("bitext-corpus"))
+    assert built["actors"][0] == built["here"][0]  # in_process_rows is operational: the same version id
+    assert built["actors"][1] == built["here"][1]
+    assert built["actors"][2].equals(built["here"][2])

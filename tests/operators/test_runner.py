@@ -148,3 +148,29 @@ def test_warm_operator_keeps_one_instance_per_class():
     b = warm_operator(CountingSquare, {"offset": 4})
     assert b is not a and b.offset == 4
     assert warm_operator(CountingSquare, {"offset": 3}) is not a  # replaced, rebuilt
+
+
+def test_small_inputs_run_in_this_process_once_loaded_in_declared_batches():
+    from interlingua.operators.runner import map_rows
+
+    rows = [{"x": k, "text": f"row {k}"} for k in range(20)]
+    before = CountingSquare.loads
+    batches = list(map_rows(rows, CountingSquare, {"offset": 1}, in_process_rows=20))
+    assert CountingSquare.loads == before + 1  # one instance, here
+    assert [len(b["x"]) for b in batches] == [7, 7, 6]  # the class's batch_size
+    assert [int(y) for b in batches for y in b["y"]] == [k * k + 1 for k in range(20)]
+    assert {b["text"].dtype for b in batches} == {np.dtype(object)} and batches[0]["x"].dtype.kind == "i"
+    assert len({i for b in batches for i in b["instance"]}) == 1
+    assert {i.split("-")[0] for b in batches for i in b["instance"]} == {str(os.getpid())}
+    assert list(map_rows([], CountingSquare, in_process_rows=0)) == []
+
+
+def test_above_the_threshold_rows_go_to_the_actor_pool_with_the_same_results(ray_local):
+    from interlingua.operators.runner import map_rows
+
+    rows = [{"x": k} for k in range(30)]
+    on_ray = list(map_rows(rows, HalfCpuSquare, in_process_rows=29, concurrency=2))
+    here = list(map_rows(rows, HalfCpuSquare, in_process_rows=30))
+    assert {i.split("-")[0] for b in on_ray for i in b["instance"]} != {str(os.getpid())}
+    assert sorted((int(x), int(y)) for b in on_ray for x, y in zip(b["x"], b["y"])) == \
+        [(int(x), int(y)) for b in here for x, y in zip(b["x"], b["y"])]

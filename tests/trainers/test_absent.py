@@ -55,14 +55,16 @@ def test_networks_follow_the_paper_layout():
     assert sum(isinstance(m, torch.nn.LeakyReLU) and m.negative_slope == 0.2 for m in d.net) == 3
 
 
-@pytest.mark.parametrize("variant", ["absent", "uni-sent", "no-mismatch", "cgan"])
-def test_every_variant_learns_a_rotation_better_than_chance(variant):
+@pytest.mark.parametrize("variant,init", [("absent", "random"), ("uni-sent", "random"), ("no-mismatch", "random"),
+                                          ("cgan", "random"), ("absent", "procrustes")])
+def test_every_variant_learns_a_rotation_better_than_chance(variant, init):
     rng = np.random.default_rng(0)
     x = rng.normal(size=(200, 6)).astype(np.float32)
     x /= np.linalg.norm(x, axis=1, keepdims=True)
     q, _ = np.linalg.qr(rng.normal(size=(6, 6)))
     y = (x @ q).astype(np.float32)
-    settings = AbsentSettings(variant=variant, batch_size=32, lr=2e-3, epochs=8, hidden=(16, 32, 16), seed=1)
+    settings = AbsentSettings(variant=variant, batch_size=32, lr=2e-3, epochs=8, hidden=(16, 32, 16), seed=1,
+                              init=init)
     result = train_absent(x[:100], y[:100], x[100:160], y[100:160], settings)
     mapped = result.map_x(x[160:])
     cos = (mapped / np.linalg.norm(mapped, axis=1, keepdims=True)) @ y[160:].T
@@ -83,3 +85,31 @@ def test_refusals():
     assert len(parallel) == 2 and len(unpaired) == 8 and not set(parallel) & set(unpaired)
     with pytest.raises(ValueError, match="ratio must lie in"):
         split_parallel(10, 0.0, seed=0)
+
+
+def test_generator_with_an_initial_map_starts_as_tanh_of_that_map():
+    rng = np.random.default_rng(0)
+    w = rng.normal(size=(6, 4)).astype(np.float32)
+    x = rng.normal(size=(5, 6)).astype(np.float32)
+    g = Generator(6, 4, hidden=(8, 16), init=w).eval()
+    np.testing.assert_allclose(g(torch.from_numpy(x)).detach().numpy(), np.tanh(x @ w), rtol=1e-5, atol=1e-6)
+    assert set(g.state_dict()) >= {"skip.weight", "net.0.weight"}
+    with pytest.raises(ValueError, match=r"init map must have shape \(6, 4\)"):
+        Generator(6, 4, hidden=(8,), init=w.T)
+
+
+def test_procrustes_init_starts_from_the_closed_form_map():
+    from interlingua.trainers.absent.train import _initial_maps
+    from interlingua.trainers.baselines.linear_maps import least_squares_map, procrustes_map
+
+    rng = np.random.default_rng(1)
+    x, y = rng.normal(size=(30, 5)), rng.normal(size=(30, 5))
+    forward, backward = _initial_maps("procrustes", x, y)
+    np.testing.assert_allclose(forward, procrustes_map(x, y))
+    np.testing.assert_allclose(backward, procrustes_map(x, y).T)
+    forward, backward = _initial_maps("procrustes", x, y[:, :3])  # other dimension: least squares both ways
+    np.testing.assert_allclose(forward, least_squares_map(x, y[:, :3]))
+    np.testing.assert_allclose(backward, least_squares_map(y[:, :3], x))
+    assert _initial_maps("random", x, y) == (None, None)
+    with pytest.raises(ValueError, match="init must be one of"):
+        AbsentSettings(init="identity")

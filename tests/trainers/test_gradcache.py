@@ -141,3 +141,39 @@ def test_two_cached_workers_equal_one_plain_worker_with_double_batch(worker_resu
     assert_close_relative(worker_losses.mean(), single["loss"])
     for result in worker_results:
         assert_close_relative(result[("no_dropout", negatives_per_pair, "cached")]["gradients"], single["gradients"])
+
+
+def test_cached_equals_plain_on_a_tiny_bert_with_the_blockwise_loss(tmp_path):
+    """The benchmark's set-up at test size: a BERT with dropout (tests/tiny_models.py), mean pooling, the
+    translation ranking loss above DEFAULT_BLOCK_ROWS pairs (so the loss itself runs block by block), many
+    chunks and a short last one: the cached step gives the plain step's loss and gradients."""
+    from tiny_models import build_tiny_bert
+    from transformers import BertModel
+
+    from interlingua.models.pooling import pool
+    from interlingua.trainers.objectives.blockwise_cross_entropy import DEFAULT_BLOCK_ROWS
+    from interlingua.trainers.objectives.translation_ranking import TranslationRankingLoss
+
+    model = BertModel.from_pretrained(build_tiny_bert(tmp_path / "bert"), add_pooling_layer=False,
+                                      hidden_dropout_prob=0.2, attention_probs_dropout_prob=0.2).train()
+    pairs, length = DEFAULT_BLOCK_ROWS + 44, 6
+    generator = torch.Generator().manual_seed(4)
+    views = []
+    for _ in range(2):
+        ids = torch.randint(5, model.config.vocab_size, (pairs, length), generator=generator)
+        mask = torch.ones_like(ids)
+        mask[::3, 4:] = 0  # some padded rows, so mean pooling reads the mask
+        views.append({"input_ids": ids, "attention_mask": mask})
+    loss = TranslationRankingLoss(temperature=0.05)
+
+    def encode(features):
+        return pool(model(**features).last_hidden_state, features["attention_mask"], "mean")
+
+    results = {}
+    for name, step in (("cached", cached_step), ("plain", plain_step)):
+        model.zero_grad(set_to_none=True)
+        torch.manual_seed(9)
+        value = step(encode, views, lambda embeddings: loss(*embeddings), 64)
+        results[name] = (value, gradient_vector(model))
+    assert_close_relative(results["cached"][0], results["plain"][0])
+    assert_close_relative(results["cached"][1], results["plain"][1])

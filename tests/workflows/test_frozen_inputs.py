@@ -97,3 +97,70 @@ def test_non_finite_embeddings_are_counted_rows():
     b = np.ones((4, 2))
     a[1, 0], b[3, 1] = np.nan, np.inf
     assert finite_rows(a, b).tolist() == [True, False, True, False]
+
+
+def test_meaning_head_over_use_is_logged_as_run_artifacts_not_registered(tmp_path, monkeypatch):
+    """The sentence_transformers flavor cannot serve USE + head: the composed folder goes to the run's
+    artifacts, nothing is registered, and ``load_encoder('runs:/…/encoder')`` gives the trained head back."""
+    import mlflow
+    import torch
+    from mlflow.tracking import MlflowClient
+
+    import interlingua.models.resolve as resolve
+    from interlingua.core.runtime import configure_mlflow
+    from interlingua.models.load import load_encoder
+    from interlingua.trainers.disentangle.model import DisentangleModel
+    from interlingua.workflows.meaning_head import MeaningHeadConfig, publish_encoder, registrable
+
+    class FakeUSE:
+        name, dim = "fake-use", 6
+
+        def encode(self, texts):
+            return np.arange(len(texts) * 6, dtype=np.float32).reshape(len(texts), 6) + 1.0
+
+    monkeypatch.setattr(resolve, "_resolve_single", lambda spec: FakeUSE())
+    monkeypatch.setenv("INTERLINGUA_HOME", str(tmp_path / "state"))
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    assert not registrable("use") and registrable("minilm") and registrable("/some/folder")
+    torch.manual_seed(0)
+    model = DisentangleModel(6, 2)
+    configure_mlflow("meaning-head-test", tmp_path / "state")
+    with mlflow.start_run() as run:
+        pass
+    config = MeaningHeadConfig(model="use")
+    uri = publish_encoder("use", model, tmp_path / "out" / "encoder", config, run.info.run_id, None, [])
+    assert uri == f"runs:/{run.info.run_id}/encoder"
+    assert MlflowClient().search_registered_models() == []
+    loaded = load_encoder(uri, cache_dir=tmp_path / "cache")
+    raw = FakeUSE().encode(["a", "b"])
+    unit = raw / np.linalg.norm(raw, axis=1, keepdims=True)
+    expected = unit @ model.meaning.linear.weight.detach().numpy().T + model.meaning.linear.bias.detach().numpy()
+    np.testing.assert_allclose(loaded.encode(["a", "b"], normalize=False), expected, atol=1e-5)
+
+
+def test_absent_centering_subtracts_the_training_mean_then_normalizes():
+    from interlingua.workflows.absent import center_unit
+
+    rng = np.random.default_rng(3)
+    train, test = rng.normal(size=(20, 4)) + 5.0, rng.normal(size=(7, 4)) + 5.0
+    centered_train, centered_test = center_unit(train, test)
+    mean = train.mean(axis=0)
+    for got, raw in ((centered_train, train), (centered_test, test)):
+        shifted = raw - mean
+        np.testing.assert_allclose(got, shifted / np.linalg.norm(shifted, axis=1, keepdims=True), rtol=1e-5)
+        np.testing.assert_allclose(np.linalg.norm(got, axis=1), 1.0, rtol=1e-5)
+    # the common direction is gone: mean cosine between training rows drops from ~1 to ~0
+    assert np.mean(centered_train @ centered_train.T) < 0.1 < np.mean((train / np.linalg.norm(train, axis=1, keepdims=True)) @
+                                                                      (train / np.linalg.norm(train, axis=1, keepdims=True)).T)
+
+
+def test_meaning_head_table_metrics_leave_out_na_cells():
+    from interlingua.workflows.meaning_head import table_metrics
+
+    rows = [{"method": "projected to en", "tasks": {"bible_retrieval": {"mean": 57.0, "std": 0.0},
+                                                    "debian_retrieval_de": {"mean": None, "std": None}}},
+            {"method": "meaning head −language_id", "tasks": {"bible_retrieval": {"mean": 52.5, "std": 0.5}}}]
+    metrics = table_metrics(rows)
+    assert metrics == {"eval.projected_to_en.bible_retrieval": 57.0, "eval.projected_to_en.bible_retrieval_std": 0.0,
+                       "eval.meaning_head_minus-language_id.bible_retrieval": 52.5,
+                       "eval.meaning_head_minus-language_id.bible_retrieval_std": 0.5}

@@ -135,3 +135,66 @@ stages:
     _cli(["embed", "--model", first["outputs"]["both"]["model"], EN_ES_PAIRS[0][0], "--out", str(vectors)], env, tmp_path)
     emb = np.load(vectors)
     assert emb.shape == (1, 64)
+
+
+def test_seeded_recipe_trains_per_seed_interpolates_and_tabulates(tmp_path):
+    from mlflow.tracking import MlflowClient
+    from safetensors.torch import load_file
+
+    env, state, pack, version = _setup(tmp_path)
+    model = build_tiny_bert(tmp_path / "tiny_bert")
+    recipe = tmp_path / "recipe.yaml"
+    recipe.write_text(f"""
+name: tiny-seeds
+seeds: [1, 2]
+stages:
+  tuned:
+    workflow: train
+    config:
+      corpus: tiny
+      version: {version}
+      model: {model}
+      pack: {pack}
+      registered_model: tiny-seeded
+      train: {{max_steps: 2, batch_size: 4, max_length: 16, lr: 1.0e-3, warmup_steps: 0, seed: "${{seed}}"}}
+      eval_seeds: [1]
+  mix:
+    workflow: interpolate
+    config:
+      first: {model}
+      second: ${{stages.tuned.model}}
+      alpha: 0.5
+      pack: {pack}
+      registered_model: tiny-mix
+      eval_seeds: [1]
+""")
+    out = _cli(["run", "recipe", "-c", str(recipe)], env, tmp_path).stdout
+    summary = _summary(out)
+    assert summary["actions"] == {"tuned.seed1": "run", "mix.seed1": "run", "tuned.seed2": "run", "mix.seed2": "run"}
+    assert summary["outputs"]["mix.seed2"]["model"] == "models:/tiny-mix/2"
+    header, _, row = summary["results"].splitlines()
+    assert header == "| task | language | metric | base | tuned | mix |"
+    assert row.startswith("| tiny_retrieval | en-es |") and row.count("±") == 3
+
+    # the interpolated weights are the midpoint of the base and that seed's tuned model
+    from interlingua.models.load import find_model_root, resolve_model_folder
+
+    store = f"sqlite:///{state / 'mlflow.db'}"
+    os.environ.update(MLFLOW_TRACKING_URI=store)
+    try:
+        client = MlflowClient(tracking_uri=store, registry_uri=store)
+        tuned_runs = client.get_model_version("tiny-seeded", "1")
+        assert tuned_runs.tags["interlingua.objective"] == "translation_ranking"
+        mixed = load_file(f"{find_model_root(resolve_model_folder('models:/tiny-mix/1', tmp_path / 'c'))}/model.safetensors")
+        tuned = load_file(f"{find_model_root(resolve_model_folder('models:/tiny-seeded/1', tmp_path / 'c'))}/model.safetensors")
+    finally:
+        os.environ.pop("MLFLOW_TRACKING_URI", None)
+    base = load_file(str(model / "model.safetensors"))
+    name = "encoder.layer.0.attention.self.query.weight"
+    key = next(k for k in mixed if k.endswith(name))
+    np.testing.assert_allclose(mixed[key].numpy(), (base[next(k for k in base if k.endswith(name))].numpy()
+                                                    + tuned[key].numpy()) / 2, rtol=1e-5, atol=1e-6)
+    assert not np.allclose(tuned[key].numpy(), base[next(k for k in base if k.endswith(name))].numpy())
+
+    again = _summary(_cli(["run", "recipe", "-c", str(recipe)], env, tmp_path).stdout)
+    assert set(again["actions"].values()) == {"skip"} and again["outputs"] == summary["outputs"]

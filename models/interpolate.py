@@ -1,0 +1,92 @@
+"""Weight-space interpolation of two encoders of one architecture (WiSE-FT, Wortsman et al. 2022,
+"Robust fine-tuning of zero-shot models"): θ(α) = (1 − α)·θ_first + α·θ_second, parameter by parameter.
+
+With ``first`` the base encoder and ``second`` a model fine-tuned from it, α = 0 is the base, α = 1 the
+fine-tuned model, and values in between keep much of the fine-tuning gain on the tasks it targets while giving
+back much of what fine-tuning lost elsewhere (the paper's finding for zero-shot robustness). The result is one
+ordinary model folder — same size and speed as either part — unlike an output concatenation.
+
+Both folders must hold the same tensors (names, shapes, dtypes) and the same tokenizer; anything else is an
+error naming the first difference. Weights are read and written as safetensors only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from pathlib import Path
+
+from interlingua.core.errors import UserError
+
+WEIGHTS = "model.safetensors"
+VOCABULARY_FILES = ("sentencepiece.bpe.model", "vocab.txt")
+
+
+def interpolate_state(first: dict, second: dict, alpha: float) -> dict:
+    """``{name: (1 − α)·first[name] + α·second[name]}`` computed in float32 and cast back to the tensor's dtype;
+    integer tensors (e.g. position ids) must be equal and are kept."""
+    import torch
+
+    _check_alpha(alpha)
+    if first.keys() != second.keys():
+        only_first = sorted(set(first) - set(second))[:3]
+        only_second = sorted(set(second) - set(first))[:3]
+        raise UserError(f"the two encoders hold different tensors (only in the first: {only_first}, only in the "
+                        f"second: {only_second}); interpolation needs one architecture")
+    mixed = {}
+    for name, a in first.items():
+        b = second[name]
+        if a.shape != b.shape or a.dtype != b.dtype:
+            raise UserError(f"tensor {name!r}: {tuple(a.shape)} {a.dtype} vs {tuple(b.shape)} {b.dtype}; "
+                            "interpolation needs one architecture")
+        if a.is_floating_point():
+            mixed[name] = torch.lerp(a.float(), b.float(), alpha).to(a.dtype).contiguous()
+        else:
+            if not torch.equal(a, b):
+                raise UserError(f"integer tensor {name!r} differs between the two encoders")
+            mixed[name] = b.clone()
+    return mixed
+
+
+def interpolate_folders(first: str | Path, second: str | Path, alpha: float, out: str | Path) -> Path:
+    """Write the interpolated encoder to ``out``: a copy of ``second`` (its modules, pooling, tokenizer and
+    settings) whose transformer weights are θ(α). ``first``/``second`` are local model folders (the folder with
+    ``config.json`` and ``model.safetensors``; :func:`interlingua.models.load.resolve_model_folder` gives one for
+    any URI)."""
+    from safetensors.torch import load_file, save_file
+
+    _check_alpha(alpha)
+    first, second, out = Path(first), Path(second), Path(out)
+    for folder in (first, second):
+        if not (folder / WEIGHTS).is_file():
+            raise UserError(f"{folder} has no {WEIGHTS}; interpolation reads safetensors weights only")
+    if _vocabulary(first) != _vocabulary(second):
+        raise UserError(f"{first} and {second} have different tokenizer vocabularies; interpolation needs one")
+    mixed = interpolate_state(load_file(str(first / WEIGHTS)), load_file(str(second / WEIGHTS)), alpha)
+    if out.exists():
+        shutil.rmtree(out)
+    shutil.copytree(second, out, ignore=shutil.ignore_patterns(WEIGHTS, "README.md"))
+    save_file(mixed, str(out / WEIGHTS), metadata={"format": "pt", "interlingua.interpolation_alpha": repr(alpha)})
+    return out
+
+
+def _check_alpha(alpha: float) -> None:
+    if not 0.0 <= alpha <= 1.0:
+        raise UserError(f"alpha must be in [0, 1] (0: the first encoder, 1: the second), got {alpha}")
+
+
+def _vocabulary(folder: Path) -> list[str]:
+    """Digests of what decides token ids: the ``model`` part of ``tokenizer.json`` (vocabulary, merges; Unigram
+    scores to 5 decimals, since a re-save prints floats differently) and any vocabulary file; other tokenizer
+    settings may be re-serialized differently by a save and are not compared."""
+    digests = []
+    if (folder / "tokenizer.json").exists():
+        model = json.loads((folder / "tokenizer.json").read_text(encoding="utf-8")).get("model") or {}
+        if isinstance(model.get("vocab"), list):  # Unigram: (piece, score); a re-save may print scores differently
+            model = {**model, "vocab": [[piece, round(float(score), 5)] for piece, score in model["vocab"]]}
+        digests.append("tokenizer.json:" + hashlib.sha256(json.dumps(model, sort_keys=True).encode()).hexdigest())
+    for name in VOCABULARY_FILES:
+        if (folder / name).exists():
+            digests.append(f"{name}:" + hashlib.sha256((folder / name).read_bytes()).hexdigest())
+    return digests

@@ -1,0 +1,93 @@
+"""Weight interpolation (WiSE-FT): θ(α) = (1 − α)·θ_first + α·θ_second, checked on tiny BERTs built here."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import torch
+from safetensors.torch import load_file
+from tiny_models import SENTENCES, build_tiny_bert
+
+from interlingua.core.errors import UserError
+from interlingua.models.interpolate import interpolate_folders, interpolate_state
+from interlingua.models.load import load_encoder
+
+
+@pytest.fixture(scope="module")
+def parts(tmp_path_factory):
+    root = tmp_path_factory.mktemp("interp")
+    return build_tiny_bert(root / "a", seed=1), build_tiny_bert(root / "b", seed=2)
+
+
+def test_endpoints_are_the_parts_and_midpoint_is_the_mean(parts, tmp_path):
+    a, b = parts
+    wa, wb = load_file(str(a / "model.safetensors")), load_file(str(b / "model.safetensors"))
+    for alpha, expected in ((0.0, wa), (1.0, wb)):
+        out = load_file(str(interpolate_folders(a, b, alpha, tmp_path / f"x{alpha}") / "model.safetensors"))
+        assert all(torch.equal(out[k], expected[k]) for k in expected)
+    mid = load_file(str(interpolate_folders(a, b, 0.25, tmp_path / "mid") / "model.safetensors"))
+    for name, value in wa.items():
+        if value.is_floating_point():
+            np.testing.assert_allclose(mid[name].numpy(), 0.75 * value.numpy() + 0.25 * wb[name].numpy(),
+                                       rtol=1e-6, atol=1e-7)
+
+
+def test_interpolated_folder_encodes_like_a_model_built_from_averaged_weights(parts, tmp_path):
+    a, b = parts
+    folder = interpolate_folders(a, b, 0.5, tmp_path / "half")
+    # reference: load part a's model and assign the averaged weights by hand
+    from transformers import BertModel
+
+    reference = BertModel.from_pretrained(str(a)).eval()
+    wa, wb = load_file(str(a / "model.safetensors")), load_file(str(b / "model.safetensors"))
+    reference.load_state_dict({k: (wa[k] + wb[k]) / 2 if wa[k].is_floating_point() else wa[k] for k in wa},
+                              strict=False)
+    ours = load_encoder(str(folder))
+    vectors = ours.encode(SENTENCES, normalize=False)
+    batch = ours.tokenizer(SENTENCES, padding=True, return_tensors="pt")
+    with torch.no_grad():
+        hidden = reference(**batch).last_hidden_state
+    mask = batch["attention_mask"].unsqueeze(-1).float()
+    expected = ((hidden * mask).sum(1) / mask.sum(1)).numpy()
+    np.testing.assert_allclose(vectors, expected, rtol=1e-4, atol=1e-5)
+
+
+def test_alpha_outside_unit_interval_is_an_error(parts, tmp_path):
+    with pytest.raises(UserError, match=r"alpha must be in \[0, 1\]"):
+        interpolate_folders(*parts, 1.5, tmp_path / "bad")
+
+
+def test_different_architectures_are_an_error():
+    a = {"w": torch.zeros(2, 3), "b": torch.zeros(3)}
+    with pytest.raises(UserError, match="different tensors"):
+        interpolate_state(a, {"w": torch.zeros(2, 3)}, 0.5)
+    with pytest.raises(UserError, match="tensor 'w'"):
+        interpolate_state(a, {"w": torch.zeros(3, 2), "b": torch.zeros(3)}, 0.5)
+    with pytest.raises(UserError, match="integer tensor 'i'"):
+        interpolate_state({"i": torch.arange(3)}, {"i": torch.arange(3) + 1}, 0.5)
+
+
+def test_different_vocabularies_are_an_error(parts, tmp_path):
+    import shutil
+
+    a, b = parts
+    other = tmp_path / "other"
+    shutil.copytree(b, other)
+    tokenizer = json.loads((other / "tokenizer.json").read_text())
+    tokenizer["model"]["vocab"]["zzz"] = len(tokenizer["model"]["vocab"])
+    (other / "tokenizer.json").write_text(json.dumps(tokenizer))
+    with pytest.raises(UserError, match="different tokenizer vocabularies"):
+        interpolate_folders(a, other, 0.5, tmp_path / "out")
+
+
+def test_missing_safetensors_is_an_error(parts, tmp_path):
+    import shutil
+
+    a, b = parts
+    other = tmp_path / "nosafe"
+    shutil.copytree(b, other)
+    (other / "model.safetensors").unlink()
+    with pytest.raises(UserError, match="no model.safetensors"):
+        interpolate_folders(a, other, 0.5, tmp_path / "out")
