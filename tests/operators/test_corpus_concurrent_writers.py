@@ -66,9 +66,11 @@ def test_two_processes_publish_the_same_version_once_and_it_never_changes(tmp_pa
 def test_threads_on_memory_store_publish_once_under_the_lock() -> None:
     root = f"memory://concurrent-{uuid.uuid4().hex}"
     outcomes: list[tuple[str, bool, str]] = []
+    both_open = threading.Barrier(2)
 
     def write(tag: str) -> None:
         writer = CorpusStore(root).open_version("bible", CONFIG, INPUTS)
+        both_open.wait(timeout=60)  # a writer opened after the other published gets the published version instead
         for spec in PLAN:
             writer.write_shard(spec.id, table_of(tag, spec.start, spec.stop))
             time.sleep(0.002)
