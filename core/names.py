@@ -47,3 +47,25 @@ def _validate(name: str) -> str:
 
 SafeName = Annotated[str, AfterValidator(_validate)]
 """A config field type: a :func:`name_problem`-free string, checked when the config is validated."""
+
+
+def alias_problem(alias: object) -> str:
+    """Why ``alias`` cannot be an MLflow registry alias, or ``""``: MLflow reserves ``latest`` (any case) and
+    ``v<digits>`` (version references); the rest is the safe-name rule."""
+    problem = name_problem(alias) if alias not in RESERVED_NAMES else ""
+    if problem:
+        return problem
+    if str(alias).lower() == "latest" or re.fullmatch(r"[vV]\d+", str(alias)):
+        return f"{alias!r} is reserved by the MLflow registry (latest, v<digits>); choose another alias"
+    return ""
+
+
+def _validate_alias(alias: str) -> str:
+    problem = alias_problem(alias)
+    if problem:
+        raise ValueError(problem)
+    return alias
+
+
+RegistryAlias = Annotated[str, AfterValidator(_validate_alias)]
+"""A config field type for a registered model's alias, checked when the config is validated."""

@@ -29,7 +29,7 @@ from pydantic import Field, field_validator
 
 from interlingua.trainers.engine.config import TrainConfig
 from interlingua.core.config import Config
-from interlingua.core.names import SafeName
+from interlingua.core.names import RegistryAlias, SafeName
 from interlingua.core.params import flatten
 
 DESCRIPTION = "retrofit a multilingual encoder with AMR graphs of an amr-corpus version (Cai et al. 2022)"
@@ -60,7 +60,7 @@ class AmrRetrofitConfig(Config):
     english_graph_probability: float = Field(0.5, ge=0, le=1,
                                              description="chance an English slot uses its graph, not its text")
     registered_model: str = "interlingua-amr-encoder"
-    alias: str = "amr-retrofit"
+    alias: RegistryAlias = "amr-retrofit"
     experiment: SafeName = "amr-retrofit"
     state_dir: str | None = Field(None, description="default: $INTERLINGUA_HOME or ./.interlingua")
     train: TrainConfig = Field(default_factory=_amr_train)

@@ -16,6 +16,7 @@ from typing import Any
 from pydantic import Field
 
 from interlingua.workflows.pack_eval import PackEvaluationConfig
+from interlingua.core.names import RegistryAlias
 
 DESCRIPTION = "interpolate two encoders' weights (WiSE-FT: (1-a)*first + a*second), evaluate, register"
 
@@ -25,7 +26,7 @@ class InterpolateConfig(PackEvaluationConfig):
     second: str = Field(description="encoder URI of θ at α = 1 (fine-tuned from first; same architecture)")
     alpha: float = Field(0.5, ge=0.0, le=1.0, description="mixing coefficient α (WiSE-FT's default: 0.5)")
     registered_model: str = "interlingua-interpolated"
-    alias: str = "interpolate"
+    alias: RegistryAlias = "interpolate"
     experiment: str = "interpolate"
     evaluate_second: bool = Field(False, description="also evaluate the second part (a recipe's training stage has "
                                   "usually evaluated it already)")

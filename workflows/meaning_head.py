@@ -30,6 +30,7 @@ from pydantic import Field
 from interlingua.core.config import Config
 from interlingua.core.errors import UserError
 from interlingua.workflows.frozen_bitext import BitextSource
+from interlingua.core.names import RegistryAlias
 
 DESCRIPTION = "meaning/language heads over a frozen encoder (Tiyajamorn et al. 2021) vs raw/centered/projected; register"
 Term = Literal["reconstruction", "meaning_cross", "meaning_mono", "language_mono", "language_id"]
@@ -62,7 +63,7 @@ class MeaningHeadConfig(Config):
     embed_chunk: int = Field(4000, ge=1, description="texts per embedding call (one cache part each)")
     experiment: str = "meaning-head"
     registered_model: str = "interlingua-meaning-head"
-    alias: str = "latest"
+    alias: RegistryAlias = "meaning-head"
     register_model: bool = Field(True, description="register the composed encoder (first seed) in MLflow")
     pca_sentences: int = Field(300, ge=10, description="held-out pairs drawn in the PCA picture")
 

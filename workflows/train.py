@@ -27,6 +27,7 @@ from pydantic import Field, model_validator
 from interlingua.core.config import Config
 from interlingua.core.params import flatten
 from interlingua.trainers.engine.config import TrainConfig
+from interlingua.core.names import RegistryAlias
 
 DESCRIPTION = "train any objective on any corpus version; evaluate base vs tuned on the pack; register"
 #: ``train.entity_vectors`` value meaning "the corpus's own ``<corpus>-entities`` version" (the default for EASE).
@@ -50,7 +51,7 @@ class TrainWorkflowConfig(Config):
     max_rows: int | None = Field(None, ge=1, description="train on a seeded sample of this many rows")
     exclude_pack: bool = Field(True, description="drop rows with any text that occurs in the benchmark pack")
     registered_model: str = "interlingua-encoder"
-    alias: str = "train"
+    alias: RegistryAlias = "train"
     experiment: str = "train"
     evaluate: bool = Field(True, description="evaluate base vs tuned on the benchmark pack")
     pack: str | None = Field(None, description="benchmark pack folder; default: <state>/bench-pack (built if missing)")
