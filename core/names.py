@@ -38,14 +38,17 @@ def check_name(name: str, what: str = "name") -> str:
     return name
 
 
-def _validate(name: str) -> str:
-    problem = name_problem(name)
-    if problem:
-        raise ValueError(problem)
-    return name
+def _validator(problem_of):
+    """A pydantic after-validator raising ValueError with ``problem_of(value)`` when it is not empty."""
+    def validate(value: str) -> str:
+        problem = problem_of(value)
+        if problem:
+            raise ValueError(problem)
+        return value
+    return validate
 
 
-SafeName = Annotated[str, AfterValidator(_validate)]
+SafeName = Annotated[str, AfterValidator(_validator(name_problem))]
 """A config field type: a :func:`name_problem`-free string, checked when the config is validated."""
 
 
@@ -60,12 +63,5 @@ def alias_problem(alias: object) -> str:
     return ""
 
 
-def _validate_alias(alias: str) -> str:
-    problem = alias_problem(alias)
-    if problem:
-        raise ValueError(problem)
-    return alias
-
-
-RegistryAlias = Annotated[str, AfterValidator(_validate_alias)]
+RegistryAlias = Annotated[str, AfterValidator(_validator(alias_problem))]
 """A config field type for a registered model's alias, checked when the config is validated."""
