@@ -54,16 +54,12 @@ def run(config: CombineConfig, *, address: str | None = None) -> dict[str, Any]:
     rows: list[dict] = []
     if config.evaluate:
         with stages("evaluate"):
-            from interlingua.workflows.pack_eval import (cacheable, card_rows, ensure_pack, evaluate_encoders,
-                                                         log_pack_results)
+            from interlingua.workflows.pack_eval import cacheable, compare_on_pack, ensure_pack
 
-            pack = ensure_pack(config.pack, state)
             encoders = {"first": (first, cacheable(config.first)), "second": (second, cacheable(config.second)),
                         "combined": (load_encoder(str(folder)), False)}
-            measurements = evaluate_encoders(encoders, pack, config.eval_tasks, config.eval_seeds,
-                                             state / "embedding-cache")
-            print(log_pack_results(run_id, measurements, config.eval_seeds, out_dir / "evaluation"))
-            rows = card_rows(measurements, "first", "combined")
+            rows = compare_on_pack(encoders, ensure_pack(config.pack, state), config, state, run_id,
+                                   out_dir / "evaluation", "first", "combined")
     from interlingua.models.model_card import ModelCard
 
     versions, languages = {}, set()

@@ -63,21 +63,15 @@ def run(config: InterpolateConfig, *, address: str | None = None) -> dict[str, A
     rows: list[dict] = []
     if config.evaluate:
         with stages("evaluate"):
-            from interlingua.workflows.pack_eval import (cacheable, card_rows, ensure_pack, evaluate_encoders,
-                                                         log_pack_results)
+            from interlingua.workflows.pack_eval import cacheable, compare_on_pack, ensure_pack
 
-            pack = ensure_pack(config.pack, state)
-            encoders = {"first": (load_encoder(first_uri), cacheable(first_uri, stable))}
-            if config.evaluate_second:
-                encoders["second"] = (load_encoder(config.second), cacheable(config.second, stable))
+            parts = {"first": first_uri, **({"second": config.second} if config.evaluate_second else {})}
+            encoders = {label: (load_encoder(uri), cacheable(uri, stable)) for label, uri in parts.items()}
+            for label, uri in parts.items():
+                encoders[label][0].name = uri  # the embedding cache is keyed by the encoder's name
             encoders["interpolated"] = (load_encoder(str(folder)), False)
-            for label, uri in (("first", first_uri), ("second", config.second)):
-                if label in encoders:
-                    encoders[label][0].name = uri
-            measurements = evaluate_encoders(encoders, pack, config.eval_tasks, config.eval_seeds,
-                                             state / "embedding-cache")
-            print(log_pack_results(run_id, measurements, config.eval_seeds, out_dir / "evaluation"))
-            rows = card_rows(measurements, "first", "interpolated")
+            rows = compare_on_pack(encoders, ensure_pack(config.pack, state), config, state, run_id,
+                                   out_dir / "evaluation", "first", "interpolated")
     with stages("register"):
         from interlingua.models.model_card import ModelCard
         from interlingua.models.registry import log_and_register_encoder

@@ -130,3 +130,12 @@ def card_rows(measurements: list[Measurement], base: str, tuned: str) -> list[di
                      "base": round(b.mean, 2) if b else None, "tuned": round(t.mean, 2) if t else None,
                      "delta": round(t.mean - b.mean, 2) if b and t else None})
     return rows
+
+
+def compare_on_pack(encoders: dict[str, tuple[TextEncoder, bool]], pack: Path, config, state: Path, run_id: str,
+                    out_dir: Path, base: str, candidate: str) -> list[dict]:
+    """Evaluate ``encoders`` on the pack (``config.eval_tasks`` over ``config.eval_seeds``), print and log the table to ``run_id`` and
+    ``out_dir``, and return the model-card rows of ``candidate`` against ``base``."""
+    measurements = evaluate_encoders(encoders, pack, config.eval_tasks, config.eval_seeds, state / "embedding-cache")
+    print(log_pack_results(run_id, measurements, config.eval_seeds, out_dir))
+    return card_rows(measurements, base, candidate)

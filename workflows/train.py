@@ -257,13 +257,10 @@ def _evaluate(config: TrainWorkflowConfig, base_uri: str, tuned_dir: str, pack: 
               stable: list[str]) -> list[dict]:
     from interlingua.core.runtime import state_dir
     from interlingua.models.load import load_encoder
-    from interlingua.workflows.pack_eval import cacheable, card_rows, evaluate_encoders, log_pack_results
+    from interlingua.workflows.pack_eval import cacheable, compare_on_pack
 
     encoders = {"base": (load_encoder(base_uri), cacheable(base_uri, stable)),
                 "tuned": (load_encoder(tuned_dir), False)}
-    encoders["base"][0].name = base_uri
-    measurements = evaluate_encoders(encoders, pack, config.eval_tasks, config.eval_seeds,
-                                     state_dir(config.state_dir) / "embedding-cache")
-    table = log_pack_results(run_id, measurements, config.eval_seeds, out_dir / "evaluation")
-    print(table)
-    return card_rows(measurements, "base", "tuned")
+    encoders["base"][0].name = base_uri  # the embedding cache is keyed by the encoder's name
+    return compare_on_pack(encoders, pack, config, state_dir(config.state_dir), run_id, out_dir / "evaluation",
+                           "base", "tuned")
