@@ -9,7 +9,9 @@
    evaluation sentence is trained on; ``max_rows`` samples the corpus (seeded).
 3. Train on the engine (DeepSpeed on Ray Train) in an MLflow run.
 4. Evaluate base vs tuned on the offline benchmark pack (``evaluate``; the pack is built under the state
-   directory when missing), log the table, JSON and chart to the run.
+   directory when missing), log the table, JSON and chart to the run. Word retrieval of aligned word pairs
+   (Wu & Dredze's own check, ``word_retrieval_rows``; on by default for ``explicit_alignment``) on rows held out
+   of training, base vs tuned, beside it (:mod:`interlingua.workflows.word_retrieval_check`).
 5. Register the encoder with a :class:`~interlingua.models.model_card.ModelCard`: base model, objective,
    corpus versions, the languages it saw, the resolved config and the evaluation table.
 """
@@ -28,6 +30,7 @@ from interlingua.core.config import Config
 from interlingua.core.params import flatten
 from interlingua.trainers.engine.config import TrainConfig
 from interlingua.core.names import RegistryAlias
+from interlingua.workflows.word_retrieval_check import check_corpus, select_heldout, wanted_rows, word_columns
 
 DESCRIPTION = "train any objective on any corpus version; evaluate base vs tuned on the pack; register"
 #: ``train.entity_vectors`` value meaning "the corpus's own ``<corpus>-entities`` version" (the default for EASE).
@@ -57,6 +60,11 @@ class TrainWorkflowConfig(Config):
     pack: str | None = Field(None, description="benchmark pack folder; default: <state>/bench-pack (built if missing)")
     eval_tasks: list[str] = Field(default_factory=lambda: ["all"], description="pack task names or kinds")
     eval_seeds: list[int] = Field(default_factory=lambda: [1, 2, 3], min_length=1)
+    word_retrieval_rows: int | None = Field(None, ge=0, description="hold out this many rows of a bitext-corpus "
+                                            "version (subword_pairs) from training and report word-retrieval accuracy "
+                                            "on them, base vs tuned; null: 500 for explicit_alignment, else 0 (off)")
+    word_retrieval_seed: int = Field(0, description="seed of the held-out draw (not the training seed, so every "
+                                                    "stage on the same corpus holds out the same rows)")
     state_dir: str | None = Field(None, description="default: $INTERLINGUA_HOME or ./.interlingua")
     train: TrainConfig = Field(default_factory=_train_defaults)
 
@@ -118,6 +126,10 @@ def run(config: TrainWorkflowConfig, *, address: str | None = None) -> dict[str,
                                                          "ease": {**train.options["ease"], "entity_vectors": vectors}}})
             corpus_versions[entities.name] = entities.version
         languages = _languages(store, manifest)
+        heldout_rows = wanted_rows(config.word_retrieval_rows, train.objective)
+        word_cols = word_columns(train, mapping)
+        if heldout_rows:
+            check_corpus(heldout_rows, word_cols, manifest)
         print(f"  corpus {manifest.name}@{manifest.version}: {manifest.total_rows} rows, columns "
               f"{', '.join(f'{k}<-{v}' if k != v else k for k, v in mapping.items())}; languages {', '.join(languages) or '-'}")
     with stages("model"):
@@ -145,9 +157,11 @@ def run(config: TrainWorkflowConfig, *, address: str | None = None) -> dict[str,
         mlflow.log_dict(json.loads(manifest.to_json()), "corpus/manifest.json")
 
     with stages("data"):
-        dataset, counts = _dataset(store, manifest, mapping, train, config, pack)
+        heldout = select_heldout(store, manifest, heldout_rows, config.word_retrieval_seed, word_cols) if heldout_rows else None
+        dataset, counts = _dataset(store, manifest, mapping, train, config, pack, heldout["id"] if heldout else ())
         mlflow.tracking.MlflowClient().log_dict(run_id, counts, "corpus/training_rows.json")
-        print(f"  {counts['rows']} training rows ({counts['excluded_pack']} dropped: text in the benchmark pack)")
+        print(f"  {counts['rows']} training rows ({counts['excluded_pack']} dropped: text in the benchmark pack"
+              + (f"; {counts['heldout_word_retrieval']} held out for word retrieval)" if heldout else ")"))
         _check_enough(train, counts["rows"])
     with stages("train"):
         from interlingua.trainers.engine.fit import fit
@@ -157,9 +171,11 @@ def run(config: TrainWorkflowConfig, *, address: str | None = None) -> dict[str,
 
     out_dir = state / "train" / run_id
     rows: list[dict] = []
-    if config.evaluate:
+    word_retrieval = None
+    if config.evaluate or heldout:
         with stages("evaluate"):
-            rows = _evaluate(config, model_uri, result.encoder_dir, pack, run_id, out_dir, stable)
+            rows, word_retrieval = _evaluate(config, model_uri, result, pack, run_id, out_dir, stable, heldout, train,
+                                             "-".join(languages[:2]) if len(languages) == 2 else ",".join(languages))
     with stages("register"):
         from interlingua.models.model_card import ModelCard
         from interlingua.models.registry import log_and_register_encoder
@@ -176,7 +192,7 @@ def run(config: TrainWorkflowConfig, *, address: str | None = None) -> dict[str,
                "model_version": registered.version, "base_model": model_uri,
                "corpus": f"{manifest.name}@{manifest.version}", "corpus_versions": corpus_versions,
                "languages": languages, "objective": train.objective, "rows": counts,
-               "evaluation": rows, "encoder_dir": result.encoder_dir,
+               "evaluation": rows, "word_retrieval": word_retrieval, "encoder_dir": result.encoder_dir,
                "train_metrics": {k: v for k, v in result.metrics.items() if isinstance(v, (int, float))},
                "seconds": stages.seconds}
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -204,9 +220,14 @@ def _languages(store, manifest) -> list[str]:
     return sorted({str(v) for c in columns for v in table.column(c).unique().to_pylist() if v})
 
 
-def _dataset(store, manifest, mapping: dict[str, str], train: TrainConfig, config: TrainWorkflowConfig, pack):
-    """The shuffled, materialized training dataset (objective column names) and its row counts."""
-    corpus_columns = list(dict.fromkeys(mapping.values()))
+def _dataset(store, manifest, mapping: dict[str, str], train: TrainConfig, config: TrainWorkflowConfig, pack,
+             heldout_ids=()):
+    """The shuffled, materialized training dataset (objective column names) and its row counts; rows whose ``id``
+    is in ``heldout_ids`` (word retrieval) are left out first, then rows with benchmark-pack text."""
+    from interlingua.workflows.word_retrieval_check import ID_COLUMN
+
+    heldout_ids = sorted(heldout_ids)
+    corpus_columns = list(dict.fromkeys([*mapping.values(), *([ID_COLUMN] if heldout_ids else [])]))
     ds = store.read_ray(manifest.name, manifest.version, columns=corpus_columns)
     counts = {"corpus": manifest.total_rows, "excluded_pack": 0}
     texts: list[str] = []
@@ -214,8 +235,11 @@ def _dataset(store, manifest, mapping: dict[str, str], train: TrainConfig, confi
         from interlingua.workflows.pack_eval import pack_texts
 
         texts = sorted(pack_texts(pack))
-    ds = ds.map_batches(partial(_rename_and_drop, mapping, texts, list(mapping)), batch_format="pyarrow").materialize()
-    counts["excluded_pack"] = manifest.total_rows - ds.count()
+    ds = ds.map_batches(partial(_rename_and_drop, mapping, texts, list(mapping), exclude_ids=heldout_ids),
+                        batch_format="pyarrow").materialize()
+    if heldout_ids:
+        counts["heldout_word_retrieval"] = len(heldout_ids)
+    counts["excluded_pack"] = manifest.total_rows - len(heldout_ids) - ds.count()
     if config.max_rows is not None:
         ds = ds.random_shuffle(seed=train.seed).limit(config.max_rows)
     ds = ds.random_shuffle(seed=train.seed).materialize()
@@ -223,13 +247,18 @@ def _dataset(store, manifest, mapping: dict[str, str], train: TrainConfig, confi
     return ds, counts
 
 
-def _rename_and_drop(mapping: dict[str, str], texts: list[str], text_columns: list[str], table):
-    """Corpus columns -> the objective's column names (a corpus column may feed several); rows with a text
-    column whose whitespace-normalized value is in ``texts`` are dropped (vectorized; non-string columns such as
-    lists of entity ids are not compared)."""
+def _rename_and_drop(mapping: dict[str, str], texts: list[str], text_columns: list[str], table, exclude_ids=()):
+    """Corpus columns -> the objective's column names (a corpus column may feed several); rows whose ``id`` is in
+    ``exclude_ids`` are dropped, then rows with a text column whose whitespace-normalized value is in ``texts``
+    (vectorized; non-string columns such as lists of entity ids are not compared)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
+    if len(exclude_ids):
+        from interlingua.workflows.word_retrieval_check import ID_COLUMN
+
+        ids = table.column(ID_COLUMN).cast(pa.string())
+        table = table.filter(pc.invert(pc.fill_null(pc.is_in(ids, value_set=pa.array(list(exclude_ids), pa.string())), False)))
     out = pa.table({name: table.column(source) for name, source in mapping.items()})
     if not texts or out.num_rows == 0:
         return out
@@ -253,14 +282,26 @@ def _check_enough(train: TrainConfig, rows: int) -> None:
                         f"train.num_workers {train.num_workers} = {needed}); use a larger corpus or a smaller batch")
 
 
-def _evaluate(config: TrainWorkflowConfig, base_uri: str, tuned_dir: str, pack: Path, run_id: str, out_dir: Path,
-              stable: list[str]) -> list[dict]:
+def _evaluate(config: TrainWorkflowConfig, base_uri: str, result, pack: Path, run_id: str, out_dir: Path,
+              stable: list[str], heldout: dict | None, train: TrainConfig, language: str) -> tuple[list[dict], dict | None]:
+    """Base vs tuned: the pack table (``config.evaluate``) and word retrieval on the held-out rows (``heldout``);
+    returns the card rows (word retrieval last) and the word-retrieval document (None without held-out rows)."""
     from interlingua.core.runtime import state_dir
     from interlingua.models.load import load_encoder
+    from interlingua.workflows import word_retrieval_check as words
     from interlingua.workflows.pack_eval import cacheable, compare_on_pack
 
-    encoders = {"base": (load_encoder(base_uri), cacheable(base_uri, stable)),
-                "tuned": (load_encoder(tuned_dir), False)}
-    encoders["base"][0].name = base_uri  # the embedding cache is keyed by the encoder's name
-    return compare_on_pack(encoders, pack, config, state_dir(config.state_dir), run_id, out_dir / "evaluation",
-                           "base", "tuned")
+    base, tuned = load_encoder(base_uri), load_encoder(result.encoder_dir)
+    base.name = base_uri  # the embedding cache is keyed by the encoder's name
+    rows: list[dict] = []
+    if config.evaluate:
+        rows = compare_on_pack({"base": (base, cacheable(base_uri, stable)), "tuned": (tuned, False)}, pack, config,
+                               state_dir(config.state_dir), run_id, out_dir / "evaluation", "base", "tuned")
+    if not heldout:
+        return rows, None
+    source_map, mapped_layer = words.linear_source_map(result.extras)
+    layer = mapped_layer if source_map is not None else words.word_layer(train)
+    results = words.measure({"base": base, "tuned": tuned}, heldout, layer, {"tuned": source_map})
+    document = words.report(results, len(heldout["id"]), layer, config.word_retrieval_seed, language, run_id,
+                            out_dir / "evaluation")
+    return [*rows, words.card_row(document)], document
