@@ -110,11 +110,12 @@ def linear_source_map(extras: dict[str, str]):
     return linear_map(path), (None if layer < 0 else layer)
 
 
-def report(results: dict[str, Any], heldout_rows: int, layer: int | None, seed: int, language: str,
+def report(results: dict[str, Any], heldout_ids: list[str], layer: int | None, seed: int, language: str,
            run_id: str | None, out_dir: Path) -> dict[str, Any]:
-    """Print the before/after line, write ``word_retrieval.json`` to ``out_dir`` and log it and the metrics
-    (``word_retrieval_base``, ``word_retrieval_tuned``, ``word_retrieval_pairs``) to ``run_id``; returns the
-    document (the workflow summary's ``word_retrieval``)."""
+    """Print the before/after line, write ``word_retrieval.json`` (the document plus the held-out ``ids``) to
+    ``out_dir`` and log it and the metrics (``word_retrieval_base``, ``word_retrieval_tuned``,
+    ``word_retrieval_pairs``) to ``run_id``; returns the document (the workflow summary's ``word_retrieval``)."""
+    heldout_rows = len(heldout_ids)
     document = {"task": TASK, "language": language, "metric": "accuracy", "rows": heldout_rows, "seed": seed,
                 "layer": "last" if layer is None else layer, **results}
     base, tuned = results["base"], results["tuned"]
@@ -123,7 +124,7 @@ def report(results: dict[str, Any], heldout_rows: int, layer: int | None, seed: 
           f"({tuned['accuracy'] - base['accuracy']:+.2f})")
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / "word_retrieval.json"
-    path.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
+    path.write_text(json.dumps({**document, "ids": list(heldout_ids)}, indent=2) + "\n", encoding="utf-8")
     if run_id:
         from mlflow.tracking import MlflowClient
 

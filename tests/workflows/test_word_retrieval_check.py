@@ -126,9 +126,9 @@ def test_measure_and_report_match_word_retrieval_accuracy_with_the_map_by_hand(t
     assert results["tuned"]["accuracy"] == pytest.approx(mapped.accuracy, abs=1e-4)
     assert results["tuned"]["pairs"] == sum(len(p) for p in heldout["subword_pairs"])
 
-    document = words.report(results, 5, layer, 0, "en-es", None, tmp_path / "out")
-    assert json.loads((tmp_path / "out" / "word_retrieval.json").read_text()) == document
-    assert document["layer"] == 1 and document["rows"] == 5
+    document = words.report(results, heldout["id"], layer, 0, "en-es", None, tmp_path / "out")
+    assert json.loads((tmp_path / "out" / "word_retrieval.json").read_text()) == {**document, "ids": heldout["id"]}
+    assert document["layer"] == 1 and document["rows"] == len(EN_ES_PAIRS)
     row = words.card_row(document)
     assert row["task"] == "word_retrieval" and row["base"] == round(results["base"]["accuracy"], 2)
     assert row["delta"] == pytest.approx(row["tuned"] - row["base"], abs=0.011)
