@@ -36,6 +36,8 @@ DESCRIPTION = "train any objective on any corpus version; evaluate base vs tuned
 #: ``train.entity_vectors`` value meaning "the corpus's own ``<corpus>-entities`` version" (the default for EASE).
 CORPUS_ENTITIES = "corpus"
 LANGUAGE_COLUMNS = ("lang", "src_lang", "tgt_lang")
+#: Sentence columns of a bitext corpus, compared with the benchmark pack even when the objective reads other columns.
+SENTENCE_COLUMNS = ("src", "tgt")
 
 
 def _train_defaults() -> TrainConfig:
@@ -223,11 +225,14 @@ def _languages(store, manifest) -> list[str]:
 def _dataset(store, manifest, mapping: dict[str, str], train: TrainConfig, config: TrainWorkflowConfig, pack,
              heldout_ids=()):
     """The shuffled, materialized training dataset (objective column names) and its row counts; rows whose ``id``
-    is in ``heldout_ids`` (word retrieval) are left out first, then rows with benchmark-pack text."""
+    is in ``heldout_ids`` (word retrieval) are left out first, then rows with benchmark-pack text in a column the
+    objective reads or in the corpus's sentence columns (``src``, ``tgt``: a word-aligned row is left out when its
+    sentence is in the pack, though the objective reads only its tokens)."""
     from interlingua.workflows.word_retrieval_check import ID_COLUMN
 
     heldout_ids = sorted(heldout_ids)
-    corpus_columns = list(dict.fromkeys([*mapping.values(), *([ID_COLUMN] if heldout_ids else [])]))
+    text_columns = list(dict.fromkeys([*mapping.values(), *(c for c in SENTENCE_COLUMNS if c in manifest.columns)]))
+    corpus_columns = list(dict.fromkeys([*text_columns, *([ID_COLUMN] if heldout_ids else [])]))
     ds = store.read_ray(manifest.name, manifest.version, columns=corpus_columns)
     counts = {"corpus": manifest.total_rows, "excluded_pack": 0}
     texts: list[str] = []
@@ -235,7 +240,7 @@ def _dataset(store, manifest, mapping: dict[str, str], train: TrainConfig, confi
         from interlingua.workflows.pack_eval import pack_texts
 
         texts = sorted(pack_texts(pack))
-    ds = ds.map_batches(partial(_rename_and_drop, mapping, texts, list(mapping), exclude_ids=heldout_ids),
+    ds = ds.map_batches(partial(_rename_and_drop, mapping, texts, text_columns, exclude_ids=heldout_ids),
                         batch_format="pyarrow").materialize()
     if heldout_ids:
         counts["heldout_word_retrieval"] = len(heldout_ids)
@@ -249,8 +254,8 @@ def _dataset(store, manifest, mapping: dict[str, str], train: TrainConfig, confi
 
 def _rename_and_drop(mapping: dict[str, str], texts: list[str], text_columns: list[str], table, exclude_ids=()):
     """Corpus columns -> the objective's column names (a corpus column may feed several); rows whose ``id`` is in
-    ``exclude_ids`` are dropped, then rows with a text column whose whitespace-normalized value is in ``texts``
-    (vectorized; non-string columns such as lists of entity ids are not compared)."""
+    ``exclude_ids`` are dropped, then rows with a corpus column of ``text_columns`` whose whitespace-normalized
+    value is in ``texts`` (vectorized; non-string columns such as lists of tokens or entity ids are not compared)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -259,18 +264,18 @@ def _rename_and_drop(mapping: dict[str, str], texts: list[str], text_columns: li
 
         ids = table.column(ID_COLUMN).cast(pa.string())
         table = table.filter(pc.invert(pc.fill_null(pc.is_in(ids, value_set=pa.array(list(exclude_ids), pa.string())), False)))
-    out = pa.table({name: table.column(source) for name, source in mapping.items()})
-    if not texts or out.num_rows == 0:
-        return out
-    banned = pa.array(texts, type=pa.string())
-    drop = None
-    for column in text_columns:
-        if not (pa.types.is_string(out.column(column).type) or pa.types.is_large_string(out.column(column).type)):
-            continue
-        values = pc.utf8_trim_whitespace(pc.replace_substring_regex(out.column(column).cast(pa.string()), r"\s+", " "))
-        hit = pc.fill_null(pc.is_in(values, value_set=banned), False)
-        drop = hit if drop is None else pc.or_(drop, hit)
-    return out if drop is None else out.filter(pc.invert(drop))
+    if texts and table.num_rows:
+        banned = pa.array(texts, type=pa.string())
+        drop = None
+        for column in text_columns:
+            if not (pa.types.is_string(table.column(column).type) or pa.types.is_large_string(table.column(column).type)):
+                continue
+            values = pc.utf8_trim_whitespace(pc.replace_substring_regex(table.column(column).cast(pa.string()), r"\s+", " "))
+            hit = pc.fill_null(pc.is_in(values, value_set=banned), False)
+            drop = hit if drop is None else pc.or_(drop, hit)
+        if drop is not None:
+            table = table.filter(pc.invert(drop))
+    return pa.table({name: table.column(source) for name, source in mapping.items()})
 
 
 def _check_enough(train: TrainConfig, rows: int) -> None:

@@ -21,6 +21,7 @@ from tiny_models import EN_ES_PAIRS, build_tiny_bert
 pytestmark = pytest.mark.slow
 
 COPIES = 4
+MARKS = [".", ",", "?", "!"]
 HELDOUT = 8
 
 
@@ -35,16 +36,18 @@ def _corpus(state: Path, model: Path) -> str:
             "subword_pairs": []}
     for copy in range(COPIES):
         for k, (source, target) in enumerate(EN_ES_PAIRS):
+            # each copy ends with its own mark, so no two rows share a context (no ties in the nearest neighbours)
             src, tgt = source.split(), target.split()
             sp, tp = first_subword_positions(tokenizer, src), first_subword_positions(tokenizer, tgt)
+            src, tgt = src + [MARKS[copy]], tgt + [MARKS[copy]]
             rows["id"].append(f"r{copy}-{k}")
-            rows["src"].append(f"{source} {'.' * copy}".strip())  # each row's text differs
-            rows["tgt"].append(target)
+            rows["src"].append(" ".join(src))
+            rows["tgt"].append(" ".join(tgt))
             rows["src_lang"].append("en")
             rows["tgt_lang"].append("es")
             rows["src_tokens"].append(src)
             rows["tgt_tokens"].append(tgt)
-            rows["subword_pairs"].append([[sp[i], tp[min(i, len(tgt) - 1)]] for i in range(len(src))])
+            rows["subword_pairs"].append([[sp[i], tp[i]] for i in range(min(len(sp), len(tp)))])  # one-to-one
     store = CorpusStore(str(state / "corpus"))
     writer = store.open_version("tiny-aligned", {"test": 1}, ["memory://tiny"])
     table = pa.table({**{c: rows[c] for c in ("id", "src", "tgt", "src_lang", "tgt_lang")},

@@ -40,7 +40,11 @@ def test_ease_defaults_to_the_corpus_entity_vectors_and_keeps_given_ones():
 
 def test_pack_sentences_are_dropped_whitespace_insensitively():
     table = pa.table({"src": ["a  b", "c", None, "x"], "tgt": ["q", "d\te ", "z", "y"], "id": ["1", "2", "3", "4"]})
-    out = _rename_and_drop({"text": "src", "other": "tgt"}, ["a b", "d e"], ["text", "other"], table)
+    out = _rename_and_drop({"text": "src", "other": "tgt"}, ["a b", "d e"], ["src", "tgt"], table)
     assert out.column_names == ["text", "other"]
     assert out.to_pylist() == [{"text": None, "other": "z"}, {"text": "x", "other": "y"}]
-    assert _rename_and_drop({"text": "src"}, [], ["text"], table).num_rows == 4
+    assert _rename_and_drop({"text": "src"}, [], ["src"], table).num_rows == 4
+    # a word-aligned row is dropped for its sentence although the objective reads only its tokens
+    words = pa.table({"src": ["a b", "c"], "src_tokens": [["a", "b"], ["c"]]})
+    assert _rename_and_drop({"src_tokens": "src_tokens"}, ["a b"], ["src_tokens", "src"], words).to_pylist() == [
+        {"src_tokens": ["c"]}]
