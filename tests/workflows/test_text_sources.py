@@ -142,6 +142,11 @@ def test_corpus_mix_samples_each_source_and_pins_versions(tmp_path):
     assert [int(r["id"][1:]) for r in from_a] == sorted(int(r["id"][1:]) for r in from_a)  # source order kept
     assert out["languages"] == ["de", "en", "fr"]
     assert corpus_mix.run(config)["corpus"] == out["corpus"]
+    from interlingua.workflows.train import mixed_sources
+
+    mix = store.manifest("corpus-mix")
+    assert mixed_sources(mix) == {"a": a.split("@")[1], "b": b.split("@")[1]}  # what a model trained on it records
+    assert mixed_sources(store.manifest("a")) == {}
     _publish(store, "a", _bitext("a", 60, "de"))  # a new version of a source: a new mix
     assert corpus_mix.run(config)["corpus"] != out["corpus"]
 
