@@ -19,7 +19,7 @@ The Bible files are the Moses-tokenized en-es Bible (one sentence per line, toke
 as ``interlingua run bitext-corpus`` tokenizes it from ``.interlingua/assets/bible``.
 
 Prints seconds and ratios (median, min-max over rounds), then parameter agreement: ours on Ray vs
-in process (max relative difference of the tables: 0 for 1 actor, float summation order for 2),
+in process (max relative difference of the tables: 0, the sums being exact and each group normalized whole),
 whether two runs gave identical tables, ours vs systran (tensions, table entries, links: share of
 identical symmetrized alignments and link F1 when the Bible is decoded with each learner's parameters).
 """
