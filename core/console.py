@@ -164,6 +164,29 @@ def log_file() -> str | None:
     return os.environ.get(LOG_FILE_ENV)
 
 
+@contextlib.contextmanager
+def child_stderr_to_log():
+    """Inside the block, file descriptor 2 is the log file, so the processes started here (a local Ray's GCS,
+    raylet and agents, which keep the stderr they inherit and write their C++ error lines on it) write there, not
+    on the console. Our own output meanwhile goes to the log file too. No-op when verbose or without a log file."""
+    path = log_file()
+    if is_verbose() or not path:
+        yield
+        return
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = os.dup(2)
+    target = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    try:
+        os.dup2(target, 2)
+        yield
+    finally:
+        sys.stderr.flush()
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(target)
+
+
 def file_handler() -> logging.Handler | None:
     """The current command's log-file handler (``None`` before :func:`configure_console`, e.g. in a library)."""
     return _HANDLERS[0] if _HANDLERS else None

@@ -126,7 +126,7 @@ def init_ray(address: str | None = None, *, num_cpus: int | None = None, object_
     address = (None if address == own else address) or os.environ.get("RAY_ADDRESS")
     # Workers must import the interlingua package the same way the driver does.
     os.environ.setdefault("TORCH_EXTENSIONS_DIR", str(state_dir() / "torch_extensions"))
-    from interlingua.core.console import QUIET_ENV, is_verbose, to_log_file_only
+    from interlingua.core.console import QUIET_ENV, child_stderr_to_log, is_verbose, to_log_file_only
 
     forwarded = (*_FORWARDED_ENV, *QUIET_ENV)
     if not address and not device_plan_uses_gpu_hint():
@@ -148,21 +148,26 @@ def init_ray(address: str | None = None, *, num_cpus: int | None = None, object_
         return ray
     else:
         _loopback_only()
-        ray.init(
-            address="local",
-            dashboard_host=LOOPBACK,
-            # Logical CPUs: Ray Train workers hold one each, and Ray Data needs some left to feed them.
-            num_cpus=num_cpus or max(4, os.cpu_count() or 1),
-            object_store_memory=object_store_memory or 512 * 1024**2,
-            runtime_env={**env, "worker_process_setup_hook": "interlingua.core.runtime.workers_know_their_cluster"},
-            log_to_driver=True,
-            **quiet,
-        )
+        with child_stderr_to_log():  # the GCS and raylet write their C++ error lines on the stderr they inherit
+            _start_local_ray(ray, num_cpus, object_store_memory, env, quiet)
         # Ray's own clients in this process (the state API) look the cluster up by address; with another Ray running
         # on this machine they would find two and fail. Point them at ours (workers: workers_know_their_cluster).
         os.environ[OWN_RAY_ADDRESS] = os.environ["RAY_ADDRESS"] = ray.get_runtime_context().gcs_address
     _note_ray_logs(ray)
     return ray
+
+
+def _start_local_ray(ray, num_cpus: int | None, object_store_memory: int | None, env: dict, quiet: dict) -> None:
+    ray.init(
+        address="local",
+        dashboard_host=LOOPBACK,
+        # Logical CPUs: Ray Train workers hold one each, and Ray Data needs some left to feed them.
+        num_cpus=num_cpus or max(4, os.cpu_count() or 1),
+        object_store_memory=object_store_memory or 512 * 1024**2,
+        runtime_env={**env, "worker_process_setup_hook": "interlingua.core.runtime.workers_know_their_cluster"},
+        log_to_driver=True,
+        **quiet,
+    )
 
 
 #: Marks the RAY_ADDRESS that init_ray set for its own local Ray, so that a later init_ray (after a shutdown, or in

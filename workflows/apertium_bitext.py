@@ -82,19 +82,17 @@ def run(config: ApertiumBitextConfig, *, address: str | None = None) -> dict[str
     manifest_config = config.model_dump(mode="json", exclude={"state_dir", "workers"}) | {
         "modes": {lang: ENGLISH_TO[lang][1] for lang in config.languages}}
     from interlingua.core.redact import redact
+    from interlingua.workflows.bitext_source import publish_shards
 
     writer = store.open_version(config.name, redact(manifest_config), redact([source]))  # no credentials in provenance
-    if not writer.published:
-        for lang, rows in slices.items():
-            shard_id = f"en-{lang}"
-            if writer.is_complete(shard_id):
-                continue
-            with stages(f"translate en-{lang}"):
-                kept = _translate_shard(writer, shard_id, lang, rows, config)
-                print(f"  en-{lang}: {kept} of {len(rows)} pairs kept")
-        manifest = writer.publish(expected_shards=[f"en-{lang}" for lang in slices])
-    else:
-        manifest = writer.manifest
+
+    def translate(shard_id: str) -> None:
+        lang = shard_id.removeprefix("en-")
+        with stages(f"translate {shard_id}"):
+            kept = _translate_shard(writer, shard_id, lang, slices[lang], config)
+            print(f"  {shard_id}: {kept} of {len(slices[lang])} pairs kept")
+
+    manifest = publish_shards(writer, [f"en-{lang}" for lang in slices], translate)
     print(f"apertium-bitext: {manifest.name}@{manifest.version}: {manifest.total_rows} pairs, "
           f"{manifest.total_rejects} rejected")
     return {"corpus": f"{manifest.name}@{manifest.version}", "rows": manifest.total_rows,

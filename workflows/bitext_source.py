@@ -28,14 +28,21 @@ def publish_bitext_corpus(store: CorpusStore, name: str, table: pa.Table, *, src
     config = {"src_lang": src_lang, "tgt_lang": tgt_lang, "rows_per_shard": rows_per_shard,
               "hygiene": hygiene.__dict__}
     writer = store.open_version(name, redact(config), redact(list(inputs)))  # provenance without credentials
+    shards = {shard.id: shard for shard in plan_shards(table.num_rows, rows_per_shard)}
+    return publish_shards(writer, list(shards), lambda shard_id: write_bitext_shard(
+        writer, shard_id, table.slice(shards[shard_id].start, shards[shard_id].num_rows).to_pydict(),
+        src_lang=src_lang, tgt_lang=tgt_lang, hygiene=hygiene))
+
+
+def publish_shards(writer, shard_ids: list[str], write_shard):
+    """Call ``write_shard(shard_id)`` for each shard the version does not have complete yet (a rerun after a crash
+    resumes), then publish; a version published before is returned as it is."""
     if writer.published:
         return writer.manifest
-    shards = plan_shards(table.num_rows, rows_per_shard)
-    for shard in shards:
-        if not writer.is_complete(shard.id):
-            write_bitext_shard(writer, shard.id, table.slice(shard.start, shard.num_rows).to_pydict(),
-                               src_lang=src_lang, tgt_lang=tgt_lang, hygiene=hygiene)
-    return writer.publish(expected_shards=[s.id for s in shards])
+    for shard_id in shard_ids:
+        if not writer.is_complete(shard_id):
+            write_shard(shard_id)
+    return writer.publish(expected_shards=list(shard_ids))
 
 
 def write_bitext_shard(writer, shard_id: str, part: dict, *, src_lang: str, tgt_lang: str,

@@ -109,7 +109,7 @@ def run(config: TrainWorkflowConfig, *, address: str | None = None) -> dict[str,
         manifest = _manifest(store, config.corpus, config.version)
         mapping = check_columns(config, manifest)
         train = config.train
-        corpus_versions = {manifest.name: manifest.version}
+        corpus_versions = {manifest.name: manifest.version, **mixed_sources(manifest)}
         if train.objective == "ease" and train.objective_options.entity_vectors == CORPUS_ENTITIES:
             name, _, version = (config.entities or f"{manifest.name}-entities").replace("/", "@").partition("@")
             entities = _manifest(store, name, version or None)
@@ -183,6 +183,17 @@ def run(config: TrainWorkflowConfig, *, address: str | None = None) -> dict[str,
     (out_dir / "summary.json").write_text(json.dumps(summary, indent=2, default=str) + "\n")
     print(f"train: done in {sum(stages.seconds.values()):.0f} s; summary in {out_dir / 'summary.json'}")
     return summary
+
+
+def mixed_sources(manifest) -> dict[str, str]:
+    """{name: version} of the corpora a ``corpus-mix`` version was made from (its ``corpus:NAME@VERSION`` inputs), so
+    a model trained on a mix records the versions it saw; {} for any other corpus."""
+    out = {}
+    for source in manifest.inputs:
+        name, at, version = str(source).removeprefix("corpus:").partition("@")
+        if str(source).startswith("corpus:") and at:
+            out[name] = version
+    return out
 
 
 def _manifest(store, name: str, version: str | None):

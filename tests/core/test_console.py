@@ -158,3 +158,27 @@ def test_a_library_logger_can_be_sent_to_the_log_file_only(quiet_console, capsys
     assert "Token authentication is enabled" in log.read_text()
     logging.getLogger(name).handlers.clear()
     logging.getLogger(name).propagate = True
+
+
+def test_processes_started_inside_child_stderr_to_log_write_to_the_log_file(quiet_console, capfd):
+    import subprocess
+
+    log = quiet_console()
+    script = "import sys; sys.stderr.write('E gcs_actor_scheduler.cc:538: Failed to kill actor\\n')"
+    with console.child_stderr_to_log():
+        child = subprocess.Popen([sys.executable, "-c", script])  # inherits fd 2, like Ray's GCS and raylet
+    child.wait()
+    subprocess.run([sys.executable, "-c", "import sys; sys.stderr.write('after\\n')"], check=True)
+    captured = capfd.readouterr()
+    assert "Failed to kill actor" not in captured.err and "after" in captured.err  # fd 2 is the console again
+    assert "Failed to kill actor" in log.read_text()
+
+
+def test_child_stderr_stays_on_the_console_when_verbose(quiet_console, capfd, monkeypatch):
+    import subprocess
+
+    log = quiet_console()
+    monkeypatch.setenv(console.VERBOSE_ENV, "1")
+    with console.child_stderr_to_log():
+        subprocess.run([sys.executable, "-c", "import sys; sys.stderr.write('chatter\\n')"], check=True)
+    assert "chatter" in capfd.readouterr().err and not (log.exists() and "chatter" in log.read_text())
