@@ -23,10 +23,10 @@ from interlingua.operators.align.fast_align_em import EncodedCorpus, Entries, ES
 
 
 class _ShardActor:
-    """One shard's E-step and one range's M-step; ``busy`` counts the wall seconds spent inside its methods."""
+    """One shard's E-step and one range's M-step; ``busy`` counts the wall seconds spent inside its methods (per method)."""
 
     def __init__(self, src, tgt, src_start, tgt_start, stride, settings=None):
-        self.busy = 0.0
+        self.busy: dict[str, float] = {}
         if settings is not None:
             warm_up(settings)  # numba's compiled code loaded at start-up, not in the first iteration
         self.shard = EStepShard(np.asarray(src), np.asarray(tgt), np.asarray(src_start), np.asarray(tgt_start), stride)
@@ -35,11 +35,11 @@ class _ShardActor:
         return True
 
     def distinct_keys(self) -> np.ndarray:
-        with self._timed():
+        with self._timed("distinct_keys"):
             return self.shard.distinct_keys()
 
     def resolve(self, keys: np.ndarray, stride: int) -> bool:
-        with self._timed():
+        with self._timed("resolve"):
             self.keys, self.stride = keys, stride
             self.shard.resolve(Entries.from_keys(keys, stride))
         return True
@@ -50,32 +50,35 @@ class _ShardActor:
 
     def e_step(self, tensions, settings, *normalized):
         """The shard's counts as one slice per range (:meth:`MStepRanges.split`), then its statistics."""
-        with self._timed():
+        with self._timed("tables"):
             t_forward, t_reverse = self.m_step.tables(normalized)
+        with self._timed("e_step"):
             counts_f, counts_r, stats = self.shard.e_step(t_forward, t_reverse, tensions, settings)
+        with self._timed("split"):
             return (*self.m_step.split(counts_f, counts_r), stats)
 
     def normalize(self, settings, *slices):
         """This actor's range of the next tables from every shard's slice of it (in shard order)."""
-        with self._timed():
+        with self._timed("normalize"):
             self.normalized = self.m_step.normalize(self.part, slices, settings)
             return self.normalized
 
     def export(self) -> tuple[np.ndarray, ...]:
-        with self._timed():
+        with self._timed("export"):
             return self.m_step.export(self.part, self.normalized, self.keys, self.stride)
 
     def accounting(self) -> dict[str, float]:
-        """Wall seconds busy in the methods above and CPU seconds of the actor's process so far."""
-        return {"busy_s": self.busy, "process_cpu_s": time.process_time()}
+        """Wall seconds busy in the methods above (all, and ``busy_<method>_s`` each) and CPU seconds of the actor's process so far."""
+        return {"busy_s": sum(self.busy.values()), "process_cpu_s": time.process_time(),
+                **{f"busy_{name}_s": seconds for name, seconds in self.busy.items()}}
 
     @contextmanager
-    def _timed(self):
+    def _timed(self, name: str):
         start = time.perf_counter()
         try:
             yield
         finally:
-            self.busy += time.perf_counter() - start
+            self.busy[name] = self.busy.get(name, 0.0) + time.perf_counter() - start
 
 
 def warm_up(settings) -> None:
