@@ -19,7 +19,7 @@ The Bible files are the Moses-tokenized en-es Bible (one sentence per line, toke
 as ``interlingua run bitext-corpus`` tokenizes it from ``.interlingua/assets/bible``.
 
 Prints seconds and ratios (median, min-max over rounds), then parameter agreement: ours on Ray vs
-in process (max relative difference of the tables: 0 for 1 actor, float summation order for 2),
+in process (max relative difference of the tables: 0, the sums being exact and each group normalized whole),
 whether two runs gave identical tables, ours vs systran (tensions, table entries, links: share of
 identical symmetrized alignments and link F1 when the Bible is decoded with each learner's parameters).
 """
@@ -137,9 +137,11 @@ def cpu_accounting(wall, driver_cpu, tree_before, tree_after, actors_before, act
     tree = sum(after - tree_before.get(pid, 0.0) for pid, after in tree_after.items())
     actors_cpu = sum(a["process_cpu_s"] - b["process_cpu_s"] for a, b in zip(actors_after, actors_before))
     actors_busy = sum(a["busy_s"] - b["busy_s"] for a, b in zip(actors_after, actors_before))
+    steps = {key: sum(a.get(key, 0.0) - b.get(key, 0.0) for a, b in zip(actors_after, actors_before))
+             for key in actors_after[0] if key.startswith("busy_") and key != "busy_s"}  # busy_<step>_s, all actors
     return {"wall": wall, "driver_cpu": driver_cpu, "actors_cpu": actors_cpu, "actors_busy": actors_busy,
             "ray_other_cpu": tree - driver_cpu - actors_cpu, "idle_share": 1 - actors_busy / (len(actors_after) * wall),
-            "machine_load": os.getloadavg()[0]}
+            "machine_load": os.getloadavg()[0], **steps}
 
 
 def _ray_report(seconds, names, steady, startup, cpu, results, reference) -> None:
@@ -163,6 +165,11 @@ def _ray_report(seconds, names, steady, startup, cpu, results, reference) -> Non
         med = {k: statistics.median(run[k] for run in cpu[workers]) for k in cpu[workers][0]}
         print(f"| {workers} | {med['wall']:.2f} | {med['driver_cpu']:.2f} | {med['actors_cpu']:.2f} | {med['actors_busy']:.2f} "
               f"| {med['idle_share']:.0%} | {med['ray_other_cpu']:.2f} | {med['machine_load']:.1f} |")
+    print("\nActors' busy seconds by step (medians, summed over actors):\n")
+    for workers in (1, 2):
+        steps = sorted(k for k in cpu[workers][0] if k.startswith("busy_"))
+        print(f"- {workers} worker(s): " + ", ".join(
+            f"{k[5:-2]} {statistics.median(run.get(k, 0.0) for run in cpu[workers]):.2f}" for k in steps))
     for workers in (1, 2):
         other = results[f"ray{workers}"]
         diffs, only_one = [], 0

@@ -1,12 +1,15 @@
-"""fast_align's E-step sharded over Ray actors (:mod:`~interlingua.operators.align.fast_align_em`).
+"""fast_align's EM sharded over Ray actors (:mod:`~interlingua.operators.align.fast_align_em`).
 
-Each actor holds one contiguous shard of the encoded pairs for the whole run: it finds its shard's
-distinct cells (the initial pass), receives the sorted entry keys (one shared object), builds their
-hash and resolves its cells to entries once (while the driver prepares the M-step's groups), then per
-iteration receives the current tables (one shared object in the object store) and returns its
-expected counts. The driver sums the counts in shard order, optimizes the tensions and normalizes
-(on as many threads as there are actors: they wait for the tables meanwhile), so the result depends
-only on the shard boundaries, never on which actor finishes first.
+Each actor holds one contiguous shard of the encoded pairs for the whole run and owns one range of
+the M-step's groups (:class:`~interlingua.operators.align.fast_align_em.MStepRanges`): it finds its
+shard's distinct cells (the initial pass), receives the sorted entry keys and the ranges (one shared
+object each), builds the entries' hash and resolves its cells once. Per iteration each actor runs
+its shard's E-step and returns its expected counts split by range (one object per range) and its
+statistics; actor ``p`` then sums every shard's slice of range ``p`` (in shard order, exact integer
+sums) and normalizes its groups, and the next E-step gathers all ranges' probabilities straight from
+the object store. The driver only sums the statistics and optimizes the tensions (meanwhile), so
+the serial part does not grow with the corpus's entries; the tables depend only on the groups, never
+on the number of actors or which finishes first.
 """
 
 from __future__ import annotations
@@ -16,14 +19,14 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from interlingua.operators.align.fast_align_em import EncodedCorpus, Entries, EStepShard, sorted_distinct
+from interlingua.operators.align.fast_align_em import EncodedCorpus, Entries, EStepShard, MStepRanges, learn_tables
 
 
 class _ShardActor:
-    """One shard's E-step work; ``busy`` counts the wall seconds spent inside its methods."""
+    """One shard's E-step and one range's M-step; ``busy`` counts the wall seconds spent inside its methods (per method)."""
 
     def __init__(self, src, tgt, src_start, tgt_start, stride, settings=None):
-        self.busy = 0.0
+        self.busy: dict[str, float] = {}
         if settings is not None:
             warm_up(settings)  # numba's compiled code loaded at start-up, not in the first iteration
         self.shard = EStepShard(np.asarray(src), np.asarray(tgt), np.asarray(src_start), np.asarray(tgt_start), stride)
@@ -32,42 +35,60 @@ class _ShardActor:
         return True
 
     def distinct_keys(self) -> np.ndarray:
-        with self._timed():
+        with self._timed("distinct_keys"):
             return self.shard.distinct_keys()
 
     def resolve(self, keys: np.ndarray, stride: int) -> bool:
-        with self._timed():
+        with self._timed("resolve"):
+            self.keys, self.stride = keys, stride
             self.shard.resolve(Entries.from_keys(keys, stride))
         return True
 
-    def e_step(self, tables, tensions, settings):
-        with self._timed():
-            t_forward, t_reverse = tables
-            return self.shard.e_step(t_forward, t_reverse, tensions, settings)
+    def prepare(self, m_step: MStepRanges, part: int) -> bool:
+        self.m_step, self.part = m_step, part
+        return True
+
+    def e_step(self, tensions, settings, *normalized):
+        """The shard's counts as one slice per range (:meth:`MStepRanges.split`), then its statistics."""
+        with self._timed("tables"):
+            t_forward, t_reverse = self.m_step.tables(normalized)
+        with self._timed("e_step"):
+            counts_f, counts_r, stats = self.shard.e_step(t_forward, t_reverse, tensions, settings)
+        with self._timed("split"):
+            return (*self.m_step.split(counts_f, counts_r), stats)
+
+    def normalize(self, settings, *slices):
+        """This actor's range of the next tables from every shard's slice of it (in shard order)."""
+        with self._timed("normalize"):
+            self.normalized = self.m_step.normalize(self.part, slices, settings)
+            return self.normalized
+
+    def export(self) -> tuple[np.ndarray, ...]:
+        with self._timed("export"):
+            return self.m_step.export(self.part, self.normalized, self.keys, self.stride)
 
     def accounting(self) -> dict[str, float]:
-        """Wall seconds busy in the methods above and CPU seconds of the actor's process so far."""
-        return {"busy_s": self.busy, "process_cpu_s": time.process_time()}
+        """Wall seconds busy in the methods above (all, and ``busy_<method>_s`` each) and CPU seconds of the actor's process so far."""
+        return {"busy_s": sum(self.busy.values()), "process_cpu_s": time.process_time(),
+                **{f"busy_{name}_s": seconds for name, seconds in self.busy.items()}}
 
     @contextmanager
-    def _timed(self):
+    def _timed(self, name: str):
         start = time.perf_counter()
         try:
             yield
         finally:
-            self.busy += time.perf_counter() - start
+            self.busy[name] = self.busy.get(name, 0.0) + time.perf_counter() - start
 
 
 def warm_up(settings) -> None:
-    """Run the shard work once on a one-pair corpus (loads numba's cached machine code in this process)."""
-    tiny = EStepShard(np.array([2, 3]), np.array([4]), np.array([0, 2]), np.array([0, 1]), 5)
-    keys = sorted_distinct(np.concatenate((tiny.distinct_keys(), [1 * 5 + 4, 2 * 5 + 1, 3 * 5 + 1])))  # + NULL cells
-    tiny.resolve(Entries.from_keys(keys, 5))
-    tiny.e_step(np.full(keys.size, 0.5), np.full(keys.size, 0.5), (4.0, 4.0), settings)
+    """Learn a one-pair corpus in process (loads numba's cached machine code of every step in this process)."""
+    tiny = EncodedCorpus(("<eps>", "a", "b", "c"), np.array([2, 3]), np.array([4]), np.array([0, 2]), np.array([0, 1]))
+    learn_tables(tiny, settings)
 
 
 class RayExecutor:
-    """``workers`` actors (one CPU each), one shard each; same interface as ``InProcessExecutor``."""
+    """``workers`` actors (one CPU each), one shard and one M-step range each; same interface as ``InProcessExecutor``."""
 
     def __init__(self, corpus: EncodedCorpus, workers: int, settings=None):
         """``settings`` (a ``FastAlignSettings``): warm the actors' compiled code up for them at start-up."""
@@ -75,9 +96,10 @@ class RayExecutor:
 
         stride = len(corpus.vocabulary) + 1
         actor = ray.remote(num_cpus=1)(_ShardActor)
-        self.threads = workers
+        self.parts = workers
         self.actors = [actor.remote(*corpus.shard(a, b), stride, settings) for a, b in corpus.shard_bounds(workers)]
         self._pending: list = []
+        self._normalized: list = []  # per range: the ObjectRef of its (forward, reverse) probabilities
         ray.get([a.ready.remote() for a in self.actors])  # started, shard received
 
     def distinct_keys(self) -> list[np.ndarray]:
@@ -86,19 +108,33 @@ class RayExecutor:
         return ray.get([a.distinct_keys.remote() for a in self.actors])
 
     def resolve(self, keys: np.ndarray, stride: int) -> None:
-        """Starts the actors' resolution and returns; the next ``e_step`` waits for it."""
+        """Starts the actors' resolution and returns; the first ``iterate`` waits for it."""
         import ray
 
         shared = ray.put(keys)
         self._pending = [a.resolve.remote(shared, stride) for a in self.actors]
 
-    def e_step(self, t_forward, t_reverse, tensions, settings):
+    def prepare(self, m_step: MStepRanges) -> None:
+        import ray
+
+        shared = ray.put(m_step)
+        self._pending += [a.prepare.remote(shared, part) for part, a in enumerate(self.actors)]
+
+    def iterate(self, tensions, settings) -> list[np.ndarray]:
+        """E-steps, then each actor's range normalized from every shard's slice; returns once the statistics are in."""
         import ray
 
         ray.get(self._pending)
         self._pending = []
-        tables = ray.put((t_forward, t_reverse))
-        return ray.get([a.e_step.remote(tables, tensions, settings) for a in self.actors])
+        parts = self.parts
+        outputs = [a.e_step.options(num_returns=parts + 1).remote(tensions, settings, *self._normalized) for a in self.actors]
+        self._normalized = [a.normalize.remote(settings, *[out[part] for out in outputs]) for part, a in enumerate(self.actors)]
+        return ray.get([out[parts] for out in outputs])
+
+    def export(self) -> list[tuple[np.ndarray, ...]]:
+        import ray
+
+        return ray.get([a.export.remote() for a in self.actors])
 
     def accounting(self) -> list[dict[str, float]]:
         """Per actor: wall seconds busy with shard work, CPU seconds of its process (start-up included)."""
@@ -112,3 +148,4 @@ class RayExecutor:
         for a in self.actors:
             ray.kill(a)
         self.actors = []
+        self._normalized = []

@@ -24,16 +24,16 @@ forward ``t(target | source)`` and the reverse ``t(source | target)``; the forwa
 cells (NULL, target word), the reverse ones (source word, NULL). Each corpus cell is resolved to its
 entry once (:class:`EStepShard`), so an E-step is a gather, a few multiplications and a scatter-add.
 
-The E-step of a shard of pairs is independent of the others; :func:`learn_tables` sums the shards'
-expected counts (int64 fixed point, so the sum is exact: the same parameters for any number of
-shards) and does the tension steps and M-step itself.
+The E-step of a shard of pairs is independent of the others, and so is the M-step of a range of
+groups (:class:`MStepRanges`): each range's owner sums every shard's expected counts for its groups
+(int64 fixed point, so the sum is exact: the same parameters for any number of shards or ranges) and
+normalizes them. :func:`learn_tables` only sums the shards' statistics and does the tension steps.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numba
@@ -191,27 +191,26 @@ def digamma(x):
     return result
 
 
-@numba.njit(cache=True, nogil=True, parallel=True)
-def _normalize_groups(counts, order, group_start, alpha, variational_bayes, out):
-    """out[order[k]] for each group ``order[group_start[g]:group_start[g + 1]]`` (fast_align's Normalize[VB]).
+@numba.njit(cache=True, nogil=True)
+def _normalize_groups(counts, group_start, alpha, variational_bayes, out):
+    """out[k] for each group ``group_start[g] <= k < group_start[g + 1]`` (fast_align's Normalize[VB]).
 
-    Groups are spread over numba's threads; each group is summed in order by one thread, so the
-    result does not depend on the number of threads.
+    Each group is summed in order, so the result depends only on the group, not on which range holds it.
     """
-    for g in numba.prange(group_start.size - 1):
+    for g in range(group_start.size - 1):
         a, b = group_start[g], group_start[g + 1]
         total = 0.0
         for k in range(a, b):
-            total += counts[order[k]] + (alpha if variational_bayes else 0.0)
+            total += counts[k] + (alpha if variational_bayes else 0.0)
         if total == 0.0:
             total = 1.0
         if variational_bayes:
             digamma_total = digamma(total)
             for k in range(a, b):
-                out[order[k]] = math.exp(digamma(counts[order[k]] + alpha) - digamma_total)
+                out[k] = math.exp(digamma(counts[k] + alpha) - digamma_total)
         else:
             for k in range(a, b):
-                out[order[k]] = counts[order[k]] / total
+                out[k] = counts[k] / total
 
 
 # -- the E-step of one shard -------------------------------------------------------------------
@@ -388,33 +387,153 @@ class EStepShard:
         return counts_f, counts_r, stats
 
 
+# -- the M-step, cut into ranges of whole groups (one per worker) ------------------------------
+
+
+@dataclass(frozen=True)
+class MStepRanges:
+    """The M-step's groups cut into ``parts`` ranges, one per worker (a reduce-scatter of the counts).
+
+    A direction's groups are its conditioning words' rows (forward: entries by source word, reverse:
+    by target word); ``order`` lists the direction's member entries group by group, ``groups`` the
+    groups' starts in ``order`` and ``cuts`` the first group of each range (about equal entry counts).
+    Each shard splits its expected counts by range (:meth:`split`); the owner of a range sums every
+    shard's slice exactly and normalizes its groups (:meth:`normalize`); each shard scatters all
+    ranges' normalized slices into whole tables for its next E-step (:meth:`tables`), and each range
+    exports its beam (:meth:`export`). A group is always normalized whole by one worker, in the same
+    order, so the tables do not depend on ``parts``.
+    """
+
+    entries: int
+    forward_order: np.ndarray  # int64 entry indices
+    forward_groups: np.ndarray  # int64 group starts in forward_order, groups + 1
+    forward_cuts: np.ndarray  # int64 first group of each range, parts + 1
+    reverse_order: np.ndarray
+    reverse_groups: np.ndarray
+    reverse_cuts: np.ndarray
+
+    @classmethod
+    def build(cls, keys: np.ndarray, stride: int, corpus: EncodedCorpus, settings, parts: int) -> MStepRanges:
+        source, target = keys // stride, keys % stride
+        # forward entries: co-occurrences and (NULL, w) for target-side words; reverse: and (w, NULL) for source-side
+        forward_member, reverse_member = _membership(keys, stride, corpus)
+        if settings.no_null_word:
+            forward_member &= source != NULL_ID
+            reverse_member &= target != NULL_ID
+        forward_order, forward_groups = _groups(source, forward_member, stride)
+        reverse_order, reverse_groups = _groups(target, reverse_member, stride)
+        return cls(keys.size, forward_order, forward_groups, _cuts(forward_groups, parts),
+                   reverse_order, reverse_groups, _cuts(reverse_groups, parts))
+
+    @property
+    def parts(self) -> int:
+        return self.forward_cuts.size - 1
+
+    def _directions(self) -> tuple[tuple[np.ndarray, np.ndarray, np.ndarray], ...]:
+        return ((self.forward_order, self.forward_groups, self.forward_cuts),
+                (self.reverse_order, self.reverse_groups, self.reverse_cuts))
+
+    def split(self, counts_f: np.ndarray, counts_r: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+        """A shard's expected counts (per entry) as one (forward, reverse) slice per range, in range order."""
+        slices = []
+        for counts, (order, groups, cuts) in zip((counts_f, counts_r), self._directions()):
+            ordered, at = _gather(counts, order), groups[cuts]
+            slices.append([ordered[at[p]:at[p + 1]] for p in range(self.parts)])
+        return list(zip(*slices))
+
+    def normalize(self, part: int, slices: Sequence[tuple[np.ndarray, np.ndarray]], settings) -> tuple[np.ndarray, np.ndarray]:
+        """Range ``part``'s (forward, reverse) probabilities from every shard's slice of it (in shard order)."""
+        out = []
+        for d, (_, groups, cuts) in enumerate(self._directions()):
+            counts = _sum_scaled([s[d] for s in slices], COUNT_SCALE)  # integer sums: the same whatever the shards
+            starts = groups[cuts[part]:cuts[part + 1] + 1] - groups[cuts[part]]
+            t = np.empty(counts.size)
+            _normalize_groups(counts, starts, settings.alpha, settings.variational_bayes, t)
+            out.append(t)
+        return out[0], out[1]
+
+    def tables(self, normalized: Sequence[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
+        """Whole (forward, reverse) tables per entry from every range's probabilities (none yet: uninitialized)."""
+        if not normalized:
+            return np.full(self.entries, UNINITIALIZED_PROBABILITY), np.full(self.entries, UNINITIALIZED_PROBABILITY)
+        out = []
+        for d, (order, groups, cuts) in enumerate(self._directions()):
+            t = np.zeros(self.entries)  # entries outside a direction's table are never read by its E-step
+            at = groups[cuts]
+            for p, part in enumerate(normalized):
+                _scatter(t, order[at[p]:at[p + 1]], part[d])
+            out.append(t)
+        return out[0], out[1]
+
+    def export(self, part: int, normalized: tuple[np.ndarray, np.ndarray], keys: np.ndarray, stride: int) -> tuple[np.ndarray, ...]:
+        """Range ``part``'s entries kept by fast_align's beam: forward keys, probabilities, reverse keys, probabilities."""
+        out: list[np.ndarray] = []
+        for d, (order, groups, cuts) in enumerate(self._directions()):
+            a, b = cuts[part], cuts[part + 1]
+            keep = _beam(normalized[d], groups[a:b + 1] - groups[a], BEAM_THRESHOLD)
+            chosen = keys[order[groups[a]:groups[b]][keep]]
+            out += [chosen if d == 0 else (chosen % stride) * stride + chosen // stride, normalized[d][keep]]
+        return tuple(out)
+
+    @staticmethod
+    def lexical_tables(parts: Sequence[tuple[np.ndarray, ...]], vocabulary: tuple[str, ...]) -> tuple[LexicalTable, LexicalTable]:
+        """The forward and reverse tables from every range's :meth:`export`, in range order."""
+        out = []
+        for d in (0, 1):
+            keys = np.concatenate([p[2 * d] for p in parts]).astype(np.int64)
+            probabilities = np.concatenate([p[2 * d + 1] for p in parts]).astype(np.float64)
+            sort = np.argsort(keys, kind="stable")
+            out.append(LexicalTable(vocabulary, keys[sort], probabilities[sort]))
+        return out[0], out[1]
+
+
+def _cuts(groups: np.ndarray, parts: int) -> np.ndarray:
+    """First group of each of ``parts`` ranges of about equal entry counts, and the group count last."""
+    starts, total = groups[:-1], int(groups[-1])
+    cuts = [0] + [int(np.searchsorted(starts, total * k / parts, side="left")) for k in range(1, parts)] + [starts.size]
+    return np.maximum.accumulate(np.minimum(cuts, starts.size)).astype(np.int64)
+
+
 # -- the driver --------------------------------------------------------------------------------
 
 
 class InProcessExecutor:
-    """Runs every shard's work in this process, one after the other (the reference executor).
+    """Runs every shard's E-step and every range's M-step in this process, one after the other (the reference).
 
-    Executors: ``distinct_keys()`` (the initial pass, one sorted array per shard), ``resolve(keys,
-    stride)`` (may start the work and return; the next call waits for it), ``e_step(...)`` (one result
-    per shard, in shard order) and ``threads`` (how many threads the driver's M-step may use).
+    Executors: ``parts`` (shards, and as many M-step ranges), ``distinct_keys()`` (the initial pass, one
+    sorted array per shard), ``resolve(keys, stride)`` and ``prepare(m_step)`` (the :class:`MStepRanges`;
+    both may start the work and return), ``iterate(tensions, settings)`` (the shards' E-steps on the
+    current tables, then the ranges' M-steps into the next tables, kept by the executor; returns each
+    shard's statistics, in shard order) and ``export()`` (each range's :meth:`MStepRanges.export`, in order).
     """
-
-    threads = 1  # one process, one core
 
     def __init__(self, corpus: EncodedCorpus, shards: int = 1):
         stride = len(corpus.vocabulary) + 1
         self.shards = [EStepShard(*corpus.shard(a, b), stride) for a, b in corpus.shard_bounds(shards)]
+        self.parts = len(self.shards)
+        self.normalized: list[tuple[np.ndarray, np.ndarray]] = []
 
     def distinct_keys(self) -> list[np.ndarray]:
         return [shard.distinct_keys() for shard in self.shards]
 
     def resolve(self, keys: np.ndarray, stride: int) -> None:
+        self.keys, self.stride = keys, stride
         entries = Entries.from_keys(keys, stride)
         for shard in self.shards:
             shard.resolve(entries)
 
-    def e_step(self, t_forward, t_reverse, tensions, settings) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
-        return [shard.e_step(t_forward, t_reverse, tensions, settings) for shard in self.shards]
+    def prepare(self, m_step: MStepRanges) -> None:
+        self.m_step = m_step
+
+    def iterate(self, tensions, settings) -> list[np.ndarray]:
+        t_forward, t_reverse = self.m_step.tables(self.normalized)
+        results = [shard.e_step(t_forward, t_reverse, tensions, settings) for shard in self.shards]
+        slices = [self.m_step.split(counts_f, counts_r) for counts_f, counts_r, _ in results]
+        self.normalized = [self.m_step.normalize(p, [s[p] for s in slices], settings) for p in range(self.parts)]
+        return [stats for _, _, stats in results]
+
+    def export(self) -> list[tuple[np.ndarray, ...]]:
+        return [self.m_step.export(p, self.normalized[p], self.keys, self.stride) for p in range(self.parts)]
 
 
 @dataclass(frozen=True)
@@ -429,7 +548,8 @@ class LearnedTables:
 def learn_tables(corpus: EncodedCorpus, settings, executor=None, progress: Callable[[str], None] | None = None) -> LearnedTables:
     """Both directions' tables and tensions (``settings``: a ``FastAlignSettings``).
 
-    ``executor`` runs the shards' initial pass and E-steps (default: in process, one shard). Expected
+    ``executor`` runs the shards' initial pass and E-steps and the M-step's ranges (default: in
+    process, one shard); this function sums the shards' statistics and optimizes the tensions. Expected
     counts and statistics are int64 fixed-point sums (posteriors rounded to multiples of 2**-32), so
     adding the shards' sums is exact and the tables, tensions and log are bit-identical for any number
     of shards or workers. Float sums would not do: fast_align's tension update (8 steps of 20 x the
@@ -445,28 +565,15 @@ def learn_tables(corpus: EncodedCorpus, settings, executor=None, progress: Calla
     null_keys = np.concatenate((NULL_ID * stride + sorted_distinct(corpus.tgt), sorted_distinct(corpus.src) * stride + NULL_ID))
     keys = sorted_distinct(np.concatenate(executor.distinct_keys() + [null_keys]))
     executor.resolve(keys, stride)  # shards build the entries' hash and resolve their cells; meanwhile:
-    source, target = keys // stride, keys % stride
-    # forward entries: co-occurrences and (NULL, w) for target-side words; reverse: and (w, NULL) for source-side
-    forward_member, reverse_member = _membership(keys, stride, corpus)
-    use_null = not settings.no_null_word
-    if not use_null:
-        forward_member &= source != NULL_ID
-        reverse_member &= target != NULL_ID
-    forward_order, forward_groups = _groups(source, forward_member)
-    reverse_order, reverse_groups = _groups(target, reverse_member)
+    executor.prepare(MStepRanges.build(keys, stride, corpus, settings, executor.parts))
     shapes = _shapes(corpus)
-    t_forward = np.full(keys.size, UNINITIALIZED_PROBABILITY)
-    t_reverse = np.full(keys.size, UNINITIALIZED_PROBABILITY)
     tensions = [settings.diagonal_tension, settings.diagonal_tension]
     tokens = (float(corpus.tgt.size), float(corpus.src.size))
     log: list[str] = []
     updates = settings.iterations - 1
     for iteration in range(updates):
-        results = executor.e_step(t_forward, t_reverse, tuple(tensions), settings)
-        with _numba_threads(executor.threads):  # integer sums: the same whatever the shards
-            counts_f = _sum_scaled([r[0] for r in results], COUNT_SCALE)
-            counts_r = _sum_scaled([r[1] for r in results], COUNT_SCALE)
-        stats = np.sum([r[2] for r in results], axis=0) / STATS_SCALE
+        # the executor normalizes the counts into the next tables while the tensions are optimized here
+        stats = np.sum(executor.iterate(tuple(tensions), settings), axis=0) / STATS_SCALE
         features = (stats[2] / tokens[0], stats[3] / tokens[1])
         line = (f"iteration {iteration + 1}: log-likelihood forward {stats[0]:.6g} reverse {stats[1]:.6g}, "
                 f"posterior p0 {stats[4] / tokens[0]:.4f} / {stats[5] / tokens[1]:.4f}, "
@@ -484,21 +591,14 @@ def learn_tables(corpus: EncodedCorpus, settings, executor=None, progress: Calla
         log.append(line)
         if progress:
             progress(line)
-        new_forward = np.zeros(keys.size)
-        new_reverse = np.zeros(keys.size)
-        with _numba_threads(executor.threads):  # the E-step workers wait for the tables meanwhile
-            _normalize_groups(counts_f, forward_order, forward_groups, settings.alpha, settings.variational_bayes, new_forward)
-            _normalize_groups(counts_r, reverse_order, reverse_groups, settings.alpha, settings.variational_bayes, new_reverse)
-        t_forward, t_reverse = new_forward, new_reverse
     if updates == 0:  # never normalized: fast_align writes no probabilities
-        forward_groups = reverse_groups = np.zeros(1, np.int64)
-    with _numba_threads(executor.threads):
-        forward = _export(source, target, t_forward, forward_order, forward_groups, corpus.vocabulary, stride)
-        reverse = _export(target, source, t_reverse, reverse_order, reverse_groups, corpus.vocabulary, stride)
+        forward = reverse = LexicalTable(corpus.vocabulary, np.zeros(0, np.int64), np.zeros(0))
+    else:
+        forward, reverse = MStepRanges.lexical_tables(executor.export(), corpus.vocabulary)
     return LearnedTables(forward, reverse, float(tensions[0]), float(tensions[1]), log)
 
 
-def _sum_scaled(parts: list[np.ndarray], scale: float) -> np.ndarray:
+def _sum_scaled(parts: Sequence[np.ndarray], scale: float) -> np.ndarray:
     """``sum(parts) / scale`` as float64: the int64 parts are summed exactly, then rounded once."""
     first = parts[0]
     if len(parts) > 2:
@@ -508,22 +608,11 @@ def _sum_scaled(parts: list[np.ndarray], scale: float) -> np.ndarray:
     return out
 
 
-@numba.njit(cache=True, nogil=True, parallel=True)
+@numba.njit(cache=True, nogil=True)
 def _add_scaled(out, a, b, scale):
-    """out = (a + b) / scale (b empty: a / scale), on numba's threads."""
-    for k in numba.prange(out.size):
+    """out = (a + b) / scale (b empty: a / scale)."""
+    for k in range(out.size):
         out[k] = (a[k] + b[k] if b.size else a[k]) / scale
-
-
-@contextmanager
-def _numba_threads(threads: int):
-    """numba's parallel loops use ``threads`` threads (at most the machine's) inside the block."""
-    before = numba.get_num_threads()
-    numba.set_num_threads(max(1, min(threads, numba.config.NUMBA_NUM_THREADS)))
-    try:
-        yield
-    finally:
-        numba.set_num_threads(before)
 
 
 def _membership(keys: np.ndarray, stride: int, corpus: EncodedCorpus) -> tuple[np.ndarray, np.ndarray]:
@@ -542,13 +631,45 @@ def _membership(keys: np.ndarray, stride: int, corpus: EncodedCorpus) -> tuple[n
     return forward, reverse
 
 
-def _groups(by: np.ndarray, member: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Member entries ordered by ``by`` (stable) and the start of each group."""
-    order = np.flatnonzero(member)
-    order = order[np.argsort(by[order], kind="stable")]
-    values = by[order]
-    starts = np.flatnonzero(np.concatenate(([True], values[1:] != values[:-1]))) if order.size else np.empty(0, np.int64)
-    return order.astype(np.int64), np.concatenate((starts, [order.size])).astype(np.int64)
+def _groups(by: np.ndarray, member: np.ndarray, values: int) -> tuple[np.ndarray, np.ndarray]:
+    """Member entries ordered by ``by`` (``0 <= by < values``; stable) and the start of each group."""
+    order, ends = _counting_sort(by, member, values)
+    starts = np.concatenate(([0], ends[:-1]))
+    return order, np.concatenate((starts[ends > starts], [order.size])).astype(np.int64)
+
+
+@numba.njit(cache=True, nogil=True)
+def _counting_sort(by, member, values):
+    """Indices of the members ordered by ``by``, stable (a counting sort), and where each value's run ends."""
+    ends = np.zeros(values, np.int64)
+    for k in range(by.size):
+        if member[k]:
+            ends[by[k]] += 1
+    for v in range(1, values):
+        ends[v] += ends[v - 1]
+    at = np.empty(values, np.int64)
+    at[0] = 0
+    at[1:] = ends[:-1]
+    order = np.empty(ends[values - 1] if values else 0, np.int64)
+    for k in range(by.size):
+        if member[k]:
+            order[at[by[k]]] = k
+            at[by[k]] += 1
+    return order, ends
+
+
+@numba.njit(cache=True, nogil=True)
+def _gather(values, index):
+    out = np.empty(index.size, values.dtype)
+    for k in range(index.size):
+        out[k] = values[index[k]]
+    return out
+
+
+@numba.njit(cache=True, nogil=True)
+def _scatter(out, index, values):
+    for k in range(index.size):
+        out[index[k]] = values[k]
 
 
 def _shapes(corpus: EncodedCorpus) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -558,24 +679,15 @@ def _shapes(corpus: EncodedCorpus) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return (shapes >> 20).astype(np.int64), (shapes & ((1 << 20) - 1)).astype(np.int64), counts.astype(np.float64)
 
 
-def _export(conditioning: np.ndarray, predicted: np.ndarray, t: np.ndarray, order: np.ndarray, groups: np.ndarray,
-            vocabulary: tuple[str, ...], stride: int) -> LexicalTable:
-    """The table as fast_align writes it: per conditioning word, entries with log t >= 4 log max t."""
-    keep = _beam(t, order, groups, BEAM_THRESHOLD)
-    chosen = order[keep]
-    keys = conditioning[chosen] * stride + predicted[chosen]
-    sort = np.argsort(keys, kind="stable")
-    return LexicalTable(vocabulary, keys[sort].astype(np.int64), t[chosen][sort].astype(np.float64))
-
-
-@numba.njit(cache=True, nogil=True, parallel=True)
-def _beam(t, order, groups, threshold):
-    keep = np.zeros(order.size, np.bool_)
-    for g in numba.prange(groups.size - 1):
+@numba.njit(cache=True, nogil=True)
+def _beam(t, groups, threshold):
+    """Which entries fast_align writes: per group ``t[groups[g]:groups[g + 1]]``, log t >= -threshold x log max t."""
+    keep = np.zeros(t.size, np.bool_)
+    for g in range(groups.size - 1):
         best = -1.0
         for k in range(groups[g], groups[g + 1]):
-            best = max(best, t[order[k]])
+            best = max(best, t[k])
         limit = -math.log(best) * threshold
         for k in range(groups[g], groups[g + 1]):
-            keep[k] = math.log(t[order[k]]) >= limit
+            keep[k] = math.log(t[k]) >= limit
     return keep

@@ -2,6 +2,7 @@
 
 import hashlib
 import io
+import math
 import os
 
 import numpy as np
@@ -9,7 +10,8 @@ import pytest
 
 from interlingua.operators.align import fast_align_em
 from interlingua.operators.align.fast_align_em import (
-    InProcessExecutor, digamma, dlog_partition, encode_corpus, learn_tables, partition, sorted_distinct)
+    InProcessExecutor, MStepRanges, _cuts, _groups, digamma, dlog_partition, encode_corpus, learn_tables, partition,
+    sorted_distinct)
 from interlingua.operators.align.fast_align_training import FastAlignParameters, FastAlignSettings, learn_fast_align
 from interlingua.operators.align.lexical_table import LexicalTable, read_systran_table
 
@@ -52,10 +54,12 @@ def test_learning_is_deterministic_and_learns_the_lexicon(tmp_path):
     assert np.array_equal(copy.keys, table.keys) and np.allclose(copy.probabilities, table.probabilities, rtol=1e-6)
 
 
-def test_sharded_learning_is_bit_identical_to_one_shard():
-    """Fixed-point sums: any number of shards gives the one-shard tables, tensions and log exactly."""
+@pytest.mark.parametrize("settings", [FastAlignSettings(), FastAlignSettings(no_null_word=True),
+                                      FastAlignSettings(variational_bayes=False)], ids=["default", "no-null", "plain"])
+def test_sharded_learning_is_bit_identical_to_one_shard(settings):
+    """Fixed-point sums and whole groups per M-step range: any number of shards (and as many ranges) gives
+    the one-shard tables, tensions and log exactly."""
     corpus = encode_corpus(synthetic_corpus(200, seed=2))
-    settings = FastAlignSettings()
     one = learn_tables(corpus, settings, InProcessExecutor(corpus, 1))
     for shards in (2, 3):
         other = learn_tables(corpus, settings, InProcessExecutor(corpus, shards))
@@ -78,38 +82,71 @@ def test_sorted_distinct_equals_numpy_unique():
         assert np.array_equal(sorted_distinct(keys.copy()), np.unique(keys))
 
 
-def test_m_step_threads_give_identical_tables(monkeypatch):
-    """The driver's M-step runs on ``executor.threads`` threads; the tables must not depend on it."""
-    import numba
+def _reference_m_step(counts, order, groups, alpha, variational_bayes, entries):
+    """fast_align's Normalize[VB] over one whole table, in plain Python (per group, summed in order)."""
+    t = np.zeros(entries)
+    for g in range(groups.size - 1):
+        members = order[groups[g]:groups[g + 1]]
+        total = 0.0
+        for k in members:
+            total += counts[k] + (alpha if variational_bayes else 0.0)
+        total = total or 1.0
+        for k in members:
+            t[k] = math.exp(digamma(counts[k] + alpha) - digamma(total)) if variational_bayes else counts[k] / total
+    return t
 
-    corpus = encode_corpus(synthetic_corpus(200, seed=3))
-    settings = FastAlignSettings()
-    one = learn_tables(corpus, settings, InProcessExecutor(corpus, 2))
-    two_threads = InProcessExecutor(corpus, 2)
-    two_threads.threads = 2
-    seen = []
-    real = fast_align_em._numba_threads
 
-    def spy(threads):
-        seen.append(threads)
-        return real(threads)
+@pytest.mark.parametrize("variational_bayes", [True, False])
+def test_m_step_ranges_equal_one_whole_table(variational_bayes):
+    """Counts split by range, summed per range and normalized per range give the whole-table M-step."""
+    rng = np.random.default_rng(7)
+    entries, words = 400, 37
+    by_forward, by_reverse = np.sort(rng.integers(0, words, entries)), rng.integers(0, words, entries)
+    forward_member, reverse_member = rng.random(entries) < 0.9, rng.random(entries) < 0.8
+    settings = FastAlignSettings(variational_bayes=variational_bayes)
+    shards = [(rng.integers(0, 2**34, entries), rng.integers(0, 2**34, entries)) for _ in range(3)]
+    shards[0][0][:50] = 0  # some groups without counts
+    reference = []
+    whole = []
+    for parts in (1, 2, 3, 5, 40):  # 40 > words: empty ranges
+        f_order, f_groups = _groups(by_forward, forward_member, words)
+        r_order, r_groups = _groups(by_reverse, reverse_member, words)
+        m_step = MStepRanges(entries, f_order, f_groups, _cuts(f_groups, parts), r_order, r_groups, _cuts(r_groups, parts))
+        assert m_step.parts == parts
+        sliced = [m_step.split(counts_f, counts_r) for counts_f, counts_r in shards]
+        normalized = [m_step.normalize(p, [s[p] for s in sliced], settings) for p in range(parts)]
+        tables = m_step.tables(normalized)
+        if not reference:
+            for d, (order, groups) in enumerate(((f_order, f_groups), (r_order, r_groups))):
+                counts = np.sum([shard[d] for shard in shards], axis=0) / fast_align_em.COUNT_SCALE
+                reference.append(_reference_m_step(counts, order, groups, settings.alpha, variational_bayes, entries))
+            whole = tables
+        for d in (0, 1):
+            np.testing.assert_allclose(tables[d], reference[d], rtol=1e-13, atol=0)
+            assert np.array_equal(tables[d], whole[d])  # bit-identical for any number of ranges
+    assert not m_step.tables([])[0].size or np.all(m_step.tables([])[0] == fast_align_em.UNINITIALIZED_PROBABILITY)
 
-    monkeypatch.setattr(fast_align_em, "_numba_threads", spy)
-    two = learn_tables(corpus, settings, two_threads)
-    assert seen and set(seen) == {2} and numba.get_num_threads() == numba.config.NUMBA_NUM_THREADS
-    assert np.array_equal(one.forward.probabilities, two.forward.probabilities)
-    assert np.array_equal(one.reverse.probabilities, two.reverse.probabilities)
-    assert (one.forward_tension, one.reverse_tension) == (two.forward_tension, two.reverse_tension)
+
+@pytest.fixture(scope="module")
+def ray_three_cpus():
+    """A local Ray runtime with 3 logical CPUs (3 one-CPU actors on this 2-core machine), 200 MiB object store."""
+    import ray
+
+    ray.init(address="local", num_cpus=3, object_store_memory=200 * 1024**2, include_dashboard=False, log_to_driver=False)
+    yield ray
+    ray.shutdown()
 
 
 @pytest.mark.slow
-def test_ray_workers_equal_in_process(ray_local):
+@pytest.mark.parametrize("settings", [FastAlignSettings(), FastAlignSettings(no_null_word=True, variational_bayes=False)],
+                         ids=["default", "no-null-plain-normalization"])
+def test_ray_workers_equal_in_process(ray_three_cpus, settings):
+    """Reduce-scatter over 1, 2, 3 actors (each normalizing its own range of groups) gives one process's tables."""
     from interlingua.operators.align.distributed_em import RayExecutor
 
     corpus = encode_corpus(synthetic_corpus(200, seed=4))
-    settings = FastAlignSettings()
     reference = learn_tables(corpus, settings, InProcessExecutor(corpus, 1))  # one process, one shard
-    for workers in (1, 2):
+    for workers in (1, 2, 3):
         executor = RayExecutor(corpus, workers, settings)
         try:
             on_ray = learn_tables(corpus, settings, executor)
@@ -117,7 +154,10 @@ def test_ray_workers_equal_in_process(ray_local):
             executor.close()
         assert np.array_equal(on_ray.forward.probabilities, reference.forward.probabilities)
         assert np.array_equal(on_ray.reverse.probabilities, reference.reverse.probabilities)
+        assert np.array_equal(on_ray.forward.keys, reference.forward.keys)
+        assert np.array_equal(on_ray.reverse.keys, reference.reverse.keys)
         assert (on_ray.forward_tension, on_ray.reverse_tension) == (reference.forward_tension, reference.reverse_tension)
+        assert on_ray.log == reference.log
 
 
 def test_pickle_bearing_archive_is_refused(tmp_path):
