@@ -11,16 +11,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from interlingua.core.config import Config
 
 DESCRIPTION = "mix published corpus versions (with per-source row caps) into one corpus version"
 
 
-class MixSource(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class MixSource(Config):
     corpus: str = Field(min_length=1, description="NAME (its latest version) or NAME@VERSION")
     rows: int | None = Field(None, ge=1, description="a seeded sample of this many rows; None: all rows")
 
@@ -74,24 +72,16 @@ def run(config: CorpusMixConfig, *, address: str | None = None) -> dict[str, Any
 
     published = publish_shards(writer, shard_ids, write)
     print(f"corpus-mix: {published.name}@{published.version}: {published.total_rows} rows from {len(pinned)} sources")
-    languages = _languages(store, published)
+    languages = store.languages(published.name, published.version)
     return {"corpus": f"{published.name}@{published.version}", "rows": published.total_rows, "sources": pinned,
             "languages": languages, "seconds": stages.seconds}
 
 
 def sample_rows(table, rows: int | None, seed: int):
     """``table`` itself, or a seeded sample of ``rows`` of its rows in their original order; with counters."""
-    import numpy as np
+    from interlingua.evaluation.pack.pairs import sample_indices
 
     if rows is None or rows >= table.num_rows:
         return table, {"source_rows": table.num_rows}
-    chosen = np.sort(np.random.default_rng(seed).choice(table.num_rows, rows, replace=False))
-    return table.take(chosen), {"source_rows": table.num_rows, "sampled_out": table.num_rows - rows}
-
-
-def _languages(store, manifest) -> list[str]:
-    names = [c for c in ("lang", "src_lang", "tgt_lang") if c in manifest.columns]
-    if not names:
-        return []
-    table = store.read_table(manifest.name, manifest.version, columns=names)
-    return sorted({str(v) for c in names for v in table.column(c).unique().to_pylist() if v})
+    return (table.take(sample_indices(list(range(table.num_rows)), rows, seed)),
+            {"source_rows": table.num_rows, "sampled_out": table.num_rows - rows})

@@ -96,13 +96,12 @@ def find_catalogs(locale_dir: str, languages: list[str], domains: list[str]) -> 
     import fsspec
 
     fs, root = fsspec.core.url_to_fs(locale_dir)
-    prefix = locale_dir[: len(locale_dir) - len(root)] if locale_dir.endswith(root) and "://" in locale_dir else ""
     out = {}
     for lang in languages:
         paths = sorted(fs.glob(f"{root.rstrip('/')}/{lang}/LC_MESSAGES/*.mo"))
         if domains:
             paths = [p for p in paths if p.rsplit("/", 1)[-1][:-3] in domains]
-        out[lang] = [prefix + p if prefix and not p.startswith(prefix) else p for p in paths]
+        out[lang] = [fs.unstrip_protocol(p) if "://" in locale_dir else p for p in paths]  # reopened with fsspec.open
     return out
 
 
@@ -122,11 +121,12 @@ def catalogs_digest(catalogs: dict[str, list[str]]) -> str:
 
 def _write_language(writer, shard_id: str, lang: str, paths: list[str], config: GettextBitextConfig) -> int:
     import hashlib
+    from collections import Counter
 
     import fsspec
-    import numpy as np
 
     from interlingua.core.progress import progress_bar
+    from interlingua.evaluation.pack.pairs import sample_indices
     from interlingua.operators.bitext.hygiene import HygieneSettings
     from interlingua.operators.bitext.message_catalogs import (CatalogFormatError, CatalogPairSettings, catalog_pairs,
                                                                read_mo)
@@ -166,11 +166,10 @@ def _write_language(writer, shard_id: str, lang: str, paths: list[str], config: 
             part["tgt"].append(translation)
     bar.close()
     if config.pairs_per_language is not None and len(part["id"]) > config.pairs_per_language:
-        chosen = np.sort(np.random.default_rng(config.seed).choice(len(part["id"]), config.pairs_per_language, replace=False))
+        chosen = sample_indices(list(range(len(part["id"]))), config.pairs_per_language, config.seed)
         counters["sampled_out"] = len(part["id"]) - len(chosen)
-        part = {k: [v[i] for i in chosen.tolist()] for k, v in part.items()}
-    for reason in sorted({r["reason"] for r in rejects}):
-        counters[f"gettext.{reason}"] = sum(r["reason"] == reason for r in rejects)
+        part = {k: [v[i] for i in chosen] for k, v in part.items()}
+    counters.update({f"gettext.{reason}": n for reason, n in sorted(Counter(r["reason"] for r in rejects).items())})
     return write_bitext_shard(writer, shard_id, part, src_lang="en", tgt_lang=lang,
                               hygiene=HygieneSettings(max_length_ratio=config.max_length_ratio),
                               extra_rejects=rejects, counters=counters)

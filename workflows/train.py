@@ -35,7 +35,6 @@ from interlingua.workflows.word_retrieval_check import check_corpus, select_held
 DESCRIPTION = "train any objective on any corpus version; evaluate base vs tuned on the pack; register"
 #: ``train.entity_vectors`` value meaning "the corpus's own ``<corpus>-entities`` version" (the default for EASE).
 CORPUS_ENTITIES = "corpus"
-LANGUAGE_COLUMNS = ("lang", "src_lang", "tgt_lang")
 #: Sentence columns of a bitext corpus, compared with the benchmark pack even when the objective reads other columns.
 SENTENCE_COLUMNS = ("src", "tgt")
 
@@ -127,7 +126,7 @@ def run(config: TrainWorkflowConfig, *, address: str | None = None) -> dict[str,
             train = train.model_copy(update={"options": {**train.options,
                                                          "ease": {**train.options["ease"], "entity_vectors": vectors}}})
             corpus_versions[entities.name] = entities.version
-        languages = _languages(store, manifest)
+        languages = store.languages(manifest.name, manifest.version)
         heldout_rows = wanted_rows(config.word_retrieval_rows, train.objective)
         word_cols = word_columns(train, mapping)
         if heldout_rows:
@@ -222,15 +221,6 @@ def _manifest(store, name: str, version: str | None):
         return store.manifest(name, version or LATEST)
     except CorpusLookupError as err:
         raise UserError(f"{err} (build it first with its corpus workflow: interlingua run ...)") from None
-
-
-def _languages(store, manifest) -> list[str]:
-    """Distinct values of the corpus's language columns (lang, src_lang, tgt_lang), sorted."""
-    columns = [c for c in LANGUAGE_COLUMNS if c in manifest.columns]
-    if not columns:
-        return []
-    table = store.read_table(manifest.name, manifest.version, columns=columns)
-    return sorted({str(v) for c in columns for v in table.column(c).unique().to_pylist() if v})
 
 
 def _dataset(store, manifest, mapping: dict[str, str], train: TrainConfig, config: TrainWorkflowConfig, pack,

@@ -113,16 +113,15 @@ def title_lead_pairs(languages: list[str], monolingual: bool, banned: set[str]
 
 def _write_shard(writer, shard_id: str, rows: list[tuple[str, str, str]], left_out: list[tuple[str, str, str]],
                  config: WikiTitleLeadConfig) -> int:
-    import numpy as np
-
+    from interlingua.evaluation.pack.pairs import sample_indices
     from interlingua.operators.bitext.hygiene import HygieneSettings
     from interlingua.workflows.bitext_source import write_bitext_shard
 
     counters = {"articles": len(rows), "in_pack": len(left_out)}
     if config.pairs_per_direction is not None and len(rows) > config.pairs_per_direction:
-        chosen = np.sort(np.random.default_rng(config.seed).choice(len(rows), config.pairs_per_direction, replace=False))
+        chosen = sample_indices(list(range(len(rows))), config.pairs_per_direction, config.seed)
         counters["sampled_out"] = len(rows) - len(chosen)
-        rows = [rows[i] for i in chosen.tolist()]
+        rows = [rows[i] for i in chosen]
     src_lang, tgt_lang = shard_id.split("-")
     extra = [{"operator": "wiki_title_lead", "reason": "in_pack", "row": {"id": i, "src": t, "tgt": lead}}
              for i, t, lead in left_out]

@@ -62,18 +62,19 @@ def select_heldout(store, manifest, rows: int, seed: int, wanted: dict[str, str]
     import numpy as np
     import pyarrow.compute as pc
 
+    from interlingua.evaluation.pack.pairs import sample_indices
+
     table = store.read_table(manifest.name, manifest.version, columns=[ID_COLUMN, *dict.fromkeys(wanted.values())])
     ids = table.column(ID_COLUMN)
     if pc.count_distinct(ids).as_py() != table.num_rows or ids.null_count:
         raise UserError(f"{manifest.name}@{manifest.version}: the '{ID_COLUMN}' column is not unique, so held-out word "
                         f"retrieval rows cannot be told from training rows (set word_retrieval_rows=0)")
-    pairs = table.column(wanted["pairs"]).to_pylist()
-    usable = [k for k, cell in enumerate(pairs) if cell is not None and len(cell) > 0]
+    lengths = pc.fill_null(pc.list_value_length(table.column(wanted["pairs"])), 0)
+    usable = np.flatnonzero(lengths.to_numpy() > 0).tolist()  # rows with at least one word pair
     if rows >= len(usable):
         raise UserError(f"word_retrieval_rows={rows} leaves nothing to train on: {manifest.name}@{manifest.version} has "
                         f"{len(usable)} rows with word pairs; hold out fewer")
-    chosen = sorted(int(k) for k in np.random.default_rng(seed).choice(len(usable), size=rows, replace=False))
-    picked = table.take([usable[k] for k in chosen])
+    picked = table.take(sample_indices(usable, rows, seed))
     return {"id": [str(v) for v in picked.column(ID_COLUMN).to_pylist()],
             "src_tokens": picked.column(wanted["src_tokens"]).to_pylist(),
             "tgt_tokens": picked.column(wanted["tgt_tokens"]).to_pylist(),

@@ -61,6 +61,8 @@ if TYPE_CHECKING:
     import ray.data
 
 LATEST = "latest"
+#: Columns that name a row's language(s) in the corpora the workflows write.
+LANGUAGE_COLUMNS = ("lang", "src_lang", "tgt_lang")
 """The version name that resolves through the ``latest`` pointer."""
 
 REJECTS_SCHEMA = pa.schema(
@@ -270,6 +272,16 @@ class CorpusStore:
             for shard in manifest.shards
         ]
         return pa.concat_tables(tables)
+
+    def languages(self, name: str, version: str = LATEST) -> list[str]:
+        """The distinct values of the version's language columns (``lang``, ``src_lang``, ``tgt_lang``), sorted;
+        [] for a corpus without them."""
+        manifest = self.manifest(name, version)
+        columns = [c for c in LANGUAGE_COLUMNS if c in manifest.columns]
+        if not columns:
+            return []
+        table = self.read_table(manifest.name, manifest.version, columns=columns)
+        return sorted({str(v) for c in columns for v in table.column(c).unique().to_pylist() if v})
 
     def read_rejects(self, name: str, version: str = LATEST) -> pa.Table:
         """All rejected rows of a published version (``REJECTS_SCHEMA``), shards in order."""

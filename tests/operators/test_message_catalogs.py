@@ -82,9 +82,9 @@ def test_msgfmt_output_parses_to_the_po_entries(compiled):
 
 def test_agrees_with_python_gettext(compiled):
     reference = gettext.GNUTranslations(io.BytesIO(compiled))
-    for entry in read_mo(compiled):
-        if not entry.msgid:
-            continue
+    entries = [entry for entry in read_mo(compiled) if entry.msgid]
+    assert len(entries) == 4  # the PO's translated messages; the untranslated one is not compiled
+    for entry in entries:
         if entry.msgid_plural:
             assert reference.ngettext(entry.msgid, entry.msgid_plural, 1) == entry.translations[0]
             assert reference.ngettext(entry.msgid, entry.msgid_plural, 5) == entry.translations[1]

@@ -161,3 +161,10 @@ def test_corpus_mix_refuses_unknown_sources_and_different_columns(tmp_path):
         corpus_mix.run(corpus_mix.CorpusMixConfig(sources=[{"corpus": "a"}, {"corpus": "c"}], state_dir=str(tmp_path)))
     with pytest.raises(ConfigError, match="sources"):
         load_config(corpus_mix.CorpusMixConfig, None, ["sources=[]"])
+
+
+def test_gettext_catalogs_found_through_an_fsspec_url(locale_dir):
+    plain = gettext_bitext.find_catalogs(str(locale_dir), ["de", "fr"], ["apt"])
+    url = gettext_bitext.find_catalogs(f"file://{locale_dir}", ["de", "fr"], ["apt"])
+    assert url == {lang: [f"file://{p}" for p in paths] for lang, paths in plain.items()} and len(plain["de"]) == 1
+    assert gettext_bitext.catalogs_digest(url) == gettext_bitext.catalogs_digest(plain)

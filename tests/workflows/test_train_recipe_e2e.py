@@ -36,6 +36,21 @@ def _summary(stdout: str) -> dict:
     return json.loads(stdout[stdout.rindex("\n{\n") + 1:])
 
 
+def _tuned_stage(version: str, model: Path, pack: Path, registered_model: str, seed: bool = False) -> str:
+    """A recipe's ``tuned`` stage: 2 training steps of the tiny model on the tiny corpus (``train.seed: ${seed}``)."""
+    seeded = ', seed: "${seed}"' if seed else ""
+    return f"""  tuned:
+    workflow: train
+    config:
+      corpus: tiny
+      version: {version}
+      model: {model}
+      pack: {pack}
+      registered_model: {registered_model}
+      train: {{max_steps: 2, batch_size: 4, max_length: 16, lr: 1.0e-3, warmup_steps: 0{seeded}}}
+      eval_seeds: [1]"""
+
+
 def _setup(tmp_path: Path) -> tuple[dict, Path, Path, str]:
     import pyarrow as pa
 
@@ -102,16 +117,7 @@ def test_train_then_recipe_with_combination(tmp_path):
     recipe.write_text(f"""
 name: tiny-two
 stages:
-  tuned:
-    workflow: train
-    config:
-      corpus: tiny
-      version: {version}
-      model: {model}
-      pack: {pack}
-      registered_model: tiny-recipe
-      train: {{max_steps: 2, batch_size: 4, max_length: 16, lr: 1.0e-3, warmup_steps: 0}}
-      eval_seeds: [1]
+{_tuned_stage(version, model, pack, "tiny-recipe")}
   both:
     workflow: combine
     config:
@@ -148,16 +154,7 @@ def test_seeded_recipe_trains_per_seed_interpolates_and_tabulates(tmp_path):
 name: tiny-seeds
 seeds: [1, 2]
 stages:
-  tuned:
-    workflow: train
-    config:
-      corpus: tiny
-      version: {version}
-      model: {model}
-      pack: {pack}
-      registered_model: tiny-seeded
-      train: {{max_steps: 2, batch_size: 4, max_length: 16, lr: 1.0e-3, warmup_steps: 0, seed: "${{seed}}"}}
-      eval_seeds: [1]
+{_tuned_stage(version, model, pack, "tiny-seeded", seed=True)}
   mix:
     workflow: interpolate
     config:
