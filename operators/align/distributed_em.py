@@ -19,7 +19,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from interlingua.operators.align.fast_align_em import EncodedCorpus, Entries, EStepShard, MStepRanges, learn_tables
+from interlingua.operators.align.fast_align_em import EncodedCorpus, EStepShard, MStepRanges, learn_tables
 
 
 class _ShardActor:
@@ -27,6 +27,7 @@ class _ShardActor:
 
     def __init__(self, src, tgt, src_start, tgt_start, stride, settings=None):
         self.busy: dict[str, float] = {}
+        self.spans: list[tuple[str, float, float]] = []  # (method, start, stop), wall clock (time.time)
         if settings is not None:
             warm_up(settings)  # numba's compiled code loaded at start-up, not in the first iteration
         self.shard = EStepShard(np.asarray(src), np.asarray(tgt), np.asarray(src_start), np.asarray(tgt_start), stride)
@@ -41,21 +42,23 @@ class _ShardActor:
     def resolve(self, keys: np.ndarray, stride: int) -> bool:
         with self._timed("resolve"):
             self.keys, self.stride = keys, stride
-            self.shard.resolve(Entries.from_keys(keys, stride))
+            self.shard.resolve(keys)
         return True
 
     def prepare(self, m_step: MStepRanges, part: int) -> bool:
-        self.m_step, self.part = m_step, part
+        with self._timed("prepare"):
+            self.m_step, self.part = m_step, part
+            self.slots = m_step.slots(self.shard.global_index)
         return True
 
     def e_step(self, tensions, settings, *normalized):
         """The shard's counts as one slice per range (:meth:`MStepRanges.split`), then its statistics."""
         with self._timed("tables"):
-            t_forward, t_reverse = self.m_step.tables(normalized)
+            t_forward, t_reverse = self.slots.tables(normalized)
         with self._timed("e_step"):
             counts_f, counts_r, stats = self.shard.e_step(t_forward, t_reverse, tensions, settings)
         with self._timed("split"):
-            return (*self.m_step.split(counts_f, counts_r), stats)
+            return (*self.slots.split(counts_f, counts_r), stats)
 
     def normalize(self, settings, *slices):
         """This actor's range of the next tables from every shard's slice of it (in shard order)."""
@@ -72,13 +75,18 @@ class _ShardActor:
         return {"busy_s": sum(self.busy.values()), "process_cpu_s": time.process_time(),
                 **{f"busy_{name}_s": seconds for name, seconds in self.busy.items()}}
 
+    def timeline(self) -> list[tuple[str, float, float]]:
+        """(method, start, stop) of every timed call so far, wall-clock seconds (``time.time``)."""
+        return self.spans
+
     @contextmanager
     def _timed(self, name: str):
-        start = time.perf_counter()
+        start, wall = time.perf_counter(), time.time()
         try:
             yield
         finally:
             self.busy[name] = self.busy.get(name, 0.0) + time.perf_counter() - start
+            self.spans.append((name, wall, time.time()))
 
 
 def warm_up(settings) -> None:

@@ -331,21 +331,60 @@ def _e_step(src, tgt, src_start, tgt_start, cells, null_f_entry, null_r_entry, s
         cell += n * m
 
 
-@dataclass(frozen=True)
-class Entries:
-    """The parameter entries: sorted keys ``source * stride + target`` and their hash."""
+@numba.njit(cache=True, nogil=True)
+def positions_in(sub, keys):
+    """Index in ``keys`` of each value of ``sub`` (both sorted and distinct, ``sub`` a subset): a linear merge."""
+    out = np.empty(sub.size, np.int64)
+    k = 0
+    for i in range(sub.size):
+        while k < keys.size and keys[k] < sub[i]:
+            k += 1
+        if k == keys.size or keys[k] != sub[i]:
+            raise ValueError("a shard key is missing from the merged keys")
+        out[i] = k
+    return out
 
-    keys: np.ndarray
-    stride: int
-    hash: RowHash
 
-    @classmethod
-    def from_keys(cls, keys: np.ndarray, stride: int) -> Entries:
-        return cls(keys, stride, RowHash.build(keys // stride, keys % stride, stride))
+@numba.njit(cache=True, nogil=True)
+def _merge_distinct(a, b):
+    """The sorted distinct union of two sorted distinct arrays."""
+    out = np.empty(a.size + b.size, np.int64)
+    i = j = k = 0
+    while i < a.size and j < b.size:
+        if a[i] < b[j]:
+            out[k] = a[i]
+            i += 1
+        elif b[j] < a[i]:
+            out[k] = b[j]
+            j += 1
+        else:
+            out[k] = a[i]
+            i += 1
+            j += 1
+        k += 1
+    while i < a.size:
+        out[k] = a[i]
+        i += 1
+        k += 1
+    while j < b.size:
+        out[k] = b[j]
+        j += 1
+        k += 1
+    return out[:k]
+
+
+def merge_distinct(parts: Sequence[np.ndarray]) -> np.ndarray:
+    """The sorted distinct union of sorted distinct int64 arrays (linear merges, pairwise)."""
+    parts = [np.asarray(p, np.int64) for p in parts] or [np.zeros(0, np.int64)]
+    while len(parts) > 1:
+        parts = [_merge_distinct(parts[k], parts[k + 1]) if k + 1 < len(parts) else parts[k] for k in range(0, len(parts), 2)]
+    return parts[0]
 
 
 class EStepShard:
-    """One shard of pairs, its cells resolved to entries once; :meth:`e_step` per iteration."""
+    """One shard of pairs and its *local entries* (the entries its cells and NULL cells touch), cells resolved to
+    local entries once; :meth:`e_step` per iteration on local-size tables (:class:`ShardSlots` maps them to the
+    M-step's ranges)."""
 
     def __init__(self, src: np.ndarray, tgt: np.ndarray, src_start: np.ndarray, tgt_start: np.ndarray, stride: int):
         self.src, self.tgt, self.src_start, self.tgt_start, self.stride = src, tgt, src_start, tgt_start, stride
@@ -357,20 +396,27 @@ class EStepShard:
         self.prior_size = int(sizes.sum())
 
     def distinct_keys(self) -> np.ndarray:
-        """Sorted distinct (source, target) keys of the shard's cells (the initial pass)."""
-        return sorted_distinct(_cell_keys(self.src, self.tgt, self.src_start, self.tgt_start, self.stride))
+        """The initial pass: sorted distinct keys of the shard's cells, (NULL, target word) and (source word, NULL)
+        cells; they are the shard's local entries, in this order."""
+        null_keys = np.concatenate((NULL_ID * self.stride + self.tgt, self.src * self.stride + NULL_ID))
+        cells = _cell_keys(self.src, self.tgt, self.src_start, self.tgt_start, self.stride)
+        self.local_keys = sorted_distinct(np.concatenate((cells, null_keys)))
+        return self.local_keys
 
-    def resolve(self, entries: Entries) -> None:
-        """Resolve every cell and NULL cell to its entry index (once, before the iterations)."""
-        h = entries.hash
-        keys = _cell_keys(self.src, self.tgt, self.src_start, self.tgt_start, self.stride)
-        self.cells = _entries_of(keys, self.stride, h.row_start, h.row_mask, h.columns, h.entry)
+    def resolve(self, keys: np.ndarray) -> None:
+        """``global_index``: each local entry's index in ``keys`` (every shard's keys, merged); every cell and NULL
+        cell resolved to its local entry (once, before the iterations)."""
+        local = self.local_keys
+        self.global_index = positions_in(local, keys)
+        h = RowHash.build(local // self.stride, local % self.stride, self.stride)
+        cell_keys = _cell_keys(self.src, self.tgt, self.src_start, self.tgt_start, self.stride)
+        self.cells = _entries_of(cell_keys, self.stride, h.row_start, h.row_mask, h.columns, h.entry)
         self.null_f = h.find(np.full(self.tgt.size, NULL_ID), self.tgt)
         self.null_r = h.find(self.src, np.full(self.src.size, NULL_ID))
 
     def e_step(self, t_forward: np.ndarray, t_reverse: np.ndarray, tensions: tuple[float, float], settings) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Expected counts (forward, reverse, per entry) and :data:`STATS` of the shard, int64 fixed point
-        (:data:`COUNT_SCALE`, :data:`STATS_SCALE`)."""
+        """Expected counts (forward, reverse, per local entry) and :data:`STATS` of the shard, int64 fixed point
+        (:data:`COUNT_SCALE`, :data:`STATS_SCALE`); ``t_forward`` / ``t_reverse`` per local entry."""
         p0 = settings.prob_align_null if not settings.no_null_word else 0.0
         if settings.favor_diagonal:
             f_prior = _priors(self.shape_n, self.shape_m, self.shape_offset, self.prior_size, tensions[0], p0)
@@ -433,13 +479,22 @@ class MStepRanges:
         return ((self.forward_order, self.forward_groups, self.forward_cuts),
                 (self.reverse_order, self.reverse_groups, self.reverse_cuts))
 
-    def split(self, counts_f: np.ndarray, counts_r: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
-        """A shard's expected counts (per entry) as one (forward, reverse) slice per range, in range order."""
-        slices = []
-        for counts, (order, groups, cuts) in zip((counts_f, counts_r), self._directions()):
-            ordered, at = _gather(counts, order), groups[cuts]
-            slices.append([ordered[at[p]:at[p + 1]] for p in range(self.parts)])
-        return list(zip(*slices))
+    def slots(self, global_index: np.ndarray) -> ShardSlots:
+        """Where a shard's local entries (``global_index``: each one's entry index, increasing) sit in the ranges."""
+        rank = np.full(self.entries, -1, np.int64)
+        rank[global_index] = np.arange(global_index.size, dtype=np.int64)
+        local, position, bounds, sizes = [], [], [], []
+        for order, groups, cuts in self._directions():
+            in_order = _gather(rank, order)  # each member entry's local index (-1: not the shard's), in range order
+            at = np.flatnonzero(in_order >= 0)
+            starts = groups[cuts]
+            cut = np.searchsorted(at, starts)
+            part = np.repeat(np.arange(self.parts), np.diff(cut))
+            local.append(in_order[at])
+            position.append(at - starts[:-1][part])
+            bounds.append(cut)
+            sizes.append(np.diff(starts))
+        return ShardSlots(global_index.size, tuple(local), tuple(position), tuple(bounds), tuple(sizes))
 
     def normalize(self, part: int, slices: Sequence[tuple[np.ndarray, np.ndarray]], settings) -> tuple[np.ndarray, np.ndarray]:
         """Range ``part``'s (forward, reverse) probabilities from every shard's slice of it (in shard order)."""
@@ -449,19 +504,6 @@ class MStepRanges:
             starts = groups[cuts[part]:cuts[part + 1] + 1] - groups[cuts[part]]
             t = np.empty(counts.size)
             _normalize_groups(counts, starts, settings.alpha, settings.variational_bayes, t)
-            out.append(t)
-        return out[0], out[1]
-
-    def tables(self, normalized: Sequence[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
-        """Whole (forward, reverse) tables per entry from every range's probabilities (none yet: uninitialized)."""
-        if not normalized:
-            return np.full(self.entries, UNINITIALIZED_PROBABILITY), np.full(self.entries, UNINITIALIZED_PROBABILITY)
-        out = []
-        for d, (order, groups, cuts) in enumerate(self._directions()):
-            t = np.zeros(self.entries)  # entries outside a direction's table are never read by its E-step
-            at = groups[cuts]
-            for p, part in enumerate(normalized):
-                _scatter(t, order[at[p]:at[p + 1]], part[d])
             out.append(t)
         return out[0], out[1]
 
@@ -484,6 +526,51 @@ class MStepRanges:
             probabilities = np.concatenate([p[2 * d + 1] for p in parts]).astype(np.float64)
             sort = np.argsort(keys, kind="stable")
             out.append(LexicalTable(vocabulary, keys[sort], probabilities[sort]))
+        return out[0], out[1]
+
+
+@dataclass(frozen=True)
+class ShardSlots:
+    """Where one shard's local entries sit in the M-step's ranges (:meth:`MStepRanges.slots`), per direction.
+
+    ``local[d]`` lists the shard's local entries that belong to direction ``d``'s table, in range order;
+    ``position[d]`` is each one's position in its range's slice; ``bounds[d][p] .. bounds[d][p + 1]`` are
+    range ``p``'s among them and ``sizes[d][p]`` the size of range ``p``'s slice. A shard scatters its local
+    counts straight into each range's slice (:meth:`split`) and gathers its local entries' probabilities
+    from each range's (:meth:`tables`), so neither handles an entry the shard never touches.
+    """
+
+    size: int  # local entries
+    local: tuple[np.ndarray, np.ndarray]
+    position: tuple[np.ndarray, np.ndarray]
+    bounds: tuple[np.ndarray, np.ndarray]
+    sizes: tuple[np.ndarray, np.ndarray]
+
+    def split(self, counts_f: np.ndarray, counts_r: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+        """The shard's local counts as one (forward, reverse) slice per range, in range order (zero where the shard
+        has no count)."""
+        slices = []
+        for d, counts in enumerate((counts_f, counts_r)):
+            local, position, bounds = self.local[d], self.position[d], self.bounds[d]
+            per_range = []
+            for p in range(bounds.size - 1):
+                out = np.zeros(self.sizes[d][p], np.int64)
+                _move(out, position[bounds[p]:bounds[p + 1]], counts, local[bounds[p]:bounds[p + 1]])
+                per_range.append(out)
+            slices.append(per_range)
+        return list(zip(*slices))
+
+    def tables(self, normalized: Sequence[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
+        """(forward, reverse) tables per local entry from every range's probabilities (none yet: uninitialized)."""
+        if not normalized:
+            return np.full(self.size, UNINITIALIZED_PROBABILITY), np.full(self.size, UNINITIALIZED_PROBABILITY)
+        out = []
+        for d in (0, 1):
+            t = np.zeros(self.size)  # entries outside a direction's table are never read by its E-step
+            local, position, bounds = self.local[d], self.position[d], self.bounds[d]
+            for p, part in enumerate(normalized):
+                _move(t, local[bounds[p]:bounds[p + 1]], part[d], position[bounds[p]:bounds[p + 1]])
+            out.append(t)
         return out[0], out[1]
 
 
@@ -518,17 +605,16 @@ class InProcessExecutor:
 
     def resolve(self, keys: np.ndarray, stride: int) -> None:
         self.keys, self.stride = keys, stride
-        entries = Entries.from_keys(keys, stride)
         for shard in self.shards:
-            shard.resolve(entries)
+            shard.resolve(keys)
 
     def prepare(self, m_step: MStepRanges) -> None:
         self.m_step = m_step
+        self.slots = [m_step.slots(shard.global_index) for shard in self.shards]
 
     def iterate(self, tensions, settings) -> list[np.ndarray]:
-        t_forward, t_reverse = self.m_step.tables(self.normalized)
-        results = [shard.e_step(t_forward, t_reverse, tensions, settings) for shard in self.shards]
-        slices = [self.m_step.split(counts_f, counts_r) for counts_f, counts_r, _ in results]
+        results = [shard.e_step(*slots.tables(self.normalized), tensions, settings) for shard, slots in zip(self.shards, self.slots)]
+        slices = [slots.split(counts_f, counts_r) for slots, (counts_f, counts_r, _) in zip(self.slots, results)]
         self.normalized = [self.m_step.normalize(p, [s[p] for s in slices], settings) for p in range(self.parts)]
         return [stats for _, _, stats in results]
 
@@ -561,10 +647,9 @@ def learn_tables(corpus: EncodedCorpus, settings, executor=None, progress: Calla
                          f"{max(corpus.src.size, corpus.tgt.size):,}: split the corpus")
     executor = executor or InProcessExecutor(corpus)
     stride = len(corpus.vocabulary) + 1
-    # initial pass: co-occurring cells, plus (NULL, target word) and (source word, NULL)
-    null_keys = np.concatenate((NULL_ID * stride + sorted_distinct(corpus.tgt), sorted_distinct(corpus.src) * stride + NULL_ID))
-    keys = sorted_distinct(np.concatenate(executor.distinct_keys() + [null_keys]))
-    executor.resolve(keys, stride)  # shards build the entries' hash and resolve their cells; meanwhile:
+    # initial pass: each shard's co-occurring cells, (NULL, target word) and (source word, NULL), merged
+    keys = merge_distinct(executor.distinct_keys())
+    executor.resolve(keys, stride)  # shards map their local entries to these and resolve their cells; meanwhile:
     executor.prepare(MStepRanges.build(keys, stride, corpus, settings, executor.parts))
     shapes = _shapes(corpus)
     tensions = [settings.diagonal_tension, settings.diagonal_tension]
@@ -667,9 +752,10 @@ def _gather(values, index):
 
 
 @numba.njit(cache=True, nogil=True)
-def _scatter(out, index, values):
-    for k in range(index.size):
-        out[index[k]] = values[k]
+def _move(out, to, values, at):
+    """out[to[k]] = values[at[k]]."""
+    for k in range(to.size):
+        out[to[k]] = values[at[k]]
 
 
 def _shapes(corpus: EncodedCorpus) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
