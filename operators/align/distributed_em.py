@@ -54,11 +54,11 @@ class _ShardActor:
     def e_step(self, tensions, settings, *normalized):
         """The shard's counts as one slice per range (:meth:`MStepRanges.split`), then its statistics."""
         with self._timed("tables"):
-            t_forward, t_reverse = self.slots.tables(normalized)
+            t = self.slots.tables(normalized)
         with self._timed("e_step"):
-            counts_f, counts_r, stats = self.shard.e_step(t_forward, t_reverse, tensions, settings)
+            counts, stats = self.shard.e_step(t, tensions, settings)
         with self._timed("split"):
-            return (*self.slots.split(counts_f, counts_r), stats)
+            return (*self.slots.split(counts), stats)
 
     def normalize(self, settings, *slices):
         """This actor's range of the next tables from every shard's slice of it (in shard order)."""

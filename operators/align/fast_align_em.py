@@ -216,40 +216,96 @@ def _normalize_groups(counts, group_start, alpha, variational_bayes, out):
 # -- the E-step of one shard -------------------------------------------------------------------
 
 
-@numba.njit(cache=True, nogil=True)
-def _cell_keys(src, tgt, src_start, tgt_start, stride):
-    """Key ``source * stride + target`` of every cell (pair by pair, source-major)."""
-    total = 0
-    for s in range(src_start.size - 1):
-        total += (src_start[s + 1] - src_start[s]) * (tgt_start[s + 1] - tgt_start[s])
-    out = np.empty(total, np.int64)
-    k = 0
-    for s in range(src_start.size - 1):
-        for i in range(src_start[s], src_start[s + 1]):
-            for j in range(tgt_start[s], tgt_start[s + 1]):
-                out[k] = src[i] * stride + tgt[j]
-                k += 1
-    return out
-
-
 def sorted_distinct(keys: np.ndarray) -> np.ndarray:
     """The distinct values of ``keys``, sorted (same as ``np.unique(keys)``).
 
     Sort-based on purpose: NumPy 2.4's plain ``np.unique`` takes a hash path that costs seconds on the
     millions of distinct int64 keys a Bible-size corpus has (8.9 s vs 0.04 s for 3.8 M keys).
     """
-    ordered = np.sort(keys)
-    if ordered.size < 2:
-        return ordered
-    return ordered[np.concatenate(([True], ordered[1:] != ordered[:-1]))]
+    return _distinct_of_sorted(np.sort(keys))
 
 
 @numba.njit(cache=True, nogil=True)
-def _entries_of(keys, stride, row_start, row_mask, columns, entry):
-    out = np.empty(keys.size, np.int64)
-    for k in range(keys.size):
-        out[k] = entry[find_slot(row_start, row_mask, columns, keys[k] // stride, keys[k] % stride)]
+def _distinct_of_sorted(ordered):
+    """The distinct values of a sorted array (a new array)."""
+    count = 1 if ordered.size else 0
+    for k in range(1, ordered.size):
+        count += ordered[k] != ordered[k - 1]
+    out = np.empty(count, ordered.dtype)
+    at = 0
+    for k in range(ordered.size):
+        if k == 0 or ordered[k] != ordered[k - 1]:
+            out[at] = ordered[k]
+            at += 1
     return out
+
+
+@numba.njit(cache=True, nogil=True)
+def _shard_keys(src, tgt, src_start, tgt_start, stride, null_id):
+    """Keys ``source * stride + target`` of every cell (pair by pair, source-major), then of every (NULL, target word)
+    and (source word, NULL), in one array."""
+    cells = 0
+    for s in range(src_start.size - 1):
+        cells += (src_start[s + 1] - src_start[s]) * (tgt_start[s + 1] - tgt_start[s])
+    out = np.empty(cells + tgt.size + src.size, np.int64)
+    k = 0
+    for s in range(src_start.size - 1):
+        for i in range(src_start[s], src_start[s + 1]):
+            for j in range(tgt_start[s], tgt_start[s + 1]):
+                out[k] = src[i] * stride + tgt[j]
+                k += 1
+    for j in range(tgt.size):
+        out[k + j] = null_id * stride + tgt[j]
+    for i in range(src.size):
+        out[k + tgt.size + i] = src[i] * stride + null_id
+    return out
+
+
+@numba.njit(cache=True, nogil=True)
+def _resolve_cells(src, tgt, src_start, tgt_start, row_start, row_mask, columns, entry, entries, null_id):
+    """Every cell's, (NULL, target word)'s and (source word, NULL)'s local entry, entries numbered in order of first
+    use (pair by pair: its NULL cells, then its cells), so the entries a pair uses sit together in memory.
+
+    ``entry``: the hash's sorted-key index per slot. Returns cells, NULL cells of the targets, of the sources,
+    and each local entry's sorted-key index (``entries`` of them, every one used).
+    """
+    number = np.full(entries, -1, np.int64)
+    sorted_index = np.empty(entries, np.int64)
+    total = 0
+    for s in range(src_start.size - 1):
+        total += (src_start[s + 1] - src_start[s]) * (tgt_start[s + 1] - tgt_start[s])
+    cells = np.empty(total, np.int64)
+    null_f = np.empty(tgt.size, np.int64)
+    null_r = np.empty(src.size, np.int64)
+    used = 0
+    cell = 0
+    for s in range(src_start.size - 1):
+        for j in range(tgt_start[s], tgt_start[s + 1]):
+            e = entry[find_slot(row_start, row_mask, columns, null_id, tgt[j])]
+            if number[e] < 0:
+                number[e] = used
+                sorted_index[used] = e
+                used += 1
+            null_f[j] = number[e]
+        for i in range(src_start[s], src_start[s + 1]):
+            e = entry[find_slot(row_start, row_mask, columns, src[i], null_id)]
+            if number[e] < 0:
+                number[e] = used
+                sorted_index[used] = e
+                used += 1
+            null_r[i] = number[e]
+        for i in range(src_start[s], src_start[s + 1]):
+            for j in range(tgt_start[s], tgt_start[s + 1]):
+                e = entry[find_slot(row_start, row_mask, columns, src[i], tgt[j])]
+                if number[e] < 0:
+                    number[e] = used
+                    sorted_index[used] = e
+                    used += 1
+                cells[cell] = number[e]
+                cell += 1
+    if used != entries:
+        raise ValueError("a local entry is used by no cell")
+    return cells, null_f, null_r, sorted_index
 
 
 @numba.njit(cache=True, nogil=True)
@@ -273,8 +329,11 @@ def _fixed(value, scale):
 
 @numba.njit(cache=True, nogil=True)
 def _e_step(src, tgt, src_start, tgt_start, cells, null_f_entry, null_r_entry, shape_of, f_offset, r_offset,
-            f_prior, r_prior, t_forward, t_reverse, use_null, favor_diagonal, p0, counts_f, counts_r, stats):
-    """Accumulate both directions' expected counts of the shard's pairs into counts_f / counts_r (int64, fixed point)."""
+            f_prior, r_prior, t, use_null, favor_diagonal, p0, counts, stats):
+    """Accumulate both directions' expected counts of the shard's pairs into ``counts`` (int64, fixed point).
+
+    ``t[e]`` holds entry ``e``'s forward and reverse probabilities side by side and ``counts[e]`` its two counts,
+    so a cell reads one cache line of ``t`` and updates one of ``counts``."""
     max_cells, max_n, max_m = 1, 1, 1
     for s in range(src_start.size - 1):
         n, m = src_start[s + 1] - src_start[s], tgt_start[s + 1] - tgt_start[s]
@@ -291,28 +350,28 @@ def _e_step(src, tgt, src_start, tgt_start, cells, null_f_entry, null_r_entry, s
         uniform_r = 1.0 / (m + (1.0 if use_null else 0.0))
         shape = shape_of[s]
         for j in range(m):
-            sum_f[j] = t_forward[null_f_entry[c + j]] * (p0 if favor_diagonal else uniform_f) if use_null else 0.0
+            sum_f[j] = t[null_f_entry[c + j], 0] * (p0 if favor_diagonal else uniform_f) if use_null else 0.0
         for i in range(n):
-            sum_r[i] = t_reverse[null_r_entry[a + i]] * (p0 if favor_diagonal else uniform_r) if use_null else 0.0
+            sum_r[i] = t[null_r_entry[a + i], 1] * (p0 if favor_diagonal else uniform_r) if use_null else 0.0
         for i in range(n):
             for j in range(m):
                 k = i * m + j
                 entry = cells[cell + k]
                 # forward: source i + 1 of n generates target j; reverse: target j + 1 of m generates source i
-                pf[k] = t_forward[entry] * (f_prior[f_offset[shape] + k] if favor_diagonal else uniform_f)
-                pr[k] = t_reverse[entry] * (r_prior[r_offset[shape] + j * n + i] if favor_diagonal else uniform_r)
+                pf[k] = t[entry, 0] * (f_prior[f_offset[shape] + k] if favor_diagonal else uniform_f)
+                pr[k] = t[entry, 1] * (r_prior[r_offset[shape] + j * n + i] if favor_diagonal else uniform_r)
                 sum_f[j] += pf[k]
                 sum_r[i] += pr[k]
         if use_null:
             for j in range(m):
-                q = t_forward[null_f_entry[c + j]] * (p0 if favor_diagonal else uniform_f) / sum_f[j]
+                q = t[null_f_entry[c + j], 0] * (p0 if favor_diagonal else uniform_f) / sum_f[j]
                 fixed = _fixed(q, COUNT_SCALE)
-                counts_f[null_f_entry[c + j]] += fixed
+                counts[null_f_entry[c + j], 0] += fixed
                 stats[4] += fixed
             for i in range(n):
-                q = t_reverse[null_r_entry[a + i]] * (p0 if favor_diagonal else uniform_r) / sum_r[i]
+                q = t[null_r_entry[a + i], 1] * (p0 if favor_diagonal else uniform_r) / sum_r[i]
                 fixed = _fixed(q, COUNT_SCALE)
-                counts_r[null_r_entry[a + i]] += fixed
+                counts[null_r_entry[a + i], 1] += fixed
                 stats[5] += fixed
         for i in range(n):
             for j in range(m):
@@ -320,8 +379,8 @@ def _e_step(src, tgt, src_start, tgt_start, cells, null_f_entry, null_r_entry, s
                 entry = cells[cell + k]
                 qf = pf[k] / sum_f[j]
                 qr = pr[k] / sum_r[i]
-                counts_f[entry] += _fixed(qf, COUNT_SCALE)
-                counts_r[entry] += _fixed(qr, COUNT_SCALE)
+                counts[entry, 0] += _fixed(qf, COUNT_SCALE)
+                counts[entry, 1] += _fixed(qr, COUNT_SCALE)
                 stats[2] += _fixed(abs((i + 1) / n - j / m) * qf, COUNT_SCALE)
                 stats[3] += _fixed(abs((j + 1) / m - i / n) * qr, COUNT_SCALE)
         for j in range(m):
@@ -397,26 +456,28 @@ class EStepShard:
 
     def distinct_keys(self) -> np.ndarray:
         """The initial pass: sorted distinct keys of the shard's cells, (NULL, target word) and (source word, NULL)
-        cells; they are the shard's local entries, in this order."""
-        null_keys = np.concatenate((NULL_ID * self.stride + self.tgt, self.src * self.stride + NULL_ID))
-        cells = _cell_keys(self.src, self.tgt, self.src_start, self.tgt_start, self.stride)
-        self.local_keys = sorted_distinct(np.concatenate((cells, null_keys)))
+        cells (its local entries)."""
+        keys = _shard_keys(self.src, self.tgt, self.src_start, self.tgt_start, self.stride, NULL_ID)
+        keys.sort()  # in place: one array of the shard's cell count, not three
+        self.local_keys = _distinct_of_sorted(keys)
         return self.local_keys
 
     def resolve(self, keys: np.ndarray) -> None:
-        """``global_index``: each local entry's index in ``keys`` (every shard's keys, merged); every cell and NULL
-        cell resolved to its local entry (once, before the iterations)."""
+        """Every cell and NULL cell resolved to its local entry (once, before the iterations); ``global_index``: each
+        local entry's index in ``keys`` (every shard's keys, merged). Local entries are numbered in order of first
+        use (:func:`_resolve_cells`): the E-step's reads and writes then stay in fewer cache lines and pages."""
         local = self.local_keys
-        self.global_index = positions_in(local, keys)
         h = RowHash.build(local // self.stride, local % self.stride, self.stride)
-        cell_keys = _cell_keys(self.src, self.tgt, self.src_start, self.tgt_start, self.stride)
-        self.cells = _entries_of(cell_keys, self.stride, h.row_start, h.row_mask, h.columns, h.entry)
-        self.null_f = h.find(np.full(self.tgt.size, NULL_ID), self.tgt)
-        self.null_r = h.find(self.src, np.full(self.src.size, NULL_ID))
+        self.cells, self.null_f, self.null_r, sorted_index = _resolve_cells(
+            self.src, self.tgt, self.src_start, self.tgt_start, h.row_start, h.row_mask, h.columns, h.entry, local.size, NULL_ID)
+        self.global_index = positions_in(local, keys)[sorted_index]
+        self.entries = local.size
+        del self.local_keys
 
-    def e_step(self, t_forward: np.ndarray, t_reverse: np.ndarray, tensions: tuple[float, float], settings) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Expected counts (forward, reverse, per local entry) and :data:`STATS` of the shard, int64 fixed point
-        (:data:`COUNT_SCALE`, :data:`STATS_SCALE`); ``t_forward`` / ``t_reverse`` per local entry."""
+    def e_step(self, t: np.ndarray, tensions: tuple[float, float], settings) -> tuple[np.ndarray, np.ndarray]:
+        """Expected counts per local entry (forward, reverse: shape ``(entries, 2)``) and :data:`STATS` of the shard,
+        int64 fixed point (:data:`COUNT_SCALE`, :data:`STATS_SCALE`); ``t``: forward and reverse probability per
+        local entry, shape ``(entries, 2)``."""
         p0 = settings.prob_align_null if not settings.no_null_word else 0.0
         if settings.favor_diagonal:
             f_prior = _priors(self.shape_n, self.shape_m, self.shape_offset, self.prior_size, tensions[0], p0)
@@ -424,13 +485,12 @@ class EStepShard:
             r_prior = _priors(self.shape_m, self.shape_n, self.shape_offset, self.prior_size, tensions[1], p0)
         else:
             f_prior = r_prior = np.zeros(1)
-        counts_f = np.zeros(t_forward.size, np.int64)
-        counts_r = np.zeros(t_reverse.size, np.int64)
+        counts = np.zeros((self.entries, 2), np.int64)
         stats = np.zeros(len(STATS), np.int64)
         _e_step(self.src, self.tgt, self.src_start, self.tgt_start, self.cells, self.null_f, self.null_r, self.shape_of,
-                self.shape_offset, self.shape_offset, f_prior, r_prior, t_forward, t_reverse, not settings.no_null_word,
-                settings.favor_diagonal, p0, counts_f, counts_r, stats)
-        return counts_f, counts_r, stats
+                self.shape_offset, self.shape_offset, f_prior, r_prior, t, not settings.no_null_word,
+                settings.favor_diagonal, p0, counts, stats)
+        return counts, stats
 
 
 # -- the M-step, cut into ranges of whole groups (one per worker) ------------------------------
@@ -480,7 +540,7 @@ class MStepRanges:
                 (self.reverse_order, self.reverse_groups, self.reverse_cuts))
 
     def slots(self, global_index: np.ndarray) -> ShardSlots:
-        """Where a shard's local entries (``global_index``: each one's entry index, increasing) sit in the ranges."""
+        """Where a shard's local entries (``global_index``: each one's entry index) sit in the ranges."""
         rank = np.full(self.entries, -1, np.int64)
         rank[global_index] = np.arange(global_index.size, dtype=np.int64)
         local, position, bounds, sizes = [], [], [], []
@@ -546,32 +606,31 @@ class ShardSlots:
     bounds: tuple[np.ndarray, np.ndarray]
     sizes: tuple[np.ndarray, np.ndarray]
 
-    def split(self, counts_f: np.ndarray, counts_r: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
-        """The shard's local counts as one (forward, reverse) slice per range, in range order (zero where the shard
-        has no count)."""
+    def split(self, counts: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+        """The shard's local counts (``(entries, 2)``: forward, reverse) as one (forward, reverse) slice per range, in
+        range order (zero where the shard has no count)."""
         slices = []
-        for d, counts in enumerate((counts_f, counts_r)):
+        for d in (0, 1):
             local, position, bounds = self.local[d], self.position[d], self.bounds[d]
             per_range = []
             for p in range(bounds.size - 1):
                 out = np.zeros(self.sizes[d][p], np.int64)
-                _move(out, position[bounds[p]:bounds[p + 1]], counts, local[bounds[p]:bounds[p + 1]])
+                _move(out, position[bounds[p]:bounds[p + 1]], counts[:, d], local[bounds[p]:bounds[p + 1]])
                 per_range.append(out)
             slices.append(per_range)
         return list(zip(*slices))
 
-    def tables(self, normalized: Sequence[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
-        """(forward, reverse) tables per local entry from every range's probabilities (none yet: uninitialized)."""
+    def tables(self, normalized: Sequence[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
+        """Forward and reverse probability per local entry (``(entries, 2)``) from every range's probabilities (none
+        yet: uninitialized)."""
         if not normalized:
-            return np.full(self.size, UNINITIALIZED_PROBABILITY), np.full(self.size, UNINITIALIZED_PROBABILITY)
-        out = []
+            return np.full((self.size, 2), UNINITIALIZED_PROBABILITY)
+        t = np.zeros((self.size, 2))  # entries outside a direction's table are never read by its E-step
         for d in (0, 1):
-            t = np.zeros(self.size)  # entries outside a direction's table are never read by its E-step
             local, position, bounds = self.local[d], self.position[d], self.bounds[d]
             for p, part in enumerate(normalized):
-                _move(t, local[bounds[p]:bounds[p + 1]], part[d], position[bounds[p]:bounds[p + 1]])
-            out.append(t)
-        return out[0], out[1]
+                _move(t[:, d], local[bounds[p]:bounds[p + 1]], part[d], position[bounds[p]:bounds[p + 1]])
+        return t
 
 
 def _cuts(groups: np.ndarray, parts: int) -> np.ndarray:
@@ -613,10 +672,10 @@ class InProcessExecutor:
         self.slots = [m_step.slots(shard.global_index) for shard in self.shards]
 
     def iterate(self, tensions, settings) -> list[np.ndarray]:
-        results = [shard.e_step(*slots.tables(self.normalized), tensions, settings) for shard, slots in zip(self.shards, self.slots)]
-        slices = [slots.split(counts_f, counts_r) for slots, (counts_f, counts_r, _) in zip(self.slots, results)]
+        results = [shard.e_step(slots.tables(self.normalized), tensions, settings) for shard, slots in zip(self.shards, self.slots)]
+        slices = [slots.split(counts) for slots, (counts, _) in zip(self.slots, results)]
         self.normalized = [self.m_step.normalize(p, [s[p] for s in slices], settings) for p in range(self.parts)]
-        return [stats for _, _, stats in results]
+        return [stats for _, stats in results]
 
     def export(self) -> list[tuple[np.ndarray, ...]]:
         return [self.m_step.export(p, self.normalized[p], self.keys, self.stride) for p in range(self.parts)]

@@ -105,14 +105,15 @@ def test_m_step_ranges_equal_one_whole_table(variational_bayes):
     by_forward, by_reverse = np.sort(rng.integers(0, words, entries)), rng.integers(0, words, entries)
     forward_member, reverse_member = rng.random(entries) < 0.9, rng.random(entries) < 0.8
     settings = FastAlignSettings(variational_bayes=variational_bayes)
-    # shard 0 touches every entry, shard 1 a random third, shard 2 none; a shard has no count outside its entries
-    global_index = [np.arange(entries), np.flatnonzero(rng.random(entries) < 0.33), np.zeros(0, np.int64)]
-    shards = [(rng.integers(0, 2**34, g.size), rng.integers(0, 2**34, g.size)) for g in global_index]
-    shards[0][0][:50] = 0  # some groups without counts
+    # shard 0 touches every entry (in entry order), shard 1 a random third (in any order: local entries are numbered
+    # by first use), shard 2 none; a shard has no count outside its entries
+    global_index = [np.arange(entries), rng.permutation(np.flatnonzero(rng.random(entries) < 0.33)), np.zeros(0, np.int64)]
+    shards = [rng.integers(0, 2**34, (g.size, 2)) for g in global_index]
+    shards[0][:50, 0] = 0  # some groups without counts
     whole_counts = np.zeros((2, entries), np.int64)
     for g, counts in zip(global_index, shards):
         for d in (0, 1):
-            whole_counts[d][g] += counts[d]
+            whole_counts[d][g] += counts[:, d]
     reference = []
     first = []
     for parts in (1, 2, 3, 5, 40):  # 40 > words: empty ranges
@@ -121,7 +122,7 @@ def test_m_step_ranges_equal_one_whole_table(variational_bayes):
         m_step = MStepRanges(entries, f_order, f_groups, _cuts(f_groups, parts), r_order, r_groups, _cuts(r_groups, parts))
         assert m_step.parts == parts
         slots = [m_step.slots(g) for g in global_index]
-        sliced = [s.split(counts_f, counts_r) for s, (counts_f, counts_r) in zip(slots, shards)]
+        sliced = [s.split(counts) for s, counts in zip(slots, shards)]
         normalized = [m_step.normalize(p, [s[p] for s in sliced], settings) for p in range(parts)]
         tables = [s.tables(normalized) for s in slots]
         if not reference:
@@ -130,12 +131,12 @@ def test_m_step_ranges_equal_one_whole_table(variational_bayes):
                 reference.append(_reference_m_step(counts, order, groups, settings.alpha, variational_bayes, entries))
             first = tables
         for shard, g in enumerate(global_index):
+            assert tables[shard].shape == (g.size, 2)
             for d in (0, 1):
-                assert tables[shard][d].shape == g.shape
-                np.testing.assert_allclose(tables[shard][d], reference[d][g], rtol=1e-13, atol=0)
-                assert np.array_equal(tables[shard][d], first[shard][d])  # bit-identical for any number of ranges
+                np.testing.assert_allclose(tables[shard][:, d], reference[d][g], rtol=1e-13, atol=0)
+            assert np.array_equal(tables[shard], first[shard])  # bit-identical for any number of ranges
         uninitialized = slots[1].tables([])
-        assert all(np.array_equal(t, np.full(global_index[1].size, fast_align_em.UNINITIALIZED_PROBABILITY)) for t in uninitialized)
+        assert np.array_equal(uninitialized, np.full((global_index[1].size, 2), fast_align_em.UNINITIALIZED_PROBABILITY))
 
 
 def test_merged_keys_and_local_positions():
