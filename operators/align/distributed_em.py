@@ -51,8 +51,16 @@ class _ShardActor:
             self.slots = m_step.slots(self.shard.global_index)
         return True
 
-    def e_step(self, tensions, settings, *normalized):
-        """The shard's counts as one slice per range (:meth:`MStepRanges.split`), then its statistics."""
+    def e_step(self, tensions, settings, normalized: list):
+        """The shard's counts as one slice per range (:meth:`ShardSlots.split`), then its statistics.
+
+        ``normalized``: the ObjectRefs of every range's probabilities, fetched here (not by the caller), so the
+        task is queued behind this actor's ``normalize`` at once instead of waiting for the driver to see every
+        range done; the wait counts as idle, not busy.
+        """
+        import ray
+
+        normalized = ray.get(normalized)
         with self._timed("tables"):
             t = self.slots.tables(normalized)
         with self._timed("e_step"):
@@ -60,8 +68,12 @@ class _ShardActor:
         with self._timed("split"):
             return (*self.slots.split(counts), stats)
 
-    def normalize(self, settings, *slices):
-        """This actor's range of the next tables from every shard's slice of it (in shard order)."""
+    def normalize(self, settings, slices: list):
+        """This actor's range of the next tables from every shard's slice of it (ObjectRefs, in shard order, fetched
+        here as in :meth:`e_step`)."""
+        import ray
+
+        slices = ray.get(slices)
         with self._timed("normalize"):
             self.normalized = self.m_step.normalize(self.part, slices, settings)
             return self.normalized
@@ -132,11 +144,12 @@ class RayExecutor:
         """E-steps, then each actor's range normalized from every shard's slice; returns once the statistics are in."""
         import ray
 
-        ray.get(self._pending)
-        self._pending = []
         parts = self.parts
-        outputs = [a.e_step.options(num_returns=parts + 1).remote(tensions, settings, *self._normalized) for a in self.actors]
-        self._normalized = [a.normalize.remote(settings, *[out[part] for out in outputs]) for part, a in enumerate(self.actors)]
+        # refs passed inside lists: each actor fetches them itself (see _ShardActor.e_step)
+        outputs = [a.e_step.options(num_returns=parts + 1).remote(tensions, settings, self._normalized) for a in self.actors]
+        self._normalized = [a.normalize.remote(settings, [out[part] for out in outputs]) for part, a in enumerate(self.actors)]
+        ray.get(self._pending)  # resolution and preparation (queued before the first E-step): raise their errors
+        self._pending = []
         return ray.get([out[parts] for out in outputs])
 
     def export(self) -> list[tuple[np.ndarray, ...]]:
