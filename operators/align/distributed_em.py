@@ -52,7 +52,7 @@ class _ShardActor:
         return True
 
     def e_step(self, tensions, settings, normalized: list):
-        """The shard's counts as one slice per range (:meth:`ShardSlots.split`), then its statistics.
+        """The shard's counts in each range (:meth:`ShardSlots.split`, one object per range), then its statistics.
 
         ``normalized``: the ObjectRefs of every range's probabilities, fetched here (not by the caller), so the
         task is queued behind this actor's ``normalize`` at once instead of waiting for the driver to see every
@@ -68,14 +68,27 @@ class _ShardActor:
         with self._timed("split"):
             return (*self.slots.split(counts), stats)
 
-    def normalize(self, settings, slices: list):
-        """This actor's range of the next tables from every shard's slice of it (ObjectRefs, in shard order, fetched
+    def positions(self):
+        """Where this shard's counts go in each range's slices (:meth:`ShardSlots.positions`), one object per range."""
+        parts = self.m_step.parts
+        out = tuple(self.slots.positions(p) for p in range(parts))
+        return out if parts > 1 else out[0]
+
+    def receive_positions(self, positions: list) -> bool:
+        """Every shard's :meth:`positions` for this actor's range (ObjectRefs, in shard order), kept for the run."""
+        import ray
+
+        self.range_positions = ray.get(positions)
+        return True
+
+    def normalize(self, settings, values: list):
+        """This actor's range of the next tables from every shard's counts in it (ObjectRefs, in shard order, fetched
         here as in :meth:`e_step`)."""
         import ray
 
-        slices = ray.get(slices)
+        values = ray.get(values)
         with self._timed("normalize"):
-            self.normalized = self.m_step.normalize(self.part, slices, settings)
+            self.normalized = self.m_step.normalize(self.part, self.range_positions, values, settings)
             return self.normalized
 
     def export(self) -> tuple[np.ndarray, ...]:
@@ -139,6 +152,12 @@ class RayExecutor:
 
         shared = ray.put(m_step)
         self._pending += [a.prepare.remote(shared, part) for part, a in enumerate(self.actors)]
+        # each range's owner learns once where every shard's counts go in it (then only counts travel)
+        parts = self.parts
+        positions = [a.positions.options(num_returns=parts).remote() for a in self.actors]
+        positions = [p if parts > 1 else [p] for p in positions]
+        self._pending += [a.receive_positions.remote([positions[s][part] for s in range(parts)])
+                          for part, a in enumerate(self.actors)]
 
     def iterate(self, tensions, settings) -> list[np.ndarray]:
         """E-steps, then each actor's range normalized from every shard's slice; returns once the statistics are in."""

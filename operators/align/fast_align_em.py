@@ -556,12 +556,15 @@ class MStepRanges:
             sizes.append(np.diff(starts))
         return ShardSlots(global_index.size, tuple(local), tuple(position), tuple(bounds), tuple(sizes))
 
-    def normalize(self, part: int, slices: Sequence[tuple[np.ndarray, np.ndarray]], settings) -> tuple[np.ndarray, np.ndarray]:
-        """Range ``part``'s (forward, reverse) probabilities from every shard's slice of it (in shard order)."""
+    def normalize(self, part: int, positions: Sequence[tuple[np.ndarray, np.ndarray]],
+                  values: Sequence[tuple[np.ndarray, np.ndarray]], settings) -> tuple[np.ndarray, np.ndarray]:
+        """Range ``part``'s (forward, reverse) probabilities from every shard's counts in it: shard ``s`` has
+        ``values[s][d]`` at ``positions[s][d]`` of direction ``d``'s range (:meth:`ShardSlots.positions`), in shard order."""
         out = []
         for d, (_, groups, cuts) in enumerate(self._directions()):
-            counts = _sum_scaled([s[d] for s in slices], COUNT_SCALE)  # integer sums: the same whatever the shards
             starts = groups[cuts[part]:cuts[part + 1] + 1] - groups[cuts[part]]
+            # integer sums: the same whatever the shards
+            counts = sum_scaled_at(int(starts[-1]), [p[d] for p in positions], [v[d] for v in values], COUNT_SCALE)
             t = np.empty(counts.size)
             _normalize_groups(counts, starts, settings.alpha, settings.variational_bayes, t)
             out.append(t)
@@ -595,9 +598,10 @@ class ShardSlots:
 
     ``local[d]`` lists the shard's local entries that belong to direction ``d``'s table, in range order;
     ``position[d]`` is each one's position in its range's slice; ``bounds[d][p] .. bounds[d][p + 1]`` are
-    range ``p``'s among them and ``sizes[d][p]`` the size of range ``p``'s slice. A shard scatters its local
-    counts straight into each range's slice (:meth:`split`) and gathers its local entries' probabilities
-    from each range's (:meth:`tables`), so neither handles an entry the shard never touches.
+    range ``p``'s among them and ``sizes[d][p]`` the size of range ``p``'s slice. A shard sends each range
+    only its own entries' counts (:meth:`split`; the range's owner learns where they go once, :meth:`positions`)
+    and gathers its local entries' probabilities from each range's (:meth:`tables`), so neither handles an
+    entry the shard never touches.
     """
 
     size: int  # local entries
@@ -607,18 +611,16 @@ class ShardSlots:
     sizes: tuple[np.ndarray, np.ndarray]
 
     def split(self, counts: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
-        """The shard's local counts (``(entries, 2)``: forward, reverse) as one (forward, reverse) slice per range, in
-        range order (zero where the shard has no count)."""
-        slices = []
-        for d in (0, 1):
-            local, position, bounds = self.local[d], self.position[d], self.bounds[d]
-            per_range = []
-            for p in range(bounds.size - 1):
-                out = np.zeros(self.sizes[d][p], np.int64)
-                _move(out, position[bounds[p]:bounds[p + 1]], counts[:, d], local[bounds[p]:bounds[p + 1]])
-                per_range.append(out)
-            slices.append(per_range)
-        return list(zip(*slices))
+        """The shard's local counts (``(entries, 2)``: forward, reverse) in each range, as one (forward, reverse) pair of
+        arrays per range, in range order; each in the order of :meth:`positions` (only the shard's entries)."""
+        out = []
+        for p in range(self.bounds[0].size - 1):
+            out.append(tuple(_gather(counts[:, d], self.local[d][self.bounds[d][p]:self.bounds[d][p + 1]]) for d in (0, 1)))
+        return out
+
+    def positions(self, part: int) -> tuple[np.ndarray, np.ndarray]:
+        """Where :meth:`split`'s counts for range ``part`` go in its (forward, reverse) slices (the same every iteration)."""
+        return tuple(self.position[d][self.bounds[d][part]:self.bounds[d][part + 1]] for d in (0, 1))
 
     def tables(self, normalized: Sequence[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
         """Forward and reverse probability per local entry (``(entries, 2)``) from every range's probabilities (none
@@ -674,7 +676,8 @@ class InProcessExecutor:
     def iterate(self, tensions, settings) -> list[np.ndarray]:
         results = [shard.e_step(slots.tables(self.normalized), tensions, settings) for shard, slots in zip(self.shards, self.slots)]
         slices = [slots.split(counts) for slots, (counts, _) in zip(self.slots, results)]
-        self.normalized = [self.m_step.normalize(p, [s[p] for s in slices], settings) for p in range(self.parts)]
+        self.normalized = [self.m_step.normalize(p, [slots.positions(p) for slots in self.slots], [s[p] for s in slices], settings)
+                           for p in range(self.parts)]
         return [stats for _, stats in results]
 
     def export(self) -> list[tuple[np.ndarray, ...]]:
@@ -742,21 +745,20 @@ def learn_tables(corpus: EncodedCorpus, settings, executor=None, progress: Calla
     return LearnedTables(forward, reverse, float(tensions[0]), float(tensions[1]), log)
 
 
-def _sum_scaled(parts: Sequence[np.ndarray], scale: float) -> np.ndarray:
-    """``sum(parts) / scale`` as float64: the int64 parts are summed exactly, then rounded once."""
-    first = parts[0]
-    if len(parts) > 2:
-        first = np.sum(parts[:-1], axis=0, dtype=np.int64)
-    out = np.empty(first.size)
-    _add_scaled(out, first, parts[-1] if len(parts) > 1 else np.zeros(0, np.int64), scale)
-    return out
+def sum_scaled_at(size: int, positions: Sequence[np.ndarray], values: Sequence[np.ndarray], scale: float) -> np.ndarray:
+    """``sum_s values[s] at positions[s]`` / ``scale`` over ``size`` cells, as float64: the int64 values are summed
+    exactly (in any order, the same sums), then rounded once."""
+    total = np.zeros(size, np.int64)
+    for at, value in zip(positions, values):
+        _add_at(total, at, value)
+    return total / scale
 
 
 @numba.njit(cache=True, nogil=True)
-def _add_scaled(out, a, b, scale):
-    """out = (a + b) / scale (b empty: a / scale)."""
-    for k in range(out.size):
-        out[k] = (a[k] + b[k] if b.size else a[k]) / scale
+def _add_at(out, at, values):
+    """out[at[k]] += values[k]."""
+    for k in range(at.size):
+        out[at[k]] += values[k]
 
 
 def _membership(keys: np.ndarray, stride: int, corpus: EncodedCorpus) -> tuple[np.ndarray, np.ndarray]:

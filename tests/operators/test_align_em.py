@@ -123,7 +123,7 @@ def test_m_step_ranges_equal_one_whole_table(variational_bayes):
         assert m_step.parts == parts
         slots = [m_step.slots(g) for g in global_index]
         sliced = [s.split(counts) for s, counts in zip(slots, shards)]
-        normalized = [m_step.normalize(p, [s[p] for s in sliced], settings) for p in range(parts)]
+        normalized = [m_step.normalize(p, [s.positions(p) for s in slots], [v[p] for v in sliced], settings) for p in range(parts)]
         tables = [s.tables(normalized) for s in slots]
         if not reference:
             for d, (order, groups) in enumerate(((f_order, f_groups), (r_order, r_groups))):
@@ -206,9 +206,17 @@ def test_unknown_learner_is_refused(tmp_path):
 
 
 def test_shard_counts_are_summed_as_integers_then_scaled_once():
-    from interlingua.operators.align.fast_align_em import _sum_scaled
+    from interlingua.operators.align.fast_align_em import sum_scaled_at
 
     rng = np.random.default_rng(0)
-    parts = [rng.integers(0, 2**40, 1000) for _ in range(4)]
+    size = 1000
+    positions = [np.arange(size), rng.permutation(size)[:300], np.zeros(0, np.int64), rng.permutation(size)[:900]]
+    values = [rng.integers(0, 2**40, p.size) for p in positions]
     for shards in (1, 2, 3, 4):
-        assert np.array_equal(_sum_scaled(parts[:shards], 2.0**32), np.sum(parts[:shards], axis=0) / 2.0**32)
+        dense = np.zeros((shards, size), np.int64)
+        for k in range(shards):
+            dense[k][positions[k]] = values[k]
+        expected = np.sum(dense, axis=0) / 2.0**32
+        assert np.array_equal(sum_scaled_at(size, positions[:shards], values[:shards], 2.0**32), expected)
+        # any shard order: the same sums
+        assert np.array_equal(sum_scaled_at(size, positions[:shards][::-1], values[:shards][::-1], 2.0**32), expected)
