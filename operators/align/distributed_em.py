@@ -132,6 +132,7 @@ class RayExecutor:
         self.parts = workers
         self.actors = [actor.remote(*corpus.shard(a, b), stride, settings) for a, b in corpus.shard_bounds(workers)]
         self._pending: list = []
+        self._positions: list = []  # per actor: the refs of its positions in each range, until the owners receive them
         self._normalized: list = []  # per range: the ObjectRef of its (forward, reverse) probabilities
         ray.get([a.ready.remote() for a in self.actors])  # started, shard received
 
@@ -152,12 +153,11 @@ class RayExecutor:
 
         shared = ray.put(m_step)
         self._pending += [a.prepare.remote(shared, part) for part, a in enumerate(self.actors)]
-        # each range's owner learns once where every shard's counts go in it (then only counts travel)
+        # each range's owner learns once where every shard's counts go in it (then only counts travel); it receives
+        # them after its first E-step is queued (see iterate), so that E-step waits for no other actor
         parts = self.parts
         positions = [a.positions.options(num_returns=parts).remote() for a in self.actors]
-        positions = [p if parts > 1 else [p] for p in positions]
-        self._pending += [a.receive_positions.remote([positions[s][part] for s in range(parts)])
-                          for part, a in enumerate(self.actors)]
+        self._positions = [p if parts > 1 else [p] for p in positions]
 
     def iterate(self, tensions, settings) -> list[np.ndarray]:
         """E-steps, then each actor's range normalized from every shard's slice; returns once the statistics are in."""
@@ -166,6 +166,10 @@ class RayExecutor:
         parts = self.parts
         # refs passed inside lists: each actor fetches them itself (see _ShardActor.e_step)
         outputs = [a.e_step.options(num_returns=parts + 1).remote(tensions, settings, self._normalized) for a in self.actors]
+        if self._positions:
+            self._pending += [a.receive_positions.remote([self._positions[s][part] for s in range(parts)])
+                              for part, a in enumerate(self.actors)]
+            self._positions = []
         self._normalized = [a.normalize.remote(settings, [out[part] for out in outputs]) for part, a in enumerate(self.actors)]
         ray.get(self._pending)  # resolution and preparation (queued before the first E-step): raise their errors
         self._pending = []
@@ -189,3 +193,4 @@ class RayExecutor:
             ray.kill(a)
         self.actors = []
         self._normalized = []
+        self._positions = []
