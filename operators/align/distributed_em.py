@@ -2,14 +2,17 @@
 
 Each actor holds one contiguous shard of the encoded pairs for the whole run and owns one range of
 the M-step's groups (:class:`~interlingua.operators.align.fast_align_em.MStepRanges`): it finds its
-shard's distinct cells (the initial pass), receives the sorted entry keys and the ranges (one shared
-object each), builds the entries' hash and resolves its cells once. Per iteration each actor runs
-its shard's E-step and returns its expected counts split by range (one object per range) and its
-statistics; actor ``p`` then sums every shard's slice of range ``p`` (in shard order, exact integer
-sums) and normalizes its groups, and the next E-step gathers all ranges' probabilities straight from
-the object store. The driver only sums the statistics and optimizes the tensions (meanwhile), so
-the serial part does not grow with the corpus's entries; the tables depend only on the groups, never
-on the number of actors or which finishes first.
+shard's distinct cells (the initial pass: its *local entries*), receives the merged sorted entry keys
+and the ranges (one shared object each), maps its local entries to them, resolves its cells against
+its own entries' hash once and tells each range's owner, once, where its entries sit in that range.
+Per iteration each actor runs its shard's E-step on local-size tables and returns its expected
+counts in each range (only its own entries, one object per range) and its statistics; actor ``p``
+then sums every shard's counts in range ``p`` (exact integer sums) and normalizes its groups, and
+the next E-step gathers its local entries' probabilities from all ranges straight from the object
+store. Object references are passed inside lists and fetched by the actors, so each task is queued
+behind the actor's previous one at once. The driver only sums the statistics and optimizes the
+tensions (meanwhile), so the serial part does not grow with the corpus's entries; the tables depend
+only on the groups, never on the number of actors or which finishes first.
 """
 
 from __future__ import annotations

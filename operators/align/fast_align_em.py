@@ -21,8 +21,11 @@ Semantics follow fast_align's ``-d -o -v`` training (and its other switches):
 
 Both directions are learned together: an entry is a (source word, target word) cell holding the
 forward ``t(target | source)`` and the reverse ``t(source | target)``; the forward NULL entries are
-cells (NULL, target word), the reverse ones (source word, NULL). Each corpus cell is resolved to its
-entry once (:class:`EStepShard`), so an E-step is a gather, a few multiplications and a scatter-add.
+cells (NULL, target word), the reverse ones (source word, NULL). A shard works on its *local entries*
+only (those its cells use, numbered by first use, both directions' values side by side): each cell is
+resolved to its local entry once (:class:`EStepShard`), so an E-step is a gather, a few
+multiplications and a scatter-add over local-size tables; :class:`ShardSlots` maps the local entries
+to the M-step's ranges.
 
 The E-step of a shard of pairs is independent of the others, and so is the M-step of a range of
 groups (:class:`MStepRanges`): each range's owner sums every shard's expected counts for its groups
@@ -503,10 +506,10 @@ class MStepRanges:
     A direction's groups are its conditioning words' rows (forward: entries by source word, reverse:
     by target word); ``order`` lists the direction's member entries group by group, ``groups`` the
     groups' starts in ``order`` and ``cuts`` the first group of each range (about equal entry counts).
-    Each shard splits its expected counts by range (:meth:`split`); the owner of a range sums every
-    shard's slice exactly and normalizes its groups (:meth:`normalize`); each shard scatters all
-    ranges' normalized slices into whole tables for its next E-step (:meth:`tables`), and each range
-    exports its beam (:meth:`export`). A group is always normalized whole by one worker, in the same
+    Each shard splits its local expected counts by range (:meth:`ShardSlots.split`, from :meth:`slots`);
+    the owner of a range sums every shard's counts in it exactly and normalizes its groups
+    (:meth:`normalize`); each shard gathers its local entries' probabilities from all ranges for its
+    next E-step (:meth:`ShardSlots.tables`), and each range exports its beam (:meth:`export`). A group is always normalized whole by one worker, in the same
     order, so the tables do not depend on ``parts``.
     """
 
