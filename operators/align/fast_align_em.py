@@ -282,6 +282,7 @@ def _resolve_cells(src, tgt, src_start, tgt_start, row_start, row_mask, columns,
     null_r = np.empty(src.size, np.int64)
     used = 0
     cell = 0
+    # the numbering is written out in each loop: an inlined helper returning (number, used) made this 1.5-1.8x slower
     for s in range(src_start.size - 1):
         for j in range(tgt_start[s], tgt_start[s + 1]):
             e = entry[find_slot(row_start, row_mask, columns, null_id, tgt[j])]
