@@ -155,6 +155,8 @@ def _ray_report(seconds, names, steady, startup, cpu, results, reference) -> Non
     print(f"ours 2 vs 1 Ray worker(s), learning step on started actors (goal >= 1.7): {format_ratio(steady[1], steady[2])} "
           f"(learning median {statistics.median(steady[1]):.2f} s / {statistics.median(steady[2]):.2f} s; "
           f"actor start-up median {statistics.median(startup[1]):.2f} s / {statistics.median(startup[2]):.2f} s)")
+    print("learning step per round, 1 / 2 workers (ratio): " + ", ".join(
+        f"{a:.2f} / {b:.2f} ({a / b:.2f}x)" for a, b in zip(steady[1], steady[2])))
     for label, ours in (("wall", ray1), ("learning step", steady[1])):
         print(f"ours 1 Ray worker vs systran learner, {label} (time ratio, goal <= 1.3): "
               f"{statistics.median(a / b for a, b in zip(ours, seconds[names[0]])):.2f}")

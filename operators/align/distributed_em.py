@@ -2,14 +2,17 @@
 
 Each actor holds one contiguous shard of the encoded pairs for the whole run and owns one range of
 the M-step's groups (:class:`~interlingua.operators.align.fast_align_em.MStepRanges`): it finds its
-shard's distinct cells (the initial pass), receives the sorted entry keys and the ranges (one shared
-object each), builds the entries' hash and resolves its cells once. Per iteration each actor runs
-its shard's E-step and returns its expected counts split by range (one object per range) and its
-statistics; actor ``p`` then sums every shard's slice of range ``p`` (in shard order, exact integer
-sums) and normalizes its groups, and the next E-step gathers all ranges' probabilities straight from
-the object store. The driver only sums the statistics and optimizes the tensions (meanwhile), so
-the serial part does not grow with the corpus's entries; the tables depend only on the groups, never
-on the number of actors or which finishes first.
+shard's distinct cells (the initial pass: its *local entries*), receives the merged sorted entry keys
+and the ranges (one shared object each), maps its local entries to them, resolves its cells against
+its own entries' hash once and tells each range's owner, once, where its entries sit in that range.
+Per iteration each actor runs its shard's E-step on local-size tables and returns its expected
+counts in each range (only its own entries, one object per range) and its statistics; actor ``p``
+then sums every shard's counts in range ``p`` (exact integer sums) and normalizes its groups, and
+the next E-step gathers its local entries' probabilities from all ranges straight from the object
+store. Object references are passed inside lists and fetched by the actors, so each task is queued
+behind the actor's previous one at once. The driver only sums the statistics and optimizes the
+tensions (meanwhile), so the serial part does not grow with the corpus's entries; the tables depend
+only on the groups, never on the number of actors or which finishes first.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from interlingua.operators.align.fast_align_em import EncodedCorpus, Entries, EStepShard, MStepRanges, learn_tables
+from interlingua.operators.align.fast_align_em import EncodedCorpus, EStepShard, MStepRanges, learn_tables
 
 
 class _ShardActor:
@@ -27,6 +30,7 @@ class _ShardActor:
 
     def __init__(self, src, tgt, src_start, tgt_start, stride, settings=None):
         self.busy: dict[str, float] = {}
+        self.spans: list[tuple[str, float, float]] = []  # (method, start, stop), wall clock (time.time)
         if settings is not None:
             warm_up(settings)  # numba's compiled code loaded at start-up, not in the first iteration
         self.shard = EStepShard(np.asarray(src), np.asarray(tgt), np.asarray(src_start), np.asarray(tgt_start), stride)
@@ -41,26 +45,53 @@ class _ShardActor:
     def resolve(self, keys: np.ndarray, stride: int) -> bool:
         with self._timed("resolve"):
             self.keys, self.stride = keys, stride
-            self.shard.resolve(Entries.from_keys(keys, stride))
+            self.shard.resolve(keys)
         return True
 
     def prepare(self, m_step: MStepRanges, part: int) -> bool:
-        self.m_step, self.part = m_step, part
+        with self._timed("prepare"):
+            self.m_step, self.part = m_step, part
+            self.slots = m_step.slots(self.shard.global_index)
         return True
 
-    def e_step(self, tensions, settings, *normalized):
-        """The shard's counts as one slice per range (:meth:`MStepRanges.split`), then its statistics."""
-        with self._timed("tables"):
-            t_forward, t_reverse = self.m_step.tables(normalized)
-        with self._timed("e_step"):
-            counts_f, counts_r, stats = self.shard.e_step(t_forward, t_reverse, tensions, settings)
-        with self._timed("split"):
-            return (*self.m_step.split(counts_f, counts_r), stats)
+    def e_step(self, tensions, settings, normalized: list):
+        """The shard's counts in each range (:meth:`ShardSlots.split`, one object per range), then its statistics.
 
-    def normalize(self, settings, *slices):
-        """This actor's range of the next tables from every shard's slice of it (in shard order)."""
+        ``normalized``: the ObjectRefs of every range's probabilities, fetched here (not by the caller), so the
+        task is queued behind this actor's ``normalize`` at once instead of waiting for the driver to see every
+        range done; the wait counts as idle, not busy.
+        """
+        import ray
+
+        normalized = ray.get(normalized)
+        with self._timed("tables"):
+            t = self.slots.tables(normalized)
+        with self._timed("e_step"):
+            counts, stats = self.shard.e_step(t, tensions, settings)
+        with self._timed("split"):
+            return (*self.slots.split(counts), stats)
+
+    def positions(self):
+        """Where this shard's counts go in each range's slices (:meth:`ShardSlots.positions`), one object per range."""
+        parts = self.m_step.parts
+        out = tuple(self.slots.positions(p) for p in range(parts))
+        return out if parts > 1 else out[0]
+
+    def receive_positions(self, positions: list) -> bool:
+        """Every shard's :meth:`positions` for this actor's range (ObjectRefs, in shard order), kept for the run."""
+        import ray
+
+        self.range_positions = ray.get(positions)
+        return True
+
+    def normalize(self, settings, values: list):
+        """This actor's range of the next tables from every shard's counts in it (ObjectRefs, in shard order, fetched
+        here as in :meth:`e_step`)."""
+        import ray
+
+        values = ray.get(values)
         with self._timed("normalize"):
-            self.normalized = self.m_step.normalize(self.part, slices, settings)
+            self.normalized = self.m_step.normalize(self.part, self.range_positions, values, settings)
             return self.normalized
 
     def export(self) -> tuple[np.ndarray, ...]:
@@ -72,13 +103,18 @@ class _ShardActor:
         return {"busy_s": sum(self.busy.values()), "process_cpu_s": time.process_time(),
                 **{f"busy_{name}_s": seconds for name, seconds in self.busy.items()}}
 
+    def timeline(self) -> list[tuple[str, float, float]]:
+        """(method, start, stop) of every timed call so far, wall-clock seconds (``time.time``)."""
+        return self.spans
+
     @contextmanager
     def _timed(self, name: str):
-        start = time.perf_counter()
+        start, wall = time.perf_counter(), time.time()
         try:
             yield
         finally:
             self.busy[name] = self.busy.get(name, 0.0) + time.perf_counter() - start
+            self.spans.append((name, wall, time.time()))
 
 
 def warm_up(settings) -> None:
@@ -99,6 +135,7 @@ class RayExecutor:
         self.parts = workers
         self.actors = [actor.remote(*corpus.shard(a, b), stride, settings) for a, b in corpus.shard_bounds(workers)]
         self._pending: list = []
+        self._positions: list = []  # per actor: the refs of its positions in each range, until the owners receive them
         self._normalized: list = []  # per range: the ObjectRef of its (forward, reverse) probabilities
         ray.get([a.ready.remote() for a in self.actors])  # started, shard received
 
@@ -119,16 +156,26 @@ class RayExecutor:
 
         shared = ray.put(m_step)
         self._pending += [a.prepare.remote(shared, part) for part, a in enumerate(self.actors)]
+        # each range's owner learns once where every shard's counts go in it (then only counts travel); it receives
+        # them after its first E-step is queued (see iterate), so that E-step waits for no other actor
+        parts = self.parts
+        positions = [a.positions.options(num_returns=parts).remote() for a in self.actors]
+        self._positions = [p if parts > 1 else [p] for p in positions]
 
     def iterate(self, tensions, settings) -> list[np.ndarray]:
         """E-steps, then each actor's range normalized from every shard's slice; returns once the statistics are in."""
         import ray
 
-        ray.get(self._pending)
-        self._pending = []
         parts = self.parts
-        outputs = [a.e_step.options(num_returns=parts + 1).remote(tensions, settings, *self._normalized) for a in self.actors]
-        self._normalized = [a.normalize.remote(settings, *[out[part] for out in outputs]) for part, a in enumerate(self.actors)]
+        # refs passed inside lists: each actor fetches them itself (see _ShardActor.e_step)
+        outputs = [a.e_step.options(num_returns=parts + 1).remote(tensions, settings, self._normalized) for a in self.actors]
+        if self._positions:
+            self._pending += [a.receive_positions.remote([self._positions[s][part] for s in range(parts)])
+                              for part, a in enumerate(self.actors)]
+            self._positions = []
+        self._normalized = [a.normalize.remote(settings, [out[part] for out in outputs]) for part, a in enumerate(self.actors)]
+        ray.get(self._pending)  # resolution and preparation (queued before the first E-step): raise their errors
+        self._pending = []
         return ray.get([out[parts] for out in outputs])
 
     def export(self) -> list[tuple[np.ndarray, ...]]:
@@ -149,3 +196,4 @@ class RayExecutor:
             ray.kill(a)
         self.actors = []
         self._normalized = []
+        self._positions = []

@@ -21,8 +21,11 @@ Semantics follow fast_align's ``-d -o -v`` training (and its other switches):
 
 Both directions are learned together: an entry is a (source word, target word) cell holding the
 forward ``t(target | source)`` and the reverse ``t(source | target)``; the forward NULL entries are
-cells (NULL, target word), the reverse ones (source word, NULL). Each corpus cell is resolved to its
-entry once (:class:`EStepShard`), so an E-step is a gather, a few multiplications and a scatter-add.
+cells (NULL, target word), the reverse ones (source word, NULL). A shard works on its *local entries*
+only (those its cells use, numbered by first use, both directions' values side by side): each cell is
+resolved to its local entry once (:class:`EStepShard`), so an E-step is a gather, a few
+multiplications and a scatter-add over local-size tables; :class:`ShardSlots` maps the local entries
+to the M-step's ranges.
 
 The E-step of a shard of pairs is independent of the others, and so is the M-step of a range of
 groups (:class:`MStepRanges`): each range's owner sums every shard's expected counts for its groups
@@ -216,40 +219,97 @@ def _normalize_groups(counts, group_start, alpha, variational_bayes, out):
 # -- the E-step of one shard -------------------------------------------------------------------
 
 
-@numba.njit(cache=True, nogil=True)
-def _cell_keys(src, tgt, src_start, tgt_start, stride):
-    """Key ``source * stride + target`` of every cell (pair by pair, source-major)."""
-    total = 0
-    for s in range(src_start.size - 1):
-        total += (src_start[s + 1] - src_start[s]) * (tgt_start[s + 1] - tgt_start[s])
-    out = np.empty(total, np.int64)
-    k = 0
-    for s in range(src_start.size - 1):
-        for i in range(src_start[s], src_start[s + 1]):
-            for j in range(tgt_start[s], tgt_start[s + 1]):
-                out[k] = src[i] * stride + tgt[j]
-                k += 1
-    return out
-
-
 def sorted_distinct(keys: np.ndarray) -> np.ndarray:
     """The distinct values of ``keys``, sorted (same as ``np.unique(keys)``).
 
     Sort-based on purpose: NumPy 2.4's plain ``np.unique`` takes a hash path that costs seconds on the
     millions of distinct int64 keys a Bible-size corpus has (8.9 s vs 0.04 s for 3.8 M keys).
     """
-    ordered = np.sort(keys)
-    if ordered.size < 2:
-        return ordered
-    return ordered[np.concatenate(([True], ordered[1:] != ordered[:-1]))]
+    return _distinct_of_sorted(np.sort(keys))
 
 
 @numba.njit(cache=True, nogil=True)
-def _entries_of(keys, stride, row_start, row_mask, columns, entry):
-    out = np.empty(keys.size, np.int64)
-    for k in range(keys.size):
-        out[k] = entry[find_slot(row_start, row_mask, columns, keys[k] // stride, keys[k] % stride)]
+def _distinct_of_sorted(ordered):
+    """The distinct values of a sorted array (a new array)."""
+    count = 1 if ordered.size else 0
+    for k in range(1, ordered.size):
+        count += ordered[k] != ordered[k - 1]
+    out = np.empty(count, ordered.dtype)
+    at = 0
+    for k in range(ordered.size):
+        if k == 0 or ordered[k] != ordered[k - 1]:
+            out[at] = ordered[k]
+            at += 1
     return out
+
+
+@numba.njit(cache=True, nogil=True)
+def _shard_keys(src, tgt, src_start, tgt_start, stride, null_id):
+    """Keys ``source * stride + target`` of every cell (pair by pair, source-major), then of every (NULL, target word)
+    and (source word, NULL), in one array."""
+    cells = 0
+    for s in range(src_start.size - 1):
+        cells += (src_start[s + 1] - src_start[s]) * (tgt_start[s + 1] - tgt_start[s])
+    out = np.empty(cells + tgt.size + src.size, np.int64)
+    k = 0
+    for s in range(src_start.size - 1):
+        for i in range(src_start[s], src_start[s + 1]):
+            for j in range(tgt_start[s], tgt_start[s + 1]):
+                out[k] = src[i] * stride + tgt[j]
+                k += 1
+    for j in range(tgt.size):
+        out[k + j] = null_id * stride + tgt[j]
+    for i in range(src.size):
+        out[k + tgt.size + i] = src[i] * stride + null_id
+    return out
+
+
+@numba.njit(cache=True, nogil=True)
+def _resolve_cells(src, tgt, src_start, tgt_start, row_start, row_mask, columns, entry, entries, null_id):
+    """Every cell's, (NULL, target word)'s and (source word, NULL)'s local entry, entries numbered in order of first
+    use (pair by pair: its NULL cells, then its cells), so the entries a pair uses sit together in memory.
+
+    ``entry``: the hash's sorted-key index per slot. Returns cells, NULL cells of the targets, of the sources,
+    and each local entry's sorted-key index (``entries`` of them, every one used).
+    """
+    number = np.full(entries, -1, np.int64)
+    sorted_index = np.empty(entries, np.int64)
+    total = 0
+    for s in range(src_start.size - 1):
+        total += (src_start[s + 1] - src_start[s]) * (tgt_start[s + 1] - tgt_start[s])
+    cells = np.empty(total, np.int64)
+    null_f = np.empty(tgt.size, np.int64)
+    null_r = np.empty(src.size, np.int64)
+    used = 0
+    cell = 0
+    # the numbering is written out in each loop: an inlined helper returning (number, used) made this 1.5-1.8x slower
+    for s in range(src_start.size - 1):
+        for j in range(tgt_start[s], tgt_start[s + 1]):
+            e = entry[find_slot(row_start, row_mask, columns, null_id, tgt[j])]
+            if number[e] < 0:
+                number[e] = used
+                sorted_index[used] = e
+                used += 1
+            null_f[j] = number[e]
+        for i in range(src_start[s], src_start[s + 1]):
+            e = entry[find_slot(row_start, row_mask, columns, src[i], null_id)]
+            if number[e] < 0:
+                number[e] = used
+                sorted_index[used] = e
+                used += 1
+            null_r[i] = number[e]
+        for i in range(src_start[s], src_start[s + 1]):
+            for j in range(tgt_start[s], tgt_start[s + 1]):
+                e = entry[find_slot(row_start, row_mask, columns, src[i], tgt[j])]
+                if number[e] < 0:
+                    number[e] = used
+                    sorted_index[used] = e
+                    used += 1
+                cells[cell] = number[e]
+                cell += 1
+    if used != entries:
+        raise ValueError("a local entry is used by no cell")
+    return cells, null_f, null_r, sorted_index
 
 
 @numba.njit(cache=True, nogil=True)
@@ -273,8 +333,11 @@ def _fixed(value, scale):
 
 @numba.njit(cache=True, nogil=True)
 def _e_step(src, tgt, src_start, tgt_start, cells, null_f_entry, null_r_entry, shape_of, f_offset, r_offset,
-            f_prior, r_prior, t_forward, t_reverse, use_null, favor_diagonal, p0, counts_f, counts_r, stats):
-    """Accumulate both directions' expected counts of the shard's pairs into counts_f / counts_r (int64, fixed point)."""
+            f_prior, r_prior, t, use_null, favor_diagonal, p0, counts, stats):
+    """Accumulate both directions' expected counts of the shard's pairs into ``counts`` (int64, fixed point).
+
+    ``t[e]`` holds entry ``e``'s forward and reverse probabilities side by side and ``counts[e]`` its two counts,
+    so a cell reads one cache line of ``t`` and updates one of ``counts``."""
     max_cells, max_n, max_m = 1, 1, 1
     for s in range(src_start.size - 1):
         n, m = src_start[s + 1] - src_start[s], tgt_start[s + 1] - tgt_start[s]
@@ -291,28 +354,28 @@ def _e_step(src, tgt, src_start, tgt_start, cells, null_f_entry, null_r_entry, s
         uniform_r = 1.0 / (m + (1.0 if use_null else 0.0))
         shape = shape_of[s]
         for j in range(m):
-            sum_f[j] = t_forward[null_f_entry[c + j]] * (p0 if favor_diagonal else uniform_f) if use_null else 0.0
+            sum_f[j] = t[null_f_entry[c + j], 0] * (p0 if favor_diagonal else uniform_f) if use_null else 0.0
         for i in range(n):
-            sum_r[i] = t_reverse[null_r_entry[a + i]] * (p0 if favor_diagonal else uniform_r) if use_null else 0.0
+            sum_r[i] = t[null_r_entry[a + i], 1] * (p0 if favor_diagonal else uniform_r) if use_null else 0.0
         for i in range(n):
             for j in range(m):
                 k = i * m + j
                 entry = cells[cell + k]
                 # forward: source i + 1 of n generates target j; reverse: target j + 1 of m generates source i
-                pf[k] = t_forward[entry] * (f_prior[f_offset[shape] + k] if favor_diagonal else uniform_f)
-                pr[k] = t_reverse[entry] * (r_prior[r_offset[shape] + j * n + i] if favor_diagonal else uniform_r)
+                pf[k] = t[entry, 0] * (f_prior[f_offset[shape] + k] if favor_diagonal else uniform_f)
+                pr[k] = t[entry, 1] * (r_prior[r_offset[shape] + j * n + i] if favor_diagonal else uniform_r)
                 sum_f[j] += pf[k]
                 sum_r[i] += pr[k]
         if use_null:
             for j in range(m):
-                q = t_forward[null_f_entry[c + j]] * (p0 if favor_diagonal else uniform_f) / sum_f[j]
+                q = t[null_f_entry[c + j], 0] * (p0 if favor_diagonal else uniform_f) / sum_f[j]
                 fixed = _fixed(q, COUNT_SCALE)
-                counts_f[null_f_entry[c + j]] += fixed
+                counts[null_f_entry[c + j], 0] += fixed
                 stats[4] += fixed
             for i in range(n):
-                q = t_reverse[null_r_entry[a + i]] * (p0 if favor_diagonal else uniform_r) / sum_r[i]
+                q = t[null_r_entry[a + i], 1] * (p0 if favor_diagonal else uniform_r) / sum_r[i]
                 fixed = _fixed(q, COUNT_SCALE)
-                counts_r[null_r_entry[a + i]] += fixed
+                counts[null_r_entry[a + i], 1] += fixed
                 stats[5] += fixed
         for i in range(n):
             for j in range(m):
@@ -320,8 +383,8 @@ def _e_step(src, tgt, src_start, tgt_start, cells, null_f_entry, null_r_entry, s
                 entry = cells[cell + k]
                 qf = pf[k] / sum_f[j]
                 qr = pr[k] / sum_r[i]
-                counts_f[entry] += _fixed(qf, COUNT_SCALE)
-                counts_r[entry] += _fixed(qr, COUNT_SCALE)
+                counts[entry, 0] += _fixed(qf, COUNT_SCALE)
+                counts[entry, 1] += _fixed(qr, COUNT_SCALE)
                 stats[2] += _fixed(abs((i + 1) / n - j / m) * qf, COUNT_SCALE)
                 stats[3] += _fixed(abs((j + 1) / m - i / n) * qr, COUNT_SCALE)
         for j in range(m):
@@ -331,21 +394,60 @@ def _e_step(src, tgt, src_start, tgt_start, cells, null_f_entry, null_r_entry, s
         cell += n * m
 
 
-@dataclass(frozen=True)
-class Entries:
-    """The parameter entries: sorted keys ``source * stride + target`` and their hash."""
+@numba.njit(cache=True, nogil=True)
+def positions_in(sub, keys):
+    """Index in ``keys`` of each value of ``sub`` (both sorted and distinct, ``sub`` a subset): a linear merge."""
+    out = np.empty(sub.size, np.int64)
+    k = 0
+    for i in range(sub.size):
+        while k < keys.size and keys[k] < sub[i]:
+            k += 1
+        if k == keys.size or keys[k] != sub[i]:
+            raise ValueError("a shard key is missing from the merged keys")
+        out[i] = k
+    return out
 
-    keys: np.ndarray
-    stride: int
-    hash: RowHash
 
-    @classmethod
-    def from_keys(cls, keys: np.ndarray, stride: int) -> Entries:
-        return cls(keys, stride, RowHash.build(keys // stride, keys % stride, stride))
+@numba.njit(cache=True, nogil=True)
+def _merge_distinct(a, b):
+    """The sorted distinct union of two sorted distinct arrays."""
+    out = np.empty(a.size + b.size, np.int64)
+    i = j = k = 0
+    while i < a.size and j < b.size:
+        if a[i] < b[j]:
+            out[k] = a[i]
+            i += 1
+        elif b[j] < a[i]:
+            out[k] = b[j]
+            j += 1
+        else:
+            out[k] = a[i]
+            i += 1
+            j += 1
+        k += 1
+    while i < a.size:
+        out[k] = a[i]
+        i += 1
+        k += 1
+    while j < b.size:
+        out[k] = b[j]
+        j += 1
+        k += 1
+    return out[:k]
+
+
+def merge_distinct(parts: Sequence[np.ndarray]) -> np.ndarray:
+    """The sorted distinct union of sorted distinct int64 arrays (linear merges, pairwise)."""
+    parts = [np.asarray(p, np.int64) for p in parts] or [np.zeros(0, np.int64)]
+    while len(parts) > 1:
+        parts = [_merge_distinct(parts[k], parts[k + 1]) if k + 1 < len(parts) else parts[k] for k in range(0, len(parts), 2)]
+    return parts[0]
 
 
 class EStepShard:
-    """One shard of pairs, its cells resolved to entries once; :meth:`e_step` per iteration."""
+    """One shard of pairs and its *local entries* (the entries its cells and NULL cells touch), cells resolved to
+    local entries once; :meth:`e_step` per iteration on local-size tables (:class:`ShardSlots` maps them to the
+    M-step's ranges)."""
 
     def __init__(self, src: np.ndarray, tgt: np.ndarray, src_start: np.ndarray, tgt_start: np.ndarray, stride: int):
         self.src, self.tgt, self.src_start, self.tgt_start, self.stride = src, tgt, src_start, tgt_start, stride
@@ -357,20 +459,29 @@ class EStepShard:
         self.prior_size = int(sizes.sum())
 
     def distinct_keys(self) -> np.ndarray:
-        """Sorted distinct (source, target) keys of the shard's cells (the initial pass)."""
-        return sorted_distinct(_cell_keys(self.src, self.tgt, self.src_start, self.tgt_start, self.stride))
+        """The initial pass: sorted distinct keys of the shard's cells, (NULL, target word) and (source word, NULL)
+        cells (its local entries)."""
+        keys = _shard_keys(self.src, self.tgt, self.src_start, self.tgt_start, self.stride, NULL_ID)
+        keys.sort()  # in place: one array of the shard's cell count, not three
+        self.local_keys = _distinct_of_sorted(keys)
+        return self.local_keys
 
-    def resolve(self, entries: Entries) -> None:
-        """Resolve every cell and NULL cell to its entry index (once, before the iterations)."""
-        h = entries.hash
-        keys = _cell_keys(self.src, self.tgt, self.src_start, self.tgt_start, self.stride)
-        self.cells = _entries_of(keys, self.stride, h.row_start, h.row_mask, h.columns, h.entry)
-        self.null_f = h.find(np.full(self.tgt.size, NULL_ID), self.tgt)
-        self.null_r = h.find(self.src, np.full(self.src.size, NULL_ID))
+    def resolve(self, keys: np.ndarray) -> None:
+        """Every cell and NULL cell resolved to its local entry (once, before the iterations); ``global_index``: each
+        local entry's index in ``keys`` (every shard's keys, merged). Local entries are numbered in order of first
+        use (:func:`_resolve_cells`): the E-step's reads and writes then stay in fewer cache lines and pages."""
+        local = self.local_keys
+        h = RowHash.build(local // self.stride, local % self.stride, self.stride)
+        self.cells, self.null_f, self.null_r, sorted_index = _resolve_cells(
+            self.src, self.tgt, self.src_start, self.tgt_start, h.row_start, h.row_mask, h.columns, h.entry, local.size, NULL_ID)
+        self.global_index = positions_in(local, keys)[sorted_index]
+        self.entries = local.size
+        del self.local_keys
 
-    def e_step(self, t_forward: np.ndarray, t_reverse: np.ndarray, tensions: tuple[float, float], settings) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Expected counts (forward, reverse, per entry) and :data:`STATS` of the shard, int64 fixed point
-        (:data:`COUNT_SCALE`, :data:`STATS_SCALE`)."""
+    def e_step(self, t: np.ndarray, tensions: tuple[float, float], settings) -> tuple[np.ndarray, np.ndarray]:
+        """Expected counts per local entry (forward, reverse: shape ``(entries, 2)``) and :data:`STATS` of the shard,
+        int64 fixed point (:data:`COUNT_SCALE`, :data:`STATS_SCALE`); ``t``: forward and reverse probability per
+        local entry, shape ``(entries, 2)``."""
         p0 = settings.prob_align_null if not settings.no_null_word else 0.0
         if settings.favor_diagonal:
             f_prior = _priors(self.shape_n, self.shape_m, self.shape_offset, self.prior_size, tensions[0], p0)
@@ -378,13 +489,12 @@ class EStepShard:
             r_prior = _priors(self.shape_m, self.shape_n, self.shape_offset, self.prior_size, tensions[1], p0)
         else:
             f_prior = r_prior = np.zeros(1)
-        counts_f = np.zeros(t_forward.size, np.int64)
-        counts_r = np.zeros(t_reverse.size, np.int64)
+        counts = np.zeros((self.entries, 2), np.int64)
         stats = np.zeros(len(STATS), np.int64)
         _e_step(self.src, self.tgt, self.src_start, self.tgt_start, self.cells, self.null_f, self.null_r, self.shape_of,
-                self.shape_offset, self.shape_offset, f_prior, r_prior, t_forward, t_reverse, not settings.no_null_word,
-                settings.favor_diagonal, p0, counts_f, counts_r, stats)
-        return counts_f, counts_r, stats
+                self.shape_offset, self.shape_offset, f_prior, r_prior, t, not settings.no_null_word,
+                settings.favor_diagonal, p0, counts, stats)
+        return counts, stats
 
 
 # -- the M-step, cut into ranges of whole groups (one per worker) ------------------------------
@@ -397,10 +507,10 @@ class MStepRanges:
     A direction's groups are its conditioning words' rows (forward: entries by source word, reverse:
     by target word); ``order`` lists the direction's member entries group by group, ``groups`` the
     groups' starts in ``order`` and ``cuts`` the first group of each range (about equal entry counts).
-    Each shard splits its expected counts by range (:meth:`split`); the owner of a range sums every
-    shard's slice exactly and normalizes its groups (:meth:`normalize`); each shard scatters all
-    ranges' normalized slices into whole tables for its next E-step (:meth:`tables`), and each range
-    exports its beam (:meth:`export`). A group is always normalized whole by one worker, in the same
+    Each shard splits its local expected counts by range (:meth:`ShardSlots.split`, from :meth:`slots`);
+    the owner of a range sums every shard's counts in it exactly and normalizes its groups
+    (:meth:`normalize`); each shard gathers its local entries' probabilities from all ranges for its
+    next E-step (:meth:`ShardSlots.tables`), and each range exports its beam (:meth:`export`). A group is always normalized whole by one worker, in the same
     order, so the tables do not depend on ``parts``.
     """
 
@@ -433,35 +543,34 @@ class MStepRanges:
         return ((self.forward_order, self.forward_groups, self.forward_cuts),
                 (self.reverse_order, self.reverse_groups, self.reverse_cuts))
 
-    def split(self, counts_f: np.ndarray, counts_r: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
-        """A shard's expected counts (per entry) as one (forward, reverse) slice per range, in range order."""
-        slices = []
-        for counts, (order, groups, cuts) in zip((counts_f, counts_r), self._directions()):
-            ordered, at = _gather(counts, order), groups[cuts]
-            slices.append([ordered[at[p]:at[p + 1]] for p in range(self.parts)])
-        return list(zip(*slices))
+    def slots(self, global_index: np.ndarray) -> ShardSlots:
+        """Where a shard's local entries (``global_index``: each one's entry index) sit in the ranges."""
+        rank = np.full(self.entries, -1, np.int64)
+        rank[global_index] = np.arange(global_index.size, dtype=np.int64)
+        local, position, bounds, sizes = [], [], [], []
+        for order, groups, cuts in self._directions():
+            in_order = _gather(rank, order)  # each member entry's local index (-1: not the shard's), in range order
+            at = np.flatnonzero(in_order >= 0)
+            starts = groups[cuts]
+            cut = np.searchsorted(at, starts)
+            part = np.repeat(np.arange(self.parts), np.diff(cut))
+            local.append(in_order[at])
+            position.append(at - starts[:-1][part])
+            bounds.append(cut)
+            sizes.append(np.diff(starts))
+        return ShardSlots(global_index.size, tuple(local), tuple(position), tuple(bounds), tuple(sizes))
 
-    def normalize(self, part: int, slices: Sequence[tuple[np.ndarray, np.ndarray]], settings) -> tuple[np.ndarray, np.ndarray]:
-        """Range ``part``'s (forward, reverse) probabilities from every shard's slice of it (in shard order)."""
+    def normalize(self, part: int, positions: Sequence[tuple[np.ndarray, np.ndarray]],
+                  values: Sequence[tuple[np.ndarray, np.ndarray]], settings) -> tuple[np.ndarray, np.ndarray]:
+        """Range ``part``'s (forward, reverse) probabilities from every shard's counts in it: shard ``s`` has
+        ``values[s][d]`` at ``positions[s][d]`` of direction ``d``'s range (:meth:`ShardSlots.positions`), in shard order."""
         out = []
         for d, (_, groups, cuts) in enumerate(self._directions()):
-            counts = _sum_scaled([s[d] for s in slices], COUNT_SCALE)  # integer sums: the same whatever the shards
             starts = groups[cuts[part]:cuts[part + 1] + 1] - groups[cuts[part]]
+            # integer sums: the same whatever the shards
+            counts = sum_scaled_at(int(starts[-1]), [p[d] for p in positions], [v[d] for v in values], COUNT_SCALE)
             t = np.empty(counts.size)
             _normalize_groups(counts, starts, settings.alpha, settings.variational_bayes, t)
-            out.append(t)
-        return out[0], out[1]
-
-    def tables(self, normalized: Sequence[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
-        """Whole (forward, reverse) tables per entry from every range's probabilities (none yet: uninitialized)."""
-        if not normalized:
-            return np.full(self.entries, UNINITIALIZED_PROBABILITY), np.full(self.entries, UNINITIALIZED_PROBABILITY)
-        out = []
-        for d, (order, groups, cuts) in enumerate(self._directions()):
-            t = np.zeros(self.entries)  # entries outside a direction's table are never read by its E-step
-            at = groups[cuts]
-            for p, part in enumerate(normalized):
-                _scatter(t, order[at[p]:at[p + 1]], part[d])
             out.append(t)
         return out[0], out[1]
 
@@ -485,6 +594,49 @@ class MStepRanges:
             sort = np.argsort(keys, kind="stable")
             out.append(LexicalTable(vocabulary, keys[sort], probabilities[sort]))
         return out[0], out[1]
+
+
+@dataclass(frozen=True)
+class ShardSlots:
+    """Where one shard's local entries sit in the M-step's ranges (:meth:`MStepRanges.slots`), per direction.
+
+    ``local[d]`` lists the shard's local entries that belong to direction ``d``'s table, in range order;
+    ``position[d]`` is each one's position in its range's slice; ``bounds[d][p] .. bounds[d][p + 1]`` are
+    range ``p``'s among them and ``sizes[d][p]`` the size of range ``p``'s slice. A shard sends each range
+    only its own entries' counts (:meth:`split`; the range's owner learns where they go once, :meth:`positions`)
+    and gathers its local entries' probabilities from each range's (:meth:`tables`), so neither handles an
+    entry the shard never touches.
+    """
+
+    size: int  # local entries
+    local: tuple[np.ndarray, np.ndarray]
+    position: tuple[np.ndarray, np.ndarray]
+    bounds: tuple[np.ndarray, np.ndarray]
+    sizes: tuple[np.ndarray, np.ndarray]
+
+    def split(self, counts: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+        """The shard's local counts (``(entries, 2)``: forward, reverse) in each range, as one (forward, reverse) pair of
+        arrays per range, in range order; each in the order of :meth:`positions` (only the shard's entries)."""
+        out = []
+        for p in range(self.bounds[0].size - 1):
+            out.append(tuple(_gather(counts[:, d], self.local[d][self.bounds[d][p]:self.bounds[d][p + 1]]) for d in (0, 1)))
+        return out
+
+    def positions(self, part: int) -> tuple[np.ndarray, np.ndarray]:
+        """Where :meth:`split`'s counts for range ``part`` go in its (forward, reverse) slices (the same every iteration)."""
+        return tuple(self.position[d][self.bounds[d][part]:self.bounds[d][part + 1]] for d in (0, 1))
+
+    def tables(self, normalized: Sequence[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
+        """Forward and reverse probability per local entry (``(entries, 2)``) from every range's probabilities (none
+        yet: uninitialized)."""
+        if not normalized:
+            return np.full((self.size, 2), UNINITIALIZED_PROBABILITY)
+        t = np.zeros((self.size, 2))  # entries outside a direction's table are never read by its E-step
+        for d in (0, 1):
+            local, position, bounds = self.local[d], self.position[d], self.bounds[d]
+            for p, part in enumerate(normalized):
+                _move(t[:, d], local[bounds[p]:bounds[p + 1]], part[d], position[bounds[p]:bounds[p + 1]])
+        return t
 
 
 def _cuts(groups: np.ndarray, parts: int) -> np.ndarray:
@@ -518,19 +670,19 @@ class InProcessExecutor:
 
     def resolve(self, keys: np.ndarray, stride: int) -> None:
         self.keys, self.stride = keys, stride
-        entries = Entries.from_keys(keys, stride)
         for shard in self.shards:
-            shard.resolve(entries)
+            shard.resolve(keys)
 
     def prepare(self, m_step: MStepRanges) -> None:
         self.m_step = m_step
+        self.slots = [m_step.slots(shard.global_index) for shard in self.shards]
 
     def iterate(self, tensions, settings) -> list[np.ndarray]:
-        t_forward, t_reverse = self.m_step.tables(self.normalized)
-        results = [shard.e_step(t_forward, t_reverse, tensions, settings) for shard in self.shards]
-        slices = [self.m_step.split(counts_f, counts_r) for counts_f, counts_r, _ in results]
-        self.normalized = [self.m_step.normalize(p, [s[p] for s in slices], settings) for p in range(self.parts)]
-        return [stats for _, _, stats in results]
+        results = [shard.e_step(slots.tables(self.normalized), tensions, settings) for shard, slots in zip(self.shards, self.slots)]
+        slices = [slots.split(counts) for slots, (counts, _) in zip(self.slots, results)]
+        self.normalized = [self.m_step.normalize(p, [slots.positions(p) for slots in self.slots], [s[p] for s in slices], settings)
+                           for p in range(self.parts)]
+        return [stats for _, stats in results]
 
     def export(self) -> list[tuple[np.ndarray, ...]]:
         return [self.m_step.export(p, self.normalized[p], self.keys, self.stride) for p in range(self.parts)]
@@ -561,10 +713,9 @@ def learn_tables(corpus: EncodedCorpus, settings, executor=None, progress: Calla
                          f"{max(corpus.src.size, corpus.tgt.size):,}: split the corpus")
     executor = executor or InProcessExecutor(corpus)
     stride = len(corpus.vocabulary) + 1
-    # initial pass: co-occurring cells, plus (NULL, target word) and (source word, NULL)
-    null_keys = np.concatenate((NULL_ID * stride + sorted_distinct(corpus.tgt), sorted_distinct(corpus.src) * stride + NULL_ID))
-    keys = sorted_distinct(np.concatenate(executor.distinct_keys() + [null_keys]))
-    executor.resolve(keys, stride)  # shards build the entries' hash and resolve their cells; meanwhile:
+    # initial pass: each shard's co-occurring cells, (NULL, target word) and (source word, NULL), merged
+    keys = merge_distinct(executor.distinct_keys())
+    executor.resolve(keys, stride)  # shards map their local entries to these and resolve their cells; meanwhile:
     executor.prepare(MStepRanges.build(keys, stride, corpus, settings, executor.parts))
     shapes = _shapes(corpus)
     tensions = [settings.diagonal_tension, settings.diagonal_tension]
@@ -598,21 +749,20 @@ def learn_tables(corpus: EncodedCorpus, settings, executor=None, progress: Calla
     return LearnedTables(forward, reverse, float(tensions[0]), float(tensions[1]), log)
 
 
-def _sum_scaled(parts: Sequence[np.ndarray], scale: float) -> np.ndarray:
-    """``sum(parts) / scale`` as float64: the int64 parts are summed exactly, then rounded once."""
-    first = parts[0]
-    if len(parts) > 2:
-        first = np.sum(parts[:-1], axis=0, dtype=np.int64)
-    out = np.empty(first.size)
-    _add_scaled(out, first, parts[-1] if len(parts) > 1 else np.zeros(0, np.int64), scale)
-    return out
+def sum_scaled_at(size: int, positions: Sequence[np.ndarray], values: Sequence[np.ndarray], scale: float) -> np.ndarray:
+    """``sum_s values[s] at positions[s]`` / ``scale`` over ``size`` cells, as float64: the int64 values are summed
+    exactly (in any order, the same sums), then rounded once."""
+    total = np.zeros(size, np.int64)
+    for at, value in zip(positions, values):
+        _add_at(total, at, value)
+    return total / scale
 
 
 @numba.njit(cache=True, nogil=True)
-def _add_scaled(out, a, b, scale):
-    """out = (a + b) / scale (b empty: a / scale)."""
-    for k in range(out.size):
-        out[k] = (a[k] + b[k] if b.size else a[k]) / scale
+def _add_at(out, at, values):
+    """out[at[k]] += values[k]."""
+    for k in range(at.size):
+        out[at[k]] += values[k]
 
 
 def _membership(keys: np.ndarray, stride: int, corpus: EncodedCorpus) -> tuple[np.ndarray, np.ndarray]:
@@ -667,9 +817,10 @@ def _gather(values, index):
 
 
 @numba.njit(cache=True, nogil=True)
-def _scatter(out, index, values):
-    for k in range(index.size):
-        out[index[k]] = values[k]
+def _move(out, to, values, at):
+    """out[to[k]] = values[at[k]]."""
+    for k in range(to.size):
+        out[to[k]] = values[at[k]]
 
 
 def _shapes(corpus: EncodedCorpus) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

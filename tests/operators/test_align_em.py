@@ -10,8 +10,8 @@ import pytest
 
 from interlingua.operators.align import fast_align_em
 from interlingua.operators.align.fast_align_em import (
-    InProcessExecutor, MStepRanges, _cuts, _groups, digamma, dlog_partition, encode_corpus, learn_tables, partition,
-    sorted_distinct)
+    InProcessExecutor, MStepRanges, _cuts, _groups, digamma, dlog_partition, encode_corpus, learn_tables, merge_distinct,
+    partition, positions_in, sorted_distinct)
 from interlingua.operators.align.fast_align_training import FastAlignParameters, FastAlignSettings, learn_fast_align
 from interlingua.operators.align.lexical_table import LexicalTable, read_systran_table
 
@@ -98,33 +98,57 @@ def _reference_m_step(counts, order, groups, alpha, variational_bayes, entries):
 
 @pytest.mark.parametrize("variational_bayes", [True, False])
 def test_m_step_ranges_equal_one_whole_table(variational_bayes):
-    """Counts split by range, summed per range and normalized per range give the whole-table M-step."""
+    """Shards' local counts split by range, summed per range and normalized per range give the whole-table M-step,
+    and each shard's local tables are the whole tables at its entries."""
     rng = np.random.default_rng(7)
     entries, words = 400, 37
     by_forward, by_reverse = np.sort(rng.integers(0, words, entries)), rng.integers(0, words, entries)
     forward_member, reverse_member = rng.random(entries) < 0.9, rng.random(entries) < 0.8
     settings = FastAlignSettings(variational_bayes=variational_bayes)
-    shards = [(rng.integers(0, 2**34, entries), rng.integers(0, 2**34, entries)) for _ in range(3)]
-    shards[0][0][:50] = 0  # some groups without counts
+    # shard 0 touches every entry (in entry order), shard 1 a random third (in any order: local entries are numbered
+    # by first use), shard 2 none; a shard has no count outside its entries
+    global_index = [np.arange(entries), rng.permutation(np.flatnonzero(rng.random(entries) < 0.33)), np.zeros(0, np.int64)]
+    shards = [rng.integers(0, 2**34, (g.size, 2)) for g in global_index]
+    shards[0][:50, 0] = 0  # some groups without counts
+    whole_counts = np.zeros((2, entries), np.int64)
+    for g, counts in zip(global_index, shards):
+        for d in (0, 1):
+            whole_counts[d][g] += counts[:, d]
     reference = []
-    whole = []
+    first = []
     for parts in (1, 2, 3, 5, 40):  # 40 > words: empty ranges
         f_order, f_groups = _groups(by_forward, forward_member, words)
         r_order, r_groups = _groups(by_reverse, reverse_member, words)
         m_step = MStepRanges(entries, f_order, f_groups, _cuts(f_groups, parts), r_order, r_groups, _cuts(r_groups, parts))
         assert m_step.parts == parts
-        sliced = [m_step.split(counts_f, counts_r) for counts_f, counts_r in shards]
-        normalized = [m_step.normalize(p, [s[p] for s in sliced], settings) for p in range(parts)]
-        tables = m_step.tables(normalized)
+        slots = [m_step.slots(g) for g in global_index]
+        sliced = [s.split(counts) for s, counts in zip(slots, shards)]
+        normalized = [m_step.normalize(p, [s.positions(p) for s in slots], [v[p] for v in sliced], settings) for p in range(parts)]
+        tables = [s.tables(normalized) for s in slots]
         if not reference:
             for d, (order, groups) in enumerate(((f_order, f_groups), (r_order, r_groups))):
-                counts = np.sum([shard[d] for shard in shards], axis=0) / fast_align_em.COUNT_SCALE
+                counts = whole_counts[d] / fast_align_em.COUNT_SCALE
                 reference.append(_reference_m_step(counts, order, groups, settings.alpha, variational_bayes, entries))
-            whole = tables
-        for d in (0, 1):
-            np.testing.assert_allclose(tables[d], reference[d], rtol=1e-13, atol=0)
-            assert np.array_equal(tables[d], whole[d])  # bit-identical for any number of ranges
-    assert not m_step.tables([])[0].size or np.all(m_step.tables([])[0] == fast_align_em.UNINITIALIZED_PROBABILITY)
+            first = tables
+        for shard, g in enumerate(global_index):
+            assert tables[shard].shape == (g.size, 2)
+            for d in (0, 1):
+                np.testing.assert_allclose(tables[shard][:, d], reference[d][g], rtol=1e-13, atol=0)
+            assert np.array_equal(tables[shard], first[shard])  # bit-identical for any number of ranges
+        uninitialized = slots[1].tables([])
+        assert np.array_equal(uninitialized, np.full((global_index[1].size, 2), fast_align_em.UNINITIALIZED_PROBABILITY))
+
+
+def test_merged_keys_and_local_positions():
+    rng = np.random.default_rng(3)
+    parts = [np.unique(rng.integers(0, 10**12, size)) for size in (500, 0, 800, 1, 300)]
+    merged = merge_distinct(parts)
+    assert np.array_equal(merged, np.unique(np.concatenate(parts)))
+    assert np.array_equal(merge_distinct(parts[:1]), parts[0]) and merge_distinct([]).size == 0
+    for part in parts:
+        assert np.array_equal(positions_in(part, merged), np.searchsorted(merged, part))
+    with pytest.raises(ValueError, match="missing"):
+        positions_in(np.array([merged[0] + 1]), merged[:1])
 
 
 @pytest.fixture(scope="module")
@@ -182,9 +206,17 @@ def test_unknown_learner_is_refused(tmp_path):
 
 
 def test_shard_counts_are_summed_as_integers_then_scaled_once():
-    from interlingua.operators.align.fast_align_em import _sum_scaled
+    from interlingua.operators.align.fast_align_em import sum_scaled_at
 
     rng = np.random.default_rng(0)
-    parts = [rng.integers(0, 2**40, 1000) for _ in range(4)]
+    size = 1000
+    positions = [np.arange(size), rng.permutation(size)[:300], np.zeros(0, np.int64), rng.permutation(size)[:900]]
+    values = [rng.integers(0, 2**40, p.size) for p in positions]
     for shards in (1, 2, 3, 4):
-        assert np.array_equal(_sum_scaled(parts[:shards], 2.0**32), np.sum(parts[:shards], axis=0) / 2.0**32)
+        dense = np.zeros((shards, size), np.int64)
+        for k in range(shards):
+            dense[k][positions[k]] = values[k]
+        expected = np.sum(dense, axis=0) / 2.0**32
+        assert np.array_equal(sum_scaled_at(size, positions[:shards], values[:shards], 2.0**32), expected)
+        # any shard order: the same sums
+        assert np.array_equal(sum_scaled_at(size, positions[:shards][::-1], values[:shards][::-1], 2.0**32), expected)
