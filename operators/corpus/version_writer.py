@@ -313,7 +313,7 @@ class VersionWriter:
             self._store._point_latest(self.name, self.version)
         else:
             self.lost_race = True
-            self._fs.rm(self._dir, recursive=True) if self._fs.exists(self._dir) else None
+            self._remove_dir(self._dir)
         self._remove_stale_staging()
         return winner
 
@@ -421,11 +421,22 @@ class VersionWriter:
                 f"complete {missing[:10]} and {len(unplanned)} complete shard(s) are not expected {unplanned[:10]}"
             )
 
+    def _remove_dir(self, path: str, attempts: int = 5) -> None:
+        """Remove ``path`` and everything in it while another writer may be removing it too (a losing writer
+        drops its own staging as the winner drops it as stale): files vanishing underneath are not errors."""
+        for _ in range(attempts):
+            try:
+                if self._fs.exists(path):
+                    self._fs.rm(path, recursive=True)
+                return
+            except FileNotFoundError:
+                continue  # the other remover got there first; look again
+
     def _remove_stale_staging(self) -> None:
         """After the version exists, other writers' staging is useless: drop those whose lease expired."""
         for other in self._other_writer_dirs():
             if not _is_live(self._read_json(f"{other}/{LEASE_FILE}")):
-                self._fs.rm(other, recursive=True)
+                self._remove_dir(other)
         try:
             if self._fs.exists(self._staging_root) and not self._fs.ls(self._staging_root, detail=False):
                 self._fs.rmdir(self._staging_root)
