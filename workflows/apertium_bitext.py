@@ -82,7 +82,7 @@ def run(config: ApertiumBitextConfig, *, address: str | None = None) -> dict[str
     manifest_config = config.model_dump(mode="json", exclude={"state_dir", "workers"}) | {
         "modes": {lang: ENGLISH_TO[lang][1] for lang in config.languages}}
     from interlingua.core.redact import redact
-    from interlingua.workflows.bitext_source import publish_shards
+    from interlingua.workflows.bitext_source import publish_shards, published_summary
 
     writer = store.open_version(config.name, redact(manifest_config), redact([source]))  # no credentials in provenance
 
@@ -93,10 +93,7 @@ def run(config: ApertiumBitextConfig, *, address: str | None = None) -> dict[str
             print(f"  {shard_id}: {kept} of {len(slices[lang])} pairs kept")
 
     manifest = publish_shards(writer, [f"en-{lang}" for lang in slices], translate)
-    print(f"apertium-bitext: {manifest.name}@{manifest.version}: {manifest.total_rows} pairs, "
-          f"{manifest.total_rejects} rejected")
-    return {"corpus": f"{manifest.name}@{manifest.version}", "rows": manifest.total_rows,
-            "rejects": manifest.total_rejects, "languages": ["en", *config.languages], "seconds": stages.seconds}
+    return published_summary("apertium-bitext", manifest, ["en", *config.languages], seconds=stages.seconds)
 
 
 def _english_sentences(config: ApertiumBitextConfig, state) -> tuple[list[tuple[str, str]], str]:

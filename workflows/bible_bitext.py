@@ -33,6 +33,7 @@ def run(config: BibleBitextConfig, *, address: str | None = None) -> dict[str, A
     from interlingua.core.errors import UserError
     from interlingua.core.runtime import assets_dir, corpus_root, state_dir
     from interlingua.workflows.assets.build import bible_path
+    from interlingua.workflows.bitext_source import published_summary
 
     state = state_dir(config.state_dir)
     path = Path(config.bitext) if config.bitext else bible_path(assets_dir(state))
@@ -40,10 +41,8 @@ def run(config: BibleBitextConfig, *, address: str | None = None) -> dict[str, A
         raise UserError(f"Bible bitext {path} is missing (run `interlingua assets bible`, or set bitext=...)")
     manifest, heldout = publish_bible_corpus(corpus_root(state), path, config.name, rows_per_shard=config.rows_per_shard,
                                              max_length_ratio=config.max_length_ratio)
-    print(f"bible-bitext: {manifest.name}@{manifest.version}: {manifest.total_rows} pairs, "
-          f"{manifest.total_rejects} rejected, {len(heldout)} held out")
-    return {"corpus": f"{manifest.name}@{manifest.version}", "rows": manifest.total_rows,
-            "rejects": manifest.total_rejects, "heldout": len(heldout), "languages": ["en", "es"]}
+    return published_summary("bible-bitext", manifest, ["en", "es"], note=f", {len(heldout)} held out",
+                             heldout=len(heldout))
 
 
 def publish_bible_corpus(root: str, bible: Path, name: str, *, rows_per_shard: int, max_length_ratio: float):

@@ -45,6 +45,16 @@ def publish_shards(writer, shard_ids: list[str], write_shard):
     return writer.publish(expected_shards=list(shard_ids))
 
 
+def published_summary(workflow: str, manifest, languages: list[str], *, rejects_as: str = "rejected",
+                      note: str = "", **extra) -> dict:
+    """Print a bitext source's one line (``workflow: name@version: N pairs, M rejected`` and ``note``) and return
+    the stage outputs a recipe reads: ``corpus``, ``rows``, ``rejects``, ``languages`` and ``extra``."""
+    print(f"{workflow}: {manifest.name}@{manifest.version}: {manifest.total_rows} pairs, "
+          f"{manifest.total_rejects} {rejects_as}{note}")
+    return {"corpus": f"{manifest.name}@{manifest.version}", "rows": manifest.total_rows,
+            "rejects": manifest.total_rejects, "languages": languages, **extra}
+
+
 def write_bitext_shard(writer, shard_id: str, part: dict, *, src_lang: str, tgt_lang: str,
                        hygiene: HygieneSettings, extra_rejects: list[dict] | None = None,
                        counters: dict[str, int] | None = None) -> int:

@@ -60,7 +60,7 @@ def run(config: GettextBitextConfig, *, address: str | None = None) -> dict[str,
     from interlingua.core.progress import Stages
     from interlingua.core.runtime import corpus_root, state_dir
     from interlingua.operators.corpus.store import CorpusStore
-    from interlingua.workflows.bitext_source import publish_shards
+    from interlingua.workflows.bitext_source import publish_shards, published_summary
 
     if config.min_chars > config.max_chars:
         raise UserError(f"min_chars ({config.min_chars}) is larger than max_chars ({config.max_chars})")
@@ -85,10 +85,7 @@ def run(config: GettextBitextConfig, *, address: str | None = None) -> dict[str,
             print(f"  {shard_id}: {_write_language(writer, shard_id, lang, catalogs[lang], config)} pairs")
 
     manifest = publish_shards(writer, [f"en-{lang}" for lang in catalogs], write)
-    print(f"gettext-bitext: {manifest.name}@{manifest.version}: {manifest.total_rows} pairs, "
-          f"{manifest.total_rejects} rejected")
-    return {"corpus": f"{manifest.name}@{manifest.version}", "rows": manifest.total_rows,
-            "rejects": manifest.total_rejects, "languages": ["en", *config.languages], "seconds": stages.seconds}
+    return published_summary("gettext-bitext", manifest, ["en", *config.languages], seconds=stages.seconds)
 
 
 def find_catalogs(locale_dir: str, languages: list[str], domains: list[str]) -> dict[str, list[str]]:

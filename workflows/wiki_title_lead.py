@@ -56,7 +56,7 @@ def run(config: WikiTitleLeadConfig, *, address: str | None = None) -> dict[str,
     from interlingua.core.progress import Stages
     from interlingua.core.runtime import corpus_root, state_dir
     from interlingua.operators.corpus.store import CorpusStore
-    from interlingua.workflows.bitext_source import publish_shards
+    from interlingua.workflows.bitext_source import publish_shards, published_summary
 
     stages = Stages("wiki-title-lead")
     state = state_dir(config.state_dir)
@@ -76,11 +76,8 @@ def run(config: WikiTitleLeadConfig, *, address: str | None = None) -> dict[str,
     with stages("write"):
         manifest = publish_shards(writer, list(shards), lambda shard_id: _write_shard(
             writer, shard_id, shards[shard_id], rejects.get(shard_id, []), config))
-    print(f"wiki-title-lead: {manifest.name}@{manifest.version}: {manifest.total_rows} pairs, "
-          f"{manifest.total_rejects} left out")
-    languages = sorted({"en", *config.languages})
-    return {"corpus": f"{manifest.name}@{manifest.version}", "rows": manifest.total_rows,
-            "rejects": manifest.total_rejects, "languages": languages, "seconds": stages.seconds}
+    return published_summary("wiki-title-lead", manifest, sorted({"en", *config.languages}), rejects_as="left out",
+                             seconds=stages.seconds)
 
 
 def title_lead_pairs(languages: list[str], monolingual: bool, banned: set[str]
