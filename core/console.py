@@ -187,6 +187,70 @@ def child_stderr_to_log():
         os.close(target)
 
 
+@contextlib.contextmanager
+def native_stderr_to_log():
+    """Inside the block, this process's file descriptor 2 is the log file, while Python's ``sys.stderr`` (our lines,
+    progress bars, tracebacks) and our console log handler still write to the console, through a duplicate of its
+    descriptor. What native code of this process writes on fd 2 then lands in the log file: Ray's C++ core worker in
+    the driver ("Actor with class name: 'MapWorker(...)' ... has constructor arguments in the object store"), and so
+    does the stderr of the processes started inside the block. No-op when verbose, without a log file, or when fd 2
+    is not open."""
+    path = log_file()
+    if is_verbose() or not path:
+        yield
+        return
+    try:
+        saved = os.dup(2)
+    except OSError:
+        yield
+        return
+    sys.stdout.flush()
+    sys.stderr.flush()
+    encoding = getattr(sys.__stderr__, "encoding", None) or "utf-8"
+    console = os.fdopen(os.dup(saved), "w", buffering=1, encoding=encoding, errors="backslashreplace")
+    swapped = _point_fd2_streams_at(console)
+    target = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    try:
+        os.dup2(target, 2)
+        yield
+    finally:
+        for stream in (sys.stdout, sys.stderr, console):
+            with contextlib.suppress(Exception):
+                stream.flush()
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(target)
+        for restore in swapped:
+            restore()
+        console.close()
+
+
+def _point_fd2_streams_at(console) -> list:
+    """Repoints what writes to fd 2 through a Python stream (``sys.stderr``, a :class:`TeeStream` around it, our
+    console handler) at ``console``; returns the functions that undo it."""
+    def on_fd2(stream) -> bool:
+        try:
+            return stream.fileno() == 2
+        except Exception:  # a capture object of pytest, a closed stream, ...
+            return False
+
+    undo = []
+    err = sys.stderr
+    if isinstance(err, TeeStream) and on_fd2(err._stream):
+        inner = err._stream
+        err._stream = console
+        undo.append(lambda: setattr(err, "_stream", inner))
+    elif not isinstance(err, TeeStream) and on_fd2(err):
+        sys.stderr = console
+        undo.append(lambda: setattr(sys, "stderr", err))
+    for handler in _HANDLERS:
+        if isinstance(handler, logging.StreamHandler) and not isinstance(handler, logging.FileHandler) \
+                and on_fd2(handler.stream):
+            old = handler.setStream(console)
+            undo.append(lambda handler=handler, old=old: handler.setStream(old))
+    return undo
+
+
 def file_handler() -> logging.Handler | None:
     """The current command's log-file handler (``None`` before :func:`configure_console`, e.g. in a library)."""
     return _HANDLERS[0] if _HANDLERS else None
@@ -218,9 +282,10 @@ def logger_through_our_handlers(name: str) -> None:
     logger.propagate = True
 
 
-#: A line of Ray's C++ logging (``[2026-11-23 14:09:53,788 E 28094 28124] core_worker.cc:2465: Actor ...``), which
-#: Ray workers write on their stderr and ``log_to_driver`` forwards to the driver's console.
-CPP_LOG_LINE = re.compile(r"^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+ [DIWEF] \d+ \d+\] \S+\.(cc|h):\d+: ")
+#: A line of Ray's C++ logging (``[2026-11-23 14:09:53,788 E 28094 28124] core_worker.cc:2465: Actor ...``; the
+#: raylet's name its component: ``... E 699 710] (raylet) file_system_monitor.cc:116: ...``), which Ray workers write on
+#: their stderr and ``log_to_driver`` forwards to the driver's console.
+CPP_LOG_LINE = re.compile(r"^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+ [DIWEF] \d+ \d+\] (\([\w.-]+\) )?\S+\.(cc|h):\d+: ")
 
 
 def split_forwarded_lines(data: dict) -> tuple[dict, list[str]]:

@@ -49,9 +49,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"interlingua {args.command}: error: cannot write the log file: {err}", file=sys.stderr)
         return 2
     install_log_redaction()  # the console and log-file handlers configure_console installed: credentials masked
-    from interlingua.core.console import tee_to_log
+    from interlingua.core.console import native_stderr_to_log, tee_to_log
 
-    with tee_to_log(log_path):
+    # native_stderr_to_log: C++ error lines Ray writes on this process's fd 2 go to the log file, ours to the console
+    with tee_to_log(log_path), native_stderr_to_log():
         rc = _run_command(args, log_path)
     if rc == 0 and args.command in LONG_COMMANDS and log_path.exists():
         print(f"[interlingua] full log: {log_path}", file=sys.stderr, flush=True)

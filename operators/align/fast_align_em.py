@@ -124,10 +124,15 @@ def encode_corpus(pairs: Iterable[tuple[Sequence[str], Sequence[str]]]) -> Encod
 @numba.njit(cache=True, nogil=True)
 def partition(j1, m, n, tension):
     """fast_align's ``ComputeZ(j1, m, n)``: sum over i = 1..n of exp(-tension * |i / n - j1 / m|)."""
+    return _partition(j1, m, n, tension, math.exp(-tension / n))
+
+
+@numba.njit(cache=True, nogil=True)
+def _partition(j1, m, n, tension, ratio):
+    """:func:`partition` given ``ratio`` = exp(-tension / n), the same for every j1 of a shape."""
     split = float(j1) * n / m
     floor = int(split)
     ceil = floor + 1
-    ratio = math.exp(-tension / n)
     num_top = n - floor
     top = 0.0
     bottom = 0.0
@@ -151,11 +156,16 @@ def _arithmetico_geometric(a_1, g_1, r, d, count):
 @numba.njit(cache=True, nogil=True)
 def dlog_partition(j1, m, n, tension):
     """fast_align's ``ComputeDLogZ(j1, m, n)`` (its Z call swaps m and n; kept as published)."""
-    z = partition(j1, n, m, tension)
+    return _dlog_partition(j1, m, n, tension, math.exp(-tension / n), math.exp(-tension / m))
+
+
+@numba.njit(cache=True, nogil=True)
+def _dlog_partition(j1, m, n, tension, ratio, swapped_ratio):
+    """:func:`dlog_partition` given ``ratio`` = exp(-tension / n) and ``swapped_ratio`` = exp(-tension / m) (its Z's)."""
+    z = _partition(j1, n, m, tension, swapped_ratio)
     split = float(j1) * n / m
     floor = int(split)
     ceil = floor + 1
-    ratio = math.exp(-tension / n)
     d = -1.0 / n
     num_top = n - floor
     top = 0.0
@@ -171,11 +181,16 @@ def dlog_partition(j1, m, n, tension):
 
 @numba.njit(cache=True, nogil=True)
 def model_feature(shape_m, shape_n, shape_count, tension):
-    """sum over shapes (m predicted, n conditioning words) x j of count * DLogZ (before / tokens)."""
+    """sum over shapes (m predicted, n conditioning words) x j of count * DLogZ (before / tokens).
+
+    A shape's two geometric ratios are computed once for all its j (the tension search calls this 16 times an
+    iteration on the driver, while the workers wait for the new tensions)."""
     total = 0.0
     for k in range(shape_m.size):
-        for j in range(1, shape_m[k] + 1):
-            total += shape_count[k] * dlog_partition(j, shape_m[k], shape_n[k], tension)
+        m, n = shape_m[k], shape_n[k]
+        ratio, swapped_ratio = math.exp(-tension / n), math.exp(-tension / m)
+        for j in range(1, m + 1):
+            total += shape_count[k] * _dlog_partition(j, m, n, tension, ratio, swapped_ratio)
     return total
 
 
@@ -318,8 +333,9 @@ def _priors(shape_n, shape_m, shape_offset, total, tension, p0):
     out = np.empty(total, np.float64)
     for k in range(shape_n.size):
         n, m = shape_n[k], shape_m[k]
+        ratio = math.exp(-tension / n)
         for j in range(m):
-            az = partition(j + 1, m, n, tension) / (1.0 - p0)
+            az = _partition(j + 1, m, n, tension, ratio) / (1.0 - p0)
             for i in range(1, n + 1):
                 out[shape_offset[k] + (i - 1) * m + j] = math.exp(-abs(i / n - (j + 1) / m) * tension) / az
     return out

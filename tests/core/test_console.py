@@ -182,3 +182,44 @@ def test_child_stderr_stays_on_the_console_when_verbose(quiet_console, capfd, mo
     with console.child_stderr_to_log():
         subprocess.run([sys.executable, "-c", "import sys; sys.stderr.write('chatter\\n')"], check=True)
     assert "chatter" in capfd.readouterr().err and not (log.exists() and "chatter" in log.read_text())
+
+
+NATIVE_STDERR_SCRIPT = r"""
+import logging, os, subprocess, sys
+from interlingua.core import console
+log = console.configure_console("unit", log_dir=sys.argv[1])
+with console.tee_to_log(log), console.native_stderr_to_log():
+    os.write(2, b"[2026-11-23 22:23:42,778 E 9629 9629] core_worker.cc:2465: Actor with class name\n")
+    subprocess.run([sys.executable, "-c", "import sys; sys.stderr.write('child chatter\\n')"], check=True)
+    print("[stage] ours", file=sys.stderr)
+    logging.getLogger("interlingua.unit").warning("a warning of ours")
+print("after the block", file=sys.stderr)
+os.write(2, b"native after\n")
+print(log)
+"""
+
+
+@pytest.mark.parametrize("verbose", [False, True])
+def test_native_stderr_goes_to_the_log_file_and_ours_to_the_console(tmp_path, verbose):
+    import os
+    import subprocess
+
+    env = {k: v for k, v in os.environ.items() if k not in (console.VERBOSE_ENV, console.LOG_FILE_ENV)}
+    if verbose:
+        env[console.VERBOSE_ENV] = "1"
+    done = subprocess.run([sys.executable, "-c", NATIVE_STDERR_SCRIPT, str(tmp_path)], capture_output=True, text=True,
+                          env=env, check=True)
+    log = open(done.stdout.strip().splitlines()[-1], encoding="utf-8").read()
+    for ours in ("[stage] ours", "a warning of ours", "after the block", "native after"):
+        assert ours in done.stderr
+    for native in ("core_worker.cc:2465", "child chatter"):
+        assert (native in done.stderr) == verbose
+        assert (native in log) != verbose
+    assert "[stage] ours" in log  # the log file keeps our lines too
+
+
+def test_the_raylets_forwarded_cpp_lines_are_chatter_too():
+    line = ("[2026-11-23 22:04:41,651 E 699 710] (raylet) file_system_monitor.cc:116: /tmp/ray/session_x is over 95% "
+            "full, available space: 10.66 GB; capacity: 251.97 GB.")
+    kept, chatter = console.split_forwarded_lines({"lines": [line, "(raylet) ours"], "pid": "raylet"})
+    assert kept["lines"] == ["(raylet) ours"] and chatter == [f"(worker pid=raylet) {line}"]
