@@ -133,7 +133,7 @@ class RayExecutor:
         stride = len(corpus.vocabulary) + 1
         actor = ray.remote(num_cpus=1)(_ShardActor)
         self.parts = workers
-        self.actors = [actor.remote(*corpus.shard(a, b), stride, settings) for a, b in corpus.shard_bounds(workers)]
+        self.actors = [actor.remote(*corpus.shard(a, b), stride, settings) for a, b in corpus.balanced_bounds(workers)]
         self._pending: list = []
         self._positions: list = []  # per actor: the refs of its positions in each range, until the owners receive them
         self._normalized: list = []  # per range: the ObjectRef of its (forward, reverse) probabilities

@@ -151,6 +151,38 @@ def test_merged_keys_and_local_positions():
         positions_in(np.array([merged[0] + 1]), merged[:1])
 
 
+def test_balanced_bounds_give_a_range_of_more_distinct_entries_fewer_cells():
+    rng = np.random.default_rng(5)
+    repeated = [(["the", "lord", "said"], ["dijo", "el", "señor"])] * 600  # few distinct entries
+    varied = [([f"s{rng.integers(10**6)}" for _ in range(3)], [f"t{rng.integers(10**6)}" for _ in range(3)])
+              for _ in range(600)]  # a new entry in almost every cell
+    corpus = encode_corpus(repeated + varied)
+    assert corpus.balanced_bounds(2, entry_cost=0.0) == corpus.shard_bounds(2) == [(0, 600), (600, 1200)]
+    (a, cut), (cut_again, end) = corpus.balanced_bounds(2, entry_cost=7.0)
+    assert (a, cut_again, end) == (0, cut, 1200)
+    # a varied pair costs 9 cells + 7 x 15 new entries, a repeated one 9 cells: about 5,500 + 600 x 114 in all, so the
+    # first range takes the 600 repeated pairs and ~275 varied ones (sampling noise: a few dozen pairs)
+    assert 780 < cut < 960
+    assert corpus.balanced_bounds(2) == corpus.balanced_bounds(2)  # deterministic
+    bounds = corpus.balanced_bounds(4)
+    assert bounds[0][0] == 0 and bounds[-1][1] == 1200 and all(x[1] == y[0] for x, y in zip(bounds, bounds[1:]))
+    assert corpus.balanced_bounds(1) == [(0, 1200)]
+
+
+def test_sampled_range_cost_estimates_distinct_entries():
+    rng = np.random.default_rng(6)
+    pairs = [([f"s{w}" for w in rng.integers(0, 3000, 8)], [f"t{w}" for w in rng.integers(0, 3000, 8)]) for _ in range(4000)]
+    corpus = encode_corpus(pairs)
+    stride = len(corpus.vocabulary) + 1
+    keys = set()
+    for src, tgt in pairs:
+        keys |= {(s, t) for s in src + ["<eps>"] for t in tgt + ["<eps>"]} - {("<eps>", "<eps>")}
+    cells = sum(len(s) * len(t) for s, t in pairs)
+    args = (corpus.src, corpus.tgt, corpus.src_start, corpus.tgt_start, stride, 1.0, 0, corpus.pairs)
+    estimate = fast_align_em._range_cost(*args) - cells
+    assert abs(estimate - len(keys)) < 0.1 * len(keys)  # 1/64 sample of ~280k distinct keys
+
+
 @pytest.fixture(scope="module")
 def ray_three_cpus():
     """A local Ray runtime with 3 logical CPUs (3 one-CPU actors on this 2-core machine), 200 MiB object store."""
