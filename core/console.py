@@ -168,7 +168,8 @@ def log_file() -> str | None:
 def child_stderr_to_log():
     """Inside the block, file descriptor 2 is the log file, so the processes started here (a local Ray's GCS,
     raylet and agents, which keep the stderr they inherit and write their C++ error lines on it) write there, not
-    on the console. Our own output meanwhile goes to the log file too. No-op when verbose or without a log file."""
+    on the console. Our own output meanwhile goes to the log file too, unless :func:`native_stderr_to_log` (the
+    CLI's) has put it on a duplicate of the console's descriptor. No-op when verbose or without a log file."""
     path = log_file()
     if is_verbose() or not path:
         yield
