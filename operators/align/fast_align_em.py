@@ -109,8 +109,9 @@ class EncodedCorpus:
         args = (self.src, self.tgt, self.src_start, self.tgt_start, stride, float(entry_cost))
         target = sum(_range_cost(*args, a, b) for a, b in cell_bounds) / shards
         cuts, start = [0], 0
-        for _ in range(shards - 1):
-            start = max(_grow_range(*args, start, target), start)
+        for k in range(1, shards):
+            # at least one pair per range, and one left for each range still to come
+            start = min(max(_grow_range(*args, start, target), start + 1), self.pairs - (shards - k))
             cuts.append(start)
         cuts.append(self.pairs)
         return [(cuts[k], cuts[k + 1]) for k in range(shards)]

@@ -167,6 +167,9 @@ def test_balanced_bounds_give_a_range_of_more_distinct_entries_fewer_cells():
     bounds = corpus.balanced_bounds(4)
     assert bounds[0][0] == 0 and bounds[-1][1] == 1200 and all(x[1] == y[0] for x, y in zip(bounds, bounds[1:]))
     assert corpus.balanced_bounds(1) == [(0, 1200)]
+    for shards in (16, 600):  # no range empty, whatever the greedy cuts' overshoot
+        bounds = corpus.balanced_bounds(shards)
+        assert len(bounds) == shards and all(b > a for a, b in bounds) and bounds[-1][1] == 1200
 
 
 def test_sampled_range_cost_estimates_distinct_entries():
