@@ -109,6 +109,17 @@ def configure_mlflow(experiment: str, state: Path | None = None) -> str:
     return exp_id
 
 
+def chosen_ray_address(address: str | None = None) -> str | None:
+    """The Ray cluster the user chose: ``address``, else ``$RAY_ADDRESS``; ``None`` (a local Ray) when neither is set or
+    the one set is the address :func:`init_ray` recorded for a local Ray it started earlier in this process or a parent
+    (which may be gone: a later command in the same process starts a local Ray again)."""
+    own = os.environ.get(OWN_RAY_ADDRESS)
+    for candidate in (address, os.environ.get("RAY_ADDRESS")):
+        if candidate and candidate != own:
+            return candidate
+    return None
+
+
 def init_ray(address: str | None = None, *, num_cpus: int | None = None, object_store_memory: int | None = None):
     """Connect to ``address`` / ``$RAY_ADDRESS``, or start a local Ray in-process. Idempotent.
 
@@ -123,7 +134,7 @@ def init_ray(address: str | None = None, *, num_cpus: int | None = None, object_
     if own and os.environ.get("RAY_ADDRESS") == own:
         # set by init_ray for a local Ray of this process (or of a parent): not a cluster the user chose
         del os.environ["RAY_ADDRESS"]
-    address = (None if address == own else address) or os.environ.get("RAY_ADDRESS")
+    address = chosen_ray_address(address)
     # Workers must import the interlingua package the same way the driver does.
     os.environ.setdefault("TORCH_EXTENSIONS_DIR", str(state_dir() / "torch_extensions"))
     from interlingua.core.console import QUIET_ENV, child_stderr_to_log, is_verbose, to_log_file_only

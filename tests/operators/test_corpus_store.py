@@ -394,7 +394,7 @@ def test_read_ray_reads_the_published_shards(tmp_path: Path) -> None:
     publish_source(store)
     started = not ray.is_initialized()
     if started:
-        ray.init(num_cpus=1, include_dashboard=False, log_to_driver=False)
+        ray.init(address="local", num_cpus=1, include_dashboard=False, log_to_driver=False)
     try:
         rows = store.read_ray("bible").take_all()
     finally:

@@ -176,8 +176,13 @@ stages:
     # the interpolated weights are the midpoint of the base and that seed's tuned model
     from interlingua.models.load import find_model_root, resolve_model_folder
 
+    import mlflow
+
     store = f"sqlite:///{state / 'mlflow.db'}"
-    os.environ.update(MLFLOW_TRACKING_URI=store)
+    # MLflow's process-wide URIs, not the environment: an earlier test's mlflow.set_tracking_uri outranks the variable
+    previous = mlflow.get_tracking_uri(), mlflow.get_registry_uri()
+    mlflow.set_tracking_uri(store)
+    mlflow.set_registry_uri(store)
     try:
         client = MlflowClient(tracking_uri=store, registry_uri=store)
         tuned_runs = client.get_model_version("tiny-seeded", "1")
@@ -185,7 +190,8 @@ stages:
         mixed = load_file(f"{find_model_root(resolve_model_folder('models:/tiny-mix/1', tmp_path / 'c'))}/model.safetensors")
         tuned = load_file(f"{find_model_root(resolve_model_folder('models:/tiny-seeded/1', tmp_path / 'c'))}/model.safetensors")
     finally:
-        os.environ.pop("MLFLOW_TRACKING_URI", None)
+        mlflow.set_tracking_uri(previous[0])
+        mlflow.set_registry_uri(previous[1])
     base = load_file(str(model / "model.safetensors"))
     name = "encoder.layer.0.attention.self.query.weight"
     key = next(k for k in mixed if k.endswith(name))

@@ -58,3 +58,21 @@ def test_unwritable_store(state, capsys):
 def test_missing_config_file(state, capsys):
     code, err = _run(capsys, "-c", str(state / "nope.yaml"))
     assert code == 2 and "nope.yaml not found" in err and len(err.splitlines()) == 1
+
+
+def test_the_address_of_an_earlier_commands_local_ray_is_not_a_cluster_to_reach(state, capsys, monkeypatch):
+    from interlingua.core.runtime import OWN_RAY_ADDRESS, chosen_ray_address
+
+    # an earlier command in this process started a local Ray (gone now) and recorded its address in both variables
+    monkeypatch.setenv("RAY_ADDRESS", "127.0.0.1:9")
+    monkeypatch.setenv(OWN_RAY_ADDRESS, "127.0.0.1:9")
+    assert chosen_ray_address() is None and chosen_ray_address("127.0.0.1:9") is None
+    assert chosen_ray_address("10.0.0.5:6379") == "10.0.0.5:6379"
+    (state / "e.en").write_bytes(b"")
+    (state / "e.de").write_bytes(b"")
+    code, err = _run(capsys, "--set", f"source={state / 'e.en'}", "--set", f"target={state / 'e.de'}")
+    assert code == 2 and "e.en is empty (0 bytes)" in err and "cannot reach" not in err
+    monkeypatch.setenv("RAY_ADDRESS", "127.0.0.1:10")  # one the user set: checked before anything starts
+    assert chosen_ray_address() == "127.0.0.1:10"
+    code, err = _run(capsys, "--set", f"source={state / 'e.en'}", "--set", f"target={state / 'e.de'}")
+    assert code == 2 and "cannot reach a Ray cluster at 127.0.0.1:10" in err

@@ -16,6 +16,7 @@ _DEEPSPEED_TYPES = (
     ("deepspeed.runtime.zero.config", "ZeroStageEnum"),
     ("deepspeed.runtime.fp16.loss_scaler", "LossScaler"),
     ("deepspeed.runtime.fp16.loss_scaler", "DynamicLossScaler"),
+    ("deepspeed.utils.tensor_fragment", "fragment_address"),  # ZeRO 1/2 optimizer states: a (numel, start) dataclass
 )
 
 
@@ -39,8 +40,10 @@ def safe_torch_load(path: str, map_location=None):
         try:
             return torch.load(path, map_location=map_location, weights_only=True)
         except pickle.UnpicklingError as err:
+            lines = str(err).splitlines()
+            what = next((line.strip() for line in lines if "Unsupported global" in line), lines[0] if lines else "")
             raise RuntimeError(f"refusing checkpoint file {path}: it holds objects other than tensors and plain "
-                               f"values ({str(err).splitlines()[0]})") from None
+                               f"values ({what.split('. Please use')[0]})") from None
 
 
 def load_weights_only(engine) -> None:
