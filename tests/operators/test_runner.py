@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 
 import numpy as np
 import pytest
@@ -80,9 +81,15 @@ def test_run_operator_loads_once_per_actor_and_keeps_every_row(ray_local):
 
 
 class HalfCpuSquare(CountingSquare):
-    """Two actors of half a CPU each leave a CPU for the read tasks on the 2-CPU test cluster."""
+    """Two actors of half a CPU each leave a CPU for the read tasks on the 2-CPU test cluster. A batch takes 0.1 s,
+    so the 40 batches outlast the second actor's start-up (without it, the first actor finished them all alone on
+    a busy machine)."""
 
     num_cpus = 0.5
+
+    def __call__(self, batch):
+        time.sleep(0.1)
+        return super().__call__(batch)
 
 
 def test_run_operator_concurrency_override_uses_two_actors(ray_local):
