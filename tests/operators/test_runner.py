@@ -81,11 +81,14 @@ def test_run_operator_loads_once_per_actor_and_keeps_every_row(ray_local):
 
 
 class HalfCpuSquare(CountingSquare):
-    """Two actors of half a CPU each leave a CPU for the read tasks on the 2-CPU test cluster. A batch takes 0.1 s,
-    so the 40 batches outlast the second actor's start-up (without it, the first actor finished them all alone on
-    a busy machine)."""
+    """Two actors of half a CPU each leave a CPU for the read tasks on the 2-CPU test cluster."""
 
     num_cpus = 0.5
+
+
+class SlowHalfCpuSquare(HalfCpuSquare):
+    """A batch takes 0.1 s, so 40 batches outlast the second actor's start-up (without it, the first actor once
+    finished them all alone)."""
 
     def __call__(self, batch):
         time.sleep(0.1)
@@ -93,7 +96,7 @@ class HalfCpuSquare(CountingSquare):
 
 
 def test_run_operator_concurrency_override_uses_two_actors(ray_local):
-    out = run_operator(_with_x(ray_local, 400, 20), HalfCpuSquare, concurrency=2, batch_size=10).take_all()
+    out = run_operator(_with_x(ray_local, 400, 20), SlowHalfCpuSquare, concurrency=2, batch_size=10).take_all()
     assert len(out) == 400
     assert len({r["instance"] for r in out}) == 2
 
