@@ -176,13 +176,21 @@ def child_stderr_to_log():
         return
     sys.stdout.flush()
     sys.stderr.flush()
-    saved = os.dup(2)
+    with _fd2_on_file(path):
+        yield
+        sys.stderr.flush()
+
+
+@contextlib.contextmanager
+def _fd2_on_file(path: str, saved: int | None = None):
+    """File descriptor 2 on ``path`` (appended) inside the block, back to what it was after (``saved``: a duplicate
+    of it the caller made; closed here)."""
+    saved = os.dup(2) if saved is None else saved
     target = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
     try:
         os.dup2(target, 2)
         yield
     finally:
-        sys.stderr.flush()
         os.dup2(saved, 2)
         os.close(saved)
         os.close(target)
@@ -210,17 +218,15 @@ def native_stderr_to_log():
     encoding = getattr(sys.__stderr__, "encoding", None) or "utf-8"
     console = os.fdopen(os.dup(saved), "w", buffering=1, encoding=encoding, errors="backslashreplace")
     swapped = _point_fd2_streams_at(console)
-    target = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
     try:
-        os.dup2(target, 2)
-        yield
+        with _fd2_on_file(path, saved):
+            try:
+                yield
+            finally:
+                for stream in (sys.stdout, sys.stderr, console):
+                    with contextlib.suppress(Exception):
+                        stream.flush()
     finally:
-        for stream in (sys.stdout, sys.stderr, console):
-            with contextlib.suppress(Exception):
-                stream.flush()
-        os.dup2(saved, 2)
-        os.close(saved)
-        os.close(target)
         for restore in swapped:
             restore()
         console.close()
