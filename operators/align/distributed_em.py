@@ -65,7 +65,7 @@ class _ShardActor:
 
         normalized = ray.get(normalized)
         with self._timed("tables"):
-            t = self.slots.tables(normalized)
+            t = self.slots.tables(normalized, out=self.shard.table)
         with self._timed("e_step"):
             counts, stats = self.shard.e_step(t, tensions, settings)
         with self._timed("split"):

@@ -15,6 +15,9 @@ import numba
 import numpy as np
 
 
+UNNUMBERED = 0xFFFFFFFF  # low half of a :meth:`RowHash.packed` record not numbered yet
+
+
 @dataclass(frozen=True)
 class RowHash:
     row_start: np.ndarray  # int64 per row
@@ -35,6 +38,12 @@ class RowHash:
         _fill(rows.astype(np.int64), columns.astype(np.int32), row_start, slots - 1, table_columns, entry)
         return cls(row_start, slots - 1, table_columns, entry)
 
+    def packed(self) -> np.ndarray:
+        """One int64 record per slot: the column in the high 32 bits, :data:`UNNUMBERED` in the low ones, for a
+        caller that numbers the entries it meets (:func:`find_slot` with ``shift=32``): a lookup and its number
+        then read one array, not three."""
+        return (self.columns.astype(np.int64) << 32) | UNNUMBERED
+
     def find(self, rows: np.ndarray, columns: np.ndarray) -> np.ndarray:
         """Entry index of each ``(rows[k], columns[k])``; -1 where absent."""
         return _find_many(self.row_start, self.row_mask, self.columns, self.entry, rows.astype(np.int64), columns.astype(np.int64))
@@ -47,15 +56,16 @@ def hash_start(column, mask):
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def find_slot(row_start, row_mask, columns, row, column):
-    """Slot of ``(row, column)``, or -1 (row 0 / column 0 are never stored)."""
+def find_slot(row_start, row_mask, columns, row, column, shift=0):
+    """Slot of ``(row, column)``, or -1 (row 0 / column 0 are never stored); ``shift``: 32 when ``columns`` holds
+    :meth:`RowHash.packed` records (the column in the high 32 bits)."""
     if row == 0 or column == 0:
         return -1
     mask = row_mask[row]
     base = row_start[row]
     at = hash_start(column, mask)
     while True:
-        c = columns[base + at]
+        c = columns[base + at] >> shift
         if c == column:
             return base + at
         if c == 0:

@@ -255,3 +255,69 @@ def test_shard_counts_are_summed_as_integers_then_scaled_once():
         assert np.array_equal(sum_scaled_at(size, positions[:shards], values[:shards], 2.0**32), expected)
         # any shard order: the same sums
         assert np.array_equal(sum_scaled_at(size, positions[:shards][::-1], values[:shards][::-1], 2.0**32), expected)
+
+
+def test_packed_hash_records_find_the_plain_hash_slots():
+    """``RowHash.packed`` records (column in the high half, unnumbered low half) probed with ``shift=32`` find the
+    same slot as the plain columns, and nothing for absent keys."""
+    from interlingua.operators.align.row_hash import UNNUMBERED, RowHash, find_slot
+
+    rng = np.random.default_rng(11)
+    rows, columns = rng.integers(1, 40, 3000), rng.integers(1, 5000, 3000)
+    key = np.unique(rows * 10_000 + columns)
+    rows, columns = key // 10_000, key % 10_000
+    h = RowHash.build(rows, columns, 40)
+    packed = h.packed()
+    assert np.array_equal(packed >> 32, h.columns) and np.all(packed & UNNUMBERED == UNNUMBERED)
+    for r, c in [*zip(rows[::37].tolist(), columns[::37].tolist()), (3, 9_999), (0, 5), (7, 0)]:
+        plain = find_slot(h.row_start, h.row_mask, h.columns, r, c)
+        assert find_slot(h.row_start, h.row_mask, packed, r, c, 32) == plain
+        present = bool(np.any((rows == r) & (columns == c)))
+        assert (plain >= 0) == present and (not present or h.entry[plain] == np.flatnonzero(key == r * 10_000 + c)[0])
+
+
+def test_resolved_cells_name_their_own_keys():
+    """Every resolved cell, (NULL, target) and (source, NULL) cell points at the merged key of its own word pair
+    (keys written out pair by pair here), and local entries are numbered in order of first use."""
+    corpus = encode_corpus(synthetic_corpus(60, seed=4))
+    stride = len(corpus.vocabulary) + 1
+    shards = [fast_align_em.EStepShard(*corpus.shard(a, b), stride) for a, b in corpus.shard_bounds(2)]
+    keys = merge_distinct([s.distinct_keys() for s in shards])
+    for shard in shards:
+        shard.resolve(keys)
+        cell_keys, null_f, null_r = [], [], []
+        for p in range(shard.src_start.size - 1):
+            src = shard.src[shard.src_start[p]:shard.src_start[p + 1]]
+            tgt = shard.tgt[shard.tgt_start[p]:shard.tgt_start[p + 1]]
+            cell_keys += [s * stride + t for s in src.tolist() for t in tgt.tolist()]
+            null_f += [fast_align_em.NULL_ID * stride + t for t in tgt.tolist()]
+            null_r += [s * stride + fast_align_em.NULL_ID for s in src.tolist()]
+        for local, expected in ((shard.cells, cell_keys), (shard.null_f, null_f), (shard.null_r, null_r)):
+            assert keys[shard.global_index[local]].tolist() == expected
+        first_use, cell = [], 0  # local entries in the order a pair's NULL cells, then its cells use them
+        for p in range(shard.src_start.size - 1):
+            (a, b), (c, d) = shard.tgt_start[p:p + 2], shard.src_start[p:p + 2]
+            first_use += [*shard.null_f[a:b], *shard.null_r[c:d], *shard.cells[cell:cell + (b - a) * (d - c)]]
+            cell += (b - a) * (d - c)
+        _, at = np.unique(first_use, return_index=True)
+        assert np.array_equal(np.argsort(at), np.arange(shard.entries))
+
+
+def test_e_step_counts_fresh_each_call_and_table_filled_in_place_or_copied():
+    """The E-step's counts start from zero each call (they live in the shard's buffer beside its table), and a table
+    filled in place gives the same counts as one passed in and copied; the buffer's records start on a cache line."""
+    corpus = encode_corpus(synthetic_corpus(80, seed=6))
+    stride = len(corpus.vocabulary) + 1
+    shard = fast_align_em.EStepShard(*corpus.shard(0, corpus.pairs), stride)
+    shard.resolve(merge_distinct([shard.distinct_keys()]))
+    t = np.random.default_rng(2).random((shard.entries, 2))
+    settings = FastAlignSettings()
+    counts, stats = shard.e_step(t, (4.0, 4.0), settings)
+    first = counts.copy()
+    assert first.shape == (shard.entries, 2) and first.sum() > 0
+    shard.table[...] = t
+    again, stats_again = shard.e_step(shard.table, (4.0, 4.0), settings)
+    assert np.array_equal(again, first) and np.array_equal(stats_again, stats)
+    assert shard.table.ctypes.data % 64 == 0
+    # expected counts of one direction sum to the tokens it predicts (each token's posteriors sum to 1)
+    assert abs(first[:, 0].sum() / fast_align_em.COUNT_SCALE - corpus.tgt.size) < 1e-3 * corpus.tgt.size
