@@ -595,7 +595,7 @@ class EStepShard:
         It shares one ``(entries, 4)`` buffer with the counts (an entry's two probabilities, then its two counts): a
         cell then reads and updates one 32-byte record, half a cache line, instead of a line of each array. The
         E-step's random accesses are bound by the shared last-level cache, so this halves the lines in use; two
-        shards' E-steps running at once slowed each other by 10-15 % before, 3-5 % after (the Bible's halves)."""
+        shards' E-steps running at once slowed each other by 5-15 % before, 1-6 % after (the Bible's halves)."""
         if self._work is None:
             self._work = _aligned_records(self.entries, 4)
         return self._work[:, :2].view(np.float64)
@@ -613,8 +613,8 @@ class EStepShard:
         else:
             f_prior = r_prior = np.zeros(1)
         table = self.table
-        if t is not table and not (t.shape == table.shape and np.shares_memory(t, self._work)):
-            table[...] = t
+        if (t.ctypes.data, t.strides, t.shape, t.dtype) != (table.ctypes.data, table.strides, table.shape, table.dtype):
+            table[...] = t  # not the table itself (a view of it made earlier is)
         counts = self._work[:, 2:]
         counts[...] = 0
         stats = np.zeros(len(STATS), np.int64)
