@@ -58,6 +58,24 @@ def free_ports(n: int) -> list[int]:
     return ports
 
 
+def worker_port_range(taken: list[int], width: int = 200) -> tuple[int, int]:
+    """``(lo, lo + width)``: a range of worker ports in 11000-32767 that holds none of ``taken``.
+
+    Ray refuses to start a node whose worker-port range holds one of its other components' ports (a fresh-clone
+    run of the slow suite failed so: node manager 35551 inside workers 35513-35713). Those are ephemeral ports
+    (``free_ports``), which Linux hands out from 32768 up by default, so a range below that rarely meets one; the
+    ``taken`` check covers a machine that hands out lower ports too. Ray's own defaults (6379, 8265, 10001) lie
+    below 11000. The start comes from the ports, so two clusters on one machine seldom share a range."""
+    base = 11000
+    span = 32768 - base - width
+    lo = base + max(taken, default=0) % span
+    for _ in range(span // (width + 1) + 1):
+        if not any(lo <= p <= lo + width for p in taken):
+            return lo, lo + width
+        lo = base + (lo - base + width + 1) % span
+    raise RuntimeError(f"no range of {width + 1} worker ports between {base} and 32767 avoids the ports in use")
+
+
 @contextlib.contextmanager
 def local_ray_head(num_cpus: int = 4, env: dict[str, str] | None = None, startup_s: float = 120,
              worker_cpus: int = 0) -> Iterator[RayHead]:
@@ -66,11 +84,11 @@ def local_ray_head(num_cpus: int = 4, env: dict[str, str] | None = None, startup
     (temp_dir / "home").mkdir()
     token = secrets.token_hex(16)
     ports = free_ports(len(PORT_OPTIONS) + 2)
-    worker_lo = 20000 + (ports[-1] % 20000)
+    worker_lo, worker_hi = worker_port_range(ports)
     args = [str(Path(sys.executable).parent / "ray"), "start", "--head", "--block", "--node-ip-address", "127.0.0.1",
             "--dashboard-host", "127.0.0.1", "--num-cpus", str(num_cpus), "--object-store-memory", str(200 * 1024**2),
             "--temp-dir", str(temp_dir), "--disable-usage-stats", "--include-dashboard", "true",
-            "--min-worker-port", str(worker_lo), "--max-worker-port", str(worker_lo + 200)]
+            "--min-worker-port", str(worker_lo), "--max-worker-port", str(worker_hi)]
     for option, port in zip(PORT_OPTIONS, ports):
         args += [option, str(port)]
     head_env = {k: v for k, v in os.environ.items() if not k.startswith("RAY_") and k != "MLFLOW_TRACKING_URI"}
@@ -90,7 +108,8 @@ def local_ray_head(num_cpus: int = 4, env: dict[str, str] | None = None, startup
     try:
         _wait_for_job_api(head, proc, startup_s)
         if worker_cpus:
-            procs.append(_start_worker(f"127.0.0.1:{ports[0]}", worker_cpus, head_env, temp_dir))
+            procs.append(_start_worker(f"127.0.0.1:{ports[0]}", worker_cpus, head_env, temp_dir,
+                                       [*ports, *range(worker_lo, worker_hi + 1)]))
             _wait_for_worker(procs[-1], temp_dir / "worker.log", startup_s)
         yield head
     except BaseException:
@@ -121,15 +140,16 @@ sys.exit(main())
 """
 
 
-def _start_worker(gcs: str, num_cpus: int, env: dict[str, str], temp_dir: Path) -> subprocess.Popen:
+def _start_worker(gcs: str, num_cpus: int, env: dict[str, str], temp_dir: Path, head_ports: list[int]) -> subprocess.Popen:
+    """``head_ports``: the head's ports and worker ports, kept out of this node's worker-port range."""
     ports = free_ports(6)
-    worker_lo = 20000 + (ports[-1] % 20000)
+    worker_lo, worker_hi = worker_port_range([*ports, *head_ports])
     args = [sys.executable, "-c", _JOIN_ON_LOOPBACK, "start", "--address", gcs, "--block", "--node-ip-address",
             "127.0.0.1", "--num-cpus", str(num_cpus), "--object-store-memory", str(200 * 1024**2),
             "--disable-usage-stats", "--node-manager-port", str(ports[0]), "--object-manager-port", str(ports[1]),
             "--dashboard-agent-listen-port", str(ports[2]), "--dashboard-agent-grpc-port", str(ports[3]),
             "--metrics-export-port", str(ports[4]), "--runtime-env-agent-port", str(ports[5]),
-            "--min-worker-port", str(worker_lo), "--max-worker-port", str(worker_lo + 200)]
+            "--min-worker-port", str(worker_lo), "--max-worker-port", str(worker_hi)]
     with open(temp_dir / "worker.log", "wb") as out:
         return subprocess.Popen(args, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
 
