@@ -21,10 +21,11 @@ class TrainResult:
     extras: dict | None = None       # file name -> path of what the objective saved next to the encoder
 
 
-def _tracking_uri() -> str:
+def _mlflow_uris() -> tuple[str, str]:
+    """The driver's MLflow tracking and registry URIs."""
     import mlflow
 
-    return mlflow.get_tracking_uri()
+    return mlflow.get_tracking_uri(), mlflow.get_registry_uri()
 
 
 def fit(model: str, train_dataset, config: TrainConfig, *, storage_path: str | os.PathLike, name: str,
@@ -53,7 +54,7 @@ def fit(model: str, train_dataset, config: TrainConfig, *, storage_path: str | o
     trainer = TorchTrainer(
         train_loop_per_worker,
         train_loop_config={"train": config.model_dump(), "model": model, "use_gpu": plan.use_gpu, "run_id": run_id,
-                           "tracking_uri": _tracking_uri() if run_id else None,
+                           "mlflow_uris": _mlflow_uris(),
                            "objective_class": objective_class, "resume_from": resume.path if resume else None},
         scaling_config=ScalingConfig(num_workers=config.num_workers, use_gpu=plan.use_gpu,
                                      resources_per_worker={"CPU": config.cpus_per_worker}),

@@ -48,6 +48,12 @@ def train_loop_per_worker(loop_config: dict[str, Any]) -> None:
     rank, world = ctx.get_world_rank(), ctx.get_world_size()
     torch.set_num_threads(config.cpus_per_worker)
 
+    tracking_uri, registry_uri = loop_config.get("mlflow_uris") or (None, None)
+    if tracking_uri:  # a models:/ or runs:/ base resolves in the driver's store, not in a default store in the worker's cwd
+        import mlflow
+
+        mlflow.set_tracking_uri(tracking_uri)
+        mlflow.set_registry_uri(registry_uri)
     encoder = load_encoder(loop_config["model"])
     save_length = config.save_max_length or encoder.max_length  # the base's inference length unless set
     encoder.max_length = config.max_length
@@ -64,7 +70,7 @@ def train_loop_per_worker(loop_config: dict[str, Any]) -> None:
     engine, scheduler = build_engine(model, config, use_gpu)
 
     start_step = _restore(engine, loop_config.get("resume_from"), rank)
-    tracker = _MetricsLogger(loop_config.get("run_id"), loop_config.get("tracking_uri")) if rank == 0 else None
+    tracker = _MetricsLogger(loop_config.get("run_id"), tracking_uri) if rank == 0 else None
     global_batch = config.batch_size * world
     negatives = objective.negatives_per_anchor(global_batch)
     run_step = _step_function(engine, objective, config, world)
