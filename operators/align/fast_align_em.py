@@ -584,7 +584,7 @@ class EStepShard:
             self.src, self.tgt, self.src_start, self.tgt_start, h.row_start, h.row_mask, h.packed(), h.entry, local.size, NULL_ID)
         self.global_index = positions_in(local, keys)[sorted_index]
         self.entries = local.size
-        self._work = None  # the E-step's tables and counts (:attr:`table`), allocated at first use
+        self._table = self._counts = None  # the E-step's views of one buffer (:attr:`table`), made at first use
         del self.local_keys
 
     @property
@@ -596,9 +596,10 @@ class EStepShard:
         cell then reads and updates one 32-byte record, half a cache line, instead of a line of each array. The
         E-step's random accesses are bound by the shared last-level cache, so this halves the lines in use; two
         shards' E-steps running at once slowed each other by 5-15 % before, 1-6 % after (the Bible's halves)."""
-        if self._work is None:
-            self._work = _aligned_records(self.entries, 4)
-        return self._work[:, :2].view(np.float64)
+        if self._table is None:
+            work = _aligned_records(self.entries, 4)
+            self._table, self._counts = work[:, :2].view(np.float64), work[:, 2:]
+        return self._table
 
     def e_step(self, t: np.ndarray, tensions: tuple[float, float], settings) -> tuple[np.ndarray, np.ndarray]:
         """Expected counts per local entry (forward, reverse: shape ``(entries, 2)``) and :data:`STATS` of the shard,
@@ -613,9 +614,9 @@ class EStepShard:
         else:
             f_prior = r_prior = np.zeros(1)
         table = self.table
-        if (t.ctypes.data, t.strides, t.shape, t.dtype) != (table.ctypes.data, table.strides, table.shape, table.dtype):
-            table[...] = t  # not the table itself (a view of it made earlier is)
-        counts = self._work[:, 2:]
+        if t is not table:
+            table[...] = t
+        counts = self._counts
         counts[...] = 0
         stats = np.zeros(len(STATS), np.int64)
         _e_step(self.src, self.tgt, self.src_start, self.tgt_start, self.cells, self.null_f, self.null_r, self.shape_of,
