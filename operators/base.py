@@ -42,6 +42,9 @@ class Operator:
     num_gpus: ClassVar[float] = 0.0
     #: Actor-pool size: an int (fixed) or (min, max) for an autoscaling pool.
     concurrency: ClassVar[int | tuple[int, int]] = 1
+    #: Actor-pool size when the actors get GPUs (several actors sharing one device keep it busy while each one
+    #: prepares its next batch on the CPU); ``None``: ``concurrency``.
+    gpu_concurrency: ClassVar[int | tuple[int, int] | None] = None
     #: Rows per call; ``None`` lets Ray choose.
     batch_size: ClassVar[int | None] = 64
     #: Short name used in progress bars, stats and reject records.

@@ -19,7 +19,7 @@ class OperatorEmbedEncoder:
     ``name`` is ``embed:<spec>`` (``:raw`` appended without normalization): it keys the embedding cache.
     A text the operator rejects (empty) is an error naming it: callers filter empty texts first."""
 
-    def __init__(self, spec: str, *, normalize: bool = True, encode_batch_size: int = 32, ray_batch_size: int = 256,
+    def __init__(self, spec: str, *, normalize: bool = True, encode_batch_size: int | None = None, ray_batch_size: int = 256,
                  address: str | None = None):
         self.spec, self.normalize, self.address = spec, normalize, address
         self.encode_batch_size, self.ray_batch_size = encode_batch_size, ray_batch_size

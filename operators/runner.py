@@ -58,7 +58,8 @@ def run_operator(
     """Map ``op_cls`` over ``ds`` on a pool of actors; returns the (lazy) output dataset.
 
     ``concurrency``, ``batch_size`` and ``num_gpus`` override what the class declares. On a
-    cluster without GPUs the GPU request is dropped, so one config runs on CPU and GPU machines.
+    cluster without GPUs the GPU request is dropped, so one config runs on CPU and GPU machines; with GPUs the
+    pool is the class's ``gpu_concurrency`` when it declares one.
     ``warm_workers``: run as tasks on reused worker processes that keep the operator between runs
     (see the module docstring); only for operators whose constructor arguments identify their state
     (equal arguments reuse the instance). Ignored when the operator gets GPUs (Ray retires a GPU
@@ -69,7 +70,7 @@ def run_operator(
     gpus = op_cls.num_gpus if num_gpus is None else num_gpus
     if gpus and not cluster_has_gpus():
         gpus = 0
-    pool = concurrency or op_cls.concurrency
+    pool = concurrency or (gpus and op_cls.gpu_concurrency) or op_cls.concurrency
     if warm_workers and not gpus:
         from ray.data import TaskPoolStrategy
 

@@ -5,7 +5,9 @@ Input batch: a ``text`` column (name configurable). Output: the batch plus ``tra
 empty, gets a reason in :data:`~interlingua.operators.base.REJECT_REASON`; if the backend raises,
 every row of the batch is marked with the error instead of failing the job.
 Resources: GPU backends ask for ``num_gpus`` (fractional by default, 0.5, so the parser can share
-the device); Apertium needs none.
+the device); Apertium needs none. On a GPU two actors share the device by default (``gpu_concurrency``):
+beam search launches many small kernels from Python, so one actor left an H200 busy 28 % of the time while
+an OPUS-MT-size Marian streamed a dataset, two 92 % (``benchmarks/gpu_busy``).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ class TranslateOperator(Operator):
     num_cpus: ClassVar[float] = 1.0
     num_gpus: ClassVar[float] = 0.5
     concurrency: ClassVar[int | tuple[int, int]] = 1
+    gpu_concurrency: ClassVar[int | tuple[int, int] | None] = 2
     batch_size: ClassVar[int | None] = 256
     name: ClassVar[str] = "translate"
 

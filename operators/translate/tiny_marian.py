@@ -83,6 +83,7 @@ def build_tiny_marian(
         vocab=str(folder / "vocab.json"),
         source_lang="en",
         target_lang="es",
+        model_max_length=256,  # = max_position_embeddings: longer inputs are truncated, as OPUS-MT's are at 512
     )
     config = MarianConfig(
         vocab_size=len(vocab),

