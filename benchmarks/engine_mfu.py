@@ -273,6 +273,10 @@ def main(argv: list[str] | None = None) -> list[dict]:
     if args.json:
         with open(args.json, "w", encoding="utf-8") as handle:
             json.dump(results, handle, indent=2)
+    import torch.distributed as dist
+
+    if dist.is_initialized():
+        dist.destroy_process_group()
     return results
 
 

@@ -2,8 +2,8 @@
 
 Usage::
 
-    python -m interlingua.benchmarks.gpu_busy [--tokenizer FOLDER] [--texts FILE] [--embed-rows 20000]
-        [--translate-rows 1024] [--json OUT.json]
+    python -m interlingua.benchmarks.gpu_busy [--tokenizer FOLDER] [--texts FILE] [--embed-rows 16000]
+        [--translate-rows 1536] [--json OUT.json]
 
 Each variant maps one operator (:class:`~interlingua.operators.embed.Embed` or
 :class:`~interlingua.operators.translate.operator.TranslateOperator`) over a Ray dataset of real English text
@@ -26,6 +26,7 @@ import argparse
 import json
 import logging
 import os
+import shutil
 import statistics
 import tempfile
 import threading
@@ -143,8 +144,8 @@ def main(argv: list[str] | None = None) -> list[dict]:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--tokenizer", help="folder of an XLM-R tokenizer (default: the e5-small asset's)")
     parser.add_argument("--texts", help="one text per line (default: the offline pack's English Wikipedia leads)")
-    parser.add_argument("--embed-rows", type=int, default=20000)
-    parser.add_argument("--translate-rows", type=int, default=4096)
+    parser.add_argument("--embed-rows", type=int, default=16000)
+    parser.add_argument("--translate-rows", type=int, default=1536)
     parser.add_argument("--max-length", type=int, default=128, help="embedder truncation (tokens)")
     parser.add_argument("--translate-max-length", type=int, default=64, help="generated tokens per translation")
     parser.add_argument("--ray-batch", type=int, default=256, help="rows per Ray batch (the operators' default)")
@@ -195,6 +196,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
         if sampler:
             sampler.stop()
         ray.shutdown()
+        shutil.rmtree(root, ignore_errors=True)  # the models (1.1 GB for the embedder)
     device = torch.cuda.get_device_name(0) if use_gpu else "CPU (no GPU: busy share not measured)"
     print(f"\nGPU busy share while operators stream a Ray dataset, {device}; random-weight models "
           f"(embedder XLM-R 12x768 fp32, max_length {args.max_length}; translator Marian 6+6x512, "

@@ -38,16 +38,19 @@ def test_busy_share_is_the_mean_of_the_samples_inside_the_window():
 
 @pytest.mark.slow
 def test_engine_mfu_smoke_run_on_cpu(tmp_path):
-    """The benchmark's CPU path end to end: the engine's step on a tiny XLM-R, every timing positive."""
+    """The benchmark's CPU path end to end, in its own process (it opens a process group and sets the rank
+    variables): the engine's step on a tiny XLM-R, every timing positive."""
     import json
-
-    from interlingua.benchmarks.engine_mfu import main
+    import subprocess
+    import sys
 
     tokenizer = tmp_path / "tokenizer"
     _xlmr_tokenizer(tokenizer)
     out = tmp_path / "mfu.json"
-    main(["--tokenizer", str(tokenizer), "--batch", "4", "--max-length", "16", "--layers", "1", "--hidden", "32",
-          "--heads", "2", "--intermediate", "64", "--steps", "2", "--warmup", "1", "--cpu", "--json", str(out)])
+    subprocess.run([sys.executable, "-m", "interlingua.benchmarks.engine_mfu", "--tokenizer", str(tokenizer),
+                    "--batch", "4", "--max-length", "16", "--layers", "1", "--hidden", "32", "--heads", "2",
+                    "--intermediate", "64", "--steps", "2", "--warmup", "1", "--cpu", "--json", str(out)],
+                   check=True, capture_output=True, timeout=300)
     (result,) = json.loads(out.read_text())
     assert result["tokens_per_step"] == 4 * 2 * 16  # two views, every row filled to max_length
     assert all(result[key] > 0 for key in ("inline_s", "step_s", "forward_backward_s", "optimizer_s"))
