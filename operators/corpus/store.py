@@ -317,6 +317,9 @@ class CorpusStore:
         by reference from another version are checked (SHA-256) first.
 
         ``memory://`` stores are per-process, so Ray workers cannot read them: use ``read_table``.
+
+        The dataset keeps the shards' order (``preserve_order``): parallel read tasks finish in any order, and a
+        seeded ``random_shuffle`` or a split over the blocks would otherwise differ from run to run.
         """
         if "memory" in _protocols(self.fs):
             raise ValueError(f"read_ray cannot read the per-process store {self.root!r}; use read_table")
@@ -336,7 +339,9 @@ class CorpusStore:
             if isinstance(self.fs, LocalFileSystem)
             else arrow_fs.PyFileSystem(arrow_fs.FSSpecHandler(self.fs))
         )
-        return ray.data.read_parquet(paths, filesystem=filesystem, columns=list(columns) if columns else None)
+        dataset = ray.data.read_parquet(paths, filesystem=filesystem, columns=list(columns) if columns else None)
+        dataset.context.execution_options.preserve_order = True
+        return dataset
 
     def to_hf(self, name: str, version: str = LATEST) -> datasets.DatasetDict:
         """The version as a ``datasets.DatasetDict``: ``train`` (the rows) and ``rejects``."""

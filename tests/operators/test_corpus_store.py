@@ -394,13 +394,17 @@ def test_read_ray_reads_the_published_shards(tmp_path: Path) -> None:
     publish_source(store)
     started = not ray.is_initialized()
     if started:
-        ray.init(address="local", num_cpus=1, include_dashboard=False, log_to_driver=False)
+        ray.init(address="local", num_cpus=4, include_dashboard=False, log_to_driver=False)
     try:
-        rows = store.read_ray("bible").take_all()
+        dataset = store.read_ray("bible")
+        rows = dataset.take_all()
     finally:
         if started:
             ray.shutdown()
     assert sorted(row["id"] for row in rows) == SOURCE.column("id").to_pylist()
+    # shard order, whatever order the parallel read tasks finish in (a seeded shuffle downstream is then reproducible)
+    assert dataset.context.execution_options.preserve_order
+    assert [row["id"] for row in rows] == store.read_table("bible").column("id").to_pylist()
     assert {row["id"]: row["text"] for row in rows} == dict(zip(SOURCE["id"].to_pylist(), SOURCE["text"].to_pylist(), strict=True))
 
 

@@ -36,7 +36,7 @@ def fit(model: str, train_dataset, config: TrainConfig, *, storage_path: str | o
     :mod:`interlingua.trainers.engine.checkpoints`): model, optimizer, scheduler, RNG state and position in
     the data, so the resumed run takes the steps the uninterrupted one would have. When that checkpoint
     already reached ``max_steps`` nothing is trained again."""
-    from ray.train import CheckpointConfig, RunConfig, ScalingConfig
+    from ray.train import CheckpointConfig, DataConfig, RunConfig, ScalingConfig
     from ray.train.torch import TorchConfig, TorchTrainer
 
     from interlingua.core.runtime import device_plan
@@ -62,11 +62,22 @@ def fit(model: str, train_dataset, config: TrainConfig, *, storage_path: str | o
         run_config=RunConfig(storage_path=str(storage), name=name,
                              checkpoint_config=CheckpointConfig(num_to_keep=config.keep_checkpoints)),
         datasets={"train": train_dataset},
+        dataset_config=DataConfig(execution_options=_ordered_ingest()),
     )
     result = trainer.fit()
     if result.checkpoint is None:
         raise RuntimeError(f"training run {name!r} finished without a checkpoint: {result.error}")
     return _result(result.checkpoint.path, dict(result.metrics or {}))
+
+
+def _ordered_ingest():
+    """Ray Train's ingest options with ``preserve_order``: blocks reach the workers' shards in the dataset's order,
+    whatever order parallel tasks finish in, so the same config and data give each worker the same batches."""
+    from ray.train import DataConfig
+
+    options = DataConfig.default_ingest_options()
+    options.preserve_order = True
+    return options
 
 
 def _result(folder: str, metrics: dict) -> TrainResult:
