@@ -11,8 +11,8 @@ objective (:class:`TrainConfig`, default translation ranking), :class:`TrainModu
 with bf16 on GPU and a torch AdamW), the training loop's step function and ``engine.step()``. Ray Train, which
 only wraps this step, is left out so the figure is the step's. The encoder is a base-size XLM-R (the shape of
 multilingual-e5-base: 12 layers, width 768, FFN 3072, vocabulary 250,002) with random weights and ``--tokenizer``'s
-vocabulary (default: the e5-small asset's, the same XLM-R vocabulary): MFU does not depend on the weights. Every text is long enough to fill ``--max-length`` tokens, so no
-step computes on padding.
+vocabulary (default: the e5-small asset's, the same XLM-R vocabulary): MFU does not depend on the weights. Every
+text is long enough to fill ``--max-length`` tokens, so no step computes on padding.
 
 Model FLOPs of one training step = 3 × forward (backward = 2 × forward, no recomputation), forward of a sequence
 of ``s`` tokens through ``L`` layers of width ``d`` and FFN width ``f`` = ``L · (2·s·(4d² + 2df) + 4·s²·d)``
@@ -24,8 +24,9 @@ run (8192³), the ceiling a real kernel meets.
 Each step is timed as the training loop times it (from asking for the batch's views to the end of the optimizer
 step) two ways: views made inline (tokenizing on the critical path) and views prefetched in a background thread
 (:mod:`~interlingua.trainers.engine.prefetch`, what the loop does); then the compute alone on one set of views,
-split into forward + backward and the optimizer step. MFU is computed from the prefetched step (the engine's). On a machine without a GPU the script runs the same step on CPU in fp32 (a smoke run; MFU is then not
-printed).
+split into forward + backward and the optimizer step. MFU is computed from the prefetched step (the engine's);
+the ``--json`` output holds every time (``inline_s``, ``step_s``, ``compute_s``, ...) and ``step_tflop``. On a
+machine without a GPU the script runs the same step on CPU in fp32 (a smoke run; MFU is then not printed).
 """
 
 from __future__ import annotations
@@ -34,7 +35,6 @@ import argparse
 import json
 import os
 import random
-import socket
 import statistics
 import time
 
@@ -60,19 +60,15 @@ def default_tokenizer() -> str:
     return e5_asset_uri(assets_dir(state_dir(None)))
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def _init_world(use_gpu: bool) -> None:
     import torch.distributed as dist
+
+    from interlingua.cluster.local_head import free_ports
 
     for key, value in (("RANK", "0"), ("LOCAL_RANK", "0"), ("WORLD_SIZE", "1"), ("LOCAL_WORLD_SIZE", "1")):
         os.environ.setdefault(key, value)  # what Ray Train sets on its workers; DeepSpeed reads LOCAL_RANK
     if not dist.is_initialized():
-        dist.init_process_group("nccl" if use_gpu else "gloo", init_method=f"tcp://127.0.0.1:{_free_port()}",
+        dist.init_process_group("nccl" if use_gpu else "gloo", init_method=f"tcp://127.0.0.1:{free_ports(1)[0]}",
                                 rank=0, world_size=1)
 
 
@@ -136,7 +132,7 @@ def measure(args, batch: int, fused: bool, use_gpu: bool) -> dict:
     from interlingua.trainers.engine.config import TrainConfig
     from interlingua.trainers.engine.deepspeed_setup import build_engine
     from interlingua.trainers.engine.prefetch import prefetched
-    from interlingua.trainers.engine.train_loop import _step_function, build_objective
+    from interlingua.trainers.engine.train_loop import build_objective, step_function
     from interlingua.trainers.engine.train_module import EngineViews, TrainModule, count_tokens
 
     device = torch.device("cuda", 0) if use_gpu else torch.device("cpu")
@@ -149,7 +145,7 @@ def measure(args, batch: int, fused: bool, use_gpu: bool) -> dict:
     model = TrainModule(encoder, objective).to(device)
     model.train()
     engine, _ = build_engine(model, config, use_gpu, fused=fused)
-    run_step = _step_function(engine, objective, config, 1)
+    run_step = step_function(engine, objective, config, 1)
     make = EngineViews(encoder, device, config.max_length)
     rng = random.Random(1)
     words = _words(encoder.tokenizer, 5000, seed=1)

@@ -14,9 +14,10 @@ those readings over two windows: *streaming* (from the first output batch to the
 *wall* (from the dataset's start, actor start-up and model loading included).
 
 Models have random weights (nothing is downloaded): the embedder is a base-size XLM-R (e5-base's shape) over
-``--tokenizer``'s vocabulary (default: the e5-small asset's), saved as a sentence-transformers folder; the translator is a Marian of OPUS-MT's
-shape (6+6 layers, width 512, FFN 2048) with a small SentencePiece vocabulary. A random decoder rarely emits
-end-of-sentence, so every translation runs to ``max_length``: the decode work per sentence is the worst case.
+``--tokenizer``'s vocabulary (default: the e5-small asset's), saved as a sentence-transformers folder; the
+translator is a Marian of OPUS-MT's shape (6+6 layers, width 512, FFN 2048) with a small SentencePiece vocabulary,
+whose generation config suppresses end-of-sentence before ``--translate-max-length`` tokens, so every translation
+decodes the same amount.
 Texts: ``--texts`` (one per line), by default the English Wikipedia lead paragraphs the offline pack ships.
 """
 

@@ -45,11 +45,11 @@ class Embed(Operator):
             from interlingua.models.resolve import resolve_encoder
 
             self.encoder = resolve_encoder(model)
-        if torch.cuda.is_available() and isinstance(self.encoder, torch.nn.Module):
+        on_gpu = torch.cuda.is_available() and isinstance(self.encoder, torch.nn.Module)
+        if on_gpu:
             self.encoder.to("cuda")
         self.text_column = text_column
         self.output_column = output_column
-        on_gpu = torch.cuda.is_available() and isinstance(self.encoder, torch.nn.Module)
         self.encode_batch_size = encode_batch_size or self.ENCODE_BATCH_SIZE[on_gpu]
         self.normalize = normalize
 

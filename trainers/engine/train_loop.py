@@ -76,7 +76,7 @@ def train_loop_per_worker(loop_config: dict[str, Any]) -> None:
     tracker = _MetricsLogger(loop_config.get("run_id"), tracking_uri) if rank == 0 else None
     global_batch = config.batch_size * world
     negatives = objective.negatives_per_anchor(global_batch)
-    run_step = _step_function(engine, objective, config, world)
+    run_step = step_function(engine, objective, config, world)
     make = EngineViews(encoder, device, config.max_length)
 
     step = start_step
@@ -135,7 +135,7 @@ def build_objective(config, encoder, world: int = 1):
                                       ObjectiveSetup(encoder=encoder, seed=config.seed, world_size=world))
 
 
-def _step_function(engine, objective, config, world: int):
+def step_function(engine, objective, config, world: int):
     """forward + backward of one step: plain, or GradCache (ZeRO 0: sync deferred to the last backward; ZeRO 1:
     one coalesced reduction). An objective that freezes the encoder needs no cache (no encoder graph)."""
     from interlingua.trainers.gradcache import cached_step, plain_step
