@@ -4,7 +4,12 @@ Usage::
 
     python -m interlingua.benchmarks.engine_mfu [--tokenizer FOLDER] [--batch 128 256] [--max-length 128]
         [--layers 12 --hidden 768 --heads 12 --intermediate 3072] [--steps 10] [--peak-tflops 989]
+        [--zero-stage 0 1] [--compile off|on|both] [--dropout 0.1] [--freeze-embeddings] [--profile]
         [--json OUT.json]
+
+Each combination of ``--batch``, ``--zero-stage`` and ``--compile`` is one row. ``--profile`` adds torch.profiler's
+tables of two steps (operators by device time and by CPU time) and ``kernel_s_per_step``, the device time of the
+step's kernels: the step's floor with these kernels, whatever the host does.
 
 The step is the engine's own, in one process (a world of one; NCCL on GPU, gloo on CPU): the configured
 objective (:class:`TrainConfig`, default translation ranking), :class:`TrainModule`, :func:`build_engine` (DeepSpeed
@@ -32,6 +37,7 @@ machine without a GPU the script runs the same step on CPU in fp32 (a smoke run;
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import random
@@ -104,7 +110,7 @@ def matmul_tflops(use_gpu: bool) -> float | None:
 
 
 def build_encoder(tokenizer_dir: str, layers: int, hidden: int, heads: int, intermediate: int, max_length: int,
-                  device):
+                  device, dropout: float = 0.1):
     import torch
     from transformers import AutoTokenizer, XLMRobertaConfig, XLMRobertaModel
 
@@ -114,33 +120,34 @@ def build_encoder(tokenizer_dir: str, layers: int, hidden: int, heads: int, inte
     config = XLMRobertaConfig(vocab_size=len(tokenizer), hidden_size=hidden, num_hidden_layers=layers,
                               num_attention_heads=heads, intermediate_size=intermediate,
                               max_position_embeddings=max(514, max_length + 2), type_vocab_size=1,
-                              pad_token_id=tokenizer.pad_token_id)
+                              pad_token_id=tokenizer.pad_token_id, hidden_dropout_prob=dropout,
+                              attention_probs_dropout_prob=dropout)
     torch.manual_seed(0)
     with torch.device(device):
         transformer = XLMRobertaModel(config, add_pooling_layer=False)
     return SentenceEncoder(transformer, tokenizer, pooling="mean", max_length=max_length)
 
 
-def measure(args, batch: int, fused: bool, use_gpu: bool) -> dict:
+def measure(args, batch: int, fused: bool, use_gpu: bool, zero_stage: int = 0, compiled: bool = False) -> dict:
     """Build the engine for one batch size and optimizer kernel; time ``args.steps`` steps (after ``args.warmup``)
     three ways: views made inline (the loop before prefetching), views prefetched (the loop now), and the compute
     alone on one set of views, split into forward + backward and the optimizer step."""
-    import itertools
-
     import torch
 
     from interlingua.trainers.engine.config import TrainConfig
     from interlingua.trainers.engine.deepspeed_setup import build_engine
     from interlingua.trainers.engine.prefetch import prefetched
     from interlingua.trainers.engine.train_loop import build_objective, step_function
-    from interlingua.trainers.engine.train_module import EngineViews, TrainModule, count_tokens
+    from interlingua.trainers.engine.train_module import EngineViews, TrainModule, count_tokens, prepare_encoder
 
     device = torch.device("cuda", 0) if use_gpu else torch.device("cpu")
     config = TrainConfig(objective=args.objective, num_workers=1, batch_size=batch, max_length=args.max_length,
-                         max_steps=args.warmup + 3 * args.steps, zero_stage=args.zero_stage, shuffle_buffer=0,
-                         grad_cache_chunk=args.grad_cache_chunk, lr=1e-5)
+                         max_steps=args.warmup + 3 * args.steps, zero_stage=zero_stage, shuffle_buffer=0,
+                         grad_cache_chunk=args.grad_cache_chunk, lr=1e-5, compile_encoder=compiled,
+                         freeze_embeddings=args.freeze_embeddings)
     encoder = build_encoder(args.tokenizer, args.layers, args.hidden, args.heads, args.intermediate,
-                            args.max_length, device)
+                            args.max_length, device, args.dropout)
+    prepare_encoder(encoder, config)  # as the training loop does
     objective = build_objective(config, encoder, 1)
     model = TrainModule(encoder, objective).to(device)
     model.train()
@@ -174,10 +181,14 @@ def measure(args, batch: int, fused: bool, use_gpu: bool) -> dict:
     # the batches' texts are made before timing: in training they arrive from Ray Data, ready
     pool = [batch_rows() for _ in range(args.steps)]
     inline = (objective.views(pool[i % len(pool)], make) for i in itertools.count())
-    for _ in range(args.warmup):
+    sync()
+    t_warm = time.perf_counter()
+    for _ in range(args.warmup):  # a compiled encoder compiles here
         views = next(inline)
         run_step(views.tensors)
         engine.step()
+    sync()
+    warmup_s = time.perf_counter() - t_warm
     inline_s, views = timed_steps(inline)
     prefetch_s, _ = timed_steps(prefetched(iter(pool),
                                            lambda rows: objective.views(rows, make), ahead=1))
@@ -192,20 +203,50 @@ def measure(args, batch: int, fused: bool, use_gpu: bool) -> dict:
         sync()
         backward_s.append(t1 - t0)
         optimizer_s.append(time.perf_counter() - t1)
+    profile = _profile(lambda: (run_step(views.tensors), engine.step()), sync) if args.profile else None
     lengths = [[int(n) for n in v["attention_mask"].sum(dim=1).tolist()] for v in views.tensors if "attention_mask" in v]
     flops = step_flops(lengths, args.layers, args.hidden, args.intermediate)
     median = statistics.median
-    result = {"batch": batch, "optimizer": "fused AdamW" if fused else "for-each AdamW", "views": len(lengths),
+    result = {"batch": batch, "optimizer": "fused AdamW" if fused else "for-each AdamW", "zero_stage": zero_stage,
+              "compiled": compiled, "freeze_embeddings": args.freeze_embeddings,
+              "optimizer_wrapper": type(engine.optimizer).__name__, "dropout": args.dropout,
+              "attention": encoder.transformer.config._attn_implementation, "warmup_s": warmup_s,
+              "views": len(lengths),
               "tokens_per_step": count_tokens(views.tensors), "inline_s": median(inline_s),
               "step_s": median(prefetch_s), "forward_backward_s": median(backward_s),
               "optimizer_s": median(optimizer_s), "step_tflop": flops / 1e12,
-              "peak_memory_gib": torch.cuda.max_memory_allocated() / 2**30 if use_gpu else None}
+              "peak_memory_gib": torch.cuda.max_memory_allocated() / 2**30 if use_gpu else None,
+              "profile": profile}
     result["compute_s"] = result["forward_backward_s"] + result["optimizer_s"]
     del engine, model, encoder, objective, views
+    if compiled:
+        torch._dynamo.reset()  # drop the compiled graphs, which hold this model's parameters
     if use_gpu:
         torch.cuda.empty_cache()
         torch.cuda.reset_peak_memory_stats()
     return result
+
+
+def _profile(step, sync, rows: int = 25) -> dict:
+    """torch.profiler over two steps: the tables of operators by device time and by CPU time, and the device's
+    kernel time per step (on CPU: CPU time only)."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    gpu = torch.cuda.is_available() and sync is not None
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if gpu else [])
+    with profile(activities=activities) as prof:
+        for _ in range(2):
+            step()
+        sync()
+    events = prof.key_averages()
+    out = {"by_cpu": events.table(sort_by="self_cpu_time_total", row_limit=rows, max_name_column_width=60)}
+    if gpu:
+        out["by_device"] = events.table(sort_by="self_device_time_total", row_limit=rows, max_name_column_width=60)
+        # kernels only (their rows have no CPU side), so operators and their kernels are not counted twice
+        kernel_us = sum(e.self_device_time_total for e in events if e.self_cpu_time_total == 0)
+        out["kernel_s_per_step"] = kernel_us / 1e6 / 2
+    return out
 
 
 def main(argv: list[str] | None = None) -> list[dict]:
@@ -218,7 +259,13 @@ def main(argv: list[str] | None = None) -> list[dict]:
     parser.add_argument("--heads", type=int, default=12)
     parser.add_argument("--intermediate", type=int, default=3072)
     parser.add_argument("--objective", default="translation_ranking")
-    parser.add_argument("--zero-stage", type=int, default=0)
+    parser.add_argument("--zero-stage", type=int, nargs="+", default=[0], help="DeepSpeed ZeRO stage(s)")
+    parser.add_argument("--compile", choices=("off", "on", "both"), default="off",
+                        help="compile the encoder (TrainConfig compile_encoder); both: each batch eager and compiled")
+    parser.add_argument("--freeze-embeddings", action="store_true", help="TrainConfig freeze_embeddings")
+    parser.add_argument("--dropout", type=float, default=0.1, help="the encoder's hidden and attention dropout")
+    parser.add_argument("--profile", action="store_true",
+                        help="profile two steps: operators by device and CPU time, kernel time per step")
     parser.add_argument("--grad-cache-chunk", type=int, default=None)
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--steps", type=int, default=10)
@@ -238,23 +285,30 @@ def main(argv: list[str] | None = None) -> list[dict]:
     measured_peak = matmul_tflops(use_gpu)
     device_name = torch.cuda.get_device_name(0) if use_gpu else "CPU"
     results = []
-    for batch in args.batch:
-        for fused in ((False, True) if use_gpu and args.compare_fused else (use_gpu,)):
-            try:
-                results.append(measure(args, batch, fused, use_gpu))
-                print(json.dumps(results[-1]), flush=True)
-            except torch.OutOfMemoryError as err:
-                print(f"batch {batch}: out of GPU memory ({str(err).splitlines()[0][:120]})", flush=True)
-                torch.cuda.empty_cache()
+    compile_modes = {"off": (False,), "on": (True,), "both": (False, True)}[args.compile]
+    fused_modes = (False, True) if use_gpu and args.compare_fused else (use_gpu,)
+    for batch, zero, compiled, fused in itertools.product(args.batch, args.zero_stage, compile_modes, fused_modes):
+        try:
+            results.append(measure(args, batch, fused, use_gpu, zero, compiled))
+            profile = results[-1].pop("profile") or {}
+            if "kernel_s_per_step" in profile:
+                results[-1]["kernel_s_per_step"] = profile["kernel_s_per_step"]
+            print(json.dumps(results[-1]), flush=True)
+            for key in ("by_device", "by_cpu"):
+                if key in profile:
+                    print(f"profile of two steps, operators by {key[3:]} time\n{profile[key]}", flush=True)
+        except torch.OutOfMemoryError as err:
+            print(f"batch {batch}: out of GPU memory ({str(err).splitlines()[0][:120]})", flush=True)
+            torch.cuda.empty_cache()
     print(f"\nengine training step, {device_name}, {'DeepSpeed bf16' if use_gpu else 'CPU fp32 (smoke run)'}, "
-          f"ZeRO {args.zero_stage}, {args.objective}, XLM-R {args.layers}x{args.hidden} (FFN {args.intermediate}), "
+          f"{args.objective}, XLM-R {args.layers}x{args.hidden} (FFN {args.intermediate}), "
           f"max_length {args.max_length}; median of {args.steps} steps after {args.warmup}")
     if measured_peak:
         print(f"bf16 matrix product 8192^3 measured: {measured_peak:.0f} TFLOP/s; datasheet peak {args.peak_tflops:.0f}")
-    print("| pairs/step | optimizer | tokens/step | step s, views inline | step s, views prefetched (engine) | "
+    print("| pairs/step | ZeRO | compiled | DeepSpeed wrapper | dropout | optimizer | tokens/step | step s, views inline | step s, views prefetched (engine) | "
           "fwd+bwd s | optimizer s | tokens/s | TFLOP/s | MFU (datasheet) | MFU (measured matmul) | "
           "MFU, views inline | peak GiB |")
-    print("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---:|---:|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     fmt = lambda v: f"{100 * v:.1f} %" if v is not None else "-"  # noqa: E731
     for r in results:
         tflops = r["step_tflop"] / r["step_s"]
@@ -262,7 +316,8 @@ def main(argv: list[str] | None = None) -> list[dict]:
                  mfu=tflops / args.peak_tflops if use_gpu else None,
                  mfu_measured=tflops / measured_peak if measured_peak else None,
                  mfu_inline=r["step_tflop"] / r["inline_s"] / args.peak_tflops if use_gpu else None)
-        print(f"| {r['batch']} | {r['optimizer']} | {r['tokens_per_step']} | {r['inline_s']:.3f} | {r['step_s']:.3f} | "
+        print(f"| {r['batch']} | {r['zero_stage']} | {'yes' if r['compiled'] else 'no'} | "
+              f"{r['optimizer_wrapper']} | {r['dropout']} | {r['optimizer']} | {r['tokens_per_step']} | {r['inline_s']:.3f} | {r['step_s']:.3f} | "
               f"{r['forward_backward_s']:.3f} | {r['optimizer_s']:.3f} | {r['tokens_per_step'] / r['step_s']:.0f} | "
               f"{tflops:.1f} | {fmt(r['mfu'])} | {fmt(r['mfu_measured'])} | {fmt(r['mfu_inline'])} | "
               f"{r['peak_memory_gib'] or 0:.1f} |", flush=True)

@@ -49,11 +49,14 @@ def test_engine_mfu_smoke_run_on_cpu(tmp_path):
     out = tmp_path / "mfu.json"
     subprocess.run([sys.executable, "-m", "interlingua.benchmarks.engine_mfu", "--tokenizer", str(tokenizer),
                     "--batch", "4", "--max-length", "16", "--layers", "1", "--hidden", "32", "--heads", "2",
-                    "--intermediate", "64", "--steps", "2", "--warmup", "1", "--cpu", "--json", str(out)],
+                    "--intermediate", "64", "--steps", "2", "--warmup", "1", "--cpu", "--zero-stage", "0", "1",
+                    "--profile", "--json", str(out)],
                    check=True, capture_output=True, timeout=300)
-    (result,) = json.loads(out.read_text())
-    assert result["tokens_per_step"] == 4 * 2 * 16  # two views, every row filled to max_length
-    assert all(result[key] > 0 for key in ("inline_s", "step_s", "forward_backward_s", "optimizer_s"))
+    results = json.loads(out.read_text())
+    assert [(r["zero_stage"], r["optimizer_wrapper"]) for r in results] == [(0, "AdamW"), (1, "DeepSpeedZeroOptimizer")]
+    for result in results:
+        assert result["tokens_per_step"] == 4 * 2 * 16  # two views, every row filled to max_length
+        assert all(result[key] > 0 for key in ("inline_s", "step_s", "forward_backward_s", "optimizer_s"))
 
 
 def _xlmr_tokenizer(folder):

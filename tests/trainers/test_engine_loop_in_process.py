@@ -191,3 +191,55 @@ def test_explicit_alignment_linear_freezes_the_encoder_and_saves_w(monkeypatch, 
     assert weight.shape == (32, 32) and not np.allclose(weight, np.eye(32))
     # orthogonalised after each step: W Wᵀ stays near the identity
     assert np.abs(weight @ weight.T - np.eye(32)).max() < 0.1
+
+
+@pytest.mark.parametrize(("zero_stage", "wrapper"), [(0, "FP16_UnfusedOptimizer"), (1, "BF16_Optimizer")])
+def test_bf16_engine_uses_the_expected_deepspeed_wrapper_and_learns(encoder_dir, process_group, zero_stage, wrapper):
+    """The GPU precision path, run on CPU: bf16 weights; at ZeRO 1 DeepSpeed's BF16 wrapper (fp32 gradients and
+    master weights, flat buffers); repeated steps on one batch lower the loss."""
+    from interlingua.models.load import load_encoder
+    from interlingua.trainers.engine.deepspeed_setup import build_engine
+    from interlingua.trainers.engine.train_loop import build_objective, step_function
+    from interlingua.trainers.engine.train_module import EngineViews, TrainModule
+
+    config = TrainConfig(num_workers=1, batch_size=4, max_length=BASE_LENGTH, zero_stage=zero_stage, lr=1e-3,
+                         max_steps=6)
+    encoder = load_encoder(encoder_dir)
+    objective = build_objective(config, encoder, 1)
+    model = TrainModule(encoder, objective)
+    model.train()
+    engine, _ = build_engine(model, config, use_gpu=False, bf16=True)
+    assert type(engine.optimizer).__name__ == wrapper
+    assert next(encoder.transformer.parameters()).dtype == torch.bfloat16
+    run_step = step_function(engine, objective, config, 1)
+    rows = _rows(encoder_dir)[:4]
+    batch = {key: [row[key] for row in rows] for key in ("src", "tgt")}
+    views = objective.views(batch, EngineViews(encoder, torch.device("cpu"), config.max_length))
+    losses = []
+    for _ in range(config.max_steps):
+        losses.append(float(run_step(views.tensors)))
+        engine.step()
+    assert all(np.isfinite(losses))
+    assert losses[-1] < losses[0]
+
+
+def test_a_compiled_encoder_gives_the_eager_embeddings_and_gradients(encoder_dir):
+    """compile_encoder changes how the transformer runs, not what it computes (CPU inductor, fp32)."""
+    from interlingua.models.load import load_encoder
+    from interlingua.trainers.engine.train_module import prepare_encoder
+
+    eager, compiled = load_encoder(encoder_dir), load_encoder(encoder_dir)
+    prepare_encoder(compiled, TrainConfig(compile_encoder=True))
+    texts = [source for source, _ in EN_ES_PAIRS[:4]]
+    results = []
+    for encoder in (eager, compiled):
+        encoder.eval()  # no dropout: both runs compute the same function
+        embeddings = encoder(encoder.tokenize(texts))
+        embeddings.pow(2).sum().backward()
+        # a parameter the forward does not use (the pooler) has no gradient eagerly, zeros compiled
+        results.append((embeddings.detach(), [torch.zeros_like(p) if p.grad is None else p.grad
+                                               for p in encoder.transformer.parameters()]))
+    (e_ref, g_ref), (e_out, g_out) = results
+    torch.testing.assert_close(e_out, e_ref, rtol=1e-4, atol=1e-5)
+    for grad_out, grad_ref in zip(g_out, g_ref):
+        torch.testing.assert_close(grad_out, grad_ref, rtol=1e-3, atol=1e-5)

@@ -9,16 +9,28 @@ import torch
 from interlingua.trainers.engine.config import TrainConfig
 
 
-def deepspeed_config(config: TrainConfig, use_gpu: bool) -> dict:
-    return {
+def deepspeed_config(config: TrainConfig, use_gpu: bool, bf16: bool | None = None) -> dict:
+    """DeepSpeed's config for this run; ``bf16`` (default: on GPU) trains in bf16.
+
+    With bf16 at ZeRO 1 (without GradCache), gradients are accumulated in fp32 (``data_types.grad_accum_dtype``),
+    which selects DeepSpeed's BF16 optimizer wrapper: fp32 master weights, and gradients, norm, clipping and the
+    update on flat fp32 buffers, with one host synchronisation a step. At ZeRO 0 DeepSpeed allows bf16 gradients
+    only, and wraps the optimizer in its fp16 path, which checks every parameter's gradient for overflow with a
+    host synchronisation each (about 200 a step for a base encoder). GradCache at ZeRO 1 needs the ZeRO
+    optimizer's coalesced reduction, which the BF16 wrapper does not offer, so it keeps bf16 gradients."""
+    bf16 = bool(use_gpu) if bf16 is None else bf16
+    result = {
         "train_micro_batch_size_per_gpu": config.batch_size,
         "gradient_accumulation_steps": 1,
         "gradient_clipping": config.gradient_clipping,
         "zero_optimization": {"stage": config.zero_stage},
-        "bf16": {"enabled": bool(use_gpu)},
+        "bf16": {"enabled": bf16},
         "steps_per_print": 10**9,
         "wall_clock_breakdown": False,
     }
+    if bf16 and config.zero_stage == 1 and config.grad_cache_chunk is None:
+        result["data_types"] = {"grad_accum_dtype": "fp32"}
+    return result
 
 
 def prepare_accelerator(use_gpu: bool, shm_comm: bool) -> None:
@@ -31,11 +43,12 @@ def prepare_accelerator(use_gpu: bool, shm_comm: bool) -> None:
         deepspeed.ops.__compatible_ops__["deepspeed_shm_comm"] = False
 
 
-def build_engine(model: torch.nn.Module, config: TrainConfig, use_gpu: bool, fused: bool | None = None):
+def build_engine(model: torch.nn.Module, config: TrainConfig, use_gpu: bool, fused: bool | None = None,
+                 bf16: bool | None = None):
     """(engine, scheduler) with a torch AdamW over the trainable parameters and linear warmup/decay.
 
     ``fused``: AdamW's fused CUDA kernel (one launch for all parameters); ``None``: fused on GPU, torch's default
-    (for-each) on CPU."""
+    (for-each) on CPU. ``bf16``: see :func:`deepspeed_config` (default: on GPU)."""
     prepare_accelerator(use_gpu, config.shm_comm)
     import deepspeed
 
@@ -49,7 +62,7 @@ def build_engine(model: torch.nn.Module, config: TrainConfig, use_gpu: bool, fus
     optimizer = torch.optim.AdamW([g for g in groups if g["params"]], lr=config.lr, fused=True if fused else None)
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, _linear_schedule(config.warmup_steps, config.max_steps))
     engine, _, _, _ = deepspeed.initialize(model=model, optimizer=optimizer, lr_scheduler=scheduler,
-                                           config=deepspeed_config(config, use_gpu), dist_init_required=False)
+                                           config=deepspeed_config(config, use_gpu, bf16), dist_init_required=False)
     return engine, scheduler
 
 

@@ -38,7 +38,7 @@ def train_loop_per_worker(loop_config: dict[str, Any]) -> None:
     from interlingua.trainers.engine.config import TrainConfig
     from interlingua.trainers.engine.deepspeed_setup import build_engine
     from interlingua.trainers.engine.prefetch import prefetched
-    from interlingua.trainers.engine.train_module import EngineViews, TrainModule, count_tokens
+    from interlingua.trainers.engine.train_module import EngineViews, TrainModule, count_tokens, prepare_encoder
     from interlingua.trainers.objectives.registry import register_objective
 
     quiet_worker_libraries()
@@ -61,8 +61,7 @@ def train_loop_per_worker(loop_config: dict[str, Any]) -> None:
     save_length = config.save_max_length or encoder.max_length  # the base's inference length unless set
     encoder.max_length = config.max_length
     torch.manual_seed(config.seed + rank)
-    if config.freeze_embeddings:
-        encoder.transformer.get_input_embeddings().weight.requires_grad_(False)
+    prepare_encoder(encoder, config)
     device = torch.device("cuda", torch.cuda.current_device()) if use_gpu else torch.device("cpu")
     objective = build_objective(config, encoder, world)
     if not objective.trains_encoder:

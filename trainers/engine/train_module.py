@@ -55,6 +55,20 @@ class EngineViews:
         return {name + MODULE_INPUT: inputs.to(self.device)}
 
 
+def prepare_encoder(encoder, config) -> None:
+    """Apply the config's encoder settings before the engine is built: ``freeze_embeddings`` (the word-embedding
+    matrix stops training) and ``compile_encoder``.
+
+    Compiling is in place (``nn.Module.compile`` on the transformer): parameter names, the state dict and
+    checkpoints stay those of the plain module; only its forward and the matching backward run as generated
+    kernels. Sequence lengths that change from batch to batch are marked dynamic after the first change, so a run
+    recompiles a few times at its start, not every step."""
+    if config.freeze_embeddings:
+        encoder.transformer.get_input_embeddings().weight.requires_grad_(False)
+    if config.compile_encoder:
+        encoder.transformer.compile()
+
+
 def count_tokens(views: Sequence[dict[str, Tensor]]) -> int:
     """Real (non-padding) tokens the encoder reads for these views."""
     return int(sum(int(v["attention_mask"].sum()) for v in views if "attention_mask" in v))
