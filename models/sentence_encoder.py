@@ -15,6 +15,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from interlingua.models.batch_tokenize import batch_tokenize
 from interlingua.models.pooling import check_pooling, pool
 from interlingua.models.transformer_files import load_tokenizer, load_transformer
 
@@ -56,9 +57,7 @@ class SentenceEncoder(nn.Module):
         return next(self.parameters()).device
 
     def tokenize(self, texts: Sequence[str]) -> dict[str, torch.Tensor]:
-        batch = self.tokenizer([self.prefix + t for t in texts], padding=True, truncation=True,
-                               max_length=self.max_length, return_tensors="pt")
-        return {k: v for k, v in batch.items() if k in ("input_ids", "attention_mask", "token_type_ids")}
+        return batch_tokenize(self.tokenizer, [self.prefix + t for t in texts], self.max_length)
 
     def forward(self, features: dict[str, torch.Tensor]) -> torch.Tensor:
         out = self.transformer(**features)
