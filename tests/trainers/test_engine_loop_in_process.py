@@ -193,10 +193,7 @@ def test_explicit_alignment_linear_freezes_the_encoder_and_saves_w(monkeypatch, 
     assert np.abs(weight @ weight.T - np.eye(32)).max() < 0.1
 
 
-@pytest.mark.parametrize(("zero_stage", "wrapper"), [(0, "FP16_UnfusedOptimizer"), (1, "BF16_Optimizer")])
-def test_bf16_engine_uses_the_expected_deepspeed_wrapper_and_learns(encoder_dir, process_group, zero_stage, wrapper):
-    """The GPU precision path, run on CPU: bf16 weights; at ZeRO 1 DeepSpeed's BF16 wrapper (fp32 gradients and
-    master weights, flat buffers); repeated steps on one batch lower the loss."""
+def _bf16_engine(encoder_dir, zero_stage):
     from interlingua.models.load import load_encoder
     from interlingua.trainers.engine.deepspeed_setup import build_engine
     from interlingua.trainers.engine.train_loop import build_objective, step_function
@@ -209,18 +206,46 @@ def test_bf16_engine_uses_the_expected_deepspeed_wrapper_and_learns(encoder_dir,
     model = TrainModule(encoder, objective)
     model.train()
     engine, _ = build_engine(model, config, use_gpu=False, bf16=True)
-    assert type(engine.optimizer).__name__ == wrapper
-    assert next(encoder.transformer.parameters()).dtype == torch.bfloat16
-    run_step = step_function(engine, objective, config, 1)
     rows = _rows(encoder_dir)[:4]
     batch = {key: [row[key] for row in rows] for key in ("src", "tgt")}
     views = objective.views(batch, EngineViews(encoder, torch.device("cpu"), config.max_length))
-    losses = []
-    for _ in range(config.max_steps):
-        losses.append(float(run_step(views.tensors)))
+    run_step = step_function(engine, objective, config, 1)
+
+    def step() -> float:
+        loss = float(run_step(views.tensors))
         engine.step()
+        return loss
+
+    return engine, encoder, step
+
+
+@pytest.mark.parametrize(("zero_stage", "wrapper"), [(0, "FP16_UnfusedOptimizer"), (1, "BF16_Optimizer")])
+def test_bf16_engine_uses_the_expected_deepspeed_wrapper_learns_and_resumes_exactly(encoder_dir, process_group,
+                                                                                    tmp_path, zero_stage, wrapper):
+    """The GPU precision path, run on CPU: bf16 weights; at ZeRO 1 DeepSpeed's BF16 wrapper (fp32 gradients and
+    master weights, flat buffers); repeated steps on one batch lower the loss; a checkpoint read back through
+    the weights-only loader continues with the same next step."""
+    from interlingua.trainers.engine.safe_checkpoint import load_weights_only
+
+    engine, encoder, step = _bf16_engine(encoder_dir, zero_stage)
+    assert type(engine.optimizer).__name__ == wrapper
+    assert next(encoder.transformer.parameters()).dtype == torch.bfloat16
+    losses = [step() for _ in range(5)]
     assert all(np.isfinite(losses))
     assert losses[-1] < losses[0]
+    engine.save_checkpoint(str(tmp_path), tag="step5", client_state={"step": 5})
+    torch.manual_seed(5)  # the same dropout masks in both next steps (the loop restores the RNG state as well)
+    step()
+    expected = [p.detach().clone() for p in encoder.parameters()]
+
+    resumed, resumed_encoder, resumed_step = _bf16_engine(encoder_dir, zero_stage)
+    load_weights_only(resumed)
+    _, client_state = resumed.load_checkpoint(str(tmp_path))
+    assert client_state["step"] == 5
+    torch.manual_seed(5)
+    resumed_step()
+    for got, want in zip(resumed_encoder.parameters(), expected):
+        assert torch.equal(got, want)
 
 
 def test_a_compiled_encoder_gives_the_eager_embeddings_and_gradients(encoder_dir):
