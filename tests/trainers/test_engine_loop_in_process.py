@@ -193,6 +193,18 @@ def test_explicit_alignment_linear_freezes_the_encoder_and_saves_w(monkeypatch, 
     assert np.abs(weight @ weight.T - np.eye(32)).max() < 0.1
 
 
+@pytest.mark.parametrize("objective, keys", [
+    ("translation_ranking", {"grad_cache_chunk": 2}),  # a no-grad first pass, then chunks with graphs
+    ("explicit_alignment", {"method": "strong", "align_layer": 1, "max_length": 6}),  # hidden states at positions
+])
+def test_a_compiled_encoder_trains_through_the_loop(monkeypatch, tmp_path, encoder_dir, process_group, objective,
+                                                    keys):
+    reports = _train(monkeypatch, tmp_path, encoder_dir, objective=objective, compile_encoder=True, **keys)
+    assert all(np.isfinite(m["loss"]) for m, _ in reports)
+    checkpoint = reports[-1][1]
+    assert _weights_changed(encoder_dir, checkpoint)  # saved under the plain module's names, and trained
+
+
 def _bf16_engine(encoder_dir, zero_stage):
     from interlingua.models.load import load_encoder
     from interlingua.trainers.engine.deepspeed_setup import build_engine
