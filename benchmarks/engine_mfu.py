@@ -78,14 +78,15 @@ def _init_world(use_gpu: bool) -> None:
                                 rank=0, world_size=1)
 
 
-def _words(tokenizer, n: int, seed: int) -> list[str]:
+def vocabulary_words(tokenizer, n: int, seed: int) -> list[str]:
     """``n`` whole-word pieces of the tokenizer's vocabulary (letters only), so texts read as words."""
     pieces = [p[1:] for p in tokenizer.get_vocab() if p.startswith("▁") and p[1:].isalpha() and len(p) > 3]
     random.Random(seed).shuffle(pieces)
     return pieces[:n] or ["word"]
 
 
-def _texts(words: list[str], rows: int, length: int, rng: random.Random) -> list[str]:
+def random_texts(words: list[str], rows: int, length: int, rng: random.Random) -> list[str]:
+    """``rows`` texts of ``length`` words drawn from ``words``."""
     return [" ".join(rng.choice(words) for _ in range(length)) for _ in range(rows)]
 
 
@@ -155,11 +156,11 @@ def measure(args, batch: int, fused: bool, use_gpu: bool, zero_stage: int = 0, c
     run_step = step_function(engine, objective, config, 1)
     make = EngineViews(encoder, device, config.max_length)
     rng = random.Random(1)
-    words = _words(encoder.tokenizer, 5000, seed=1)
+    words = vocabulary_words(encoder.tokenizer, 5000, seed=1)
     length = args.max_length + 16  # words; more tokens than max_length, so every row is truncated to it
 
     def batch_rows():
-        return {column: _texts(words, batch, length, rng) for column in objective.text_columns}
+        return {column: random_texts(words, batch, length, rng) for column in objective.text_columns}
 
     def sync():
         if use_gpu:

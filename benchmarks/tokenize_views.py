@@ -68,12 +68,13 @@ def main(argv: list[str] | None = None) -> dict:
 
     from transformers import AutoTokenizer
 
-    from interlingua.benchmarks.engine_mfu import _texts, _words, default_tokenizer
+    from interlingua.benchmarks.engine_mfu import default_tokenizer, random_texts, vocabulary_words
     from interlingua.benchmarks.interleave import format_ratio, interleave, interleave_results
     from interlingua.models.batch_tokenize import batch_tokenize
 
     tokenizer = AutoTokenizer.from_pretrained(args.tokenizer or default_tokenizer())
-    texts = _texts(_words(tokenizer, 5000, seed=1), args.rows, args.max_length + 16, random.Random(0))
+    words = vocabulary_words(tokenizer, 5000, seed=1)
+    texts = random_texts(words, args.rows, args.max_length + 16, random.Random(0))
     runs = {
         "tokenizer call": lambda: tokenizer(texts, padding=True, truncation=True, max_length=args.max_length,
                                             return_tensors="pt"),
