@@ -172,14 +172,13 @@ def _test_pairs(config: AbsentConfig, state: Path) -> tuple[list[str], list[str]
         if not path.is_file():
             raise UserError(f"test_file {path} does not exist")
     else:
-        from interlingua.evaluation.pack.build import build_pack
+        from interlingua.workflows.pack_eval import ensure_pack
 
-        pack = Path(config.pack) if config.pack else state / "bench-pack"
+        pack = ensure_pack(config.pack, state)
         path = pack / "bible_retrieval.parquet"
         if not path.is_file():
-            if config.pack:
-                raise UserError(f"{path} missing; build the pack with `interlingua bench-pack --out {pack}`")
-            build_pack(state / "assets", pack)
+            raise UserError(f"{path} missing: the pack has no Bible retrieval task (build the Bible asset with "
+                            f"`interlingua assets bible`, or give test_file=...)")
     rows = read_table(path)
     if "source" not in rows or "target" not in rows:
         raise UserError(f"{path}: test pairs need columns source and target; has {sorted(rows)}")

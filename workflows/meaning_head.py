@@ -194,14 +194,10 @@ def _check_language_sizes(pairs, languages: list[str], batch_size: int, origin: 
 
 
 def _pack_tasks(config: MeaningHeadConfig, state: Path) -> tuple[Path, list[dict]]:
-    from interlingua.evaluation.pack.build import build_pack, read_manifest
+    from interlingua.evaluation.pack.build import read_manifest
+    from interlingua.workflows.pack_eval import ensure_pack
 
-    pack = Path(config.pack) if config.pack else state / "bench-pack"
-    if not (pack / "manifest.json").is_file():
-        if config.pack:
-            raise UserError(f"benchmark pack {pack} has no manifest.json; build it with `interlingua bench-pack --out {pack}`")
-        print(f"  building the benchmark pack in {pack}", file=sys.stderr)
-        build_pack(state / "assets", pack)
+    pack = ensure_pack(config.pack, state)
     entries = read_manifest(pack)["tasks"]
     chosen = []
     for pattern in config.tasks:

@@ -113,6 +113,18 @@ def run(config: RecipeConfig, *, address: str | None = None) -> dict[str, Any]:
     return summary
 
 
+def pack_identity(pack: str | None, state_dir: str | None) -> str:
+    """sha256 of the manifest of the pack a stage reads (the default pack is built or completed first), so a stage
+    that evaluated on, or left out the texts of, another pack is run again."""
+    import hashlib
+
+    from interlingua.core.runtime import state_dir as resolve_state_dir
+    from interlingua.workflows.pack_eval import ensure_pack
+
+    folder = ensure_pack(pack, resolve_state_dir(state_dir))
+    return hashlib.sha256((folder / "manifest.json").read_bytes()).hexdigest()[:16]
+
+
 def _run_stage(config: RecipeConfig, name: str, key: str, seed: int | None, outputs: dict[str, dict[str, Any]],
                state: dict[str, dict[str, Any]], state_path: Path, actions: dict[str, str], client, experiment_id: str,
                parent_id: str, address: str | None) -> bool:
@@ -129,7 +141,10 @@ def _run_stage(config: RecipeConfig, name: str, key: str, seed: int | None, outp
         resolved = {**resolved, "experiment": config.experiment}
     if "state_dir" in workflow.CONFIG.model_fields and config.state_dir and "state_dir" not in resolved:
         resolved = {**resolved, "state_dir": config.state_dir}
-    action, digest = plan(config, state, name, resolved, key)
+    hashed = resolved
+    if "pack" in workflow.CONFIG.model_fields:  # the stage reads the pack (evaluation, texts left out of training)
+        hashed = {**resolved, "pack_manifest": pack_identity(resolved.get("pack"), config.state_dir)}
+    action, digest = plan(config, state, name, hashed, key)
     actions[key] = action
     if action == "skip":
         outputs[name] = state[key]["outputs"]

@@ -137,6 +137,12 @@ stages:
     again = _summary(_cli(["run", "recipe", "-c", str(recipe)], env, tmp_path).stdout)
     assert again["actions"] == {"tuned": "skip", "both": "skip"} and again["outputs"] == first["outputs"]
 
+    # another pack (here: its manifest changed) means other evaluation tasks and other texts left out: both run again
+    manifest = json.loads((pack / "manifest.json").read_text())
+    (pack / "manifest.json").write_text(json.dumps({**manifest, "seed": 7}))
+    changed = _summary(_cli(["run", "recipe", "-c", str(recipe), "--set", "stop_after=tuned"], env, tmp_path).stdout)
+    assert changed["actions"] == {"tuned": "run"}
+
     vectors = tmp_path / "v.npy"
     _cli(["embed", "--model", first["outputs"]["both"]["model"], EN_ES_PAIRS[0][0], "--out", str(vectors)], env, tmp_path)
     emb = np.load(vectors)
