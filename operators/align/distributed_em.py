@@ -2,9 +2,10 @@
 
 Each actor holds one contiguous shard of the encoded pairs for the whole run and owns one range of
 the M-step's groups (:class:`~interlingua.operators.align.fast_align_em.MStepRanges`): it finds its
-shard's distinct cells (the initial pass: its *local entries*), receives the merged sorted entry keys
-and the ranges (one shared object each), maps its local entries to them, resolves its cells against
-its own entries' hash once and tells each range's owner, once, where its entries sit in that range.
+shard's distinct cells (the initial pass: its *local entries*) and resolves its cells against its own
+entries' hash once (without waiting for the other shards), receives the merged sorted entry keys and
+the ranges (one shared object each), maps its local entries to them and tells each range's owner,
+once, where its entries sit in that range.
 Per iteration each actor runs its shard's E-step on local-size tables and returns its expected
 counts in each range (only its own entries, one object per range) and its statistics; actor ``p``
 then sums every shard's counts in range ``p`` (exact integer sums) and normalizes its groups, and
@@ -42,10 +43,15 @@ class _ShardActor:
         with self._timed("distinct_keys"):
             return self.shard.distinct_keys()
 
-    def resolve(self, keys: np.ndarray, stride: int) -> bool:
+    def resolve_local(self) -> bool:
         with self._timed("resolve"):
+            self.shard.resolve_local()
+        return True
+
+    def globalize(self, keys: np.ndarray, stride: int) -> bool:
+        with self._timed("globalize"):
             self.keys, self.stride = keys, stride
-            self.shard.resolve(keys)
+            self.shard.globalize(keys)
         return True
 
     def prepare(self, m_step: MStepRanges, part: int) -> bool:
@@ -140,16 +146,20 @@ class RayExecutor:
         ray.get([a.ready.remote() for a in self.actors])  # started, shard received
 
     def distinct_keys(self) -> list[np.ndarray]:
+        """Each shard's keys; the actors go on resolving their cells against their own keys meanwhile (queued behind),
+        so one that finishes early does not wait for the others and the driver's merge."""
         import ray
 
-        return ray.get([a.distinct_keys.remote() for a in self.actors])
+        keys = [a.distinct_keys.remote() for a in self.actors]
+        self._pending = [a.resolve_local.remote() for a in self.actors]
+        return ray.get(keys)
 
     def resolve(self, keys: np.ndarray, stride: int) -> None:
-        """Starts the actors' resolution and returns; the first ``iterate`` waits for it."""
+        """Starts mapping the actors' local entries to ``keys`` and returns; the first ``iterate`` waits for it."""
         import ray
 
         shared = ray.put(keys)
-        self._pending = [a.resolve.remote(shared, stride) for a in self.actors]
+        self._pending += [a.globalize.remote(shared, stride) for a in self.actors]
 
     def prepare(self, m_step: MStepRanges) -> None:
         import ray

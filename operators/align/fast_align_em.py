@@ -574,18 +574,27 @@ class EStepShard:
 
     def resolve(self, keys: np.ndarray) -> None:
         """Every cell and NULL cell resolved to its local entry (once, before the iterations); ``global_index``: each
-        local entry's index in ``keys`` (every shard's keys, merged). Local entries are numbered in order of first
-        use (:func:`_resolve_cells`): the E-step's reads and writes then stay in fewer cache lines and pages."""
+        local entry's index in ``keys`` (every shard's keys, merged): :meth:`resolve_local`, then :meth:`globalize`."""
+        self.resolve_local()
+        self.globalize(keys)
+
+    def resolve_local(self) -> None:
+        """Every cell and NULL cell resolved to its local entry, from the shard's own keys only (so it can run while the
+        driver merges every shard's keys). Local entries are numbered in order of first use (:func:`_resolve_cells`):
+        the E-step's reads and writes then stay in fewer cache lines and pages."""
         local = self.local_keys
-        h = RowHash.build(local // self.stride, local % self.stride, self.stride)
         if local.size >= UNNUMBERED:
             raise ValueError(f"a shard touches {local.size:,} entries, at most {UNNUMBERED - 1:,} fit: use more shards")
-        self.cells, self.null_f, self.null_r, sorted_index = _resolve_cells(
+        h = RowHash.build(local // self.stride, local % self.stride, self.stride)
+        self.cells, self.null_f, self.null_r, self._sorted_index = _resolve_cells(
             self.src, self.tgt, self.src_start, self.tgt_start, h.row_start, h.row_mask, h.packed(), h.entry, local.size, NULL_ID)
-        self.global_index = positions_in(local, keys)[sorted_index]
         self.entries = local.size
         self._table = self._counts = None  # the E-step's views of one buffer (:attr:`table`), made at first use
-        del self.local_keys
+
+    def globalize(self, keys: np.ndarray) -> None:
+        """``global_index``: each local entry's (numbered by :meth:`resolve_local`) index in ``keys``, the merged keys."""
+        self.global_index = positions_in(self.local_keys, keys)[self._sorted_index]
+        del self.local_keys, self._sorted_index
 
     @property
     def table(self) -> np.ndarray:
