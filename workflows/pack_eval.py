@@ -39,7 +39,7 @@ def ensure_pack(pack: str | None, state: Path) -> Path:
     :data:`REFERENCE_SIZES`, seed 0, from the assets (the Bible and debian-reference assets are built first when
     missing, so a fresh state gets every task). A default pack that was built while an asset was missing is
     rebuilt once that asset can be built: the pack is deterministic, so the tasks it had keep their bytes. Tasks a
-    pack still lacks are named in one line each time it is used."""
+    pack still lacks are named, one line each, once per process."""
     from interlingua.core.errors import UserError
 
     if pack:
@@ -104,8 +104,15 @@ def _build_default_pack(assets: Path, folder: Path, rebuilt: bool) -> None:
               f"({len(manifest['tasks'])} tasks)", flush=True)
 
 
+#: (pack folder, skipped task) pairs already named by this process: a recipe reads its pack once per stage.
+_NAMED: set[tuple[str, str]] = set()
+
+
 def _report_skipped(folder: Path) -> None:
     for task in _skipped_tasks(folder):
+        if (str(folder), task["name"]) in _NAMED:
+            continue
+        _NAMED.add((str(folder), task["name"]))
         print(f"benchmark pack: {task['name']} is not in {folder} ({task['reason']}); "
               f"results cover the other tasks only", flush=True)
 

@@ -143,7 +143,7 @@ def _run_stage(config: RecipeConfig, name: str, key: str, seed: int | None, outp
         resolved = {**resolved, "state_dir": config.state_dir}
     hashed = resolved
     if "pack" in workflow.CONFIG.model_fields:  # the stage reads the pack (evaluation, texts left out of training)
-        hashed = {**resolved, "pack_manifest": pack_identity(resolved.get("pack"), config.state_dir)}
+        hashed = {**resolved, "pack_manifest": pack_identity(resolved.get("pack"), resolved.get("state_dir"))}
     action, digest = plan(config, state, name, hashed, key)
     actions[key] = action
     if action == "skip":
