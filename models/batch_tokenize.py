@@ -18,6 +18,7 @@ import numpy as np
 import torch
 
 _FIELDS = (("input_ids", "ids"), ("attention_mask", "attention_mask"), ("token_type_ids", "type_ids"))
+_KEYS = frozenset(key for key, _ in _FIELDS)
 
 
 def batch_tokenize(tokenizer, texts: Sequence[str], max_length: int) -> dict[str, torch.Tensor]:
@@ -27,7 +28,7 @@ def batch_tokenize(tokenizer, texts: Sequence[str], max_length: int) -> dict[str
     encodings = _rust_encode(tokenizer, texts, max_length) if texts else None
     if encodings is None:
         batch = tokenizer(texts, padding=True, truncation=True, max_length=max_length, return_tensors="pt")
-        return {key: value for key, value in batch.items() if key in dict(_FIELDS)}
+        return {key: value for key, value in batch.items() if key in _KEYS}
     names = set(tokenizer.model_input_names) | {"input_ids"}
     return {key: torch.from_numpy(np.array([getattr(e, attribute) for e in encodings], dtype=np.int64))
             for key, attribute in _FIELDS if key in names}

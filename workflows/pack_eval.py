@@ -45,11 +45,10 @@ def ensure_pack(pack: str | None, state: Path) -> Path:
     if pack:
         if not (Path(pack) / "manifest.json").exists():
             raise UserError(f"benchmark pack {pack} has no manifest.json (build one: interlingua bench-pack --out {pack})")
-        _report_skipped(Path(pack))
+        _report_skipped(Path(pack), _skipped_tasks(Path(pack)))
         return Path(pack)
     folder = state / "bench-pack"
-    manifest = folder / "manifest.json"
-    skipped = _skipped_tasks(folder) if manifest.exists() else None
+    skipped = _skipped_tasks(folder) if (folder / "manifest.json").exists() else None
     if skipped is None or skipped:
         from interlingua.core.runtime import assets_dir
         from interlingua.workflows.assets.build import build_assets
@@ -58,8 +57,8 @@ def ensure_pack(pack: str | None, state: Path) -> Path:
         report = build_assets(assets, only=PACK_ASSETS)  # present ones are skipped; a missing one is reported
         available = {name for name in PACK_ASSETS if report.path(name)}
         if skipped is None or available & {_asset_of(task["name"]) for task in skipped}:
-            _build_default_pack(assets, folder, rebuilt=skipped is not None)
-    _report_skipped(folder)
+            skipped = _build_default_pack(assets, folder, rebuilt=skipped is not None)
+    _report_skipped(folder, skipped)
     return folder
 
 
@@ -78,8 +77,9 @@ def _asset_of(task: str) -> str | None:
     return "bible" if task.startswith("bible") else "debian-reference" if task.startswith("debian") else None
 
 
-def _build_default_pack(assets: Path, folder: Path, rebuilt: bool) -> None:
-    """Build the reference-size pack next to ``folder`` and move it in place (a reader never sees half a pack)."""
+def _build_default_pack(assets: Path, folder: Path, rebuilt: bool) -> list[dict]:
+    """Build the reference-size pack next to ``folder`` and move it in place (a reader never sees half a pack);
+    returns its skipped tasks."""
     import os
     import shutil
 
@@ -102,14 +102,15 @@ def _build_default_pack(assets: Path, folder: Path, rebuilt: bool) -> None:
     if rebuilt:
         print(f"benchmark pack: rebuilt {folder} with the tasks whose assets are now built "
               f"({len(manifest['tasks'])} tasks)", flush=True)
+    return list(manifest["skipped"])
 
 
 #: (pack folder, skipped task) pairs already named by this process: a recipe reads its pack once per stage.
 _NAMED: set[tuple[str, str]] = set()
 
 
-def _report_skipped(folder: Path) -> None:
-    for task in _skipped_tasks(folder):
+def _report_skipped(folder: Path, skipped: list[dict]) -> None:
+    for task in skipped:
         if (str(folder), task["name"]) in _NAMED:
             continue
         _NAMED.add((str(folder), task["name"]))
