@@ -4,12 +4,15 @@ Usage::
 
     python -m interlingua.benchmarks.engine_mfu [--tokenizer FOLDER] [--batch 128 256] [--max-length 128]
         [--layers 12 --hidden 768 --heads 12 --intermediate 3072] [--steps 10] [--peak-tflops 989]
-        [--zero-stage 0 1] [--compile off|on|both] [--dropout 0.1] [--freeze-embeddings] [--profile]
-        [--json OUT.json]
+        [--zero-stage 0 1] [--compile off|on|both] [--compile-scope layers|model] [--sdpa auto|cudnn|flash|...]
+        [--inductor KEY=VALUE ...] [--dropout 0.1] [--freeze-embeddings] [--profile] [--json OUT.json]
 
 Each combination of ``--batch``, ``--zero-stage`` and ``--compile`` is one row. ``--profile`` adds torch.profiler's
 tables of two steps (operators by device time and by CPU time) and ``kernel_s_per_step``, the device time of the
-step's kernels: the step's floor with these kernels, whatever the host does.
+step's kernels: the step's floor with these kernels, whatever the host does. ``--compile-scope model`` compiles the
+transformer as one graph (as ``compile_encoder`` did before it compiled layer by layer), for a same-run comparison;
+``--sdpa`` restricts PyTorch's scaled-dot-product attention to one backend (default ``auto``: PyTorch's choice);
+``--inductor`` sets a ``torch._inductor.config`` option for the run (``triton.mix_order_reduction=False``).
 
 The step is the engine's own, in one process (a world of one; NCCL on GPU, gloo on CPU): the configured
 objective (:class:`TrainConfig`, default translation ranking), :class:`TrainModule`, :func:`build_engine` (DeepSpeed
@@ -129,6 +132,49 @@ def build_encoder(tokenizer_dir: str, layers: int, hidden: int, heads: int, inte
     return SentenceEncoder(transformer, tokenizer, pooling="mean", max_length=max_length)
 
 
+SDPA_BACKENDS = ("auto", "cudnn", "flash", "efficient", "math")
+
+
+def restrict_sdpa(backend: str) -> None:
+    """Let scaled-dot-product attention use only ``backend`` (``auto``: leave PyTorch's choice)."""
+    import torch
+
+    if backend == "auto":
+        return
+    for name, enable in (("cudnn", torch.backends.cuda.enable_cudnn_sdp),
+                         ("flash", torch.backends.cuda.enable_flash_sdp),
+                         ("efficient", torch.backends.cuda.enable_mem_efficient_sdp),
+                         ("math", torch.backends.cuda.enable_math_sdp)):
+        enable(name == backend)
+
+
+def set_inductor_options(options: list[str]) -> dict:
+    """Apply ``KEY=VALUE`` settings to ``torch._inductor.config`` (``triton.persistent_reductions=False``); the
+    value is read as a Python literal, else kept as a string. Returns what was set."""
+    import ast
+
+    import torch._inductor.config as inductor_config
+
+    applied = {}
+    for option in options:
+        key, sep, text = option.partition("=")
+        if not sep:
+            raise SystemExit(f"--inductor expects KEY=VALUE, got {option!r}")
+        try:
+            value = ast.literal_eval(text)
+        except (ValueError, SyntaxError):
+            value = text
+        owner, _, name = key.rpartition(".")
+        target = inductor_config
+        for part in filter(None, owner.split(".")):
+            target = getattr(target, part)
+        if not hasattr(target, name):
+            raise SystemExit(f"--inductor: torch._inductor.config has no option {key!r}")
+        setattr(target, name, value)
+        applied[key] = value
+    return applied
+
+
 def measure(args, batch: int, fused: bool, use_gpu: bool, zero_stage: int = 0, compiled: bool = False) -> dict:
     """Build the engine for one batch size and optimizer kernel; time ``args.steps`` steps (after ``args.warmup``)
     three ways: views made inline (the loop before prefetching), views prefetched (the loop now), and the compute
@@ -142,13 +188,16 @@ def measure(args, batch: int, fused: bool, use_gpu: bool, zero_stage: int = 0, c
     from interlingua.trainers.engine.train_module import EngineViews, TrainModule, count_tokens, prepare_encoder
 
     device = torch.device("cuda", 0) if use_gpu else torch.device("cpu")
+    whole_graph = compiled and args.compile_scope == "model"
     config = TrainConfig(objective=args.objective, num_workers=1, batch_size=batch, max_length=args.max_length,
                          max_steps=args.warmup + 3 * args.steps, zero_stage=zero_stage, shuffle_buffer=0,
-                         grad_cache_chunk=args.grad_cache_chunk, lr=1e-5, compile_encoder=compiled,
+                         grad_cache_chunk=args.grad_cache_chunk, lr=1e-5, compile_encoder=compiled and not whole_graph,
                          freeze_embeddings=args.freeze_embeddings)
     encoder = build_encoder(args.tokenizer, args.layers, args.hidden, args.heads, args.intermediate,
                             args.max_length, device, args.dropout)
     prepare_encoder(encoder, config)  # as the training loop does
+    if whole_graph:
+        encoder.transformer.compile()
     objective = build_objective(config, encoder, 1)
     model = TrainModule(encoder, objective).to(device)
     model.train()
@@ -209,7 +258,9 @@ def measure(args, batch: int, fused: bool, use_gpu: bool, zero_stage: int = 0, c
     flops = step_flops(lengths, args.layers, args.hidden, args.intermediate)
     median = statistics.median
     result = {"batch": batch, "optimizer": "fused AdamW" if fused else "for-each AdamW", "zero_stage": zero_stage,
-              "compiled": compiled, "freeze_embeddings": args.freeze_embeddings,
+              "compiled": (args.compile_scope if compiled else False), "sdpa": args.sdpa,
+              "inductor": args.inductor_applied,
+              "freeze_embeddings": args.freeze_embeddings,
               "optimizer_wrapper": type(engine.optimizer).__name__, "dropout": args.dropout,
               "attention": encoder.transformer.config._attn_implementation, "warmup_s": warmup_s,
               "views": len(lengths),
@@ -263,6 +314,11 @@ def main(argv: list[str] | None = None) -> list[dict]:
     parser.add_argument("--zero-stage", type=int, nargs="+", default=[0], help="DeepSpeed ZeRO stage(s)")
     parser.add_argument("--compile", choices=("off", "on", "both"), default="off",
                         help="compile the encoder (TrainConfig compile_encoder); both: each batch eager and compiled")
+    parser.add_argument("--compile-scope", choices=("layers", "model"), default="layers",
+                        help="layers: compile_encoder's regional compilation; model: the transformer as one graph")
+    parser.add_argument("--sdpa", choices=SDPA_BACKENDS, default="auto", help="the attention backend (GPU)")
+    parser.add_argument("--inductor", action="append", default=[], metavar="KEY=VALUE",
+                        help="a torch._inductor.config setting for the compiled runs (repeatable)")
     parser.add_argument("--freeze-embeddings", action="store_true", help="TrainConfig freeze_embeddings")
     parser.add_argument("--dropout", type=float, default=0.1, help="the encoder's hidden and attention dropout")
     parser.add_argument("--profile", action="store_true",
@@ -280,9 +336,12 @@ def main(argv: list[str] | None = None) -> list[dict]:
 
     import torch
 
+    args.inductor_applied = set_inductor_options(args.inductor)
     use_gpu = torch.cuda.is_available() and not args.cpu
     os.environ["DS_ACCELERATOR"] = "cuda" if use_gpu else "cpu"
     _init_world(use_gpu)
+    if use_gpu:
+        restrict_sdpa(args.sdpa)
     measured_peak = matmul_tflops(use_gpu)
     device_name = torch.cuda.get_device_name(0) if use_gpu else "CPU"
     results = []
@@ -306,10 +365,10 @@ def main(argv: list[str] | None = None) -> list[dict]:
           f"max_length {args.max_length}; median of {args.steps} steps after {args.warmup}")
     if measured_peak:
         print(f"bf16 matrix product 8192^3 measured: {measured_peak:.0f} TFLOP/s; datasheet peak {args.peak_tflops:.0f}")
-    print("| pairs/step | ZeRO | compiled | DeepSpeed wrapper | dropout | optimizer | tokens/step | step s, views inline | step s, views prefetched (engine) | "
+    print("| pairs/step | ZeRO | compiled | attention | DeepSpeed wrapper | dropout | optimizer | tokens/step | step s, views inline | step s, views prefetched (engine) | "
           "fwd+bwd s | optimizer s | tokens/s | TFLOP/s | MFU (datasheet) | MFU (measured matmul) | "
           "MFU, views inline | peak GiB |")
-    print("|---:|---:|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---:|---:|---|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     fmt = lambda v: f"{100 * v:.1f} %" if v is not None else "-"  # noqa: E731
     for r in results:
         tflops = r["step_tflop"] / r["step_s"]
@@ -317,7 +376,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
                  mfu=tflops / args.peak_tflops if use_gpu else None,
                  mfu_measured=tflops / measured_peak if measured_peak else None,
                  mfu_inline=r["step_tflop"] / r["inline_s"] / args.peak_tflops if use_gpu else None)
-        print(f"| {r['batch']} | {r['zero_stage']} | {'yes' if r['compiled'] else 'no'} | "
+        print(f"| {r['batch']} | {r['zero_stage']} | {r['compiled'] or 'no'} | {r['attention']}/{r['sdpa']} | "
               f"{r['optimizer_wrapper']} | {r['dropout']} | {r['optimizer']} | {r['tokens_per_step']} | {r['inline_s']:.3f} | {r['step_s']:.3f} | "
               f"{r['forward_backward_s']:.3f} | {r['optimizer_s']:.3f} | {r['tokens_per_step'] / r['step_s']:.0f} | "
               f"{tflops:.1f} | {fmt(r['mfu'])} | {fmt(r['mfu_measured'])} | {fmt(r['mfu_inline'])} | "

@@ -45,5 +45,8 @@ def test_prepare_encoder_freezes_the_word_embeddings_and_compiles_in_place(tmp_p
 
     prepare_encoder(encoder, TrainConfig(freeze_embeddings=True, compile_encoder=True))
     assert not encoder.transformer.get_input_embeddings().weight.requires_grad
-    assert encoder.transformer._compiled_call_impl is not None  # compiled on its first call
+    # each layer of the stack is compiled (on its first call); the preamble (embeddings, mask) stays eager
+    layers = encoder.transformer.encoder.layer
+    assert len(layers) >= 2 and all(layer._compiled_call_impl is not None for layer in layers)
+    assert encoder.transformer._compiled_call_impl is None
     assert list(encoder.state_dict()) == keys  # checkpoints and saved models keep the plain module's names

@@ -46,8 +46,8 @@ class TrainConfig(Config):
     shuffle_buffer: int = Field(1024, ge=0, description="local shuffle buffer rows; 0: no shuffle")
     prefetch_batches: int = Field(1, ge=0, description="batches tokenized into views in a background thread ahead "
                                   "of the step (the GPU need not wait for the tokenizer); 0: inline")
-    compile_encoder: bool = Field(False, description="compile the encoder's transformer with torch.compile (GPU: fused "
-                                  "kernels, fewer launches; the first steps pay the compilation)")
+    compile_encoder: bool = Field(False, description="compile the encoder's layers with torch.compile, one layer at a "
+                                  "time (GPU: fused kernels, fewer launches; the first steps pay the compilation)")
     shm_comm: bool = Field(False, description="compile DeepSpeed's CPU shared-memory all-reduce (slow first build)")
 
     @model_validator(mode="before")

@@ -16,6 +16,7 @@ import torch
 from torch import Tensor, nn
 
 from interlingua.models.token_vectors import TOKEN_POSITIONS, TokenizedWords, token_vectors, tokenize_words
+from interlingua.trainers.engine.compile_encoder import compile_encoder_blocks
 
 MODULE_INPUT = "/input"
 
@@ -59,14 +60,14 @@ def prepare_encoder(encoder, config) -> None:
     """Apply the config's encoder settings before the engine is built: ``freeze_embeddings`` (the word-embedding
     matrix stops training) and ``compile_encoder``.
 
-    Compiling is in place (``nn.Module.compile`` on the transformer): parameter names, the state dict and
-    checkpoints stay those of the plain module; only its forward and the matching backward run as generated
-    kernels. Sequence lengths that change from batch to batch are marked dynamic after the first change, so a run
-    recompiles a few times at its start, not every step."""
+    Compiling is in place, one layer of the stack at a time (:mod:`~interlingua.trainers.engine.compile_encoder`):
+    parameter names, the state dict and checkpoints stay those of the plain module; only the layers' forward and
+    the matching backward run as generated kernels. Sequence lengths that change from batch to batch are marked
+    dynamic after the first change, so a run recompiles a few times at its start, not every step."""
     if config.freeze_embeddings:
         encoder.transformer.get_input_embeddings().weight.requires_grad_(False)
     if config.compile_encoder:
-        encoder.transformer.compile()
+        compile_encoder_blocks(encoder.transformer)
 
 
 def count_tokens(views: Sequence[dict[str, Tensor]]) -> int:

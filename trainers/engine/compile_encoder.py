@@ -1,0 +1,61 @@
+"""Compile a transformer's repeated blocks (regional compilation) for ``TrainConfig.compile_encoder``.
+
+Each layer of the encoder's stack is compiled in place (``nn.Module.compile``), not the transformer as a whole:
+
+- the layers share one class and one code object, so one compiled graph serves all of them: the first three
+  steps (compiling included) of base XLM-R at 1,024 pairs on an H200 took 14 s instead of 31 s;
+- the model's preamble (embeddings, building the attention mask) stays eager. A Hugging Face encoder drops the
+  mask when no row of the batch is padded, and attention then runs the unmasked kernel. Traced inside one graph the
+  mask's values cannot be read, so it was always built and passed on, and the masked kernel is slower: cuDNN
+  attention took 26.8 ms a step compiled whole against 19.5 ms compiled by layer (512 pairs, ``engine_mfu
+  --profile``, two H200 machines), and 1.93 against 2.52 ms a call unmasked and masked in isolation (1,024
+  sequences of 128 tokens, forward and backward).
+
+Inductor's fused LayerNorm-backward kernel ("mix-order reduction": the row reductions and the weight-gradient
+column reductions in one pass) picks its split size from the row count. From 768 pairs × 2 views × 128 tokens up
+its heuristic's choice made the two such kernels of a layer take 2.5 ms a call each, and a step at 1,024 pairs
+0.437-0.465 s; with the split size autotuned it took 0.376 s (another H200; 0.380 s with the fusion turned off).
+So the blocks are compiled with the split size autotuned where the installed torch has the option
+(``triton.mix_order_reduction_autotune_split_size``; the tuning starts from the heuristic's choice and keeps it
+unless another is faster).
+
+Parameter names, the state dict and checkpoints stay those of the plain module.
+"""
+
+from __future__ import annotations
+
+from torch import nn
+
+AUTOTUNED_SPLIT = "triton.mix_order_reduction_autotune_split_size"
+
+
+def repeated_blocks(module: nn.Module) -> list[nn.Module]:
+    """The members of the largest ``nn.ModuleList`` whose members all share one class (the layer stack), or
+    ``[]`` when the module has none with at least two members."""
+    best: list[nn.Module] = []
+    for child in module.modules():
+        if isinstance(child, nn.ModuleList) and len(child) >= 2 and len({type(m) for m in child}) == 1:
+            if len(child) > len(best):
+                best = list(child)
+    return best
+
+
+def inductor_options() -> dict[str, bool]:
+    """The Inductor settings the blocks are compiled with (those the installed torch knows)."""
+    import torch._inductor.config as inductor_config
+
+    section, _, name = AUTOTUNED_SPLIT.partition(".")
+    return {AUTOTUNED_SPLIT: True} if hasattr(getattr(inductor_config, section, None), name) else {}
+
+
+def compile_encoder_blocks(transformer: nn.Module) -> str:
+    """Compile ``transformer``'s layer stack in place, one layer at a time; a model without a recognisable stack
+    is compiled whole. Returns what was compiled, for the log: ``"12 x XLMRobertaLayer"`` or ``"whole model"``."""
+    options = inductor_options()
+    blocks = repeated_blocks(transformer)
+    if not blocks:
+        transformer.compile(options=options)
+        return "whole model"
+    for block in blocks:
+        block.compile(options=options)
+    return f"{len(blocks)} x {type(blocks[0]).__name__}"
