@@ -36,16 +36,17 @@ def test_busy_share_is_the_mean_of_the_samples_inside_the_window():
     assert math.isnan(busy_share(samples, 5.0, 6.0))
 
 
-def test_inductor_options_are_set_by_dotted_name_and_unknown_ones_refused(monkeypatch):
+def test_inductor_options_are_set_by_dotted_name_and_unknown_ones_refused():
     import torch._inductor.config as inductor_config
 
     from interlingua.benchmarks.engine_mfu import set_inductor_options
 
-    monkeypatch.setattr(inductor_config, "fallback_random", False)
-    monkeypatch.setattr(inductor_config.triton, "persistent_reductions", True)
-    assert set_inductor_options(["fallback_random=True", "triton.persistent_reductions=False"]) == {
-        "fallback_random": True, "triton.persistent_reductions": False}
-    assert inductor_config.fallback_random is True and inductor_config.triton.persistent_reductions is False
+    # Inductor's own patch restores the settings afterwards (monkeypatch would delete the config's entries)
+    with inductor_config.patch({"fallback_random": False, "triton.persistent_reductions": True}):
+        assert set_inductor_options(["fallback_random=True", "triton.persistent_reductions=False"]) == {
+            "fallback_random": True, "triton.persistent_reductions": False}
+        assert inductor_config.fallback_random is True and inductor_config.triton.persistent_reductions is False
+    assert inductor_config.fallback_random is False and inductor_config.triton.persistent_reductions is True
     with pytest.raises(SystemExit, match="no option 'triton.no_such_option'"):
         set_inductor_options(["triton.no_such_option=1"])
     with pytest.raises(SystemExit, match="KEY=VALUE"):

@@ -198,8 +198,10 @@ def test_explicit_alignment_linear_freezes_the_encoder_and_saves_w(monkeypatch, 
     ("explicit_alignment", {"method": "strong", "align_layer": 1, "max_length": 6}),  # hidden states at positions
 ])
 def test_a_compiled_encoder_trains_through_the_loop(monkeypatch, tmp_path, encoder_dir, process_group, objective,
-                                                    keys):
+                                                    keys, capsys):
     reports = _train(monkeypatch, tmp_path, encoder_dir, objective=objective, compile_encoder=True, **keys)
+    assert "[train] compile_encoder: compiling 2 x BertLayer; the first steps include the compilation" in (
+        capsys.readouterr().out)
     assert all(np.isfinite(m["loss"]) for m, _ in reports)
     checkpoint = reports[-1][1]
     assert _weights_changed(encoder_dir, checkpoint)  # saved under the plain module's names, and trained

@@ -40,9 +40,11 @@ def repeated_blocks(module: nn.Module) -> list[nn.Module]:
     return best
 
 
-def inductor_options() -> dict[str, bool]:
-    """The Inductor settings the blocks are compiled with (those the installed torch knows)."""
-    import torch._inductor.config as inductor_config
+def inductor_options(inductor_config=None) -> dict[str, bool]:
+    """The Inductor settings the blocks are compiled with: those ``inductor_config`` (default: the installed
+    torch's ``torch._inductor.config``) knows."""
+    if inductor_config is None:
+        import torch._inductor.config as inductor_config
 
     section, _, name = AUTOTUNED_SPLIT.partition(".")
     return {AUTOTUNED_SPLIT: True} if hasattr(getattr(inductor_config, section, None), name) else {}

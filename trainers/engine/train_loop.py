@@ -61,7 +61,9 @@ def train_loop_per_worker(loop_config: dict[str, Any]) -> None:
     save_length = config.save_max_length or encoder.max_length  # the base's inference length unless set
     encoder.max_length = config.max_length
     torch.manual_seed(config.seed + rank)
-    prepare_encoder(encoder, config)
+    compiled = prepare_encoder(encoder, config)
+    if compiled and rank == 0:
+        print(f"[train] compile_encoder: compiling {compiled}; the first steps include the compilation", flush=True)
     device = torch.device("cuda", torch.cuda.current_device()) if use_gpu else torch.device("cpu")
     objective = build_objective(config, encoder, world)
     if not objective.trains_encoder:
@@ -85,40 +87,45 @@ def train_loop_per_worker(loop_config: dict[str, Any]) -> None:
     # the next batches are tokenized into views in a background thread while this step computes
     upcoming = prefetched(itertools.islice(batches, config.max_steps - start_step),
                           lambda batch: objective.views(batch, make), ahead=config.prefetch_batches)
-    while step < config.max_steps:
-        t0 = time.perf_counter()
-        views = next(upcoming)
-        loss = run_step(views.tensors)
-        engine.step()
-        objective.after_step()
-        step += 1
-        counts = _counters(objective, views.counters, count_tokens(views.tensors))
-        totals = _sum_over_workers(torch.tensor(list(counts.values()), dtype=torch.float64, device=device), world, dist)
-        loss_value = _mean_over_workers(loss.detach().float(), world, dist)
-        elapsed = time.perf_counter() - t0
-        totals = dict(zip(counts, (int(round(v)) for v in totals.tolist())))
-        tokens = totals.pop(_TOKENS)
-        metrics = {
-            "loss": loss_value,
-            "lr": scheduler.get_last_lr()[0],
-            "samples_per_s": global_batch / elapsed,
-            "tokens_per_s": tokens / elapsed,
-            "negatives_per_anchor": negatives,
-            "effective_batch": global_batch,
-            "step_time_s": elapsed,
-            "step": step,
-            **totals,
-        }
+    try:
+        while step < config.max_steps:
+            t0 = time.perf_counter()
+            views = next(upcoming)
+            loss = run_step(views.tensors)
+            engine.step()
+            objective.after_step()
+            step += 1
+            counts = _counters(objective, views.counters, count_tokens(views.tensors))
+            totals = _sum_over_workers(torch.tensor(list(counts.values()), dtype=torch.float64, device=device),
+                                       world, dist)
+            loss_value = _mean_over_workers(loss.detach().float(), world, dist)
+            elapsed = time.perf_counter() - t0
+            totals = dict(zip(counts, (int(round(v)) for v in totals.tolist())))
+            tokens = totals.pop(_TOKENS)
+            metrics = {
+                "loss": loss_value,
+                "lr": scheduler.get_last_lr()[0],
+                "samples_per_s": global_batch / elapsed,
+                "tokens_per_s": tokens / elapsed,
+                "negatives_per_anchor": negatives,
+                "effective_batch": global_batch,
+                "step_time_s": elapsed,
+                "step": step,
+                **totals,
+            }
+            if tracker:
+                tracker.log(metrics, step)
+                print(f"[train] step {step}/{config.max_steps} loss {loss_value:.4f} "
+                      f"lr {metrics['lr']:.2e} {metrics['samples_per_s']:.1f} samples/s "
+                      f"(effective batch {global_batch}, {negatives} negatives/anchor)", flush=True)
+            last = step == config.max_steps
+            if last or (config.checkpoint_every and step % config.checkpoint_every == 0):
+                _report_with_checkpoint(engine, encoder, objective, metrics, step, rank, save_length)
+            else:
+                ray.train.report(metrics)
+    finally:
         if tracker:
-            tracker.log(metrics, step)
-            print(f"[train] step {step}/{config.max_steps} loss {loss_value:.4f} "
-                  f"lr {metrics['lr']:.2e} {metrics['samples_per_s']:.1f} samples/s "
-                  f"(effective batch {global_batch}, {negatives} negatives/anchor)", flush=True)
-        last = step == config.max_steps
-        if last or (config.checkpoint_every and step % config.checkpoint_every == 0):
-            _report_with_checkpoint(engine, encoder, objective, metrics, step, rank, save_length)
-        else:
-            ray.train.report(metrics)
+            tracker.close()
 
 
 def build_objective(config, encoder, world: int = 1):
@@ -245,12 +252,20 @@ def _restore(engine, resume_from: str | None, rank: int) -> int:
 
 
 class _MetricsLogger:
-    """Rank-0 per-step metrics to the driver's MLflow run (no-op without a run id)."""
+    """Rank-0 per-step metrics to the driver's MLflow run (no-op without a run id).
+
+    Each step's batch is logged asynchronously (MLflow's ``synchronous=False``), so the step loop does not wait for
+    the tracking store: a write to the local sqlite store took about 8 ms, a remote server adds a round trip, and on
+    a GPU the device would idle for that long every step. Before a step's batch is queued, the batches of earlier
+    steps are waited for (they have normally long finished; a store slower than the steps holds the loop back instead
+    of queueing without bound), and :meth:`close` waits for the rest. A failed write is warned about and counted; it
+    never stops training."""
 
     def __init__(self, run_id: str | None, tracking_uri: str | None):
         self.run_id = run_id
         self.client = None
         self.failures = 0
+        self.pending: list[tuple[int, Any]] = []  # (step, MLflow RunOperations) not yet waited for
         if run_id:
             from mlflow.tracking import MlflowClient
 
@@ -261,10 +276,29 @@ class _MetricsLogger:
             return
         from mlflow.entities import Metric
 
+        self._wait()
         now = int(time.time() * 1000)
         try:
-            self.client.log_batch(self.run_id, metrics=[
-                Metric(k, float(v), now, step) for k, v in metrics.items() if k != "step"])
+            operation = self.client.log_batch(self.run_id, metrics=[
+                Metric(k, float(v), now, step) for k, v in metrics.items() if k != "step"], synchronous=False)
         except Exception as err:  # a tracking-server hiccup must not kill training: warn and go on
-            self.failures += 1
-            warnings.warn(f"MLflow metric logging failed at step {step} ({self.failures} failures so far): {err}")
+            self._failed(step, err)
+            return
+        if operation is not None:
+            self.pending.append((step, operation))
+
+    def close(self) -> None:
+        """Wait for every queued batch (call before the training function returns)."""
+        self._wait()
+
+    def _wait(self) -> None:
+        pending, self.pending = self.pending, []
+        for step, operation in pending:
+            try:
+                operation.wait()
+            except Exception as err:
+                self._failed(step, err)
+
+    def _failed(self, step: int, err: Exception) -> None:
+        self.failures += 1
+        warnings.warn(f"MLflow metric logging failed at step {step} ({self.failures} failures so far): {err}")

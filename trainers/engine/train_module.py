@@ -56,18 +56,20 @@ class EngineViews:
         return {name + MODULE_INPUT: inputs.to(self.device)}
 
 
-def prepare_encoder(encoder, config) -> None:
+def prepare_encoder(encoder, config) -> str | None:
     """Apply the config's encoder settings before the engine is built: ``freeze_embeddings`` (the word-embedding
     matrix stops training) and ``compile_encoder``.
 
     Compiling is in place, one layer of the stack at a time (:mod:`~interlingua.trainers.engine.compile_encoder`):
     parameter names, the state dict and checkpoints stay those of the plain module; only the layers' forward and
     the matching backward run as generated kernels. Sequence lengths that change from batch to batch are marked
-    dynamic after the first change, so a run recompiles a few times at its start, not every step."""
+    dynamic after the first change, so a run recompiles a few times at its start, not every step. Returns what was
+    compiled (``"12 x XLMRobertaLayer"``), or None."""
     if config.freeze_embeddings:
         encoder.transformer.get_input_embeddings().weight.requires_grad_(False)
     if config.compile_encoder:
-        compile_encoder_blocks(encoder.transformer)
+        return compile_encoder_blocks(encoder.transformer)
+    return None
 
 
 def count_tokens(views: Sequence[dict[str, Tensor]]) -> int:
