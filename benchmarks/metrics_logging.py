@@ -24,12 +24,11 @@ from pathlib import Path
 
 
 def _timed_log(logger, metrics: dict[str, float], step: int, synchronous: bool) -> float:
-    from mlflow.entities import Metric
+    from interlingua.trainers.engine.train_loop import metric_batch
 
-    now = int(time.time() * 1000)
-    batch = [Metric(k, float(v), now, step) for k, v in metrics.items()]
+    batch = metric_batch(metrics, step)
     t0 = time.perf_counter()
-    if synchronous:
+    if synchronous:  # the loop before: the same batch, written before the loop goes on
         logger.client.log_batch(logger.run_id, metrics=batch)
     else:
         logger.log(metrics, step)

@@ -251,6 +251,14 @@ def _restore(engine, resume_from: str | None, rank: int) -> int:
     return int((client_state or {}).get("step", 0))
 
 
+def metric_batch(metrics: dict[str, float], step: int) -> list:
+    """One step's values as MLflow metrics, stamped now (``step`` is their x axis, not a metric of its own)."""
+    from mlflow.entities import Metric
+
+    now = int(time.time() * 1000)
+    return [Metric(k, float(v), now, step) for k, v in metrics.items() if k != "step"]
+
+
 class _MetricsLogger:
     """Rank-0 per-step metrics to the driver's MLflow run (no-op without a run id).
 
@@ -274,13 +282,9 @@ class _MetricsLogger:
     def log(self, metrics: dict[str, float], step: int) -> None:
         if not self.client:
             return
-        from mlflow.entities import Metric
-
         self._wait()
-        now = int(time.time() * 1000)
         try:
-            operation = self.client.log_batch(self.run_id, metrics=[
-                Metric(k, float(v), now, step) for k, v in metrics.items() if k != "step"], synchronous=False)
+            operation = self.client.log_batch(self.run_id, metrics=metric_batch(metrics, step), synchronous=False)
         except Exception as err:  # a tracking-server hiccup must not kill training: warn and go on
             self._failed(step, err)
             return
