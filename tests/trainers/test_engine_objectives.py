@@ -220,14 +220,29 @@ def test_l2_method_anchors_the_encoder_to_its_initial_weights(encoder):
     parameter = encoder.get_parameter(anchor.names[0])
     with torch.no_grad():
         parameter.add_(0.1)
-    assert float(anchor.penalty()) == pytest.approx(0.01 * parameter.numel(), rel=1e-3)
+    assert float(anchor.penalty()) == pytest.approx((0.01 * parameter.numel()) ** 0.5, rel=1e-3)
 
 
-@pytest.mark.parametrize("method", ["weak", "strong"])
-def test_contrastive_methods_use_a_d_d_128_head_and_gradcache_matches(encoder_dir, method):
+@pytest.mark.parametrize("method, options, expected", [
+    ("l2", {}, 1.0), ("l2", {"regularization_weight": 0.0}, None),
+    ("weak", {}, None), ("strong", {"regularization_weight": 0.5}, 0.5),
+])
+def test_parameter_anchor_defaults_by_method(encoder, method, options, expected):
+    objective, _, _ = _alignment(encoder, method, **options)
+    criterion = objective.criterion
+    assert (criterion.anchor is None) == (expected is None)
+    if expected is not None:
+        assert criterion.regularization_weight == expected
+
+
+@pytest.mark.parametrize("method, options", [("weak", {}), ("strong", {}), ("strong", {"regularization_weight": 0.5})])
+def test_contrastive_methods_use_a_d_d_128_head_and_gradcache_matches(encoder_dir, method, options):
     def run(step, chunk):
         encoder = SentenceEncoder.from_folder(encoder_dir)
-        objective, module, make = _alignment(encoder, method)
+        objective, module, make = _alignment(encoder, method, **options)
+        if options:  # move the encoder off its anchor, so the penalty has a gradient
+            with torch.no_grad():
+                next(encoder.parameters()).add_(0.01)
         views = objective.views(_bitext_rows(encoder.tokenizer), make)
         torch.manual_seed(3)
         loss = step(module, views.tensors, objective.loss, chunk)

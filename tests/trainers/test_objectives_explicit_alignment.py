@@ -65,11 +65,32 @@ def test_l2_alignment_with_parameter_regulariser_by_hand():
     model = torch.nn.Linear(2, 2)
     anchor = ParameterAnchor(model)
     with torch.no_grad():
-        model.weight += 0.5  # 4 entries moved by 0.5 -> penalty 1.0
+        model.weight += 1.0  # 4 entries moved by 1 -> ||theta - theta0||_2 = 2 (its square would be 4)
+        model.bias -= torch.tensor([2.0, 0.0])  # and one by 2 -> sqrt(4 + 4) in all
     loss = L2AlignmentLoss(anchor, regularization_weight=0.1)
     source, target = torch.tensor([[1.0, 1.0]]), torch.tensor([[0.0, 3.0]])
-    assert loss(source, target).item() == pytest.approx(5.0 + 0.1 * 1.0)
+    assert anchor.squared_distance().item() == pytest.approx(8.0)
+    assert loss(source, target).item() == pytest.approx(5.0 + 0.1 * 8.0 ** 0.5)
     assert L2AlignmentLoss()(source, target).item() == pytest.approx(5.0)
+
+
+def test_parameter_anchor_gradient_is_the_unit_direction_and_zero_at_the_start():
+    torch.manual_seed(0)
+    model = torch.nn.Linear(3, 2)
+    anchor = ParameterAnchor(model)
+    anchor.penalty().backward()  # theta == theta0: the norm's subgradient 0, not NaN
+    assert all(torch.equal(p.grad, torch.zeros_like(p)) for p in model.parameters())
+    model.zero_grad()
+    start = {name: p.detach().clone() for name, p in model.named_parameters()}
+    with torch.no_grad():
+        for p in model.parameters():
+            p.add_(torch.randn_like(p))
+    penalty = anchor.penalty()
+    penalty.backward()
+    moved = torch.cat([(p.detach() - start[name]).flatten() for name, p in model.named_parameters()])
+    assert penalty.item() == pytest.approx(torch.linalg.vector_norm(moved).item(), rel=1e-6)
+    grads = torch.cat([p.grad.flatten() for p in model.parameters()])
+    torch.testing.assert_close(grads, moved / torch.linalg.vector_norm(moved))
 
 
 def test_weak_is_info_nce_through_the_head():
@@ -78,14 +99,32 @@ def test_weak_is_info_nce_through_the_head():
     source, target = torch.randn(5, 6), torch.randn(5, 6)
     expected = info_nce(loss.head(source), loss.head(target), temperature=0.2, symmetric=True)
     torch.testing.assert_close(loss(source, target), expected)
-    assert [layer.out_features for layer in loss.head if isinstance(layer, torch.nn.Linear)] == [6, 128]
+    linears = [layer for layer in loss.head if isinstance(layer, torch.nn.Linear)]
+    assert [layer.out_features for layer in linears] == [6, 128]
+    assert all(layer.bias is None for layer in linears)  # g(h) = W2 ReLU(W1 h), as in the authors' code
+
+
+def test_contrastive_loss_adds_the_parameter_anchor():
+    torch.manual_seed(0)
+    model = torch.nn.Linear(6, 6)
+    anchor = ParameterAnchor(model)
+    with torch.no_grad():
+        model.weight.add_(0.1)
+    plain = ContrastiveAlignmentLoss(dim=6, strength="strong", temperature=0.2)
+    anchored = ContrastiveAlignmentLoss(dim=6, strength="strong", temperature=0.2, anchor=anchor,
+                                        regularization_weight=0.5)
+    anchored.head.load_state_dict(plain.head.state_dict())
+    source, target = torch.randn(4, 6), torch.randn(4, 6)
+    expected = plain(model(source), model(target)) + 0.5 * 0.1 * 36 ** 0.5
+    torch.testing.assert_close(anchored(model(source), model(target)), expected)
 
 
 def test_strong_matches_a_numpy_nt_xent():
     torch.manual_seed(0)
-    loss = ContrastiveAlignmentLoss(dim=4, strength="strong", temperature=0.5)
-    source, target = torch.randn(3, 4), torch.randn(3, 4)
+    loss = ContrastiveAlignmentLoss(dim=8, strength="strong", temperature=0.5)
+    source, target = torch.randn(3, 8), torch.randn(3, 8)
     z = torch.cat([loss.head(source), loss.head(target)]).detach().numpy().astype(np.float64)
+    assert np.linalg.norm(z, axis=1).min() > 0  # no row lost to the ReLU (the reference divides by the norm)
     z /= np.linalg.norm(z, axis=1, keepdims=True)
     terms = []
     for i in range(6):
@@ -101,6 +140,8 @@ def test_options_are_validated():
         ContrastiveAlignmentLoss(dim=4, strength="medium")
     with pytest.raises(ValueError, match="regularization_weight must be a number >= 0"):
         L2AlignmentLoss(regularization_weight=-1.0)
+    with pytest.raises(ValueError, match="regularization_weight must be a number >= 0"):
+        ContrastiveAlignmentLoss(dim=4, regularization_weight=-0.5)
     with pytest.raises(ValueError, match="must both be \\[n, D\\] word vectors"):
         L2AlignmentLoss()(torch.randn(2, 3), torch.randn(3, 3))
 

@@ -12,12 +12,16 @@ W ← (1 + β) W − β (W Wᵀ) W, β = 0.01.
 
 **L2 alignment** (encoder trained; :class:`L2AlignmentLoss`, after Cao et al. 2020):
 
-.. math:: L = \frac1n \sum_i \lVert x_i - y_i \rVert_2^2 + \lambda \sum_k \lVert \theta_k - \theta_k^{(0)} \rVert_2^2,
+.. math:: L = \frac1n \sum_i \lVert x_i - y_i \rVert_2^2 + \lambda \lVert \theta - \theta^{(0)} \rVert_2,
 
-the regulariser keeping the encoder parameters θ near their pretrained values θ⁽⁰⁾.
+the regulariser keeping the encoder parameters θ (all trainable tensors, flattened into one vector) near their
+pretrained values θ⁽⁰⁾. It is the Euclidean norm, not its square, as in the authors' implementation
+(``l2_param_reg`` of shijie-wu/crosslingual-nlp, λ = 1 in their scripts); its gradient at θ = θ⁽⁰⁾ is taken as 0.
 
-**Contrastive alignment** (:class:`ContrastiveAlignmentLoss`): a learned head g (D → D → 128, ReLU;
-discarded after training), z = g(·), sim = cos/τ.
+**Contrastive alignment** (:class:`ContrastiveAlignmentLoss`): a learned head g(h) = W₂ ReLU(W₁ h)
+(D → D → 128, no biases, as in SimCLR's head and the authors' code; discarded after training), z = g(·),
+sim = cos/τ. The same parameter regulariser can be added (``regularization_weight``; the authors' scripts use
+λ = 1 for the contrastive runs too, our default for them is 0).
 
 * weak: negatives from the *other* language only — for x_i the candidates are y_1..y_n (and for y_i
   the candidates are x_1..x_n when ``symmetric``): InfoNCE with in-batch negatives;
@@ -87,7 +91,8 @@ class LinearAlignmentMapping(nn.Module):
 
 
 class ParameterAnchor(nn.Module):
-    """A frozen copy θ⁽⁰⁾ of a model's trainable parameters; :meth:`penalty` is Σ ‖θ − θ⁽⁰⁾‖²."""
+    """A frozen copy θ⁽⁰⁾ of a model's trainable parameters; :meth:`penalty` is ‖θ − θ⁽⁰⁾‖₂, the Euclidean norm of
+    the difference over all of them (one vector), with gradient 0 where θ = θ⁽⁰⁾."""
 
     def __init__(self, model: nn.Module) -> None:
         super().__init__()
@@ -96,7 +101,8 @@ class ParameterAnchor(nn.Module):
         for index, name in enumerate(self.names):
             self.register_buffer(f"pretrained_{index}", model.get_parameter(name).detach().clone())
 
-    def penalty(self) -> Tensor:
+    def squared_distance(self) -> Tensor:
+        """Σ_k ‖θ_k − θ_k⁽⁰⁾‖², the square of :meth:`penalty`."""
         model = self._model[0]
         terms: Iterable[Tensor] = (
             (model.get_parameter(name) - getattr(self, f"pretrained_{index}")).pow(2).sum()
@@ -104,9 +110,23 @@ class ParameterAnchor(nn.Module):
         )
         return torch.stack(list(terms)).sum()
 
+    def penalty(self) -> Tensor:
+        squared = self.squared_distance()
+        moved = squared > 0
+        # sqrt's gradient is infinite at 0 (and 0 x inf = NaN): take the root only where the model has moved.
+        return torch.where(moved, torch.where(moved, squared, torch.ones_like(squared)).sqrt(), torch.zeros_like(squared))
+
+
+def add_anchor_penalty(loss: Tensor, anchor: ParameterAnchor | None, regularization_weight: float) -> Tensor:
+    """``loss + λ ‖θ − θ⁽⁰⁾‖₂`` (``loss`` itself without an anchor or with λ = 0)."""
+    if anchor is None or regularization_weight == 0:
+        return loss
+    return loss + regularization_weight * anchor.penalty()
+
 
 class L2AlignmentLoss(nn.Module):
-    """Mean squared L2 distance of aligned word vectors + λ × distance of the encoder to its pretrained values.
+    """Mean squared L2 distance of aligned word vectors + λ × ‖θ − θ⁽⁰⁾‖₂, the distance of the encoder to its
+    pretrained values.
 
     Args:
         anchor: :class:`ParameterAnchor` made from the encoder before training (None: no regulariser).
@@ -123,20 +143,18 @@ class L2AlignmentLoss(nn.Module):
 
     def forward(self, source: Tensor, target: Tensor) -> Tensor:
         _require_pairs(source, target)
-        loss = (source - target).pow(2).sum(dim=1).mean()
-        if self.anchor is not None and self.regularization_weight > 0:
-            loss = loss + self.regularization_weight * self.anchor.penalty()
-        return loss
+        return add_anchor_penalty((source - target).pow(2).sum(dim=1).mean(), self.anchor, self.regularization_weight)
 
 
 class CosineHead(nn.Sequential):
-    """Projection head D → D → 128 with ReLU (as in SimCLR), used only during alignment training."""
+    """Projection head g(h) = W₂ ReLU(W₁ h), D → D → 128 without biases (SimCLR's head, as in the authors' code),
+    used only during alignment training."""
 
     def __init__(self, dim: int, hidden_dim: int | None = None, output_dim: int = 128) -> None:
         require_positive("dim", dim)
         require_positive("output_dim", output_dim)
         hidden = int(hidden_dim or dim)
-        super().__init__(nn.Linear(int(dim), hidden), nn.ReLU(), nn.Linear(hidden, int(output_dim)))
+        super().__init__(nn.Linear(int(dim), hidden, bias=False), nn.ReLU(), nn.Linear(hidden, int(output_dim), bias=False))
 
 
 class ContrastiveAlignmentLoss(nn.Module):
@@ -148,8 +166,10 @@ class ContrastiveAlignmentLoss(nn.Module):
         temperature: τ > 0.
         symmetric: weak only — also rank source words for each target word, and average.
         group: process group for cross-worker negatives.
+        anchor: optional :class:`ParameterAnchor` of the encoder; its penalty λ ‖θ − θ⁽⁰⁾‖₂ is added.
+        regularization_weight: λ >= 0 of that penalty.
 
-    ``forward(source [n, D], target [n, D])`` returns the mean loss over this worker's pairs.
+    ``forward(source [n, D], target [n, D])`` returns the mean loss over this worker's pairs (plus the penalty).
     """
 
     def __init__(
@@ -159,6 +179,8 @@ class ContrastiveAlignmentLoss(nn.Module):
         temperature: float = 0.1,
         symmetric: bool = True,
         group: ProcessGroup | None = None,
+        anchor: ParameterAnchor | None = None,
+        regularization_weight: float = 0.0,
     ) -> None:
         super().__init__()
         self.strength = require_choice("strength", strength, ("weak", "strong"))
@@ -166,15 +188,19 @@ class ContrastiveAlignmentLoss(nn.Module):
         self.symmetric = bool(symmetric)
         self.group = group
         self.head = CosineHead(dim)
+        self.anchor = anchor
+        self.regularization_weight = require_non_negative("regularization_weight", regularization_weight)
 
     def forward(self, source: Tensor, target: Tensor) -> Tensor:
         _require_pairs(source, target)
         source_z, target_z = self.head(source), self.head(target)
         if self.strength == "weak":
-            return global_info_nce(
+            loss = global_info_nce(
                 source_z, target_z, temperature=self.temperature, symmetric=self.symmetric, group=self.group
             )
-        return self._strong(source_z, target_z)
+        else:
+            loss = self._strong(source_z, target_z)
+        return add_anchor_penalty(loss, self.anchor, self.regularization_weight)
 
     def _strong(self, source_z: Tensor, target_z: Tensor) -> Tensor:
         """NT-Xent over the 2M gathered vectors [X; Y], self excluded, positive = aligned partner."""
@@ -208,7 +234,9 @@ class ExplicitAlignmentOptions(ObjectiveOptions):
                                                             "(1..N; 0: embeddings); null: the last")
     temperature: float = Field(0.1, gt=0, description="weak/strong: softmax temperature τ")
     symmetric: bool = Field(True, description="weak: also rank source words for each target word")
-    regularization_weight: float = Field(1.0, ge=0, description="l2: λ of Σ‖θ − θ⁽⁰⁾‖²")
+    regularization_weight: float | None = Field(
+        None, ge=0, description="λ of the parameter anchor λ‖θ − θ⁽⁰⁾‖₂ (l2, weak, strong); null: 1 for l2 (the "
+                                "paper), 0 for weak / strong (the authors' scripts use 1 for these too)")
     orthogonality_beta: float = Field(0.01, ge=0, description="linear: β of W ← (1+β)W − β(WWᵀ)W after each step")
     src_tokens_column: str = Field("src_tokens", description="source words (space-joined string or list)")
     tgt_tokens_column: str = Field("tgt_tokens", description="target words (space-joined string or list)")
@@ -224,7 +252,7 @@ class ExplicitAlignment(Objective):
     trained on. Methods: ``linear`` (encoder frozen, :class:`LinearAlignmentMapping` orthogonalised after each
     step, W saved as ``alignment_mapping.npz``), ``l2`` (:class:`L2AlignmentLoss` with a
     :class:`ParameterAnchor` on the encoder), ``weak`` / ``strong`` (:class:`ContrastiveAlignmentLoss`, head
-    D → D → 128 discarded after training)."""
+    D → D → 128 discarded after training; the anchor too when ``regularization_weight`` > 0)."""
 
     name = "explicit_alignment"
     Options = ExplicitAlignmentOptions
@@ -237,13 +265,18 @@ class ExplicitAlignment(Objective):
         self.trains_encoder = options.method != "linear"
         if options.method == "linear":
             self.criterion = LinearAlignmentMapping(setup.dim, orthogonality_beta=options.orthogonality_beta)
-        elif options.method == "l2":
-            anchor = ParameterAnchor(setup.encoder) if options.regularization_weight > 0 else None
-            self.criterion = L2AlignmentLoss(anchor, regularization_weight=options.regularization_weight)
         else:
-            self.criterion = ContrastiveAlignmentLoss(setup.dim, strength=options.method,
-                                                      temperature=options.temperature,
-                                                      symmetric=options.symmetric, group=setup.group)
+            weight = options.regularization_weight
+            if weight is None:
+                weight = 1.0 if options.method == "l2" else 0.0
+            anchor = ParameterAnchor(setup.encoder) if weight > 0 else None
+            if options.method == "l2":
+                self.criterion = L2AlignmentLoss(anchor, regularization_weight=weight)
+            else:
+                self.criterion = ContrastiveAlignmentLoss(setup.dim, strength=options.method,
+                                                          temperature=options.temperature,
+                                                          symmetric=options.symmetric, group=setup.group,
+                                                          anchor=anchor, regularization_weight=weight)
 
     @classmethod
     def columns(cls, options: ExplicitAlignmentOptions) -> tuple[str, ...]:
