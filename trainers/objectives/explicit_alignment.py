@@ -235,8 +235,8 @@ class ExplicitAlignmentOptions(ObjectiveOptions):
     temperature: float = Field(0.1, gt=0, description="weak/strong: softmax temperature τ")
     symmetric: bool = Field(True, description="weak: also rank source words for each target word")
     regularization_weight: float | None = Field(
-        None, ge=0, description="λ of the parameter anchor λ‖θ − θ⁽⁰⁾‖₂ (l2, weak, strong); null: 1 for l2 (the "
-                                "paper), 0 for weak / strong (the authors' scripts use 1 for these too)")
+        None, ge=0, description="λ of the parameter anchor λ‖θ − θ⁽⁰⁾‖₂ (l2, weak, strong); null: 1 for l2 (as in the "
+                                "authors' L2 script), 0 for weak / strong (their scripts use 1 for these too)")
     orthogonality_beta: float = Field(0.01, ge=0, description="linear: β of W ← (1+β)W − β(WWᵀ)W after each step")
     src_tokens_column: str = Field("src_tokens", description="source words (space-joined string or list)")
     tgt_tokens_column: str = Field("tgt_tokens", description="target words (space-joined string or list)")
