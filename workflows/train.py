@@ -305,9 +305,9 @@ def _evaluate(config: TrainWorkflowConfig, base_uri: str, result, pack: Path, ru
                                state_dir(config.state_dir), run_id, out_dir / "evaluation", "base", "tuned")
     if not heldout:
         return rows, None
-    source_map, mapped_layer = words.linear_source_map(result.extras)
-    layer = mapped_layer if source_map is not None else words.word_layer(train)
-    results = words.measure({"base": base, "tuned": tuned}, heldout, layer, {"tuned": source_map})
+    target_map, mapped_layer = words.linear_target_map(result.extras)
+    layer = mapped_layer if target_map is not None else words.word_layer(train)
+    results = words.measure({"base": base, "tuned": tuned}, heldout, layer, {"tuned": target_map})
     document = words.report(results, heldout["id"], layer, config.word_retrieval_seed, language, run_id,
                             out_dir / "evaluation")
     return [*rows, words.card_row(document)], document

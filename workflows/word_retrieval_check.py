@@ -82,22 +82,22 @@ def select_heldout(store, manifest, rows: int, seed: int, wanted: dict[str, str]
 
 
 def measure(encoders: dict[str, Any], heldout: dict[str, list], layer: int | None,
-            source_maps: dict[str, Any] | None = None) -> dict[str, Any]:
+            target_maps: dict[str, Any] | None = None) -> dict[str, Any]:
     """``{label: {accuracy, pairs, beyond_length, not_word_start}}`` for each ``{label: SentenceEncoder}``, at the
-    encoder's own inference length; ``source_maps[label]`` (x -> W x) for a linear model."""
+    encoder's own inference length; ``target_maps[label]`` (y -> W y) for a linear model."""
     from interlingua.evaluation.tasks.word_retrieval import word_retrieval_accuracy
 
     results = {}
     for label, encoder in encoders.items():
         result = word_retrieval_accuracy(encoder, heldout, layer=layer, max_length=encoder.max_length,
-                                         source_map=(source_maps or {}).get(label))
+                                         target_map=(target_maps or {}).get(label))
         results[label] = {"accuracy": round(result.accuracy, 4), "pairs": result.pairs,
                           "beyond_length": result.beyond_length, "not_word_start": result.not_word_start}
     return results
 
 
-def linear_source_map(extras: dict[str, str]):
-    """The tuned model's source map and the layer W was learned on, when the objective saved a linear mapping."""
+def linear_target_map(extras: dict[str, str]):
+    """The tuned model's target map and the layer W was learned on, when the objective saved a linear mapping."""
     import numpy as np
 
     from interlingua.evaluation.tasks.word_retrieval import linear_map

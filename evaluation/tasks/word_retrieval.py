@@ -4,8 +4,8 @@ On held-out ``bitext-corpus`` rows: the contextual vector (layer ``layer``, firs
 of a kept one-to-one link retrieves, by cosine, its nearest neighbour among the contextual vectors of all the
 target words of those links; it is correct when that is its aligned word. Run it on the base and on the
 aligned encoder (before / after). Pairs whose positions fall outside the sequence after truncation, or not at a
-word start, are counted, not evaluated. A linear-mapping model is evaluated with ``source_map`` (W applied to
-the source vectors, ``alignment_mapping.npz``).
+word start, are counted, not evaluated. A linear-mapping model is evaluated with ``target_map`` (W applied to
+the target vectors, mapping them into the source space as the objective learned it, ``alignment_mapping.npz``).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ class WordRetrieval:
 
 def word_retrieval_accuracy(encoder, rows: Sequence[Mapping] | Mapping[str, Sequence], *, layer: int | None = None,
                             max_length: int = 512, batch_size: int = 32,
-                            source_map: Callable[[np.ndarray], np.ndarray] | None = None,
+                            target_map: Callable[[np.ndarray], np.ndarray] | None = None,
                             src_tokens_column: str = "src_tokens", tgt_tokens_column: str = "tgt_tokens",
                             pairs_column: str = "subword_pairs") -> WordRetrieval:
     """Word-retrieval accuracy of ``encoder`` (a ``SentenceEncoder``) on ``rows`` (a list of row dicts or a dict of
@@ -62,14 +62,14 @@ def word_retrieval_accuracy(encoder, rows: Sequence[Mapping] | Mapping[str, Sequ
         raise ValueError(f"no usable word pair in {n} rows ({beyond} beyond max_length={max_length}, "
                          f"{not_start} not at a word start): is {pairs_column!r} from this encoder's tokenizer?")
     source, target = np.concatenate(sources), np.concatenate(targets)
-    if source_map is not None:
-        source = source_map(source)
+    if target_map is not None:
+        target = target_map(target)
     return WordRetrieval(accuracy=nearest_neighbour_accuracy(source, target), pairs=len(source),
                          beyond_length=beyond, not_word_start=not_start)
 
 
 def linear_map(path: str) -> Callable[[np.ndarray], np.ndarray]:
-    """``source_map`` of a saved linear alignment (``alignment_mapping.npz``: x -> W x)."""
+    """``target_map`` of a saved linear alignment (``alignment_mapping.npz``: y -> W y)."""
     with np.load(path, allow_pickle=False) as saved:
         weight = saved["weight"]
     return lambda vectors: vectors @ weight.T

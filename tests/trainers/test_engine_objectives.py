@@ -298,14 +298,18 @@ def test_word_retrieval_accuracy_equals_an_independent_nearest_neighbour(encoder
     expected = 100.0 * np.mean(np.argmax(s @ t.T, axis=1) == np.arange(len(s)))
     assert result.pairs == len(s) and result.beyond_length == 0
     assert result.accuracy == pytest.approx(expected)
-    # a saved linear map is applied to the source vectors: W = 0 on all but one dimension changes the neighbours
-    weight = np.zeros((32, 32), dtype=np.float32)
-    weight[0, 0] = 1.0
+    # a saved linear map W is applied to the target vectors (y -> W y, into the source space), not to the sources
+    weight = (np.eye(32) + np.random.default_rng(3).normal(size=(32, 32)) / 4).astype(np.float32)
     np.savez(tmp_path / "w.npz", weight=weight)
-    mapped = word_retrieval_accuracy(encoder, rows, layer=1, batch_size=1, source_map=linear_map(str(tmp_path / "w.npz")))
-    s0 = s[:, :1] / np.abs(s[:, :1])
-    expected_mapped = 100.0 * np.mean(np.argmax(s0 @ t[:, :1].T, axis=1) == np.arange(len(s)))
+    mapped = word_retrieval_accuracy(encoder, rows, layer=1, batch_size=1, target_map=linear_map(str(tmp_path / "w.npz")))
+    wt = np.array(targets) @ weight.T
+    wt /= np.linalg.norm(wt, axis=1, keepdims=True)
+    expected_mapped = 100.0 * np.mean(np.argmax(s @ wt.T, axis=1) == np.arange(len(s)))
+    ws = np.array(sources) @ weight.T
+    ws /= np.linalg.norm(ws, axis=1, keepdims=True)
+    mapped_sources = 100.0 * np.mean(np.argmax(ws @ t.T, axis=1) == np.arange(len(s)))
     assert mapped.accuracy == pytest.approx(expected_mapped)
+    assert expected_mapped != pytest.approx(mapped_sources)  # the direction is visible in this check
 
 
 def test_scalar_parameters_are_refused_with_the_fix():

@@ -26,6 +26,12 @@ def test_linear_mapping_loss_and_orthogonality_update():
     mapping = LinearAlignmentMapping(2)
     source, target = torch.tensor([[1.0, 2.0], [0.0, 1.0]]), torch.tensor([[1.0, 0.0], [3.0, 1.0]])
     assert mapping(source, target).item() == pytest.approx((4.0 + 9.0) / 2)
+    with torch.no_grad():  # W maps the target into the source space: mean ||x - W y||^2, not ||W x - y||^2
+        mapping.weight.copy_(torch.tensor([[0.0, 2.0], [1.0, 0.0]]))
+    # W y = (0, 1) and (2, 3): differences (1, 1) and (-2, -2) -> (2 + 8) / 2 = 5; ||W x - y||^2 would give 6
+    assert mapping(source, target).item() == pytest.approx((2.0 + 8.0) / 2)
+    with torch.no_grad():
+        mapping.weight.copy_(torch.eye(2))
     with torch.no_grad():
         mapping.weight.copy_(torch.tensor([[1.3, 0.2], [-0.1, 0.8]]))
     before = torch.linalg.norm(mapping.weight.T @ mapping.weight - torch.eye(2))
@@ -59,6 +65,8 @@ def test_linear_mapping_learns_a_rotation():
         mapping.orthogonalize_()
         losses.append(loss.item())
     assert_loss_falls(losses, factor=0.5)
+    # y = R x, so the map into the source space moves towards R^T, not R
+    assert torch.linalg.norm(mapping.weight.detach() - rotation.T) < torch.linalg.norm(torch.eye(4) - rotation.T)
 
 
 def test_l2_alignment_with_parameter_regulariser_by_hand():

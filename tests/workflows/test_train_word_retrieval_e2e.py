@@ -59,8 +59,8 @@ def _corpus(state: Path, model: Path) -> str:
 
 
 def _reference(model: Path, rows: list[dict], layer: int, weight: np.ndarray | None) -> float:
-    """Word retrieval by hand: one sentence at a time, hidden states of ``layer``, source vectors times Wᵀ, cosine
-    argmax in numpy."""
+    """Word retrieval by hand: one sentence at a time, hidden states of ``layer``, target vectors times Wᵀ (the map
+    into the source space), cosine argmax in numpy."""
     import torch
     from transformers import AutoTokenizer, BertModel
 
@@ -77,7 +77,7 @@ def _reference(model: Path, rows: list[dict], layer: int, weight: np.ndarray | N
                 targets.append(hidden[1][j])
     s, t = np.array(sources), np.array(targets)
     if weight is not None:
-        s = s @ weight.T
+        t = t @ weight.T
     s /= np.linalg.norm(s, axis=1, keepdims=True)
     t /= np.linalg.norm(t, axis=1, keepdims=True)
     return 100.0 * float(np.mean(np.argmax(s @ t.T, axis=1) == np.arange(len(s))))
@@ -114,7 +114,7 @@ def test_train_reports_word_retrieval_before_and_after_on_heldout_rows(tmp_path)
     table = CorpusStore(str(state / "corpus")).read_table("tiny-aligned", version).to_pylist()
     heldout = [row for row in table if row["id"] in set(ids)]
     assert len(heldout) == HELDOUT
-    # the linear method leaves the encoder as it was and maps the source vectors with the learned W
+    # the linear method leaves the encoder as it was and maps the target vectors with the learned W
     with np.load(Path(summary["encoder_dir"]).parent / "alignment_mapping.npz", allow_pickle=False) as saved:
         weight, layer = saved["weight"], int(saved["layer"])
     assert layer == 1 and not np.allclose(weight, np.eye(32))

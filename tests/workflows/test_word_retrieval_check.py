@@ -118,11 +118,11 @@ def test_measure_and_report_match_word_retrieval_accuracy_with_the_map_by_hand(t
         heldout["subword_pairs"].append(sorted({(sp[i], tp[min(i, len(tgt) - 1)]) for i in range(len(src))}))
     rotation = np.linalg.qr(np.random.default_rng(0).normal(size=(32, 32)))[0].astype(np.float32)
     np.savez(tmp_path / "alignment_mapping.npz", weight=rotation, layer=np.asarray(1))
-    source_map, layer = words.linear_source_map({"alignment_mapping.npz": str(tmp_path / "alignment_mapping.npz")})
+    target_map, layer = words.linear_target_map({"alignment_mapping.npz": str(tmp_path / "alignment_mapping.npz")})
     assert layer == 1
-    results = words.measure({"base": encoder, "tuned": other}, heldout, layer, {"tuned": source_map})
+    results = words.measure({"base": encoder, "tuned": other}, heldout, layer, {"tuned": target_map})
     assert results["base"]["accuracy"] == pytest.approx(word_retrieval_accuracy(encoder, heldout, layer=1).accuracy, abs=1e-4)
-    mapped = word_retrieval_accuracy(other, heldout, layer=1, source_map=lambda v: v @ rotation.T)
+    mapped = word_retrieval_accuracy(other, heldout, layer=1, target_map=lambda v: v @ rotation.T)
     assert results["tuned"]["accuracy"] == pytest.approx(mapped.accuracy, abs=1e-4)
     assert results["tuned"]["pairs"] == sum(len(p) for p in heldout["subword_pairs"])
 

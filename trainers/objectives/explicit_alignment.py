@@ -3,9 +3,11 @@ Multilingual Encoders?" (EMNLP). All take the contextual vectors of aligned word
 source word (its first subword), y_i its aligned target word, i = 1..n (one-to-one links, identical
 words dropped — the alignment operator's job).
 
-**Linear mapping** (encoder frozen; :class:`LinearAlignmentMapping`):
+**Linear mapping** (encoder frozen; :class:`LinearAlignmentMapping`): W maps the target language into the
+source's space (English, in a ``bitext-corpus`` built from English), as in Wang et al. 2019 and the authors'
+implementation (``linear_loss`` of shijie-wu/crosslingual-nlp),
 
-.. math:: L = \frac1n \sum_i \lVert W x_i - y_i \rVert_2^2,
+.. math:: L = \frac1n \sum_i \lVert x_i - W y_i \rVert_2^2,
 
 with, after each optimizer step, the orthogonality update of Conneau et al. 2018 (MUSE)
 W ← (1 + β) W − β (W Wᵀ) W, β = 0.01.
@@ -59,14 +61,14 @@ def _require_pairs(source: Tensor, target: Tensor) -> None:
 
 
 class LinearAlignmentMapping(nn.Module):
-    """Linear map W (identity at start) from source to target word vectors, kept near-orthogonal.
+    """Linear map W (identity at start) from target to source word vectors, kept near-orthogonal.
 
     Args:
         dim: vector dimension D.
         orthogonality_beta: β of the orthogonality update (0 disables it).
 
-    ``forward(source [n, D], target [n, D])`` returns the mean squared L2 distance of W x_i and y_i;
-    call :meth:`orthogonalize_` after every optimizer step; ``map(vectors)`` applies W.
+    ``forward(source [n, D], target [n, D])`` returns the mean squared L2 distance of x_i and W y_i;
+    call :meth:`orthogonalize_` after every optimizer step; ``map(vectors)`` applies W (to target vectors).
     """
 
     def __init__(self, dim: int, orthogonality_beta: float = 0.01) -> None:
@@ -80,7 +82,7 @@ class LinearAlignmentMapping(nn.Module):
 
     def forward(self, source: Tensor, target: Tensor) -> Tensor:
         _require_pairs(source, target)
-        return (self.map(source) - target).pow(2).sum(dim=1).mean()
+        return (source - self.map(target)).pow(2).sum(dim=1).mean()
 
     @torch.no_grad()
     def orthogonalize_(self) -> None:
