@@ -69,9 +69,17 @@ def word_retrieval_accuracy(encoder, rows: Sequence[Mapping] | Mapping[str, Sequ
 
 
 def linear_map(path: str) -> Callable[[np.ndarray], np.ndarray]:
-    """``target_map`` of a saved linear alignment (``alignment_mapping.npz``: y -> W y)."""
+    """``target_map`` of a saved linear alignment (``alignment_mapping.npz``: y -> W y).
+
+    A file without ``direction`` was saved by an older version, whose W mapped source vectors to the target space;
+    its target map is the inverse, W⁺ (pseudo-inverse)."""
     with np.load(path, allow_pickle=False) as saved:
         weight = saved["weight"]
+        direction = str(saved["direction"]) if "direction" in saved.files else "source_to_target"
+    if direction == "source_to_target":
+        weight = np.linalg.pinv(weight)
+    elif direction != "target_to_source":
+        raise ValueError(f"{path}: direction {direction!r} is not one of target_to_source, source_to_target")
     return lambda vectors: vectors @ weight.T
 
 

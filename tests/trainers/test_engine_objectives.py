@@ -210,6 +210,7 @@ def test_linear_method_freezes_the_encoder_orthogonalises_and_saves_w(encoder, t
     assert objective.save(tmp_path) == [MAPPING_FILE]
     with np.load(tmp_path / MAPPING_FILE, allow_pickle=False) as saved:
         np.testing.assert_allclose(saved["weight"], weight.detach().numpy())
+        assert str(saved["direction"]) == "target_to_source"
 
 
 def test_l2_method_anchors_the_encoder_to_its_initial_weights(encoder):
@@ -300,7 +301,7 @@ def test_word_retrieval_accuracy_equals_an_independent_nearest_neighbour(encoder
     assert result.accuracy == pytest.approx(expected)
     # a saved linear map W is applied to the target vectors (y -> W y, into the source space), not to the sources
     weight = (np.eye(32) + np.random.default_rng(3).normal(size=(32, 32)) / 4).astype(np.float32)
-    np.savez(tmp_path / "w.npz", weight=weight)
+    np.savez(tmp_path / "w.npz", weight=weight, direction=np.asarray("target_to_source"))
     mapped = word_retrieval_accuracy(encoder, rows, layer=1, batch_size=1, target_map=linear_map(str(tmp_path / "w.npz")))
     wt = np.array(targets) @ weight.T
     wt /= np.linalg.norm(wt, axis=1, keepdims=True)
@@ -310,6 +311,13 @@ def test_word_retrieval_accuracy_equals_an_independent_nearest_neighbour(encoder
     mapped_sources = 100.0 * np.mean(np.argmax(ws @ t.T, axis=1) == np.arange(len(s)))
     assert mapped.accuracy == pytest.approx(expected_mapped)
     assert expected_mapped != pytest.approx(mapped_sources)  # the direction is visible in this check
+    # a file of an older version (no direction: W maps sources to targets) is read as its inverse on the targets
+    np.savez(tmp_path / "old.npz", weight=np.linalg.inv(weight))
+    legacy = word_retrieval_accuracy(encoder, rows, layer=1, batch_size=1, target_map=linear_map(str(tmp_path / "old.npz")))
+    assert legacy.accuracy == pytest.approx(expected_mapped)
+    np.savez(tmp_path / "bad.npz", weight=weight, direction=np.asarray("sideways"))
+    with pytest.raises(ValueError, match="direction 'sideways'"):
+        linear_map(str(tmp_path / "bad.npz"))
 
 
 def test_scalar_parameters_are_refused_with_the_fix():

@@ -31,8 +31,6 @@ def test_linear_mapping_loss_and_orthogonality_update():
     # W y = (0, 1) and (2, 3): differences (1, 1) and (-2, -2) -> (2 + 8) / 2 = 5; ||W x - y||^2 would give 6
     assert mapping(source, target).item() == pytest.approx((2.0 + 8.0) / 2)
     with torch.no_grad():
-        mapping.weight.copy_(torch.eye(2))
-    with torch.no_grad():
         mapping.weight.copy_(torch.tensor([[1.3, 0.2], [-0.1, 0.8]]))
     before = torch.linalg.norm(mapping.weight.T @ mapping.weight - torch.eye(2))
     mapping.orthogonalize_()

@@ -117,7 +117,8 @@ def test_measure_and_report_match_word_retrieval_accuracy_with_the_map_by_hand(t
         heldout["tgt_tokens"].append(tgt)
         heldout["subword_pairs"].append(sorted({(sp[i], tp[min(i, len(tgt) - 1)]) for i in range(len(src))}))
     rotation = np.linalg.qr(np.random.default_rng(0).normal(size=(32, 32)))[0].astype(np.float32)
-    np.savez(tmp_path / "alignment_mapping.npz", weight=rotation, layer=np.asarray(1))
+    np.savez(tmp_path / "alignment_mapping.npz", weight=rotation, layer=np.asarray(1),
+             direction=np.asarray("target_to_source"))
     target_map, layer = words.linear_target_map({"alignment_mapping.npz": str(tmp_path / "alignment_mapping.npz")})
     assert layer == 1
     results = words.measure({"base": encoder, "tuned": other}, heldout, layer, {"tuned": target_map})

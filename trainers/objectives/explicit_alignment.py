@@ -225,6 +225,7 @@ class ContrastiveAlignmentLoss(nn.Module):
 # -- explicit alignment on the training engine ---------------------------------------------------------------
 
 MAPPING_FILE = "alignment_mapping.npz"  # linear method: W (and the layer it maps), next to the encoder
+MAPPING_DIRECTION = "target_to_source"  # saved with W; files without it hold the source -> target map of older versions
 ALIGNMENT_METHODS = ("linear", "l2", "weak", "strong")
 
 
@@ -316,5 +317,6 @@ class ExplicitAlignment(Objective):
         if not isinstance(self.criterion, LinearAlignmentMapping):
             return []  # l2 changes the encoder only; the contrastive head is discarded (as in the paper)
         np.savez(os.path.join(folder, MAPPING_FILE), weight=self.criterion.weight.detach().float().cpu().numpy(),
-                 layer=np.asarray(-1 if self.token_layer is None else self.token_layer))
+                 layer=np.asarray(-1 if self.token_layer is None else self.token_layer),
+                 direction=np.asarray(MAPPING_DIRECTION))
         return [MAPPING_FILE]
