@@ -51,9 +51,14 @@ def save_state(path: Path, stages: dict[str, dict[str, Any]]) -> None:
 def plan(recipe: RecipeConfig, state: dict[str, dict[str, Any]], name: str, resolved: dict[str, Any],
          key: str | None = None) -> tuple[str, str]:
     """(action, hash) for a stage: ``skip`` (done, unchanged), ``resume`` (started, unchanged) or ``run``.
-    ``key``: the stage's entry in ``state`` (``NAME`` or ``NAME.seedN``; default ``name``)."""
+    ``key``: the stage's entry in ``state`` (``NAME`` or ``NAME.seedN``; default ``name``). A seeded key with no entry
+    yet adopts the stage's unseeded entry (``NAME``) when its hash is the same: the stage ran with that very config
+    before the recipe had ``seeds`` (copied into ``state[key]``)."""
     digest = stage_hash(recipe.stages[name].workflow, resolved)
-    previous = state.get(key or name, {})
+    key = key or name
+    if key != name and key not in state and state.get(name, {}).get("hash") == digest:
+        state[key] = dict(state[name])
+    previous = state.get(key, {})
     if previous.get("hash") == digest and name not in recipe.force:
         if previous.get("status") == "done":
             return "skip", digest

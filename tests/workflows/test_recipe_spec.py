@@ -106,6 +106,20 @@ def test_plan_skips_done_resumes_started_reruns_changed(tmp_path):
     assert plan(forced, state, "tr", resolved)[0] == "run"
 
 
+def test_a_seeded_stage_adopts_its_unseeded_run_only_with_the_same_hash():
+    """A recipe that gains ``seeds:`` keeps seed N's run when the stage ran before with the same config."""
+    r = recipe(chain())
+    resolved = {"corpus": "c", "version": "v-1", "train": {"seed": 1}}
+    digest = stage_hash("train", resolved)
+    state = {"tr": {"hash": digest, "status": "done", "run_id": "r1", "outputs": {"model": "m"}}}
+    assert plan(r, state, "tr", resolved, "tr.seed1") == ("skip", digest)
+    assert state["tr.seed1"] == state["tr"] and state["tr.seed1"] is not state["tr"]
+    other = {**resolved, "train": {"seed": 2}}
+    assert plan(r, state, "tr", other, "tr.seed2")[0] == "run" and "tr.seed2" not in state
+    state["tr.seed3"] = {"hash": "older", "status": "done", "run_id": "r3"}
+    assert plan(r, state, "tr", resolved, "tr.seed3")[0] == "run"  # its own entry wins over the unseeded one
+
+
 def test_outputs_split_corpus_and_name_model():
     assert stage_outputs({"corpus": "apertium-bitext@v-0123456789ab"})["version"] == "v-0123456789ab"
     out = stage_outputs({"corpus": "ease/v-0123456789ab", "model_uri": "models:/x@a"})
