@@ -68,18 +68,26 @@ def word_retrieval_accuracy(encoder, rows: Sequence[Mapping] | Mapping[str, Sequ
                          beyond_length=beyond, not_word_start=not_start)
 
 
-def linear_map(path: str) -> Callable[[np.ndarray], np.ndarray]:
-    """``target_map`` of a saved linear alignment (``alignment_mapping.npz``: y -> W y).
+def read_linear_map(path: str) -> tuple[np.ndarray, int | None]:
+    """The target -> source matrix W and its layer (None: the last) of a saved linear alignment
+    (``alignment_mapping.npz``, written by the ``explicit_alignment`` objective).
 
     A file without ``direction`` was saved by an older version, whose W mapped source vectors to the target space;
     its target map is the inverse, W⁺ (pseudo-inverse)."""
     with np.load(path, allow_pickle=False) as saved:
         weight = saved["weight"]
+        layer = int(saved["layer"]) if "layer" in saved.files else -1
         direction = str(saved["direction"]) if "direction" in saved.files else "source_to_target"
     if direction == "source_to_target":
         weight = np.linalg.pinv(weight)
     elif direction != "target_to_source":
         raise ValueError(f"{path}: direction {direction!r} is not one of target_to_source, source_to_target")
+    return weight, (None if layer < 0 else layer)
+
+
+def linear_map(path: str) -> Callable[[np.ndarray], np.ndarray]:
+    """``target_map`` of a saved linear alignment (``alignment_mapping.npz``: y -> W y; see :func:`read_linear_map`)."""
+    weight, _ = read_linear_map(path)
     return lambda vectors: vectors @ weight.T
 
 
