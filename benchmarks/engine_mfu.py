@@ -5,14 +5,16 @@ Usage::
     python -m interlingua.benchmarks.engine_mfu [--tokenizer FOLDER] [--batch 128 256] [--max-length 128]
         [--layers 12 --hidden 768 --heads 12 --intermediate 3072] [--steps 10] [--peak-tflops 989]
         [--zero-stage 0 1] [--compile off|on|both] [--compile-scope layers|model] [--sdpa auto|cudnn|flash|...]
-        [--inductor KEY=VALUE ...] [--dropout 0.1] [--freeze-embeddings] [--profile] [--json OUT.json]
+        [--inductor KEY=VALUE ...] [--deepspeed KEY=VALUE ...] [--dropout 0.1] [--freeze-embeddings] [--profile]
+        [--json OUT.json]
 
 Each combination of ``--batch``, ``--zero-stage`` and ``--compile`` is one row. ``--profile`` adds torch.profiler's
 tables of two steps (operators by device time and by CPU time) and ``kernel_s_per_step``, the device time of the
 step's kernels: the step's floor with these kernels, whatever the host does. ``--compile-scope model`` compiles the
 transformer as one graph (as ``compile_encoder`` did before it compiled layer by layer), for a same-run comparison;
 ``--sdpa`` restricts PyTorch's scaled-dot-product attention to one backend (default ``auto``: PyTorch's choice);
-``--inductor`` sets a ``torch._inductor.config`` option for the run (``triton.mix_order_reduction=False``).
+``--inductor`` sets a ``torch._inductor.config`` option for the run (``triton.mix_order_reduction=False``);
+``--deepspeed`` sets a key of the DeepSpeed config the engine is built with (``bf16.immediate_grad_update=true``).
 
 The step is the engine's own, in one process (a world of one; NCCL on GPU, gloo on CPU): the configured
 objective (:class:`TrainConfig`, default translation ranking), :class:`TrainModule`, :func:`build_engine` (DeepSpeed
@@ -175,6 +177,44 @@ def set_inductor_options(options: list[str]) -> dict:
     return applied
 
 
+def deepspeed_overrides(options: list[str]) -> dict:
+    """``KEY=VALUE`` settings for the DeepSpeed config as a nested dict (``bf16.immediate_grad_update=true`` →
+    ``{"bf16": {"immediate_grad_update": True}}``); the value is read as JSON, else kept as a string."""
+    overrides: dict = {}
+    for option in options:
+        key, sep, text = option.partition("=")
+        if not sep or not key:
+            raise SystemExit(f"--deepspeed expects KEY=VALUE, got {option!r}")
+        try:
+            value = json.loads(text)
+        except ValueError:
+            value = text
+        *owners, name = key.split(".")
+        target = overrides
+        for part in owners:
+            target = target.setdefault(part, {})
+        target[name] = value
+    return overrides
+
+
+def merged(base: dict, overrides: dict) -> dict:
+    """``base`` with ``overrides`` applied key by key (nested dicts merged, other values replaced)."""
+    out = dict(base)
+    for key, value in overrides.items():
+        out[key] = merged(out.get(key) or {}, value) if isinstance(value, dict) else value
+    return out
+
+
+def apply_deepspeed_overrides(overrides: dict) -> None:
+    """Have :func:`build_engine` build its engines with ``overrides`` merged into the DeepSpeed config."""
+    if not overrides:
+        return
+    from interlingua.trainers.engine import deepspeed_setup
+
+    base = deepspeed_setup.deepspeed_config
+    deepspeed_setup.deepspeed_config = lambda *a, **k: merged(base(*a, **k), overrides)
+
+
 def measure(args, batch: int, fused: bool, use_gpu: bool, zero_stage: int = 0, compiled: bool = False) -> dict:
     """Build the engine for one batch size and optimizer kernel; time ``args.steps`` steps (after ``args.warmup``)
     three ways: views made inline (the loop before prefetching), views prefetched (the loop now), and the compute
@@ -259,7 +299,7 @@ def measure(args, batch: int, fused: bool, use_gpu: bool, zero_stage: int = 0, c
     median = statistics.median
     result = {"batch": batch, "optimizer": "fused AdamW" if fused else "for-each AdamW", "zero_stage": zero_stage,
               "compiled": (args.compile_scope if compiled else False), "sdpa": args.sdpa,
-              "inductor": args.inductor_applied,
+              "inductor": args.inductor_applied, "deepspeed": args.deepspeed_applied,
               "freeze_embeddings": args.freeze_embeddings,
               "optimizer_wrapper": type(engine.optimizer).__name__, "dropout": args.dropout,
               "attention": encoder.transformer.config._attn_implementation, "warmup_s": warmup_s,
@@ -319,6 +359,8 @@ def main(argv: list[str] | None = None) -> list[dict]:
     parser.add_argument("--sdpa", choices=SDPA_BACKENDS, default="auto", help="the attention backend (GPU)")
     parser.add_argument("--inductor", action="append", default=[], metavar="KEY=VALUE",
                         help="a torch._inductor.config setting for the compiled runs (repeatable)")
+    parser.add_argument("--deepspeed", action="append", default=[], metavar="KEY=VALUE",
+                        help="a DeepSpeed config key for the engine, dotted (repeatable)")
     parser.add_argument("--freeze-embeddings", action="store_true", help="TrainConfig freeze_embeddings")
     parser.add_argument("--dropout", type=float, default=0.1, help="the encoder's hidden and attention dropout")
     parser.add_argument("--profile", action="store_true",
@@ -337,6 +379,8 @@ def main(argv: list[str] | None = None) -> list[dict]:
     import torch
 
     args.inductor_applied = set_inductor_options(args.inductor)
+    args.deepspeed_applied = deepspeed_overrides(args.deepspeed)
+    apply_deepspeed_overrides(args.deepspeed_applied)
     use_gpu = torch.cuda.is_available() and not args.cpu
     os.environ["DS_ACCELERATOR"] = "cuda" if use_gpu else "cpu"
     _init_world(use_gpu)

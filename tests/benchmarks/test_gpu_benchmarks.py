@@ -53,6 +53,26 @@ def test_inductor_options_are_set_by_dotted_name_and_unknown_ones_refused():
         set_inductor_options(["fallback_random"])
 
 
+def test_deepspeed_overrides_are_merged_into_the_engine_config(monkeypatch):
+    from interlingua.benchmarks import engine_mfu
+    from interlingua.trainers.engine import deepspeed_setup
+    from interlingua.trainers.engine.config import TrainConfig
+
+    overrides = engine_mfu.deepspeed_overrides(["bf16.immediate_grad_update=true", "gradient_clipping=0.5",
+                                                "zero_optimization.stage=1"])
+    assert overrides == {"bf16": {"immediate_grad_update": True}, "gradient_clipping": 0.5,
+                         "zero_optimization": {"stage": 1}}
+    monkeypatch.setattr(deepspeed_setup, "deepspeed_config", deepspeed_setup.deepspeed_config)
+    engine_mfu.apply_deepspeed_overrides(overrides)
+    config = deepspeed_setup.deepspeed_config(TrainConfig(batch_size=4), use_gpu=True)
+    # the override's keys replace or join the built config's; its other keys stay
+    assert config["bf16"] == {"enabled": True, "immediate_grad_update": True}
+    assert config["gradient_clipping"] == 0.5 and config["zero_optimization"] == {"stage": 1}
+    assert config["train_micro_batch_size_per_gpu"] == 4
+    with pytest.raises(SystemExit, match="KEY=VALUE"):
+        engine_mfu.deepspeed_overrides(["bf16"])
+
+
 @pytest.mark.slow
 def test_engine_mfu_smoke_run_on_cpu(tmp_path):
     """The benchmark's CPU path end to end, in its own process (it opens a process group and sets the rank

@@ -41,16 +41,18 @@ def test_a_model_without_a_layer_stack_is_compiled_whole():
     assert model._compiled_call_impl is not None
 
 
-def test_the_blocks_are_compiled_with_the_autotuned_split_size_where_torch_has_it(monkeypatch):
+def test_the_blocks_are_compiled_with_the_autotuned_split_size_and_eager_random_where_torch_has_them(monkeypatch):
     import types
 
     from interlingua.trainers.engine import compile_encoder
 
-    assert compile_encoder.inductor_options() == {compile_encoder.AUTOTUNED_SPLIT: True}  # the pinned torch has it
+    shipped = {compile_encoder.AUTOTUNED_SPLIT: True, "fallback_random": True}
+    assert compile_encoder.inductor_options() == shipped  # the pinned torch has both
     seen = []
     monkeypatch.setattr(nn.Module, "compile", lambda self, **kwargs: seen.append(kwargs))
     compile_encoder_blocks(_Stack(2))
-    assert seen == [{"options": {compile_encoder.AUTOTUNED_SPLIT: True}}] * 2
-    # an older torch without the option: compiled without options rather than refused
-    older = types.SimpleNamespace(triton=types.SimpleNamespace(mix_order_reduction=True))
-    assert compile_encoder.inductor_options(older) == {}
+    assert seen == [{"options": shipped}] * 2
+    # an older torch without an option: compiled without it rather than refused
+    older = types.SimpleNamespace(triton=types.SimpleNamespace(mix_order_reduction=True), fallback_random=False)
+    assert compile_encoder.inductor_options(older) == {"fallback_random": True}
+    assert compile_encoder.inductor_options(types.SimpleNamespace()) == {}

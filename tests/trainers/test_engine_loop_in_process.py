@@ -282,3 +282,24 @@ def test_a_compiled_encoder_gives_the_eager_embeddings_and_gradients(encoder_dir
     torch.testing.assert_close(e_out, e_ref, rtol=1e-4, atol=1e-5)
     for grad_out, grad_ref in zip(g_out, g_ref):
         torch.testing.assert_close(grad_out, grad_ref, rtol=1e-3, atol=1e-5)
+
+
+def test_a_compiled_encoder_draws_the_eager_dropout_masks_from_the_same_seed(encoder_dir):
+    """The compiled layers draw dropout masks with PyTorch's own random kernels (``fallback_random``), so in
+    training mode the compiled encoder gives the eager embeddings from the same seed; another seed gives others."""
+    from interlingua.models.load import load_encoder
+    from interlingua.trainers.engine.train_module import prepare_encoder
+
+    eager, compiled = load_encoder(encoder_dir), load_encoder(encoder_dir)
+    prepare_encoder(compiled, TrainConfig(compile_encoder=True))
+    batch = eager.tokenize([source for source, _ in EN_ES_PAIRS[:4]])
+
+    def embed(encoder, seed):
+        encoder.train()
+        torch.manual_seed(seed)
+        with torch.no_grad():
+            return encoder(batch)
+
+    reference = embed(eager, 3)
+    torch.testing.assert_close(embed(compiled, 3), reference, rtol=1e-4, atol=1e-5)
+    assert not torch.allclose(embed(compiled, 4), reference, atol=1e-3)  # dropout is on: the seed matters

@@ -19,6 +19,12 @@ So the blocks are compiled with the split size autotuned where the installed tor
 (``triton.mix_order_reduction_autotune_split_size``; the tuning starts from the heuristic's choice and keeps it
 unless another is faster).
 
+Dropout masks are drawn by PyTorch's own random kernels (``fallback_random``) instead of Inductor's generated ones,
+which draw the random numbers in the forward and draw them again in the backward. Measured on one H200 (``engine_mfu
+--zero-stage 1 --compile on``, base XLM-R, dropout 0.1): 0.205 / 0.200 → 0.196 s a step at 512 pairs and 0.375 →
+0.365 s at 1,024 pairs. The masks are also those the eager model draws from the same seed, so a compiled encoder
+trains as the eager one does, dropout included.
+
 Parameter names, the state dict and checkpoints stay those of the plain module.
 """
 
@@ -27,6 +33,8 @@ from __future__ import annotations
 from torch import nn
 
 AUTOTUNED_SPLIT = "triton.mix_order_reduction_autotune_split_size"
+EAGER_RANDOM = "fallback_random"
+OPTIONS = (AUTOTUNED_SPLIT, EAGER_RANDOM)
 
 
 def repeated_blocks(module: nn.Module) -> list[nn.Module]:
@@ -41,13 +49,19 @@ def repeated_blocks(module: nn.Module) -> list[nn.Module]:
 
 
 def inductor_options(inductor_config=None) -> dict[str, bool]:
-    """The Inductor settings the blocks are compiled with: those ``inductor_config`` (default: the installed
-    torch's ``torch._inductor.config``) knows."""
+    """The Inductor settings the blocks are compiled with (:data:`OPTIONS`, each on): those ``inductor_config``
+    (default: the installed torch's ``torch._inductor.config``) knows."""
     if inductor_config is None:
         import torch._inductor.config as inductor_config
 
-    section, _, name = AUTOTUNED_SPLIT.partition(".")
-    return {AUTOTUNED_SPLIT: True} if hasattr(getattr(inductor_config, section, None), name) else {}
+    def known(key: str) -> bool:
+        owner = inductor_config
+        *sections, name = key.split(".")
+        for section in sections:
+            owner = getattr(owner, section, None)
+        return owner is not None and hasattr(owner, name)
+
+    return {key: True for key in OPTIONS if known(key)}
 
 
 def compile_encoder_blocks(transformer: nn.Module) -> str:
