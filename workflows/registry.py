@@ -24,6 +24,7 @@ WORKFLOWS: dict[str, str] = {
     "gettext-bitext": "interlingua.workflows.gettext_bitext",
     "wiki-title-lead": "interlingua.workflows.wiki_title_lead",
     "corpus-mix": "interlingua.workflows.corpus_mix",
+    "hard-negatives": "interlingua.workflows.hard_negatives",
     "train": "interlingua.workflows.train",
     "combine": "interlingua.workflows.combine",
     "interpolate": "interlingua.workflows.interpolate",

@@ -1,4 +1,5 @@
-"""TranslationRankingLoss: a hand-computed 2-pair case, the one-direction option, validation, training."""
+"""TranslationRankingLoss: a hand-computed 2-pair case (with and without hard negatives), the one-direction option,
+validation, training."""
 
 from __future__ import annotations
 
@@ -33,6 +34,34 @@ def test_two_pairs_by_hand():
     one = TranslationRankingLoss(temperature=tau, symmetric=False)(source, target)
     assert one.item() == pytest.approx(forward, rel=1e-6)
     assert both.item() == pytest.approx(0.5 * (forward + reverse), rel=1e-6)
+
+
+def test_hard_negatives_join_the_forward_candidates_of_every_source_and_leave_the_reverse_alone():
+    # u1 = (1, 0), u2 = (0.6, 0.8); v1 = (1, 0), v2 = (0, 1); hard negatives w1 = (0.8, 0.6), w2 = (0, -1)
+    source = torch.tensor([[1.0, 0.0], [0.6, 0.8]])
+    target = torch.tensor([[2.0, 0.0], [0.0, 3.0]])
+    negative = torch.tensor([[0.8, 0.6], [0.0, -5.0]])
+    tau = 0.5
+    e = lambda c: math.exp(c / tau)  # noqa: E731
+    # each source ranks its target against both targets and both negatives (cos(u1, w1) = 0.8, cos(u2, w1) = 0.96)
+    forward = 0.5 * (-math.log(e(1) / (e(1) + e(0) + e(0.8) + e(0)))
+                     - math.log(e(0.8) / (e(0.6) + e(0.8) + e(0.96) + e(-0.8))))
+    reverse = 0.5 * (-math.log(e(1) / (e(1) + e(0.6))) - math.log(e(0.8) / (e(0) + e(0.8))))
+    one = TranslationRankingLoss(temperature=tau, symmetric=False)(source, target, negative)
+    both = TranslationRankingLoss(temperature=tau)(source, target, negative)
+    assert one.item() == pytest.approx(forward, rel=1e-6)
+    assert both.item() == pytest.approx(0.5 * (forward + reverse), rel=1e-6)
+    with pytest.raises(ValueError, match="one hard negative per pair"):
+        TranslationRankingLoss()(source, target, negative[:1])
+
+
+def test_the_objective_reads_neg_only_with_hard_negatives_on():
+    from interlingua.trainers.engine.config import TrainConfig
+
+    plain = TrainConfig(objective="translation_ranking")
+    mined = TrainConfig(objective="translation_ranking", hard_negatives=True)
+    assert plain.objective_class.columns(plain.objective_options) == ("src", "tgt")
+    assert mined.objective_class.columns(mined.objective_options) == ("src", "tgt", "neg")
 
 
 def test_margin_makes_the_loss_larger():

@@ -20,6 +20,8 @@ def test_columns_the_objective_lacks_are_named():
                                         r"'hard_negative_ids'\] that objective 'ease' needs"):
         check_columns(TrainWorkflowConfig(corpus="bible-en-es", train={"objective": "ease"}), BITEXT)
     assert check_columns(TrainWorkflowConfig(corpus="x"), BITEXT) == {"src": "src", "tgt": "tgt"}
+    with pytest.raises(UserError, match=r"lacks columns \['neg'\] that objective 'translation_ranking' needs"):
+        check_columns(TrainWorkflowConfig(corpus="x", train={"hard_negatives": True}), BITEXT)
 
 
 def test_a_column_map_feeds_an_objective_from_another_column():

@@ -11,6 +11,10 @@ For a batch of translation pairs (x_i, y_i) with sentence embeddings u_i = f(x_i
 (one direction only with ``symmetric=False``). Across workers the negatives are the global batch
 (:func:`interlingua.trainers.objectives.global_info_nce.global_info_nce`).
 
+With hard negatives (``hard_negatives: true``, column ``neg``: one target-language text w_i per pair, e.g. mined by
+the ``hard-negatives`` workflow), the x → y direction also ranks every w_j of the batch below v_i, as in Guo et al.
+2018: the denominator gains :math:`\sum_j e^{\cos(u_i, w_j)/\tau}`. The y → x direction is unchanged.
+
 References: Guo et al. 2018, "Effective Parallel Corpus Mining using Bilingual Sentence Embeddings"
 (translation ranking task); Yang et al. 2019, "Improving Multilingual Sentence Embedding using
 Bi-directional Dual Encoder with Additive Margin Softmax" (both directions, additive margin m; they
@@ -37,7 +41,8 @@ class TranslationRankingLoss(nn.Module):
         symmetric: rank in both directions (source→target and target→source) and average.
         group: process group for cross-worker negatives (default: world; none when not distributed).
 
-    Inputs of ``forward``: ``source`` [n, D] and ``target`` [n, D] embeddings of this worker's pairs.
+    Inputs of ``forward``: ``source`` [n, D] and ``target`` [n, D] embeddings of this worker's pairs; optional
+    ``negative`` [n, D], one hard-negative target per pair, ranked below the positive by every source of the batch.
     Output: scalar loss, mean over this worker's pairs.
     """
 
@@ -54,12 +59,16 @@ class TranslationRankingLoss(nn.Module):
         self.symmetric = bool(symmetric)
         self.group = group
 
-    def forward(self, source: Tensor, target: Tensor) -> Tensor:
+    def forward(self, source: Tensor, target: Tensor, negative: Tensor | None = None) -> Tensor:
         if source.shape != target.shape:
             raise ValueError(f"source {tuple(source.shape)} and target {tuple(target.shape)} must have the same shape")
+        if negative is not None and negative.shape != target.shape:
+            raise ValueError(f"negative {tuple(negative.shape)} must have the shape of target {tuple(target.shape)} "
+                             "(one hard negative per pair)")
         return global_info_nce(
             source,
             target,
+            None if negative is None else negative.unsqueeze(1),
             temperature=self.temperature,
             symmetric=self.symmetric,
             margin=self.margin,
@@ -71,6 +80,8 @@ class TranslationRankingOptions(ObjectiveOptions):
     temperature: float = Field(0.05, gt=0, description="softmax temperature τ (logits are cos/τ)")
     margin: float = Field(0.0, ge=0, description="additive margin m on the positive cosine")
     symmetric: bool = Field(True, description="rank in both directions and average")
+    hard_negatives: bool = Field(False, description="read column neg (one hard-negative target per pair, e.g. from "
+                                                    "the hard-negatives workflow) and rank it below the positive")
 
 
 class TranslationRanking(Objective):
@@ -80,7 +91,12 @@ class TranslationRanking(Objective):
     Options = TranslationRankingOptions
     text_columns = ("src", "tgt")
 
+    @classmethod
+    def columns(cls, options: TranslationRankingOptions) -> tuple[str, ...]:
+        return (*cls.text_columns, "neg") if options.hard_negatives else cls.text_columns
+
     def __init__(self, options: TranslationRankingOptions, setup: ObjectiveSetup) -> None:
         super().__init__(options, setup)
+        self.text_columns = self.columns(options)
         self.criterion = TranslationRankingLoss(options.temperature, margin=options.margin,
                                                 symmetric=options.symmetric, group=setup.group)

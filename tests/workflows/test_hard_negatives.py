@@ -1,0 +1,104 @@
+"""The ``hard-negatives`` workflow: which target each pair gets as its negative (the false-negative guards), the
+rows without one written aside, the published version, and its refusals."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from interlingua.core.errors import UserError
+from interlingua.operators.corpus.store import CorpusStore
+from interlingua.workflows import hard_negatives
+from interlingua.workflows.hard_negatives import mine_hard_negatives
+
+
+def _unit(rows):
+    v = np.asarray(rows, dtype=np.float32)
+    return v / np.linalg.norm(v, axis=1, keepdims=True)
+
+
+def test_the_highest_ranked_other_target_under_the_ratio_is_chosen():
+    # source i is close to its own target and to target 2; target 1 is nearly a copy of target 0's meaning
+    src = _unit([[1, 0, 0], [0, 1, 0], [0, 0, 1], [1, 1, 0]])
+    tgt = _unit([[1, 0.05, 0], [0.95, 0.1, 0.05], [0.2, 0.1, 1], [1, 1, 0.1]])
+    index, score = mine_hard_negatives(src, tgt, ["a", "b", "c", "d"], ["A", "B", "C", "D"], max_ratio=0.95)
+    sims = src @ tgt.T
+    for i in range(4):
+        allowed = [j for j in range(4) if j != i and sims[i, j] < 0.95 * sims[i, i]]
+        want = max(allowed, key=lambda j: sims[i, j])  # a reference by brute force
+        assert index[i] == want and score[i] == pytest.approx(sims[i, want], abs=1e-6)
+    # pair 0's nearest other target (1, over 0.95 of the positive's cosine) is too close to be a safe negative
+    assert sims[0, 1] >= 0.95 * sims[0, 0] and index[0] != 1
+
+
+def test_targets_of_the_same_source_and_repeated_targets_are_never_negatives():
+    src = _unit([[1, 0], [1, 0], [0.8, 0.6], [0, 1]])
+    tgt = _unit([[1, 0.1], [1, 0.2], [0.7, 0.7], [0.1, 1]])
+    # pairs 0 and 1 share a source (two translations of one sentence); pairs 2 and 3 share a target text
+    index, _ = mine_hard_negatives(src, tgt, ["x", "x", "y", "z"], ["X1", "X2", "Y", "Y"], max_ratio=1.0)
+    assert index[0] not in (0, 1) and index[1] not in (0, 1)
+    # "Y" (pair 2's target, and pair 3's) is the own text of both: each gets X2, the closer of the others
+    assert index[2] == 1 and index[3] == 1
+    alone, score = mine_hard_negatives(src[:1], tgt[:1], ["x"], ["X"])
+    assert alone.tolist() == [-1] and np.isnan(score[0])
+
+
+class _FakeEncoder:
+    name = "fake"
+
+
+def _vectors(texts):
+    """A deterministic stand-in for an encoder: the text's number as an angle, so "k" is near "k+1"."""
+    angles = np.array([float(t.split()[-1]) for t in texts]) / 2.0
+    return np.stack([np.cos(angles), np.sin(angles), np.full(len(texts), 0.1)], axis=1).astype(np.float32)
+
+
+@pytest.fixture()
+def store_with_bitext(tmp_path, monkeypatch):
+    from interlingua.workflows import frozen_embeddings
+
+    monkeypatch.setattr(frozen_embeddings, "frozen_encoder", lambda spec, state, address=None: _FakeEncoder())
+    monkeypatch.setattr(frozen_embeddings, "embed", lambda encoder, texts, **_: _vectors(texts))
+    store = CorpusStore(str(tmp_path / "corpus"))
+    n = 6
+    table = pa.table({"id": [f"p{i}" for i in range(n + 1)],
+                      "src": [f"source {i}" for i in range(n)] + ["lonely 0"],
+                      "tgt": [f"target {i}" for i in range(n)] + ["ziel 0"],
+                      "src_lang": ["en"] * (n + 1), "tgt_lang": ["es"] * n + ["de"]})
+    writer = store.open_version("bt", {"n": n}, ["bt"])
+    writer.write_shard("s0", table)
+    writer.publish(expected_shards=["s0"])
+    return store, tmp_path
+
+
+def test_the_workflow_adds_neg_writes_aside_pairs_without_one_and_is_deterministic(store_with_bitext):
+    store, tmp_path = store_with_bitext
+    config = hard_negatives.HardNegativesConfig(corpus="bt", model="fake-model", state_dir=str(tmp_path))
+    out = hard_negatives.run(config)
+    rows = store.read_table("bt-hn").to_pylist()
+    assert out["rows"] == 6 and out["rejects"] == 1
+    # the only en -> de pair has no other German target: written aside with its reason, not dropped silently
+    rejects = store.read_rejects("bt-hn").to_pylist()
+    assert [r["reason"] for r in rejects] == ["no candidate under max_ratio"] and "lonely 0" in rejects[0]["row"]
+    for row in rows:
+        k = int(row["src"].split()[-1])
+        assert row["neg"] != row["tgt"] and row["neg"].startswith("target ")
+        assert abs(int(row["neg"].split()[-1]) - k) == 1  # the neighbouring number: the most similar other target
+        assert row["neg_cosine"] < 0.95 * float(_vectors([row["src"]])[0] @ _vectors([row["tgt"]])[0] /
+                                                np.linalg.norm(_vectors([row["src"]])) ** 2)
+    assert hard_negatives.run(config)["corpus"] == out["corpus"]  # same inputs and settings: the same version
+    stricter = hard_negatives.run(hard_negatives.HardNegativesConfig(corpus="bt", model="fake-model", max_ratio=0.5,
+                                                                     state_dir=str(tmp_path)))
+    assert stricter["corpus"] != out["corpus"]
+
+
+def test_the_workflow_refuses_a_corpus_without_bitext_columns(store_with_bitext):
+    store, tmp_path = store_with_bitext
+    writer = store.open_version("texts", {}, ["texts"])
+    writer.write_shard("s0", pa.table({"text": ["a", "b"]}))
+    writer.publish(expected_shards=["s0"])
+    with pytest.raises(UserError, match=r"lacks columns \['src', 'src_lang', 'tgt', 'tgt_lang'\]"):
+        hard_negatives.run(hard_negatives.HardNegativesConfig(corpus="texts", model="m", state_dir=str(tmp_path)))
+    with pytest.raises(UserError, match="corpus: .*nope"):
+        hard_negatives.run(hard_negatives.HardNegativesConfig(corpus="nope", model="m", state_dir=str(tmp_path)))

@@ -1,0 +1,161 @@
+"""Workflow ``hard-negatives``: a bitext corpus version -> the same rows with a mined hard-negative target (``neg``).
+
+For each pair (x, y) the negative is the target-language text of another pair that a frozen encoder (default: the
+e5-small asset) ranks highest for x, among the targets of the pairs with the same ``src_lang`` → ``tgt_lang``,
+subject to two guards against false negatives (a translation of x that is not y):
+
+- it is not y, nor the target of any pair whose source is x's text;
+- its cosine with x is below ``max_ratio`` × cos(x, y): the positive-aware threshold of NV-Retriever's
+  "TopK-PercPos" (Moreira et al. 2024, "NV-Retriever: Improving text embedding models with effective
+  hard-negative mining", 95 % of the positive's score).
+
+Guo et al. 2018 ("Effective Parallel Corpus Mining using Bilingual Sentence Embeddings") train translation ranking
+with such hard negatives; ``translation_ranking`` reads the column with ``hard_negatives: true``.
+
+A pair with no candidate left (its group has no other target under the threshold) is written aside as a reject
+with its reason, and a pair whose embedding is not finite likewise; nothing is dropped silently. The version's config
+holds the source version, the encoder and the settings, so the same inputs give the same version; the rows keep
+their source order, one shard per source shard.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from pydantic import Field
+
+from interlingua.core.config import Config
+
+DESCRIPTION = "add a mined hard-negative target (column neg) to each pair of a bitext corpus version"
+GROUP_COLUMNS = ("src_lang", "tgt_lang")
+
+
+class HardNegativesConfig(Config):
+    corpus: str = Field(min_length=1, description="the bitext corpus: NAME (its latest version) or NAME@VERSION")
+    model: str | None = Field(None, description="the frozen encoder that ranks the candidates; default: the e5-small "
+                                                "asset")
+    max_ratio: float = Field(0.95, gt=0, le=1, description="a candidate's cosine with the source must be below "
+                                                           "max_ratio x the positive's (false-negative guard)")
+    name: str | None = Field(None, description="corpus name in the store; default: <corpus>-hn")
+    state_dir: str | None = Field(None, description="default: $INTERLINGUA_HOME or ./.interlingua")
+
+
+CONFIG = HardNegativesConfig
+
+
+def mine_hard_negatives(src: np.ndarray, tgt: np.ndarray, src_text: list[str], tgt_text: list[str],
+                        max_ratio: float = 0.95, block: int = 1024) -> tuple[np.ndarray, np.ndarray]:
+    """For pairs i with unit source vectors ``src[i]`` and target vectors ``tgt[i]`` (one language pair): the index
+    of pair i's hard negative (a pair whose target is the candidate) and its cosine, or -1 and NaN where no
+    candidate passes the guards (see the module docstring). Candidates are the distinct target texts; ties go to the
+    first pair in row order."""
+    n = len(src_text)
+    first_of = {}
+    for i, text in enumerate(tgt_text):
+        first_of.setdefault(text, i)
+    candidates = np.array(sorted(first_of.values()), dtype=np.int64)  # one pair per distinct target, row order
+    cand_vectors = tgt[candidates]
+    positive = np.einsum("ij,ij->i", src, tgt)
+    own = {}  # source text -> the candidate columns of all its targets
+    column_of = {tgt_text[c]: k for k, c in enumerate(candidates)}
+    for i, text in enumerate(src_text):
+        own.setdefault(text, set()).add(column_of[tgt_text[i]])
+    index = np.full(n, -1, dtype=np.int64)
+    score = np.full(n, np.nan, dtype=np.float32)
+    for start in range(0, n, block):
+        stop = min(n, start + block)
+        sims = src[start:stop] @ cand_vectors.T
+        for row in range(stop - start):
+            i = start + row
+            s = sims[row].copy()
+            s[list(own[src_text[i]])] = -np.inf
+            s[s >= max_ratio * positive[i]] = -np.inf
+            best = int(np.argmax(s))  # the first maximum: ties go to the earlier pair
+            if np.isfinite(s[best]):
+                index[i], score[i] = candidates[best], s[best]
+    return index, score
+
+
+def run(config: HardNegativesConfig, *, address: str | None = None) -> dict[str, Any]:
+    import pyarrow as pa
+
+    from interlingua.core.errors import UserError
+    from interlingua.core.progress import Stages
+    from interlingua.core.runtime import assets_dir, corpus_root, state_dir
+    from interlingua.operators.corpus.store import CorpusLookupError, CorpusStore
+    from interlingua.workflows.assets.build import e5_asset_uri
+    from interlingua.workflows.bitext_source import publish_shards
+    from interlingua.workflows.frozen_embeddings import embed, finite_rows, frozen_encoder
+
+    stages = Stages("hard-negatives")
+    state = state_dir(config.state_dir)
+    store = CorpusStore(corpus_root(state))
+    name, _, version = config.corpus.replace("/", "@").partition("@")
+    try:
+        source = store.manifest(name, version or "latest")
+    except (CorpusLookupError, ValueError) as err:
+        raise UserError(f"corpus: {err}") from None
+    needed = {"src", "tgt", *GROUP_COLUMNS}
+    if not needed <= set(source.columns):
+        raise UserError(f"corpus {source.name}@{source.version} lacks columns {sorted(needed - set(source.columns))} "
+                        f"(it has {sorted(source.columns)}); hard-negatives needs a bitext corpus "
+                        f"(src, tgt, src_lang, tgt_lang)")
+    if "neg" in source.columns:
+        raise UserError(f"corpus {source.name}@{source.version} already has a column 'neg'")
+    model = config.model or e5_asset_uri(assets_dir(state))
+    table = store.read_table(source.name, source.version)
+    with stages("embed"):
+        encoder = frozen_encoder(model, state, address)
+        src = embed(encoder, table.column("src").to_pylist(), label="sources")
+        tgt = embed(encoder, table.column("tgt").to_pylist(), label="targets")
+    finite = finite_rows(src, tgt)
+    neg_index = np.full(table.num_rows, -1, dtype=np.int64)
+    neg_score = np.full(table.num_rows, np.nan, dtype=np.float32)
+    groups: dict[tuple[str, str], list[int]] = {}
+    for i, key in enumerate(zip(*(table.column(c).to_pylist() for c in GROUP_COLUMNS))):
+        if finite[i]:
+            groups.setdefault(key, []).append(i)
+    src_text, tgt_text = table.column("src").to_pylist(), table.column("tgt").to_pylist()
+    with stages("mine"):
+        for (src_lang, tgt_lang), rows in sorted(groups.items()):
+            rows_arr = np.array(rows)
+            local, scores = mine_hard_negatives(_unit(src[rows_arr]), _unit(tgt[rows_arr]),
+                                                [src_text[i] for i in rows], [tgt_text[i] for i in rows],
+                                                config.max_ratio)
+            found = local >= 0
+            neg_index[rows_arr[found]] = rows_arr[local[found]]
+            neg_score[rows_arr] = scores
+            print(f"  {src_lang} -> {tgt_lang}: {int(found.sum())} of {len(rows)} pairs have a hard negative")
+    reasons = np.where(~finite, "embedding not finite", np.where(neg_index < 0, "no candidate under max_ratio", ""))
+    out_name = config.name or f"{source.name}-hn"
+    writer = store.open_version(out_name, {"source": f"{source.name}@{source.version}", "model": model,
+                                           "max_ratio": config.max_ratio}, [f"corpus:{source.name}@{source.version}"])
+    shard_ids = [f"s{k:04d}" for k in range(max(1, -(-table.num_rows // 4096)))]
+
+    def write(shard_id: str) -> None:
+        start = shard_ids.index(shard_id) * 4096
+        stop = min(table.num_rows, start + 4096)
+        rows = np.arange(start, stop)
+        kept = rows[reasons[rows] == ""]
+        rejected = rows[reasons[rows] != ""]
+        part = table.take(pa.array(kept)).append_column(
+            "neg", pa.array([tgt_text[j] for j in neg_index[kept]], pa.string())).append_column(
+            "neg_cosine", pa.array(neg_score[kept], pa.float32()))
+        rejects = [{"operator": "hard-negatives", "reason": str(reasons[i]),
+                    "row": {c: table.column(c)[int(i)].as_py() for c in table.column_names}} for i in rejected]
+        writer.write_shard(shard_id, part, rejects=rejects or None,
+                           counters={"pairs": len(rows), "with_negative": len(kept), "rejected": len(rejected)})
+
+    published = publish_shards(writer, shard_ids, write)
+    print(f"hard-negatives: {published.name}@{published.version}: {published.total_rows} pairs with a negative, "
+          f"{published.total_rejects} written aside (no candidate under max_ratio {config.max_ratio}, or a "
+          f"non-finite embedding)")
+    return {"corpus": f"{published.name}@{published.version}", "rows": published.total_rows,
+            "rejects": published.total_rejects, "languages": store.languages(published.name, published.version),
+            "seconds": stages.seconds}
+
+
+def _unit(vectors: np.ndarray) -> np.ndarray:
+    vectors = np.asarray(vectors, dtype=np.float32)
+    return vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
