@@ -85,7 +85,8 @@ class TranslationRankingOptions(ObjectiveOptions):
 
 
 class TranslationRanking(Objective):
-    """Engine objective ``translation_ranking``: columns ``src``, ``tgt`` (one text view each)."""
+    """Engine objective ``translation_ranking``: columns ``src``, ``tgt`` (and ``neg`` with ``hard_negatives``), one
+    text view each."""
 
     name = "translation_ranking"
     Options = TranslationRankingOptions
