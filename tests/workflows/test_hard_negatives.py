@@ -28,6 +28,8 @@ def test_the_highest_ranked_other_target_under_the_ratio_is_chosen():
         allowed = [j for j in range(4) if j != i and sims[i, j] < 0.95 * sims[i, i]]
         want = max(allowed, key=lambda j: sims[i, j])  # a reference by brute force
         assert index[i] == want and score[i] == pytest.approx(sims[i, want], abs=1e-6)
+    one_row_blocks = mine_hard_negatives(src, tgt, ["a", "b", "c", "d"], ["A", "B", "C", "D"], block_bytes=1)
+    assert one_row_blocks[0].tolist() == index.tolist()  # the memory cap changes the blocks, not the result
     # pair 0's nearest other target (1, over 0.95 of the positive's cosine) is too close to be a safe negative
     assert sims[0, 1] >= 0.95 * sims[0, 0] and index[0] != 1
 
