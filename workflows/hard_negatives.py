@@ -110,10 +110,11 @@ def run(config: HardNegativesConfig, *, address: str | None = None) -> dict[str,
         raise UserError(f"corpus {source.name}@{source.version} already has a column 'neg'")
     model = config.model or e5_asset_uri(assets_dir(state))
     table = store.read_table(source.name, source.version)
+    src_text, tgt_text = table.column("src").to_pylist(), table.column("tgt").to_pylist()
     with stages("embed"):
         encoder = frozen_encoder(model, state, address)
-        src = embed(encoder, table.column("src").to_pylist(), label="sources")
-        tgt = embed(encoder, table.column("tgt").to_pylist(), label="targets")
+        src = embed(encoder, src_text, label="sources")
+        tgt = embed(encoder, tgt_text, label="targets")
     finite = finite_rows(src, tgt)
     neg_index = np.full(table.num_rows, -1, dtype=np.int64)
     neg_score = np.full(table.num_rows, np.nan, dtype=np.float32)
@@ -121,7 +122,6 @@ def run(config: HardNegativesConfig, *, address: str | None = None) -> dict[str,
     for i, key in enumerate(zip(*(table.column(c).to_pylist() for c in GROUP_COLUMNS))):
         if finite[i]:
             groups.setdefault(key, []).append(i)
-    src_text, tgt_text = table.column("src").to_pylist(), table.column("tgt").to_pylist()
     with stages("mine"):
         for (src_lang, tgt_lang), rows in sorted(groups.items()):
             rows_arr = np.array(rows)

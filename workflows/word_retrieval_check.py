@@ -98,14 +98,14 @@ def measure(encoders: dict[str, Any], heldout: dict[str, list], layer: int | Non
 
 def linear_target_map(extras: dict[str, str]):
     """The tuned model's target map and the layer W was learned on, when the objective saved a linear mapping."""
-    from interlingua.evaluation.tasks.word_retrieval import read_linear_map
+    from interlingua.evaluation.tasks.word_retrieval import mapped_by, read_linear_map
     from interlingua.trainers.objectives.explicit_alignment import MAPPING_FILE
 
     path = extras.get(MAPPING_FILE)
     if path is None:
         return None, None
     weight, layer = read_linear_map(path)
-    return (lambda vectors: vectors @ weight.T), layer
+    return mapped_by(weight), layer
 
 
 def report(results: dict[str, Any], heldout_ids: list[str], layer: int | None, seed: int, language: str,

@@ -85,10 +85,14 @@ def read_linear_map(path: str) -> tuple[np.ndarray, int | None]:
     return weight, (None if layer < 0 else layer)
 
 
+def mapped_by(weight: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
+    """``target_map`` applying W to each row vector: y -> W y."""
+    return lambda vectors: vectors @ weight.T
+
+
 def linear_map(path: str) -> Callable[[np.ndarray], np.ndarray]:
     """``target_map`` of a saved linear alignment (``alignment_mapping.npz``: y -> W y; see :func:`read_linear_map`)."""
-    weight, _ = read_linear_map(path)
-    return lambda vectors: vectors @ weight.T
+    return mapped_by(read_linear_map(path)[0])
 
 
 def _columns(rows, names: Sequence[str]) -> dict[str, list]:
