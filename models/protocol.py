@@ -22,9 +22,9 @@ class TextEncoder(Protocol):
     def encode(self, texts: Sequence[str]) -> np.ndarray: ...
 
 
-def l2_normalize(x: np.ndarray, eps: float = 1e-12) -> np.ndarray:
-    """Rows of ``x`` (n, d) divided by their L2 norm (rows of norm 0 stay 0)."""
-    x = np.asarray(x, dtype=np.float64)
+def l2_normalize(x: np.ndarray, eps: float = 1e-12, dtype=np.float64) -> np.ndarray:
+    """Rows of ``x`` (n, d) divided by their L2 norm (rows of norm 0 stay 0), computed in ``dtype``."""
+    x = np.asarray(x, dtype=dtype)
     if x.ndim != 2:
         raise ValueError(f"embeddings must be a 2-D array (n, dim); got shape {x.shape}")
     norms = np.linalg.norm(x, axis=1, keepdims=True)

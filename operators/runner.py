@@ -30,6 +30,26 @@ def cluster_has_gpus() -> bool:
     return bool(ray.is_initialized() and ray.cluster_resources().get("GPU", 0) > 0)
 
 
+def local_cores_cap(pool: int | tuple[int, int]) -> int | tuple[int, int]:
+    """``pool`` with its maximum capped at this machine's cores when Ray is the local one :func:`init_ray
+    <interlingua.core.runtime.init_ray>` started: that Ray declares at least 4 logical CPUs (Ray Train's workers hold
+    one each), so an autoscaling pool of one-thread CPU actors would otherwise grow past the cores, which only share
+    them (Embed on 2 cores: 55 s with 2 actors, 65 s with 4, each loading its own model). A cluster's CPUs are real."""
+    import os
+
+    import ray
+
+    from interlingua.core.runtime import OWN_RAY_ADDRESS
+
+    if isinstance(pool, int) or not ray.is_initialized():
+        return pool
+    own = os.environ.get(OWN_RAY_ADDRESS)
+    if not own or own != ray.get_runtime_context().gcs_address:
+        return pool
+    lo, hi = pool
+    return lo, max(lo, min(hi, os.cpu_count() or 1))
+
+
 def actor_pool(concurrency: int | tuple[int, int]):
     """The ``ActorPoolStrategy`` for a fixed size or a (min, max) range."""
     from ray.data import ActorPoolStrategy
@@ -59,7 +79,8 @@ def run_operator(
 
     ``concurrency``, ``batch_size`` and ``num_gpus`` override what the class declares. On a
     cluster without GPUs the GPU request is dropped, so one config runs on CPU and GPU machines; with GPUs the
-    pool is the class's ``gpu_concurrency`` when it declares one.
+    pool is the class's ``gpu_concurrency`` when it declares one; on the local Ray, a declared (min, max) pool
+    grows to this machine's cores at most (:func:`local_cores_cap`).
     ``warm_workers``: run as tasks on reused worker processes that keep the operator between runs
     (see the module docstring); only for operators whose constructor arguments identify their state
     (equal arguments reuse the instance). Ignored when the operator gets GPUs (Ray retires a GPU
@@ -70,7 +91,7 @@ def run_operator(
     gpus = op_cls.num_gpus if num_gpus is None else num_gpus
     if gpus and not cluster_has_gpus():
         gpus = 0
-    pool = concurrency or (gpus and op_cls.gpu_concurrency) or op_cls.concurrency
+    pool = concurrency or (gpus and op_cls.gpu_concurrency) or local_cores_cap(op_cls.concurrency)
     if warm_workers and not gpus:
         from ray.data import TaskPoolStrategy
 

@@ -15,7 +15,7 @@ with such hard negatives; ``translation_ranking`` reads the column with ``hard_n
 A pair with no candidate left (its group has no other target under the threshold) is written aside as a reject
 with its reason, and a pair whose embedding is not finite likewise; nothing is dropped silently. The version's config
 holds the source version, the encoder and the settings, so the same inputs give the same version; the rows keep
-their source order, one shard per source shard.
+their source order, in shards of 4,096 rows.
 """
 
 from __future__ import annotations
@@ -88,6 +88,7 @@ def run(config: HardNegativesConfig, *, address: str | None = None) -> dict[str,
     from interlingua.core.errors import UserError
     from interlingua.core.progress import Stages
     from interlingua.core.runtime import assets_dir, corpus_root, state_dir
+    from interlingua.models.protocol import l2_normalize
     from interlingua.operators.corpus.store import CorpusLookupError, CorpusStore
     from interlingua.workflows.assets.build import e5_asset_uri
     from interlingua.workflows.bitext_source import publish_shards
@@ -125,7 +126,8 @@ def run(config: HardNegativesConfig, *, address: str | None = None) -> dict[str,
     with stages("mine"):
         for (src_lang, tgt_lang), rows in sorted(groups.items()):
             rows_arr = np.array(rows)
-            local, scores = mine_hard_negatives(_unit(src[rows_arr]), _unit(tgt[rows_arr]),
+            local, scores = mine_hard_negatives(l2_normalize(src[rows_arr], dtype=np.float32),
+                                                l2_normalize(tgt[rows_arr], dtype=np.float32),
                                                 [src_text[i] for i in rows], [tgt_text[i] for i in rows],
                                                 config.max_ratio)
             found = local >= 0
@@ -161,6 +163,3 @@ def run(config: HardNegativesConfig, *, address: str | None = None) -> dict[str,
             "seconds": stages.seconds}
 
 
-def _unit(vectors: np.ndarray) -> np.ndarray:
-    vectors = np.asarray(vectors, dtype=np.float32)
-    return vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)

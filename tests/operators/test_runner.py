@@ -219,6 +219,47 @@ def test_gpu_operators_declare_two_actors_per_device():
     from interlingua.operators.embed import Embed
     from interlingua.operators.translate.operator import TranslateOperator
 
-    assert (Embed.concurrency, Embed.gpu_concurrency) == (1, 2)
+    assert Embed.gpu_concurrency == 2
     assert (TranslateOperator.concurrency, TranslateOperator.gpu_concurrency) == (1, 2)
     assert TranslateOperator.gpu_concurrency * TranslateOperator.num_gpus <= 1  # they fit on one device
+
+
+def test_embed_pool_grows_to_the_free_cpus_without_gpus(monkeypatch):
+    """On CPU, Embed's pool autoscales from 1 to 4 actors of one CPU each (benchmarks/embed_throughput: 1.67x on 2
+    cores); with GPUs, two actors share the device."""
+    import interlingua.operators.runner as runner
+    from interlingua.operators.embed import Embed
+
+    monkeypatch.setattr(runner, "cluster_has_gpus", lambda: False)
+    pool = run_operator(_RecordingDataset(), Embed, {"model": "unused"}).kwargs["compute"]
+    assert (pool.min_size, pool.max_size) == (1, 4)
+    monkeypatch.setattr(runner, "cluster_has_gpus", lambda: True)
+    pool = run_operator(_RecordingDataset(), Embed, {"model": "unused"}).kwargs["compute"]
+    assert (pool.min_size, pool.max_size) == (2, 2)
+
+
+def test_declared_cpu_pool_is_capped_at_the_cores_only_on_our_own_local_ray(monkeypatch, ray_local):
+    """init_ray's local Ray declares >= 4 logical CPUs on any machine; a declared (min, max) pool must not grow past
+    the cores there. Another Ray (a cluster, or a test's ray.init) keeps the declared range; an explicit one wins."""
+    import os
+
+    import interlingua.operators.runner as runner
+    from interlingua.core.runtime import OWN_RAY_ADDRESS
+    from interlingua.operators.embed import Embed
+
+    monkeypatch.setattr(runner, "cluster_has_gpus", lambda: False)
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+
+    def pool(**kwargs):
+        compute = run_operator(_RecordingDataset(), Embed, {"model": "unused"}, **kwargs).kwargs["compute"]
+        return compute.min_size, compute.max_size
+
+    monkeypatch.delenv(OWN_RAY_ADDRESS, raising=False)
+    assert pool() == (1, 4)
+    monkeypatch.setenv(OWN_RAY_ADDRESS, "127.0.0.1:1")  # some other local Ray of ours, not this one
+    assert pool() == (1, 4)
+    monkeypatch.setenv(OWN_RAY_ADDRESS, ray_local.get_runtime_context().gcs_address)
+    assert pool() == (1, 2)
+    assert pool(concurrency=(1, 3)) == (1, 3)
+    monkeypatch.setattr(os, "cpu_count", lambda: None)
+    assert pool() == (1, 1)
