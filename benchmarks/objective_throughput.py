@@ -93,9 +93,9 @@ def _rows(verses, tokenizer, entities: list[str]) -> list[dict]:
         sp, tp = first_subword_positions(tokenizer, src), first_subword_positions(tokenizer, tgt)
         links = dict.fromkeys((i, i * len(tgt) // len(src)) for i in range(len(src)))
         pairs = [f"{sp[i]}-{tp[j]}" for i, j in links if sp[i] is not None and tp[j] is not None]
+        following = verses[(k + 1) % len(verses)][1]  # the next pair's Spanish verse
         rows.append({"src": en, "tgt": es, "text": en, "premise": en, "entailment": es,
-                     "contradiction": verses[(k + 1) % len(verses)][1], "neg": verses[(k + 1) % len(verses)][1],
-                     "sentence": en,
+                     "contradiction": following, "neg": following, "sentence": en,
                      "entity_id": entities[k % len(entities)],
                      "hard_negative_ids": [entities[(k + 7) % len(entities)]],
                      "src_tokens": " ".join(src), "tgt_tokens": " ".join(tgt), "subword_pairs": " ".join(pairs)})

@@ -52,7 +52,7 @@ def mine_hard_negatives(src: np.ndarray, tgt: np.ndarray, src_text: list[str], t
     first pair in row order.
 
     The search is exact: every source against every candidate, in row blocks whose similarities take at most
-    ``block_bytes``. Its cost grows with pairs × targets of a language pair (15,802 pairs in four language pairs: under
+    ``block_bytes``. Its cost grows with pairs × targets of a language pair (15,802 pairs in five language pairs: under
     a second); for millions of pairs, mine a sample or the corpus in parts."""
     n = len(src_text)
     first_of = {}

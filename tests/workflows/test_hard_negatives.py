@@ -8,14 +8,14 @@ import pyarrow as pa
 import pytest
 
 from interlingua.core.errors import UserError
+from interlingua.models.protocol import l2_normalize
 from interlingua.operators.corpus.store import CorpusStore
 from interlingua.workflows import hard_negatives
 from interlingua.workflows.hard_negatives import mine_hard_negatives
 
 
 def _unit(rows):
-    v = np.asarray(rows, dtype=np.float32)
-    return v / np.linalg.norm(v, axis=1, keepdims=True)
+    return l2_normalize(np.asarray(rows, dtype=np.float32), dtype=np.float32)
 
 
 def test_the_highest_ranked_other_target_under_the_ratio_is_chosen():
@@ -87,8 +87,8 @@ def test_the_workflow_adds_neg_writes_aside_pairs_without_one_and_is_determinist
         k = int(row["src"].split()[-1])
         assert row["neg"] != row["tgt"] and row["neg"].startswith("target ")
         assert abs(int(row["neg"].split()[-1]) - k) == 1  # the neighbouring number: the most similar other target
-        assert row["neg_cosine"] < 0.95 * float(_vectors([row["src"]])[0] @ _vectors([row["tgt"]])[0] /
-                                                np.linalg.norm(_vectors([row["src"]])) ** 2)
+        source, target = _unit(_vectors([row["src"], row["tgt"]]))
+        assert row["neg_cosine"] < 0.95 * float(source @ target)  # under the ratio of the positive's cosine
     assert hard_negatives.run(config)["corpus"] == out["corpus"]  # same inputs and settings: the same version
     stricter = hard_negatives.run(hard_negatives.HardNegativesConfig(corpus="bt", model="fake-model", max_ratio=0.5,
                                                                      state_dir=str(tmp_path)))
@@ -102,5 +102,8 @@ def test_the_workflow_refuses_a_corpus_without_bitext_columns(store_with_bitext)
     writer.publish(expected_shards=["s0"])
     with pytest.raises(UserError, match=r"lacks columns \['src', 'src_lang', 'tgt', 'tgt_lang'\]"):
         hard_negatives.run(hard_negatives.HardNegativesConfig(corpus="texts", model="m", state_dir=str(tmp_path)))
+    hn = hard_negatives.run(hard_negatives.HardNegativesConfig(corpus="bt", model="m", state_dir=str(tmp_path)))
+    with pytest.raises(UserError, match="already has a column 'neg'"):
+        hard_negatives.run(hard_negatives.HardNegativesConfig(corpus=hn["corpus"], model="m", state_dir=str(tmp_path)))
     with pytest.raises(UserError, match="corpus: .*nope"):
         hard_negatives.run(hard_negatives.HardNegativesConfig(corpus="nope", model="m", state_dir=str(tmp_path)))
