@@ -1,6 +1,10 @@
-"""On-disk embedding cache keyed by (encoder name, sha256 of the text).
+"""On-disk embedding cache keyed by (the encoder's identity, sha256 of the text).
 
-Layout: ``<root>/<sha256(encoder name)[:16]>/part-<n>.npz`` each holding ``keys`` (text hashes) and
+The identity (:func:`~interlingua.models.identity.encoder_identity`) follows the model's content where the
+encoder knows its files, so a model rewritten in place or an alias moved to another version gets new vectors,
+and the same model in another folder reuses the old ones.
+
+Layout: ``<root>/<sha256(identity)[:16]>/part-<n>.npz`` each holding ``keys`` (text hashes) and
 ``vectors``; every ``encode`` call that computes new embeddings appends one part. Parts are read once
 when the cache is opened."""
 
@@ -14,6 +18,7 @@ from typing import Sequence
 import numpy as np
 
 from interlingua.core.safe_load import load_arrays
+from interlingua.models.identity import encoder_identity
 from interlingua.models.protocol import TextEncoder
 
 
@@ -24,13 +29,15 @@ def text_key(text: str) -> str:
 
 class CachedEncoder:
     """Wraps an encoder; texts already embedded (in this or an earlier run) are not re-encoded.
-    ``hits`` and ``misses`` count texts served from the cache and texts encoded."""
+    ``hits`` and ``misses`` count texts served from the cache and texts encoded; ``identity`` is what the
+    cache is keyed by (``encoder.txt`` in the cache folder holds the name and the identity)."""
 
     def __init__(self, encoder: TextEncoder, root: str | Path):
         self.encoder, self.name = encoder, encoder.name
-        self.directory = Path(root) / hashlib.sha256(encoder.name.encode("utf-8")).hexdigest()[:16]
+        self.identity = encoder_identity(encoder)
+        self.directory = Path(root) / hashlib.sha256(self.identity.encode("utf-8")).hexdigest()[:16]
         self.directory.mkdir(parents=True, exist_ok=True)
-        (self.directory / "encoder.txt").write_text(encoder.name, encoding="utf-8")
+        (self.directory / "encoder.txt").write_text(f"{encoder.name}\n{self.identity}\n", encoding="utf-8")
         self._store: dict[str, np.ndarray] = {}
         for part in sorted(self.directory.glob("part-*.npz")):
             data = load_arrays(str(part))

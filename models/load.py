@@ -30,7 +30,7 @@ def load_encoder(uri: str, *, pooling: str | None = None, max_length: int | None
     """Resolve ``uri`` to a local folder and load it (see the module docstring for accepted forms)."""
     folder = resolve_model_folder(uri, cache_dir=cache_dir)
     encoder = load_encoder_folder(folder, pooling=pooling, max_length=max_length, prefix=prefix, uri=uri)
-    encoder.name = uri
+    encoder.name, encoder.source_folder = uri, folder
     return encoder
 
 
@@ -65,17 +65,16 @@ def load_text_encoder(uri: str, *, cache_dir: str | os.PathLike | None = None) -
 
     if is_combined_folder(folder):
         encoder = load_encoder_folder(folder)
-        encoder.name = uri
-        return encoder
-    if is_composed_folder(folder):
-        return MeaningHeadEncoder.from_folder(folder, name=uri)
-    if not extra_modules(folder):
+    elif is_composed_folder(folder):
+        encoder = MeaningHeadEncoder.from_folder(folder, name=uri)
+    elif not extra_modules(folder):
         encoder = SentenceEncoder.from_folder(folder)
-        encoder.name = uri
-        return encoder
-    from interlingua.models.sentence_transformers_folder import SentenceTransformersFolderEncoder
+    else:
+        from interlingua.models.sentence_transformers_folder import SentenceTransformersFolderEncoder
 
-    return SentenceTransformersFolderEncoder(folder, name=uri)
+        encoder = SentenceTransformersFolderEncoder(folder, name=uri)
+    encoder.name, encoder.source_folder = uri, folder  # source_folder: the cache keys it by content too
+    return encoder
 
 
 #: Modules SentenceEncoder reproduces (it pools, and ``encode`` normalizes).

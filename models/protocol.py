@@ -12,7 +12,11 @@ import numpy as np
 class TextEncoder(Protocol):
     """``encode(texts)`` returns a float array (len(texts), dim); ``name`` identifies the encoder
     (it keys the embedding cache, so two different encoders must not share it); ``dim`` is the
-    embedding dimension."""
+    embedding dimension.
+
+    Optional: ``identity``, a key that changes exactly when the vectors would (the model's content, not its
+    place), or ``source_folder``, the files the encoder was loaded from; the embedding cache keys by them
+    (:func:`~interlingua.models.identity.encoder_identity`)."""
 
     name: str
 

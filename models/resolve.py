@@ -30,13 +30,22 @@ def resolve_encoder(spec: str, wrap_leaf: Callable[[TextEncoder], TextEncoder] |
     spec = spec.strip()
     if not spec:
         raise ValueError("model spec is empty; expected e.g. 'use', 'minilm', 'st:PATH', 'models:/NAME@ALIAS'")
-    combo = _COMBO.match(spec)
-    if combo:
-        if combo["mode"] not in COMBINATIONS:
-            raise ValueError(f"combination mode {combo['mode']!r} in {spec!r}; expected one of {COMBINATIONS}")
-        return CombinedEncoder(resolve_encoder(combo["first"], wrap_leaf), resolve_encoder(combo["second"], wrap_leaf), combo["mode"])
+    combination = split_combination(spec)
+    if combination:
+        mode, first, second = combination
+        return CombinedEncoder(resolve_encoder(first, wrap_leaf), resolve_encoder(second, wrap_leaf), mode)
     encoder = _resolve_single(spec)
     return wrap_leaf(encoder) if wrap_leaf else encoder
+
+
+def split_combination(spec: str) -> tuple[str, str, str] | None:
+    """``MODE(A|B)`` -> (MODE, A, B); None for a single spec. Raises ValueError for an unknown MODE."""
+    combo = _COMBO.match(spec.strip())
+    if not combo:
+        return None
+    if combo["mode"] not in COMBINATIONS:
+        raise ValueError(f"combination mode {combo['mode']!r} in {spec!r}; expected one of {COMBINATIONS}")
+    return combo["mode"], combo["first"], combo["second"]
 
 
 def _resolve_single(spec: str) -> TextEncoder:

@@ -27,6 +27,7 @@ class SentenceTransformersFolderEncoder:
         from sentence_transformers import SentenceTransformer
 
         self.name = name or f"st:{folder.resolve()}"
+        self.source_folder = folder  # the embedding cache keys the encoder by these files' content too
         self.batch_size = batch_size
         self._model = SentenceTransformer(str(folder), device=device, local_files_only=True)
 

@@ -6,6 +6,7 @@ cache part, so a long encoding run in pieces (``chunk`` texts each) resumes wher
 
 from __future__ import annotations
 
+import functools
 from typing import Callable, Sequence
 
 import numpy as np
@@ -16,8 +17,11 @@ from interlingua.operators.runner import run_operator
 class OperatorEmbedEncoder:
     """``encode(texts)`` -> (n, dim) float32 computed by ``Embed(model=spec, normalize=...)`` actors.
 
-    ``name`` is ``embed:<spec>`` (``:raw`` appended without normalization): it keys the embedding cache.
-    A text the operator rejects (empty) is an error naming it: callers filter empty texts first."""
+    ``name`` is ``embed:<spec>`` (``:raw`` appended without normalization); ``identity`` is the same with the
+    model's content identity in place of the spec (:func:`~interlingua.models.identity.model_identity`): it keys
+    the embedding cache. Asking for it resolves an alias (``models:/NAME@ALIAS``) to the version it names then,
+    and the actors load that version. A text the operator rejects (empty) is an error naming it: callers filter
+    empty texts first."""
 
     def __init__(self, spec: str, *, normalize: bool = True, encode_batch_size: int | None = None, ray_batch_size: int = 256,
                  address: str | None = None):
@@ -25,6 +29,23 @@ class OperatorEmbedEncoder:
         self.encode_batch_size, self.ray_batch_size = encode_batch_size, ray_batch_size
         self.name = f"embed:{spec}" + ("" if normalize else ":raw")
         self._dim: int | None = None
+
+    @functools.cached_property
+    def identity(self) -> str:
+        from interlingua.models.identity import model_identity
+        from interlingua.models.load import pin_registry_uri
+
+        if self.spec.startswith("models:/") and "@" in self.spec:
+            # the identity and the vectors come from one version, even if the alias moves meanwhile
+            try:
+                self.spec = pin_registry_uri(self.spec)
+            except Exception as err:  # MlflowException has many subclasses; report them all plainly
+                import mlflow
+
+                from interlingua.core.errors import UserError
+
+                raise UserError(f"could not fetch {self.spec} from MLflow ({mlflow.get_tracking_uri()}): {err}") from err
+        return f"embed:{model_identity(self.spec)}" + ("" if self.normalize else ":raw")
 
     @property
     def dim(self) -> int:

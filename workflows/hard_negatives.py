@@ -14,8 +14,9 @@ with such hard negatives; ``translation_ranking`` reads the column with ``hard_n
 
 A pair with no candidate left (its group has no other target under the threshold) is written aside as a reject
 with its reason, and a pair whose embedding is not finite likewise; nothing is dropped silently. The version's config
-holds the source version, the encoder and the settings, so the same inputs give the same version; the rows keep
-their source order, in shards of 4,096 rows.
+holds the source version, the encoder's content identity (:func:`~interlingua.models.identity.model_identity`, not
+its path) and the settings, so the same inputs give the same version wherever the state folder is, and a model
+rewritten in place gives a new one; the rows keep their source order, in shards of 4,096 rows.
 """
 
 from __future__ import annotations
@@ -114,6 +115,7 @@ def run(config: HardNegativesConfig, *, address: str | None = None) -> dict[str,
     src_text, tgt_text = table.column("src").to_pylist(), table.column("tgt").to_pylist()
     with stages("embed"):
         encoder = frozen_encoder(model, state, address)
+        print(f"  encoder {model} ({encoder.identity})")
         src = embed(encoder, src_text, label="sources")
         tgt = embed(encoder, tgt_text, label="targets")
     finite = finite_rows(src, tgt)
@@ -136,7 +138,7 @@ def run(config: HardNegativesConfig, *, address: str | None = None) -> dict[str,
             print(f"  {src_lang} -> {tgt_lang}: {int(found.sum())} of {len(rows)} pairs have a hard negative")
     reasons = np.where(~finite, "embedding not finite", np.where(neg_index < 0, "no candidate under max_ratio", ""))
     out_name = config.name or f"{source.name}-hn"
-    writer = store.open_version(out_name, {"source": f"{source.name}@{source.version}", "model": model,
+    writer = store.open_version(out_name, {"source": f"{source.name}@{source.version}", "model": encoder.identity,
                                            "max_ratio": config.max_ratio}, [f"corpus:{source.name}@{source.version}"])
     shard_ids = [f"s{k:04d}" for k in range(max(1, -(-table.num_rows // 4096)))]
 

@@ -137,9 +137,11 @@ def normalize(text: str) -> str:
 
 
 def cacheable(uri: str, stable: Sequence[str] = ()) -> bool:
-    """Whether embeddings of ``uri`` may be cached by name: a pinned registry version or a known-stable path."""
+    """Whether embeddings of ``uri`` are worth keeping in the shared cache: a registered model (evaluated again as a
+    base or a champion) or a known-stable path. The cache keys a model by its files' content, so a moved alias or a
+    rewritten folder never gets stale vectors; a freshly trained model gets a cache that lives for one evaluation."""
     if uri.startswith("models:/"):
-        return "@" not in uri
+        return True
     return "://" not in uri and str(Path(uri).resolve()) in stable
 
 
@@ -153,7 +155,7 @@ def evaluate_encoders(encoders: dict[str, tuple[TextEncoder, bool]], pack: Path,
     import tempfile
 
     chosen = select_tasks(pack_task_specs(pack), list(tasks))
-    # encoders that may change get a cache of their own that lives for this call: each text is still
+    # encoders not worth keeping get a cache of their own that lives for this call: each text is still
     # encoded once however many seeds and tasks use it
     with tempfile.TemporaryDirectory(prefix="interlingua-eval-") as private:
         wrapped = {label: CachedEncoder(encoder, cache_dir if cache else Path(private) / label)

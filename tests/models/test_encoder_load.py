@@ -7,7 +7,9 @@ import uuid
 import numpy as np
 import pytest
 
+from interlingua.models.identity import files_digest, model_identity
 from interlingua.models.load import find_model_root, load_encoder, resolve_model_folder
+from interlingua.operators.embed_encoder import OperatorEmbedEncoder
 from interlingua.models.sentence_encoder import SentenceEncoder
 from interlingua.core.errors import UserError
 from tiny_models import SENTENCES, build_tiny_bert
@@ -148,11 +150,25 @@ def test_models_alias_round_trip_and_alias_moves(local_mlflow, tmp_path, bert_fo
     np.testing.assert_allclose(load_encoder("models:/tiny-encoder/1", cache_dir=cache).encode(SENTENCES),
                                first_vectors, atol=1e-6)
 
+    # the embedding cache's key follows the alias: the version's content, and the actors load that version
+    version_2 = f"sha256:{files_digest(resolve_model_folder('models:/tiny-encoder/2', cache_dir=cache))}"
+    assert model_identity(first.uri, cache_dir=cache) == version_2
+    operator = OperatorEmbedEncoder(first.uri)
+    assert operator.identity == f"embed:{version_2}" and operator.spec == "models:/tiny-encoder/2"
+
     MlflowClient().set_registered_model_alias("tiny-encoder", "champion", "1")  # move the alias back
     np.testing.assert_allclose(load_encoder(first.uri, cache_dir=cache).encode(SENTENCES), first_vectors, atol=1e-6)
+    version_1 = f"sha256:{files_digest(resolve_model_folder('models:/tiny-encoder/1', cache_dir=cache))}"
+    assert model_identity(first.uri, cache_dir=cache) == version_1 != version_2
 
 
 @pytest.mark.slow
 def test_unknown_registered_model_is_a_user_error(local_mlflow, tmp_path):
     with pytest.raises(UserError, match="could not fetch models:/no-such-model@x"):
         load_encoder("models:/no-such-model@x", cache_dir=tmp_path / "cache")
+
+
+@pytest.mark.slow
+def test_an_unknown_alias_fails_when_the_operator_encoder_is_keyed(local_mlflow):
+    with pytest.raises(UserError, match="could not fetch models:/no-such-model@x"):
+        OperatorEmbedEncoder("models:/no-such-model@x").identity

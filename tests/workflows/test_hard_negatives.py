@@ -11,6 +11,7 @@ from interlingua.core.errors import UserError
 from interlingua.models.protocol import l2_normalize
 from interlingua.operators.corpus.store import CorpusStore
 from interlingua.workflows import hard_negatives
+from interlingua.workflows.frozen_embeddings import frozen_encoder as real_frozen_encoder
 from interlingua.workflows.hard_negatives import mine_hard_negatives
 
 
@@ -49,6 +50,9 @@ def test_targets_of_the_same_source_and_repeated_targets_are_never_negatives():
 class _FakeEncoder:
     name = "fake"
 
+    def __init__(self, spec):
+        self.identity = f"fake:{spec}"
+
 
 def _vectors(texts):
     """A deterministic stand-in for an encoder: the text's number as an angle, so "k" is near "k+1"."""
@@ -60,7 +64,7 @@ def _vectors(texts):
 def store_with_bitext(tmp_path, monkeypatch):
     from interlingua.workflows import frozen_embeddings
 
-    monkeypatch.setattr(frozen_embeddings, "frozen_encoder", lambda spec, state, address=None: _FakeEncoder())
+    monkeypatch.setattr(frozen_embeddings, "frozen_encoder", lambda spec, state, address=None: _FakeEncoder(spec))
     monkeypatch.setattr(frozen_embeddings, "embed", lambda encoder, texts, **_: _vectors(texts))
     store = CorpusStore(str(tmp_path / "corpus"))
     n = 6
@@ -107,3 +111,31 @@ def test_the_workflow_refuses_a_corpus_without_bitext_columns(store_with_bitext)
         hard_negatives.run(hard_negatives.HardNegativesConfig(corpus=hn["corpus"], model="m", state_dir=str(tmp_path)))
     with pytest.raises(UserError, match="corpus: .*nope"):
         hard_negatives.run(hard_negatives.HardNegativesConfig(corpus="nope", model="m", state_dir=str(tmp_path)))
+
+
+def _model_folder(path, weights: bytes):
+    path.mkdir()
+    (path / "config.json").write_text('{"model_type": "bert"}', encoding="utf-8")
+    (path / "model.safetensors").write_bytes(weights)
+    return str(path)
+
+
+def test_the_version_follows_the_encoders_content_not_its_path(store_with_bitext, monkeypatch):
+    from interlingua.workflows import frozen_embeddings
+
+    store, tmp_path = store_with_bitext
+    monkeypatch.setattr(frozen_embeddings, "frozen_encoder", real_frozen_encoder)  # the real key, no encoding
+    here = _model_folder(tmp_path / "here", b"weights v1")
+    there = _model_folder(tmp_path / "elsewhere", b"weights v1")
+
+    def version(model):
+        return hard_negatives.run(hard_negatives.HardNegativesConfig(corpus="bt", model=model,
+                                                                     state_dir=str(tmp_path)))["corpus"]
+
+    first = version(here)
+    assert version(there) == first  # the same model in another folder: the same version
+    (tmp_path / "here" / "model.safetensors").write_bytes(b"weights v2")
+    retrained = version(here)
+    assert retrained != first  # rewritten in place: a new version, not the old one reopened
+    manifest = store.manifest(*retrained.split("@"))
+    assert manifest.config["model"].startswith("embed:sha256:") and str(tmp_path) not in str(manifest.config)

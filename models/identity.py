@@ -1,0 +1,96 @@
+"""What a model is, by content: the key of the embedding cache and of corpus versions built with a model.
+
+A model spec names a place (``./my-encoder``, ``models:/enc@champion``, the e5-small asset inside a state
+folder); what sits there can change (a retrained model written over the same folder, an alias moved to
+another version) and the same model can sit in many places (two state folders, two machines). Keying
+cached embeddings or a corpus version by the spec would serve stale vectors after the first and give two
+ids for the same bytes after the second, so both are keyed by :func:`model_identity` instead:
+
+- a folder (a path, ``file://``, ``st:PATH``) or a file (``wordvec:PATH``): ``sha256:`` + :func:`files_digest`;
+- ``models:/NAME@ALIAS``, ``models:/NAME/3``, ``runs:/...``, an fsspec URL or a hub id: the digest of the
+  folder :func:`~interlingua.models.load.resolve_model_folder` gives (the alias resolved now);
+- the packaged encoders (``use``, ``minilm``), ``spacy:MODEL`` and ``py:module:factory``: the spec itself
+  (their files come with installed packages, pinned by the lock file);
+- ``MODE(A|B)``: ``MODE(identity of A|identity of B)``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+DIGEST_PREFIX = "sha256:"
+#: Specs whose model ships with an installed package: identified by name.
+PACKAGED = ("use", "minilm")
+_BY_NAME_PREFIXES = ("spacy:", "py:")
+_READ_BYTES = 1 << 22
+
+
+def files_digest(path: str | os.PathLike) -> str:
+    """SHA-256 (hex) of a file's bytes, or of a folder's regular files: for each, in order of its relative
+    POSIX path, the path, a NUL, the file's own SHA-256 and a newline. Symbolic links to files are read
+    (a Hugging Face snapshot links to its blobs); links to folders are not followed. The folder's own
+    location and the files' times do not enter, so a copy elsewhere has the same digest."""
+    root = Path(path)
+    if root.is_file():
+        return _file_sha256(root)
+    if not root.is_dir():
+        raise FileNotFoundError(f"{root} is neither a file nor a folder")
+    files = []
+    for folder, dirs, names in os.walk(root, followlinks=False):
+        dirs.sort()
+        files += [Path(folder, n) for n in names if Path(folder, n).is_file()]
+    digest = hashlib.sha256()
+    for file in sorted(files, key=lambda f: f.relative_to(root).as_posix()):
+        digest.update(f"{file.relative_to(root).as_posix()}\0{_file_sha256(file)}\n".encode("utf-8"))
+    return digest.hexdigest()
+
+
+def _file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while block := handle.read(_READ_BYTES):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def model_identity(spec: str, *, cache_dir: str | os.PathLike | None = None) -> str:
+    """The content identity of the model ``spec`` names now (see the module docstring). Raises what
+    :func:`~interlingua.models.load.resolve_model_folder` raises for a spec that names nothing
+    (:class:`~interlingua.core.errors.UserError` with a hint)."""
+    from interlingua.models.resolve import split_combination
+
+    spec = spec.strip()
+    combination = split_combination(spec)
+    if combination:
+        mode, first, second = combination
+        return f"{mode}({model_identity(first, cache_dir=cache_dir)}|{model_identity(second, cache_dir=cache_dir)})"
+    if spec in PACKAGED or spec.startswith(_BY_NAME_PREFIXES):
+        return spec
+    for prefix in ("st:", "wordvec:"):
+        if spec.startswith(prefix):
+            return prefix + DIGEST_PREFIX + files_digest(_existing(spec[len(prefix):], spec))
+    from interlingua.models.load import resolve_model_folder
+
+    return DIGEST_PREFIX + files_digest(resolve_model_folder(spec, cache_dir=cache_dir))
+
+
+def _existing(path: str, spec: str) -> Path:
+    from interlingua.core.errors import UserError
+
+    found = Path(path).expanduser()
+    if not found.exists():
+        raise UserError(f"model spec {spec!r}: {found} does not exist")
+    return found
+
+
+def encoder_identity(encoder) -> str:
+    """What the embedding cache keys ``encoder`` by: its ``identity`` when it states one (content already);
+    else its ``name``, followed by the digest of ``source_folder`` when it was loaded from files, so a
+    model rewritten in place is not served its old vectors; else the name alone."""
+    identity = getattr(encoder, "identity", None)
+    if identity:
+        return str(identity)
+    folder = getattr(encoder, "source_folder", None)
+    return encoder.name if folder is None else f"{encoder.name}#{DIGEST_PREFIX}{files_digest(folder)}"

@@ -1,0 +1,124 @@
+"""Model identity by content (``models/identity.py``) and the embedding cache keyed by it: a model rewritten in
+place gets new vectors, the same model in another folder reuses the old ones."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+
+import numpy as np
+import pytest
+
+from interlingua.core.errors import UserError
+from interlingua.models.cache import CachedEncoder
+from interlingua.models.identity import encoder_identity, files_digest, model_identity
+from interlingua.operators.embed_encoder import OperatorEmbedEncoder
+
+
+def _folder(path, weights: bytes = b"weights"):
+    (path / "1_Pooling").mkdir(parents=True)
+    (path / "config.json").write_text('{"model_type": "bert"}', encoding="utf-8")
+    (path / "model.safetensors").write_bytes(weights)
+    (path / "1_Pooling" / "config.json").write_text('{"pooling_mode_mean_tokens": true}', encoding="utf-8")
+    return path
+
+
+def test_the_digest_is_the_files_paths_and_contents_by_the_published_recipe(tmp_path):
+    folder = _folder(tmp_path / "m")
+    expected = hashlib.sha256()
+    for relative in ("1_Pooling/config.json", "config.json", "model.safetensors"):  # sorted relative POSIX paths
+        content = hashlib.sha256((folder / relative).read_bytes()).hexdigest()
+        expected.update(f"{relative}\0{content}\n".encode())
+    assert files_digest(folder) == expected.hexdigest()
+    assert files_digest(folder / "model.safetensors") == hashlib.sha256(b"weights").hexdigest()
+
+
+def test_a_copy_elsewhere_or_touched_has_the_same_digest_and_any_change_a_new_one(tmp_path):
+    folder = _folder(tmp_path / "m")
+    digest = files_digest(folder)
+    copy = shutil.copytree(folder, tmp_path / "deep" / "other-name")
+    os.utime(copy / "model.safetensors", (1, 1))
+    assert files_digest(copy) == digest
+    (copy / "model.safetensors").write_bytes(b"weightz")
+    assert files_digest(copy) != digest
+    renamed = shutil.copytree(folder, tmp_path / "renamed")
+    (renamed / "model.safetensors").rename(renamed / "pytorch_model.safetensors")
+    assert files_digest(renamed) != digest
+    extra = shutil.copytree(folder, tmp_path / "extra")
+    (extra / "tokenizer.json").write_text("{}", encoding="utf-8")
+    assert files_digest(extra) != digest
+    with pytest.raises(FileNotFoundError):
+        files_digest(tmp_path / "absent")
+
+
+def test_a_snapshot_that_links_to_its_blobs_has_the_digest_of_the_real_files(tmp_path):
+    folder = _folder(tmp_path / "m")
+    blobs = tmp_path / "blobs"
+    blobs.mkdir()
+    snapshot = tmp_path / "snapshot"
+    shutil.copytree(folder, snapshot)
+    (snapshot / "model.safetensors").rename(blobs / "0a1b")
+    (snapshot / "model.safetensors").symlink_to(blobs / "0a1b")
+    assert files_digest(snapshot) == files_digest(folder)
+
+
+def test_model_identity_by_spec_kind(tmp_path):
+    folder = _folder(tmp_path / "m")
+    digest = files_digest(folder)
+    assert model_identity(str(folder)) == model_identity(folder.as_uri()) == f"sha256:{digest}"
+    assert model_identity(f"st:{folder}") == f"st:sha256:{digest}"
+    words = tmp_path / "vectors.txt"
+    words.write_text("1 2\nhola 1 0\n", encoding="utf-8")
+    assert model_identity(f"wordvec:{words}") == f"wordvec:sha256:{files_digest(words)}"
+    for packaged in ("use", "minilm", "spacy:fr_core_news_md", "py:pkg.mod:make"):
+        assert model_identity(packaged) == packaged
+    assert model_identity(f"concat(use|{folder})") == f"concat(use|sha256:{digest})"
+    with pytest.raises(ValueError, match="combination mode 'avg'"):
+        model_identity(f"avg(use|{folder})")
+    with pytest.raises(UserError, match="does not exist"):
+        model_identity(str(tmp_path / "nope"))
+    with pytest.raises(UserError, match="does not exist"):
+        model_identity(f"st:{tmp_path / 'nope'}")
+
+
+class _Encoder:
+    dim = 2
+
+    def __init__(self, name="enc", source_folder=None):
+        self.name, self.calls = name, []
+        if source_folder is not None:
+            self.source_folder = source_folder
+
+    def encode(self, texts):
+        self.calls.append(list(texts))
+        return np.full((len(texts), 2), float(len(self.calls)), dtype=np.float32)
+
+
+def test_the_cache_serves_a_model_rewritten_in_place_new_vectors(tmp_path):
+    folder = _folder(tmp_path / "m")
+    first = _Encoder(source_folder=folder)
+    CachedEncoder(first, tmp_path / "cache").encode(["a", "b"])
+    same = _Encoder(source_folder=folder)
+    CachedEncoder(same, tmp_path / "cache").encode(["a", "b"])
+    assert same.calls == []  # unchanged files: served from the cache
+    (folder / "model.safetensors").write_bytes(b"retrained")
+    retrained = _Encoder(source_folder=folder)
+    cached = CachedEncoder(retrained, tmp_path / "cache")
+    cached.encode(["a", "b"])
+    assert retrained.calls == [["a", "b"]] and cached.identity == f"enc#sha256:{files_digest(folder)}"
+    assert (cached.directory / "encoder.txt").read_text(encoding="utf-8") == f"enc\n{cached.identity}\n"
+    assert encoder_identity(_Encoder(name="plain")) == "plain"  # nothing known of its files: its name
+
+
+def test_the_operator_encoder_is_keyed_by_content_so_a_moved_model_reuses_its_vectors(tmp_path):
+    here = _folder(tmp_path / "state-a" / "e5")
+    there = shutil.copytree(here, tmp_path / "state-b" / "e5")
+    assert OperatorEmbedEncoder(str(here)).identity == OperatorEmbedEncoder(str(there)).identity \
+        == f"embed:sha256:{files_digest(here)}"
+    assert OperatorEmbedEncoder(str(here), normalize=False).identity == f"embed:sha256:{files_digest(here)}:raw"
+    cached = CachedEncoder(OperatorEmbedEncoder(str(here)), tmp_path / "cache")
+    moved = CachedEncoder(OperatorEmbedEncoder(str(there)), tmp_path / "cache")
+    assert moved.directory == cached.directory
+    with pytest.raises(UserError, match="does not exist"):
+        OperatorEmbedEncoder(str(tmp_path / "nope")).identity  # a wrong spec fails before Ray starts
