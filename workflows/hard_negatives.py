@@ -88,6 +88,7 @@ def run(config: HardNegativesConfig, *, address: str | None = None) -> dict[str,
 
     from interlingua.core.errors import UserError
     from interlingua.core.progress import Stages
+    from interlingua.core.redact import redact_url
     from interlingua.core.runtime import assets_dir, corpus_root, state_dir
     from interlingua.models.protocol import l2_normalize
     from interlingua.operators.corpus.store import CorpusLookupError, CorpusStore
@@ -115,7 +116,7 @@ def run(config: HardNegativesConfig, *, address: str | None = None) -> dict[str,
     src_text, tgt_text = table.column("src").to_pylist(), table.column("tgt").to_pylist()
     with stages("embed"):
         encoder = frozen_encoder(model, state, address)
-        print(f"  encoder {model} ({encoder.identity})")
+        print(f"  encoder {redact_url(model)} ({encoder.identity})")
         src = embed(encoder, src_text, label="sources")
         tgt = embed(encoder, tgt_text, label="targets")
     finite = finite_rows(src, tgt)
