@@ -115,20 +115,25 @@ class _QuietLibraries(logging.Filter):
 
 
 class TeeStream:
-    """A text stream that writes to the console stream and appends the same text to the log file."""
+    """A text stream that writes to the console stream and appends the same text to the log file, credentials in
+    it masked on both (:func:`~interlingua.core.redact.redact_text`: URLs' user-info and token-like parameters, and
+    ``password=…`` pairs), whichever line printed them."""
 
     def __init__(self, stream, log_path: Path):
         self._stream, self._log_path, self._log = stream, log_path, None
 
     def write(self, text: str) -> int:
-        written = self._stream.write(text)
+        from interlingua.core.redact import redact_text
+
+        size, text = len(text), redact_text(text)
+        self._stream.write(text)
         try:
             if self._log is None:
                 self._log = open(self._log_path, "a", encoding="utf-8")
             self._log.write(text)
         except OSError:  # the log is a convenience: never fail the command over it
             pass
-        return written
+        return size
 
     def flush(self) -> None:
         self._stream.flush()

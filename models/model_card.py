@@ -23,7 +23,7 @@ class ModelCard:
         languages: the languages seen in training (ISO codes).
         config: the resolved workflow config (credentials are masked on construction, as in ``base_model``).
         evaluation: rows ``{"task": ..., "metric": ..., "base": ..., "tuned": ...}`` (any extra keys allowed).
-        description: one paragraph for humans.
+        description: one paragraph for humans (credentials masked too).
     """
 
     base_model: str
@@ -39,6 +39,7 @@ class ModelCard:
         from interlingua.core.redact import redact, redact_text
 
         self.base_model = redact_text(self.base_model)
+        self.description = redact_text(self.description)
         self.config = redact(dict(self.config))
 
     def to_dict(self) -> dict[str, Any]:

@@ -38,6 +38,8 @@ CONFIG = InterpolateConfig
 def run(config: InterpolateConfig, *, address: str | None = None) -> dict[str, Any]:
     import mlflow
 
+    from interlingua.core.params import flatten
+    from interlingua.core.redact import redact
     from interlingua.core.progress import Stages
     from interlingua.core.runtime import assets_dir, configure_mlflow, state_dir
     from interlingua.models.interpolate import interpolate_folders
@@ -52,7 +54,7 @@ def run(config: InterpolateConfig, *, address: str | None = None) -> dict[str, A
     configure_mlflow(config.experiment, state)
     with mlflow.start_run(run_name=f"interpolate-{time.strftime('%Y%m%d-%H%M%S')}") as mlflow_run:
         run_id = mlflow_run.info.run_id
-        mlflow.log_params({"first": first_uri, "second": config.second, "alpha": config.alpha})
+        mlflow.log_params(flatten({"first": first_uri, "second": config.second, "alpha": config.alpha}))
         mlflow.set_tags({"interlingua.workflow": "interpolate"})
     out_dir = state / "interpolate" / run_id
     with stages("interpolate"):
@@ -67,8 +69,6 @@ def run(config: InterpolateConfig, *, address: str | None = None) -> dict[str, A
 
             parts = {"first": first_uri, **({"second": config.second} if config.evaluate_second else {})}
             encoders = {label: (load_encoder(uri), cacheable(uri, stable)) for label, uri in parts.items()}
-            for label, uri in parts.items():
-                encoders[label][0].name = uri  # the embedding cache is keyed by the encoder's name
             encoders["interpolated"] = (load_encoder(str(folder)), False)
             rows = compare_on_pack(encoders, ensure_pack(config.pack, state), config, state, run_id,
                                    out_dir / "evaluation", "first", "interpolated")
@@ -89,5 +89,5 @@ def run(config: InterpolateConfig, *, address: str | None = None) -> dict[str, A
                "alpha": config.alpha, "encoder_dir": str(folder), "corpus_versions": versions,
                "languages": languages, "evaluation": rows, "seconds": stages.seconds}
     out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / "summary.json").write_text(json.dumps(summary, indent=2, default=str) + "\n")
+    (out_dir / "summary.json").write_text(json.dumps(redact(summary), indent=2, default=str) + "\n")
     return summary

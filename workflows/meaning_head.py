@@ -113,13 +113,15 @@ def run(config: MeaningHeadConfig, *, address: str | None = None) -> dict:
 
     import mlflow
 
+    from interlingua.core.redact import redact_text
+
     configure_mlflow(config.experiment, state)
     with mlflow.start_run(run_name=f"meaning-head-{time.strftime('%Y%m%d-%H%M%S')}") as active:
         run_id = active.info.run_id
         from interlingua.core.params import flatten
 
         mlflow.log_params(flatten({"model": spec, "bitext": bitext.origin, "pairs": len(pairs), **config.model_dump(mode="json")}))
-        mlflow.set_tags({"interlingua.workflow": "meaning-head", "interlingua.base_model": spec})
+        mlflow.set_tags({"interlingua.workflow": "meaning-head", "interlingua.base_model": redact_text(spec)})
         mlflow.log_metrics({"bitext.pairs": len(pairs), "bitext.rejected_nan": rejected_nan,
                             **{f"bitext.rejected_{k}": v for k, v in bitext.rejected.items()}})
 

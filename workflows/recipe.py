@@ -24,6 +24,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from interlingua.core.redact import redact, redact_text
 from interlingua.workflows.recipe_spec import (RecipeConfig, RecipeError, seeded_stages, stage_hash, stage_outputs,
                                                substitute, validate_recipe)
 
@@ -81,7 +82,7 @@ def run(config: RecipeConfig, *, address: str | None = None) -> dict[str, Any]:
     parent = client.create_run(experiment_id, run_name=f"recipe-{config.name}-{time.strftime('%Y%m%d-%H%M%S')}",
                                tags={"interlingua.workflow": "recipe", "interlingua.recipe": config.name})
     parent_id = parent.info.run_id
-    client.log_dict(parent_id, config.model_dump(mode="json"), "recipe/recipe.json")
+    client.log_dict(parent_id, redact(config.model_dump(mode="json")), "recipe/recipe.json")
     print(f"recipe {config.name}: {len(order)} stages ({' -> '.join(order)}); parent run {parent_id}")
     seeded = seeded_stages(config)
     if config.seeds:
@@ -113,7 +114,7 @@ def run(config: RecipeConfig, *, address: str | None = None) -> dict[str, Any]:
                "state": str(state_path), "seconds": round(time.time() - started, 1)}
     if table:
         summary["results"] = table
-    client.log_dict(parent_id, summary, "recipe/summary.json")
+    client.log_dict(parent_id, redact(summary), "recipe/summary.json")
     _end_run(client, parent_id, "FINISHED")
     return summary
 
@@ -169,7 +170,7 @@ def _run_stage(config: RecipeConfig, name: str, key: str, seed: int | None, outp
                                          "interlingua.stage": name,
                                          **({"interlingua.seed": str(seed)} if key != name else {})}).info.run_id
         print(f"[{label}] {stage.workflow}: run {run_id}")
-    client.log_dict(run_id, {"workflow": stage.workflow, "config": resolved, "hash": digest}, "stage/config.json")
+    client.log_dict(run_id, redact({"workflow": stage.workflow, "config": resolved, "hash": digest}), "stage/config.json")
     state[key] = {"hash": digest, "status": "running", "run_id": run_id, "workflow": stage.workflow}
     save_state(state_path, state)
     client.set_tag(parent_id, f"stage.{key}", f"running:{run_id}")
@@ -186,7 +187,7 @@ def _run_stage(config: RecipeConfig, name: str, key: str, seed: int | None, outp
     if mlflow.active_run() is not None:
         mlflow.end_run()
     outputs[name] = _pinned(stage_outputs(summary))
-    client.log_dict(run_id, outputs[name], "stage/outputs.json")
+    client.log_dict(run_id, redact(outputs[name]), "stage/outputs.json")
     client.set_tag(run_id, "mlflow.runName", f"{config.name}/{key}")
     _end_run(client, run_id, "FINISHED")
     state[key] = {**state[key], "status": "done", "outputs": outputs[name]}
@@ -210,8 +211,8 @@ def _results(config: RecipeConfig, evaluations: dict[str, list[list[dict]]], cli
     table, document = results_table(columns)
     seeds = f"mean ± std over seeds {config.seeds}" if config.seeds else "one run"
     print(f"recipe {config.name}: results ({seeds}; comparisons: ± over evaluation seeds)\n{table}")
-    client.log_text(parent_id, table + "\n", "recipe/results.md")
-    client.log_dict(parent_id, {"seeds": config.seeds, "rows": document}, "recipe/results.json")
+    client.log_text(parent_id, redact_text(table) + "\n", "recipe/results.md")
+    client.log_dict(parent_id, redact({"seeds": config.seeds, "rows": document}), "recipe/results.json")
     return table
 
 
@@ -223,7 +224,7 @@ def _compare_columns(config: RecipeConfig) -> dict[str, dict]:
 
     state = state_dir(config.state_dir)
     pack = ensure_pack(None, state)
-    encoders = {spec: (resolve_encoder(spec), True) for spec in config.compare}
+    encoders = {redact_text(spec): (resolve_encoder(spec), True) for spec in config.compare}  # labels are shown
     measurements = evaluate_encoders(encoders, pack, ["all"], [1, 2, 3], state / "embedding-cache")
     columns: dict[str, dict] = {}
     for m in measurements:

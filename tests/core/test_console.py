@@ -223,3 +223,14 @@ def test_the_raylets_forwarded_cpp_lines_are_chatter_too():
             "full, available space: 10.66 GB; capacity: 251.97 GB.")
     kept, chatter = console.split_forwarded_lines({"lines": [line, "(raylet) ours"], "pid": "raylet"})
     assert kept["lines"] == ["(raylet) ours"] and chatter == [f"(worker pid=raylet) {line}"]
+
+
+def test_tee_masks_credentials_on_the_console_and_in_the_log(tmp_path, capsys):
+    log = tmp_path / "x.log"
+    with console.tee_to_log(log):
+        size = sys.stdout.write("loading https://u:pw@h/m?token=t\n")
+        print("password=hunter2", file=sys.stderr)
+    captured = capsys.readouterr()
+    assert size == len("loading https://u:pw@h/m?token=t\n")  # what the caller asked to write
+    assert captured.out == "loading https://***@h/m?token=***\n" and captured.err == "password=***\n"
+    assert log.read_text() == captured.out + captured.err

@@ -67,6 +67,7 @@ def test_model_card_masks_credentials_in_base_model_and_config():
     from interlingua.models.model_card import ModelCard
 
     card = ModelCard(base_model="s3://b/m?X-Amz-Signature=abc", objective="o", workflow="w",
-                     config={"source": "http://u:pw@h/f", "storage_options": {"secret": "s"}})
+                     config={"source": "http://u:pw@h/f", "storage_options": {"secret": "s"}},
+                     description="sum of http://u:pw@h/f and s3://b/m?X-Amz-Signature=abc")
     text = card.to_markdown() + str(card.to_dict()) + str(card.tags())
     assert "abc" not in text and "pw@" not in text and '"secret": "***"' in text

@@ -150,3 +150,26 @@ def test_pack_reads_the_layout_interlingua_assets_writes(assets, tmp_path):
     for name in ("bible_retrieval", "debian_retrieval_de", "debian_mining_fr_gold"):
         assert pq.read_table(tmp_path / "nested" / f"{name}.parquet").equals(
             pq.read_table(tmp_path / "flat" / f"{name}.parquet"))
+
+
+def test_eval_cli_masks_credentials_in_a_model_spec(pack, tmp_path, monkeypatch, capsys):
+    from interlingua.models import resolve
+
+    (tmp_path / "fake_eval_encoder.py").write_text(FAKE_ENCODER_MODULE, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import fake_eval_encoder
+
+    secret = "https://reader:hunter2@models.example.org/enc?token=abc123"
+    monkeypatch.setattr(resolve, "resolve_encoder", lambda spec, wrap_leaf=None: fake_eval_encoder.make())
+    parser = argparse.ArgumentParser()
+    eval_command.add_arguments(parser)
+    out = tmp_path / "out"
+    args = parser.parse_args(["--model", secret, "--tasks", "bible_retrieval", "--seeds", "1", "--pack", str(pack),
+                              "--out", str(out)])
+    assert eval_command.run(args) == 0
+    shown = capsys.readouterr()
+    written = (out / "results.json").read_text() + (out / "results.txt").read_text()
+    for text in (shown.out, shown.err, written):
+        assert "hunter2" not in text and "abc123" not in text
+    models = {s["model"] for s in json.loads((out / "results.json").read_text())["summary"]}
+    assert models == {"https://***@models.example.org/enc?token=***"}

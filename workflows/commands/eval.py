@@ -53,6 +53,7 @@ def run(args: argparse.Namespace) -> int:
     from interlingua.evaluation.report.summary import format_table, results_document
     from interlingua.evaluation.runner import evaluate_models, select_tasks
     from interlingua.core.errors import UserError
+    from interlingua.core.redact import redact_text
     from interlingua.core.runtime import use_tracking_store
 
     use_tracking_store()  # models:/ specs and --mlflow-run resolve against the workflows' store
@@ -62,7 +63,8 @@ def run(args: argparse.Namespace) -> int:
         tasks = select_tasks(_available_tasks(args), args.tasks)  # a bad task name fails before any model loads
         caches: dict[str, CachedEncoder] = {}  # one cache per encoder name, shared by combinations
         wrap = None if args.no_cache else (lambda encoder: caches.setdefault(encoder.name, CachedEncoder(encoder, cache_dir)))
-        encoders = {spec: resolve_encoder(spec, wrap_leaf=wrap) for spec in args.model}
+        # labels name the columns, metrics and files: a spec's credentials are masked there
+        encoders = {redact_text(spec): resolve_encoder(spec, wrap_leaf=wrap) for spec in args.model}
         measurements = evaluate_models(encoders, tasks, args.seeds)
     except ValueError as err:
         raise UserError(str(err)) from err
