@@ -164,8 +164,15 @@ def _from_mlflow(uri: str, cache: Path) -> str:
     except UserError:
         raise
     except Exception as err:  # MlflowException has many subclasses; report them all plainly
-        raise UserError(f"could not fetch {uri} from MLflow ({mlflow.get_tracking_uri()}): {err}") from err
+        raise registry_error(uri, err) from err
     return encoder_folder_of_mlflow_model(local, uri)
+
+
+def registry_error(uri: str, err: Exception) -> UserError:
+    """The one line a user sees when MLflow cannot give ``uri`` (unknown name or alias, unreachable store)."""
+    import mlflow
+
+    return UserError(f"could not fetch {uri} from MLflow ({mlflow.get_tracking_uri()}): {err}")
 
 
 #: In each registry download-cache entry: the ``models:/NAME/VERSION`` it holds (read by ``interlingua gc``).
