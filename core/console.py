@@ -16,6 +16,8 @@ import sys
 import time
 from pathlib import Path
 
+from interlingua.core.redact import redact_text
+
 VERBOSE_ENV = "INTERLINGUA_VERBOSE"
 LOG_FILE_ENV = "INTERLINGUA_LOG_FILE"
 
@@ -123,8 +125,6 @@ class TeeStream:
         self._stream, self._log_path, self._log = stream, log_path, None
 
     def write(self, text: str) -> int:
-        from interlingua.core.redact import redact_text
-
         size, text = len(text), redact_text(text)
         self._stream.write(text)
         try:
