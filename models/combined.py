@@ -3,6 +3,7 @@ s/‖s‖ ⊕ h/‖h‖ (norm_concat, the AMR-retrofit final embedding) and s/�
 
 from __future__ import annotations
 
+import functools
 import json
 import shutil
 from pathlib import Path
@@ -46,6 +47,18 @@ class CombinedEncoder:
     @property
     def dim(self) -> int:
         return self.first.dim if self.mode.endswith("sum") else self.first.dim + self.second.dim
+
+    @functools.cached_property
+    def identity(self) -> str | None:
+        """``MODE(first|second)`` of the parts' content identities
+        (:func:`~interlingua.models.identity.encoder_identity`) when both parts know their content; else None, and
+        the cache falls back to this encoder's own files or name."""
+        from interlingua.models.identity import encoder_identity
+
+        parts = (self.first, self.second)
+        if not all(getattr(p, "identity", None) or getattr(p, "source_folder", None) for p in parts):
+            return None
+        return f"{self.mode}({encoder_identity(self.first)}|{encoder_identity(self.second)})"
 
     def encode(self, texts: Sequence[str], batch_size: int | None = None, normalize: bool = False) -> np.ndarray:
         """The combined embeddings; ``batch_size`` goes to both parts, ``normalize`` scales the result to unit norm."""

@@ -122,3 +122,20 @@ def test_the_operator_encoder_is_keyed_by_content_so_a_moved_model_reuses_its_ve
     assert moved.directory == cached.directory
     with pytest.raises(UserError, match="does not exist"):
         OperatorEmbedEncoder(str(tmp_path / "nope")).identity  # a wrong spec fails before Ray starts
+
+
+def test_a_combination_is_keyed_by_both_parts_content(tmp_path):
+    from interlingua.models.combined import CombinedEncoder
+
+    one, two = _folder(tmp_path / "one", b"w1"), _folder(tmp_path / "two", b"w2")
+    combined = CombinedEncoder(_Encoder("a", source_folder=one), _Encoder("b", source_folder=two), "norm_concat")
+    assert encoder_identity(combined) == \
+        f"norm_concat(a#sha256:{files_digest(one)}|b#sha256:{files_digest(two)})"
+    cached = CachedEncoder(combined, tmp_path / "cache")
+    (two / "model.safetensors").write_bytes(b"w2 retrained")
+    again = CombinedEncoder(_Encoder("a", source_folder=one), _Encoder("b", source_folder=two), "norm_concat")
+    assert CachedEncoder(again, tmp_path / "cache").directory != cached.directory
+    unknown = CombinedEncoder(_Encoder("a", source_folder=one), _Encoder("plain"), "concat")
+    assert unknown.identity is None and encoder_identity(unknown) == "concat(a|plain)"  # its name, as before
+    unknown.source_folder = two  # a combined folder loaded as a whole: keyed by that folder
+    assert encoder_identity(unknown) == f"concat(a|plain)#sha256:{files_digest(two)}"
