@@ -247,16 +247,39 @@ def pin_registry_uri(uri: str) -> str:
 
 
 def _from_fsspec(uri: str, cache: Path) -> str:
+    """A local copy of the model folder at ``uri``, fetched once per state of the remote files: the cache entry is
+    keyed by the URL and the files' listing (relative path, size, ETag or modification time), so a model replaced
+    at the same URL is fetched again. A copy is published (renamed into place, ``.complete`` beside the files) only
+    when the download finished; an interrupted one stays a ``*.partial-PID`` folder, which ``interlingua gc`` prunes."""
     import fsspec
 
     fs, root = fsspec.core.url_to_fs(uri)
     if not fs.exists(root):
         raise UserError(f"model URL {uri!r} does not exist")
-    target = cache / ("fsspec-" + hashlib.sha1(uri.encode()).hexdigest()[:16])
-    if not (target / "config.json").exists() and not is_composed_folder(target):
-        target.mkdir(parents=True, exist_ok=True)
-        fs.get(root.rstrip("/") + "/", str(target) + "/", recursive=True)
-    return find_model_root(target)
+    key = hashlib.sha1(f"{uri}\n{_remote_listing(fs, root)}".encode("utf-8")).hexdigest()[:16]
+    target = cache / f"fsspec-{key}"
+    if not (target / ".complete").exists():
+        partial = cache / f"{target.name}.partial-{os.getpid()}"
+        shutil.rmtree(partial, ignore_errors=True)
+        (partial / "model").mkdir(parents=True)
+        fs.get(root.rstrip("/") + "/", str(partial / "model") + "/", recursive=True)
+        (partial / ".complete").write_text("", encoding="utf-8")
+        try:
+            partial.rename(target)
+        except OSError:  # another process published the same copy first
+            shutil.rmtree(partial, ignore_errors=True)
+    return find_model_root(target / "model")
+
+
+def _remote_listing(fs, root: str) -> str:
+    """One line per file under ``root``: relative path, size and the store's change marker (ETag, else the
+    modification or creation time). A store that gives neither is keyed by path and size only."""
+    lines = []
+    for path, info in sorted(fs.find(root, detail=True).items()):
+        marker = next((info[k] for k in ("ETag", "etag", "md5Hash", "mtime", "LastModified", "last_modified", "created")
+                       if info.get(k) is not None), "")
+        lines.append(f"{path[len(root.rstrip('/')):]}\t{info.get('size')}\t{marker}")
+    return "\n".join(lines)
 
 
 def _from_hub(repo_id: str) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -56,6 +57,58 @@ def test_fsspec_url_is_copied_to_the_cache(bert_folder, reference, tmp_path):
         assert sorted(p.name for p in (cache / folder).iterdir()) == sorted(p.name for p in bert_folder.iterdir())
         encoder = load_encoder(f"memory://{root}", cache_dir=cache)
         np.testing.assert_allclose(encoder.encode(SENTENCES), reference, atol=1e-6)
+    finally:
+        memory.rm(root, recursive=True)
+
+
+def test_a_model_replaced_at_its_url_is_fetched_again(bert_folder, tmp_path):
+    import fsspec
+
+    from interlingua.models.identity import files_digest
+
+    memory = fsspec.filesystem("memory")
+    root = f"/models-{uuid.uuid4().hex}/tiny"
+    for file in bert_folder.iterdir():
+        memory.pipe(f"{root}/{file.name}", file.read_bytes())
+    cache = tmp_path / "cache"
+    try:
+        first = resolve_model_folder(f"memory://{root}", cache_dir=cache)
+        assert resolve_model_folder(f"memory://{root}", cache_dir=cache) == first  # unchanged: the same copy
+        assert files_digest(first) == files_digest(bert_folder) and not list(cache.glob("*.partial-*"))
+        memory.pipe(f"{root}/config.json", (bert_folder / "config.json").read_bytes() + b"\n")  # replaced
+        second = resolve_model_folder(f"memory://{root}", cache_dir=cache)
+        assert second != first
+        assert (Path(second) / "config.json").read_bytes() == (bert_folder / "config.json").read_bytes() + b"\n"
+        assert files_digest(second) != files_digest(first)
+    finally:
+        memory.rm(root, recursive=True)
+
+
+def test_an_interrupted_download_is_not_taken_for_a_copy(bert_folder, tmp_path, monkeypatch):
+    import fsspec
+
+    memory = fsspec.filesystem("memory")
+    root = f"/models-{uuid.uuid4().hex}/tiny"
+    for file in bert_folder.iterdir():
+        memory.pipe(f"{root}/{file.name}", file.read_bytes())
+    cache = tmp_path / "cache"
+    real_get = type(memory).get
+
+    def get_then_fail(self, source, target, **kwargs):  # the weights never arrive
+        real_get(self, source, target, **kwargs)
+        for weights in Path(target).glob("*.safetensors"):
+            weights.unlink()
+        raise ConnectionError("connection reset")
+
+    try:
+        monkeypatch.setattr(type(memory), "get", get_then_fail)
+        with pytest.raises(ConnectionError):
+            resolve_model_folder(f"memory://{root}", cache_dir=cache)
+        assert [p.name.split(".partial-")[0].startswith("fsspec-") for p in cache.iterdir()] == [True]
+        assert not list(cache.glob("fsspec-*/.complete"))
+        monkeypatch.setattr(type(memory), "get", real_get)
+        folder = resolve_model_folder(f"memory://{root}", cache_dir=cache)
+        assert sorted(p.name for p in Path(folder).iterdir()) == sorted(p.name for p in bert_folder.iterdir())
     finally:
         memory.rm(root, recursive=True)
 
