@@ -147,20 +147,11 @@ def _from_mlflow(uri: str, cache: Path) -> str:
         local_folder = _local_artifact_folder(pinned)
         if local_folder is not None:
             return encoder_folder_of_mlflow_model(local_folder, uri)
-        target = cache / ("mlflow-" + hashlib.sha1(pinned.encode()).hexdigest()[:16])
-        complete = target / ".complete"
-        if not complete.exists():
-            shutil.rmtree(target, ignore_errors=True)
-            partial = cache / (target.name + f".partial-{os.getpid()}")
-            shutil.rmtree(partial, ignore_errors=True)
-            local = mlflow.artifacts.download_artifacts(artifact_uri=pinned, dst_path=str(partial))
+        def download(partial: Path) -> str:
             (partial / CACHE_SOURCE).write_text(pinned + "\n", encoding="utf-8")
-            (partial / ".complete").write_text(os.path.relpath(local, partial) + "\n", encoding="utf-8")
-            try:
-                partial.rename(target)
-            except OSError:  # another process published the same version first
-                shutil.rmtree(partial, ignore_errors=True)
-        local = target / complete.read_text(encoding="utf-8").strip()
+            return mlflow.artifacts.download_artifacts(artifact_uri=pinned, dst_path=str(partial))
+
+        local = _cached_copy(cache / ("mlflow-" + hashlib.sha1(pinned.encode()).hexdigest()[:16]), download)
     except UserError:
         raise
     except Exception as err:  # MlflowException has many subclasses; report them all plainly
@@ -257,18 +248,32 @@ def _from_fsspec(uri: str, cache: Path) -> str:
     if not fs.exists(root):
         raise UserError(f"model URL {uri!r} does not exist")
     key = hashlib.sha1(f"{uri}\n{_remote_listing(fs, root)}".encode("utf-8")).hexdigest()[:16]
-    target = cache / f"fsspec-{key}"
-    if not (target / ".complete").exists():
-        partial = cache / f"{target.name}.partial-{os.getpid()}"
-        shutil.rmtree(partial, ignore_errors=True)
-        (partial / "model").mkdir(parents=True)
+
+    def download(partial: Path) -> str:
         fs.get(root.rstrip("/") + "/", str(partial / "model") + "/", recursive=True)
-        (partial / ".complete").write_text("", encoding="utf-8")
+        return str(partial / "model")
+
+    return find_model_root(_cached_copy(cache / f"fsspec-{key}", download))
+
+
+def _cached_copy(target: Path, fetch) -> Path:
+    """The folder a finished copy at ``target`` holds, made first when missing: ``fetch(partial)`` fills a
+    ``TARGET.partial-PID`` folder beside it and returns the copied folder; ``.complete`` (that folder, relative)
+    is written last and the whole is renamed into place, so an interrupted copy is never taken for a finished
+    one (``interlingua gc`` prunes the partial folders)."""
+    complete = target / ".complete"
+    if not complete.exists():
+        shutil.rmtree(target, ignore_errors=True)  # a copy made before the marker existed
+        partial = target.parent / f"{target.name}.partial-{os.getpid()}"
+        shutil.rmtree(partial, ignore_errors=True)
+        partial.mkdir(parents=True)
+        local = fetch(partial)
+        (partial / ".complete").write_text(os.path.relpath(local, partial) + "\n", encoding="utf-8")
         try:
             partial.rename(target)
         except OSError:  # another process published the same copy first
             shutil.rmtree(partial, ignore_errors=True)
-    return find_model_root(target / "model")
+    return target / complete.read_text(encoding="utf-8").strip()
 
 
 def _remote_listing(fs, root: str) -> str:
