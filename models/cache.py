@@ -17,6 +17,7 @@ from typing import Sequence
 
 import numpy as np
 
+from interlingua.core.redact import redact_text
 from interlingua.core.safe_load import load_arrays
 from interlingua.models.identity import encoder_identity
 from interlingua.models.protocol import TextEncoder
@@ -37,7 +38,8 @@ class CachedEncoder:
         self.identity = encoder_identity(encoder)
         self.directory = Path(root) / hashlib.sha256(self.identity.encode("utf-8")).hexdigest()[:16]
         self.directory.mkdir(parents=True, exist_ok=True)
-        (self.directory / "encoder.txt").write_text(f"{encoder.name}\n{self.identity}\n", encoding="utf-8")
+        label = redact_text(f"{encoder.name}\n{self.identity}\n")  # for people browsing the cache; never read back
+        (self.directory / "encoder.txt").write_text(label, encoding="utf-8")
         self._store: dict[str, np.ndarray] = {}
         for part in sorted(self.directory.glob("part-*.npz")):
             data = load_arrays(str(part))

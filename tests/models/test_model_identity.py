@@ -139,3 +139,9 @@ def test_a_combination_is_keyed_by_both_parts_content(tmp_path):
     assert unknown.identity is None and encoder_identity(unknown) == "concat(a|plain)"  # its name, as before
     unknown.source_folder = two  # a combined folder loaded as a whole: keyed by that folder
     assert encoder_identity(unknown) == f"concat(a|plain)#sha256:{files_digest(two)}"
+
+
+def test_the_cache_label_masks_credentials_in_an_encoder_name(tmp_path):
+    cached = CachedEncoder(_Encoder(name="https://u:hunter2@h/enc?token=abc"), tmp_path / "cache")
+    assert (cached.directory / "encoder.txt").read_text(encoding="utf-8") == \
+        "https://***@h/enc?token=***\nhttps://***@h/enc?token=***\n"
