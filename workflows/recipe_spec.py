@@ -218,9 +218,56 @@ def check_stage_config(name: str, stage: StageSpec, config_class: type[Config]) 
 
 def stage_hash(workflow: str, resolved_config: dict[str, Any]) -> str:
     """Identity of a stage run: its workflow and its config with every reference resolved (so a changed
-    upstream output, e.g. a new model version, changes it)."""
-    text = json.dumps({"workflow": workflow, "config": resolved_config}, sort_keys=True, default=str)
+    upstream output, e.g. a new model version, changes it), plus the content digest of every local model folder
+    the config names (:func:`local_model_folders`), so a model rewritten in place runs the stage again. A config
+    that names no model folder hashes as it did before folders were digested."""
+    payload: dict[str, Any] = {"workflow": workflow, "config": resolved_config}
+    folders = local_model_folders(resolved_config)
+    if folders:
+        from interlingua.models.identity import files_digest
+
+        payload["model_files"] = {folder: files_digest(_model_folder(folder)) for folder in folders}
+    text = json.dumps(payload, sort_keys=True, default=str)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def local_model_folders(value: Any) -> list[str]:
+    """The strings anywhere in ``value`` that name a local model folder (a path or ``file://`` URL to a folder with
+    ``config.json`` or ``modules.json``, or a combined or composed encoder's marker), sorted."""
+    found: set[str] = set()
+
+    def visit(item: Any) -> None:
+        if isinstance(item, dict):
+            for v in item.values():
+                visit(v)
+        elif isinstance(item, (list, tuple)):
+            for v in item:
+                visit(v)
+        elif isinstance(item, str) and _model_folder(item) is not None:
+            found.add(item)
+
+    visit(value)
+    return sorted(found)
+
+
+def _model_folder(text: str):
+    """The local model folder ``text`` names, or None."""
+    from pathlib import Path
+
+    from interlingua.models.combined import is_combined_folder
+    from interlingua.models.meaning_head import is_composed_folder
+
+    path = text[len("file://"):] if text.startswith("file://") else text
+    if not path or "://" in path or "\n" in path or len(path) > 4096:
+        return None
+    try:
+        folder = Path(path).expanduser()
+        if folder.is_dir() and ((folder / "config.json").is_file() or (folder / "modules.json").is_file()
+                                or is_combined_folder(folder) or is_composed_folder(folder)):
+            return folder
+    except OSError:  # a string too long or odd for the file system: not a folder
+        pass
+    return None
 
 
 def stage_outputs(summary: dict[str, Any] | None) -> dict[str, Any]:

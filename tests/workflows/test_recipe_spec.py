@@ -141,3 +141,23 @@ def test_cli_reports_a_cycle_in_one_line_before_anything_runs(tmp_path):
     assert proc.returncode == 2
     assert proc.stderr.strip().splitlines() == ["interlingua run: error: recipe 'bad' has a cycle: a -> b -> a"]
     assert not (tmp_path / "s" / "mlflow.db").exists()
+
+
+def test_a_local_model_folder_is_hashed_by_content(tmp_path):
+    import hashlib
+    import json
+
+    folder = tmp_path / "my-encoder"
+    folder.mkdir()
+    (folder / "config.json").write_text('{"model_type": "bert"}')
+    (folder / "model.safetensors").write_bytes(b"v1")
+    config = {"model": str(folder), "train": {"max_steps": 3}, "note": str(tmp_path)}  # tmp_path: no model there
+    first = stage_hash("train", config)
+    assert stage_hash("train", config) == first
+    (folder / "model.safetensors").write_bytes(b"v2")  # retrained in place: the stage runs again
+    assert stage_hash("train", config) != first
+    assert stage_hash("train", {**config, "model": folder.as_uri()}) != first
+    # a config naming no model folder hashes exactly as before, so existing recipe states keep their stages
+    plain = {"model": "models:/m/1", "train": {"max_steps": 3}, "note": str(tmp_path)}
+    before = json.dumps({"workflow": "train", "config": plain}, sort_keys=True, default=str)
+    assert stage_hash("train", plain) == hashlib.sha256(before.encode()).hexdigest()[:16]
