@@ -103,14 +103,20 @@ def resolve_model_folder(uri: str, cache_dir: str | os.PathLike | None = None) -
         return _from_fsspec(uri, _cache(cache_dir))
     path = Path(uri).expanduser()
     if path.exists():
-        from interlingua.models.combined import is_combined_folder
-
-        if not (path / "config.json").exists() and not is_composed_folder(path) and not is_combined_folder(path):
+        if not is_model_folder(path):
             raise UserError(f"{path} is not a model folder: no config.json (or {COMPOSED_CONFIG}) in it")
         return str(path)
     if uri.startswith((".", "/", "~")) or uri.count("/") > 1:
         raise UserError(f"model folder {uri!r} does not exist")
     return _from_hub(uri)
+
+
+def is_model_folder(folder: str | Path) -> bool:
+    """Whether ``folder`` holds a model this module loads: ``config.json``, or a composed or combined encoder's marker."""
+    from interlingua.models.combined import is_combined_folder
+
+    folder = Path(folder)
+    return (folder / "config.json").exists() or is_composed_folder(folder) or is_combined_folder(folder)
 
 
 def find_model_root(folder: str | Path) -> str:

@@ -232,8 +232,8 @@ def stage_hash(workflow: str, resolved_config: dict[str, Any]) -> str:
 
 
 def local_model_folders(value: Any) -> list[str]:
-    """The strings anywhere in ``value`` that name a local model folder (a path or ``file://`` URL to a folder with
-    ``config.json`` or ``modules.json``, or a combined or composed encoder's marker), sorted."""
+    """The strings anywhere in ``value`` that name a local model folder (a path or ``file://`` URL to a folder
+    :func:`~interlingua.models.load.is_model_folder` accepts), sorted."""
     found: set[str] = set()
 
     def visit(item: Any) -> None:
@@ -254,17 +254,16 @@ def _model_folder(text: str):
     """The local model folder ``text`` names, or None."""
     from pathlib import Path
 
-    from interlingua.models.combined import is_combined_folder
-    from interlingua.models.meaning_head import is_composed_folder
-
     path = text[len("file://"):] if text.startswith("file://") else text
     if not path or "://" in path or "\n" in path or len(path) > 4096:
         return None
     try:
         folder = Path(path).expanduser()
-        if folder.is_dir() and ((folder / "config.json").is_file() or (folder / "modules.json").is_file()
-                                or is_combined_folder(folder) or is_composed_folder(folder)):
-            return folder
+        if folder.is_dir():
+            from interlingua.models.load import is_model_folder  # torch comes with it: only for a real folder
+
+            if is_model_folder(folder):
+                return folder
     except OSError:  # a string too long or odd for the file system: not a folder
         pass
     return None
