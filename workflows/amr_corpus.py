@@ -132,6 +132,14 @@ def _build_shard(shard_triples, config: AmrCorpusConfig) -> tuple[list[dict], li
     return kept, rejects
 
 
+def input_urls(config: AmrCorpusConfig) -> list[str]:
+    """The NLI file the build reads (none for a dataset on the hub): its fingerprint enters the version id and a
+    recipe stage's hash."""
+    from interlingua.operators.nli.sources import is_jsonl_source
+
+    return [config.source] if is_jsonl_source(config.source) else []
+
+
 def run(config: AmrCorpusConfig, *, address: str | None = None) -> dict[str, Any]:
     """Build (or resume) the corpus version; returns a summary with the manifest's counts."""
     from interlingua.operators.corpus.shards import plan_shards
@@ -140,15 +148,15 @@ def run(config: AmrCorpusConfig, *, address: str | None = None) -> dict[str, Any
     from interlingua.operators.nli.triples import build_triples
     from interlingua.core.inputs import require_input_files, require_writable
     from interlingua.core.runtime import corpus_root, init_ray
-    from interlingua.operators.nli.sources import is_jsonl_source
+    from interlingua.operators.corpus.input_fingerprints import fingerprints_of
 
-    if is_jsonl_source(config.source):  # the user's mistakes, before Ray starts
-        require_input_files([config.source])
+    require_input_files(input_urls(config))  # the user's mistakes, before Ray starts
     require_writable(config.store_root or corpus_root(), "corpus store")
     build = build_triples(read_nli_rows(config.source, config.split))
     triples = build.triples[: config.max_triples] if config.max_triples else build.triples
     store = CorpusStore(config.store_root or corpus_root())
-    writer = store.open_version(config.corpus_name, redact(config.model_dump()), redact([config.source]))
+    writer = store.open_version(config.corpus_name, redact(config.model_dump()), redact([config.source]),
+                                input_fingerprints=fingerprints_of(input_urls(config)))
     shards = plan_shards(len(triples), config.triples_per_shard)
     summary: dict[str, Any] = {"nli": build.summary(), "shards_total": len(shards), "shards_resumed": 0}
     if not writer.published:

@@ -11,6 +11,7 @@ tgt_lang``), one shard per language, so ``train`` with ``translation_ranking`` r
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from pydantic import Field, field_validator
@@ -59,6 +60,14 @@ def missing_packages(languages: list[str]) -> list[str]:
     return [ENGLISH_TO[lang][0] for lang in languages if ENGLISH_TO[lang][1] not in installed]
 
 
+def input_urls(config: ApertiumBitextConfig) -> list[str]:
+    """The English file the build reads: its fingerprint enters the version id and a recipe stage's hash."""
+    from interlingua.core.runtime import state_dir
+    from interlingua.workflows.assets.build import bible_path
+
+    return [config.source or str(bible_path(state_dir(config.state_dir) / "assets"))]
+
+
 def run(config: ApertiumBitextConfig, *, address: str | None = None) -> dict[str, Any]:
     from interlingua.core.errors import UserError
     from interlingua.core.progress import Stages
@@ -70,7 +79,7 @@ def run(config: ApertiumBitextConfig, *, address: str | None = None) -> dict[str
     stages = Stages("apertium-bitext")
     state = state_dir(config.state_dir)
     with stages("english"):
-        english, source = _english_sentences(config, state)
+        english, source = _english_sentences(config)
         slices = _slices(english, config)
         print(f"  {len(english)} English sentences from {source}; "
               f"{', '.join(f'{lang} {len(ids)}' for lang, ids in slices.items())}")
@@ -84,7 +93,11 @@ def run(config: ApertiumBitextConfig, *, address: str | None = None) -> dict[str
     from interlingua.core.redact import redact
     from interlingua.workflows.bitext_source import publish_shards, published_summary
 
-    writer = store.open_version(config.name, redact(manifest_config), redact([source]))  # no credentials in provenance
+    from interlingua.operators.corpus.input_fingerprints import fingerprints_of
+
+    # no credentials in provenance; the source's fingerprint in the id: a source rewritten in place is built again
+    writer = store.open_version(config.name, redact(manifest_config), redact([source]),
+                                input_fingerprints=fingerprints_of([source]))
 
     def translate(shard_id: str) -> None:
         lang = shard_id.removeprefix("en-")
@@ -96,7 +109,7 @@ def run(config: ApertiumBitextConfig, *, address: str | None = None) -> dict[str
     return published_summary("apertium-bitext", manifest, ["en", *config.languages], seconds=stages.seconds)
 
 
-def _english_sentences(config: ApertiumBitextConfig, state) -> tuple[list[tuple[str, str]], str]:
+def _english_sentences(config: ApertiumBitextConfig) -> tuple[list[tuple[str, str]], str]:
     """(id, sentence) pairs of the English source, length-filtered and deduplicated, in source order."""
     from interlingua.core.errors import UserError
 
@@ -104,9 +117,8 @@ def _english_sentences(config: ApertiumBitextConfig, state) -> tuple[list[tuple[
         import pyarrow.parquet as pq
 
         from interlingua.evaluation.splits import bible_heldout_split
-        from interlingua.workflows.assets.build import bible_path
 
-        path = bible_path(state / "assets")
+        path = Path(input_urls(config)[0])
         if not path.exists():
             raise UserError(f"no English source: the Bible asset {path} is missing (run `interlingua assets bible` "
                             "or set source=...)")

@@ -29,14 +29,21 @@ class BibleBitextConfig(Config):
 CONFIG = BibleBitextConfig
 
 
+def input_urls(config: BibleBitextConfig) -> list[str]:
+    """The Bible parquet the build reads: its fingerprint enters the version id and a recipe stage's hash."""
+    from interlingua.core.runtime import assets_dir, state_dir
+    from interlingua.workflows.assets.build import bible_path
+
+    return [config.bitext or str(bible_path(assets_dir(state_dir(config.state_dir))))]
+
+
 def run(config: BibleBitextConfig, *, address: str | None = None) -> dict[str, Any]:
     from interlingua.core.errors import UserError
-    from interlingua.core.runtime import assets_dir, corpus_root, state_dir
-    from interlingua.workflows.assets.build import bible_path
+    from interlingua.core.runtime import corpus_root, state_dir
     from interlingua.workflows.bitext_source import published_summary
 
     state = state_dir(config.state_dir)
-    path = Path(config.bitext) if config.bitext else bible_path(assets_dir(state))
+    path = Path(input_urls(config)[0])
     if not path.exists():
         raise UserError(f"Bible bitext {path} is missing (run `interlingua assets bible`, or set bitext=...)")
     manifest, heldout = publish_bible_corpus(corpus_root(state), path, config.name, rows_per_shard=config.rows_per_shard,
@@ -53,6 +60,7 @@ def publish_bible_corpus(root: str, bible: Path, name: str, *, rows_per_shard: i
 
     from interlingua.evaluation.splits import bible_heldout_split
     from interlingua.operators.bitext.hygiene import HygieneSettings
+    from interlingua.operators.corpus.input_fingerprints import fingerprints_of
     from interlingua.operators.corpus.store import CorpusStore
     from interlingua.workflows.bitext_source import publish_bitext_corpus
 
@@ -61,7 +69,8 @@ def publish_bible_corpus(root: str, bible: Path, name: str, *, rows_per_shard: i
     heldout, training = table.filter(mask), table.filter(pc.invert(mask))
     manifest = publish_bitext_corpus(
         CorpusStore(root), name, training.select(["id", "src", "tgt"]), src_lang="en", tgt_lang="es",
-        inputs=[str(bible)], hygiene=HygieneSettings(max_length_ratio=max_length_ratio), rows_per_shard=rows_per_shard)
+        inputs=[str(bible)], hygiene=HygieneSettings(max_length_ratio=max_length_ratio), rows_per_shard=rows_per_shard,
+        input_fingerprints=fingerprints_of([str(bible)]))
     heldout = heldout.filter(pc.and_(pc.greater(pc.utf8_length(heldout["src"]), 0),
                                      pc.greater(pc.utf8_length(heldout["tgt"]), 0)))
     return manifest, heldout

@@ -419,15 +419,22 @@ def _tokenize(rows: list[dict[str, Any]], indices: list[int], config: BitextCorp
     return tokens
 
 
+def input_urls(config: BitextCorpusConfig) -> list[str]:
+    """The files the build reads (the source, and the target of a text pair): their fingerprints enter the version
+    id and a recipe stage's hash, so a file rewritten in place is built again."""
+    return [config.source or default_source()] + ([config.target] if config.target else [])
+
+
 def run(config: BitextCorpusConfig, *, address: str | None = None) -> dict[str, Any]:
     """Build (or resume) the corpus version; returns a summary with the manifest's counts."""
     from interlingua.core.inputs import require_input_files, require_writable
     from interlingua.core.runtime import corpus_root
+    from interlingua.operators.corpus.input_fingerprints import fingerprints_of
     from interlingua.operators.corpus.shards import plan_shards
     from interlingua.operators.corpus.store import CorpusStore
 
-    source = config.source or default_source()
-    inputs = [source] + ([config.target] if config.target else [])
+    inputs = input_urls(config)
+    source = inputs[0]
     # the user's mistakes, before Ray starts: missing or empty inputs, an unwritable store
     require_input_files(inputs)
     require_writable(config.store_root or corpus_root(), "corpus store")
@@ -437,7 +444,8 @@ def run(config: BitextCorpusConfig, *, address: str | None = None) -> dict[str, 
         raise UserError(f"{redact(source)} holds no bitext rows: nothing to build (hint: check the file)")
     store = CorpusStore(config.store_root or corpus_root())
     # provenance without credentials: the manifest's config and inputs, and the rejects, are redacted
-    writer = store.open_version(config.corpus_name, redact(_manifest_config(config, source)), redact(inputs))
+    writer = store.open_version(config.corpus_name, redact(_manifest_config(config, source)), redact(inputs),
+                                input_fingerprints=fingerprints_of(inputs))
     for damaged in partial:  # allow_truncated_inputs: what was read is published, the version marked partial
         if not writer.published:
             writer.mark_partial(**damaged)

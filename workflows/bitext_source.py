@@ -15,8 +15,10 @@ BITEXT_COLUMNS = ("id", "src", "tgt", "src_lang", "tgt_lang")
 
 
 def publish_bitext_corpus(store: CorpusStore, name: str, table: pa.Table, *, src_lang: str, tgt_lang: str,
-                          inputs: list[str], hygiene: HygieneSettings, rows_per_shard: int = 4096):
+                          inputs: list[str], hygiene: HygieneSettings, rows_per_shard: int = 4096,
+                          input_fingerprints: dict | None = None):
     """Write ``table`` (columns id, src, tgt) as corpus ``name``; returns the published manifest.
+    ``input_fingerprints``: those of the files ``table`` was read from (they enter the version id).
 
     Shards are planned over the input rows, so a rerun after a crash skips completed shards. Each
     shard runs the hygiene filters; removed pairs go to the rejects table with their reason.
@@ -27,7 +29,8 @@ def publish_bitext_corpus(store: CorpusStore, name: str, table: pa.Table, *, src
         raise ValueError(f"bitext table lacks columns {sorted(missing)} (has {table.column_names})")
     config = {"src_lang": src_lang, "tgt_lang": tgt_lang, "rows_per_shard": rows_per_shard,
               "hygiene": hygiene.__dict__}
-    writer = store.open_version(name, redact(config), redact(list(inputs)))  # provenance without credentials
+    writer = store.open_version(name, redact(config), redact(list(inputs)),  # provenance without credentials
+                                input_fingerprints=input_fingerprints)
     shards = {shard.id: shard for shard in plan_shards(table.num_rows, rows_per_shard)}
     return publish_shards(writer, list(shards), lambda shard_id: write_bitext_shard(
         writer, shard_id, table.slice(shards[shard_id].start, shards[shard_id].num_rows).to_pydict(),

@@ -36,6 +36,7 @@ from interlingua.core.config import Config
 from interlingua.core.names import SafeName
 from interlingua.core.archives import TruncatedInputError
 from interlingua.core.redact import redact
+from interlingua.operators.corpus.input_fingerprints import fingerprints_of
 from pydantic import Field, field_validator
 
 DESCRIPTION = "Wikipedia hyperlinks → Wikidata entities → hard negatives: the EASE corpus"
@@ -107,6 +108,15 @@ class EaseCorpusConfig(Config):
 CONFIG = EaseCorpusConfig
 
 
+def input_urls(config: EaseCorpusConfig) -> list[str]:
+    """The files the build reads (dumps, their indexes and page_props, the Wikidata JSON): their fingerprints enter
+    the version ids, the extraction folder's name and a recipe stage's hash, so a file rewritten in place is read
+    again."""
+    urls = [d.url for d in config.dumps]
+    urls += [url for d in config.dumps for url in (d.index_url, d.page_props_url) if url]
+    return urls + ([config.wikidata_json] if config.wikidata_json else [])
+
+
 def run(config: EaseCorpusConfig, *, address: str | None = None) -> dict[str, Any]:
     """Build and publish the corpus; returns a summary with the funnel of counts."""
     import ray.data
@@ -144,12 +154,15 @@ def run(config: EaseCorpusConfig, *, address: str | None = None) -> dict[str, An
 
 
 def extraction_work_dir(config: EaseCorpusConfig, settings: dict[str, int], base: str) -> str:
-    """``<base>/<name>/extract-<hash>``: the hash covers the dumps, shard size and extraction settings, so a rerun
-    with the same ones resumes, and a changed setting never reuses stale shard extractions."""
+    """``<base>/<name>/extract-<hash>``: the hash covers the dumps (with their files' fingerprints), shard size and
+    extraction settings, so a rerun with the same ones resumes, and a changed setting or a dump rewritten in place
+    never reuses stale shard extractions."""
     import hashlib
 
+    dump_files = [url for d in config.dumps for url in (d.url, d.index_url) if url]
     identity = json.dumps(
-        {"dumps": [d.model_dump() for d in config.dumps], "shard_bytes": config.shard_bytes, "settings": settings},
+        {"dumps": [d.model_dump() for d in config.dumps], "shard_bytes": config.shard_bytes, "settings": settings,
+         "fingerprints": {url: fp.model_dump() for url, fp in fingerprints_of(dump_files).items()}},
         sort_keys=True,
     )
     return f"{base.rstrip('/')}/{config.name}/extract-{hashlib.sha256(identity.encode()).hexdigest()[:12]}"
@@ -196,7 +209,8 @@ def build_corpus(
         "negative_sampling": "untyped: any kept entity (no P31 source)" if untyped else "same P31 type, not on page",
     }
     store = CorpusStore(store_url)
-    writer = store.open_version(config.name, redact(manifest_config), redact([d.url for d in config.dumps]))
+    writer = store.open_version(config.name, redact(manifest_config), redact([d.url for d in config.dumps]),
+                                input_fingerprints=fingerprints_of(input_urls(config)))
     if not writer.published:  # reached only with allow_truncated_inputs when a dump is damaged
         for damaged in archive_damage(shards, reports):
             writer.mark_partial(**damaged)
@@ -306,7 +320,7 @@ def _publish_entities(
     )
     entities_config = manifest_config | {"vector_source": method}
     writer = store.open_version(f"{config.name}-entities", redact(entities_config),
-                                redact([d.url for d in config.dumps]))
+                                redact([d.url for d in config.dumps]), input_fingerprints=fingerprints_of(input_urls(config)))
     if not writer.published:
         counters = {"entities": len(vocabulary), "vectors_missing_random_init": missing}
         writer.write_shard("entities-00000", table, counters=counters)

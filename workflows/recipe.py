@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -50,12 +51,13 @@ def save_state(path: Path, stages: dict[str, dict[str, Any]]) -> None:
 
 
 def plan(recipe: RecipeConfig, state: dict[str, dict[str, Any]], name: str, resolved: dict[str, Any],
-         key: str | None = None) -> tuple[str, str]:
+         key: str | None = None, input_files: Sequence[str] = ()) -> tuple[str, str]:
     """(action, hash) for a stage: ``skip`` (done, unchanged), ``resume`` (started, unchanged) or ``run``.
     ``key``: the stage's entry in ``state`` (``NAME`` or ``NAME.seedN``; default ``name``). A seeded key with no entry
     yet adopts the stage's unseeded entry (``NAME``) when its hash is the same: the stage ran with that very config
-    before the recipe had ``seeds`` (copied into ``state[key]``)."""
-    digest = stage_hash(recipe.stages[name].workflow, resolved)
+    before the recipe had ``seeds`` (copied into ``state[key]``). ``input_files``: the files the stage's workflow
+    reads (their fingerprints enter the hash)."""
+    digest = stage_hash(recipe.stages[name].workflow, resolved, input_files)
     key = key or name
     if key != name and key not in state and state.get(name, {}).get("hash") == digest:
         state[key] = dict(state[name])
@@ -150,16 +152,17 @@ def _run_stage(config: RecipeConfig, name: str, key: str, seed: int | None, outp
     hashed = resolved
     if "pack" in workflow.CONFIG.model_fields:  # the stage reads the pack (evaluation, texts left out of training)
         hashed = {**resolved, "pack_manifest": pack_identity(resolved.get("pack"), resolved.get("state_dir"))}
-    action, digest = plan(config, state, name, hashed, key)
+    from interlingua.core.config import validate
+
+    stage_config = validate(workflow.CONFIG, resolved, source=f"recipe stage {name!r}")
+    input_urls = getattr(workflow, "input_urls", None)  # a corpus build: an input rewritten in place runs it again
+    action, digest = plan(config, state, name, hashed, key, input_urls(stage_config) if input_urls else ())
     actions[key] = action
     if action == "skip":
         outputs[name] = state[key]["outputs"]
         print(f"[{label}] unchanged (hash {digest}): skipped; outputs from run {state[key].get('run_id')}")
         client.set_tag(parent_id, f"stage.{key}", f"skipped:{state[key].get('run_id')}")
         return name == config.stop_after
-    from interlingua.core.config import validate
-
-    stage_config = validate(workflow.CONFIG, resolved, source=f"recipe stage {name!r}")
     if action == "resume":
         run_id = state[key]["run_id"]
         client.set_tag(run_id, "mlflow.parentRunId", parent_id)

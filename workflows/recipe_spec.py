@@ -27,6 +27,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from pydantic import Field, field_validator
@@ -216,19 +217,34 @@ def check_stage_config(name: str, stage: StageSpec, config_class: type[Config]) 
             raise RecipeError(f"stage {name!r} ({stage.workflow}): {key}: {error['msg']}") from None
 
 
-def stage_hash(workflow: str, resolved_config: dict[str, Any]) -> str:
+def stage_hash(workflow: str, resolved_config: dict[str, Any], input_files: Sequence[str] = ()) -> str:
     """Identity of a stage run: its workflow and its config with every reference resolved (so a changed
     upstream output, e.g. a new model version, changes it), plus the content digest of every local model folder
-    the config names (:func:`local_model_folders`), so a model rewritten in place runs the stage again. A config
-    that names no model folder hashes as it did before folders were digested."""
+    the config names (:func:`local_model_folders`), so a model rewritten in place runs the stage again, plus the
+    fingerprint of every file in ``input_files`` (what a corpus workflow's ``input_urls`` names), so an input
+    rewritten in place does too. A config that names no model folder and no input file hashes as it did before
+    either counted."""
     payload: dict[str, Any] = {"workflow": workflow, "config": resolved_config}
     folders = local_model_folders(resolved_config)
     if folders:
         from interlingua.models.identity import files_digest
 
         payload["model_files"] = {folder: files_digest(_model_folder(folder)) for folder in folders}
+    if input_files:
+        payload["input_files"] = {url: _input_fingerprint(url) for url in input_files}
     text = json.dumps(payload, sort_keys=True, default=str)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def _input_fingerprint(url: str) -> Any:
+    """An input file's fingerprint (size and ETag or modification time), or ``"unreadable"``: the stage then runs,
+    and its workflow says what is wrong with the file."""
+    from interlingua.operators.corpus.input_fingerprints import fingerprint
+
+    try:
+        return fingerprint(url).model_dump()
+    except (UserError, OSError, ValueError):
+        return "unreadable"
 
 
 def local_model_folders(value: Any) -> list[str]:

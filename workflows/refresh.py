@@ -118,7 +118,7 @@ def refresh(spec: RefreshSpec, *, address: str | None = None, log: Callable[[str
 
 
 def _plan(spec: RefreshSpec, adapter, workflow_config) -> RefreshPlan:
-    from interlingua.operators.corpus.input_fingerprints import fingerprint, list_inputs
+    from interlingua.operators.corpus.input_fingerprints import fingerprints_of, list_inputs
     from interlingua.operators.corpus.manifest import config_hash
     from interlingua.operators.corpus.store import CorpusLookupError, CorpusStore
 
@@ -128,7 +128,7 @@ def _plan(spec: RefreshSpec, adapter, workflow_config) -> RefreshPlan:
     urls = list_inputs(adapter.inputs(spec, workflow_config))
     # Provenance is keyed by the redacted URL: credentials never reach the manifest, and the comparison
     # with the parent's record (redacted the same way) still matches input for input.
-    fingerprints = {redact_url(url): fingerprint(url) for url in urls}
+    fingerprints = fingerprints_of(urls)
     spec_config = adapter.spec_config(workflow_config)
     plan = RefreshPlan(corpus, store_root, urls, fingerprints, spec_config, config_hash(spec_config))
     store = CorpusStore(store_root)

@@ -2,7 +2,9 @@
 
 A fingerprint is the size plus the store's change marker: the ETag where the store gives one
 (S3, GCS, HTTP), else the modification time (local disks), else — ``memory://`` and stores with
-neither — the SHA-256 of the content. Equal fingerprints mean "unchanged" to ``interlingua refresh``.
+neither — the SHA-256 of the content. Equal fingerprints mean "unchanged" to ``interlingua refresh``, and
+every corpus build puts its inputs' fingerprints in its version id (:func:`fingerprints_of`), so an input
+rewritten in place gives a new version instead of reopening the old one.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from datetime import datetime
 from fsspec.core import url_to_fs
 
 from interlingua.core.errors import UserError
+from interlingua.core.redact import redact_url
 from interlingua.operators.corpus.manifest import InputFingerprint
 
 _GLOB_CHARS = ("*", "?", "[")
@@ -38,15 +41,22 @@ def list_inputs(patterns: Sequence[str], storage_options: dict | None = None) ->
     return sorted(urls)
 
 
+def fingerprints_of(urls: Sequence[str], storage_options: dict | None = None) -> dict[str, InputFingerprint]:
+    """Each input's fingerprint, keyed by its URL with credentials masked (the spelling manifests record inputs
+    in): what a corpus build passes to ``CorpusStore.open_version`` and what a refresh compares."""
+    return {redact_url(url): fingerprint(url, storage_options) for url in urls}
+
+
 def fingerprint(url: str, storage_options: dict | None = None) -> InputFingerprint:
     """Size plus ETag, modification time or content hash of the file at ``url``."""
     fs, path = url_to_fs(url, **(storage_options or {}))
     try:
         info = fs.info(path)
     except FileNotFoundError:
-        raise UserError(f"input {url!r} disappeared while the refresh was listing it; run again") from None
+        raise UserError(f"input {redact_url(url)!r} does not exist (it may have been moved or deleted while the "
+                        "inputs were listed); check the path and run again") from None
     except PermissionError as error:
-        raise UserError(f"input {url!r} is not readable: {error}") from None
+        raise UserError(f"input {redact_url(url)!r} is not readable: {error}") from None
     size = int(info.get("size") or 0)
     etag = info.get("ETag") or info.get("etag") or info.get("md5Hash")
     if etag:

@@ -90,9 +90,10 @@ _REFRESH_PROVENANCE: ContextVar[tuple[str, Mapping[str, InputFingerprint], Linea
 
 @contextmanager
 def recording_refresh(name: str, input_fingerprints: Mapping[str, InputFingerprint], lineage: Lineage) -> Iterator[None]:
-    """Within the block, ``open_version(name, ...)`` called without fingerprints or lineage records
-    these: how ``interlingua refresh`` gives provenance to workflows that open their version
-    themselves (ease-corpus, amr-corpus). Other corpus names are unaffected."""
+    """Within the block, ``open_version(name, ...)`` called without a lineage records these fingerprints
+    and lineage (in place of fingerprints the workflow took itself): how ``interlingua refresh`` gives
+    provenance to workflows that open their version themselves (ease-corpus, amr-corpus). Other corpus
+    names are unaffected."""
     token = _REFRESH_PROVENANCE.set((name, dict(input_fingerprints), lineage))
     try:
         yield
@@ -151,7 +152,9 @@ class CorpusStore:
         The version id is ``v-`` + 12 hex digits of SHA-256 over (name, config hash, inputs in
         order, and ``input_fingerprints`` when given), so reruns with the same arguments reopen the
         same version: an unfinished one is resumed (see ``VersionWriter.is_complete``), a published
-        one comes back with ``writer.published == True`` and its manifest.
+        one comes back with ``writer.published == True`` and its manifest. The workflows pass their input
+        files' fingerprints (``input_fingerprints.fingerprints_of``): an input rewritten in place gives
+        another version.
 
         Another live writer of the same version: ``if_busy="share"`` works alongside it (its finished
         shards are adopted; the first to publish wins), ``"wait"`` waits until it publishes or its
@@ -164,7 +167,7 @@ class CorpusStore:
             raise ValueError(f"if_busy must be 'share', 'wait' or 'fail', got {if_busy!r}")
         input_list = list(inputs)
         ambient = _REFRESH_PROVENANCE.get()
-        if ambient is not None and ambient[0] == name and input_fingerprints is None and lineage is None:
+        if ambient is not None and ambient[0] == name and lineage is None:  # the refresh's record is the one compared
             input_fingerprints, lineage = ambient[1], ambient[2]
         fingerprints = {url: InputFingerprint.model_validate(fp) for url, fp in (input_fingerprints or {}).items()}
         digest = config_hash(config)

@@ -1,0 +1,159 @@
+"""An input file rewritten in place is built again: corpus version ids, the EASE extraction folder and a recipe
+stage's hash all carry the input files' fingerprints (size plus modification time, the refresh's definition).
+
+Before, a corpus version id counted only the inputs' paths, so rebuilding after editing the source file reopened
+the old published version with the old rows.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from interlingua.operators.corpus.input_fingerprints import fingerprint, fingerprints_of
+from interlingua.operators.corpus.manifest import Lineage
+from interlingua.operators.corpus.store import CorpusStore, recording_refresh
+
+FIRST = [("the house is red", "la casa es roja"), ("the dog runs", "el perro corre"), ("a big house", "una casa grande")]
+SECOND = [("the cat sleeps", "el gato duerme"), ("the dog runs", "el perro corre")]
+
+
+def write_pairs(path: Path, pairs, stamp: float) -> None:
+    """Write a TSV and give it the modification time ``stamp`` (two writes within one clock tick still differ)."""
+    path.write_text("".join(f"{en}\t{es}\n" for en, es in pairs), encoding="utf-8")
+    os.utime(path, (stamp, stamp))
+
+
+def rows_of(store: CorpusStore, name: str, version: str) -> list[tuple[str, str]]:
+    table = store.read_table(name, version)
+    return sorted(zip(table.column("src").to_pylist(), table.column("tgt").to_pylist()))
+
+
+def test_bitext_corpus_rebuilds_an_input_rewritten_in_place(tmp_path):
+    from interlingua.workflows.bitext_corpus import BitextCorpusConfig, run
+
+    source = tmp_path / "pairs.tsv"
+    write_pairs(source, FIRST, 1_700_000_000)
+    config = BitextCorpusConfig(source=str(source), corpus_name="edited", store_root=str(tmp_path / "store"),
+                                workers=1, src_lang="en", tgt_lang="es")
+    first = run(config)
+    assert run(config)["version"] == first["version"]  # unchanged input: the published version is reopened
+    write_pairs(source, SECOND, 1_700_000_100)
+    second = run(config)
+    assert second["version"] != first["version"]
+    store = CorpusStore(str(tmp_path / "store"))
+    assert rows_of(store, "edited", second["version"]) == sorted(SECOND)
+    assert rows_of(store, "edited", first["version"]) == sorted(FIRST)  # the published version is untouched
+    manifest = store.manifest("edited", second["version"])
+    assert manifest.input_fingerprints == {str(source): fingerprint(str(source))}
+    assert manifest.input_fingerprints[str(source)].size == source.stat().st_size
+
+
+def test_the_refresh_record_wins_over_the_workflows_own_fingerprints(tmp_path):
+    """Under ``interlingua refresh`` (ease-corpus, amr-corpus open their version themselves) the version records
+    the refresh's fingerprints and lineage, which the refresh then looks for."""
+    source = tmp_path / "in.jsonl"
+    source.write_text("{}\n")
+    store = CorpusStore(str(tmp_path / "store"))
+    own = fingerprints_of([str(source)])
+    refresh_record = {str(source): {"size": 3, "mtime": "1.0"}}
+    lineage = Lineage(mode="full", spec_config_hash="a" * 64)
+    with recording_refresh("c", refresh_record, lineage):
+        inside = store.open_version("c", {"k": 1}, [str(source)], input_fingerprints=own)
+        other = store.open_version("d", {"k": 1}, [str(source)], input_fingerprints=own)
+    plain = store.open_version("c", {"k": 1}, [str(source)], input_fingerprints=own)
+    assert inside.version != plain.version
+    assert inside.version == store.open_version("c", {"k": 1}, [str(source)], input_fingerprints=refresh_record).version
+    assert other.version == store.open_version("d", {"k": 1}, [str(source)], input_fingerprints=own).version
+
+
+def test_each_corpus_workflow_names_the_files_it_reads(tmp_path, monkeypatch):
+    from interlingua.workflows import amr_corpus, apertium_bitext, bible_bitext, bitext_corpus, ease_corpus
+
+    monkeypatch.setenv("INTERLINGUA_HOME", str(tmp_path / "home"))
+    asset = str(tmp_path / "home" / "assets" / "bible" / "bible-en-es.parquet")
+    assert bitext_corpus.input_urls(bitext_corpus.BitextCorpusConfig(source="a.en", target="a.es")) == ["a.en", "a.es"]
+    assert bible_bitext.input_urls(bible_bitext.BibleBitextConfig()) == [asset]
+    assert bible_bitext.input_urls(bible_bitext.BibleBitextConfig(bitext="b.parquet")) == ["b.parquet"]
+    assert apertium_bitext.input_urls(apertium_bitext.ApertiumBitextConfig()) == [asset]
+    assert apertium_bitext.input_urls(apertium_bitext.ApertiumBitextConfig(source="en.txt")) == ["en.txt"]
+    assert amr_corpus.input_urls(amr_corpus.AmrCorpusConfig(source="nli.jsonl")) == ["nli.jsonl"]
+    assert amr_corpus.input_urls(amr_corpus.AmrCorpusConfig(source="org/some-nli-dataset")) == []  # a hub dataset
+    ease = ease_corpus.EaseCorpusConfig(dumps=[
+        {"lang": "en", "url": "en.xml.bz2", "index_url": "en-index.txt.bz2", "page_props_url": "en-props.sql.gz"},
+        {"lang": "de", "url": "de.xml.bz2"}], wikidata_json="wd.json")
+    assert ease_corpus.input_urls(ease) == ["en.xml.bz2", "de.xml.bz2", "en-index.txt.bz2", "en-props.sql.gz", "wd.json"]
+
+
+def test_the_ease_extraction_folder_follows_the_dump_files(tmp_path):
+    from interlingua.workflows.ease_corpus import EaseCorpusConfig, extraction_work_dir
+
+    dump = tmp_path / "en.xml.bz2"
+    dump.write_bytes(b"first")
+    os.utime(dump, (1_700_000_000, 1_700_000_000))
+    config = EaseCorpusConfig(dumps=[{"lang": "en", "url": str(dump)}])
+    settings = {"max_page_chars": 10}
+    first = extraction_work_dir(config, settings, str(tmp_path / "work"))
+    assert extraction_work_dir(config, settings, str(tmp_path / "work")) == first
+    dump.write_bytes(b"other")  # same size: the modification time tells
+    os.utime(dump, (1_700_000_100, 1_700_000_100))
+    assert extraction_work_dir(config, settings, str(tmp_path / "work")) != first
+
+
+def test_a_stage_hash_counts_its_input_files(tmp_path):
+    import hashlib
+
+    from interlingua.workflows.recipe_spec import stage_hash
+
+    source = tmp_path / "pairs.tsv"
+    write_pairs(source, FIRST, 1_700_000_000)
+    config = {"source": str(source), "corpus_name": "c"}
+    first = stage_hash("bitext-corpus", config, [str(source)])
+    assert stage_hash("bitext-corpus", config, [str(source)]) == first
+    write_pairs(source, SECOND, 1_700_000_100)
+    assert stage_hash("bitext-corpus", config, [str(source)]) != first
+    # a missing file hashes as "unreadable" (the stage runs and its workflow names the problem), the same each time
+    missing = stage_hash("bitext-corpus", config, [str(tmp_path / "gone.tsv")])
+    assert missing == stage_hash("bitext-corpus", config, [str(tmp_path / "gone.tsv")]) != first
+    # no input files: the hash is the one recipe states already hold
+    before = json.dumps({"workflow": "bitext-corpus", "config": config}, sort_keys=True, default=str)
+    assert stage_hash("bitext-corpus", config) == hashlib.sha256(before.encode()).hexdigest()[:16]
+
+
+def _recipe(path: Path, source: Path, store: Path) -> None:
+    path.write_text(f"""name: edited-input
+stages:
+  bitext:
+    workflow: bitext-corpus
+    config: {{source: {source}, corpus_name: edited, store_root: {store}, workers: 1}}
+""")
+
+
+@pytest.mark.slow
+def test_a_recipe_reruns_a_corpus_stage_whose_input_was_rewritten(tmp_path):
+    """Through the CLI: the rerun skips the stage while the file is unchanged, and builds a new version after the
+    file is rewritten in place."""
+    source, recipe = tmp_path / "pairs.tsv", tmp_path / "recipe.yaml"
+    write_pairs(source, FIRST, 1_700_000_000)
+    _recipe(recipe, source, tmp_path / "store")
+    env = {k: v for k, v in os.environ.items() if k not in ("MLFLOW_TRACKING_URI", "RAY_ADDRESS", "MLFLOW_RUN_ID")}
+    env.update(INTERLINGUA_HOME=str(tmp_path / "state"), PYTHONUNBUFFERED="1")
+
+    def run_recipe() -> str:
+        proc = subprocess.run([sys.executable, "-m", "interlingua.workflows.cli", "run", "recipe", "-c", str(recipe)],
+                              cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+        assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+        return proc.stdout
+
+    first = run_recipe()
+    assert "[bitext] bitext-corpus: run" in first
+    assert "[bitext] unchanged" in run_recipe()
+    write_pairs(source, SECOND, 1_700_000_100)
+    assert "[bitext] bitext-corpus: run" in run_recipe()
+    store = CorpusStore(str(tmp_path / "store"))
+    assert rows_of(store, "edited", store.manifest("edited").version) == sorted(SECOND)
