@@ -108,7 +108,7 @@ def resolve_model_folder(uri: str, cache_dir: str | os.PathLike | None = None) -
         return str(path)
     if uri.startswith((".", "/", "~")) or uri.count("/") > 1:
         raise UserError(f"model folder {uri!r} does not exist")
-    return _from_hub(uri)
+    return from_hub(uri)
 
 
 def is_model_folder(folder: str | Path) -> bool:
@@ -157,7 +157,7 @@ def _from_mlflow(uri: str, cache: Path) -> str:
             (partial / CACHE_SOURCE).write_text(pinned + "\n", encoding="utf-8")
             return mlflow.artifacts.download_artifacts(artifact_uri=pinned, dst_path=str(partial))
 
-        local = _cached_copy(cache / ("mlflow-" + hashlib.sha1(pinned.encode()).hexdigest()[:16]), download)
+        local = cached_copy(cache / ("mlflow-" + hashlib.sha1(pinned.encode()).hexdigest()[:16]), download)
     except UserError:
         raise
     except Exception as err:  # MlflowException has many subclasses; report them all plainly
@@ -259,10 +259,10 @@ def _from_fsspec(uri: str, cache: Path) -> str:
         fs.get(root.rstrip("/") + "/", str(partial / "model") + "/", recursive=True)
         return str(partial / "model")
 
-    return find_model_root(_cached_copy(cache / f"fsspec-{key}", download))
+    return find_model_root(cached_copy(cache / f"fsspec-{key}", download))
 
 
-def _cached_copy(target: Path, fetch) -> Path:
+def cached_copy(target: Path, fetch) -> Path:
     """The folder a finished copy at ``target`` holds, made first when missing: ``fetch(partial)`` fills a
     ``TARGET.partial-PID`` folder beside it and returns the copied folder; ``.complete`` (that folder, relative)
     is written last and the whole is renamed into place, so an interrupted copy is never taken for a finished
@@ -293,7 +293,9 @@ def _remote_listing(fs, root: str) -> str:
     return "\n".join(lines)
 
 
-def _from_hub(repo_id: str) -> str:
+def from_hub(repo_id: str) -> str:
+    """The local snapshot folder of hub repository ``repo_id`` (downloaded once by huggingface_hub); offline or
+    unknown, a ``UserError`` saying what to pass instead."""
     try:
         from huggingface_hub import snapshot_download
 

@@ -2,8 +2,11 @@
 ``ctranslate2.converters.TransformersConverter``.
 
 ``model`` is either a CTranslate2 folder (has ``model.bin``) or a Marian folder / HF id, which is
-converted once into ``<cache>/<name>-ct2-<quantization>`` with the tokenizer files copied along, so
-the converted folder is self-contained. Compute type ``default`` is int8 on CPU and float16 on GPU.
+converted once into ``<cache>/<name>-<digest>-ct2-float32`` (default cache ``~/.cache/interlingua/ct2``) with the
+tokenizer files copied along, so the converted folder is self-contained. ``digest`` is the SHA-256 of the Marian
+model's files, so a model rewritten in place is converted again; a conversion is written beside the cache entry
+and renamed into place when finished, so translate actors converting at the same time, or a conversion cut
+short, never leave an entry that later runs take for a model or fail on. Compute type ``default`` is int8 on CPU and float16 on GPU.
 Tokenization is the model's own SentencePiece tokenizer (loaded with transformers); decoding uses
 ``translate_batch`` with ``max_decoding_length = max_length - 1``, matching transformers'
 ``max_length`` which counts the decoder start token.
@@ -35,6 +38,18 @@ def convert_marian(model: str, output_dir: str | Path, quantization: str | None 
     return Path(converter.convert(str(output_dir), quantization=quantization, force=force))
 
 
+def converted_folder(model: str, cache: Path) -> Path:
+    """The CTranslate2 (float32) conversion of the Marian model ``model`` (a folder or a hub id, fetched to its
+    local snapshot first) under ``cache``, made on first use; keyed by the model's name and file digest."""
+    from interlingua.models.identity import files_digest
+    from interlingua.models.load import cached_copy, from_hub
+
+    source = Path(model) if Path(model).is_dir() else Path(from_hub(model))
+    name = Path(model.rstrip("/")).name or "model"
+    target = Path(cache) / f"{name}-{files_digest(source)[:16]}-ct2-float32"
+    return cached_copy(target, lambda partial: convert_marian(str(source), partial / "ct2"))
+
+
 def ctranslate2_device(device: str) -> str:
     import ctranslate2
 
@@ -59,11 +74,7 @@ class CTranslate2Translator:
             compute_type = "int8" if self.device == "cpu" else "float16"
         folder = Path(model)
         if not is_ctranslate2_folder(folder):
-            cache = Path(cache_dir) if cache_dir else Path.home() / ".cache" / "interlingua" / "ct2"
-            name = model.rstrip("/").replace("/", "--")
-            folder = cache / f"{Path(name).name}-ct2-float32"
-            if not is_ctranslate2_folder(folder):
-                convert_marian(model, folder)
+            folder = converted_folder(model, Path(cache_dir) if cache_dir else Path.home() / ".cache" / "interlingua" / "ct2")
         self.folder = folder
         self.tokenizer = AutoTokenizer.from_pretrained(str(folder))
         self.translator = ctranslate2.Translator(

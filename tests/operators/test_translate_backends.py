@@ -76,6 +76,32 @@ def test_ctranslate2_int8_runs_and_reuses_the_converted_folder(tiny_marian, tmp_
 
 
 @pytest.mark.slow
+def test_ctranslate2_conversion_survives_a_cut_short_one_and_follows_a_rewritten_model(tmp_path):
+    """A conversion cut short (a folder without model.bin, as the old cache left it, and a partial folder) is
+    converted again instead of failing every later run; a Marian folder rewritten in place gets its own entry."""
+    from interlingua.operators.translate.ctranslate2_backend import CTranslate2Translator
+    from interlingua.operators.translate.tiny_marian import build_tiny_marian
+
+    model, cache = tmp_path / "opus-mt-en-es", tmp_path / "cache"
+    build_tiny_marian(model, seed=0)
+    spec = BackendSpec(backend="ctranslate2", beam_size=1, max_length=10, device="cpu", precision="float32")
+    first = CTranslate2Translator(spec, str(model), cache_dir=cache)
+    entry = first.folder.parent
+    assert first.folder.name == "ct2" and entry.name.startswith("opus-mt-en-es-") and (entry / ".complete").is_file()
+    expected = first.translate(SENTENCES)
+    (first.folder / "model.bin").unlink()  # cut short: the entry is made again, not an error
+    (entry / ".complete").unlink()
+    (cache / f"{entry.name}.partial-999999").mkdir()
+    again = CTranslate2Translator(spec, str(model), cache_dir=cache)
+    assert again.folder == first.folder and again.translate(SENTENCES) == expected
+    assert sorted(p.name for p in cache.iterdir() if ".partial-" not in p.name) == [entry.name]
+    build_tiny_marian(model, seed=1)  # retrained into the same folder
+    rewritten = CTranslate2Translator(spec, str(model), cache_dir=cache)
+    assert rewritten.folder.parent != entry
+    assert rewritten.translate(SENTENCES) == _plain_generate(str(model), SENTENCES, max_length=10)
+
+
+@pytest.mark.slow
 def test_operator_translates_and_rejects_empty_rows(tiny_marian):
     from interlingua.operators.translate.operator import TranslateOperator
 
