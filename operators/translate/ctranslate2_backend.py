@@ -2,8 +2,8 @@
 ``ctranslate2.converters.TransformersConverter``.
 
 ``model`` is either a CTranslate2 folder (has ``model.bin``) or a Marian folder / HF id, which is
-converted once into ``<cache>/<name>-<digest>-ct2-float32`` (default cache ``~/.cache/interlingua/ct2``) with the
-tokenizer files copied along, so the converted folder is self-contained. ``digest`` is the SHA-256 of the Marian
+converted once into ``<cache>/<name>-<digest>-ct2-float32/ct2`` (default cache ``~/.cache/interlingua/ct2``) with
+the tokenizer files copied along, so the converted folder is self-contained. ``digest`` is the SHA-256 of the Marian
 model's files, so a model rewritten in place is converted again; a conversion is written beside the cache entry
 and renamed into place when finished, so translate actors converting at the same time, or a conversion cut
 short, never leave an entry that later runs take for a model or fail on. Compute type ``default`` is int8 on CPU and float16 on GPU.
@@ -74,7 +74,8 @@ class CTranslate2Translator:
             compute_type = "int8" if self.device == "cpu" else "float16"
         folder = Path(model)
         if not is_ctranslate2_folder(folder):
-            folder = converted_folder(model, Path(cache_dir) if cache_dir else Path.home() / ".cache" / "interlingua" / "ct2")
+            cache = Path(cache_dir) if cache_dir else Path.home() / ".cache" / "interlingua" / "ct2"
+            folder = converted_folder(model, cache)
         self.folder = folder
         self.tokenizer = AutoTokenizer.from_pretrained(str(folder))
         self.translator = ctranslate2.Translator(
