@@ -6,8 +6,8 @@ converted once into ``<cache>/<name>-<digest>-ct2-float32/ct2`` (default cache `
 the tokenizer files copied along, so the converted folder is self-contained. ``digest`` is the SHA-256 of the Marian
 model's files, so a model rewritten in place is converted again; a conversion is written beside the cache entry
 and renamed into place when finished, so translate actors converting at the same time, or a conversion cut
-short, never leave an entry that later runs take for a model or fail on. Compute type ``default`` is int8 on CPU and float16 on GPU.
-Tokenization is the model's own SentencePiece tokenizer (loaded with transformers); decoding uses
+short, never leave an entry that later runs take for a model or fail on. Compute type ``default`` is int8 on
+CPU and float16 on GPU. Tokenization is the model's own SentencePiece tokenizer (loaded with transformers); decoding uses
 ``translate_batch`` with ``max_decoding_length = max_length - 1``, matching transformers'
 ``max_length`` which counts the decoder start token.
 """
