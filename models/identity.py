@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import os
 from pathlib import Path
+from typing import Any
 
 DIGEST_PREFIX = "sha256:"
 #: Specs whose model ships with an installed package: identified by name.
@@ -94,3 +95,48 @@ def encoder_identity(encoder) -> str:
         return str(identity)
     folder = getattr(encoder, "source_folder", None)
     return encoder.name if folder is None else f"{encoder.name}#{DIGEST_PREFIX}{files_digest(folder)}"
+
+
+def with_model_files(data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` (a config, or a payload holding one) plus ``model_files``: ``{spec: files_digest}`` for every string
+    anywhere in it that names a local model folder (:func:`local_model_folders`). What a recipe stage's hash and a
+    corpus version's config count, so a model (a tokenizer, a parser, a translation model) rewritten in place is
+    not taken for the one used before. ``data`` unchanged when it names no model folder: it hashes as before."""
+    digests = {spec: files_digest(_model_folder(spec)) for spec in local_model_folders(data)}
+    return {**data, "model_files": digests} if digests else data
+
+
+def local_model_folders(value: Any) -> list[str]:
+    """The strings anywhere in ``value`` that name a local model folder (a path or ``file://`` URL to a folder
+    :func:`~interlingua.models.load.is_model_folder` accepts), sorted."""
+    found: set[str] = set()
+
+    def visit(item: Any) -> None:
+        if isinstance(item, dict):
+            for v in item.values():
+                visit(v)
+        elif isinstance(item, (list, tuple)):
+            for v in item:
+                visit(v)
+        elif isinstance(item, str) and _model_folder(item) is not None:
+            found.add(item)
+
+    visit(value)
+    return sorted(found)
+
+
+def _model_folder(text: str) -> Path | None:
+    """The local model folder ``text`` names, or None."""
+    path = text[len("file://"):] if text.startswith("file://") else text
+    if not path or "://" in path or "\n" in path or len(path) > 4096:
+        return None
+    try:
+        folder = Path(path).expanduser()
+        if folder.is_dir():
+            from interlingua.models.load import is_model_folder  # torch comes with it: only for a real folder
+
+            if is_model_folder(folder):
+                return folder
+    except OSError:  # a string too long or odd for the file system: not a folder
+        pass
+    return None

@@ -148,6 +148,7 @@ def run(config: AmrCorpusConfig, *, address: str | None = None) -> dict[str, Any
     from interlingua.operators.nli.triples import build_triples
     from interlingua.core.inputs import require_input_files, require_writable
     from interlingua.core.runtime import corpus_root, init_ray
+    from interlingua.models.identity import with_model_files
     from interlingua.operators.corpus.input_fingerprints import fingerprints_of
 
     require_input_files(input_urls(config))  # the user's mistakes, before Ray starts
@@ -155,8 +156,9 @@ def run(config: AmrCorpusConfig, *, address: str | None = None) -> dict[str, Any
     build = build_triples(read_nli_rows(config.source, config.split))
     triples = build.triples[: config.max_triples] if config.max_triples else build.triples
     store = CorpusStore(config.store_root or corpus_root())
-    writer = store.open_version(config.corpus_name, redact(config.model_dump()), redact([config.source]),
-                                input_fingerprints=fingerprints_of(input_urls(config)))
+    # a parser or translation model rewritten in place: another version
+    writer = store.open_version(config.corpus_name, redact(with_model_files(config.model_dump())),
+                                redact([config.source]), input_fingerprints=fingerprints_of(input_urls(config)))
     shards = plan_shards(len(triples), config.triples_per_shard)
     summary: dict[str, Any] = {"nli": build.summary(), "shards_total": len(shards), "shards_resumed": 0}
     if not writer.published:

@@ -364,9 +364,11 @@ def _links(pairs) -> list[list[int]]:
 
 
 def _manifest_config(config: BitextCorpusConfig, source: str) -> dict[str, Any]:
-    data = config.model_dump(exclude=set(_OPERATIONAL_KEYS))
-    data["source"] = source
-    return data
+    """The version's config: the options that shape the rows, the source, and the file digest of a local model
+    folder it names (``subword_tokenizer``), so a tokenizer rewritten in place gives another version."""
+    from interlingua.models.identity import with_model_files
+
+    return with_model_files({**config.model_dump(exclude=set(_OPERATIONAL_KEYS)), "source": source})
 
 
 def _shard_counters(rows: list[dict[str, Any]]) -> Counter:

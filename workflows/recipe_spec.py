@@ -220,16 +220,13 @@ def check_stage_config(name: str, stage: StageSpec, config_class: type[Config]) 
 def stage_hash(workflow: str, resolved_config: dict[str, Any], input_files: Sequence[str] = ()) -> str:
     """Identity of a stage run: its workflow and its config with every reference resolved (so a changed
     upstream output, e.g. a new model version, changes it), plus the content digest of every local model folder
-    the config names (:func:`local_model_folders`), so a model rewritten in place runs the stage again, plus the
-    fingerprint of every file in ``input_files`` (what a corpus workflow's ``input_urls`` names), so an input
-    rewritten in place does too. A config that names no model folder and no input file hashes as it did before
-    either counted."""
-    payload: dict[str, Any] = {"workflow": workflow, "config": resolved_config}
-    folders = local_model_folders(resolved_config)
-    if folders:
-        from interlingua.models.identity import files_digest
+    the config names (:func:`~interlingua.models.identity.with_model_files`), so a model rewritten in place runs the
+    stage again, plus the fingerprint of every file in ``input_files`` (what a corpus workflow's ``input_urls``
+    names), so an input rewritten in place does too. A config that names no model folder and no input file hashes
+    as it did before either counted."""
+    from interlingua.models.identity import with_model_files
 
-        payload["model_files"] = {folder: files_digest(_model_folder(folder)) for folder in folders}
+    payload = with_model_files({"workflow": workflow, "config": resolved_config})
     if input_files:
         payload["input_files"] = {url: _input_fingerprint(url) for url in input_files}
     text = json.dumps(payload, sort_keys=True, default=str)
@@ -245,44 +242,6 @@ def _input_fingerprint(url: str) -> Any:
         return fingerprint(url).model_dump()
     except (UserError, OSError, ValueError):
         return "unreadable"
-
-
-def local_model_folders(value: Any) -> list[str]:
-    """The strings anywhere in ``value`` that name a local model folder (a path or ``file://`` URL to a folder
-    :func:`~interlingua.models.load.is_model_folder` accepts), sorted."""
-    found: set[str] = set()
-
-    def visit(item: Any) -> None:
-        if isinstance(item, dict):
-            for v in item.values():
-                visit(v)
-        elif isinstance(item, (list, tuple)):
-            for v in item:
-                visit(v)
-        elif isinstance(item, str) and _model_folder(item) is not None:
-            found.add(item)
-
-    visit(value)
-    return sorted(found)
-
-
-def _model_folder(text: str):
-    """The local model folder ``text`` names, or None."""
-    from pathlib import Path
-
-    path = text[len("file://"):] if text.startswith("file://") else text
-    if not path or "://" in path or "\n" in path or len(path) > 4096:
-        return None
-    try:
-        folder = Path(path).expanduser()
-        if folder.is_dir():
-            from interlingua.models.load import is_model_folder  # torch comes with it: only for a real folder
-
-            if is_model_folder(folder):
-                return folder
-    except OSError:  # a string too long or odd for the file system: not a folder
-        pass
-    return None
 
 
 def stage_outputs(summary: dict[str, Any] | None) -> dict[str, Any]:

@@ -204,7 +204,9 @@ class _BitextAdapter:
         return list(spec.inputs)
 
     def spec_config(self, config) -> dict[str, Any]:
-        return config.model_dump(mode="json", exclude=self._OPERATIONAL)
+        from interlingua.models.identity import with_model_files  # a tokenizer rewritten in place: a new line
+
+        return with_model_files(config.model_dump(mode="json", exclude=self._OPERATIONAL))
 
     def build(self, spec: RefreshSpec, plan: RefreshPlan, config, store, address) -> dict[str, Any]:
         from interlingua.operators.corpus.shards import ShardSpec, plan_shards
@@ -306,7 +308,9 @@ class _FullRebuildAdapter:
             data.pop(key, None)
         if "dumps" in data:
             data["dumps"] = [{k: v for k, v in d.items() if k != "url"} for d in data["dumps"]]
-        return data
+        from interlingua.models.identity import with_model_files  # a parser rewritten in place: a new line
+
+        return with_model_files(data)
 
     def build(self, spec: RefreshSpec, plan: RefreshPlan, config, store, address) -> dict[str, Any]:
         from interlingua.operators.corpus.store import recording_refresh

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from interlingua.operators.corpus.input_fingerprints import fingerprint, fingerprints_of
-from interlingua.operators.corpus.manifest import Lineage
+from interlingua.operators.corpus.manifest import Lineage, config_hash
 from interlingua.operators.corpus.store import CorpusStore, recording_refresh
 
 FIRST = [("the house is red", "la casa es roja"), ("the dog runs", "el perro corre"), ("a big house", "una casa grande")]
@@ -88,6 +88,36 @@ def test_each_corpus_workflow_names_the_files_it_reads(tmp_path, monkeypatch):
         {"lang": "en", "url": "en.xml.bz2", "index_url": "en-index.txt.bz2", "page_props_url": "en-props.sql.gz"},
         {"lang": "de", "url": "de.xml.bz2"}], wikidata_json="wd.json")
     assert ease_corpus.input_urls(ease) == ["en.xml.bz2", "de.xml.bz2", "en-index.txt.bz2", "en-props.sql.gz", "wd.json"]
+
+
+def test_a_model_folder_a_corpus_config_names_counts_by_its_files(tmp_path):
+    """``subword_tokenizer`` (bitext-corpus), ``parser_model`` and translation models (amr-corpus): a folder
+    rewritten in place changes the version's config, so the build does not reopen the version made with the old
+    files; a config naming no folder is left as it was."""
+    from interlingua.models.identity import files_digest, with_model_files
+    from interlingua.workflows.bitext_corpus import BitextCorpusConfig, _manifest_config
+
+    tokenizer = tmp_path / "tokenizer"
+    tokenizer.mkdir()
+    (tokenizer / "config.json").write_text('{"model_type": "bert"}')
+    (tokenizer / "tokenizer.json").write_text('{"v": 1}')
+    from interlingua.workflows.refresh import _ADAPTERS
+
+    config = BitextCorpusConfig(source="pairs.tsv", subword_tokenizer=str(tokenizer))
+    first = _manifest_config(config, "pairs.tsv")
+    refresh_line = config_hash(_ADAPTERS["bitext-corpus"].spec_config(config))
+    assert first["model_files"] == {str(tokenizer): files_digest(tokenizer)}
+    (tokenizer / "tokenizer.json").write_text('{"v": 2}')
+    assert _manifest_config(config, "pairs.tsv")["model_files"] != first["model_files"]
+    assert config_hash(_ADAPTERS["bitext-corpus"].spec_config(config)) != refresh_line  # a refresh starts a new line
+    assert "model_files" not in _manifest_config(BitextCorpusConfig(source="pairs.tsv"), "pairs.tsv")
+    assert "model_files" not in _ADAPTERS["bitext-corpus"].spec_config(BitextCorpusConfig())
+    amr = {"parser_model": str(tokenizer), "translate": {"es": {"backend": "marian", "model": tokenizer.as_uri()}},
+           "source": str(tmp_path)}  # tmp_path: a folder, but no model
+    assert with_model_files(amr)["model_files"] == {str(tokenizer): files_digest(tokenizer),
+                                                    tokenizer.as_uri(): files_digest(tokenizer)}
+    plain = {"parser_model": None, "source": str(tmp_path)}
+    assert with_model_files(plain) is plain
 
 
 def test_the_ease_extraction_folder_follows_the_dump_files(tmp_path):
