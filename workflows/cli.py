@@ -43,8 +43,13 @@ def main(argv: list[str] | None = None) -> int:
     from interlingua.core.console import configure_console
     from interlingua.core.redact import install_log_redaction
 
+    log_dir = None
+    if getattr(args._module, "LOCAL_STATE_DIR", False) and getattr(args, "state_dir", None):
+        from interlingua.core.runtime import state_dir
+
+        log_dir = state_dir(args.state_dir) / "logs"  # `assets --state-dir D`: the log goes under D too
     try:
-        log_path = configure_console(args.command, verbose=args.verbose)
+        log_path = configure_console(args.command, verbose=args.verbose, log_dir=log_dir)
     except OSError as err:
         print(f"interlingua {args.command}: error: cannot write the log file: {err}", file=sys.stderr)
         return 2

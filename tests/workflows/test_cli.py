@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 import subprocess
 import sys
@@ -132,3 +133,17 @@ def test_help_does_not_import_heavy_libraries():
     assert result.returncode == 0, result.stderr
     assert "usage: interlingua" in result.stdout
     assert result.stderr.strip().splitlines()[-1] == "[]"
+
+
+def test_a_command_given_a_local_state_dir_logs_under_it(tmp_path, monkeypatch):
+    """``gc --state-dir D`` (and ``assets --state-dir D``) write their log under D, not under $INTERLINGUA_HOME;
+    ``submit --state-dir`` names the job's state on the cluster, so its log stays where it was."""
+    home, state = tmp_path / "home", tmp_path / "elsewhere"
+    monkeypatch.setenv("INTERLINGUA_HOME", str(home))
+    monkeypatch.setenv("INTERLINGUA_LOG_FILE", "")  # restored after the test: main() points it at its log
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    assert run_main(["gc", "--dry-run", "--state-dir", str(state)]) == 0
+    assert [p.name.split("-")[0] for p in (state / "logs").iterdir()] == ["gc"]
+    assert not (home / "logs").exists()
+    assert getattr(importlib.import_module(COMMANDS["assets"]), "LOCAL_STATE_DIR", False)
+    assert not getattr(importlib.import_module(COMMANDS["submit"]), "LOCAL_STATE_DIR", False)

