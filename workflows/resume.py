@@ -26,9 +26,13 @@ WORKFLOW_TAG = "interlingua.workflow"
 
 
 def resume_key(workflow: str, config: Any) -> str:
-    """Hash of the workflow name and its resolved config (a pydantic model or a JSON-able mapping)."""
+    """Hash of the workflow name and its resolved config (a pydantic model or a JSON-able mapping), with the file
+    digest of every local model folder the config names: after a base model is rewritten in place, a rerun starts
+    afresh instead of continuing a run (and its checkpoints) made from the old one."""
+    from interlingua.models.identity import with_model_files
+
     data = config.model_dump(mode="json") if hasattr(config, "model_dump") else config
-    text = json.dumps({"workflow": workflow, "config": data}, sort_keys=True, default=str)
+    text = json.dumps(with_model_files({"workflow": workflow, "config": data}), sort_keys=True, default=str)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 

@@ -35,3 +35,21 @@ def test_crashed_run_is_continued_and_completed_run_is_not(tracking):
     with workflow_run("wf", {**config, "corpus_name": "y"}, tracking, "other") as other:  # other config: new run
         assert not other.resumed and other.run_id not in (first.run_id, third.run_id)
     assert resume_key("wf", config) != resume_key("other-wf", config)
+
+
+def test_a_crashed_run_is_not_continued_after_its_base_model_was_rewritten(tracking, tmp_path):
+    from interlingua.workflows.resume import workflow_run
+
+    base = tmp_path / "base"
+    base.mkdir()
+    (base / "config.json").write_text('{"model_type": "bert"}')
+    (base / "model.safetensors").write_bytes(b"weights v1")
+    config = {"model": str(base), "train": {"max_steps": 3}}
+    with pytest.raises(RuntimeError), workflow_run("wf-base", config, tracking, "first") as first:
+        raise RuntimeError("crash")
+    (base / "model.safetensors").write_bytes(b"weights v2")  # retrained in place: its checkpoints do not apply
+    with pytest.raises(RuntimeError), workflow_run("wf-base", config, tracking, "second") as second:
+        assert not second.resumed and second.run_id != first.run_id
+        raise RuntimeError("crash again")
+    with workflow_run("wf-base", config, tracking, "third") as third:  # unchanged since: continued
+        assert third.resumed and third.run_id == second.run_id
