@@ -149,7 +149,7 @@ def run(config: AmrCorpusConfig, *, address: str | None = None) -> dict[str, Any
     from interlingua.core.inputs import require_input_files, require_writable
     from interlingua.core.runtime import corpus_root, init_ray
     from interlingua.models.identity import with_model_files
-    from interlingua.operators.corpus.input_fingerprints import fingerprints_of
+    from interlingua.operators.corpus.input_fingerprints import build_fingerprints
 
     require_input_files(input_urls(config))  # the user's mistakes, before Ray starts
     require_writable(config.store_root or corpus_root(), "corpus store")
@@ -158,7 +158,7 @@ def run(config: AmrCorpusConfig, *, address: str | None = None) -> dict[str, Any
     store = CorpusStore(config.store_root or corpus_root())
     # a parser or translation model rewritten in place: another version
     writer = store.open_version(config.corpus_name, redact(with_model_files(config.model_dump())),
-                                redact([config.source]), input_fingerprints=fingerprints_of(input_urls(config)))
+                                redact([config.source]), input_fingerprints=build_fingerprints(input_urls(config)))
     shards = plan_shards(len(triples), config.triples_per_shard)
     summary: dict[str, Any] = {"nli": build.summary(), "shards_total": len(shards), "shards_resumed": 0}
     if not writer.published:

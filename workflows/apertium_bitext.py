@@ -93,11 +93,11 @@ def run(config: ApertiumBitextConfig, *, address: str | None = None) -> dict[str
     from interlingua.core.redact import redact
     from interlingua.workflows.bitext_source import publish_shards, published_summary
 
-    from interlingua.operators.corpus.input_fingerprints import fingerprints_of
+    from interlingua.operators.corpus.input_fingerprints import build_fingerprints
 
     # no credentials in provenance; the source's fingerprint in the id: a source rewritten in place is built again
     writer = store.open_version(config.name, redact(manifest_config), redact([source]),
-                                input_fingerprints=fingerprints_of([source]))
+                                input_fingerprints=build_fingerprints([source]))
 
     def translate(shard_id: str) -> None:
         lang = shard_id.removeprefix("en-")

@@ -60,7 +60,7 @@ def publish_bible_corpus(root: str, bible: Path, name: str, *, rows_per_shard: i
 
     from interlingua.evaluation.splits import bible_heldout_split
     from interlingua.operators.bitext.hygiene import HygieneSettings
-    from interlingua.operators.corpus.input_fingerprints import fingerprints_of
+    from interlingua.operators.corpus.input_fingerprints import build_fingerprints
     from interlingua.operators.corpus.store import CorpusStore
     from interlingua.workflows.bitext_source import publish_bitext_corpus
 
@@ -70,7 +70,7 @@ def publish_bible_corpus(root: str, bible: Path, name: str, *, rows_per_shard: i
     manifest = publish_bitext_corpus(
         CorpusStore(root), name, training.select(["id", "src", "tgt"]), src_lang="en", tgt_lang="es",
         inputs=[str(bible)], hygiene=HygieneSettings(max_length_ratio=max_length_ratio), rows_per_shard=rows_per_shard,
-        input_fingerprints=fingerprints_of([str(bible)]))
+        input_fingerprints=build_fingerprints([str(bible)]))
     heldout = heldout.filter(pc.and_(pc.greater(pc.utf8_length(heldout["src"]), 0),
                                      pc.greater(pc.utf8_length(heldout["tgt"]), 0)))
     return manifest, heldout

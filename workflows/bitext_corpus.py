@@ -431,7 +431,7 @@ def run(config: BitextCorpusConfig, *, address: str | None = None) -> dict[str, 
     """Build (or resume) the corpus version; returns a summary with the manifest's counts."""
     from interlingua.core.inputs import require_input_files, require_writable
     from interlingua.core.runtime import corpus_root
-    from interlingua.operators.corpus.input_fingerprints import fingerprints_of
+    from interlingua.operators.corpus.input_fingerprints import build_fingerprints
     from interlingua.operators.corpus.shards import plan_shards
     from interlingua.operators.corpus.store import CorpusStore
 
@@ -447,7 +447,7 @@ def run(config: BitextCorpusConfig, *, address: str | None = None) -> dict[str, 
     store = CorpusStore(config.store_root or corpus_root())
     # provenance without credentials: the manifest's config and inputs, and the rejects, are redacted
     writer = store.open_version(config.corpus_name, redact(_manifest_config(config, source)), redact(inputs),
-                                input_fingerprints=fingerprints_of(inputs))
+                                input_fingerprints=build_fingerprints(inputs))
     for damaged in partial:  # allow_truncated_inputs: what was read is published, the version marked partial
         if not writer.published:
             writer.mark_partial(**damaged)

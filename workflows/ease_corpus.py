@@ -36,7 +36,7 @@ from interlingua.core.config import Config
 from interlingua.core.names import SafeName
 from interlingua.core.archives import TruncatedInputError
 from interlingua.core.redact import redact
-from interlingua.operators.corpus.input_fingerprints import fingerprints_of
+from interlingua.operators.corpus.input_fingerprints import build_fingerprints
 from pydantic import Field, field_validator
 
 DESCRIPTION = "Wikipedia hyperlinks → Wikidata entities → hard negatives: the EASE corpus"
@@ -162,7 +162,7 @@ def extraction_work_dir(config: EaseCorpusConfig, settings: dict[str, int], base
     dump_files = [url for d in config.dumps for url in (d.url, d.index_url) if url]
     identity = json.dumps(
         {"dumps": [d.model_dump() for d in config.dumps], "shard_bytes": config.shard_bytes, "settings": settings,
-         "fingerprints": {url: fp.model_dump() for url, fp in fingerprints_of(dump_files).items()}},
+         "fingerprints": {url: fp.model_dump() for url, fp in build_fingerprints(dump_files).items()}},
         sort_keys=True,
     )
     return f"{base.rstrip('/')}/{config.name}/extract-{hashlib.sha256(identity.encode()).hexdigest()[:12]}"
@@ -210,7 +210,7 @@ def build_corpus(
     }
     store = CorpusStore(store_url)
     writer = store.open_version(config.name, redact(manifest_config), redact([d.url for d in config.dumps]),
-                                input_fingerprints=fingerprints_of(input_urls(config)))
+                                input_fingerprints=build_fingerprints(input_urls(config)))
     if not writer.published:  # reached only with allow_truncated_inputs when a dump is damaged
         for damaged in archive_damage(shards, reports):
             writer.mark_partial(**damaged)
@@ -320,7 +320,8 @@ def _publish_entities(
     )
     entities_config = manifest_config | {"vector_source": method}
     writer = store.open_version(f"{config.name}-entities", redact(entities_config),
-                                redact([d.url for d in config.dumps]), input_fingerprints=fingerprints_of(input_urls(config)))
+                                redact([d.url for d in config.dumps]),
+                                input_fingerprints=build_fingerprints(input_urls(config)))
     if not writer.published:
         counters = {"entities": len(vocabulary), "vectors_missing_random_init": missing}
         writer.write_shard("entities-00000", table, counters=counters)

@@ -234,12 +234,12 @@ def stage_hash(workflow: str, resolved_config: dict[str, Any], input_files: Sequ
 
 
 def _input_fingerprint(url: str) -> Any:
-    """An input file's fingerprint (size and ETag or modification time), or ``"unreadable"``: the stage then runs,
-    and its workflow says what is wrong with the file."""
+    """An input file's fingerprint as its corpus version counts it (size and ETag or content SHA-256), or
+    ``"unreadable"``: the stage then runs, and its workflow says what is wrong with the file."""
     from interlingua.operators.corpus.input_fingerprints import fingerprint
 
     try:
-        return fingerprint(url).model_dump()
+        return fingerprint(url, content=True).model_dump()
     except (UserError, OSError, ValueError):
         return "unreadable"
 

@@ -1,5 +1,6 @@
 """An input file rewritten in place is built again: corpus version ids, the EASE extraction folder and a recipe
-stage's hash all carry the input files' fingerprints (size plus modification time, the refresh's definition).
+stage's hash all carry the input files' fingerprints (size plus ETag or, for a local file, the content's SHA-256:
+the same bytes written again, copied or touched still reopen the same version).
 
 Before, a corpus version id counted only the inputs' paths, so rebuilding after editing the source file reopened
 the old published version with the old rows.
@@ -7,6 +8,7 @@ the old published version with the old rows.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import subprocess
@@ -15,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from interlingua.operators.corpus.input_fingerprints import fingerprint, fingerprints_of
+from interlingua.operators.corpus.input_fingerprints import build_fingerprints, fingerprint, fingerprints_of
 from interlingua.operators.corpus.manifest import Lineage, config_hash
 from interlingua.operators.corpus.store import CorpusStore, recording_refresh
 
@@ -43,6 +45,8 @@ def test_bitext_corpus_rebuilds_an_input_rewritten_in_place(tmp_path):
                                 workers=1, src_lang="en", tgt_lang="es")
     first = run(config)
     assert run(config)["version"] == first["version"]  # unchanged input: the published version is reopened
+    write_pairs(source, FIRST, 1_700_000_050)  # the same bytes written again: still the same version
+    assert run(config)["version"] == first["version"]
     write_pairs(source, SECOND, 1_700_000_100)
     second = run(config)
     assert second["version"] != first["version"]
@@ -50,8 +54,27 @@ def test_bitext_corpus_rebuilds_an_input_rewritten_in_place(tmp_path):
     assert rows_of(store, "edited", second["version"]) == sorted(SECOND)
     assert rows_of(store, "edited", first["version"]) == sorted(FIRST)  # the published version is untouched
     manifest = store.manifest("edited", second["version"])
-    assert manifest.input_fingerprints == {str(source): fingerprint(str(source))}
-    assert manifest.input_fingerprints[str(source)].size == source.stat().st_size
+    recorded = manifest.input_fingerprints[str(source)]
+    assert recorded == fingerprint(str(source), content=True) and list(manifest.input_fingerprints) == [str(source)]
+    assert recorded.size == source.stat().st_size and recorded.mtime is None
+    assert recorded.sha256 == hashlib.sha256(source.read_bytes()).hexdigest()
+
+
+def test_content_fingerprints_hash_a_file_once_per_state(tmp_path, monkeypatch):
+    from interlingua.operators.corpus import input_fingerprints
+
+    path = tmp_path / "in.tsv"
+    write_pairs(path, FIRST, 1_700_000_000)
+    calls = []
+    real = input_fingerprints._content_sha256
+    monkeypatch.setattr(input_fingerprints, "_content_sha256", lambda *a: calls.append(a[1]) or real(*a))
+    first = fingerprint(str(path), content=True)
+    assert fingerprint(str(path), content=True) == first and len(calls) == 1  # hashed once while unchanged
+    assert fingerprint(str(path)).mtime is not None and len(calls) == 1  # the refresh's: size + modification time
+    write_pairs(path, SECOND, 1_700_000_100)
+    assert fingerprint(str(path), content=True).sha256 == hashlib.sha256(path.read_bytes()).hexdigest()
+    assert len(calls) == 2
+    assert build_fingerprints([str(path)]) == {str(path): fingerprint(str(path), content=True)}
 
 
 def test_the_refresh_record_wins_over_the_workflows_own_fingerprints(tmp_path):
@@ -130,7 +153,9 @@ def test_the_ease_extraction_folder_follows_the_dump_files(tmp_path):
     settings = {"max_page_chars": 10}
     first = extraction_work_dir(config, settings, str(tmp_path / "work"))
     assert extraction_work_dir(config, settings, str(tmp_path / "work")) == first
-    dump.write_bytes(b"other")  # same size: the modification time tells
+    os.utime(dump, (1_700_000_050, 1_700_000_050))  # touched: the same bytes, the same folder
+    assert extraction_work_dir(config, settings, str(tmp_path / "work")) == first
+    dump.write_bytes(b"other")  # rewritten, same size
     os.utime(dump, (1_700_000_100, 1_700_000_100))
     assert extraction_work_dir(config, settings, str(tmp_path / "work")) != first
 
@@ -144,6 +169,8 @@ def test_a_stage_hash_counts_its_input_files(tmp_path):
     write_pairs(source, FIRST, 1_700_000_000)
     config = {"source": str(source), "corpus_name": "c"}
     first = stage_hash("bitext-corpus", config, [str(source)])
+    assert stage_hash("bitext-corpus", config, [str(source)]) == first
+    write_pairs(source, FIRST, 1_700_000_050)  # the same bytes: the stage is still skipped
     assert stage_hash("bitext-corpus", config, [str(source)]) == first
     write_pairs(source, SECOND, 1_700_000_100)
     assert stage_hash("bitext-corpus", config, [str(source)]) != first
