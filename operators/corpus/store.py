@@ -153,7 +153,7 @@ class CorpusStore:
         order, and ``input_fingerprints`` when given), so reruns with the same arguments reopen the
         same version: an unfinished one is resumed (see ``VersionWriter.is_complete``), a published
         one comes back with ``writer.published == True`` and its manifest. The workflows pass their input
-        files' fingerprints (``input_fingerprints.fingerprints_of``): an input rewritten in place gives
+        files' fingerprints (``input_fingerprints.build_fingerprints``): an input rewritten in place gives
         another version.
 
         Another live writer of the same version: ``if_busy="share"`` works alongside it (its finished
