@@ -6,8 +6,8 @@ neither — the SHA-256 of the content. Equal fingerprints mean "unchanged" to `
 
 Every corpus build puts its inputs' fingerprints in its version id (:func:`build_fingerprints`), so an input rewritten in place gives a new version instead of reopening the old one. A
 build asks for the content: a file without an ETag (a local file) is identified by its SHA-256, so the same
-bytes give the same version id whenever and wherever they were written (a copy, a ``touch``, a fresh
-checkout), and a build cut short resumes its version even if its input was written again since. Hashed once
+bytes at the same path give the same version id however often they were written (a copy over the file, a
+``touch``, a fresh checkout), and a build cut short resumes its version even if its input was written again. Hashed once
 per process and file state (path, size, modification time); the refresh, which lists every input on every
 run, keeps the modification time.
 """
