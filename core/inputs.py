@@ -4,13 +4,16 @@
   after Ray's start-up).
 - :func:`require_writable`: a local output folder (a corpus store, the state folder) can be created and written.
 Remote URLs (``s3://`` …) are checked for existence only where listing is cheap; writability is left to the write.
+- :func:`change_markers`: what an fsspec ``info`` record says of a file's version (ETag, modification time), for
+  the input fingerprints and the remote model cache's key.
 """
 
 from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from typing import Any
 from pathlib import Path
 
 from interlingua.core.errors import UserError
@@ -59,3 +62,15 @@ def require_writable(url: str, what: str = "output folder") -> None:
                         f"permissions)") from None
     if not os.access(folder, os.W_OK | os.X_OK):  # pragma: no cover - the probe above already failed
         raise UserError(f"{what} {folder} is not writable")
+
+
+#: Where fsspec stores put a file's ETag (S3, HTTP, GCS) and its modification time (local, S3, others).
+_ETAG_KEYS = ("ETag", "etag", "md5Hash")
+_MTIME_KEYS = ("mtime", "LastModified", "last_modified")
+
+
+def change_markers(info: Mapping[str, Any]) -> tuple[Any, Any]:
+    """(ETag, modification time) of an fsspec ``info`` record, each as the store gives it, or None."""
+    etag = next((info[k] for k in _ETAG_KEYS if info.get(k)), None)
+    mtime = next((info[k] for k in _MTIME_KEYS if info.get(k) is not None), None)
+    return etag, mtime

@@ -285,10 +285,12 @@ def cached_copy(target: Path, fetch) -> Path:
 def _remote_listing(fs, root: str) -> str:
     """One line per file under ``root``: relative path, size and the store's change marker (ETag, else the
     modification or creation time). A store that gives neither is keyed by path and size only."""
+    from interlingua.core.inputs import change_markers
+
     lines = []
     for path, info in sorted(fs.find(root, detail=True).items()):
-        marker = next((info[k] for k in ("ETag", "etag", "md5Hash", "mtime", "LastModified", "last_modified", "created")
-                       if info.get(k) is not None), "")
+        etag, mtime = change_markers(info)
+        marker = next((m for m in (etag, mtime, info.get("created")) if m is not None), "")
         lines.append(f"{path[len(root.rstrip('/')):]}\t{info.get('size')}\t{marker}")
     return "\n".join(lines)
 

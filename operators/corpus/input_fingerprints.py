@@ -21,6 +21,7 @@ from datetime import datetime
 from fsspec.core import url_to_fs
 
 from interlingua.core.errors import UserError
+from interlingua.core.inputs import change_markers
 from interlingua.core.redact import redact_url
 from interlingua.operators.corpus.manifest import InputFingerprint
 
@@ -70,10 +71,9 @@ def fingerprint(url: str, storage_options: dict | None = None, *, content: bool 
     except PermissionError as error:
         raise UserError(f"input {redact_url(url)!r} is not readable: {error}") from None
     size = int(info.get("size") or 0)
-    etag = info.get("ETag") or info.get("etag") or info.get("md5Hash")
+    etag, mtime = change_markers(info)
     if etag:
         return InputFingerprint(size=size, etag=str(etag).strip('"'))
-    mtime = info.get("mtime") or info.get("LastModified") or info.get("last_modified")
     stamp = None
     if mtime is not None and "memory" not in _protocols(fs):
         stamp = mtime.isoformat() if isinstance(mtime, datetime) else repr(float(mtime))
