@@ -62,10 +62,9 @@ def missing_packages(languages: list[str]) -> list[str]:
 
 def input_urls(config: ApertiumBitextConfig) -> list[str]:
     """The English file the build reads: its fingerprint enters the version id and a recipe stage's hash."""
-    from interlingua.core.runtime import state_dir
-    from interlingua.workflows.assets.build import bible_path
+    from interlingua.workflows.assets.build import state_bible
 
-    return [config.source or str(bible_path(state_dir(config.state_dir) / "assets"))]
+    return [config.source or str(state_bible(config.state_dir))]
 
 
 def run(config: ApertiumBitextConfig, *, address: str | None = None) -> dict[str, Any]:

@@ -31,10 +31,9 @@ CONFIG = BibleBitextConfig
 
 def input_urls(config: BibleBitextConfig) -> list[str]:
     """The Bible parquet the build reads: its fingerprint enters the version id and a recipe stage's hash."""
-    from interlingua.core.runtime import assets_dir, state_dir
-    from interlingua.workflows.assets.build import bible_path
+    from interlingua.workflows.assets.build import state_bible
 
-    return [config.bitext or str(bible_path(assets_dir(state_dir(config.state_dir))))]
+    return [config.bitext or str(state_bible(config.state_dir))]
 
 
 def run(config: BibleBitextConfig, *, address: str | None = None) -> dict[str, Any]:

@@ -127,9 +127,9 @@ def resolve_format(config: BitextCorpusConfig, source: str) -> str:
 
 
 def default_source() -> str:
-    from interlingua.core.runtime import assets_dir
+    from interlingua.workflows.assets.build import state_bible
 
-    path = assets_dir() / "bible" / "bible-en-es.parquet"
+    path = state_bible()
     if not path.exists():
         raise UserError(f"no source given and the Bible asset {path} is missing (run `interlingua assets bible`)")
     return str(path)

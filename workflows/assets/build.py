@@ -55,6 +55,14 @@ def bible_path(assets: Path) -> Path:
     return assets / BIBLE_DIR / BITEXT_FILE
 
 
+def state_bible(state_override: str | None = None) -> Path:
+    """The Bible asset of the state folder ``state_override`` (default: ``$INTERLINGUA_HOME`` or ``./.interlingua``):
+    the default input of the workflows that read the Bible."""
+    from interlingua.core.runtime import assets_dir, state_dir
+
+    return bible_path(assets_dir(state_dir(state_override)))
+
+
 def debian_reference_paths(assets: Path, langs=("de", "fr", "es")) -> dict[str, Path]:
     return {lang: assets / DEBIAN_REFERENCE_DIR / f"debian-reference-en-{lang}.parquet" for lang in langs}
 
