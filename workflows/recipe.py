@@ -84,7 +84,7 @@ def run(config: RecipeConfig, *, address: str | None = None) -> dict[str, Any]:
     parent = client.create_run(experiment_id, run_name=f"recipe-{config.name}-{time.strftime('%Y%m%d-%H%M%S')}",
                                tags={"interlingua.workflow": "recipe", "interlingua.recipe": config.name})
     parent_id = parent.info.run_id
-    client.log_dict(parent_id, redact(config.model_dump(mode="json")), "recipe/recipe.json")
+    _log_dict(client, parent_id, config.model_dump(mode="json"), "recipe/recipe.json")
     print(f"recipe {config.name}: {len(order)} stages ({' -> '.join(order)}); parent run {parent_id}")
     seeded = seeded_stages(config)
     if config.seeds:
@@ -116,7 +116,7 @@ def run(config: RecipeConfig, *, address: str | None = None) -> dict[str, Any]:
                "state": str(state_path), "seconds": round(time.time() - started, 1)}
     if table:
         summary["results"] = table
-    client.log_dict(parent_id, redact(summary), "recipe/summary.json")
+    _log_dict(client, parent_id, summary, "recipe/summary.json")
     _end_run(client, parent_id, "FINISHED")
     return summary
 
@@ -173,7 +173,7 @@ def _run_stage(config: RecipeConfig, name: str, key: str, seed: int | None, outp
                                          "interlingua.stage": name,
                                          **({"interlingua.seed": str(seed)} if key != name else {})}).info.run_id
         print(f"[{label}] {stage.workflow}: run {run_id}")
-    client.log_dict(run_id, redact({"workflow": stage.workflow, "config": resolved, "hash": digest}), "stage/config.json")
+    _log_dict(client, run_id, {"workflow": stage.workflow, "config": resolved, "hash": digest}, "stage/config.json")
     state[key] = {"hash": digest, "status": "running", "run_id": run_id, "workflow": stage.workflow}
     save_state(state_path, state)
     client.set_tag(parent_id, f"stage.{key}", f"running:{run_id}")
@@ -190,7 +190,7 @@ def _run_stage(config: RecipeConfig, name: str, key: str, seed: int | None, outp
     if mlflow.active_run() is not None:
         mlflow.end_run()
     outputs[name] = _pinned(stage_outputs(summary))
-    client.log_dict(run_id, redact(outputs[name]), "stage/outputs.json")
+    _log_dict(client, run_id, outputs[name], "stage/outputs.json")
     client.set_tag(run_id, "mlflow.runName", f"{config.name}/{key}")
     _end_run(client, run_id, "FINISHED")
     state[key] = {**state[key], "status": "done", "outputs": outputs[name]}
@@ -215,7 +215,7 @@ def _results(config: RecipeConfig, evaluations: dict[str, list[list[dict]]], cli
     seeds = f"mean ± std over seeds {config.seeds}" if config.seeds else "one run"
     print(f"recipe {config.name}: results ({seeds}; comparisons: ± over evaluation seeds)\n{table}")
     client.log_text(parent_id, redact_text(table) + "\n", "recipe/results.md")
-    client.log_dict(parent_id, redact({"seeds": config.seeds, "rows": document}), "recipe/results.json")
+    _log_dict(client, parent_id, {"seeds": config.seeds, "rows": document}, "recipe/results.json")
     return table
 
 
@@ -234,6 +234,11 @@ def _compare_columns(config: RecipeConfig) -> dict[str, dict]:
         if m.primary:
             columns.setdefault(m.model, {}).setdefault((m.task, m.language, m.metric), []).append(m.value)
     return columns
+
+
+def _log_dict(client, run_id: str, data: Any, path: str) -> None:
+    """``data`` as the JSON artifact ``path`` of ``run_id``, credentials masked (configs and outputs hold URIs)."""
+    client.log_dict(run_id, redact(data), path)
 
 
 def _end_run(client, run_id: str, status: str) -> None:
