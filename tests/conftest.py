@@ -33,6 +33,19 @@ def _no_mlruns_left_in_the_checkout(request):
                     "(hint: create the experiment with a tmp artifact_location, or monkeypatch.chdir(tmp_path))")
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _input_hash_memo_in_tmp(tmp_path_factory):
+    """The input fingerprints' memo (``<state>/cache/input-sha256.jsonl``) goes to a session folder, not to the
+    development state folder that tests without ``INTERLINGUA_HOME`` share."""
+    from interlingua.operators.corpus import input_fingerprints
+
+    memo = tmp_path_factory.mktemp("input-hash-memo") / "input-sha256.jsonl"
+    real = input_fingerprints._memo_path
+    input_fingerprints._memo_path = lambda: memo
+    yield
+    input_fingerprints._memo_path = real
+
+
 @pytest.fixture(autouse=True, scope="module")
 def _shut_down_ray_after_module():
     """Each module that uses Ray starts its own local runtime (its own CPU count); one left running by a

@@ -10,8 +10,9 @@ A refresh spec names a corpus workflow and its config::
 
 (ease-corpus and amr-corpus take their inputs from their config: ``dumps[*].url``, ``source``.)
 
-Steps: list the inputs, fingerprint them (size + ETag or modification time, content hash where the
-store has neither), compare with the fingerprints in the latest version's manifest, then
+Steps: list the inputs, fingerprint them (size + ETag, else the content's SHA-256, remembered by path, size
+and modification time so an unchanged file is read once), compare with the fingerprints in the latest
+version's manifest, then
 
 * nothing added, changed or removed -> no new version (says so, exit 0);
 * the spec's config hash differs from the latest version's -> a **new line** of versions, built in full;
@@ -118,7 +119,7 @@ def refresh(spec: RefreshSpec, *, address: str | None = None, log: Callable[[str
 
 
 def _plan(spec: RefreshSpec, adapter, workflow_config) -> RefreshPlan:
-    from interlingua.operators.corpus.input_fingerprints import fingerprints_of, list_inputs
+    from interlingua.operators.corpus.input_fingerprints import build_fingerprints, list_inputs
     from interlingua.operators.corpus.manifest import config_hash
     from interlingua.operators.corpus.store import CorpusLookupError, CorpusStore
 
@@ -128,7 +129,7 @@ def _plan(spec: RefreshSpec, adapter, workflow_config) -> RefreshPlan:
     urls = list_inputs(adapter.inputs(spec, workflow_config))
     # Provenance is keyed by the redacted URL: credentials never reach the manifest, and the comparison
     # with the parent's record (redacted the same way) still matches input for input.
-    fingerprints = fingerprints_of(urls)
+    fingerprints = build_fingerprints(urls)  # what a direct build records: the same bytes, the same fingerprint
     spec_config = adapter.spec_config(workflow_config)
     plan = RefreshPlan(corpus, store_root, urls, fingerprints, spec_config, config_hash(spec_config))
     store = CorpusStore(store_root)
@@ -156,9 +157,22 @@ def _plan(spec: RefreshSpec, adapter, workflow_config) -> RefreshPlan:
     key = redact_url
     plan.added = [u for u in urls if key(u) not in recorded]
     plan.removed = sorted(u for u in recorded if u not in fingerprints)
-    plan.changed = [u for u in urls if key(u) in recorded and recorded[key(u)] != fingerprints[key(u)]]
-    plan.unchanged = [u for u in urls if key(u) in recorded and recorded[key(u)] == fingerprints[key(u)]]
+    kept = [u for u in urls if key(u) in recorded]
+    same = {u: _unchanged(recorded[key(u)], fingerprints[key(u)], u) for u in kept}
+    plan.changed = [u for u in kept if not same[u]]
+    plan.unchanged = [u for u in kept if same[u]]
     return plan
+
+
+def _unchanged(recorded, current, url: str) -> bool:
+    """Whether the input is as the parent recorded it. A parent made before refreshes hashed local files recorded
+    their modification time: it is compared with the file's modification time now."""
+    from interlingua.operators.corpus.input_fingerprints import fingerprint
+
+    same = recorded.same_as(current)
+    if same is None:
+        same = recorded.same_as(fingerprint(url)) is True
+    return same
 
 
 def _lineage(plan: RefreshPlan, mode: str, notes: list[str]):
@@ -300,7 +314,9 @@ class _FullRebuildAdapter:
         return config.corpus_name, config.store_root or corpus_root()
 
     def inputs(self, spec: RefreshSpec, config) -> list[str]:
-        return [d.url for d in config.dumps] if hasattr(config, "dumps") else [config.source]
+        """What a direct build fingerprints (``ease-corpus``: the dumps, their indexes and page_props, the
+        Wikidata JSON), so a refresh sees each of them change; ``amr-corpus``: its NLI source."""
+        return self.workflow().input_urls(config) or [config.source]
 
     def spec_config(self, config) -> dict[str, Any]:
         data = config.model_dump(mode="json")

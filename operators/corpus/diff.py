@@ -8,13 +8,17 @@ from interlingua.operators.corpus.manifest import Manifest
 
 
 def version_diff(old: Manifest, new: Manifest) -> dict[str, Any]:
-    """Inputs (added / removed / changed, by URL and fingerprint), shards (shared by SHA-256, only in
+    """Inputs (added / removed / changed, by URL and fingerprint; ``inputs_not_compared``: fingerprints of
+    different kinds, a modification time against a hash), shards (shared by SHA-256, only in
     one version), rows, rejects and counters (new minus old), whether the config changed, and the
     newer version's lineage when it was refreshed from the older one."""
     old_inputs, new_inputs = set(old.inputs), set(new.inputs)
-    changed = sorted(url for url in old_inputs & new_inputs
-                     if url in old.input_fingerprints and url in new.input_fingerprints
-                     and old.input_fingerprints[url] != new.input_fingerprints[url])
+    recorded = sorted(url for url in old_inputs & new_inputs
+                      if url in old.input_fingerprints and url in new.input_fingerprints)
+    same = {url: old.input_fingerprints[url].same_as(new.input_fingerprints[url]) for url in recorded}
+    changed = [url for url in recorded if same[url] is False]
+    # an older refresh recorded a local file's modification time, a build its SHA-256: not comparable
+    not_compared = [url for url in recorded if same[url] is None]
     old_shards = {s.sha256: s.shard_id for s in old.shards}
     new_shards = {s.sha256: s.shard_id for s in new.shards}
     counters = {key: new.counters.get(key, 0) - old.counters.get(key, 0)
@@ -27,6 +31,7 @@ def version_diff(old: Manifest, new: Manifest) -> dict[str, Any]:
         "inputs_added": sorted(new_inputs - old_inputs),
         "inputs_removed": sorted(old_inputs - new_inputs),
         "inputs_changed": changed,
+        "inputs_not_compared": not_compared,
         "shards_shared": sorted(new_shards[sha] for sha in new_shards.keys() & old_shards.keys()),
         "shards_only_old": sorted(old_shards[sha] for sha in old_shards.keys() - new_shards.keys()),
         "shards_only_new": sorted(new_shards[sha] for sha in new_shards.keys() - old_shards.keys()),
@@ -44,6 +49,9 @@ def format_diff(diff: dict[str, Any]) -> str:
     for key in ("inputs_added", "inputs_removed", "inputs_changed"):
         label = key.replace("_", " ")
         lines.append(f"{label:<15} {', '.join(diff[key]) or '-'}")
+    if diff.get("inputs_not_compared"):
+        lines.append(f"{'not compared':<15} {', '.join(diff['inputs_not_compared'])} (one version recorded a "
+                     "modification time, the other a content hash)")
     lines.append(f"{'shards':<15} {len(diff['shards_shared'])} shared, {len(diff['shards_only_old'])} only in "
                  f"{diff['old']}, {len(diff['shards_only_new'])} only in {diff['new']}")
     for key in ("rows", "rejects"):

@@ -1,20 +1,23 @@
-"""List a refresh's inputs on their fsspec URLs and fingerprint them.
+"""List a corpus's inputs on their fsspec URLs and fingerprint them.
 
-A fingerprint is the size plus the store's change marker: the ETag where the store gives one
-(S3, GCS, HTTP), else the modification time (local disks), else — ``memory://`` and stores with
-neither — the SHA-256 of the content. Equal fingerprints mean "unchanged" to ``interlingua refresh``.
+A fingerprint is the size plus the store's change marker: the ETag where the store gives one (S3, GCS,
+HTTP), else the SHA-256 of the content (local disks, ``memory://``). Equal fingerprints mean "unchanged" to
+``interlingua refresh``, and every corpus build puts its inputs' fingerprints in its version id
+(:func:`build_fingerprints`): an input rewritten in place gives a new version instead of reopening the old
+one, and the same bytes at the same path give the same version id however often they were written (a copy
+over the file, a ``touch``, a fresh checkout). A build and a refresh record the same fingerprints, so
+``corpus diff`` compares their versions input for input.
 
-Every corpus build puts its inputs' fingerprints in its version id (:func:`build_fingerprints`), so an input rewritten in place gives a new version instead of reopening the old one. A
-build asks for the content: a file without an ETag (a local file) is identified by its SHA-256, so the same
-bytes at the same path give the same version id however often they were written (a copy over the file, a
-``touch``, a fresh checkout), and a build cut short resumes its version even if its input was written again. Hashed once
-per process and file state (path, size, modification time); the refresh, which lists every input on every
-run, keeps the modification time.
+Hashes are remembered by (path, size, modification time) in this process and in the state folder
+(``cache/input-sha256.jsonl``): an unchanged file is read once, not on every refresh. ``content=False``
+gives the modification time instead of the hash (what refreshes recorded before they hashed).
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
+import time
 from collections.abc import Sequence
 from datetime import datetime
 
@@ -50,12 +53,13 @@ def list_inputs(patterns: Sequence[str], storage_options: dict | None = None) ->
 def fingerprints_of(urls: Sequence[str], storage_options: dict | None = None, *,
                     content: bool = False) -> dict[str, InputFingerprint]:
     """Each input's fingerprint, keyed by its URL with credentials masked (the spelling manifests record inputs
-    in): what a refresh compares (a corpus build asks for ``content``: :func:`build_fingerprints`)."""
+    in)."""
     return {redact_url(url): fingerprint(url, storage_options, content=content) for url in urls}
 
 
 def build_fingerprints(urls: Sequence[str], storage_options: dict | None = None) -> dict[str, InputFingerprint]:
-    """What a corpus build passes to ``CorpusStore.open_version``: :func:`fingerprints_of` with content hashes."""
+    """What a corpus build passes to ``CorpusStore.open_version`` and a refresh compares: :func:`fingerprints_of`
+    with content hashes."""
     return fingerprints_of(urls, storage_options, content=True)
 
 
@@ -79,19 +83,78 @@ def fingerprint(url: str, storage_options: dict | None = None, *, content: bool 
         stamp = mtime.isoformat() if isinstance(mtime, datetime) else repr(float(mtime))
         if not content:
             return InputFingerprint(size=size, mtime=stamp)
-    key = (_protocols(fs), path, size, stamp)
-    if stamp is None or key not in _CONTENT_HASHES:
+    if stamp is None:
+        return InputFingerprint(size=size, sha256=_content_sha256(fs, path, size, redact_url(url)))
+    key = f"{'+'.join(_protocols(fs))}\0{path}\0{size}\0{stamp}"
+    digest = _known_hashes().get(key)
+    if digest is None:
+        started = time.time()
         digest = _content_sha256(fs, path, size, redact_url(url))
-        if stamp is None:
-            return InputFingerprint(size=size, sha256=digest)
-        _CONTENT_HASHES[key] = digest
-    return InputFingerprint(size=size, sha256=_CONTENT_HASHES[key])
+        if _settled(mtime, started):
+            _remember(key, digest)
+    return InputFingerprint(size=size, sha256=digest)
 
 
-#: SHA-256 of files already hashed in this process, by (protocols, path, size, modification time).
-_CONTENT_HASHES: dict[tuple, str] = {}
+#: SHA-256 of files already hashed, by protocols, path, size and modification time: kept in this process and
+#: in ``<state>/cache/input-sha256.jsonl``, so a refresh, a build or the EASE build (which asks three times)
+#: hashes an unchanged file once, and a ``touch`` costs one read, not a rebuild.
+_CONTENT_HASHES: dict[str, str] = {}
+_LOADED_FROM: list[str] = []
+#: A file modified this recently (seconds before its hash started) is not remembered: a second write within
+#: the file system's time resolution could keep its modification time and size with other bytes.
+_SETTLE_SECONDS = 2.0
+_MEMO_FILE = "input-sha256.jsonl"
+_MEMO_MAX_BYTES = 32 << 20
+_HEX64 = frozenset("0123456789abcdef")
 #: Files at least this large (about 3 s of hashing at 1.4 GB/s) show a progress bar while they are hashed.
 _BAR_BYTES = 4 << 30
+
+
+def _settled(mtime, started: float) -> bool:
+    seconds = mtime.timestamp() if isinstance(mtime, datetime) else float(mtime)
+    return started - seconds > _SETTLE_SECONDS
+
+
+def _memo_path():
+    from interlingua.core.runtime import state_dir
+
+    return state_dir() / "cache" / _MEMO_FILE
+
+
+def _known_hashes() -> dict[str, str]:
+    """The memo, read from the state folder once per state folder and process. Its lines are untrusted: a line
+    that is not a JSON pair of a key and 64 hex digits is skipped."""
+    path = str(_memo_path())
+    if _LOADED_FROM != [path]:
+        _CONTENT_HASHES.clear()
+        _LOADED_FROM[:] = [path]
+        try:
+            with open(path, encoding="utf-8") as handle:
+                for line in handle:
+                    try:
+                        key, digest = json.loads(line)
+                    except (ValueError, TypeError):
+                        continue
+                    if isinstance(key, str) and isinstance(digest, str) and len(digest) == 64 \
+                            and set(digest) <= _HEX64:
+                        _CONTENT_HASHES[key] = digest
+        except OSError:
+            pass
+    return _CONTENT_HASHES
+
+
+def _remember(key: str, digest: str) -> None:
+    """Add to the memo; its file is appended to (one short line, whole) and started afresh past 32 MiB. A state
+    folder that cannot be written keeps the memo in this process only."""
+    _CONTENT_HASHES[key] = digest
+    path = _memo_path()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        mode = "w" if path.exists() and path.stat().st_size > _MEMO_MAX_BYTES else "a"
+        with open(path, mode, encoding="utf-8") as handle:
+            handle.write(json.dumps([key, digest]) + "\n")
+    except OSError:
+        pass
 
 
 def _content_sha256(fs, path: str, size: int, shown: str) -> str:

@@ -115,6 +115,18 @@ class InputFingerprint(_Frozen):
     mtime: str | None = None
     sha256: str | None = None
 
+    def same_as(self, other: "InputFingerprint") -> bool | None:
+        """Whether ``other`` records the same file state: False when the sizes or the markers both carry
+        differ, True when a marker both carry is equal, None when they carry none in common (a version
+        made before refreshes recorded content hashes: its modification time against a SHA-256)."""
+        if self.size != other.size:
+            return False
+        for marker in ("sha256", "etag", "mtime"):
+            mine, theirs = getattr(self, marker), getattr(other, marker)
+            if mine is not None and theirs is not None:
+                return mine == theirs
+        return None
+
 
 class Lineage(_Frozen):
     """How a version came from its parent (``interlingua refresh``).

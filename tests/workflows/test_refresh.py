@@ -55,7 +55,7 @@ def publish_as_refresh(spec: RefreshSpec, urls: list[str]) -> None:
     config = adapter.validate(spec)
     spec_config = adapter.spec_config(config)
     store = CorpusStore(config.store_root)
-    writer = store.open_version("bt", spec_config, urls, input_fingerprints={u: fingerprint(u) for u in urls},
+    writer = store.open_version("bt", spec_config, urls, input_fingerprints={u: fingerprint(u, content=True) for u in urls},
                                 lineage=Lineage(spec_config_hash=config_hash(spec_config)))
     for k, url in enumerate(urls):
         writer.write_shard(f"s{k}", pa.table({"id": ["1"]}), input=url)
@@ -84,12 +84,15 @@ def test_nothing_new_makes_no_version_and_a_changed_config_starts_a_new_line(tmp
     assert plan.mode == "new-line" and plan.added == urls and "config changed" in plan.notes[0]
     assert "a new line of versions" in plan.notes[0]
 
-    os.utime(f"{tmp_path}/in/b.tsv", ns=(1, 1))  # same bytes, new modification time: changed for the refresh
+    os.utime(f"{tmp_path}/in/b.tsv", ns=(1, 1))  # same bytes, new modification time: unchanged
     write_tsv(fs, f"{tmp_path}/in/c.tsv", pairs(3, 3))
     fs.rm_file(f"{tmp_path}/in/a.tsv")
     plan = _plan(spec, _ADAPTERS["bitext-corpus"], _ADAPTERS["bitext-corpus"].validate(spec))
     assert (plan.mode, plan.added, plan.changed, plan.removed, plan.unchanged) == (
-        "incremental", [f"{tmp_path}/in/c.tsv"], [f"{tmp_path}/in/b.tsv"], [f"{tmp_path}/in/a.tsv"], [])
+        "incremental", [f"{tmp_path}/in/c.tsv"], [], [f"{tmp_path}/in/a.tsv"], [f"{tmp_path}/in/b.tsv"])
+    write_tsv(fs, f"{tmp_path}/in/b.tsv", pairs(5, 9))  # other bytes at the same path: changed
+    plan = _plan(spec, _ADAPTERS["bitext-corpus"], _ADAPTERS["bitext-corpus"].validate(spec))
+    assert (plan.changed, plan.unchanged) == ([f"{tmp_path}/in/b.tsv"], [])
 
 
 def test_fingerprints_use_content_hash_on_memory_and_mtime_locally(tmp_path: Path) -> None:
