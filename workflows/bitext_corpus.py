@@ -40,6 +40,7 @@ import os
 import shutil
 import tempfile
 from collections import Counter
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import Field, model_validator
@@ -334,11 +335,24 @@ def _protocols(fs) -> tuple[str, ...]:
 
 
 def _load_subword_tokenizer(name: str | None):
+    """The fast tokenizer ``subword_tokenizer`` names (a folder or a hub id); a name that gives none is a
+    :class:`UserError` of one line with a hint."""
     if name is None:
         return None
     from transformers import AutoTokenizer
 
-    tokenizer = AutoTokenizer.from_pretrained(name, use_fast=True)
+    hint = "(hint: a folder with a Hugging Face fast tokenizer, tokenizer.json, or a hub id)"
+    path = Path(name).expanduser()
+    if not path.exists() and (name.startswith((".", "/", "~")) or name.count("/") > 1):
+        raise UserError(f"subword_tokenizer {name!r} does not exist {hint}")
+    if path.is_dir() and not any((path / f).exists() for f in ("tokenizer.json", "tokenizer_config.json")):
+        raise UserError(f"subword_tokenizer {name!r} holds no tokenizer (no tokenizer.json or "
+                        f"tokenizer_config.json) {hint}")
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(str(path) if path.exists() else name, use_fast=True)
+    except (OSError, ValueError, KeyError) as err:
+        first = " ".join(str(err).split())[:300]
+        raise UserError(f"subword_tokenizer {name!r} could not be loaded: {first} {hint}") from None
     if not getattr(tokenizer, "is_fast", False):
         raise UserError(f"subword_tokenizer {name!r} has no fast (Rust) tokenizer; first-subword positions need one")
     return tokenizer
@@ -474,6 +488,9 @@ def build_version(config: BitextCorpusConfig, store, writer, rows: list[dict[str
                                "shards_resumed": 0, "parameters": None}
     shard_inputs = shard_inputs or {}
     if not writer.published:
+        # loaded by each build, not kept by name: a tokenizer rewritten in place is read again (a long-running
+        # `interlingua schedule`), and a bad name fails before Ray starts or anything is aligned
+        tokenizer = _load_subword_tokenizer(config.subword_tokenizer)
         apply_hygiene(rows, config, seen_pairs)
         pending = [s for s in shards if not writer.is_complete(s.id)]
         summary["shards_resumed"] = len(shards) - len(pending)
@@ -501,7 +518,7 @@ def build_version(config: BitextCorpusConfig, store, writer, rows: list[dict[str
             folder: params_id, f"{folder}.learned_on": "no" if inherited_parameters else "yes"}
 
         def write(shard) -> None:
-            _write_shard(writer, shard, rows, tokens, too_long, aligned, config,
+            _write_shard(writer, shard, rows, tokens, too_long, aligned, config, tokenizer,
                          input=shard_inputs.get(shard.id), annotations=annotations)
 
         shard_of = {k: s for s in pending for k in range(s.start, s.stop)}
@@ -540,18 +557,13 @@ def build_version(config: BitextCorpusConfig, store, writer, rows: list[dict[str
     return summary
 
 
-_TOKENIZER_CACHE: dict[str | None, Any] = {}
-
-
-def _write_shard(writer, shard, rows, tokens, too_long, aligned, config: BitextCorpusConfig, *,
+def _write_shard(writer, shard, rows, tokens, too_long, aligned, config: BitextCorpusConfig, tokenizer=None, *,
                  input: str | None = None, annotations: dict[str, str] | None = None) -> None:
-    """Rows, rejects and counters of one planned shard (word pairs computed here, in the driver)."""
+    """Rows, rejects and counters of one planned shard (word pairs computed here, in the driver; first-subword
+    positions with ``tokenizer``, the loaded ``subword_tokenizer``)."""
     from interlingua.operators.align.pharaoh import parse_pharaoh
     from interlingua.operators.align.word_pairs import WordPairStats, first_subword_positions, word_pairs
 
-    if config.subword_tokenizer not in _TOKENIZER_CACHE:
-        _TOKENIZER_CACHE[config.subword_tokenizer] = _load_subword_tokenizer(config.subword_tokenizer)
-    tokenizer = _TOKENIZER_CACHE[config.subword_tokenizer]
     part = rows[shard.start : shard.stop]
     counters = _shard_counters(part)
     rejects = _shard_rejects(part)

@@ -214,3 +214,109 @@ def test_a_recipe_reruns_a_corpus_stage_whose_input_was_rewritten(tmp_path):
     assert "[bitext] bitext-corpus: run" in run_recipe()
     store = CorpusStore(str(tmp_path / "store"))
     assert rows_of(store, "edited", store.manifest("edited").version) == sorted(SECOND)
+
+
+def test_the_hash_memo_outlives_the_process_and_trusts_only_settled_files(tmp_path, monkeypatch):
+    """A refresh started by cron hashes an unchanged input once, not on every run; a file written in the last
+    seconds is hashed again (a second write within one tick of the clock keeps size and time), and the memo's
+    lines are untrusted: a malformed one is skipped."""
+    import time
+
+    from interlingua.operators.corpus import input_fingerprints
+
+    memo = tmp_path / "memo.jsonl"
+    monkeypatch.setattr(input_fingerprints, "_memo_path", lambda: memo)
+    monkeypatch.setattr(input_fingerprints, "_LOADED_FROM", [])
+    calls = []
+    real = input_fingerprints._content_sha256
+    monkeypatch.setattr(input_fingerprints, "_content_sha256", lambda *a: calls.append(a[1]) or real(*a))
+    old, fresh = tmp_path / "old.tsv", tmp_path / "fresh.tsv"
+    write_pairs(old, FIRST, 1_700_000_000)
+    write_pairs(fresh, FIRST, time.time())
+    first = {name: fingerprint(str(path), content=True) for name, path in (("old", old), ("fresh", fresh))}
+    assert first["old"] == first["fresh"] and len(calls) == 2
+    lines = memo.read_text().splitlines()
+    assert len(lines) == 1 and json.loads(lines[0])[1] == first["old"].sha256  # the fresh file is not remembered
+    with memo.open("a") as handle:
+        handle.write('["broken", "not-a-digest"]\n{"x": 1}\nnot json\n')
+    input_fingerprints._LOADED_FROM.clear()  # another process: the memo is read from the state folder
+    input_fingerprints._CONTENT_HASHES.clear()
+    assert fingerprint(str(old), content=True) == first["old"] and len(calls) == 2
+    assert fingerprint(str(fresh), content=True) == first["fresh"] and len(calls) == 3
+    assert "broken" not in input_fingerprints._CONTENT_HASHES
+
+
+def test_a_refresh_records_what_a_build_records_and_reads_older_records(tmp_path):
+    """The refresh fingerprints local inputs by content, as builds do: a ``touch`` is no change, and ``corpus
+    diff`` between a built and a refreshed version compares input for input. A parent made by an older refresh
+    recorded modification times; those are still compared as such."""
+    from interlingua.operators.corpus.diff import version_diff
+    from interlingua.operators.corpus.manifest import InputFingerprint
+    from interlingua.workflows.refresh import RefreshSpec, _ADAPTERS, _plan
+
+    source = tmp_path / "in" / "a.tsv"
+    source.parent.mkdir()
+    write_pairs(source, FIRST, 1_700_000_000)
+    url = str(source)
+    spec = RefreshSpec(workflow="bitext-corpus", inputs=[f"{tmp_path}/in/*.tsv"],
+                       config={"corpus_name": "bt", "store_root": str(tmp_path / "store"), "workers": 1})
+    adapter = _ADAPTERS["bitext-corpus"]
+    config = adapter.validate(spec)
+    spec_config = adapter.spec_config(config)
+    store = CorpusStore(str(tmp_path / "store"))
+
+    def publish(fingerprints):
+        writer = store.open_version("bt", spec_config, [url], input_fingerprints=fingerprints,
+                                    lineage=Lineage(spec_config_hash=config_hash(spec_config)))
+        writer.write_shard("s0", __import__("pyarrow").table({"id": [len(store.versions("bt"))]}), input=url)
+        return writer.publish()
+
+    older = publish({url: fingerprint(url)})  # an older refresh: size + modification time
+    plan = _plan(spec, adapter, config)
+    assert plan.unchanged == [url] and plan.fingerprints[url].sha256 is not None
+    os.utime(source, (1_700_000_009, 1_700_000_009))
+    assert _plan(spec, adapter, config).changed == [url]  # against a modification time, a touch still counts
+    newer = publish(build_fingerprints([url]))
+    diff = version_diff(older, newer)
+    assert diff["inputs_changed"] == [] and diff["inputs_not_compared"] == [url]
+    os.utime(source, (1_700_000_077, 1_700_000_077))
+    assert _plan(spec, adapter, config).unchanged == [url]  # against a content hash, a touch is no change
+    write_pairs(source, SECOND, 1_700_000_077)
+    assert _plan(spec, adapter, config).changed == [url]
+    assert version_diff(newer, publish(build_fingerprints([url])))["inputs_changed"] == [url]
+    assert InputFingerprint(size=1, sha256="a" * 64).same_as(InputFingerprint(size=2, mtime="1.0")) is False
+
+
+def test_an_ease_refresh_watches_every_file_the_build_reads(tmp_path):
+    from interlingua.workflows import ease_corpus
+    from interlingua.workflows.refresh import RefreshSpec, _ADAPTERS
+
+    names = ["en.xml.bz2", "en-index.txt.bz2", "en-props.sql.gz", "wd.json"]
+    for name in names:
+        (tmp_path / name).write_bytes(b"x")
+    dumps = [{"lang": "en", "url": str(tmp_path / names[0]), "index_url": str(tmp_path / names[1]),
+              "page_props_url": str(tmp_path / names[2])}]
+    spec = RefreshSpec(workflow="ease-corpus", config={"dumps": dumps, "wikidata_json": str(tmp_path / names[3])})
+    adapter = _ADAPTERS["ease-corpus"]
+    config = adapter.validate(spec)
+    assert adapter.inputs(spec, config) == ease_corpus.input_urls(config) == [str(tmp_path / n) for n in names]
+
+
+def test_a_subword_tokenizer_rewritten_in_place_is_read_again(tmp_path):
+    """Each build loads ``subword_tokenizer`` (before: a process-wide cache by name, so a long-running schedule kept
+    the first tokenizer it read), and a name that gives no tokenizer is one line with a hint."""
+    from tiny_models import build_tiny_bert
+
+    from interlingua.core.errors import UserError
+    from interlingua.workflows import bitext_corpus
+
+    folder = Path(build_tiny_bert(tmp_path / "tok"))
+    first = bitext_corpus._load_subword_tokenizer(str(folder))
+    first.add_tokens(["zzzunseen"])
+    first.save_pretrained(str(folder))  # the same folder, a tokenizer with one token more
+    again = bitext_corpus._load_subword_tokenizer(str(folder))
+    assert again is not first and again.tokenize("zzzunseen") == ["zzzunseen"]
+    with pytest.raises(UserError, match="does not exist .*hint"):
+        bitext_corpus._load_subword_tokenizer(str(tmp_path / "missing"))
+    with pytest.raises(UserError, match="holds no tokenizer"):
+        bitext_corpus._load_subword_tokenizer(str(tmp_path))
