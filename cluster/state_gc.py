@@ -8,8 +8,11 @@ Reference rules (everything else is kept and listed with why):
                         characters of the MLflow run id): the model then lives in the registry, once.
                         Runs with no registered version are kept (they may be resumed).
 ``model_cache/mlflow-*``  registry download cache. Kept while an alias holds the version it caches.
-``model_cache/fsspec-*``  copies of remote model URLs (fetched again on use); ``*.partial-*``: interrupted
-                        downloads.
+``model_cache/fsspec-*``  copies of remote model URLs (fetched again on use); ``*.partial-PID``: interrupted
+                        downloads (kept while process PID is alive on this machine and the folder changed
+                        in the last day: a copy being made).
+``~/.cache/interlingua/ct2/*.partial-PID``  interrupted CTranslate2 conversions (the same rule); finished
+                        conversions are kept.
 ``mlartifacts/RUN_ID``  artifacts of runs that no longer exist or were deleted in MLflow.
 ``mlartifacts/models/m-*``  logged models that no registered version refers to and whose run is gone.
 ``amr_retrofit/RUN_ID``  a retrofit run's extended base encoder, once that run's model is registered.
@@ -71,9 +74,11 @@ def registry_view(client) -> RegistryView:
     return RegistryView(version_runs, model_ids, held, live)
 
 
-def plan_gc(state: Path, view: RegistryView, *, local_artifacts: Path | None) -> list[GcItem]:
+def plan_gc(state: Path, view: RegistryView, *, local_artifacts: Path | None,
+            ct2_cache: Path | None = None) -> list[GcItem]:
     """Every item of the state folder that gc considers, with its decision. ``local_artifacts``: the
-    local MLflow artifact root to check for orphans (None when the tracking store is remote)."""
+    local MLflow artifact root to check for orphans (None when the tracking store is remote); ``ct2_cache``:
+    the CTranslate2 conversion cache, for interrupted conversions."""
     items: list[GcItem] = []
     for folder in _subfolders(state / "ray_results"):
         run = _registered_run(folder.name, view)
@@ -85,6 +90,9 @@ def plan_gc(state: Path, view: RegistryView, *, local_artifacts: Path | None) ->
                             f"its model is registered ({uri})" if uri else "its run has no registered version yet"))
     for folder in _subfolders(state / "model_cache"):
         items.append(_cache_item(folder, view))
+    if ct2_cache is not None:
+        items += [_partial_item(folder, "ct2 conversion", "interrupted conversion")
+                  for folder in _subfolders(ct2_cache) if ".partial-" in folder.name]
     if local_artifacts is not None:
         items += _orphaned_artifacts(local_artifacts, view)
     return items
@@ -124,9 +132,9 @@ def _registered_run(name: str, view: RegistryView) -> str | None:
 def _cache_item(folder: Path, view: RegistryView) -> GcItem:
     from interlingua.models.load import CACHE_SOURCE
 
-    size = folder_size(folder)
     if ".partial-" in folder.name:
-        return GcItem("registry cache", folder, size, True, "interrupted download")
+        return _partial_item(folder, "registry cache", "interrupted download")
+    size = folder_size(folder)
     if folder.name.startswith("fsspec-"):
         return GcItem("url cache", folder, size, True, "copy of a remote model URL (fetched again on use)")
     source = folder / CACHE_SOURCE
@@ -137,6 +145,33 @@ def _cache_item(folder: Path, view: RegistryView) -> GcItem:
     held = (name, version) in view.alias_held
     return GcItem("registry cache", folder, size, not held,
                   f"{pinned} is held by an alias" if held else f"no alias holds {pinned}")
+
+
+#: A partial copy whose process is alive is left alone unless it has not changed for this long.
+_PARTIAL_GRACE_SECONDS = 24 * 3600
+
+
+def _partial_item(folder: Path, kind: str, what: str) -> GcItem:
+    """A ``NAME.partial-PID`` folder (``models.load.cached_copy``): pruned unless process PID is alive on this
+    machine and the folder changed within a day (a copy being made now; pruning it would fail that process)."""
+    import os
+    import time
+
+    size = folder_size(folder)
+    pid = folder.name.rpartition(".partial-")[2]
+    alive = False
+    if pid.isdigit():
+        try:
+            os.kill(int(pid), 0)
+            alive = True
+        except ProcessLookupError:
+            alive = False
+        except PermissionError:  # another user's live process
+            alive = True
+    recent = time.time() - folder.stat().st_mtime < _PARTIAL_GRACE_SECONDS
+    if alive and recent:
+        return GcItem(kind, folder, size, False, f"being written by process {pid}")
+    return GcItem(kind, folder, size, True, what)
 
 
 def _orphaned_artifacts(root: Path, view: RegistryView) -> list[GcItem]:

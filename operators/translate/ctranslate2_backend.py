@@ -38,6 +38,10 @@ def convert_marian(model: str, output_dir: str | Path, quantization: str | None 
     return Path(converter.convert(str(output_dir), quantization=quantization, force=force))
 
 
+#: Where conversions are kept on each machine that translates (``interlingua gc`` prunes interrupted ones).
+DEFAULT_CT2_CACHE = Path.home() / ".cache" / "interlingua" / "ct2"
+
+
 def converted_folder(model: str, cache: Path) -> Path:
     """The CTranslate2 (float32) conversion of the Marian model ``model`` (a folder or a hub id, fetched to its
     local snapshot first) under ``cache``, made on first use; keyed by the model's name and file digest."""
@@ -74,7 +78,7 @@ class CTranslate2Translator:
             compute_type = "int8" if self.device == "cpu" else "float16"
         folder = Path(model)
         if not is_ctranslate2_folder(folder):
-            cache = Path(cache_dir) if cache_dir else Path.home() / ".cache" / "interlingua" / "ct2"
+            cache = Path(cache_dir) if cache_dir else DEFAULT_CT2_CACHE
             folder = converted_folder(model, cache)
         self.folder = folder
         self.tokenizer = AutoTokenizer.from_pretrained(str(folder))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 
@@ -11,10 +13,22 @@ def _fill(folder, size):
     return folder
 
 
+def _dead_pid() -> str:
+    import subprocess
+    import sys
+
+    process = subprocess.Popen([sys.executable, "-c", "pass"])
+    process.wait()
+    return str(process.pid)
+
+
 @pytest.fixture
 def state(tmp_path, monkeypatch):
     import mlflow
 
+    from interlingua.operators.translate import ctranslate2_backend
+
+    monkeypatch.setattr(ctranslate2_backend, "DEFAULT_CT2_CACHE", tmp_path / "ct2")
     monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
     monkeypatch.setenv("INTERLINGUA_HOME", str(tmp_path / "state"))
     monkeypatch.chdir(tmp_path)
@@ -52,7 +66,11 @@ def test_gc_prunes_only_what_nothing_refers_to(state, capsys):
     (held / CACHE_SOURCE).write_text("models:/enc/2\n")
     stale = _fill(cache / "mlflow-stale", 900)
     (stale / CACHE_SOURCE).write_text("models:/enc/1\n")
-    partial = _fill(cache / "mlflow-x.partial-123", 100)
+    partial = _fill(cache / f"mlflow-x.partial-{_dead_pid()}", 100)
+    being_written = _fill(cache / f"fsspec-y.partial-{os.getpid()}", 100)  # this process is alive
+    ct2 = state.parent / "ct2"
+    ct2_partial = _fill(ct2 / f"opus-mt-en-de-0123456789abcdef-ct2-float32.partial-{_dead_pid()}", 100)
+    ct2_done = _fill(ct2 / "opus-mt-en-de-0123456789abcdef-ct2-float32", 100)
     orphan_model = _fill(state / "mlartifacts" / "models" / ("m-" + "a" * 32) / "artifacts", 400)
     (orphan_model / "MLmodel").write_text(f"run_id: {runs['deleted']}\n")
     corpus = _fill(state / "corpus" / "bitext" / "v1", 2000)
@@ -65,11 +83,13 @@ def test_gc_prunes_only_what_nothing_refers_to(state, capsys):
     assert "its run was deleted or does not exist" in out
     assert "no registered version refers to it and its run is gone" in out
     assert "corpus store" in out
-    assert all(p.exists() for p in (done, stale, partial, orphan_model.parent, held, resumable))
+    assert f"being written by process {os.getpid()}" in out and "interrupted conversion" in out
+    assert all(p.exists() for p in (done, stale, partial, orphan_model.parent, held, resumable, ct2_partial))
 
     assert main(["gc"]) == 0
     out = capsys.readouterr().out
     assert not done.exists() and not stale.exists() and not partial.exists() and not orphan_model.parent.exists()
+    assert not ct2_partial.exists() and ct2_done.exists() and being_written.exists()
     assert not (state / "mlartifacts" / runs["deleted"]).exists()
     assert held.exists() and resumable.exists() and corpus.exists()
     assert (state / "mlartifacts" / runs["registered"]).exists() and (state / "mlartifacts" / runs["unregistered"]).exists()

@@ -31,7 +31,10 @@ def run(args: argparse.Namespace) -> int:
     local_artifacts = None  # another tracking store keeps (and collects) its own artifacts
     if target.tracking_uri == f"sqlite:///{state / 'mlflow.db'}":
         local_artifacts = state / "mlartifacts"
-    items = plan_gc(state, registry_view(MlflowClient()), local_artifacts=local_artifacts)
+    from interlingua.operators.translate.ctranslate2_backend import DEFAULT_CT2_CACHE
+
+    items = plan_gc(state, registry_view(MlflowClient()), local_artifacts=local_artifacts,
+                    ct2_cache=DEFAULT_CT2_CACHE)
     shown = [i for i in items if i.prune or args.all]
     width = max([len(human_size(i.size)) for i in shown] + [4])
     for item in shown:
