@@ -44,10 +44,17 @@ def main(argv: list[str] | None = None) -> int:
     from interlingua.core.redact import install_log_redaction
 
     log_dir = None
-    if getattr(args._module, "LOCAL_STATE_DIR", False) and getattr(args, "state_dir", None):
+    named = getattr(args, "state_dir", None) if getattr(args._module, "LOCAL_STATE_DIR", False) else None
+    if named is None and hasattr(args._module, "log_state_dir"):
+        named = args._module.log_state_dir(args)  # `run W --set state_dir=D` or its -c file's state_dir
+    if named:
         from interlingua.core.runtime import state_dir
 
-        log_dir = state_dir(args.state_dir) / "logs"  # `assets --state-dir D`: the log goes under D too
+        try:
+            log_dir = state_dir(named) / "logs"  # `assets --state-dir D`: the log goes under D too
+        except UserError as err:
+            print(f"interlingua {args.command}: error: {err}", file=sys.stderr)
+            return 2
     try:
         log_path = configure_console(args.command, verbose=args.verbose, log_dir=log_dir)
     except OSError as err:

@@ -147,3 +147,22 @@ def test_a_command_given_a_local_state_dir_logs_under_it(tmp_path, monkeypatch):
     assert not (home / "logs").exists()
     assert getattr(importlib.import_module(COMMANDS["assets"]), "LOCAL_STATE_DIR", False)
     assert not getattr(importlib.import_module(COMMANDS["submit"]), "LOCAL_STATE_DIR", False)
+
+
+def test_a_workflow_config_naming_a_state_dir_logs_under_it(tmp_path, monkeypatch):
+    """``run W --set state_dir=D`` and a ``-c`` file with ``state_dir: D`` write the command's log under D/logs,
+    where the workflow's other state goes (before, the log was opened under $INTERLINGUA_HOME before the config
+    was read). A workflow without the key logs where it did; validation refuses the key."""
+    home = tmp_path / "home"
+    monkeypatch.setenv("INTERLINGUA_HOME", str(home))
+    monkeypatch.setenv("INTERLINGUA_LOG_FILE", "")
+    by_set, by_file = tmp_path / "by-set", tmp_path / "by-file"
+    assert run_main(["run", "quickstart", "--set", f"state_dir={by_set}", "--show-config"]) == 0
+    assert [p.name.split("-")[0] for p in (by_set / "logs").iterdir()] == ["run"]
+    config = tmp_path / "q.yaml"
+    config.write_text(f"state_dir: {by_file}\n")
+    assert run_main(["run", "quickstart", "-c", str(config), "--show-config"]) == 0
+    assert [p.name.split("-")[0] for p in (by_file / "logs").iterdir()] == ["run"]
+    assert not (home / "logs").exists()
+    assert run_main(["run", "bitext-corpus", "--set", f"state_dir={tmp_path / 'no'}", "--show-config"]) == 2
+    assert not (tmp_path / "no").exists() and [p.name.split("-")[0] for p in (home / "logs").iterdir()] == ["run"]

@@ -29,6 +29,37 @@ def add_workflow_arguments(parser: argparse.ArgumentParser) -> None:
                         help="override one config value, e.g. --set train.max_steps=20 (repeatable)")
 
 
+def log_state_dir(args: argparse.Namespace) -> str | None:
+    """The state folder the workflow's config names (``--set state_dir=D``, else a top-level ``state_dir`` of a
+    local ``-c`` file), read before the config is validated so that the command's log goes under ``D/logs``
+    as its other state does; None when it names none (or the workflow has no such key: validation then says so)."""
+    from pathlib import Path
+
+    from interlingua.core.errors import UserError
+    from interlingua.workflows.registry import load_workflow
+
+    try:
+        if "state_dir" not in load_workflow(args.workflow).CONFIG.model_fields:
+            return None
+    except UserError:
+        return None
+    for item in reversed(args.overrides):
+        key, sep, value = item.partition("=")
+        if sep and key.strip() == "state_dir":
+            value = value.strip()
+            return None if value.lower() in ("", "null", "none", "~") else value
+    if args.config and "://" not in args.config and Path(args.config).is_file():
+        import yaml
+
+        try:
+            data = yaml.safe_load(Path(args.config).read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, yaml.YAMLError):
+            return None  # the config's loading reports it
+        value = data.get("state_dir") if isinstance(data, dict) else None
+        return value if isinstance(value, str) and value.strip() else None
+    return None
+
+
 def run(args: argparse.Namespace) -> int:
     from interlingua.core.config import config_fields_help, load_config
     from interlingua.workflows.registry import load_workflow
