@@ -303,6 +303,7 @@ def from_hub(repo_id: str) -> str:
 
         return snapshot_download(repo_id)
     except Exception as err:
+        first = next((line.strip() for line in str(err).splitlines() if line.strip()), "")
         raise UserError(
-            f"could not load {repo_id!r} from the Hugging Face hub ({type(err).__name__}: {err}); "
+            f"could not load {repo_id!r} from the Hugging Face hub ({type(err).__name__}: {first[:200]}); "
             "offline, pass a local folder, an fsspec URL or models:/NAME@ALIAS") from err

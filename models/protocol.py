@@ -27,9 +27,17 @@ class TextEncoder(Protocol):
 
 
 def l2_normalize(x: np.ndarray, eps: float = 1e-12, dtype=np.float64) -> np.ndarray:
-    """Rows of ``x`` (n, d) divided by their L2 norm (rows of norm 0 stay 0), computed in ``dtype``."""
+    """Rows of ``x`` (n, d) divided by their L2 norm (rows of norm 0 stay 0), computed in ``dtype``. A row with a
+    NaN or an infinity is a ``ValueError`` naming it: it would otherwise be ranked, mined or scored as if it were a
+    vector (``argmax`` picks a NaN, every comparison with one is false)."""
     x = np.asarray(x, dtype=dtype)
     if x.ndim != 2:
         raise ValueError(f"embeddings must be a 2-D array (n, dim); got shape {x.shape}")
+    finite = np.isfinite(x).all(axis=1)
+    if not finite.all():
+        bad = np.flatnonzero(~finite)
+        shown = ", ".join(str(int(i)) for i in bad[:5]) + (", …" if len(bad) > 5 else "")
+        raise ValueError(f"{len(bad)} of {len(x)} embeddings are not finite (NaN or infinity), rows {shown}: the "
+                         "encoder's output overflowed or its weights hold NaN")
     norms = np.linalg.norm(x, axis=1, keepdims=True)
     return x / np.maximum(norms, eps)

@@ -83,7 +83,18 @@ def _from_factory(target: str) -> TextEncoder:
     module_name, _, attribute = target.partition(":")
     if not module_name or not attribute:
         raise ValueError(f"py: spec must be 'py:package.module:factory'; got 'py:{target}'")
-    encoder = getattr(importlib.import_module(module_name), attribute)()
+    from interlingua.core.errors import UserError
+
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as err:
+        raise UserError(f"py:{target}: module {module_name!r} cannot be imported ({err}) (hint: install it, or "
+                        "put its folder on PYTHONPATH)") from None
+    factory = getattr(module, attribute, None)
+    if factory is None:
+        raise UserError(f"py:{target}: module {module_name!r} has no {attribute!r} (hint: "
+                        "py:package.module:factory names a function that returns an encoder)")
+    encoder = factory()
     if not (isinstance(getattr(encoder, "name", None), str) and callable(getattr(encoder, "encode", None))):
         raise ValueError(f"py:{target} returned {type(encoder).__name__}, which lacks 'name' and 'encode(texts)'")
     return encoder

@@ -1,6 +1,8 @@
 """Precision@k of cross-lingual sentence retrieval with cosine or CSLS scores (ABSent's metric).
 
-Query i is correct at k when its aligned candidate (row i) is among its k best-scored candidates.
+Query i is correct at k when its aligned candidate (row i) is among its k best-scored candidates. Ties go
+to the lower index, as in the Tatoeba metric (``np.argmax``): P@1 with cosine equals nearest-neighbour
+accuracy, and a collapsed encoder (every score equal) scores 1/n, not 100 %.
 CSLS (Conneau et al. 2018, "Word translation without parallel data"):
 
     CSLS(x, y) = 2 cos(x, y) − r_Y(x) − r_X(y),   r_Y(x) = mean cos of x to its k nearest candidates y,
@@ -36,5 +38,7 @@ def precision_at_k(queries: np.ndarray, candidates: np.ndarray, ks: Sequence[int
         raise ValueError(f"scoring must be one of {SCORINGS}; got {scoring!r}")
     scores = cosine_matrix(queries, candidates) if scoring == "cosine" else csls_matrix(queries, candidates, csls_k)
     gold = scores[np.arange(len(scores)), np.arange(len(scores))]
-    rank = (scores > gold[:, None]).sum(axis=1)  # candidates scored strictly above the aligned one
+    column = np.arange(scores.shape[1])[None, :]
+    ahead = (scores > gold[:, None]) | ((scores == gold[:, None]) & (column < np.arange(len(scores))[:, None]))
+    rank = ahead.sum(axis=1)  # candidates ranked above the aligned one: scored higher, or equal at a lower index
     return {k: 100.0 * float(np.mean(rank < k)) for k in ks}

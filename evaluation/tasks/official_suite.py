@@ -51,6 +51,20 @@ def _names(directory: Path, pattern: str) -> list[re.Match]:
                   key=lambda m: m.string)
 
 
+def _one_per_label(root: Path, pattern: str, group: int = 1) -> dict[str, re.Match]:
+    """The files matching ``pattern`` under ``root`` by their language label (the regex ``group``); two files with
+    the same label (two copies of a benchmark in one folder tree) are a ValueError naming both, instead of two
+    tasks of one name pooled as if they were seeds, or one silently taking the other's place."""
+    found: dict[str, re.Match] = {}
+    for match in _names(root, pattern):
+        label = match[group]
+        if label in found:
+            raise ValueError(f"two files for {label} under {root}: {found[label].string} and {match.string} "
+                             "(hint: point --data at a folder that holds one copy of the benchmark)")
+        found[label] = match
+    return found
+
+
 def _transfer_run(load_train, load_dev, load_test, languages, source, encoder, seed):
     """Trained on ``source`` (English) only; C chosen on the union of the dev sets of ``source`` and ``languages``."""
     dev_languages = list(dict.fromkeys([source, *languages]))
@@ -75,9 +89,10 @@ def discover_official_tasks(benchmark: str, directory: str | Path) -> list[TaskS
 def _sts17(root):
     tasks = [TaskSpec("sts17", "sts", m[1], "spearman",
                       lambda enc, seed, p=str(root / m.string): official.sts_task(require_clean(load_sts2017_extended(p), p), enc))
-             for m in _names(root, r"(?:.*/)?STS\.([a-z]{2}-[a-z]{2})\.txt")]
-    gold = {m[1]: root / m.string for m in _names(root, r"(?:.*/)?STS\.gs\.(track\w+\.[a-z]{2}-[a-z]{2})\.txt")}
-    for m in _names(root, r"(?:.*/)?STS\.input\.(track(\w+)\.([a-z]{2}-[a-z]{2}))\.txt"):
+             for m in _one_per_label(root, r"(?:.*/)?STS\.([a-z]{2}-[a-z]{2})\.txt").values()]
+    gold = {label: root / m.string
+            for label, m in _one_per_label(root, r"(?:.*/)?STS\.gs\.(track\w+\.[a-z]{2}-[a-z]{2})\.txt").items()}
+    for m in _one_per_label(root, r"(?:.*/)?STS\.input\.(track(\w+)\.([a-z]{2}-[a-z]{2}))\.txt").values():
         if m[1] not in gold:
             raise ValueError(f"{root / m.string} has no gold file STS.gs.{m[1]}.txt under {root}")
         def run(enc, seed, inp=str(root / m.string), gs=str(gold[m[1]])):
@@ -87,7 +102,7 @@ def _sts17(root):
 
 
 def _tatoeba(root):
-    found = {m[1]: m.string for m in _names(root, r"(?:.*/)?tatoeba\.([a-z]+)-eng\.\1")}
+    found = {lang: m.string for lang, m in _one_per_label(root, r"(?:.*/)?tatoeba\.([a-z]+)-eng\.\1").items()}
     def run(lang, path, enc, seed):
         scores = official.tatoeba_task(load_tatoeba(str((root / path).parent), lang), enc)
         return {"accuracy": scores["average"], "accuracy_xx2en": scores["src2tgt"], "accuracy_en2xx": scores["tgt2src"],
@@ -96,7 +111,8 @@ def _tatoeba(root):
 
 
 def _bucc(root):
-    found = {m[1]: (root / m.string).parent for m in _names(root, r"(?:.*/)?([a-z]{2})-en\.sample\.gold")}
+    found = {lang: (root / m.string).parent
+             for lang, m in _one_per_label(root, r"(?:.*/)?([a-z]{2})-en\.sample\.gold").items()}
     def run(lang, folder, enc, seed):
         sample, training = (require_clean(load_bucc(str(folder), lang, split), f"BUCC {lang}-en {split} in {folder}")
                             for split in ("sample", "training"))
@@ -110,7 +126,7 @@ def _mewsc16(root):
     return [TaskSpec("mewsc16", "clustering", m[2], "accuracy",
                      lambda enc, seed, d=(root / m.string).parent, lang=m[2]:
                      official.clustering_task(require_clean(load_mewsc16(str(d), lang), f"MewsC-16 {lang} in {d}"), enc, seed))
-            for m in _names(root, r"((?:.*/)?)([a-z]{2})_sentences\.txt")]
+            for m in _one_per_label(root, r"((?:.*/)?)([a-z]{2})_sentences\.txt", group=2).values()]
 
 
 _QE_SPLIT_PREFERENCE = ("test20", "test", "dev", "train")

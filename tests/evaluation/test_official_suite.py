@@ -57,6 +57,33 @@ def test_discovery_names_tasks_by_language(data_dir):
         discover_official_tasks("glue", data_dir)
 
 
+def test_two_copies_of_a_benchmark_are_refused_not_pooled_as_seeds(data_dir, tmp_path, monkeypatch, capsys):
+    """Two STS.en-de.txt under one folder used to be two tasks of one name that the summary pooled as if they were
+    two seeds (n=2 for one seed); two Tatoeba copies, one silently replacing the other. ``--data`` given twice
+    pooled the same way."""
+    import shutil
+
+    from interlingua.workflows.cli import main
+
+    for benchmark, sub, name in (("sts17", "sts", "STS.en-de.txt"), ("tatoeba", "tat", "tatoeba.deu-eng.deu")):
+        shutil.copytree(data_dir / sub, data_dir / sub / "copy")
+        with pytest.raises(ValueError, match=rf"two files for .* under .*: ({name} and copy/{name}|copy/{name} and {name}) .*one copy"):
+            discover_official_tasks(benchmark, data_dir / sub)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    (tmp_path / "letters_encoder.py").write_text(ENCODER_MODULE)
+    monkeypatch.setenv("INTERLINGUA_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("INTERLINGUA_LOG_FILE", "")
+    args = ["eval", "--model", "py:letters_encoder:make", "--pack", str(tmp_path / "none"), "--seeds", "1",
+            "--data", f"qam={data_dir / 'qam'}", "--data", f"qam={data_dir / 'qam'}", "--out", str(tmp_path / "o")]
+    assert main(args) == 2
+    assert "qam de,fr is given twice" in capsys.readouterr().err
+    for spec, message in (("py:letters_encoder:nothing", "has no 'nothing'"),
+                          ("py:no_such_module_here:make", "cannot be imported")):
+        assert main([*args[:2], spec, *args[3:9], "--out", str(tmp_path / "o")]) == 2
+        err = capsys.readouterr().err
+        assert message in err and "hint" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
 def test_eval_cli_with_official_data(data_dir, tmp_path, monkeypatch):
     (tmp_path / "letters_encoder.py").write_text(ENCODER_MODULE)
     monkeypatch.syspath_prepend(str(tmp_path))

@@ -129,6 +129,10 @@ def test_eval_cli_bad_seed_list():
     eval_command.add_arguments(parser)
     with pytest.raises(SystemExit):
         parser.parse_args(["--model", "use", "--seeds", "1,x"])
+    for bad, reason in (("1,1,2", "more than once"), ("-1", "from 0 to"), (str(2**31), "from 0 to")):
+        with pytest.raises(argparse.ArgumentTypeError, match=reason):  # a repeated seed would weigh double
+            eval_command._int_list(bad)
+    assert parser.parse_args(["--model", "use", "--seeds", "0,2,1"]).seeds == [0, 2, 1]
 
 
 def test_pack_reads_the_layout_interlingua_assets_writes(assets, tmp_path):

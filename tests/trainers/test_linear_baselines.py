@@ -76,3 +76,24 @@ def test_precision_at_k_counts_ranks():
     ranks = [(scores[i] > scores[i, i]).sum() for i in range(3)]
     assert p == {k: 100.0 * np.mean([r < k for r in ranks]) for k in (1, 2, 3)}
     assert precision_at_k(q, q, ks=(1,), scoring="csls")[1] == 100.0
+
+
+def test_precision_at_k_breaks_ties_as_the_tatoeba_metric_does():
+    """Ties go to the lower index (np.argmax's rule): P@1 with cosine equals nearest-neighbour accuracy, also with
+    duplicate candidates, and a collapsed encoder (every vector equal) scores 1/n, not 100 % (before: a query
+    counted as right whenever no candidate scored strictly higher)."""
+    from interlingua.evaluation.metrics.retrieval import nearest_neighbour_accuracy
+
+    collapsed = np.ones((5, 3))
+    assert precision_at_k(collapsed, collapsed, ks=(1, 5)) == {1: 20.0, 5: 100.0}
+    assert precision_at_k(collapsed, collapsed, ks=(2,), scoring="csls") == {2: 40.0}
+    rng = np.random.default_rng(0)
+    q = np.round(rng.normal(size=(40, 4)), 0)  # few distinct values: many exact ties
+    c = np.round(q + rng.normal(scale=0.5, size=q.shape), 0)
+    c[7] = c[3]
+    assert precision_at_k(q, c, ks=(1,))[1] == pytest.approx(nearest_neighbour_accuracy(q, c))
+    scores = q @ (c / np.maximum(np.linalg.norm(c, axis=1, keepdims=True), 1e-12)).T
+    order = [np.argsort(-scores[i], kind="stable") for i in range(len(q))]  # stable: lower index first
+    for k in (1, 3, 5):
+        expected = 100.0 * np.mean([i in order[i][:k] for i in range(len(q))])
+        assert precision_at_k(q, c, ks=(k,))[k] == pytest.approx(expected)

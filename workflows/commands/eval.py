@@ -17,6 +17,12 @@ def _int_list(text: str) -> list[int]:
         raise argparse.ArgumentTypeError(f"--seeds must be comma-separated integers; got {text!r}") from None
     if not values:
         raise argparse.ArgumentTypeError("--seeds must name at least one seed")
+    repeated = sorted({v for v in values if values.count(v) > 1})
+    if repeated:  # a seed counted twice would weigh its run double in the mean and the spread
+        raise argparse.ArgumentTypeError(f"--seeds names {', '.join(map(str, repeated))} more than once; give each "
+                                         "seed once")
+    if any(v < 0 or v >= 2**31 for v in values):
+        raise argparse.ArgumentTypeError(f"--seeds must be integers from 0 to {2**31 - 1}; got {text!r}")
     return values
 
 
@@ -94,4 +100,10 @@ def _available_tasks(args: argparse.Namespace) -> list:
         if not sep:
             raise ValueError(f"--data must be NAME=DIR; got {item!r}")
         tasks += discover_official_tasks(name.strip(), directory.strip())
+    seen: set[tuple[str, str]] = set()
+    for task in tasks:  # the same benchmark given twice would be pooled as if its two runs were seeds
+        if (task.name, task.language) in seen:
+            raise ValueError(f"{task.name} {task.language} is given twice (a repeated --data, or --data naming a "
+                             "benchmark the pack holds too); give each once")
+        seen.add((task.name, task.language))
     return tasks
