@@ -16,7 +16,8 @@ import torch
 from torch import nn
 
 from interlingua.models.batch_tokenize import batch_tokenize
-from interlingua.models.pooling import check_pooling, pool
+from interlingua.core.errors import UserError
+from interlingua.models.pooling import POOLING_MODES, check_pooling, pool
 from interlingua.models.transformer_files import load_tokenizer, load_transformer
 
 ENCODER_CONFIG = "interlingua_encoder.json"
@@ -130,33 +131,77 @@ class SentenceEncoder(nn.Module):
             transformer,
             tokenizer,
             pooling=pooling or saved.get("pooling", "mean"),
-            max_length=max_length or saved.get("max_length", 128),
+            max_length=max_length or saved.get("max_length") or min(_DEFAULT_MAX_LENGTH, _position_limit(transformer)),
             prefix=saved.get("prefix", "") if prefix is None else prefix,
             name=str(path),
         )
 
 
+#: Truncation length of a plain Hugging Face folder that names none (capped by the model's positions).
+_DEFAULT_MAX_LENGTH = 128
+#: sentence-transformers' pooling flags before ``pooling_mode`` (v5 and earlier), in its order.
+_LEGACY_POOLING_KEYS = {"pooling_mode_cls_token": "cls", "pooling_mode_max_tokens": "max",
+                        "pooling_mode_mean_tokens": "mean", "pooling_mode_mean_sqrt_len_tokens": "mean_sqrt_len_tokens",
+                        "pooling_mode_weightedmean_tokens": "weightedmean", "pooling_mode_lasttoken": "lasttoken"}
+#: Model types whose position ids start after the padding index (``padding_idx + 1``).
+_OFFSET_POSITIONS = frozenset({"roberta", "xlm-roberta", "xlm-roberta-xl", "camembert"})
+
+
 def _read_folder_settings(path: Path) -> dict:
-    """Pooling / max length / prefix from our config, else from a sentence-transformers layout."""
+    """Pooling / max length / prefix from our config, else from a sentence-transformers layout as
+    sentence-transformers reads it: ``1_Pooling/config.json``'s ``pooling_mode`` (v6) or its ``pooling_mode_*``
+    flags (earlier); ``sentence_bert_config.json``'s ``max_seq_length``, else (v6 leaves it out) the
+    tokenizer's ``model_max_length``; the default prompt. A pooling our encoder does not compute is a
+    :class:`UserError` (it used to be read as mean pooling)."""
     ours = path / ENCODER_CONFIG
     if ours.exists():
         return json.loads(ours.read_text())
     settings: dict = {}
+    include_prompt = True
     pooling_cfg = path / "1_Pooling" / "config.json"
     if pooling_cfg.exists():
         cfg = json.loads(pooling_cfg.read_text())
-        settings["pooling"] = "cls" if cfg.get("pooling_mode_cls_token") else (
-            "max" if cfg.get("pooling_mode_max_tokens") else "mean")
+        mode = cfg.get("pooling_mode")
+        if mode is None:
+            mode = [name for key, name in _LEGACY_POOLING_KEYS.items() if cfg.get(key)] or ["mean"]
+        modes = [mode] if isinstance(mode, str) else list(mode)
+        if len(modes) != 1 or modes[0] not in POOLING_MODES:
+            raise UserError(f"{path}: sentence-transformers pooling {'+'.join(map(str, modes))} is not one this "
+                            f"encoder computes ({', '.join(POOLING_MODES)}) (hint: load it with sentence-transformers, "
+                            "or pass pooling= explicitly)")
+        settings["pooling"] = modes[0]
+        include_prompt = bool(cfg.get("include_prompt", True))
     sbert = path / "sentence_bert_config.json"
-    if sbert.exists() and "max_seq_length" in json.loads(sbert.read_text()):
-        settings["max_length"] = int(json.loads(sbert.read_text())["max_seq_length"])
+    sbert_cfg = json.loads(sbert.read_text()) if sbert.exists() else {}
+    if sbert_cfg.get("max_seq_length"):
+        settings["max_length"] = int(sbert_cfg["max_seq_length"])
+    elif (path / "modules.json").exists():
+        tokenizer_cfg = path / "tokenizer_config.json"
+        limit = json.loads(tokenizer_cfg.read_text()).get("model_max_length") if tokenizer_cfg.exists() else None
+        if isinstance(limit, (int, float)) and 0 < limit < 1e6:  # "no limit" is written as a huge number
+            settings["max_length"] = int(limit)
     st_cfg = path / "config_sentence_transformers.json"
     if st_cfg.exists():
         cfg = json.loads(st_cfg.read_text())
         name = cfg.get("default_prompt_name")
         if name and name in (cfg.get("prompts") or {}):
             settings["prefix"] = cfg["prompts"][name]
+    if settings.get("prefix") and not include_prompt:
+        raise UserError(f"{path}: its pooling leaves the prompt's tokens out (include_prompt false), which this "
+                        "encoder does not do (hint: load it with sentence-transformers)")
     return settings
+
+
+def _position_limit(transformer: nn.Module) -> int:
+    """How many tokens the model's position embeddings take (``max_position_embeddings``, less the offset of
+    RoBERTa-style models); a large number when the config does not say."""
+    config = getattr(transformer, "config", None)
+    positions = getattr(config, "max_position_embeddings", None)
+    if not isinstance(positions, int) or positions <= 0:
+        return 1 << 30
+    if getattr(config, "model_type", None) in _OFFSET_POSITIONS and getattr(config, "pad_token_id", None) is not None:
+        positions -= config.pad_token_id + 1
+    return max(1, positions)
 
 
 def _write_json(path: Path, data) -> None:

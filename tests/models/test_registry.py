@@ -272,3 +272,72 @@ def test_an_mlflow_model_that_is_not_an_encoder_is_refused(tmp_path):
                                                                    "python_function": {"data": "../../etc"}}}))
     with pytest.raises(UserError, match="not a folder inside the model"):
         encoder_folder_of_mlflow_model(tmp_path, "models:/evil/1")
+
+
+LONG = " ".join(["the quick brown fox jumps over the lazy dog"] * 6)
+
+
+@pytest.mark.parametrize("pooling", ["cls", "max"])
+def test_a_registered_encoder_keeps_its_pooling_and_max_length(local_store, tmp_path, pooling):
+    """sentence-transformers 6 (what the MLflow flavor saves with) writes ``pooling_mode`` and leaves
+    ``max_seq_length`` to the tokenizer's ``model_max_length``: our loader read the old keys only, so every
+    registered model came back mean-pooled with 128 tokens (cosine off by up to 0.46 from pyfunc on this model,
+    and a crash past its 64 positions)."""
+    import mlflow
+    from sentence_transformers import SentenceTransformer
+    from tiny_models import build_tiny_bert
+
+    from interlingua.core.runtime import configure_mlflow
+    from interlingua.models.load import load_encoder, load_text_encoder
+    from interlingua.models.registry import log_and_register_encoder
+    from interlingua.models.sentence_encoder import SentenceEncoder
+
+    folder = tmp_path / "enc"
+    SentenceEncoder.from_folder(build_tiny_bert(tmp_path / "bert"), pooling=pooling, max_length=12,
+                                prefix="query: ").save(folder)
+    texts = [*TEXTS, LONG]
+    expected = SentenceEncoder.from_folder(folder).encode(texts)
+    saved = tmp_path / "st-saved"
+    SentenceTransformer(str(folder), device="cpu").save(str(saved))  # the layout the registry holds
+    assert not (saved / "interlingua_encoder.json").exists()
+    reread = SentenceEncoder.from_folder(saved)
+    assert (reread.pooling, reread.max_length, reread.prefix) == (pooling, 12, "query: ")
+    configure_mlflow("registry-pooling")
+    with mlflow.start_run() as run:
+        pass
+    uri = log_and_register_encoder(str(folder), f"pooled-{pooling}", "champion", run.info.run_id).uri
+    served = np.asarray(mlflow.pyfunc.load_model(uri).predict(texts))
+    np.testing.assert_allclose(served, expected, rtol=1e-5, atol=1e-5)
+    for loaded in (load_encoder(uri), load_text_encoder(uri)):
+        np.testing.assert_allclose(loaded.encode(texts), expected, rtol=1e-5, atol=1e-5)
+
+
+def test_sentence_transformers_pooling_settings_are_read_as_sentence_transformers_reads_them(tmp_path):
+    """Legacy ``pooling_mode_*`` flags, a pooling this encoder does not compute (refused, not read as mean), and a
+    plain Hugging Face folder whose positions are fewer than the default 128 tokens."""
+    import json
+    import shutil
+
+    from tiny_models import build_tiny_bert
+
+    from interlingua.core.errors import UserError
+    from interlingua.models.sentence_encoder import SentenceEncoder
+
+    bert = build_tiny_bert(tmp_path / "bert")
+    plain = SentenceEncoder.from_folder(bert)
+    positions = plain.transformer.config.max_position_embeddings
+    assert plain.max_length == min(128, positions)
+    assert plain.encode([" ".join(["word"] * 300)]).shape == (1, plain.dim)  # truncated, no index error
+    folder = tmp_path / "st"
+    shutil.copytree(bert, folder)
+    (folder / "modules.json").write_text("[]")
+    (folder / "1_Pooling").mkdir()
+    for config, expected in (({"pooling_mode_max_tokens": True}, "max"), ({"pooling_mode": ["cls"]}, "cls"),
+                             ({"pooling_mode_mean_tokens": False}, "mean")):
+        (folder / "1_Pooling" / "config.json").write_text(json.dumps(config))
+        assert SentenceEncoder.from_folder(folder).pooling == expected
+    for config in ({"pooling_mode": "lasttoken"}, {"pooling_mode": ["mean", "max"]},
+                   {"pooling_mode_mean_tokens": True, "pooling_mode_max_tokens": True}):
+        (folder / "1_Pooling" / "config.json").write_text(json.dumps(config))
+        with pytest.raises(UserError, match="is not one this encoder computes"):
+            SentenceEncoder.from_folder(folder)
