@@ -341,3 +341,38 @@ def test_sentence_transformers_pooling_settings_are_read_as_sentence_transformer
         (folder / "1_Pooling" / "config.json").write_text(json.dumps(config))
         with pytest.raises(UserError, match="is not one this encoder computes"):
             SentenceEncoder.from_folder(folder)
+
+
+def test_embed_cli_serves_what_the_registry_holds(local_store, tiny_encoder_dir, tmp_path, monkeypatch, capsys):
+    """``interlingua embed`` loads any encoder the registry accepts (a Dense head used to be refused), writes
+    ``--out`` under the exact name given (np.save added ".npy"), and refuses non-UTF-8 input as one line."""
+    import io
+
+    import mlflow
+    from sentence_transformers import SentenceTransformer
+
+    from interlingua.core.runtime import configure_mlflow
+    from interlingua.models.registry import log_and_register_encoder
+    from interlingua.workflows.cli import main
+
+    monkeypatch.setenv("INTERLINGUA_LOG_FILE", "")
+    folder = _dense_stack(tiny_encoder_dir, tmp_path / "with-head")
+    configure_mlflow("registry-embed")
+    with mlflow.start_run() as run:
+        pass
+    uri = log_and_register_encoder(str(folder), "headed-embed", "champion", run.info.run_id).uri
+    out = tmp_path / "vectors.bin"
+    assert main(["embed", "--model", uri, *TEXTS, "--out", str(out)]) == 0
+    assert out.exists() and not (tmp_path / "vectors.bin.npy").exists()
+    vectors = np.load(out, allow_pickle=False)
+    expected = SentenceTransformer(str(folder), device="cpu").encode(TEXTS, normalize_embeddings=True)
+    np.testing.assert_allclose(vectors, expected, rtol=1e-5, atol=1e-5)
+    capsys.readouterr()
+
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(b"good line\n\xff\xfe bad\n"), encoding="utf-8",
+                                                      errors="surrogateescape"))
+    assert main(["embed", "--model", uri, "--input", "-"]) == 2
+    assert "--input -: not UTF-8 text" in capsys.readouterr().err
+    assert main(["embed", "--model", uri, "fine", "bad \udcff byte"]) == 2
+    err = capsys.readouterr().err
+    assert "sentence argument 2 is not UTF-8" in err and len(err.strip().splitlines()) == 1

@@ -6,6 +6,8 @@ import argparse
 import sys
 
 HELP = "embed sentences with an encoder (HF id, folder, fsspec URL or models:/NAME@ALIAS)"
+DESCRIPTION = (HELP + ". Any encoder `interlingua eval` takes: a sentence-transformers stack with a Dense head, a "
+               "meaning-head or combined encoder, MODE(A|B), py:module:factory.")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -35,10 +37,13 @@ def run(args: argparse.Namespace) -> int:
     from interlingua.core.errors import UserError
 
     texts = list(args.texts)
+    for k, text in enumerate(texts, 1):  # undecodable bytes reach argv as lone surrogates
+        if any("\udc80" <= char <= "\udcff" for char in text):
+            raise UserError(f"sentence argument {k} is not UTF-8 text (hint: convert it, e.g. with iconv)")
     if args.input:
         if args.input != "-" and not Path(args.input).is_file():
             raise UserError(f"--input {args.input}: no such file (one sentence per line, or '-' for stdin)")
-        stream = sys.stdin if args.input == "-" else open(args.input, encoding="utf-8")
+        stream = _utf8_stdin() if args.input == "-" else open(args.input, encoding="utf-8")
         with stream:
             try:
                 texts.extend(line.rstrip("\n") for line in stream)
@@ -51,16 +56,21 @@ def run(args: argparse.Namespace) -> int:
 
     import numpy as np
 
-    from interlingua.models.load import load_encoder
+    from interlingua.models.encode import encode_texts
+    from interlingua.models.resolve import resolve_encoder
 
-    if args.model.startswith(("models:/", "runs:/")):
+    if "models:/" in args.model or "runs:/" in args.model:
         from interlingua.core.runtime import use_tracking_store
 
         use_tracking_store()
-    encoder = load_encoder(args.model)
-    vectors = encoder.encode(texts, batch_size=args.batch_size, normalize=not args.no_normalize)
+    try:
+        encoder = resolve_encoder(args.model)  # every module of a stack runs (a Dense head, a meaning head)
+    except ValueError as err:
+        raise UserError(str(err)) from None
+    vectors = encode_texts(encoder, texts, batch_size=args.batch_size, normalize=not args.no_normalize)
     if args.out:
-        np.save(args.out, vectors)
+        with open(args.out, "wb") as handle:  # np.save(path) would add ".npy" to a name without it
+            np.save(handle, vectors, allow_pickle=False)
         print(f"wrote {vectors.shape[0]} x {vectors.shape[1]} vectors to {args.out}")
     else:
         np.set_printoptions(precision=5, suppress=True, linewidth=160, threshold=8)
@@ -73,3 +83,13 @@ def run(args: argparse.Namespace) -> int:
         for i, row in enumerate(sims):
             print(f"  [{i}] " + " ".join(f"{v:+.3f}" for v in row))
     return 0
+
+
+def _utf8_stdin():
+    """Standard input decoded as UTF-8, strictly (the locale's decoding lets bad bytes through as surrogates)."""
+    import io
+
+    buffer = getattr(sys.stdin, "buffer", None)
+    if buffer is None:  # already text (a test's StringIO)
+        return sys.stdin
+    return io.TextIOWrapper(buffer, encoding="utf-8", errors="strict")
