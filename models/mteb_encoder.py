@@ -13,7 +13,8 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-from interlingua.models.protocol import TextEncoder, l2_normalize
+from interlingua.models.encode import encode_texts
+from interlingua.models.protocol import TextEncoder
 
 
 class MtebEncoder:
@@ -56,11 +57,12 @@ class MtebEncoder:
         if prompt is None:
             prompt = self._prompt(prompt_name, task_metadata, prompt_type)
         size = batch_size or self.batch_size
-        parts = [np.asarray(self.encoder.encode([prompt + t for t in texts[i:i + size]]), dtype=np.float32)
-                 for i in range(0, len(texts), size)]
+        normalize = self.normalize_embeddings if normalize_embeddings is None else normalize_embeddings
+        # encode_texts passes normalize on: our encoders normalize by default, and normalize_embeddings=False
+        # must give their raw vectors, as sentence-transformers does
+        parts = [encode_texts(self.encoder, [prompt + t for t in texts[i:i + size]], batch_size=size,
+                              normalize=normalize) for i in range(0, len(texts), size)]
         vectors = np.concatenate(parts) if parts else np.zeros((0, self.encoder.dim), dtype=np.float32)
-        if self.normalize_embeddings if normalize_embeddings is None else normalize_embeddings:
-            vectors = l2_normalize(vectors).astype(np.float32)
         if single:
             vectors = vectors[0]
         if convert_to_tensor:

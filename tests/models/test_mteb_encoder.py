@@ -54,6 +54,22 @@ def test_encode_options_follow_sentence_transformers():
                                (unit * unit[::-1]).sum(1), rtol=1e-5)
 
 
+def test_normalize_embeddings_false_gives_our_encoders_raw_vectors(tmp_path):
+    """Our encoders normalize unless told not to: ``normalize_embeddings=False`` used to still give unit vectors
+    (sentence-transformers gives the raw ones)."""
+    from tiny_models import build_tiny_bert
+
+    from interlingua.models.sentence_encoder import SentenceEncoder
+
+    encoder = SentenceEncoder.from_folder(build_tiny_bert(tmp_path / "bert"))
+    texts = ["the cat sits on the mat", "good morning"]
+    raw = MtebEncoder(encoder).encode(texts, normalize_embeddings=False, prompt="")
+    np.testing.assert_allclose(raw, encoder.encode(texts, normalize=False), rtol=1e-6)
+    assert not np.allclose(np.linalg.norm(raw, axis=1), 1.0)
+    unit = MtebEncoder(encoder).encode(texts, prompt="")
+    np.testing.assert_allclose(unit, raw / np.linalg.norm(raw, axis=1, keepdims=True), rtol=1e-5, atol=1e-6)
+
+
 @pytest.fixture
 def sts_file(tmp_path):
     import pyarrow as pa
