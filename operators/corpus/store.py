@@ -528,8 +528,14 @@ def _rejects_table(shard_id: str, rejects: RejectsInput) -> pa.Table:
 
 
 def _parquet_bytes(table: pa.Table) -> bytes:
+    """The table as Parquet (zstd). An empty table is written with no row group: ``write_table`` writes one of
+    0 rows, which Hugging Face ``datasets`` refuses ("BatchSize must be greater than 0"), failing
+    ``load_dataset`` on a version with a shard whose rows were all rejected."""
     sink = pa.BufferOutputStream()
-    pq.write_table(table, sink, compression="zstd")
+    if table.num_rows == 0:
+        pq.ParquetWriter(sink, table.schema, compression="zstd").close()
+    else:
+        pq.write_table(table, sink, compression="zstd")
     return sink.getvalue().to_pybytes()
 
 

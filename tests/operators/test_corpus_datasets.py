@@ -53,6 +53,26 @@ def test_load_dataset_and_pandas_read_a_version_folder_as_is(tmp_path: Path) -> 
     assert "manifest.json" in {p.name for p in folder.iterdir()} and (folder / "README.md").read_text().startswith("---")
 
 
+def test_a_version_with_an_empty_shard_loads_with_datasets(tmp_path: Path) -> None:
+    """A shard whose rows were all rejected: written with no row group, since ``datasets`` refuses a row group of 0
+    rows ("BatchSize must be greater than 0"), which failed ``load_dataset`` on the whole version and its export."""
+    import pyarrow.parquet as pq
+
+    store = CorpusStore(str(tmp_path))
+    writer = store.open_version("pairs", {"k": 2}, ["file:///raw.tsv"])
+    writer.write_shard("s0", ROWS.slice(0, 2))
+    writer.write_shard("s1", ROWS.slice(0, 0), rejects=[{"operator": "hygiene", "reason": "empty", "row": {"id": "x"}}])
+    manifest = writer.publish(expected_shards=["s0", "s1"])
+    folder = tmp_path / "pairs" / manifest.version
+    empty = next(folder.rglob("s1*.parquet"))
+    assert pq.ParquetFile(empty).metadata.num_row_groups == 0 and pq.read_table(empty).schema == ROWS.schema
+    loaded = datasets.load_dataset(str(folder), cache_dir=str(tmp_path / "hf-cache"))
+    assert rows_of(loaded["train"]) == ROWS.slice(0, 2).to_pylist() == store.read_table("pairs").to_pylist()
+    export_version(store, "pairs", manifest.version, str(tmp_path / "export"), "parquet")
+    exported = datasets.load_dataset(str(tmp_path / "export"), cache_dir=str(tmp_path / "hf-cache2"))
+    assert rows_of(exported["train"]) == ROWS.slice(0, 2).to_pylist()
+
+
 def test_a_refreshed_version_with_reused_shards_loads_whole(tmp_path: Path) -> None:
     store = CorpusStore(str(tmp_path))
     parent = publish(store)
