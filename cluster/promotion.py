@@ -148,6 +148,7 @@ def promote(candidate_uri: str, alias: str, tasks: Sequence[TaskSpec], *, seeds:
     client = client or MlflowClient()
     candidate = parse_version_uri(candidate_uri)
     _check_version_exists(client, candidate)
+    _check_servable(client, candidate)
     holder = _alias_holder(client, candidate.name, alias)
     if holder is not None and holder.version == candidate.version:
         raise UserError(f"{candidate.uri} already holds @{alias}; nothing to decide")
@@ -218,6 +219,34 @@ def _check_version_exists(client, ref: ModelVersionRef) -> None:
         known = f"registered versions of {ref.name}: {', '.join(map(str, versions))}" if versions else \
             f"no registered model named {ref.name!r}"
         raise UserError(f"{ref.uri} does not exist ({known})") from err
+
+
+def _check_servable(client, ref: ModelVersionRef) -> None:
+    """Refuse a candidate that is not MLflow's ``sentence_transformers`` flavor, before any model loads. Versions of
+    the older pyfunc layout hold a cloudpickled ``python_model``: interlingua evaluates their encoder folder without
+    reading the pickle, but an alias on one would serve the pickle, which ``mlflow.pyfunc.load_model`` runs. Only
+    the version's ``MLmodel`` (plain YAML) is read."""
+    import tempfile
+
+    import mlflow
+    import yaml
+
+    from interlingua.core.runtime import state_tempdir_root
+
+    location = client.get_model_version_download_uri(ref.name, ref.version).rstrip("/")
+    with tempfile.TemporaryDirectory(dir=state_tempdir_root()) as tmp:
+        try:
+            local = mlflow.artifacts.download_artifacts(artifact_uri=f"{location}/MLmodel", dst_path=tmp)
+            flavors = (yaml.safe_load(open(local, encoding="utf-8").read()) or {}).get("flavors") or {}
+        except Exception as err:  # no MLmodel (a plain folder registered by hand), unreadable YAML
+            raise UserError(f"{ref.uri} has no readable MLmodel ({type(err).__name__}); promotion serves "
+                            "registered sentence_transformers models only") from None
+    if "sentence_transformers" not in flavors:
+        older = " (the older pyfunc layout: a cloudpickled python_model)" if "python_function" in flavors else ""
+        raise UserError(f"{ref.uri} is an MLflow model with flavors {sorted(flavors)}{older}, not the "
+                        "sentence_transformers flavor: an alias on it would serve what mlflow.pyfunc.load_model "
+                        "unpickles (hint: register its encoder folder again with "
+                        "interlingua.models.registry.log_and_register_encoder and promote that version)")
 
 
 def _alias_holder(client, name: str, alias: str) -> ModelVersionRef | None:

@@ -376,3 +376,46 @@ def test_embed_cli_serves_what_the_registry_holds(local_store, tiny_encoder_dir,
     assert main(["embed", "--model", uri, "fine", "bad \udcff byte"]) == 2
     err = capsys.readouterr().err
     assert "sentence argument 2 is not UTF-8" in err and len(err.strip().splitlines()) == 1
+
+
+def test_promotion_refuses_a_version_of_the_older_pickled_layout(local_store, tiny_encoder_dir, tmp_path, capsys):
+    """An alias moved onto a cloudpickled pyfunc would serve its pickle: ``mlflow.pyfunc.load_model`` runs it, while
+    promotion evaluated the encoder folder beside it. Refused before any model loads; the pickle is never read."""
+    import shutil
+
+    import mlflow
+    import yaml
+    from mlflow.tracking import MlflowClient
+
+    from interlingua.core.runtime import configure_mlflow
+    from interlingua.models.registry import log_and_register_encoder
+    from interlingua.workflows.cli import main
+
+    old = tmp_path / "old-model"
+    shutil.copytree(tiny_encoder_dir, old / "artifacts" / "encoder")
+    (old / "python_model.pkl").write_bytes(b"\x80\x05 not a pickle, never read")
+    (old / "MLmodel").write_text(yaml.safe_dump({"flavors": {"python_function": {
+        "loader_module": "mlflow.pyfunc.model", "python_model": "python_model.pkl",
+        "artifacts": {"encoder": {"path": "artifacts/encoder", "uri": str(tiny_encoder_dir)}}}}}))
+    configure_mlflow("promotion-old-layout")
+    with mlflow.start_run() as run:
+        mlflow.log_artifacts(str(old), "model")
+    client = MlflowClient()
+    log_and_register_encoder(str(tiny_encoder_dir), "mixed", "staging", run.info.run_id)  # version 1: the flavor
+    client.create_model_version("mixed", f"runs:/{run.info.run_id}/model", run.info.run_id)  # version 2: old layout
+    import json
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    pack = tmp_path / "pack"
+    pack.mkdir()
+    pq.write_table(pa.table({"source": TEXTS, "target": TEXTS}), pack / "toy.parquet")
+    (pack / "manifest.json").write_text(json.dumps({"tasks": [
+        {"name": "toy_retrieval", "kind": "retrieval", "language": "en-en", "file": "toy.parquet"}]}))
+    common = ["--alias", "champion", "--tasks", "toy_retrieval", "--pack", str(pack)]
+    assert main(["promote", "models:/mixed/2", *common]) == 2
+    err = capsys.readouterr().err
+    assert "not the sentence_transformers flavor" in err and "older pyfunc layout" in err and "hint" in err
+    assert main(["promote", "models:/mixed/1", *common]) == 0  # the flavor: a first promotion
+    assert str(client.get_model_version_by_alias("mixed", "champion").version) == "1"
