@@ -151,7 +151,8 @@ def test_save_writes_sentence_transformers_layout(bert_folder, tmp_path):
     assert st_cfg["prompts"] == {"default": "query: "} and st_cfg["default_prompt_name"] == "default"
     assert (folder / "config.json").exists() and (folder / "tokenizer_config.json").exists()
     ours = json.loads((folder / ENCODER_CONFIG).read_text())
-    assert ours == {"pooling": "mean", "max_length": 128, "prefix": "query: "}
+    positions = encoder.transformer.config.max_position_embeddings  # 64 in the tiny model: under the default 128
+    assert ours == {"pooling": "mean", "max_length": min(128, positions), "prefix": "query: "}
 
 
 def test_round_trip_keeps_settings_and_embeddings(bert_folder, tmp_path):
@@ -177,5 +178,7 @@ def test_sentence_transformers_folder_without_our_config_is_read(bert_folder, tm
 
 
 def test_plain_hf_folder_defaults_to_mean_pooling(encoder):
-    assert (encoder.pooling, encoder.max_length, encoder.prefix) == ("mean", 128, "")
+    """128 tokens, capped by the model's positions (the tiny model has 64: 128 made long texts fail)."""
+    assert encoder.transformer.config.max_position_embeddings == 64
+    assert (encoder.pooling, encoder.max_length, encoder.prefix) == ("mean", 64, "")
     assert encoder.dim == 32
