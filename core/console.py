@@ -65,6 +65,8 @@ def configure_console(command: str, *, verbose: bool = False, log_dir: str | os.
     log_dir = Path(log_dir)
     log_dir.mkdir(parents=True, exist_ok=True)
     path = log_dir / f"{command}-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.log"
+    with open(path, "a", encoding="utf-8"):  # a read-only folder fails here, not later on fd 2
+        pass
     os.environ[LOG_FILE_ENV] = str(path)
 
     root = logging.getLogger()

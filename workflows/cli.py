@@ -57,9 +57,16 @@ def main(argv: list[str] | None = None) -> int:
             return 2
     try:
         log_path = configure_console(args.command, verbose=args.verbose, log_dir=log_dir)
-    except OSError as err:
-        print(f"interlingua {args.command}: error: cannot write the log file: {err}", file=sys.stderr)
-        return 2
+    except (OSError, UserError) as err:
+        # a state folder that cannot be written (a read-only mount): the log goes to a private temporary folder,
+        # and the command says so and goes on (reading commands work; one that writes state says why it cannot)
+        import tempfile
+
+        reason = err.strerror if isinstance(err, OSError) and err.strerror else str(err)
+        fallback = tempfile.mkdtemp(prefix="interlingua-logs-")
+        log_path = configure_console(args.command, verbose=args.verbose, log_dir=fallback)
+        print(f"interlingua {args.command}: note: the state folder's log cannot be written ({reason}); "
+              f"the log is {log_path}", file=sys.stderr)
     install_log_redaction()  # the console and log-file handlers configure_console installed: credentials masked
     from interlingua.core.console import native_stderr_to_log, tee_to_log
 

@@ -182,3 +182,36 @@ def _literal_env(node):
     elif isinstance(node, list):
         for item in node:
             yield from _literal_env(item)
+
+
+def test_every_container_running_interlingua_has_a_writable_state_folder():
+    """The image's INTERLINGUA_HOME is /mnt/interlingua/state; a container that mounts the shared volume read-only
+    (the nightly CronJob's submitter) must point INTERLINGUA_HOME at a writable mount, or every run would fail to
+    write its log (before: the CronJob failed each night)."""
+    image_home = re.search(r"INTERLINGUA_HOME=(\S+)", (REPO / "Dockerfile").read_text())[1]
+    checked = 0
+    for doc in (d for f in KUBE_FILES for d in load_documents(f)):
+        for container in _containers(doc):
+            words = " ".join(map(str, container.get("command", []) + container.get("args", [])))
+            if not re.search(r"(^|[\s;&|])interlingua\s", words):  # runs the interlingua command
+                continue
+            env = {e["name"]: e.get("value") for e in container.get("env", [])}
+            home = env.get("INTERLINGUA_HOME") or image_home
+            mounts = sorted(container.get("volumeMounts", []), key=lambda m: -len(m["mountPath"]))
+            mount = next((m for m in mounts if home == m["mountPath"] or home.startswith(m["mountPath"].rstrip("/") + "/")),
+                         None)
+            assert mount is not None and not mount.get("readOnly"), (doc["metadata"]["name"], container["name"], home)
+            checked += 1
+    assert checked >= 1
+
+
+def _containers(node):
+    """Every container spec (a mapping with an image and a name) anywhere in a document."""
+    if isinstance(node, dict):
+        if "image" in node and "name" in node:
+            yield node
+        for value in node.values():
+            yield from _containers(value)
+    elif isinstance(node, list):
+        for item in node:
+            yield from _containers(item)

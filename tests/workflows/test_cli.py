@@ -166,3 +166,27 @@ def test_a_workflow_config_naming_a_state_dir_logs_under_it(tmp_path, monkeypatc
     assert not (home / "logs").exists()
     assert run_main(["run", "bitext-corpus", "--set", f"state_dir={tmp_path / 'no'}", "--show-config"]) == 2
     assert not (tmp_path / "no").exists() and [p.name.split("-")[0] for p in (home / "logs").iterdir()] == ["run"]
+
+
+def test_a_state_folder_that_cannot_hold_the_log_is_a_note_not_a_traceback(tmp_path, monkeypatch, capsys):
+    """A read-only state folder (the nightly CronJob mounts the shared volume read-only) or one that cannot be created:
+    the log goes to a temporary folder, one note says so, and the command runs (before: a traceback, exit 1)."""
+    from interlingua.core import console
+
+    monkeypatch.setenv("INTERLINGUA_HOME", "/proc/interlingua-cannot-exist")
+    monkeypatch.setenv("INTERLINGUA_LOG_FILE", "")
+    assert run_main(["corpus", "list", "--root", str(tmp_path / "store")]) == 0
+    err = capsys.readouterr().err
+    assert "note: the state folder's log cannot be written" in err and "Traceback" not in err
+    real = console.configure_console
+
+    def read_only(command, *, verbose=False, log_dir=None):
+        if log_dir is None:
+            raise OSError(30, "Read-only file system")
+        return real(command, verbose=verbose, log_dir=log_dir)
+
+    monkeypatch.setenv("INTERLINGUA_HOME", str(tmp_path / "home"))
+    monkeypatch.setattr(console, "configure_console", read_only)
+    assert run_main(["corpus", "list", "--root", str(tmp_path / "store")]) == 0
+    err = capsys.readouterr().err
+    assert "(Read-only file system); the log is " in err and len(err.strip().splitlines()) == 1
