@@ -29,7 +29,7 @@ from pydantic import Field, model_validator
 from interlingua.core.config import Config
 from interlingua.core.params import flatten
 from interlingua.trainers.engine.config import TrainConfig
-from interlingua.core.names import RegistryAlias
+from interlingua.core.names import RegistryAlias, SafeName
 from interlingua.workflows.word_retrieval_check import check_corpus, select_heldout, wanted_rows, word_columns
 
 DESCRIPTION = "train any objective on any corpus version; evaluate base vs tuned on the pack; register"
@@ -45,7 +45,7 @@ def _train_defaults() -> TrainConfig:
 
 
 class TrainWorkflowConfig(Config):
-    corpus: str = Field(description="corpus name in the store (e.g. bible-en-es, apertium-bitext, ease)")
+    corpus: SafeName = Field(description="corpus name in the store (e.g. bible-en-es, apertium-bitext, ease)")
     version: str | None = Field(None, description="corpus version; None: the latest")
     columns: dict[str, str] = Field(default_factory=dict,
                                     description="objective column -> corpus column, e.g. {text: src}")
@@ -131,12 +131,19 @@ def run(config: TrainWorkflowConfig, *, address: str | None = None) -> dict[str,
         word_cols = word_columns(train, mapping)
         if heldout_rows:
             check_corpus(heldout_rows, word_cols, manifest)
+        _check_enough(train, manifest.total_rows)  # at most this many will train: too few fails before Ray starts
         print(f"  corpus {manifest.name}@{manifest.version}: {manifest.total_rows} rows, columns "
               f"{', '.join(f'{k}<-{v}' if k != v else k for k, v in mapping.items())}; languages {', '.join(languages) or '-'}")
     with stages("model"):
         from interlingua.workflows.assets.build import e5_asset_uri, e5_model_dir
 
         model_uri = config.model or e5_asset_uri(assets_dir(state))
+        if config.model:  # a URI that names nothing fails here, as one line, before Ray and an MLflow run start
+            from interlingua.core.runtime import use_tracking_store
+            from interlingua.models.load import resolve_model_folder
+
+            use_tracking_store(state)  # models:/ names a version in the workflows' store
+            resolve_model_folder(model_uri)
         stable = [str(e5_model_dir(assets_dir(state)).resolve())]
         pack = None
         if config.evaluate or config.exclude_pack:

@@ -50,3 +50,32 @@ def test_pack_sentences_are_dropped_whitespace_insensitively():
     words = pa.table({"src": ["a b", "c"], "src_tokens": [["a", "b"], ["c"]]})
     assert _rename_and_drop({"src_tokens": "src_tokens"}, ["a b"], ["src_tokens", "src"], words).to_pylist() == [
         {"src_tokens": ["c"]}]
+
+
+def test_mistakes_the_driver_can_see_fail_before_ray_starts(tmp_path, monkeypatch):
+    """A model URI that names nothing and a corpus smaller than one global batch used to fail after Ray and an MLflow
+    run had started (a 90-line WorkerGroupError for the URI); an unsafe corpus name was an unexpected failure."""
+    from interlingua.core import runtime
+    from interlingua.core.config import validate
+    from interlingua.operators.corpus.store import CorpusStore
+    from interlingua.workflows import train
+
+    monkeypatch.setenv("INTERLINGUA_HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    monkeypatch.chdir(tmp_path)
+    writer = CorpusStore(str(tmp_path / "home" / "corpus")).open_version("tiny", {"k": 1}, ["x"])
+    writer.write_shard("s0", pa.table({"id": ["1", "2", "3"], "src": ["a", "b", "c"], "tgt": ["x", "y", "z"]}))
+    writer.publish()
+    monkeypatch.setattr(runtime, "init_ray", lambda *a, **k: pytest.fail("Ray started"))
+    small = TrainWorkflowConfig(corpus="tiny", evaluate=False, exclude_pack=False,
+                                train={"num_workers": 1, "batch_size": 2, "max_steps": 1})
+    with pytest.raises(UserError, match="no registered model named 'NoSuch'|NoSuch"):
+        train.run(small.model_copy(update={"model": "models:/NoSuch/1"}))
+    with pytest.raises(UserError, match="model folder .*missing-model.* does not exist"):
+        train.run(small.model_copy(update={"model": str(tmp_path / "missing-model")}))
+    big_batch = TrainWorkflowConfig(corpus="tiny", evaluate=False, exclude_pack=False, model=str(tmp_path),
+                                    train={"num_workers": 2, "batch_size": 4, "max_steps": 1})
+    with pytest.raises(UserError, match="3 training rows, fewer than one global batch"):
+        train.run(big_batch)
+    with pytest.raises(UserError, match="corpus"):
+        validate(TrainWorkflowConfig, {"corpus": "../x"}, source="test")
