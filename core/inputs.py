@@ -2,7 +2,8 @@
 
 - :func:`require_input_files`: every input exists and is not empty (an empty file used to surface as a traceback
   after Ray's start-up).
-- :func:`require_writable`: a local output folder (a corpus store, the state folder) can be created and written.
+- :func:`require_writable`: a local output folder (a corpus store, the state folder) can be created and written;
+  :func:`require_writable_file`: a local output file's folder exists and can be written.
 Remote URLs (``s3://`` …) are checked for existence only where listing is cheap; writability is left to the write.
 - :func:`change_markers`: what an fsspec ``info`` record says of a file's version (ETag, modification time), for
   the input fingerprints and the remote model cache's key.
@@ -62,6 +63,27 @@ def require_writable(url: str, what: str = "output folder") -> None:
                         f"permissions)") from None
     if not os.access(folder, os.W_OK | os.X_OK):  # pragma: no cover - the probe above already failed
         raise UserError(f"{what} {folder} is not writable")
+
+
+def require_writable_file(path: str, what: str = "output file") -> None:
+    """:class:`UserError` when the local file ``path`` could not be written: a folder by that name, a parent folder
+    that does not exist or is not writable. Checked before the work that produces it (an evaluation, an alignment),
+    not after. Remote URLs: no check."""
+    if "://" in str(path):
+        return
+    target = Path(path).expanduser()
+    if target.is_dir():
+        raise UserError(f"{what} {path} is a folder; give a file name")
+    parent = target.resolve().parent
+    if not parent.is_dir():
+        raise UserError(f"{what} {path}: folder {parent} does not exist (hint: create it first)")
+    try:
+        probe = parent / f".write-check-{uuid.uuid4().hex}"
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as err:
+        raise UserError(f"{what} {path}: folder {parent} is not writable: {err.strerror or type(err).__name__} "
+                        "(hint: choose another folder)") from None
 
 
 #: Where fsspec stores put a file's ETag (S3, HTTP, GCS) and its modification time (local, S3, others).

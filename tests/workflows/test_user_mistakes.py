@@ -76,3 +76,27 @@ def test_the_address_of_an_earlier_commands_local_ray_is_not_a_cluster_to_reach(
     assert chosen_ray_address() == "127.0.0.1:10"
     code, err = _run(capsys, "--set", f"source={state / 'e.en'}", "--set", f"target={state / 'e.de'}")
     assert code == 2 and "cannot reach a Ray cluster at 127.0.0.1:10" in err
+
+
+def test_output_paths_are_checked_before_the_work(state, capsys, monkeypatch):
+    """An output that cannot be written used to fail after the alignment (Ray started), the evaluation or the
+    model load; a --mlflow-run naming no run, after the evaluation."""
+    import interlingua.models.resolve as resolve
+
+    monkeypatch.setattr(resolve, "resolve_encoder", lambda *a, **k: pytest.fail("a model was loaded"))
+    (state / "a.en").write_text("a b\n")
+    (state / "a.de").write_text("x y\n")
+    blocked = state / "file"
+    blocked.write_text("a file, not a folder")
+    cases = [
+        (["align", "--src", str(state / "a.en"), "--tgt", str(state / "a.de"), "--out", str(blocked / "out.txt")], "--out"),
+        (["align", "--src", str(state / "a.en"), "--tgt", str(state / "a.de"), "--out", str(state)], "is a folder"),
+        (["embed", "--model", "x", "hello", "--out", str(blocked / "v.npy")], "does not exist"),
+        (["eval", "--model", "x", "--out", str(blocked / "o")], "--out folder"),
+        (["eval", "--model", "x", "--out", str(state / "o"), "--mlflow-run", "0" * 32], "no such run"),
+    ]
+    for argv, message in cases:
+        code = main(argv)
+        err = [line for line in capsys.readouterr().err.splitlines() if not line.startswith("[interlingua]")]
+        assert code == 2 and len(err) == 1 and message in err[0], (argv, err)
+        assert not _ray_started()

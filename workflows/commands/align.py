@@ -151,6 +151,12 @@ def _validate(args: argparse.Namespace) -> None:
         raise UserError(f"--learn-sample must be >= 1, got {args.learn_sample}")
     if args.tokenize == "moses" and not (args.src_lang and args.tgt_lang):
         raise UserError("--tokenize moses needs --src-lang and --tgt-lang (language codes such as en, es, zh)")
+    from interlingua.core.inputs import require_writable, require_writable_file
+
+    require_writable_file(args.out, "--out")  # before Ray starts and the alignment runs, not after
+    require_writable_file(args.rejects or args.out + ".rejects.jsonl", "--rejects")
+    if args.save_params:
+        require_writable(args.save_params, "--save-params folder")
     marker = "eflomal_params.json" if args.aligner == "eflomal" else "fast_align_params.json"
     if args.params and not os.path.exists(os.path.join(args.params, marker)) and "://" not in args.params:
         raise UserError(f"--params {args.params} does not contain {marker} (--aligner {args.aligner}; write one with --save-params)")

@@ -51,8 +51,10 @@ def run(args: argparse.Namespace) -> int:
                 raise UserError(f"--input {args.input}: not UTF-8 text ({err.reason} at byte {err.start})") from None
     if not texts:
         raise UserError("no texts given: pass sentences as arguments or --input FILE")
-    if args.out and not Path(args.out).resolve().parent.is_dir():
-        raise UserError(f"--out {args.out}: folder {Path(args.out).resolve().parent} does not exist")
+    if args.out:
+        from interlingua.core.inputs import require_writable_file
+
+        require_writable_file(args.out, "--out")  # before the model loads
 
     import numpy as np
 

@@ -65,6 +65,13 @@ def run(args: argparse.Namespace) -> int:
     use_tracking_store()  # models:/ specs and --mlflow-run resolve against the workflows' store
     out = Path(args.out)
     cache_dir = Path(args.cache_dir) if args.cache_dir else out / "embedding-cache"
+    from interlingua.core.inputs import require_writable
+
+    require_writable(str(out), "--out folder")  # before the evaluation, not after it
+    if not args.no_cache:
+        require_writable(str(cache_dir), "embedding cache folder")
+    if args.mlflow_run:
+        _require_run(args.mlflow_run)
     try:
         tasks = select_tasks(_available_tasks(args), args.tasks)  # a bad task name fails before any model loads
         caches: dict[str, CachedEncoder] = {}  # one cache per encoder name, shared by combinations
@@ -85,6 +92,20 @@ def run(args: argparse.Namespace) -> int:
     if args.mlflow_run:
         log_to_mlflow(args.mlflow_run, measurements, [out / "results.json", out / "results.txt", chart])
     return 0
+
+
+def _require_run(run_id: str) -> None:
+    """:class:`UserError` when ``--mlflow-run`` names no run of the tracking store (checked before evaluating)."""
+    from mlflow.exceptions import MlflowException
+    from mlflow.tracking import MlflowClient
+
+    from interlingua.core.errors import UserError
+
+    try:
+        MlflowClient().get_run(run_id)
+    except MlflowException:
+        raise UserError(f"--mlflow-run {run_id}: no such run in the tracking store (hint: the run id from `mlflow ui` "
+                        "or a workflow's summary, with MLFLOW_TRACKING_URI set as it was)") from None
 
 
 def _available_tasks(args: argparse.Namespace) -> list:
