@@ -100,3 +100,26 @@ def test_output_paths_are_checked_before_the_work(state, capsys, monkeypatch):
         err = [line for line in capsys.readouterr().err.splitlines() if not line.startswith("[interlingua]")]
         assert code == 2 and len(err) == 1 and message in err[0], (argv, err)
         assert not _ray_started()
+
+
+def test_bench_pack_refuses_a_missing_assets_folder_and_a_file_as_out(state, capsys):
+    (state / "taken").write_text("x")
+    for argv, message in ((["--assets", str(state / "nope"), "--out", str(state / "pack")], "is not a folder"),
+                          (["--assets", str(state), "--out", str(state / "taken")], "is a file")):
+        assert main(["bench-pack", *argv]) == 2
+        err = [line for line in capsys.readouterr().err.splitlines() if not line.startswith("[interlingua]")]
+        assert len(err) == 1 and message in err[0]
+    assert not (state / "pack").exists()
+
+
+def test_corpus_prune_of_an_unknown_name_and_a_store_whose_driver_is_missing(state, capsys):
+    """``corpus prune NOSUCH`` said "deleted 0 version(s)" with exit 0; an s3:// root without s3fs was an
+    unexpected ImportError."""
+    import importlib.util
+
+    assert main(["corpus", "prune", "nosuch", "--keep", "1", "--root", str(state / "store")]) == 2
+    assert "no published corpus named 'nosuch'" in capsys.readouterr().err
+    if importlib.util.find_spec("s3fs") is None:
+        assert main(["corpus", "list", "--root", "s3://bucket/x"]) == 2
+        err = [line for line in capsys.readouterr().err.splitlines() if not line.startswith("[interlingua]")]
+        assert len(err) == 1 and "needs a package that is not installed" in err[0] and "s3fs" in err[0]

@@ -21,6 +21,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
     from interlingua.evaluation.pack.build import PackSizes, build_pack
     from interlingua.core.errors import UserError
 
@@ -31,6 +33,14 @@ def run(args: argparse.Namespace) -> int:
             from interlingua.core.runtime import assets_dir
 
             args.assets = str(assets_dir())
+        elif not Path(args.assets).is_dir():  # a typo built a pack of the Wikipedia tasks alone, exit 0
+            raise UserError(f"--assets {args.assets} is not a folder (hint: the folder `interlingua assets` built, "
+                            "or one with bible-en-es.parquet and the debian-reference Parquet files)")
+        if Path(args.out).exists() and not Path(args.out).is_dir():
+            raise UserError(f"--out {args.out} is a file; give a folder for the pack")
+        from interlingua.core.inputs import require_writable
+
+        require_writable(args.out, "--out folder")
         manifest = build_pack(args.assets, args.out, sizes, seed=args.seed)
     except ValueError as err:
         raise UserError(str(err)) from err

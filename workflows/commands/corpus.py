@@ -87,7 +87,12 @@ def run(args: argparse.Namespace) -> int:
 
     root = args.root or default_corpus_root()
     try:
-        store = CorpusStore(root)
+        try:
+            store = CorpusStore(root)
+        except ImportError as error:  # fsspec names the package its URL scheme needs ("Install s3fs to access S3")
+            print(f"interlingua corpus: store root {redact_text(root)} needs a package that is not installed: "
+                  f"{error} (hint: pip install it into this environment)", file=sys.stderr)
+            return 2
         if args.corpus_action == "list":
             print(redact_text(_format_version_list(store.list_versions(args.name), root)))
         elif args.corpus_action == "show":
@@ -110,6 +115,7 @@ def run(args: argparse.Namespace) -> int:
         elif args.corpus_action == "prune":
             from interlingua.workflows.corpus_retention import prune_corpus
 
+            store.manifest(args.name)  # a name that is not published: exit 2 naming those that are
             print(prune_corpus(store, args.name, args.keep, dry_run=args.dry_run))
         else:
             from interlingua.operators.corpus.export import export_version
