@@ -87,11 +87,44 @@ def use_tracking_store(state: Path | None = None) -> TrackingTarget:
     from interlingua.core.console import mlflow_events_to_log_file
 
     target = tracking_target(state)
+    check_tracking_server(target.tracking_uri)
     os.environ["MLFLOW_TRACKING_URI"] = target.tracking_uri
     mlflow.set_tracking_uri(target.tracking_uri)
     mlflow.set_registry_uri(target.tracking_uri)
     mlflow_events_to_log_file()
     return target
+
+
+#: Tracking servers that answered in this process (probed once each).
+_ANSWERED: set[str] = set()
+
+
+def check_tracking_server(uri: str, timeout: float = 3.0) -> None:
+    """Fail fast, with a hint, when nothing listens at an ``http(s)://`` tracking server: MLflow's client retries
+    for minutes before it reports one that is down. Other stores (SQLite, ``databricks``, files) pass."""
+    import socket
+    from urllib.parse import urlsplit
+
+    from interlingua.core.errors import UserError
+    from interlingua.core.redact import redact_text
+
+    parts = urlsplit(uri)
+    if parts.scheme not in ("http", "https") or uri in _ANSWERED:
+        return
+    try:
+        host, port = parts.hostname, parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError:
+        host = port = None
+    if not host:
+        raise UserError(f"MLFLOW_TRACKING_URI {redact_text(uri)!r} names no host (hint: http://HOST:PORT)")
+    try:
+        with socket.create_connection((host, port), timeout=timeout):
+            pass
+    except OSError as err:
+        raise UserError(f"the MLflow tracking server at {redact_text(uri)} does not answer ({err.strerror or err}); "
+                        "start it, fix MLFLOW_TRACKING_URI, or unset it for the local store under the state "
+                        "folder") from None
+    _ANSWERED.add(uri)
 
 
 def configure_mlflow(experiment: str, state: Path | None = None) -> str:
@@ -239,24 +272,27 @@ def check_reachable(address: str, timeout: float = 3.0) -> None:
     from urllib.parse import urlsplit
 
     from interlingua.core.errors import UserError
+    from interlingua.core.redact import redact_text
 
     if address in ("auto", "local"):
         return
     parts = urlsplit(address if "://" in address else f"gcs://{address}")
     if parts.scheme in ("http", "https"):
-        raise UserError(f"--address {address} is a dashboard/job-submission URL; `run` needs the cluster's GCS address "
-                        f"(HOST:6379), or use `interlingua submit --address {address}`")
+        shown = redact_text(address)
+        raise UserError(f"--address {shown} is a dashboard/job-submission URL; `run` needs the cluster's GCS address "
+                        f"(HOST:6379), or use `interlingua submit --address {shown}`")
     try:
         host, port = parts.hostname, parts.port
     except ValueError:
         host = port = None
     if not host or not port:
-        raise UserError(f"--address {address!r}: expected HOST:PORT (e.g. 10.0.0.5:6379) or ray://HOST:10001")
+        raise UserError(f"--address {redact_text(address)!r}: expected HOST:PORT (e.g. 10.0.0.5:6379) or "
+                        "ray://HOST:10001")
     try:
         with socket.create_connection((host, port), timeout=timeout):
             pass
     except OSError as err:
-        raise UserError(f"cannot reach a Ray cluster at {address} ({err.strerror or err}); start one with "
+        raise UserError(f"cannot reach a Ray cluster at {redact_text(address)} ({err.strerror or err}); start one with "
                         f"`ray start --head`, fix --address / RAY_ADDRESS, or leave both unset for a local Ray") from None
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
 from interlingua.workflows.commands import COMMANDS
@@ -47,6 +48,10 @@ def main(argv: list[str] | None = None) -> int:
     named = getattr(args, "state_dir", None) if getattr(args._module, "LOCAL_STATE_DIR", False) else None
     if named is None and hasattr(args._module, "log_state_dir"):
         named = args._module.log_state_dir(args)  # `run W --set state_dir=D` or its -c file's state_dir
+    if named and getattr(args._module, "STATE_DIR_MUST_EXIST", False) and not os.path.isdir(os.path.expanduser(named)):
+        print(f"interlingua {args.command}: error: --state-dir {named} does not exist (hint: the folder a workflow "
+              "wrote its state to, e.g. ./.interlingua)", file=sys.stderr)
+        return 2
     if named:
         from interlingua.core.runtime import state_dir
 

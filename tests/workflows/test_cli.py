@@ -142,6 +142,7 @@ def test_a_command_given_a_local_state_dir_logs_under_it(tmp_path, monkeypatch):
     monkeypatch.setenv("INTERLINGUA_HOME", str(home))
     monkeypatch.setenv("INTERLINGUA_LOG_FILE", "")  # restored after the test: main() points it at its log
     monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    state.mkdir()  # gc reads an existing state folder
     assert run_main(["gc", "--dry-run", "--state-dir", str(state)]) == 0
     assert [p.name.split("-")[0] for p in (state / "logs").iterdir()] == ["gc"]
     assert not (home / "logs").exists()

@@ -123,3 +123,22 @@ def test_corpus_prune_of_an_unknown_name_and_a_store_whose_driver_is_missing(sta
         assert main(["corpus", "list", "--root", "s3://bucket/x"]) == 2
         err = [line for line in capsys.readouterr().err.splitlines() if not line.startswith("[interlingua]")]
         assert len(err) == 1 and "needs a package that is not installed" in err[0] and "s3fs" in err[0]
+
+
+def test_a_tracking_server_that_does_not_answer_is_one_line_at_once(state, capsys, monkeypatch):
+    """MLflow's client retried for about four minutes before reporting a server that is down."""
+    import socket
+
+    with socket.socket() as closed:  # a port nothing listens on
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", f"http://user:hunter2@127.0.0.1:{port}")
+    for argv in (["gc", "--dry-run"], ["embed", "--model", "models:/x/1", "hello"]):
+        assert main(argv) == 2
+        err = [line for line in capsys.readouterr().err.splitlines() if not line.startswith("[interlingua]")]
+        assert len(err) == 1 and "does not answer" in err[0] and "hunter2" not in err[0]
+
+
+def test_gc_of_a_state_folder_that_does_not_exist(state, capsys):
+    assert main(["gc", "--dry-run", "--state-dir", str(state / "typo")]) == 2
+    assert "--state-dir" in capsys.readouterr().err and not (state / "typo").exists()
