@@ -94,7 +94,8 @@ def test_select_tasks(pack):
 def test_bench_pack_command_reports_skipped(tmp_path, capsys):
     parser = argparse.ArgumentParser()
     bench_pack_command.add_arguments(parser)
-    args = parser.parse_args(["--assets", str(tmp_path / "none"), "--out", str(tmp_path / "p"), "--clustering-items", "10",
+    (tmp_path / "empty").mkdir()  # an assets folder without the Bible or debian-reference files
+    args = parser.parse_args(["--assets", str(tmp_path / "empty"), "--out", str(tmp_path / "p"), "--clustering-items", "10",
                               "--title-lead-pairs", "5"])
     assert bench_pack_command.run(args) == 0
     assert "skipped bible_retrieval" in capsys.readouterr().err
