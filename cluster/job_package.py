@@ -20,9 +20,11 @@ from pathlib import Path
 from typing import Any
 
 from interlingua.core.errors import UserError
+from interlingua.core.redact import redact_text
 
 CONFIG_FILE = "interlingua-job.yaml"
-#: Names that carry secrets: never sent in a job's environment (it is visible in the job's info).
+#: Names that carry secrets: never sent in a job's environment (it is visible in the job's info; Ray keeps a job's
+#: runtime_env in its job table and shows it on the dashboard). Values are checked too: see :func:`check_env`.
 _SECRET_NAME = re.compile(r"(TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|ACCESS_KEY|PRIVATE_KEY|API_KEY)", re.IGNORECASE)
 _IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc", ".pytest_cache", "*.egg-info")
 
@@ -47,13 +49,31 @@ class JobPackage:
 
 
 def check_env(env: dict[str, str]) -> dict[str, str]:
-    for name in env:
+    """``env`` when no variable is, or carries, a secret: a name such as ``*_TOKEN``, or a value with a URL's
+    user-info or token parameter, a ``password=``-style pair or a connection string's key (whatever
+    :func:`~interlingua.core.redact.redact_text` would mask); else a :class:`UserError` that shows no value."""
+    for name, value in env.items():
         if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
             raise UserError(f"--env {name}=...: not a valid environment variable name")
         if _SECRET_NAME.search(name):
             raise UserError(f"--env {name}=...: secrets are not sent with a job (its environment is visible to "
                             "anyone who can list jobs); give them to the cluster's nodes instead (e.g. a Kubernetes Secret)")
+        refuse_credentials(f"--env {name}=...", value)
     return env
+
+
+def carries_credentials(value: str | None) -> bool:
+    """Whether ``value`` holds something :func:`~interlingua.core.redact.redact_text` masks (a secret)."""
+    return bool(value) and redact_text(value) != value
+
+
+def refuse_credentials(what: str, value: str | None) -> None:
+    """A :class:`UserError` naming ``what`` (never the value) when ``value`` carries a credential."""
+    if carries_credentials(value):
+        raise UserError(f"{what}: the value carries a credential (a password, token, key or signature), and a job's "
+                        "environment is stored with the job for anyone who can list jobs to read; give the secret to "
+                        "the cluster's nodes instead (e.g. a Kubernetes Secret or the cluster's environment) and "
+                        "send only values without it")
 
 
 def build_package(job: WorkflowJob, folder: Path) -> JobPackage:

@@ -6,19 +6,26 @@ Inputs, corpora and checkpoints must be URLs of shared storage (``s3://``, ``gs:
 under a folder the user declares mounted at the same place on every node (``--shared-path /mnt/data``).
 
 Only values the user set are checked (values that differ from the workflow's defaults): defaults are
-resolved on the cluster, where they point at the cluster's own state directory and packaged data.
+resolved on the cluster, where they point at the cluster's own state directory and packaged data. A relative
+value that reads as a file (``raw.en``, ``data/x/raw.en``) must exist here or under a ``--shared-path`` folder:
+the job's working directory is not the submitter's, so a missing one would only fail on the cluster.
+
+The MLflow tracking URI is sent in the job's environment, which Ray keeps in its job table for anyone who can
+list jobs: it may carry no user-info and no credential-like query parameter (``?token=``).
 """
 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import parse_qsl, urlsplit
 
 from interlingua.core.errors import UserError
+from interlingua.core.redact import is_secret_key, redact_text, redact_url
 
 #: URL schemes of storage every node reaches (fsspec protocols, MLflow model/run URIs, the HF hub).
 SHARED_SCHEMES = frozenset({"s3", "s3a", "gs", "gcs", "az", "abfs", "abfss", "adl", "hdfs", "webhdfs", "hf",
@@ -26,6 +33,14 @@ SHARED_SCHEMES = frozenset({"s3", "s3a", "gs", "gcs", "az", "abfs", "abfss", "ad
 #: MLflow stores that are files on one machine.
 FILE_STORE_SCHEMES = frozenset({"sqlite", "file", ""})
 SHARED_HINT = "put the data on shared storage (s3://, gs://) or declare a folder mounted on every node with --shared-path DIR"
+#: A last path component with a file extension (``raw.en``, ``x.jsonl.gz``; not ``Qwen2.5-0.5B`` or ``v1.0``).
+_FILE_NAME = re.compile(r"[^/\\]+\.[A-Za-z][A-Za-z0-9]{0,7}")
+#: Config keys (any part of the dotted key) whose values are names, never files: MLflow names, corpus names,
+#: column names (``translation.en``), free text.
+_NAME_KEYS = frozenset({"experiment", "registered_model", "alias", "name", "corpus_name", "corpus", "description",
+                        "objective", "split", "workflow", "run_name", "column", "columns", "src_column", "tgt_column",
+                        "id_column", "src_lang", "tgt_lang", "lang", "languages", "tasks", "eval_tasks", "domains",
+                        "force", "compare", "stop_after"})
 
 
 @dataclass(frozen=True)
@@ -35,23 +50,40 @@ class SharedStorage:
     mounts: tuple[str, ...] = ()
 
     @classmethod
-    def declare(cls, paths: Iterable[str]) -> SharedStorage:
+    def declare(cls, paths: Iterable[str], *, must_exist: bool = True) -> SharedStorage:
+        """The declared folders, absolute; each must be a folder here unless ``must_exist`` is False (a dry run
+        of a command meant for another machine, e.g. a CronJob pod that mounts it)."""
         mounts = []
         for raw in paths:
             if _scheme(raw):
                 raise UserError(f"--shared-path {raw}: expected a folder mounted on every node (e.g. /mnt/data); "
                                 "URLs such as s3:// need no declaration")
-            mounts.append(str(Path(raw).expanduser().resolve()))
+            path = Path(raw).expanduser().resolve()
+            if must_exist and not path.is_dir():
+                what = "is a file, not a folder" if path.exists() else "does not exist on this machine"
+                raise UserError(f"--shared-path {raw} {what}: give the folder where the shared storage is mounted "
+                                "here (and at the same path on every node), e.g. --shared-path /mnt/data")
+            mounts.append(str(path))
         return cls(tuple(mounts))
 
     def is_shared(self, path: str) -> bool:
         p = PurePosixPath(path)
         return any(p == PurePosixPath(m) or PurePosixPath(m) in p.parents for m in self.mounts)
 
+    def find(self, relative: str) -> str | None:
+        """``relative`` under the first mount that holds it (absolute), or None."""
+        for mount in self.mounts:
+            candidate = Path(mount, relative)
+            if candidate.exists():
+                return str(candidate.resolve())
+        return None
+
     def shared_path(self, key: str, value: str) -> str:
         """``value`` as the cluster must see it (a URL, or an absolute path under a mount), or a
         :class:`UserError` naming ``key``."""
         kind, resolved = classify(value)
+        if kind == "missing":
+            kind, resolved = "local", str(Path(value).resolve())
         if kind == "local" and not self.is_shared(resolved):
             raise UserError(f"{key}={value} is a path on this machine, which a job on the cluster cannot read; "
                             f"{SHARED_HINT}")
@@ -60,7 +92,8 @@ class SharedStorage:
 
 def classify(value: str) -> tuple[str, str]:
     """``("url", value)`` for shared-storage URLs, ``("local", absolute path)`` for paths on this machine,
-    ``("name", value)`` for anything else (a corpus name, a language code, a hub id)."""
+    ``("missing", value)`` for a relative value that reads as a file path but does not exist here (``raw.en``,
+    ``data/x/y``), ``("name", value)`` for anything else (a corpus name, a language code, a hub id ``org/model``)."""
     scheme = _scheme(value)
     if scheme == "file":
         return "local", str(Path(urlsplit(value).path).resolve())
@@ -71,7 +104,21 @@ def classify(value: str) -> tuple[str, str]:
     # A relative name is a path only if it exists here ("raw.en"); "org/model" is a hub id otherwise.
     if ("/" in value or "." in value) and os.path.exists(value):
         return "local", str(Path(value).resolve())
+    if _looks_like_file(value):
+        return "missing", value
     return "name", value
+
+
+def _looks_like_file(value: str) -> bool:
+    """A relative value that reads as a path: no spaces, and a file extension, a backslash, more than the two
+    parts of a hub id (``a/b/c``), or a first part that is a folder here (``data/raw``)."""
+    if not value or any(c.isspace() for c in value) or "@" in value or ":" in value:
+        return False
+    parts = [p for p in re.split(r"[/\\]", value) if p]
+    if not parts:
+        return False
+    return (bool(_FILE_NAME.fullmatch(parts[-1])) or "\\" in value or len(parts) > 2
+            or (len(parts) > 1 and os.path.isdir(parts[0])))
 
 
 def changed_values(resolved: dict[str, Any], defaults: dict[str, Any], prefix: str = "") -> Iterator[tuple[str, Any]]:
@@ -90,8 +137,14 @@ def require_shared_paths(resolved: dict[str, Any], defaults: dict[str, Any], sto
     with relative shared paths made absolute (the job's working directory is not the submitter's)."""
     out = _copy(resolved)
     bad: list[str] = []
+    missing: list[str] = []
     for key, value in changed_values(resolved, defaults):
-        _set(out, key, _shared(key, value, storage, bad))
+        _set(out, key, _shared(key, value, storage, bad, missing))
+    if missing:
+        what = " and ".join(missing)
+        where = f" nor under --shared-path {' '.join(storage.mounts)}" if storage.mounts else ""
+        raise UserError(f"{what}: no such file here{where}, and a relative path would not be found on the cluster "
+                        f"either (the job runs in its own folder); fix the path, or {SHARED_HINT}")
     if bad:
         what = " and ".join(bad)
         raise UserError(f"{what} {'is a path' if len(bad) == 1 else 'are paths'} on this machine, which a job on "
@@ -99,12 +152,20 @@ def require_shared_paths(resolved: dict[str, Any], defaults: dict[str, Any], sto
     return out
 
 
-def _shared(key: str, value: Any, storage: SharedStorage, bad: list[str]) -> Any:
+def _shared(key: str, value: Any, storage: SharedStorage, bad: list[str], missing: list[str]) -> Any:
     if isinstance(value, list):
-        return [_shared(f"{key}[{i}]" if len(value) > 1 else key, v, storage, bad) for i, v in enumerate(value)]
+        return [_shared(f"{key}[{i}]" if len(value) > 1 else key, v, storage, bad, missing) for i, v in enumerate(value)]
     if isinstance(value, dict):
-        return {k: _shared(f"{key}.{k}", v, storage, bad) for k, v in value.items()}
-    if isinstance(value, str) and classify(value)[0] == "local":
+        return {k: _shared(f"{key}.{k}", v, storage, bad, missing) for k, v in value.items()}
+    if not isinstance(value, str):
+        return value
+    kind = classify(value)[0]
+    if kind == "missing" and not _NAME_KEYS & set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", key)):
+        found = storage.find(value)
+        if found is None:
+            missing.append(f"{key}={value}")
+        return found or value
+    if kind == "local":
         try:
             return storage.shared_path(key, value)
         except UserError:
@@ -121,10 +182,12 @@ def require_tracking_uri(uri: str | None, storage: SharedStorage, *, needed: boo
                             "default: set MLFLOW_TRACKING_URI (or --tracking-uri) to an MLflow server the cluster "
                             "reaches, e.g. http://mlflow.example.internal:5000")
         return None
-    if urlsplit(uri).password:
-        raise UserError(f"MLflow tracking URI {redact(uri)} carries a password, which would be stored with the job "
+    credential = _uri_credential(uri)
+    if credential:
+        raise UserError(f"MLflow tracking URI {redact(uri)} carries {credential}, which would be stored with the job "
                         "for anyone who can list jobs to read: give the cluster's nodes MLFLOW_TRACKING_USERNAME / "
-                        "MLFLOW_TRACKING_PASSWORD (e.g. from a Kubernetes Secret) and drop it from the URI")
+                        "MLFLOW_TRACKING_PASSWORD or MLFLOW_TRACKING_TOKEN (e.g. from a Kubernetes Secret) and drop "
+                        "it from the URI")
     scheme = _scheme(uri)
     if scheme in FILE_STORE_SCHEMES:
         path = urlsplit(uri).path if scheme else uri
@@ -139,15 +202,31 @@ def require_tracking_uri(uri: str | None, storage: SharedStorage, *, needed: boo
     return uri
 
 
+def _uri_credential(uri: str) -> str | None:
+    """What credential ``uri`` carries ("a password", ...), or None: any user-info, any credential-like query
+    (or fragment) parameter, or a secret :func:`~interlingua.core.redact.redact_text` would mask."""
+    try:
+        parts = urlsplit(uri)
+    except ValueError:
+        raise UserError(f"MLflow tracking URI {redact(uri)} is not a valid URI; expected e.g. "
+                        "http://mlflow.example.internal:5000") from None
+    if parts.password:
+        return "a password"
+    if "@" in parts.netloc:
+        return "user-info (a user name or token before '@')"
+    names = [k for k, _ in parse_qsl(parts.query, keep_blank_values=True) + parse_qsl(parts.fragment)
+             if is_secret_key(k, query=True)]
+    if names:
+        return f"a credential-like query parameter ({', '.join(sorted(set(names)))})"
+    if redact_text(uri) != uri:
+        return "a credential"
+    return None
+
+
 def redact(url: str) -> str:
-    """``url`` with any user:password replaced, fit for messages and metadata."""
-    parts = urlsplit(url)
-    if parts.username is None and parts.password is None:
-        return url
-    host = parts.hostname or ""
-    if parts.port:
-        host = f"{host}:{parts.port}"
-    return urlunsplit((parts.scheme, f"***@{host}", parts.path, parts.query, parts.fragment))
+    """``url`` with any user-info and credential-like query parameters masked (also a scheme-less
+    ``user:password@host:port``), fit for messages and metadata."""
+    return redact_text(redact_url(url))
 
 
 def _scheme(value: str) -> str:

@@ -1,7 +1,9 @@
 """Keep credentials out of provenance: manifests, rejects, MLflow params and artifacts, logs and the console.
 
 - :func:`redact_url`: ``scheme://user:password@host/p?token=…&lang=en`` -> ``scheme://***@host/p?token=***&lang=en``.
-- :func:`redact_text`: every URL inside free text (error messages, log lines), plus ``password=…``-style pairs.
+- :func:`redact_text`: every URL inside free text (error messages, log lines), plus ``password=…``-style pairs,
+  connection-string secrets (``AccountKey=…;``, ``SharedAccessSignature=…;``, ``Pwd=…;``), a bare SAS token's
+  ``sig=…`` and a scheme-less ``user:password@host:port`` (a Ray address).
 - :func:`redact`: any JSON-like value (dicts, lists, strings): strings as :func:`redact_text`, and the value of
   every key that names a credential (``password``, ``api_key``, ``token``, ``storage_options``' ``secret`` …).
 - :func:`install_log_redaction`: a logging filter that redacts every record on the root logger's handlers.
@@ -29,8 +31,19 @@ _KEY_QUALIFIERS = frozenset({"api", "access", "secret", "private", "account", "c
 _VENDOR_PREFIXES = ("x-amz-", "x-goog-", "x-ms-")
 
 _URL = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://[^\s'\"<>()\[\]{},]+")
-_PAIR = re.compile(r"(?i)\b([A-Za-z0-9_.\-]*(?:password|passwd|secret|token|api[_-]?key|access[_-]?key)[A-Za-z0-9_.\-]*)"
+_PAIR = re.compile(r"(?i)\b([A-Za-z0-9_.\-]*(?:password|passwd|pwd|secret|token|api[_-]?key|access[_-]?key|account[_-]?key"
+                   r"|signature|sig|credential)[A-Za-z0-9_.\-]*)"
                    r"(\s*[=:]\s*)(['\"]?)([^\s'\"&,;]+)")
+#: Secrets of ``;``-separated connection strings (Azure storage / Service Bus, ODBC, ADO.NET): the whole value up
+#: to the next ``;`` (a SAS token's ``&`` parts included), quoted or braced values too; a name at the start or after
+#: ``;``, a space, a quote or ``=`` (not a URL's ``?password=``, which :func:`redact_url` handles).
+_CONNECTION_SECRET = re.compile(
+    r"(?i)(?:^|(?<=[;\s'\"{=]))(AccountKey|SharedAccessKey|SharedAccessSignature|Password|Pwd)(\s*=\s*)"
+    r"(\"[^\"]*\"|'[^']*'|\{[^}]*\}|[^;\s'\"]+)")
+#: ``user:password@host[:port]`` without a scheme (``ray start --address``-style), at the start of a word; not an
+#: image reference's ``name:tag@sha256:…``.
+_BARE_USERINFO = re.compile(r"(?<![^\s'\"(\[{<=,;])[^\s:@/'\"<>()\[\]{},;=]+:[^\s/'\"<>()\[\]{},;]+@"
+                            r"(?=[A-Za-z0-9\[])(?!sha\d+:)")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
 
@@ -76,10 +89,13 @@ def redact_url(url: str) -> str:
 
 
 def redact_text(text: str) -> str:
-    """Every URL in ``text`` through :func:`redact_url`, and ``password=…`` / ``token: …`` pairs masked."""
+    """Every URL in ``text`` through :func:`redact_url`; ``password=…`` / ``token: …`` pairs, connection-string
+    secrets and a scheme-less ``user:password@`` masked."""
     if not text:
         return text
     out = _URL.sub(lambda m: redact_url(m.group(0)), text)
+    out = _BARE_USERINFO.sub(f"{MASK}@", out)
+    out = _CONNECTION_SECRET.sub(lambda m: f"{m.group(1)}{m.group(2)}{MASK}", out)
     return _PAIR.sub(lambda m: f"{m.group(1)}{m.group(2)}{m.group(3)}{MASK}"
                      if m.group(4) != MASK and is_secret_key(m.group(1)) else m.group(0), out)
 

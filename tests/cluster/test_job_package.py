@@ -52,6 +52,27 @@ def test_secret_looking_variables_are_not_sent(name):
     assert check_env({"HF_HUB_OFFLINE": "1"}) == {"HF_HUB_OFFLINE": "1"}
 
 
+@pytest.mark.parametrize("name, value", [
+    ("DB_URL", "postgres://u:SECRET@db/x"),
+    ("DATA_URL", "https://SECRET@data.example/x"),
+    ("DATA_URL", "https://data.example/x?sig=SECRET&sv=1"),
+    ("AZURE_STORAGE_CONNECTION_STRING", "DefaultEndpointsProtocol=https;AccountName=a;AccountKey=SECRET;"),
+    ("SB", "Endpoint=sb://ns.servicebus.windows.net/;SharedAccessKeyName=r;SharedAccessKey=SECRET"),
+    ("ODBC", "Driver={x};Server=db;Uid=me;Pwd=SECRET;"),
+    ("OPTS", "--password=SECRET"),
+    ("RAY_HEAD", "u:SECRET@10.0.0.5:6379"),
+])
+def test_variables_whose_values_carry_credentials_are_not_sent(name, value, tmp_path):
+    with pytest.raises(UserError) as err:
+        check_env({name: value})
+    assert "SECRET" not in str(err.value) and f"--env {name}=...: the value carries a credential" in str(err.value)
+    assert "Kubernetes Secret" in str(err.value)
+    with pytest.raises(UserError):  # build_package checks too: nothing secret reaches runtime_env
+        build_package(WorkflowJob("quickstart", {}, "0.1.0", {name: value}), tmp_path / "job")
+    plain = {"DATA_URL": "s3://bucket/x?versionId=3", "HF_HUB_OFFLINE": "1", "LANGS": "en,es", "SORT": "sort_key=id"}
+    assert check_env(plain) == plain
+
+
 def _state(**kw) -> JobState:
     return JobState(job_id="j", status=kw.pop("status", "FAILED"), entrypoint="interlingua run x", **kw)
 

@@ -22,7 +22,8 @@ def test_an_existing_relative_file_is_a_local_path_made_absolute(tmp_path, monke
     monkeypatch.chdir(tmp_path)
     (tmp_path / "raw.en").write_text("x\n")
     assert classify("raw.en") == ("local", str(tmp_path / "raw.en"))
-    assert classify("missing.en") == ("name", "missing.en")
+    # a relative value that reads as a file but is not here: a mistake, not a name
+    assert classify("missing.en") == ("missing", "missing.en")
 
 
 def test_only_user_set_values_are_checked_and_relative_shared_paths_become_absolute(tmp_path, monkeypatch):
@@ -39,6 +40,7 @@ def test_only_user_set_values_are_checked_and_relative_shared_paths_become_absol
 
 
 def test_local_paths_outside_shared_mounts_are_refused_naming_every_key(tmp_path):
+    (tmp_path / "shared").mkdir()
     storage = SharedStorage.declare([str(tmp_path / "shared")])
     resolved = {"source": "/home/me/raw.en", "target": str(tmp_path / "shared" / "raw.es"),
                 "inputs": ["s3://b/x", "/home/me/y"]}
@@ -49,16 +51,27 @@ def test_local_paths_outside_shared_mounts_are_refused_naming_every_key(tmp_path
     assert "--shared-path" in msg and "s3://" in msg and "target" not in msg
 
 
-def test_shared_path_declarations_must_be_folders_not_urls():
+def test_shared_path_declarations_must_be_folders_not_urls(tmp_path):
     with pytest.raises(UserError, match="--shared-path s3://b"):
         SharedStorage.declare(["s3://b"])
-    storage = SharedStorage.declare(["/mnt/data/"])
-    assert storage.is_shared("/mnt/data") and storage.is_shared("/mnt/data/x/y")
-    assert not storage.is_shared("/mnt/database")
+    (tmp_path / "data").mkdir()
+    storage = SharedStorage.declare([f"{tmp_path}/data/"])
+    assert storage.is_shared(f"{tmp_path}/data") and storage.is_shared(f"{tmp_path}/data/x/y")
+    assert not storage.is_shared(f"{tmp_path}/database")
 
 
-def test_tracking_uri_rules():
-    storage = SharedStorage.declare(["/mnt/shared"])
+def test_shared_path_declarations_must_exist_as_folders(tmp_path):
+    with pytest.raises(UserError, match=r"^--shared-path /nonexistent/share does not exist on this machine: .*/mnt/data"):
+        SharedStorage.declare(["/nonexistent/share"])
+    (tmp_path / "f.txt").write_text("x")
+    with pytest.raises(UserError, match="is a file, not a folder"):
+        SharedStorage.declare([str(tmp_path / "f.txt")])
+
+
+def test_tracking_uri_rules(tmp_path):
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    storage = SharedStorage.declare([str(shared)])
     with pytest.raises(UserError, match="set MLFLOW_TRACKING_URI"):
         require_tracking_uri(None, storage, needed=True)
     assert require_tracking_uri(None, storage, needed=False) is None
@@ -66,7 +79,7 @@ def test_tracking_uri_rules():
         with pytest.raises(UserError, match="is a file on this machine"):
             require_tracking_uri(local, storage, needed=True)
         assert require_tracking_uri(local, storage, needed=False) is None  # not sent to a job that does not log
-    assert require_tracking_uri("sqlite:////mnt/shared/mlflow.db", storage, needed=True)
+    assert require_tracking_uri(f"sqlite:///{shared}/mlflow.db", storage, needed=True)
     assert require_tracking_uri("http://mlflow:5000", storage, needed=True) == "http://mlflow:5000"
 
 
@@ -85,3 +98,60 @@ def test_paths_inside_lists_of_sections_are_checked():
     resolved = {"dumps": [{"lang": "en", "url": "/home/me/enwiki.xml.bz2"}, {"lang": "bg", "url": "s3://b/bg.bz2"}]}
     with pytest.raises(UserError, match=r"dumps\[0\]\.url=/home/me/enwiki.xml.bz2 is a path on this machine"):
         require_shared_paths(resolved, {"dumps": []}, SharedStorage())
+
+
+@pytest.mark.parametrize("value", ["nothere.en", "data/x/raw", "sub/there.es", "corpus.jsonl.gz"])
+def test_a_missing_relative_file_is_a_mistake_not_a_name(value, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert classify(value)[0] == "missing"
+    with pytest.raises(UserError) as err:
+        require_shared_paths({"source": value}, {}, SharedStorage())
+    assert str(err.value).startswith(f"source={value}: no such file here") and "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize("value", ["intfloat/multilingual-e5-small", "Qwen/Qwen2.5-0.5B-Instruct", "en", "v1.0",
+                                   "grow-diag-final-and", "zh-Hans", "user@example.com", "a free text. With words"])
+def test_names_and_hub_ids_stay_names(value, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert classify(value)[0] == "name"
+    assert require_shared_paths({"model": value}, {}, SharedStorage()) == {"model": value}
+
+
+def test_name_keys_may_hold_dotted_names(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    resolved = {"experiment": "team.nightly", "src_column": "translation.en", "columns": {"src": "text.en"}}
+    assert require_shared_paths(resolved, {}, SharedStorage()) == resolved
+
+
+def test_a_missing_relative_file_found_under_a_shared_mount_is_made_absolute(tmp_path, monkeypatch):
+    shared = tmp_path / "shared"
+    (shared / "sub").mkdir(parents=True)
+    (shared / "sub" / "raw.en").write_text("x\n")
+    monkeypatch.chdir(tmp_path)
+    out = require_shared_paths({"source": "sub/raw.en"}, {}, SharedStorage.declare([str(shared)]))
+    assert out == {"source": str(shared / "sub" / "raw.en")}
+    with pytest.raises(UserError, match=f"source=sub/nope.en: no such file here nor under --shared-path {shared}"):
+        require_shared_paths({"source": "sub/nope.en"}, {}, SharedStorage.declare([str(shared)]))
+
+
+@pytest.mark.parametrize("uri, what", [
+    ("https://SECRET@mlflow.example", "user-info"),
+    ("https://user:SECRET@mlflow.example", "a password"),
+    ("https://mlflow.example/?token=SECRET", "query parameter (token)"),
+    ("https://mlflow.example/x?lang=en&access_token=SECRET", "query parameter (access_token)"),
+    ("https://mlflow.example/?sig=SECRET&sv=1", "query parameter (sig)"),
+    ("https://mlflow.example/#api_key=SECRET", "query parameter (api_key)"),
+    ("postgresql://SECRET@db/mlflow", "user-info"),
+])
+def test_tracking_uris_with_any_credential_are_refused_without_showing_it(uri, what):
+    for needed in (True, False):
+        with pytest.raises(UserError) as err:
+            require_tracking_uri(uri, SharedStorage(), needed=needed)
+        message = str(err.value)
+        assert "SECRET" not in message and what in message and "MLFLOW_TRACKING_TOKEN" in message
+    assert require_tracking_uri("https://mlflow.example/?experiment=3", SharedStorage(), needed=True)
+
+
+def test_scheme_less_user_info_is_redacted_in_messages():
+    assert redact("u:SECRET@127.0.0.1:6379") == "***@127.0.0.1:6379"
+    assert redact("http://h:8265/?token=SECRET") == "http://h:8265/?token=***"

@@ -71,3 +71,43 @@ def test_model_card_masks_credentials_in_base_model_and_config():
                      description="sum of http://u:pw@h/f and s3://b/m?X-Amz-Signature=abc")
     text = card.to_markdown() + str(card.to_dict()) + str(card.tags())
     assert "abc" not in text and "pw@" not in text and '"secret": "***"' in text
+
+
+@pytest.mark.parametrize("text, secret", [
+    ("DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=SEC+RET/x==;EndpointSuffix=core.windows.net", "SEC+RET"),
+    ("BlobEndpoint=https://a.blob.core.windows.net/;SharedAccessSignature=sv=2020-08-04&ss=b&sig=SECRET%2B;x=y", "SECRET"),
+    ("Endpoint=sb://ns.servicebus.windows.net/;SharedAccessKeyName=Root;SharedAccessKey=SECRET", "SECRET"),
+    ("Server=db;Database=x;User Id=sa;Password={SE;CRET};Encrypt=yes", "CRET"),
+    ("Driver={ODBC Driver 18};Server=db;Uid=me;Pwd=SECRET;", "SECRET"),
+    ("Server=db;Password=\"SE CRET\";", "SE CRET"),
+    ("?sv=2020-08-04&ss=b&srt=sco&sig=SECRET%3D&se=2030", "SECRET"),
+    ("acct.blob.core.windows.net/c/f?sv=2020&sig=SECRET", "SECRET"),
+])
+def test_connection_string_and_sas_secrets_are_masked(text, secret):
+    out = redact_text(text)
+    assert secret not in out and MASK in out
+    assert redact_text(out) == out  # idempotent
+    assert secret not in str(redact({"conn": text}))
+
+
+def test_connection_strings_keep_their_other_parts():
+    out = redact_text("DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=abc==;EndpointSuffix=core.windows.net")
+    assert out == "DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=***;EndpointSuffix=core.windows.net"
+    assert redact_text("Driver={ODBC};Uid=me;Pwd=x;") == "Driver={ODBC};Uid=me;Pwd=***;"
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("cannot reach a Ray cluster at u:SECRET@127.0.0.1:1 (refused)", "cannot reach a Ray cluster at ***@127.0.0.1:1 (refused)"),
+    ("--address 'u:SECRET@10.0.0.5:6379': expected HOST:PORT", "--address '***@10.0.0.5:6379': expected HOST:PORT"),
+    ("--address=u:p@ss@head:6379", "--address=***@head:6379"),
+    ("u:SECRET@head", "***@head"),
+])
+def test_scheme_less_user_and_password_is_masked(text, expected):
+    assert redact_text(text) == expected
+
+
+@pytest.mark.parametrize("text", ["git@github.com:org/repo.git", "models:/enc@prod", "me@example.com at 10:30",
+                                  "design=1 signal: 9 max_tokens=5", "ray start --address=10.0.0.5:6379",
+                                  "AccountName=acct;EndpointSuffix=core.windows.net", "ubuntu:22.04@sha256:ab12"])
+def test_lookalikes_of_credentials_are_left_alone(text):
+    assert redact_text(text) == text

@@ -58,15 +58,22 @@ def run(args: argparse.Namespace) -> int:
     import tempfile
     from pathlib import Path
 
-    from interlingua.cluster.job_package import WorkflowJob, build_package, check_env
+    from interlingua.cluster.job_package import WorkflowJob, build_package, check_env, refuse_credentials
     from interlingua.cluster.shared_storage import SharedStorage, require_shared_paths, require_tracking_uri
     from interlingua.core.config import load_config
     from interlingua.workflows.cli import _version as cli_version
     from interlingua.workflows.registry import load_workflow
 
+    _check_resources(args)
     workflow = load_workflow(args.workflow)
     config = load_config(workflow.CONFIG, args.config, args.overrides)
-    storage = SharedStorage.declare(args.shared_path)
+    # A dry run may check a command meant for another machine (a CronJob pod that mounts the share): a missing
+    # --shared-path is a note there, and refused when submitting.
+    storage = SharedStorage.declare(args.shared_path, must_exist=not args.dry_run)
+    for mount in storage.mounts:
+        if not Path(mount).is_dir():
+            print(f"note: --shared-path {mount} is not a folder on this machine; submitting from here would refuse it",
+                  file=sys.stderr)
     defaults = _defaults(workflow.CONFIG)
     resolved = require_shared_paths(config.model_dump(mode="json"), defaults, storage)
     env = check_env(dict(_pair(item, "--env") for item in args.env))
@@ -75,6 +82,7 @@ def run(args: argparse.Namespace) -> int:
     if uri:
         env["MLFLOW_TRACKING_URI"] = uri
     if args.state_dir:
+        refuse_credentials("--state-dir ...", args.state_dir)
         env["INTERLINGUA_HOME"] = storage.shared_path("--state-dir", args.state_dir)
     elif not args.dry_run:
         print("note: the job keeps its state (corpora, checkpoints) in the cluster's INTERLINGUA_HOME "
@@ -102,6 +110,21 @@ def run(args: argparse.Namespace) -> int:
     from interlingua.workflows.commands.jobs import follow_to_exit
 
     return follow_to_exit(client, job_id, "submit")
+
+
+def _check_resources(args: argparse.Namespace) -> None:
+    """``--num-cpus`` a positive number, ``--num-gpus`` a non-negative one (0: none), before anything is sent."""
+    import math
+
+    from interlingua.core.errors import UserError
+
+    for flag, value, unit, least in (("--num-cpus", args.num_cpus, "CPUs", "a positive number"),
+                                     ("--num-gpus", args.num_gpus, "GPUs", "0 or a positive number")):
+        if value is None:
+            continue
+        if not math.isfinite(value) or value < 0 or (flag == "--num-cpus" and value == 0):
+            raise UserError(f"{flag} {value:g}: the {unit} reserved for the job's driver must be {least} "
+                            f"(e.g. {flag} 1 or 0.5); leave {flag} out for Ray's default")
 
 
 def _pair(item: str, flag: str) -> tuple[str, str]:
