@@ -14,13 +14,13 @@
 from __future__ import annotations
 
 import os
-import socket
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
 from interlingua.core.errors import UserError
+from interlingua.core.net import unreachable
 from interlingua.cluster.shared_storage import redact
 
 DEFAULT_ADDRESS = "http://127.0.0.1:8265"
@@ -67,14 +67,11 @@ def probe(address: ClusterAddress, timeout: float = PROBE_TIMEOUT_S) -> None:
                         "expected e.g. http://HEAD:8265") from None
     if not host:
         raise UserError(f"cluster address {address.shown} ({address.source}) has no host; expected e.g. http://HEAD:8265")
-    try:
-        with socket.create_connection((host, port), timeout=timeout):
-            pass
-    except OSError as err:
-        reason = "timed out" if isinstance(err, TimeoutError) else (err.strerror or str(err))
+    reason = unreachable(host, port, timeout)
+    if reason:
         raise UserError(f"cannot reach the Ray cluster at {address.shown} ({address.source}): {reason}; "
                         f"is the head running and its dashboard port ({port}) open to this machine? "
-                        "Set --address or RAY_ADDRESS to http://HEAD:8265") from None
+                        "Set --address or RAY_ADDRESS to http://HEAD:8265")
 
 
 def sdk_address(address: ClusterAddress, timeout: float = PROBE_TIMEOUT_S) -> str:

@@ -102,10 +102,10 @@ _ANSWERED: set[str] = set()
 def check_tracking_server(uri: str, timeout: float = 3.0) -> None:
     """Fail fast, with a hint, when nothing listens at an ``http(s)://`` tracking server: MLflow's client retries
     for minutes before it reports one that is down. Other stores (SQLite, ``databricks``, files) pass."""
-    import socket
     from urllib.parse import urlsplit
 
     from interlingua.core.errors import UserError
+    from interlingua.core.net import unreachable
     from interlingua.core.redact import redact_text
 
     parts = urlsplit(uri)
@@ -117,13 +117,11 @@ def check_tracking_server(uri: str, timeout: float = 3.0) -> None:
         host = port = None
     if not host:
         raise UserError(f"MLFLOW_TRACKING_URI {redact_text(uri)!r} names no host (hint: http://HOST:PORT)")
-    try:
-        with socket.create_connection((host, port), timeout=timeout):
-            pass
-    except OSError as err:
-        raise UserError(f"the MLflow tracking server at {redact_text(uri)} does not answer ({err.strerror or err}); "
+    reason = unreachable(host, port, timeout)
+    if reason:
+        raise UserError(f"the MLflow tracking server at {redact_text(uri)} does not answer ({reason}); "
                         "start it, fix MLFLOW_TRACKING_URI, or unset it for the local store under the state "
-                        "folder") from None
+                        "folder")
     _ANSWERED.add(uri)
 
 
@@ -268,10 +266,10 @@ def _note_ray_logs(ray) -> None:
 def check_reachable(address: str, timeout: float = 3.0) -> None:
     """Fail fast, with a hint, when nothing listens at a Ray address (Ray itself retries for ~90 s).
     ``auto`` and ``local`` are left to Ray."""
-    import socket
     from urllib.parse import urlsplit
 
     from interlingua.core.errors import UserError
+    from interlingua.core.net import unreachable
     from interlingua.core.redact import redact_text
 
     if address in ("auto", "local"):
@@ -288,12 +286,10 @@ def check_reachable(address: str, timeout: float = 3.0) -> None:
     if not host or not port:
         raise UserError(f"--address {redact_text(address)!r}: expected HOST:PORT (e.g. 10.0.0.5:6379) or "
                         "ray://HOST:10001")
-    try:
-        with socket.create_connection((host, port), timeout=timeout):
-            pass
-    except OSError as err:
-        raise UserError(f"cannot reach a Ray cluster at {redact_text(address)} ({err.strerror or err}); start one with "
-                        f"`ray start --head`, fix --address / RAY_ADDRESS, or leave both unset for a local Ray") from None
+    reason = unreachable(host, port, timeout)
+    if reason:
+        raise UserError(f"cannot reach a Ray cluster at {redact_text(address)} ({reason}); start one with "
+                        f"`ray start --head`, fix --address / RAY_ADDRESS, or leave both unset for a local Ray")
 
 
 _FORWARDED_ENV = ("MLFLOW_TRACKING_URI", "INTERLINGUA_HOME", "TORCH_EXTENSIONS_DIR", "DS_ACCELERATOR", "HF_HUB_OFFLINE",

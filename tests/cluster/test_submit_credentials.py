@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from fake_job_api import closed_port
 from interlingua.cluster import jobs
 from interlingua.workflows.cli import main
 
@@ -153,20 +153,13 @@ def test_a_relative_file_is_found_under_the_shared_path(sent, capsys, tmp_path):
     assert f"target: {shared / 'raw.es'}" in sent[0]["config_file"]
 
 
-def _closed_port() -> int:
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
 
 def test_a_scheme_less_user_and_password_in_submits_address_is_masked(capsys, monkeypatch, tmp_path):
     for name in DROP:
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     monkeypatch.setenv("INTERLINGUA_HOME", str(tmp_path / "state"))
-    code, out = _submit(["bitext-corpus", "--address", f"u:{SECRET}@127.0.0.1:{_closed_port()}"], capsys)
+    code, out = _submit(["bitext-corpus", "--address", f"u:{SECRET}@127.0.0.1:{closed_port()}"], capsys)
     assert code == 2 and SECRET not in out and "cannot reach the Ray cluster at ***@127.0.0.1:" in out
     assert SECRET not in _logs(tmp_path)
 
@@ -176,7 +169,7 @@ def test_a_scheme_less_user_and_password_in_runs_address_is_masked(tmp_path):
     env = {k: v for k, v in os.environ.items() if k not in DROP}
     env.update(HOME=str(tmp_path / "home"), INTERLINGUA_HOME=str(tmp_path / "state"))
     proc = subprocess.run([sys.executable, "-m", "interlingua.workflows.cli", "run", "quickstart", "--address",
-                           f"u:{SECRET}@127.0.0.1:{_closed_port()}"], env=env, cwd=tmp_path,
+                           f"u:{SECRET}@127.0.0.1:{closed_port()}"], env=env, cwd=tmp_path,
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2, proc.stderr
     assert SECRET not in proc.stdout + proc.stderr

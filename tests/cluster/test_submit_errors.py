@@ -5,26 +5,18 @@ token and job-id mistakes go through Ray's real job SDK (a subprocess) against a
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import time
 
 import pytest
 
-from fake_job_api import TOKEN, fake_job_api
+from fake_job_api import TOKEN, closed_port, fake_job_api
 from interlingua.workflows.cli import main
 
 CLIENT_ENV_DROP = ("RAY_ADDRESS", "RAY_API_SERVER_ADDRESS", "RAY_AUTH_MODE", "RAY_AUTH_TOKEN", "RAY_AUTH_TOKEN_PATH",
                    "MLFLOW_TRACKING_URI")
 
-
-def _closed_port() -> int:
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 def _main(argv, capsys) -> tuple[int, str]:
@@ -51,14 +43,14 @@ def _clean_env(monkeypatch, tmp_path):
 
 
 def test_unknown_workflow_fails_before_anything_is_sent(capsys):
-    code, err = _main(["submit", "no-such-flow", "--address", f"http://127.0.0.1:{_closed_port()}"], capsys)
+    code, err = _main(["submit", "no-such-flow", "--address", f"http://127.0.0.1:{closed_port()}"], capsys)
     assert code == 2
     assert "unknown workflow 'no-such-flow'; known workflows: " in _one_line_error(err)
 
 
 def test_unknown_config_key_fails_before_anything_is_sent(capsys):
     code, err = _main(["submit", "bitext-corpus", "--set", "no_such_key=1",
-                       "--address", f"http://127.0.0.1:{_closed_port()}"], capsys)
+                       "--address", f"http://127.0.0.1:{closed_port()}"], capsys)
     assert code == 2 and "invalid config" in _one_line_error(err) and "no_such_key: unknown key" in err
 
 
@@ -66,7 +58,7 @@ def test_a_local_path_for_a_remote_job_is_refused_with_the_fix(capsys, tmp_path)
     source = tmp_path / "raw.en"
     source.write_text("the cat\n")
     code, err = _main(["submit", "bitext-corpus", "--set", f"source={source}", "--set", f"target={source}",
-                       "--address", f"http://127.0.0.1:{_closed_port()}"], capsys)
+                       "--address", f"http://127.0.0.1:{closed_port()}"], capsys)
     line = _one_line_error(err)
     assert code == 2
     assert f"source={source} and target={source} are paths on this machine" in line and "--shared-path" in line
@@ -90,14 +82,14 @@ def test_secrets_are_not_sent_in_a_jobs_environment(capsys):
 
 
 def test_unreachable_address_fails_fast_and_names_where_it_came_from(capsys, monkeypatch):
-    monkeypatch.setenv("RAY_ADDRESS", f"http://127.0.0.1:{_closed_port()}")
+    monkeypatch.setenv("RAY_ADDRESS", f"http://127.0.0.1:{closed_port()}")
     start = time.monotonic()
     code, err = _main(["jobs", "list"], capsys)
     assert time.monotonic() - start < 10
     line = _one_line_error(err, "jobs")
     assert code == 2 and "cannot reach the Ray cluster at http://127.0.0.1:" in line and "($RAY_ADDRESS)" in line
     # an explicit --address wins over RAY_ADDRESS (Ray's SDK would do the opposite)
-    code, err = _main(["jobs", "list", "--address", f"http://127.0.0.1:{_closed_port()}"], capsys)
+    code, err = _main(["jobs", "list", "--address", f"http://127.0.0.1:{closed_port()}"], capsys)
     assert "(--address)" in _one_line_error(err, "jobs")
 
 
@@ -157,5 +149,5 @@ def test_a_bare_host_port_that_answers_http_is_taken_as_the_dashboard():
     with fake_job_api() as address:
         bare = address.removeprefix("http://")
         assert sdk_address(ClusterAddress(bare, "--address")) == address  # answers 401: an HTTP server
-    assert sdk_address(ClusterAddress(f"127.0.0.1:{_closed_port()}", "--address")).count("://") == 0
+    assert sdk_address(ClusterAddress(f"127.0.0.1:{closed_port()}", "--address")).count("://") == 0
     assert sdk_address(ClusterAddress("http://h:8265", "--address")) == "http://h:8265"

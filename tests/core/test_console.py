@@ -15,9 +15,14 @@ from interlingua.core.runtime import check_reachable
 
 @pytest.fixture
 def restore_root_logging():
+    """The root logger as it was after the test; the library logger the tests write to enabled before it (a test
+    run earlier in the process, e.g. import-linter's, may have configured logging with existing loggers disabled)."""
     root = logging.getLogger()
     saved = list(root.handlers), root.level
+    library = logging.getLogger("urllib3.connectionpool")
+    was_disabled, library.disabled = library.disabled, False
     yield
+    library.disabled = was_disabled
     root.handlers[:] = saved[0]
     root.setLevel(saved[1])
 

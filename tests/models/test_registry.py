@@ -227,31 +227,40 @@ def test_any_sentence_transformers_stack_registers_and_loads(local_store, tiny_e
         load_encoder(registered.uri)
 
 
-def test_models_of_the_old_pyfunc_layout_load_without_unpickling(local_store, tiny_encoder_dir, tmp_path):
-    """Versions registered before the flavor change: MLmodel + a cloudpickled python_model + the encoder
-    folder as an artifact. The pickle here is garbage: reading it would fail the load."""
+def _log_old_layout(encoder_dir, tmp_path) -> str:
+    """Log, as artifact ``model`` of a new run, a model of the older pyfunc layout (MLmodel + a cloudpickled
+    python_model + the encoder folder as an artifact); its pickle is garbage, so reading it would fail. Returns
+    the run id."""
     import shutil
 
     import mlflow
     import yaml
+
+    old = tmp_path / "old-model"
+    shutil.copytree(encoder_dir, old / "artifacts" / "encoder")
+    (old / "python_model.pkl").write_bytes(b"\x80\x05 not a pickle, never read")
+    (old / "MLmodel").write_text(yaml.safe_dump({"flavors": {"python_function": {
+        "loader_module": "mlflow.pyfunc.model", "python_model": "python_model.pkl",
+        "artifacts": {"encoder": {"path": "artifacts/encoder", "uri": str(encoder_dir)}}}}}))
+    with mlflow.start_run() as run:
+        mlflow.log_artifacts(str(old), "model")
+    return run.info.run_id
+
+
+def test_models_of_the_old_pyfunc_layout_load_without_unpickling(local_store, tiny_encoder_dir, tmp_path):
+    """Versions registered before the flavor change: MLmodel + a cloudpickled python_model + the encoder
+    folder as an artifact. The pickle here is garbage: reading it would fail the load."""
     from mlflow.tracking import MlflowClient
 
     from interlingua.core.runtime import configure_mlflow
     from interlingua.models.load import load_encoder
     from interlingua.models.sentence_encoder import SentenceEncoder
 
-    old = tmp_path / "old-model"
-    shutil.copytree(tiny_encoder_dir, old / "artifacts" / "encoder")
-    (old / "python_model.pkl").write_bytes(b"\x80\x05 not a pickle, never read")
-    (old / "MLmodel").write_text(yaml.safe_dump({"flavors": {"python_function": {
-        "loader_module": "mlflow.pyfunc.model", "python_model": "python_model.pkl",
-        "artifacts": {"encoder": {"path": "artifacts/encoder", "uri": str(tiny_encoder_dir)}}}}}))
     configure_mlflow("registry-old-layout")
-    with mlflow.start_run() as run:
-        mlflow.log_artifacts(str(old), "model")
+    run_id = _log_old_layout(tiny_encoder_dir, tmp_path)
     client = MlflowClient()
     client.create_registered_model("old-layout")
-    version = client.create_model_version("old-layout", f"runs:/{run.info.run_id}/model", run.info.run_id)
+    version = client.create_model_version("old-layout", f"runs:/{run_id}/model", run_id)
     client.set_registered_model_alias("old-layout", "prod", version.version)
 
     pulled = load_encoder("models:/old-layout@prod")
@@ -381,28 +390,17 @@ def test_embed_cli_serves_what_the_registry_holds(local_store, tiny_encoder_dir,
 def test_promotion_refuses_a_version_of_the_older_pickled_layout(local_store, tiny_encoder_dir, tmp_path, capsys):
     """An alias moved onto a cloudpickled pyfunc would serve its pickle: ``mlflow.pyfunc.load_model`` runs it, while
     promotion evaluated the encoder folder beside it. Refused before any model loads; the pickle is never read."""
-    import shutil
-
-    import mlflow
-    import yaml
     from mlflow.tracking import MlflowClient
 
     from interlingua.core.runtime import configure_mlflow
     from interlingua.models.registry import log_and_register_encoder
     from interlingua.workflows.cli import main
 
-    old = tmp_path / "old-model"
-    shutil.copytree(tiny_encoder_dir, old / "artifacts" / "encoder")
-    (old / "python_model.pkl").write_bytes(b"\x80\x05 not a pickle, never read")
-    (old / "MLmodel").write_text(yaml.safe_dump({"flavors": {"python_function": {
-        "loader_module": "mlflow.pyfunc.model", "python_model": "python_model.pkl",
-        "artifacts": {"encoder": {"path": "artifacts/encoder", "uri": str(tiny_encoder_dir)}}}}}))
     configure_mlflow("promotion-old-layout")
-    with mlflow.start_run() as run:
-        mlflow.log_artifacts(str(old), "model")
+    run_id = _log_old_layout(tiny_encoder_dir, tmp_path)
     client = MlflowClient()
-    log_and_register_encoder(str(tiny_encoder_dir), "mixed", "staging", run.info.run_id)  # version 1: the flavor
-    client.create_model_version("mixed", f"runs:/{run.info.run_id}/model", run.info.run_id)  # version 2: old layout
+    log_and_register_encoder(str(tiny_encoder_dir), "mixed", "staging", run_id)  # version 1: the flavor
+    client.create_model_version("mixed", f"runs:/{run_id}/model", run_id)  # version 2: old layout
     import json
 
     import pyarrow as pa
