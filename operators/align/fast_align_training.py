@@ -133,8 +133,10 @@ def _learn_interlingua(pairs, directory: str, settings: FastAlignSettings, worke
             learned = learn_tables(corpus, settings, executor, progress)
         finally:
             executor.close()
+    # not the worker count: the parameters are the same for any (the E-step's sums are combined in a fixed order),
+    # so the file, and the corpus version holding it, must be too
     return save_parameters(directory, learned.forward, learned.reverse, learned.forward_tension, learned.reverse_tension,
-                           settings, {"learner": "interlingua", "workers": workers, "pairs": corpus.pairs, "log": learned.log})
+                           settings, {"learner": "interlingua", "pairs": corpus.pairs, "log": learned.log})
 
 
 def save_parameters(directory: str, forward: LexicalTable, reverse: LexicalTable, forward_tension: float, reverse_tension: float,

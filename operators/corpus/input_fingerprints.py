@@ -8,7 +8,7 @@ one, and the same bytes at the same path give the same version id however often 
 over the file, a ``touch``, a fresh checkout). A build and a refresh record the same fingerprints, so
 ``corpus diff`` compares their versions input for input.
 
-Hashes are remembered by (path, size, modification time) in this process and in the state folder
+Hashes are remembered by (path, size, modification time, inode, change time) in this process and in the state folder
 (``cache/input-sha256.jsonl``): an unchanged file is read once, not on every refresh. ``content=False``
 gives the modification time instead of the hash (what refreshes recorded before they hashed).
 """
@@ -85,23 +85,25 @@ def fingerprint(url: str, storage_options: dict | None = None, *, content: bool 
             return InputFingerprint(size=size, mtime=stamp)
     if stamp is None:
         return InputFingerprint(size=size, sha256=_content_sha256(fs, path, size, redact_url(url)))
-    key = f"{'+'.join(_protocols(fs))}\0{path}\0{size}\0{stamp}"
+    # the inode and change time too: `cp -p`, `rsync -t`, `tar x` and `touch -r` set a modification time, and a
+    # rewrite of the same size under an old time would otherwise reuse the old hash (no one can set a change time)
+    key = f"{'+'.join(_protocols(fs))}\0{path}\0{size}\0{stamp}\0{info.get('ino', '')}\0{info.get('created', '')}"
     digest = _known_hashes().get(key)
     if digest is None:
         started = time.time()
         digest = _content_sha256(fs, path, size, redact_url(url))
-        if _settled(mtime, started):
+        if _settled(mtime, started) and _settled(info.get("created") or 0.0, started):
             _remember(key, digest)
     return InputFingerprint(size=size, sha256=digest)
 
 
-#: SHA-256 of files already hashed, by protocols, path, size and modification time: kept in this process and
+#: SHA-256 of files already hashed, by protocols, path, size, modification time, inode and change time: kept in this process and
 #: in ``<state>/cache/input-sha256.jsonl``, so a refresh, a build or the EASE build (which asks three times)
 #: hashes an unchanged file once, and a ``touch`` costs one read, not a rebuild.
 _CONTENT_HASHES: dict[str, str] = {}
 _LOADED_FROM: list[str] = []
-#: A file modified this recently (seconds before its hash started) is not remembered: a second write within
-#: the file system's time resolution could keep its modification time and size with other bytes.
+#: A file modified or changed this recently (seconds before its hash started) is not remembered: a second write
+#: within the file system's time resolution could keep its times and size with other bytes.
 _SETTLE_SECONDS = 2.0
 _MEMO_FILE = "input-sha256.jsonl"
 _MEMO_MAX_BYTES = 32 << 20

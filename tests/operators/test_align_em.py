@@ -219,6 +219,19 @@ def test_ray_workers_equal_in_process(ray_three_cpus, settings):
         assert on_ray.log == reference.log
 
 
+@pytest.mark.slow
+def test_the_saved_parameters_are_the_same_bytes_for_any_worker_count(ray_three_cpus, tmp_path):
+    """The parameters file recorded the worker count, so a corpus version built with workers=2 held other bytes
+    than the same version (same id) built with workers=1."""
+    pairs = synthetic_corpus(120, seed=9)
+    digests = []
+    for workers in (1, 2):
+        folder = tmp_path / f"w{workers}"
+        learn_fast_align(pairs, str(folder), workers=workers)
+        digests.append({p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.iterdir())})
+    assert digests[0] == digests[1] and "fast_align_params.json" in digests[0]
+
+
 def test_pickle_bearing_archive_is_refused(tmp_path):
     path = str(tmp_path / "forward.npz")
     np.savez(path, vocabulary=np.array(["<eps>", "a"], dtype=object), keys=np.array([3]), probabilities=np.array([1.0]))

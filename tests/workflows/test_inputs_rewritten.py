@@ -68,6 +68,8 @@ def test_content_fingerprints_hash_a_file_once_per_state(tmp_path, monkeypatch):
     calls = []
     real = input_fingerprints._content_sha256
     monkeypatch.setattr(input_fingerprints, "_content_sha256", lambda *a: calls.append(a[1]) or real(*a))
+    real_time = input_fingerprints.time.time
+    monkeypatch.setattr(input_fingerprints.time, "time", lambda: real_time() + 10)  # the file changed 10 s ago
     first = fingerprint(str(path), content=True)
     assert fingerprint(str(path), content=True) == first and len(calls) == 1  # hashed once while unchanged
     assert fingerprint(str(path)).mtime is not None and len(calls) == 1  # the refresh's: size + modification time
@@ -233,7 +235,11 @@ def test_the_hash_memo_outlives_the_process_and_trusts_only_settled_files(tmp_pa
     old, fresh = tmp_path / "old.tsv", tmp_path / "fresh.tsv"
     write_pairs(old, FIRST, 1_700_000_000)
     write_pairs(fresh, FIRST, time.time())
-    first = {name: fingerprint(str(path), content=True) for name, path in (("old", old), ("fresh", fresh))}
+    real_time = input_fingerprints.time.time
+    monkeypatch.setattr(input_fingerprints.time, "time", lambda: real_time() + 10)  # old.tsv changed 10 s ago
+    first = {"old": fingerprint(str(old), content=True)}
+    monkeypatch.setattr(input_fingerprints.time, "time", real_time)
+    first["fresh"] = fingerprint(str(fresh), content=True)
     assert first["old"] == first["fresh"] and len(calls) == 2
     lines = memo.read_text().splitlines()
     assert len(lines) == 1 and json.loads(lines[0])[1] == first["old"].sha256  # the fresh file is not remembered
@@ -244,6 +250,11 @@ def test_the_hash_memo_outlives_the_process_and_trusts_only_settled_files(tmp_pa
     assert fingerprint(str(old), content=True) == first["old"] and len(calls) == 2
     assert fingerprint(str(fresh), content=True) == first["fresh"] and len(calls) == 3
     assert "broken" not in input_fingerprints._CONTENT_HASHES
+    stat = old.stat()
+    old.write_text(old.read_text().upper())  # other bytes, same size, the old modification time put back
+    os.utime(old, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert (old.stat().st_size, old.stat().st_mtime_ns) == (stat.st_size, stat.st_mtime_ns)
+    assert fingerprint(str(old), content=True).sha256 == hashlib.sha256(old.read_bytes()).hexdigest() != first["old"].sha256
 
 
 def test_a_refresh_records_what_a_build_records_and_reads_older_records(tmp_path):
