@@ -213,6 +213,7 @@ def _read_tsv(source: str, limit: int | None) -> list[dict[str, Any]]:
 
 def _read_parquet(config: BitextCorpusConfig, source: str) -> list[dict[str, Any]]:
     import fsspec
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
     try:
@@ -229,12 +230,36 @@ def _read_parquet(config: BitextCorpusConfig, source: str) -> list[dict[str, Any
             table = pq.read_table(handle, columns=[c for c in (id_col, src_col, tgt_col) if c])
     except FileNotFoundError as err:
         raise UserError(f"cannot read input: {err}") from err
+    for column in (src_col, tgt_col):  # text: strings, or bytes decoded below; anything else is a mistake
+        kind = table.schema.field(column).type
+        if not (pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_binary(kind)
+                or pa.types.is_large_binary(kind) or pa.types.is_null(kind)):
+            raise UserError(f"{redact(source)}: column {column!r} holds {kind}, not text (hint: point src_column / "
+                            "tgt_column at the string columns)")
     if config.max_pairs is not None:
         table = table.slice(0, config.max_pairs)
     data = table.to_pydict()
     ids = [str(i) for i in data[id_col]] if id_col else [str(k) for k in range(1, table.num_rows + 1)]
-    return [{"id": i, "src": s or "", "tgt": t or "", "reject": None}
-            for i, s, t in zip(ids, data[src_col], data[tgt_col])]
+    rows = []
+    for number, (i, s, t) in enumerate(zip(ids, data[src_col], data[tgt_col]), 1):
+        (s, s_reject), (t, t_reject) = _text(s, source, number, "src"), _text(t, source, number, "tgt")
+        rows.append({"id": i, "src": s, "tgt": t, "reject": s_reject or t_reject})
+    return rows
+
+
+def _text(value, source: str, number: int, side: str) -> tuple[str, dict | None]:
+    """A Parquet cell as text: a string as it is, null as "", bytes decoded as UTF-8 (a row whose bytes are not
+    is rejected as ``invalid_utf8``, as a text line is)."""
+    if value is None:
+        return "", None
+    if isinstance(value, str):
+        return value, None
+    try:
+        return value.decode("utf-8"), None
+    except UnicodeDecodeError as err:
+        return "", {"line": number, "side": side, "file": redact(source), "reason": "invalid_utf8",
+                    "byte_offset_in_line": err.start,
+                    "detail": f"row {number} {side}: invalid UTF-8 byte 0x{value[err.start]:02x} at byte {err.start}"}
 
 
 # -- 2. hygiene -------------------------------------------------------------------------------

@@ -8,7 +8,10 @@ Bad input is never dropped silently:
 - empty lines are *kept* (they get an empty alignment downstream).
 
 Lines end at ``\\n`` only (a trailing ``\\r`` is removed); Unicode line separators inside a line
-stay in it, so line numbers equal ``wc -l``'s (plus a last line without a newline).
+stay in it, so line numbers equal ``wc -l``'s (plus a last line without a newline). A UTF-8 byte order mark
+at the start of a file is not text: it is removed from the first line (it was aligned as a word, and kept the
+pair from deduplicating against the same pair without it). Compressed files (``.gz``, ``.bz2``, ``.xz``,
+``.zst`` …) are read decompressed, as TSV inputs are.
 """
 
 from __future__ import annotations
@@ -36,7 +39,7 @@ def count_lines(path: str) -> int:
     import fsspec
 
     lines, last = 0, b""
-    with fsspec.open(path, "rb") as handle:
+    with fsspec.open(path, "rb", compression="infer") as handle:
         while chunk := handle.read(1 << 20):
             lines += chunk.count(b"\n")
             last = chunk[-1:]
@@ -53,7 +56,8 @@ def read_parallel_lines(src_path: str, tgt_path: str) -> Iterator[LinePair]:
             f"{src_path} has {src_count} lines but {tgt_path} has {tgt_count} lines; "
             "source and target must have one sentence per line, line for line"
         )
-    with fsspec.open(src_path, "rb") as src_file, fsspec.open(tgt_path, "rb") as tgt_file:
+    with fsspec.open(src_path, "rb", compression="infer") as src_file, \
+            fsspec.open(tgt_path, "rb", compression="infer") as tgt_file:
         src_offset = tgt_offset = 0
         for number in range(1, src_count + 1):
             src_raw, tgt_raw = src_file.readline(), tgt_file.readline()
@@ -64,9 +68,14 @@ def read_parallel_lines(src_path: str, tgt_path: str) -> Iterator[LinePair]:
             yield LinePair(number, src_text, tgt_text, src_error or tgt_error)
 
 
+_BOM = b"\xef\xbb\xbf"
+
+
 def _decode(raw: bytes, file_offset: int, path: str, number: int, side: str) -> tuple[str, dict | None]:
     line = raw[:-1] if raw.endswith(b"\n") else raw
     line = line[:-1] if line.endswith(b"\r") else line
+    if file_offset == 0 and line.startswith(_BOM):  # a byte order mark, not text
+        line, file_offset = line[len(_BOM):], len(_BOM)
     try:
         return line.decode("utf-8"), None
     except UnicodeDecodeError as err:

@@ -121,6 +121,43 @@ def test_tsv_and_parquet_readers_on_fsspec_urls(tmp_path):
         read_bitext(BitextCorpusConfig(source="memory:///bitext/raw.parquet", src_column="xx"), "memory:///bitext/raw.parquet")
 
 
+def test_parquet_text_columns_bytes_and_other_types(tmp_path):
+    """Integers in the source column were a traceback (AttributeError) and bytes a TypeError: now a column that is not
+    text is refused naming it, and bytes are decoded, a row whose bytes are not UTF-8 rejected as invalid_utf8."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = tmp_path / "ints.parquet"
+    pq.write_table(pa.table({"en": [1, 2], "es": ["uno", "dos"]}), path)
+    with pytest.raises(UserError, match=r"column 'en' holds int64, not text"):
+        read_bitext(BitextCorpusConfig(source=str(path), src_lang="en", tgt_lang="es"), str(path))
+    path = tmp_path / "bytes.parquet"
+    pq.write_table(pa.table({"en": pa.array([b"the house", b"bad \xff byte"], pa.binary()),
+                             "es": ["la casa", "malo"]}), path)
+    rows = read_bitext(BitextCorpusConfig(source=str(path), src_lang="en", tgt_lang="es"), str(path))
+    assert (rows[0]["src"], rows[0]["reject"]) == ("the house", None)
+    assert rows[1]["reject"]["reason"] == "invalid_utf8" and rows[1]["reject"]["side"] == "src"
+
+
+def test_compressed_text_files_and_a_byte_order_mark(tmp_path):
+    """Two gzipped text files were read as raw bytes (a version of 0 rows, every line invalid_utf8); a UTF-8 byte
+    order mark stayed in the first sentence as a word."""
+    import gzip
+
+    lines_en, lines_es = ["\ufeffthe house", "a dog", "the cat"], ["la casa", "un perro", "el gato"]
+    for name, lines in (("raw.en.gz", lines_en), ("raw.es.gz", lines_es)):
+        with gzip.open(tmp_path / name, "wt", encoding="utf-8") as handle:
+            handle.write("\n".join(lines) + "\n")
+    config = config_for(tmp_path, str(tmp_path / "raw.en.gz"), str(tmp_path / "raw.es.gz"))
+    rows = read_bitext(config, config.source)
+    assert [(r["src"], r["tgt"], r["reject"]) for r in rows] == [
+        ("the house", "la casa", None), ("a dog", "un perro", None), ("the cat", "el gato", None)]
+    (tmp_path / "bom.tsv").write_bytes("\ufeffthe house\tla casa\na dog\tun perro\n".encode("utf-8"))
+    tsv = read_bitext(BitextCorpusConfig(source=str(tmp_path / "bom.tsv"), src_lang="en", tgt_lang="es"),
+                      str(tmp_path / "bom.tsv"))
+    assert [(r["src"], r["tgt"]) for r in tsv] == [("the house", "la casa"), ("a dog", "un perro")]
+
+
 def test_config_validation_and_registry():
     from interlingua.workflows.registry import load_workflow
 
