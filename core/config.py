@@ -138,16 +138,24 @@ def read_yaml(path: str | Path) -> dict[str, Any]:
 
 def format_validation_error(err: ValidationError, data: dict[str, Any], source: str,
                             cls: type[Config] | None = None) -> str:
-    lines = [f"invalid config ({source}):"]
+    """What is wrong, one problem per line; a single problem is one line with the header (the usual case). A check
+    across keys (a model validator: no key of its own) is shown by its message alone, not as ``= {every value}``."""
+    problems = []
     for e in err.errors():
         key = ".".join(str(p) for p in e["loc"])
         if e["type"] == "extra_forbidden":
-            lines.append(f"  {key}: unknown key (value {e['input']!r}){_did_you_mean(cls, e['loc'])}")
+            problems.append(f"{key}: unknown key (value {e['input']!r}){_did_you_mean(cls, e['loc'])}")
+            continue
+        message = e["msg"].removeprefix("Value error, ")
+        if not key or e["type"] == "value_error" and isinstance(e.get("input"), dict):
+            problems.append(f"{key + ': ' if key else ''}{message}")
             continue
         value = _lookup(data, e["loc"])
         shown = "missing" if value is _MISSING else repr(value)
-        lines.append(f"  {key} = {shown}: {e['msg']}")
-    return "\n".join(lines)
+        problems.append(f"{key} = {shown}: {e['msg']}")
+    if len(problems) == 1:
+        return f"invalid config ({source}): {problems[0]}"
+    return "\n".join([f"invalid config ({source}):", *(f"  {p}" for p in problems)])
 
 
 def config_fields_help(cls: type[Config], prefix: str = "", defaults: Config | None = None) -> list[str]:

@@ -249,3 +249,17 @@ def test_flatten_params_dots_nested_keys_and_keeps_leaves():
 
     assert flatten({"model": "m", "train": {"lr": 1e-4, "zero": {"stage": 1}}, "langs": ["en", "es"]}) == {
         "model": "m", "train.lr": 1e-4, "train.zero.stage": 1, "langs": ["en", "es"]}
+
+
+def test_one_problem_is_one_line_and_a_cross_key_check_shows_its_message():
+    """The rule is one line per mistake: a single problem used to take two (a header, then the key), and a check
+    across keys printed ``   = {every value}: Value error, ...``."""
+    from interlingua.workflows.bitext_corpus import BitextCorpusConfig
+
+    with pytest.raises(ConfigError) as info:
+        load_config(BitextCorpusConfig, None, ["max_tokens=0"])
+    assert str(info.value) == "invalid config (--set): max_tokens = 0: Input should be greater than or equal to 1"
+    with pytest.raises(ConfigError) as info:
+        load_config(BitextCorpusConfig, None, ["format=text", "source=x"])
+    assert str(info.value).startswith("invalid config (--set): format text needs target")
+    assert "\n" not in str(info.value) and "{" not in str(info.value)
