@@ -41,6 +41,9 @@ class CombinedEncoder:
     def __init__(self, first: TextEncoder, second: TextEncoder, mode: str):
         if mode not in COMBINATIONS:
             raise ValueError(f"mode must be one of {COMBINATIONS}; got {mode!r}")
+        if mode.endswith("sum") and first.dim != second.dim:
+            raise ValueError(f"mode {mode!r} needs encoders of equal dims; first {first.name!r} has {first.dim}, "
+                             f"second {second.name!r} has {second.dim} (use concat or norm_concat)")
         self.first, self.second, self.mode = first, second, mode
         self.name = f"{mode}({first.name}|{second.name})"
 

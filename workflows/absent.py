@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Literal
 
 import numpy as np
-from pydantic import Field, field_validator
+from pydantic import Field, PositiveInt, field_validator
 
 from interlingua.core.config import Config
 from interlingua.core.errors import UserError
@@ -49,7 +49,7 @@ class AbsentTrainConfig(Config):
     batch_size: int = Field(128, ge=2)
     lr: float = Field(2e-3, gt=0)
     epochs: int = Field(10, ge=1)
-    hidden: list[int] = Field([512, 1024, 512], min_length=1)
+    hidden: list[PositiveInt] = Field([512, 1024, 512], min_length=1, description="hidden layer widths")
     paired_weight: float = Field(1.0, ge=0)
     init: Literal["procrustes", "random"] = Field("procrustes", description="generator start: the Procrustes map of "
                                                   "the parallel pairs through a linear skip path, or the paper's random MLP")

@@ -17,6 +17,7 @@ from typing import Any
 from pydantic import Field, field_validator
 
 from interlingua.core.config import Config
+from interlingua.core.names import SafeName
 from interlingua.operators.translate.apertium_backend import ENGLISH_TO
 
 DESCRIPTION = "English text -> Apertium synthetic bitext (es, ca, gl, eo, hbs) as one versioned corpus"
@@ -35,7 +36,7 @@ class ApertiumBitextConfig(Config):
     max_chars: int = Field(300, ge=1, description="English sentences longer than this are not used")
     max_length_ratio: float = Field(3.0, ge=1.0, description="hygiene: max token-length ratio of a pair")
     seed: int = 0
-    name: str = Field("apertium-bitext", description="corpus name in the store")
+    name: SafeName = Field("apertium-bitext", description="corpus name in the store")
     workers: int = Field(2, ge=1, description="Apertium actors per language")
     state_dir: str | None = Field(None, description="default: $INTERLINGUA_HOME or ./.interlingua")
 

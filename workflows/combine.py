@@ -32,6 +32,7 @@ CONFIG = CombineConfig
 def run(config: CombineConfig, *, address: str | None = None) -> dict[str, Any]:
     import mlflow
 
+    from interlingua.core.errors import UserError
     from interlingua.core.params import flatten
     from interlingua.core.progress import Stages
     from interlingua.core.runtime import configure_mlflow, state_dir
@@ -43,6 +44,9 @@ def run(config: CombineConfig, *, address: str | None = None) -> dict[str, Any]:
     configure_mlflow(config.experiment, state)
     with stages("load"):
         first, second = load_encoder(config.first), load_encoder(config.second)
+        if config.mode.endswith("sum") and first.dim != second.dim:
+            raise UserError(f"mode {config.mode!r} needs encoders of equal dims: first ({config.first}) has "
+                            f"{first.dim}, second ({config.second}) has {second.dim}; use mode concat or norm_concat")
         combined = CombinedEncoder(first, second, config.mode)
     with mlflow.start_run(run_name=f"combine-{time.strftime('%Y%m%d-%H%M%S')}") as mlflow_run:
         run_id = mlflow_run.info.run_id

@@ -14,6 +14,7 @@ from typing import Any
 from pydantic import Field
 
 from interlingua.core.config import Config
+from interlingua.core.names import SafeName
 
 DESCRIPTION = "mix published corpus versions (with per-source row caps) into one corpus version"
 
@@ -26,7 +27,7 @@ class MixSource(Config):
 class CorpusMixConfig(Config):
     sources: list[MixSource] = Field(min_length=1, description="the corpora to mix, each {corpus, rows}")
     seed: int = 0
-    name: str = Field("corpus-mix", description="corpus name in the store")
+    name: SafeName = Field("corpus-mix", description="corpus name in the store")
     state_dir: str | None = Field(None, description="default: $INTERLINGUA_HOME or ./.interlingua")
 
 

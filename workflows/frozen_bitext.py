@@ -129,8 +129,9 @@ def _from_corpus(spec: str, state: Path) -> tuple[dict, str]:
     try:
         manifest = store.manifest(name, version or LATEST)
         table = store.read_table(name, manifest.version)
-    except (FileNotFoundError, KeyError, ValueError) as err:
-        raise UserError(f"bitext.corpus {spec!r}: {err}") from err
+    except (FileNotFoundError, LookupError, ValueError) as err:  # LookupError: KeyError and CorpusLookupError
+        message = err.args[0] if isinstance(err, KeyError) and err.args else err
+        raise UserError(f"bitext.corpus {spec!r}: {message}") from err
     missing = {"src", "tgt"} - set(table.column_names)
     if missing:
         raise UserError(f"corpus {spec!r} lacks columns {sorted(missing)} (has {table.column_names})")

@@ -19,6 +19,7 @@ from typing import Any
 from pydantic import Field, field_validator
 
 from interlingua.core.config import Config
+from interlingua.core.names import SafeName
 
 DESCRIPTION = "English messages and their translations from gettext catalogs (.mo) -> bitext corpus, a shard per language"
 
@@ -39,7 +40,7 @@ class GettextBitextConfig(Config):
     pairs_per_language: int | None = Field(None, ge=1, description="keep a seeded sample of this many pairs per language")
     max_length_ratio: float = Field(3.0, ge=1.0, description="hygiene: max token-length ratio of a pair")
     seed: int = 0
-    name: str = Field("gettext-bitext", description="corpus name in the store")
+    name: SafeName = Field("gettext-bitext", description="corpus name in the store")
     state_dir: str | None = Field(None, description="default: $INTERLINGUA_HOME or ./.interlingua")
 
     @field_validator("languages")

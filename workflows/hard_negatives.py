@@ -27,6 +27,7 @@ import numpy as np
 from pydantic import Field
 
 from interlingua.core.config import Config
+from interlingua.core.names import SafeName
 
 DESCRIPTION = "add a mined hard-negative target (column neg) to each pair of a bitext corpus version"
 GROUP_COLUMNS = ("src_lang", "tgt_lang")
@@ -38,7 +39,7 @@ class HardNegativesConfig(Config):
                                                 "asset")
     max_ratio: float = Field(0.95, gt=0, le=1, description="a candidate's cosine with the source must be below "
                                                            "max_ratio x the positive's (false-negative guard)")
-    name: str | None = Field(None, description="corpus name in the store; default: <corpus>-hn")
+    name: SafeName | None = Field(None, description="corpus name in the store; default: <corpus>-hn")
     state_dir: str | None = Field(None, description="default: $INTERLINGUA_HOME or ./.interlingua")
 
 
@@ -115,6 +116,10 @@ def run(config: HardNegativesConfig, *, address: str | None = None) -> dict[str,
     table = store.read_table(source.name, source.version)
     src_text, tgt_text = table.column("src").to_pylist(), table.column("tgt").to_pylist()
     with stages("embed"):
+        if config.model:  # models:/ and runs:/ name versions in the workflows' store, not ./mlflow.db
+            from interlingua.core.runtime import use_tracking_store
+
+            use_tracking_store(state)
         encoder = frozen_encoder(model, state, address)
         print(f"  encoder {redact_url(model)} ({encoder.identity})")
         src = embed(encoder, src_text, label="sources")

@@ -19,6 +19,7 @@ from typing import Any
 from pydantic import Field, field_validator
 
 from interlingua.core.config import Config
+from interlingua.core.names import SafeName
 
 DESCRIPTION = "Wikipedia (ovos offline leads): title -> lead pairs across languages, pack articles left out"
 
@@ -31,7 +32,7 @@ class WikiTitleLeadConfig(Config):
     pack: str | None = Field(None, description="benchmark pack folder; default: <state>/bench-pack (built if missing)")
     pairs_per_direction: int | None = Field(None, ge=1, description="keep a seeded sample of this many pairs per shard")
     seed: int = 0
-    name: str = Field("wiki-title-lead", description="corpus name in the store")
+    name: SafeName = Field("wiki-title-lead", description="corpus name in the store")
     state_dir: str | None = Field(None, description="default: $INTERLINGUA_HOME or ./.interlingua")
 
     @field_validator("languages")

@@ -65,9 +65,15 @@ class TrainConfig(Config):
             chosen = objective_class(name)
         except ValueError:
             return data  # the objective field's validator reports it
-        sections = dict(data.get("options") or {})
-        if not isinstance(data.get("options") or {}, dict):
-            raise ValueError("options must map objective names to their options")
+        options = data.get("options") or {}
+        if not isinstance(options, dict):
+            raise ValueError(f"options must map objective names to their options (e.g. options.{name}.<key>); "
+                             f"got {type(options).__name__} {options!r}")
+        sections = dict(options)
+        bad = {key: value for key, value in sections.items() if value is not None and not isinstance(value, dict)}
+        if bad:
+            key, value = next(iter(bad.items()))
+            raise ValueError(f"options.{key} must map option names to values; got {type(value).__name__} {value!r}")
         section = dict(sections.get(name) or {})
         for key in [k for k in data if k not in cls.model_fields]:
             if key in chosen.Options.model_fields:
@@ -105,6 +111,9 @@ class TrainConfig(Config):
                 f"does not allow; use zero_stage 0 or 1, or set grad_cache_chunk to null")
         if self.grad_cache_chunk is not None and self.grad_cache_chunk > self.batch_size:
             raise ValueError(f"grad_cache_chunk={self.grad_cache_chunk} must be <= batch_size={self.batch_size}")
+        if self.warmup_steps > self.max_steps:
+            raise ValueError(f"warmup_steps={self.warmup_steps} must be <= max_steps={self.max_steps}: "
+                             f"the learning rate would never finish warming up")
         if self.zero_stage == 3 and not self.objective_class.supports_zero3:
             raise ValueError(f"objective {self.objective!r} uses parameters outside the engine's forward pass, "
                              f"which ZeRO 3 partitions: use zero_stage 0, 1 or 2")

@@ -1,0 +1,206 @@
+"""Config mistakes refused at load (or before a model / Ray / an MLflow run starts) as one line, exit 2: warmup
+longer than training, a non-mapping ``train.options``, path-like corpus names, unknown bitext corpora, negative
+hidden widths, ``sum`` of encoders of different dims; and ``models:/`` resolved against the state's store."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from interlingua.core.config import ConfigError, validate
+from interlingua.core.errors import UserError
+from interlingua.workflows.cli import main
+
+
+@pytest.fixture()
+def state(tmp_path, monkeypatch):
+    monkeypatch.setenv("INTERLINGUA_HOME", str(tmp_path / "state"))
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", "unset-by-the-fixture")
+    monkeypatch.delenv("MLFLOW_TRACKING_URI")  # restored (removed) after the test, whatever a workflow exports
+    monkeypatch.chdir(tmp_path)
+    yield tmp_path / "state"
+    import mlflow
+
+    mlflow.set_tracking_uri(None)
+    mlflow.set_registry_uri(None)
+
+
+def _run(capsys, *argv) -> tuple[int, str]:
+    code = main(["run", *argv])
+    err = capsys.readouterr().err
+    lines = [line for line in err.splitlines() if line.strip() and not line.startswith(("[interlingua]", "["))]
+    return code, "\n".join(lines)
+
+
+def _ray_started() -> bool:
+    ray = sys.modules.get("ray")
+    return ray is not None and ray.is_initialized()
+
+
+# 1. warmup_steps > max_steps
+
+def test_warmup_longer_than_training_is_refused_at_load():
+    from interlingua.trainers.engine.config import TrainConfig
+
+    with pytest.raises(ConfigError, match=r"warmup_steps=100 must be <= max_steps=24"):
+        validate(TrainConfig, {"max_steps": 24, "warmup_steps": 100}, source="test")
+    assert validate(TrainConfig, {"max_steps": 24, "warmup_steps": 24}, source="test").warmup_steps == 24
+
+
+def test_warmup_longer_than_training_via_the_cli(state, capsys):
+    code, err = _run(capsys, "train", "--set", "corpus=bible-en-es", "--set", "train.warmup_steps=100",
+                     "--show-config")
+    assert code == 2 and "warmup_steps=100" in err and "max_steps=" in err and not _ray_started()
+
+
+# 7. train.options that is not a mapping
+
+@pytest.mark.parametrize("options", [[1], {"translation_ranking": 3}])
+def test_options_that_are_not_mappings_are_refused_at_load(options):
+    from interlingua.trainers.engine.config import TrainConfig
+
+    with pytest.raises(ConfigError, match=r"options"):
+        validate(TrainConfig, {"options": options}, source="test")
+
+
+def test_options_list_via_quickstart(state, capsys):
+    code, err = _run(capsys, "quickstart", "--set", "train.options=[1]", "--show-config")
+    assert code == 2 and "options must map objective names" in err and "TypeError" not in err
+
+
+# 2. corpus names are safe names
+
+@pytest.mark.parametrize("workflow", ["bible-bitext", "apertium-bitext", "gettext-bitext", "wiki-title-lead",
+                                      "corpus-mix", "hard-negatives"])
+def test_path_like_corpus_names_are_refused_at_load(state, capsys, workflow):
+    code, err = _run(capsys, workflow, "--set", "name=../evil", "--show-config")
+    assert code == 2 and "name = '../evil'" in err and "not a safe name" in err
+    assert not _ray_started() and not (state.parent / "evil").exists()
+
+
+# 6. hidden widths are positive
+
+def test_negative_hidden_width_is_refused_at_load():
+    from interlingua.workflows.absent import AbsentConfig
+
+    with pytest.raises(ConfigError, match=r"train\.hidden\.0"):
+        validate(AbsentConfig, {"train": {"hidden": [-5]}}, source="test")
+    with pytest.raises(ConfigError, match=r"train\.hidden\.1"):
+        validate(AbsentConfig, {"train": {"hidden": [8, 0]}}, source="test")
+
+
+# 3. an unknown bitext corpus names the ones that exist
+
+def _publish_bitext(state: Path, name: str = "bt") -> None:
+    from interlingua.operators.corpus.store import CorpusStore
+
+    store = CorpusStore(str(state / "corpus"))
+    writer = store.open_version(name, {"n": 2}, [name])
+    writer.write_shard("s0", pa.table({"src": ["a", "b"], "tgt": ["x", "y"],
+                                       "src_lang": ["en", "en"], "tgt_lang": ["es", "es"]}))
+    writer.publish(expected_shards=["s0"])
+
+
+def test_unknown_bitext_corpus_is_a_user_error_naming_the_published_ones(state):
+    from interlingua.workflows.frozen_bitext import _from_corpus
+
+    _publish_bitext(state)
+    with pytest.raises(UserError, match=r"bitext\.corpus 'nope'.*published corpora: bt") as caught:
+        _from_corpus("nope", state)
+    assert "\n" not in str(caught.value)
+    columns, origin = _from_corpus("bt", state)
+    assert columns["src"] == ["a", "b"] and origin.startswith("bt@")
+
+
+@pytest.mark.parametrize("workflow", ["meaning-head", "absent"])
+def test_unknown_bitext_corpus_via_the_cli(state, capsys, workflow):
+    _publish_bitext(state)
+    model = ["--set", "model=minilm"] if workflow == "meaning-head" else []
+    code, err = _run(capsys, workflow, *model, "--set", "bitext.corpus=nope")
+    assert code == 2 and len(err.splitlines()) == 1, err
+    assert "CorpusLookupError" not in err and "'nope'" in err and "bt" in err and not _ray_started()
+
+
+# 4. models:/ resolves against the state's store, not ./mlflow.db
+
+class _Resolved(Exception):
+    pass
+
+
+def _record_registry(seen):
+    def frozen_encoder(spec, state, address=None):
+        import mlflow
+
+        seen.append(mlflow.get_registry_uri())
+        raise _Resolved(spec)
+
+    return frozen_encoder
+
+
+def test_hard_negatives_resolves_models_against_the_state_store(state, monkeypatch):
+    from interlingua.workflows import frozen_embeddings, hard_negatives
+
+    _publish_bitext(state)
+    seen: list[str] = []
+    monkeypatch.setattr(frozen_embeddings, "frozen_encoder", _record_registry(seen))
+    with pytest.raises(_Resolved):
+        hard_negatives.run(hard_negatives.HardNegativesConfig(corpus="bt", model="models:/m/1",
+                                                              state_dir=str(state)))
+    assert seen == [f"sqlite:///{state / 'mlflow.db'}"]
+    assert not (state.parent / "mlflow.db").exists()
+
+
+def test_meaning_head_resolves_models_against_the_state_store(state, monkeypatch):
+    from interlingua.workflows import frozen_embeddings, meaning_head
+
+    _publish_bitext(state)
+    seen: list[str] = []
+    monkeypatch.setattr(frozen_embeddings, "frozen_encoder", _record_registry(seen))
+    monkeypatch.setattr(meaning_head, "_pack_tasks", lambda config, state: (None, []))
+    config = validate(meaning_head.MeaningHeadConfig, {"model": "models:/m/1", "bitext": {"corpus": "bt"},
+                                                       "state_dir": str(state)}, source="test")
+    with pytest.raises(_Resolved):
+        meaning_head.run(config)
+    assert seen == [f"sqlite:///{state / 'mlflow.db'}"]
+    assert not (state.parent / "mlflow.db").exists()
+
+
+# 5. sum / norm_sum need encoders of equal dims
+
+class _Fake:
+    def __init__(self, name: str, dim: int):
+        self.name, self.dim = name, dim
+
+    def encode(self, texts, **_):
+        return np.ones((len(texts), self.dim), dtype=np.float32)
+
+
+@pytest.mark.parametrize("mode", ["sum", "norm_sum"])
+def test_combined_sum_of_unequal_dims_is_refused_when_built(mode):
+    from interlingua.models.combined import CombinedEncoder
+
+    with pytest.raises(ValueError, match=r"equal dims.*has 3.*has 4"):
+        CombinedEncoder(_Fake("a", 3), _Fake("b", 4), mode)
+    assert CombinedEncoder(_Fake("a", 3), _Fake("b", 4), "norm_concat").dim == 7
+    assert CombinedEncoder(_Fake("a", 4), _Fake("b", 4), mode).dim == 4
+
+
+def test_combine_workflow_refuses_sum_of_unequal_dims_before_a_run(state, capsys, monkeypatch):
+    import interlingua.models.load as load_module
+
+    dims = {"first-model": 3, "second-model": 4}
+    monkeypatch.setattr(load_module, "load_encoder", lambda uri, *a, **k: _Fake(uri, dims[uri]))
+    code, err = _run(capsys, "combine", "--set", "first=first-model", "--set", "second=second-model",
+                     "--set", "mode=sum", "--set", "evaluate=false")
+    assert code == 2 and len(err.splitlines()) == 1, err
+    assert "equal dims" in err and "has 3" in err and "has 4" in err
+    assert not (state / "combine").exists()
+
+
+def test_combine_without_second_is_refused_at_load(state, capsys):
+    code, err = _run(capsys, "combine", "--set", "first=minilm", "--show-config")
+    assert code == 2 and "second" in err
