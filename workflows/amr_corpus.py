@@ -56,6 +56,21 @@ class AmrCorpusConfig(Config):
     translate_actors: int = Field(default=1, ge=1)
     parse_actors: int = Field(default=1, ge=1)
 
+    @field_validator("translate")
+    @classmethod
+    def _backend_specs(cls, translate: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+        """Each language's translation settings as BackendSpec reads them, at load (before: after Ray started)."""
+        from interlingua.operators.translate.backend import BackendSpec
+
+        for lang, spec in translate.items():
+            try:
+                BackendSpec(**spec)
+            except TypeError as err:
+                raise ValueError(f"{lang}: {err}; keys are BackendSpec's (backend, model, beam_size, ...)") from None
+            except ValueError as err:
+                raise ValueError(f"{lang}: {err}") from None
+        return translate
+
     @field_validator("languages")
     @classmethod
     def _no_english_target(cls, languages: list[str]) -> list[str]:

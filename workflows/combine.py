@@ -41,6 +41,12 @@ def run(config: CombineConfig, *, address: str | None = None) -> dict[str, Any]:
 
     stages = Stages("combine")
     state = state_dir(config.state_dir)
+    pack = None
+    if config.evaluate:  # a task name that selects nothing: before any model loads or a run starts
+        from interlingua.workflows.pack_eval import check_tasks, ensure_pack
+
+        pack = ensure_pack(config.pack, state)
+        check_tasks(pack, config.eval_tasks)
     configure_mlflow(config.experiment, state)
     with stages("load"):
         first, second = load_encoder(config.first), load_encoder(config.second)
@@ -59,11 +65,11 @@ def run(config: CombineConfig, *, address: str | None = None) -> dict[str, Any]:
     rows: list[dict] = []
     if config.evaluate:
         with stages("evaluate"):
-            from interlingua.workflows.pack_eval import cacheable, compare_on_pack, ensure_pack
+            from interlingua.workflows.pack_eval import cacheable, compare_on_pack
 
             encoders = {"first": (first, cacheable(config.first)), "second": (second, cacheable(config.second)),
                         "combined": (load_encoder(str(folder)), False)}
-            rows = compare_on_pack(encoders, ensure_pack(config.pack, state), config, state, run_id,
+            rows = compare_on_pack(encoders, pack, config, state, run_id,
                                    out_dir / "evaluation", "first", "combined")
     from interlingua.models.model_card import ModelCard
 

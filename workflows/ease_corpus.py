@@ -37,7 +37,7 @@ from interlingua.core.names import SafeName
 from interlingua.core.archives import TruncatedInputError
 from interlingua.core.redact import redact
 from interlingua.operators.corpus.input_fingerprints import build_fingerprints
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 DESCRIPTION = "Wikipedia hyperlinks → Wikidata entities → hard negatives: the EASE corpus"
 
@@ -96,6 +96,13 @@ class EaseCorpusConfig(Config):
         default=False, description="a truncated/corrupt dump publishes the pages read before the damage, the version "
                                    "marked partial in its manifest (default: the run fails naming file and byte offset)")
 
+    @model_validator(mode="after")
+    def _sentence_bounds(self) -> "EaseCorpusConfig":
+        if self.min_sentence_chars > self.max_sentence_chars:
+            raise ValueError(f"min_sentence_chars {self.min_sentence_chars} is above max_sentence_chars "
+                             f"{self.max_sentence_chars}: no sentence could be kept")
+        return self
+
     @field_validator("dumps")
     @classmethod
     def _unique_langs(cls, dumps: list[WikiDump]) -> list[WikiDump]:
@@ -134,6 +141,9 @@ def run(config: EaseCorpusConfig, *, address: str | None = None) -> dict[str, An
     }
     # the user's mistakes, before Ray starts: missing or empty dumps, an unwritable store
     require_input_files([d.url for d in config.dumps], "dump")
+    require_input_files([url for d in config.dumps for url in (d.index_url, d.page_props_url) if url], "dump index")
+    require_input_files([u for u in (config.wikidata_json, config.entity_vectors, config.entity_vector_ids) if u],
+                        "entity input")  # read after Ray and the extraction, so checked now
     require_writable(config.store or corpus_root(), "corpus store")
     work_dir = extraction_work_dir(config, settings, config.work_dir or str(state_dir() / "work"))
     shards = [s for d in config.dumps for s in plan_shards(d.url, d.lang, d.index_url, config.shard_bytes)]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import time
+from pathlib import Path
 from typing import Any
 
 from pydantic import Field
@@ -51,6 +52,19 @@ def run(config: InterpolateConfig, *, address: str | None = None) -> dict[str, A
     state = state_dir(config.state_dir)
     first_uri = config.first or e5_asset_uri(assets_dir(state))
     stable = [str(e5_model_dir(assets_dir(state)).resolve())]
+    with stages("check"):  # every mistake is refused here, before an MLflow run exists
+        from interlingua.core.runtime import use_tracking_store
+
+        use_tracking_store(state)  # models:/ names a version in the workflows' store
+        first_dir = find_model_root(resolve_model_folder(first_uri))
+        second_dir = find_model_root(resolve_model_folder(config.second))
+        check_compatible(first_dir, second_dir, config.alpha)
+        pack = None
+        if config.evaluate:
+            from interlingua.workflows.pack_eval import check_tasks, ensure_pack
+
+            pack = ensure_pack(config.pack, state)
+            check_tasks(pack, config.eval_tasks)
     configure_mlflow(config.experiment, state)
     with mlflow.start_run(run_name=f"interpolate-{time.strftime('%Y%m%d-%H%M%S')}") as mlflow_run:
         run_id = mlflow_run.info.run_id
@@ -58,19 +72,17 @@ def run(config: InterpolateConfig, *, address: str | None = None) -> dict[str, A
         mlflow.set_tags({"interlingua.workflow": "interpolate"})
     out_dir = state / "interpolate" / run_id
     with stages("interpolate"):
-        first_dir = find_model_root(resolve_model_folder(first_uri))
-        second_dir = find_model_root(resolve_model_folder(config.second))
         folder = interpolate_folders(first_dir, second_dir, config.alpha, out_dir / "encoder")
         print(f"  θ = {1 - config.alpha:g}·θ({first_uri}) + {config.alpha:g}·θ({config.second}) -> {folder}")
     rows: list[dict] = []
     if config.evaluate:
         with stages("evaluate"):
-            from interlingua.workflows.pack_eval import cacheable, compare_on_pack, ensure_pack
+            from interlingua.workflows.pack_eval import cacheable, compare_on_pack
 
             parts = {"first": first_uri, **({"second": config.second} if config.evaluate_second else {})}
             encoders = {label: (load_encoder(uri), cacheable(uri, stable)) for label, uri in parts.items()}
             encoders["interpolated"] = (load_encoder(str(folder)), False)
-            rows = compare_on_pack(encoders, ensure_pack(config.pack, state), config, state, run_id,
+            rows = compare_on_pack(encoders, pack, config, state, run_id,
                                    out_dir / "evaluation", "first", "interpolated")
     with stages("register"):
         from interlingua.models.model_card import ModelCard
@@ -91,3 +103,45 @@ def run(config: InterpolateConfig, *, address: str | None = None) -> dict[str, A
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "summary.json").write_text(json.dumps(redact(summary), indent=2, default=str) + "\n")
     return summary
+
+
+def check_compatible(first: str | Path, second: str | Path, alpha: float) -> None:
+    """What :func:`interlingua.models.interpolate.interpolate_folders` refuses, checked without loading weights (the
+    safetensors headers: names, shapes, dtypes; the tokenizer vocabularies): a mismatch fails before the MLflow run
+    starts, so a refused run leaves nothing behind."""
+    from interlingua.core.errors import UserError
+    from interlingua.models.interpolate import WEIGHTS, _check_alpha, _vocabulary
+
+    _check_alpha(alpha)
+    first, second = Path(first), Path(second)
+    headers = []
+    for folder in (first, second):
+        if not (folder / WEIGHTS).is_file():
+            raise UserError(f"{folder} has no {WEIGHTS}; interpolation reads safetensors weights only")
+        headers.append(_tensor_header(folder / WEIGHTS))
+    if _vocabulary(first) != _vocabulary(second):
+        raise UserError(f"{first} and {second} have different tokenizer vocabularies; interpolation needs one")
+    a, b = headers
+    if a.keys() != b.keys():
+        only_first, only_second = sorted(set(a) - set(b))[:3], sorted(set(b) - set(a))[:3]
+        raise UserError(f"the two encoders hold different tensors (only in the first: {only_first}, only in the "
+                        f"second: {only_second}); interpolation needs one architecture")
+    for name, (shape, dtype) in a.items():
+        if (shape, dtype) != b[name]:
+            raise UserError(f"tensor {name!r}: {tuple(shape)} {dtype} vs {tuple(b[name][0])} {b[name][1]}; "
+                            "interpolation needs one architecture")
+
+
+def _tensor_header(path: Path) -> dict[str, tuple[list[int], str]]:
+    """{tensor name: (shape, dtype)} from a safetensors file's header (8-byte little-endian length, then JSON)."""
+    import struct
+
+    from interlingua.core.errors import UserError
+
+    try:
+        with open(path, "rb") as f:
+            (length,) = struct.unpack("<Q", f.read(8))
+            header = json.loads(f.read(length))
+    except (OSError, ValueError, struct.error) as err:
+        raise UserError(f"{path} is not a readable safetensors file: {err}") from None
+    return {name: (list(entry["shape"]), entry["dtype"]) for name, entry in header.items() if name != "__metadata__"}

@@ -60,6 +60,7 @@ def run(config: QuickstartConfig, *, address: str | None = None) -> dict:
         model_uri, bible, debian = _ensure_assets(assets, config)
         require_input_files([str(bible)], "bitext")
         require_writable(corpus_root(state), "corpus store")
+        _check_before_ray(config, model_uri, bible, state, address)
 
     with stages("ray"):
         init_ray(address)
@@ -122,6 +123,44 @@ def run(config: QuickstartConfig, *, address: str | None = None) -> dict:
     return {"run_id": run_id, "model_uri": registered.uri, "summary": str(out)}
 
 
+#: Columns of the quickstart's bitext Parquet (the Bible asset's); en/es become the corpus's src/tgt.
+BITEXT_COLUMNS = ("id", "en", "es")
+#: Columns of the corpus the quickstart publishes and trains on.
+CORPUS_COLUMNS = ("src", "tgt")
+
+
+def _check_before_ray(config: QuickstartConfig, model_uri: str, bible: Path, state: Path, address: str | None) -> None:
+    """Mistakes the driver can see, as one line before Ray starts: a model that names nothing, an objective that
+    reads columns the Bible corpus lacks, a bitext without its columns, and resources a local Ray cannot give."""
+    import pyarrow.parquet as pq
+
+    from interlingua.core.errors import UserError
+    from interlingua.workflows.train import check_local_resources, objective_columns
+
+    if config.model:
+        from interlingua.core.runtime import use_tracking_store
+        from interlingua.models.load import resolve_model_folder
+
+        use_tracking_store(state)  # models:/ names a version in the workflows' store
+        resolve_model_folder(model_uri)
+    needed = objective_columns(config.train)
+    missing = [c for c in needed if c not in CORPUS_COLUMNS]
+    if missing:
+        raise UserError(f"objective {config.train.objective!r} reads columns {list(needed)}; the quickstart's Bible "
+                        f"corpus has only {list(CORPUS_COLUMNS)} (lacks {missing}): choose a bitext objective such as "
+                        f"translation_ranking, or use `interlingua run train` with a corpus that has them")
+    try:
+        names = pq.read_schema(str(bible)).names
+    except Exception as err:  # noqa: BLE001 - not a Parquet file, unreadable, ...
+        raise UserError(f"bitext {bible} is not a readable Parquet file: {type(err).__name__}: "
+                        f"{str(err).splitlines()[0] if str(err) else ''}") from None
+    lacking = [c for c in BITEXT_COLUMNS if c not in names]
+    if lacking:
+        raise UserError(f"bitext {bible} lacks columns {lacking} (it has {names}); the quickstart reads a Parquet "
+                        f"with columns {list(BITEXT_COLUMNS)} (English, Spanish)")
+    check_local_resources(config.train, address)
+
+
 def _ensure_assets(assets: Path, config: QuickstartConfig):
     from interlingua.workflows.assets.build import (bible_path, build_assets, debian_reference_paths,
                                                      e5_model_dir)
@@ -134,7 +173,10 @@ def _ensure_assets(assets: Path, config: QuickstartConfig):
         raise UserError(f"the quickstart needs the Bible bitext (or set bitext=...): {report.missing['bible']}")
     if "debian-reference" in report.missing:
         print(f"  debian-reference pairs unavailable, evaluating on the Bible only: {report.missing['debian-reference']}")
-    debian_dir = Path(config.debian_reference_dir) if config.debian_reference_dir else None
+    debian_dir = Path(config.debian_reference_dir).expanduser() if config.debian_reference_dir else None
+    if debian_dir is not None and not debian_dir.is_dir():
+        raise UserError(f"debian_reference_dir {config.debian_reference_dir} is not a folder (hint: a folder of "
+                        f"debian-reference-en-XX.parquet files, or leave it unset for the asset)")
     debian = {lang: (debian_dir / p.name if debian_dir else p) for lang, p in debian_reference_paths(assets).items()}
     debian = {lang: p for lang, p in debian.items() if p.exists()}
     bible = Path(config.bitext) if config.bitext else bible_path(assets)

@@ -75,7 +75,9 @@ class TrainWorkflowConfig(Config):
         """EASE without ``train.entity_vectors``: the corpus's own entity vectors."""
         if isinstance(data, dict) and isinstance(data.get("train"), dict):
             train = data["train"]
-            given = train.get("entity_vectors") or ((train.get("options") or {}).get("ease") or {}).get("entity_vectors")
+            options = train.get("options") if isinstance(train.get("options"), dict) else {}  # else: TrainConfig says why
+            ease = options.get("ease") if isinstance(options.get("ease"), dict) else {}
+            given = train.get("entity_vectors") or ease.get("entity_vectors")
             if train.get("objective") == "ease" and not given:
                 data = {**data, "train": {**train, "entity_vectors": CORPUS_ENTITIES}}
         return data
@@ -126,6 +128,7 @@ def run(config: TrainWorkflowConfig, *, address: str | None = None) -> dict[str,
             train = train.model_copy(update={"options": {**train.options,
                                                          "ease": {**train.options["ease"], "entity_vectors": vectors}}})
             corpus_versions[entities.name] = entities.version
+        check_entity_vectors(train)
         languages = store.languages(manifest.name, manifest.version)
         heldout_rows = wanted_rows(config.word_retrieval_rows, train.objective)
         word_cols = word_columns(train, mapping)
@@ -143,13 +146,19 @@ def run(config: TrainWorkflowConfig, *, address: str | None = None) -> dict[str,
             from interlingua.models.load import resolve_model_folder
 
             use_tracking_store(state)  # models:/ names a version in the workflows' store
-            resolve_model_folder(model_uri)
+            model_folder = resolve_model_folder(model_uri)
+        else:
+            model_folder = str(e5_model_dir(assets_dir(state)))
+        check_model_config(train, model_uri, model_folder)  # e.g. align_layer vs num_hidden_layers: config.json only
         stable = [str(e5_model_dir(assets_dir(state)).resolve())]
         pack = None
         if config.evaluate or config.exclude_pack:
-            from interlingua.workflows.pack_eval import ensure_pack
+            from interlingua.workflows.pack_eval import check_tasks, ensure_pack
 
             pack = ensure_pack(config.pack, state)
+            if config.evaluate:
+                check_tasks(pack, config.eval_tasks)
+        check_local_resources(train, address)
     with stages("ray"):
         init_ray(address)
 
@@ -207,6 +216,99 @@ def run(config: TrainWorkflowConfig, *, address: str | None = None) -> dict[str,
     (out_dir / "summary.json").write_text(json.dumps(summary, indent=2, default=str) + "\n")
     print(f"train: done in {sum(stages.seconds.values()):.0f} s; summary in {out_dir / 'summary.json'}")
     return summary
+
+
+def check_model_config(train: TrainConfig, model_uri: str, folder: str | None) -> None:
+    """The objective's model check (``check_model``: e.g. explicit_alignment's ``align_layer`` against the encoder's
+    ``num_hidden_layers``) on the driver, reading only the model folder's ``config.json`` (no weights), so a mistake
+    fails before Ray starts. A folder whose config cannot be read this way (a composed encoder) is left to the
+    check in ``fit``."""
+    from interlingua.core.errors import UserError
+
+    class _Unreadable(Exception):
+        pass
+
+    def model_config():
+        try:
+            from transformers import AutoConfig
+
+            from interlingua.models.load import find_model_root
+
+            return AutoConfig.from_pretrained(find_model_root(folder))
+        except Exception as err:  # noqa: BLE001 - any failure to read the config: leave the check to fit
+            raise _Unreadable(str(err)) from err
+
+    if not folder or not Path(folder).is_dir():
+        return
+    try:
+        train.objective_class.check_model(train.objective_options, model_config)
+    except _Unreadable:
+        return
+    except ValueError as err:
+        raise UserError(f"model {model_uri!r} cannot be trained with objective {train.objective!r}: {err} (hint: "
+                        f"change the objective's options, e.g. --set train.align_layer=N, or the model)") from None
+
+
+def _local_path(url: str) -> Path | None:
+    """The local path ``url`` names (a plain path or ``file://``); None for a remote URL."""
+    url = str(url)
+    if url.startswith("file://"):
+        url = url[len("file://"):]
+    return None if "://" in url else Path(url).expanduser()
+
+
+def check_entity_vectors(train: TrainConfig) -> None:
+    """EASE: a local ``entity_vectors`` (or ``entity_vector_ids``) path that does not exist fails here, before Ray,
+    not as a worker error after the workers started. Remote URLs are left to the workers."""
+    from interlingua.core.errors import UserError
+
+    if train.objective != "ease":
+        return
+    options = train.objective_options
+    for key in ("entity_vectors", "entity_vector_ids"):
+        value = getattr(options, key, None)
+        if not value or value == CORPUS_ENTITIES:
+            continue
+        path = _local_path(value)
+        if path is not None and not path.exists():
+            raise UserError(f"train.{key} {value} does not exist (hint: a word2vec text file, a .npy matrix with "
+                            f"train.entity_vector_ids, or leave it unset for the corpus's <corpus>-entities version)")
+
+
+def check_local_resources(train: TrainConfig, address: str | None = None) -> None:
+    """For a local Ray (no ``address`` / ``$RAY_ADDRESS``), the resources the training workers ask for must exist,
+    or Ray waits forever ("No available node types can fulfill resource request"): GPUs for ``train.use_gpu``
+    (one per worker) and CPUs for ``train.num_workers`` x ``train.cpus_per_worker`` (a local Ray gets
+    max(4, CPUs of this machine), as :func:`interlingua.core.runtime.init_ray` starts it). A cluster is left to
+    Ray."""
+    import os
+    import sys
+
+    from interlingua.core.errors import UserError
+    from interlingua.core.runtime import chosen_ray_address
+
+    if chosen_ray_address(address):
+        return
+    ray = sys.modules.get("ray")
+    if ray is not None and getattr(ray, "is_initialized", lambda: False)():
+        return  # a Ray this process already runs: its resources are what they are
+    if train.use_gpu is not False:
+        import torch
+
+        gpus = torch.cuda.device_count() if torch.cuda.is_available() else 0
+        if train.use_gpu and not gpus:
+            raise UserError("train.use_gpu=true, but this machine has no GPU visible to torch (hint: leave "
+                            "train.use_gpu unset or false to train on CPUs, or give --address of a cluster with GPUs)")
+        if gpus and gpus < train.num_workers:
+            raise UserError(f"train.num_workers {train.num_workers} > the {gpus} GPU(s) of this machine (each worker "
+                            f"takes one); use --set train.num_workers={gpus}, train.use_gpu=false, or a cluster "
+                            f"(--address)")
+    cpus = max(4, os.cpu_count() or 1)
+    needed = train.num_workers * train.cpus_per_worker
+    if needed > cpus:
+        raise UserError(f"train.num_workers {train.num_workers} x train.cpus_per_worker {train.cpus_per_worker} = "
+                        f"{needed} CPUs, more than the {cpus} a local Ray gets on this machine (hint: fewer workers "
+                        f"or CPUs per worker, or a cluster: --address)")
 
 
 def mixed_sources(manifest) -> dict[str, str]:

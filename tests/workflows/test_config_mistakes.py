@@ -67,9 +67,23 @@ def test_options_that_are_not_mappings_are_refused_at_load(options):
         validate(TrainConfig, {"options": options}, source="test")
 
 
-def test_options_list_via_quickstart(state, capsys):
-    code, err = _run(capsys, "quickstart", "--set", "train.options=[1]", "--show-config")
-    assert code == 2 and "options must map objective names" in err and "TypeError" not in err
+@pytest.mark.parametrize("workflow", ["quickstart", "train"])
+def test_options_list_via_the_cli(state, capsys, workflow):
+    extra = ["--set", "corpus=bible-en-es"] if workflow == "train" else []
+    code, err = _run(capsys, workflow, *extra, "--set", "train.options=[1]", "--show-config")
+    assert code == 2 and "options must map objective names" in err and "Error" not in err.split(":")[0]
+
+
+def test_combine_refuses_an_eval_task_the_pack_lacks_before_loading(state, capsys, tmp_path):
+    import json
+
+    pack = tmp_path / "pack"
+    pack.mkdir()
+    (pack / "manifest.json").write_text(json.dumps({"tasks": [
+        {"name": "toy_retrieval", "kind": "retrieval", "language": "en-es", "file": "toy.parquet"}]}))
+    code, err = _run(capsys, "combine", "--set", "first=/nonexistent/a", "--set", "second=/nonexistent/b",
+                     "--set", f"pack={pack}", "--set", "eval_tasks=[nope]")
+    assert code == 2 and "eval_tasks: task 'nope' matches nothing" in err and "nonexistent" not in err
 
 
 # 2. corpus names are safe names
@@ -204,3 +218,30 @@ def test_combine_workflow_refuses_sum_of_unequal_dims_before_a_run(state, capsys
 def test_combine_without_second_is_refused_at_load(state, capsys):
     code, err = _run(capsys, "combine", "--set", "first=minilm", "--show-config")
     assert code == 2 and "second" in err
+
+
+def test_ease_and_amr_settings_read_after_ray_are_checked_first(tmp_path, monkeypatch):
+    """ease-corpus: sentence bounds that keep nothing, and missing entity vectors / Wikidata JSON (read after Ray and
+    the extraction, once a corpus was published); amr-corpus: a translation backend BackendSpec refuses (after
+    Ray). Each is refused before Ray starts."""
+    from interlingua.core import runtime
+    from interlingua.core.config import validate
+    from interlingua.core.errors import UserError
+    from interlingua.workflows import ease_corpus
+    from interlingua.workflows.amr_corpus import AmrCorpusConfig
+
+    with pytest.raises(UserError, match="min_sentence_chars 500 is above max_sentence_chars 10"):
+        validate(ease_corpus.EaseCorpusConfig, {"min_sentence_chars": 500, "max_sentence_chars": 10}, source="t")
+    with pytest.raises(UserError, match=r"translate: es: backend must be one of"):
+        validate(AmrCorpusConfig, {"translate": {"es": {"backend": "nope"}}}, source="t")
+    with pytest.raises(UserError, match=r"es: .*unexpected keyword argument 'bakend'"):
+        validate(AmrCorpusConfig, {"translate": {"es": {"bakend": "apertium"}}}, source="t")
+    monkeypatch.setenv("INTERLINGUA_HOME", str(tmp_path / "home"))
+    monkeypatch.setattr(runtime, "init_ray", lambda *a, **k: pytest.fail("Ray started"))
+    dump = tmp_path / "en.xml.bz2"
+    dump.write_bytes(b"x")
+    for key in ("entity_vectors", "wikidata_json"):
+        config = ease_corpus.EaseCorpusConfig(dumps=[{"lang": "en", "url": str(dump)}], store=str(tmp_path / "s"),
+                                              **{key: str(tmp_path / "missing.txt")})
+        with pytest.raises(UserError, match="entity input .*missing.txt not found"):
+            ease_corpus.run(config)

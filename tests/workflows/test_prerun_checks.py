@@ -1,0 +1,157 @@
+"""Mistakes the driver can see are refused, as one UserError line, before Ray starts (train, quickstart) or before an
+MLflow run exists (interpolate): an ``align_layer`` beyond the model's layers, ``eval_tasks`` the pack lacks, a
+missing local ``entity_vectors`` file, resources a local Ray cannot give, a bad quickstart model/objective/bitext,
+and encoders that cannot be interpolated."""
+
+from __future__ import annotations
+
+import json
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from interlingua.core.errors import UserError
+
+
+@pytest.fixture
+def home(tmp_path, monkeypatch):
+    from interlingua.core import runtime
+
+    monkeypatch.setenv("INTERLINGUA_HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(runtime, "init_ray", lambda *a, **k: pytest.fail("Ray started"))
+    return tmp_path / "home"
+
+
+@pytest.fixture(scope="module")
+def bert(tmp_path_factory):
+    from tiny_models import build_tiny_bert
+
+    return build_tiny_bert(tmp_path_factory.mktemp("bert") / "bert")
+
+
+def _publish(home, name: str, table: pa.Table) -> None:
+    from interlingua.operators.corpus.store import CorpusStore
+
+    writer = CorpusStore(str(home / "corpus")).open_version(name, {"k": 1}, ["x"])
+    writer.write_shard("s0", table)
+    writer.publish()
+
+
+def _pack(folder):
+    folder.mkdir(parents=True)
+    (folder / "manifest.json").write_text(json.dumps({"version": 1, "skipped": [], "tasks": [
+        {"name": "bible_retrieval", "kind": "retrieval", "language": "en-es"}]}))
+    return str(folder)
+
+
+BITEXT = pa.table({"id": [str(i) for i in range(8)], "src": list("abcdefgh"), "tgt": list("stuvwxyz")})
+
+
+def test_train_refuses_what_the_driver_can_check_before_ray(home, tmp_path, bert):
+    from interlingua.workflows import train
+    from interlingua.workflows.train import TrainWorkflowConfig
+
+    _publish(home, "tiny", BITEXT)
+    words = pa.table({"id": ["1", "2"], "src": ["a b", "c d"], "tgt": ["x y", "z w"], "src_tokens": ["a b", "c d"],
+                      "tgt_tokens": ["x y", "z w"], "subword_pairs": ["0-0", "0-0"]})
+    _publish(home, "words", words)
+    base = dict(evaluate=False, exclude_pack=False, model=str(bert),
+                train={"num_workers": 1, "batch_size": 2, "max_steps": 1, "use_gpu": False})
+    aligned = TrainWorkflowConfig(corpus="words", word_retrieval_rows=0, **{
+        **base, "train": {**base["train"], "objective": "explicit_alignment", "align_layer": 99}})
+    with pytest.raises(UserError, match=r"cannot be trained with objective 'explicit_alignment'.*99"):
+        train.run(aligned)
+    with pytest.raises(UserError, match=r"eval_tasks: task 'nope' matches nothing"):
+        train.run(TrainWorkflowConfig(corpus="tiny", **{**base, "evaluate": True, "pack": _pack(tmp_path / "pack"),
+                                                         "eval_tasks": ["nope"]}))
+    with pytest.raises(UserError, match=r"train.entity_vectors /nonexistent.txt does not exist"):
+        train.check_entity_vectors(TrainWorkflowConfig(
+            corpus="e", train={"objective": "ease", "entity_vectors": "/nonexistent.txt"}).train)
+    train.check_entity_vectors(TrainWorkflowConfig(  # remote: left to the workers
+        corpus="e", train={"objective": "ease", "entity_vectors": "s3://bucket/w2v.txt"}).train)
+
+
+def test_local_ray_resources_are_checked_before_ray(home, monkeypatch, bert):
+    import os
+
+    import torch
+
+    from interlingua.workflows import train
+    from interlingua.workflows.train import TrainConfig, TrainWorkflowConfig, check_local_resources
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 0)
+    _publish(home, "tiny", BITEXT)
+    config = TrainWorkflowConfig(corpus="tiny", evaluate=False, exclude_pack=False, model=str(bert),
+                                 train={"num_workers": 1, "batch_size": 2, "max_steps": 1, "use_gpu": True})
+    with pytest.raises(UserError, match=r"train.use_gpu=true, but this machine has no GPU"):
+        train.run(config)
+    cpus = max(4, os.cpu_count() or 1)
+    with pytest.raises(UserError, match=rf"more than the {cpus} a local Ray gets"):
+        check_local_resources(TrainConfig(num_workers=cpus + 1, use_gpu=False))
+    check_local_resources(TrainConfig(num_workers=cpus, use_gpu=False))
+    # a cluster's resources are Ray's business
+    check_local_resources(TrainConfig(num_workers=cpus + 1, use_gpu=True), "10.0.0.5:6379")
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
+    check_local_resources(TrainConfig(num_workers=1, use_gpu=True))
+    with pytest.raises(UserError, match=r"train.num_workers 2 > the 1 GPU"):
+        check_local_resources(TrainConfig(num_workers=2))
+
+
+def test_quickstart_checks_before_ray(home, tmp_path, bert):
+    from interlingua.workflows import quickstart
+    from interlingua.workflows.quickstart import QuickstartConfig
+
+    bible = tmp_path / "bible.parquet"
+    pq.write_table(pa.table({"id": ["1", "2"], "en": ["a", "b"], "es": ["c", "d"]}), bible)
+    debian = tmp_path / "debian"
+    debian.mkdir()
+    ok = dict(model=str(bert), bitext=str(bible), debian_reference_dir=str(debian),
+              train={"num_workers": 1, "batch_size": 2, "max_steps": 1, "use_gpu": False})
+    with pytest.raises(UserError, match=r"model folder .*missing-model.* does not exist"):
+        quickstart.run(QuickstartConfig(**{**ok, "model": str(tmp_path / "missing-model")}))
+    with pytest.raises(UserError, match=r"objective 'simcse_unsup' reads columns \['text'\]"):
+        quickstart.run(QuickstartConfig(**{**ok, "train": {**ok["train"], "objective": "simcse_unsup"}}))
+    other = tmp_path / "other.parquet"
+    pq.write_table(pa.table({"id": ["1"], "src": ["a"], "tgt": ["b"]}), other)
+    with pytest.raises(UserError, match=r"lacks columns \['en', 'es'\]"):
+        quickstart.run(QuickstartConfig(**{**ok, "bitext": str(other)}))
+    with pytest.raises(UserError, match=r"debian_reference_dir /nonexistent/dir is not a folder"):
+        quickstart.run(QuickstartConfig(**{**ok, "debian_reference_dir": "/nonexistent/dir"}))
+
+
+def test_interpolate_refuses_before_an_mlflow_run_exists(home, tmp_path, bert, monkeypatch):
+    import mlflow
+
+    from interlingua.core import runtime
+    from interlingua.workflows import interpolate
+    from interlingua.workflows.interpolate import InterpolateConfig
+    from tiny_models import build_tiny_bert
+
+    monkeypatch.setattr(runtime, "configure_mlflow", lambda *a, **k: pytest.fail("MLflow configured"))
+    monkeypatch.setattr(mlflow, "start_run", lambda *a, **k: pytest.fail("MLflow run started"))
+    wide = tmp_path / "wide"
+    build_tiny_bert(wide)
+    config = json.loads((wide / "config.json").read_text())
+    from transformers import BertConfig, BertModel
+
+    BertModel(BertConfig(**{**config, "num_hidden_layers": 1})).save_pretrained(wide)
+    with pytest.raises(UserError, match=r"different tensors"):
+        interpolate.run(InterpolateConfig(first=str(bert), second=str(wide), evaluate=False))
+    with pytest.raises(UserError, match=r"does not exist"):
+        interpolate.run(InterpolateConfig(first=str(bert), second=str(tmp_path / "nothing"), evaluate=False))
+    vocab = tmp_path / "vocab"
+    build_tiny_bert(vocab)
+    tokenizer = json.loads((vocab / "tokenizer.json").read_text())
+    tokenizer["model"]["vocab"]["extra"] = len(tokenizer["model"]["vocab"])
+    (vocab / "tokenizer.json").write_text(json.dumps(tokenizer))
+    with pytest.raises(UserError, match=r"different tokenizer vocabularies"):
+        interpolate.run(InterpolateConfig(first=str(bert), second=str(vocab), evaluate=False))
+    with pytest.raises(UserError, match=r"eval_tasks: task 'nope' matches nothing"):
+        interpolate.run(InterpolateConfig(first=str(bert), second=str(bert), pack=_pack(tmp_path / "pack"),
+                                          eval_tasks=["nope"]))
