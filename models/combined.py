@@ -41,9 +41,10 @@ class CombinedEncoder:
     def __init__(self, first: TextEncoder, second: TextEncoder, mode: str):
         if mode not in COMBINATIONS:
             raise ValueError(f"mode must be one of {COMBINATIONS}; got {mode!r}")
-        if mode.endswith("sum") and first.dim != second.dim:
-            raise ValueError(f"mode {mode!r} needs encoders of equal dims; first {first.name!r} has {first.dim}, "
-                             f"second {second.name!r} has {second.dim} (use concat or norm_concat)")
+        dims = getattr(first, "dim", None), getattr(second, "dim", None)  # a py: encoder may not say (encode checks)
+        if mode.endswith("sum") and None not in dims and dims[0] != dims[1]:
+            raise ValueError(f"mode {mode!r} needs encoders of equal dims; first {first.name!r} has {dims[0]}, "
+                             f"second {second.name!r} has {dims[1]} (use concat or norm_concat)")
         self.first, self.second, self.mode = first, second, mode
         self.name = f"{mode}({first.name}|{second.name})"
 
