@@ -208,7 +208,7 @@ def check_stage_config(name: str, stage: StageSpec, config_class: type[Config]) 
     except ValidationError as err:
         for error in err.errors():
             value = _lookup(stage.config, error["loc"])
-            if isinstance(value, str) and (references(value) or uses_seed(value)):
+            if references(value) or uses_seed(value):  # a reference, or a section holding one (train: {...})
                 continue
             key = ".".join(str(p) for p in error["loc"]) or "config"
             if error["type"] == "extra_forbidden":

@@ -83,6 +83,18 @@ def test_unknown_workflow_and_bad_keys():
         load_config(RecipeConfig, None, ["name=t", "stages.x.wokflow=train"])
 
 
+def test_a_reference_inside_an_objective_option_is_taken_on_trust():
+    """``train: {temperature: "${stages.X.Y}"}``: the section fails as a whole (a check across its keys), with the
+    section as the error's key, so the reference inside it used to be refused; a section without one still is."""
+    stages = chain()
+    stages["ease"]["config"]["train"]["temperature"] = "${stages.tr.rows}"
+    assert validate_recipe(recipe(stages))
+    stages = chain()
+    stages["ease"]["config"]["train"]["ease_lambda"] = -1
+    with pytest.raises(RecipeError, match="ease_lambda"):
+        validate_recipe(recipe(stages))
+
+
 def test_hash_changes_with_config_and_upstream_outputs_only():
     base = {"model": "models:/m/1", "train": {"max_steps": 3}}
     assert stage_hash("train", base) == stage_hash("train", {"train": {"max_steps": 3}, "model": "models:/m/1"})
