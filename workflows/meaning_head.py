@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Literal, get_args
 
 import numpy as np
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from interlingua.core.config import Config
 from interlingua.core.errors import UserError
@@ -66,6 +66,15 @@ class MeaningHeadConfig(Config):
     alias: RegistryAlias = "meaning-head"
     register_model: bool = Field(True, description="register the composed encoder (first seed) in MLflow")
     pca_sentences: int = Field(300, ge=10, description="held-out pairs drawn in the PCA picture")
+
+    @model_validator(mode="after")
+    def _batch_fits_the_pairs(self) -> "MeaningHeadConfig":
+        """No language can hold a batch when fewer pairs are drawn than one batch: refused at load, not after
+        every sentence was embedded."""
+        if self.bitext.max_pairs is not None and self.train.batch_size > self.bitext.max_pairs:
+            raise ValueError(f"train.batch_size {self.train.batch_size} is above bitext.max_pairs "
+                             f"{self.bitext.max_pairs}: no language would fill one batch")
+        return self
 
 
 CONFIG = MeaningHeadConfig

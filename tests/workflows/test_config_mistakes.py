@@ -245,3 +245,13 @@ def test_ease_and_amr_settings_read_after_ray_are_checked_first(tmp_path, monkey
                                               **{key: str(tmp_path / "missing.txt")})
         with pytest.raises(UserError, match="entity input .*missing.txt not found"):
             ease_corpus.run(config)
+
+
+def test_meaning_head_batch_larger_than_the_pairs_drawn_is_refused_at_load():
+    from interlingua.core.config import validate
+    from interlingua.core.errors import UserError
+    from interlingua.workflows.meaning_head import MeaningHeadConfig
+
+    with pytest.raises(UserError, match="train.batch_size 100000 is above bitext.max_pairs 50"):
+        validate(MeaningHeadConfig, {"train": {"batch_size": 100000}, "bitext": {"max_pairs": 50}}, source="t")
+    assert validate(MeaningHeadConfig, {"train": {"batch_size": 50}, "bitext": {"max_pairs": 50}}, source="t")
