@@ -255,3 +255,15 @@ def test_meaning_head_batch_larger_than_the_pairs_drawn_is_refused_at_load():
     with pytest.raises(UserError, match="train.batch_size 100000 is above bitext.max_pairs 50"):
         validate(MeaningHeadConfig, {"train": {"batch_size": 100000}, "bitext": {"max_pairs": 50}}, source="t")
     assert validate(MeaningHeadConfig, {"train": {"batch_size": 50}, "bitext": {"max_pairs": 50}}, source="t")
+
+
+@pytest.mark.parametrize("method, option, value", [("linear", "temperature", 0.5), ("l2", "symmetric", False),
+                                                   ("strong", "orthogonality_beta", 0.1),
+                                                   ("linear", "regularization_weight", 1.0)])
+def test_an_explicit_alignment_option_its_method_ignores_is_refused(method, option, value):
+    from interlingua.trainers.engine.config import TrainConfig
+
+    with pytest.raises(ConfigError, match=rf"method {method} does not use {option}"):
+        validate(TrainConfig, {"objective": "explicit_alignment", "method": method, option: value}, source="t")
+    assert validate(TrainConfig, {"objective": "explicit_alignment", "method": "weak", "temperature": 0.2,
+                                  "symmetric": False}, source="t")

@@ -42,7 +42,7 @@ from typing import Any, Literal
 import numpy as np
 import torch
 import torch.nn.functional as F
-from pydantic import Field
+from pydantic import Field, model_validator
 from torch import Tensor, nn
 from torch.distributed import ProcessGroup
 
@@ -244,6 +244,17 @@ class ExplicitAlignmentOptions(ObjectiveOptions):
     src_tokens_column: str = Field("src_tokens", description="source words (space-joined string or list)")
     tgt_tokens_column: str = Field("tgt_tokens", description="target words (space-joined string or list)")
     pairs_column: str = Field("subword_pairs", description="first-subword position pairs recorded by bitext-corpus")
+
+    @model_validator(mode="after")
+    def _used_by_the_method(self) -> "ExplicitAlignmentOptions":
+        """An option given explicitly that the chosen method never reads is a mistake (a run would ignore it)."""
+        used_by = {"temperature": ("weak", "strong"), "symmetric": ("weak",), "orthogonality_beta": ("linear",),
+                   "regularization_weight": ("l2", "weak", "strong")}
+        unused = [key for key, methods in used_by.items() if key in self.model_fields_set and self.method not in methods]
+        if unused:
+            raise ValueError(f"method {self.method} does not use {', '.join(unused)} (" + "; ".join(
+                f"{key}: {'/'.join(used_by[key])}" for key in unused) + ")")
+        return self
 
 
 class ExplicitAlignment(Objective):
