@@ -119,10 +119,10 @@ def test_runtime_registration_and_name_clashes():
 
 
 def test_objective_keys_at_top_level_and_in_options_round_trip():
-    flat = TrainConfig(objective="explicit_alignment", method="l2", align_layer=1, temperature=0.2)
+    flat = TrainConfig(objective="explicit_alignment", method="weak", align_layer=1, temperature=0.2)
     nested = TrainConfig(objective="explicit_alignment",
-                         options={"explicit_alignment": {"method": "l2", "align_layer": 1, "temperature": 0.2}})
-    assert flat == nested and flat.objective_options.method == "l2"
+                         options={"explicit_alignment": {"method": "weak", "align_layer": 1, "temperature": 0.2}})
+    assert flat == nested and flat.objective_options.method == "weak"
     assert TrainConfig.model_validate(flat.model_dump()) == flat
     # a stale section of another objective (a workflow's defaults) is validated and dropped
     switched = TrainConfig.model_validate({**TrainConfig().model_dump(), "objective": "simcse_unsup"})

@@ -267,3 +267,5 @@ def test_an_explicit_alignment_option_its_method_ignores_is_refused(method, opti
         validate(TrainConfig, {"objective": "explicit_alignment", "method": method, option: value}, source="t")
     assert validate(TrainConfig, {"objective": "explicit_alignment", "method": "weak", "temperature": 0.2,
                                   "symmetric": False}, source="t")
+    dumped = validate(TrainConfig, {"objective": "explicit_alignment", "method": "l2"}, source="t").model_dump()
+    assert validate(TrainConfig, dumped, source="t").objective_options.method == "l2"  # every field written out

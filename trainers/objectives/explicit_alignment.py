@@ -247,10 +247,12 @@ class ExplicitAlignmentOptions(ObjectiveOptions):
 
     @model_validator(mode="after")
     def _used_by_the_method(self) -> "ExplicitAlignmentOptions":
-        """An option given explicitly that the chosen method never reads is a mistake (a run would ignore it)."""
+        """An option set away from its default that the chosen method never reads is a mistake (a run would ignore
+        it). Defaults pass, so a dumped config (every field written out) validates again."""
         used_by = {"temperature": ("weak", "strong"), "symmetric": ("weak",), "orthogonality_beta": ("linear",),
                    "regularization_weight": ("l2", "weak", "strong")}
-        unused = [key for key, methods in used_by.items() if key in self.model_fields_set and self.method not in methods]
+        unused = [key for key, methods in used_by.items() if self.method not in methods
+                  and getattr(self, key) != type(self).model_fields[key].default]
         if unused:
             raise ValueError(f"method {self.method} does not use {', '.join(unused)} (" + "; ".join(
                 f"{key}: {'/'.join(used_by[key])}" for key in unused) + ")")
