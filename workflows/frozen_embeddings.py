@@ -18,9 +18,12 @@ from interlingua.models.cache import CachedEncoder
 
 def frozen_encoder(spec: str, state: Path, address: str | None = None) -> CachedEncoder:
     """The cached, operator-backed encoder for ``spec`` (``use``, ``minilm``, a folder, ``models:/...``); Ray
-    (``address``, else local) starts only when a text is not in the cache."""
+    (``address``, else local) starts only when a text is not in the cache. MLflow is pointed at ``state``'s store
+    first: ``models:/`` and ``runs:/`` name versions there, not in ``./mlflow.db``."""
+    from interlingua.core.runtime import use_tracking_store
     from interlingua.operators.embed_encoder import OperatorEmbedEncoder
 
+    use_tracking_store(state)
     return CachedEncoder(OperatorEmbedEncoder(spec, address=address), state / "embedding-cache")
 
 

@@ -116,10 +116,6 @@ def run(config: HardNegativesConfig, *, address: str | None = None) -> dict[str,
     table = store.read_table(source.name, source.version)
     src_text, tgt_text = table.column("src").to_pylist(), table.column("tgt").to_pylist()
     with stages("embed"):
-        if config.model:  # models:/ and runs:/ name versions in the workflows' store, not ./mlflow.db
-            from interlingua.core.runtime import use_tracking_store
-
-            use_tracking_store(state)
         encoder = frozen_encoder(model, state, address)
         print(f"  encoder {redact_url(model)} ({encoder.identity})")
         src = embed(encoder, src_text, label="sources")

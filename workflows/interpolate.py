@@ -44,7 +44,7 @@ def run(config: InterpolateConfig, *, address: str | None = None) -> dict[str, A
     from interlingua.core.progress import Stages
     from interlingua.core.runtime import assets_dir, configure_mlflow, state_dir
     from interlingua.models.interpolate import interpolate_folders
-    from interlingua.models.load import find_model_root, load_encoder, resolve_model_folder
+    from interlingua.models.load import find_model_root, load_encoder
     from interlingua.workflows.assets.build import e5_asset_uri, e5_model_dir
     from interlingua.workflows.combine import part_provenance
 
@@ -53,11 +53,10 @@ def run(config: InterpolateConfig, *, address: str | None = None) -> dict[str, A
     first_uri = config.first or e5_asset_uri(assets_dir(state))
     stable = [str(e5_model_dir(assets_dir(state)).resolve())]
     with stages("check"):  # every mistake is refused here, before an MLflow run exists
-        from interlingua.core.runtime import use_tracking_store
+        from interlingua.workflows.model_uri import resolve_in_state
 
-        use_tracking_store(state)  # models:/ names a version in the workflows' store
-        first_dir = find_model_root(resolve_model_folder(first_uri))
-        second_dir = find_model_root(resolve_model_folder(config.second))
+        first_dir = find_model_root(resolve_in_state(first_uri, state))
+        second_dir = find_model_root(resolve_in_state(config.second, state))
         check_compatible(first_dir, second_dir, config.alpha)
         pack = None
         if config.evaluate:

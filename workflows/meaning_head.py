@@ -100,10 +100,6 @@ def run(config: MeaningHeadConfig, *, address: str | None = None) -> dict:
     with stages("embed"):
         from interlingua.workflows.frozen_embeddings import embed, finite_rows, frozen_encoder
 
-        if config.model:  # models:/ and runs:/ name versions in the workflows' store, not ./mlflow.db
-            from interlingua.core.runtime import use_tracking_store
-
-            use_tracking_store(state)
         encoder = frozen_encoder(spec, state, address)
         eval_texts = _eval_texts(pack, tasks)
         vectors = embed(encoder, bitext.src + bitext.tgt + [t for ts in eval_texts.values() for t in ts],

@@ -138,11 +138,9 @@ def _check_before_ray(config: QuickstartConfig, model_uri: str, bible: Path, sta
     from interlingua.workflows.train import check_local_resources, objective_columns
 
     if config.model:
-        from interlingua.core.runtime import use_tracking_store
-        from interlingua.models.load import resolve_model_folder
+        from interlingua.workflows.model_uri import resolve_in_state
 
-        use_tracking_store(state)  # models:/ names a version in the workflows' store
-        resolve_model_folder(model_uri)
+        resolve_in_state(model_uri, state)
     needed = objective_columns(config.train)
     missing = [c for c in needed if c not in CORPUS_COLUMNS]
     if missing:

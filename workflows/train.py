@@ -142,11 +142,9 @@ def run(config: TrainWorkflowConfig, *, address: str | None = None) -> dict[str,
 
         model_uri = config.model or e5_asset_uri(assets_dir(state))
         if config.model:  # a URI that names nothing fails here, as one line, before Ray and an MLflow run start
-            from interlingua.core.runtime import use_tracking_store
-            from interlingua.models.load import resolve_model_folder
+            from interlingua.workflows.model_uri import resolve_in_state
 
-            use_tracking_store(state)  # models:/ names a version in the workflows' store
-            model_folder = resolve_model_folder(model_uri)
+            model_folder = resolve_in_state(model_uri, state)
         else:
             model_folder = str(e5_model_dir(assets_dir(state)))
         check_model_config(train, model_uri, model_folder)  # e.g. align_layer vs num_hidden_layers: config.json only

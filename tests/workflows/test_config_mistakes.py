@@ -146,21 +146,23 @@ class _Resolved(Exception):
 
 
 def _record_registry(seen):
-    def frozen_encoder(spec, state, address=None):
+    """Stands in for the encoder ``frozen_encoder`` builds: records the registry MLflow points at when it is built."""
+    def encoder(spec, address=None):
         import mlflow
 
         seen.append(mlflow.get_registry_uri())
         raise _Resolved(spec)
 
-    return frozen_encoder
+    return encoder
 
 
 def test_hard_negatives_resolves_models_against_the_state_store(state, monkeypatch):
-    from interlingua.workflows import frozen_embeddings, hard_negatives
+    from interlingua.operators import embed_encoder
+    from interlingua.workflows import hard_negatives
 
     _publish_bitext(state)
     seen: list[str] = []
-    monkeypatch.setattr(frozen_embeddings, "frozen_encoder", _record_registry(seen))
+    monkeypatch.setattr(embed_encoder, "OperatorEmbedEncoder", _record_registry(seen))
     with pytest.raises(_Resolved):
         hard_negatives.run(hard_negatives.HardNegativesConfig(corpus="bt", model="models:/m/1",
                                                               state_dir=str(state)))
@@ -169,11 +171,12 @@ def test_hard_negatives_resolves_models_against_the_state_store(state, monkeypat
 
 
 def test_meaning_head_resolves_models_against_the_state_store(state, monkeypatch):
-    from interlingua.workflows import frozen_embeddings, meaning_head
+    from interlingua.operators import embed_encoder
+    from interlingua.workflows import meaning_head
 
     _publish_bitext(state)
     seen: list[str] = []
-    monkeypatch.setattr(frozen_embeddings, "frozen_encoder", _record_registry(seen))
+    monkeypatch.setattr(embed_encoder, "OperatorEmbedEncoder", _record_registry(seen))
     monkeypatch.setattr(meaning_head, "_pack_tasks", lambda config, state: (None, []))
     config = validate(meaning_head.MeaningHeadConfig, {"model": "models:/m/1", "bitext": {"corpus": "bt"},
                                                        "state_dir": str(state)}, source="test")
