@@ -3,7 +3,8 @@
 - :func:`redact_url`: ``scheme://user:password@host/p?token=…&lang=en`` -> ``scheme://***@host/p?token=***&lang=en``.
 - :func:`redact_text`: every URL inside free text (error messages, log lines), plus ``password=…``-style pairs,
   connection-string secrets (``AccountKey=…;``, ``SharedAccessSignature=…;``, ``Pwd=…;``), a bare SAS token's
-  ``sig=…`` and a scheme-less ``user:password@host:port`` (a Ray address).
+  ``sig=…``, a scheme-less ``user:password@host:port`` (a Ray address) and a scheme-less ``token@host:port`` (a port
+  follows: an e-mail address such as ``me@example.com`` has none and is left alone).
 - :func:`redact`: any JSON-like value (dicts, lists, strings): strings as :func:`redact_text`, and the value of
   every key that names a credential (``password``, ``api_key``, ``token``, ``storage_options``' ``secret`` …).
 - :func:`install_log_redaction`: a logging filter that redacts every record on the root logger's handlers.
@@ -44,6 +45,10 @@ _CONNECTION_SECRET = re.compile(
 #: image reference's ``name:tag@sha256:…``.
 _BARE_USERINFO = re.compile(r"(?<![^\s'\"(\[{<=,;])[^\s:@/'\"<>()\[\]{},;=]+:[^\s/'\"<>()\[\]{},;]+@"
                             r"(?=[A-Za-z0-9\[])(?!sha\d+:)")
+#: ``token@host:port`` without a scheme: the user-info of an address (a port follows the host, which an e-mail address
+#: never has), at the start of a word; the user-info may itself hold ``@``. Not ``name@sha256:…``.
+_BARE_TOKEN = re.compile(r"(?<![^\s'\"(\[{<=,;])[^\s:/'\"<>()\[\]{},;=]+@"
+                         r"(?!sha\d+:)(?=(?:[A-Za-z0-9][A-Za-z0-9\-.]*|\[[0-9A-Fa-f:.]+\]):\d{1,5}(?![\w@]|[.:]\w))")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
 
@@ -66,11 +71,16 @@ def is_secret_key(name: str, *, query: bool = False) -> bool:
 
 
 def redact_url(url: str) -> str:
-    """``url`` without its user-info and with credential-like query parameters masked; other text unchanged."""
+    """``url`` without its user-info (a scheme-less address's ``user:password@host`` or ``token@host:port`` too) and
+    with credential-like query parameters masked; other text unchanged."""
     try:
         parts = urlsplit(url)
     except ValueError:
         return url
+    if not parts.netloc:  # ``user:password@host:port`` or ``token@host:port``, no scheme (urlsplit sees no netloc)
+        masked = _mask_bare_userinfo(url)
+        if masked != url:
+            return masked
     if not parts.scheme or not (parts.netloc or parts.query):
         return url
     netloc = parts.netloc
@@ -90,14 +100,20 @@ def redact_url(url: str) -> str:
 
 def redact_text(text: str) -> str:
     """Every URL in ``text`` through :func:`redact_url`; ``password=…`` / ``token: …`` pairs, connection-string
-    secrets and a scheme-less ``user:password@`` masked."""
+    secrets and the user-info of a scheme-less ``user:password@host`` or ``token@host:port`` masked."""
     if not text:
         return text
     out = _URL.sub(lambda m: redact_url(m.group(0)), text)
-    out = _BARE_USERINFO.sub(f"{MASK}@", out)
+    out = _mask_bare_userinfo(out)
     out = _CONNECTION_SECRET.sub(lambda m: f"{m.group(1)}{m.group(2)}{MASK}", out)
     return _PAIR.sub(lambda m: f"{m.group(1)}{m.group(2)}{m.group(3)}{MASK}"
                      if m.group(4) != MASK and is_secret_key(m.group(1)) else m.group(0), out)
+
+
+def _mask_bare_userinfo(text: str) -> str:
+    """``text`` with the user-info of scheme-less addresses masked: ``user:password@host[:port]`` and
+    ``token@host:port``."""
+    return _BARE_TOKEN.sub(f"{MASK}@", _BARE_USERINFO.sub(f"{MASK}@", text))
 
 
 def redact(value: Any) -> Any:

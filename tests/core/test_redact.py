@@ -106,6 +106,39 @@ def test_scheme_less_user_and_password_is_masked(text, expected):
     assert redact_text(text) == expected
 
 
+@pytest.mark.parametrize("text, expected", [
+    ("cannot reach a Ray cluster at SECRET@127.0.0.1:1 (refused)", "cannot reach a Ray cluster at ***@127.0.0.1:1 (refused)"),
+    ("--address 'SECRET@head.svc.cluster.local:10001'.", "--address '***@head.svc.cluster.local:10001'."),
+    ("--address=SECRET@head:6379", "--address=***@head:6379"),
+    ("SECRET@[::1]:8265/api", "***@[::1]:8265/api"),
+    ("SE@CRET@head:6379", "***@head:6379"),  # user-info holding '@': up to the last one
+    ("redis://SECRET@cache:6379/0 and https://SECRET@h/x", "redis://***@cache:6379/0 and https://***@h/x"),
+])
+def test_scheme_less_token_before_host_and_port_is_masked(text, expected):
+    """A bare ``token@host:port`` (a Ray or Redis address): a port follows the host, which no e-mail address has;
+    ``scheme://token@host`` loses its user-info with or without a port."""
+    assert redact_text(text) == expected
+    assert redact_text(expected) == expected  # idempotent
+
+
+@pytest.mark.parametrize("url, expected", [
+    ("SECRET@10.0.0.5:6379", "***@10.0.0.5:6379"),
+    ("u:SECRET@10.0.0.5:6379", "***@10.0.0.5:6379"),
+    ("ray://SECRET@head:10001", "ray://***@head:10001"),
+    ("me@example.com", "me@example.com"),
+])
+def test_redact_url_masks_a_scheme_less_address_s_user_info(url, expected):
+    assert redact_url(url) == expected
+
+
+@pytest.mark.parametrize("text", ["me@example.com", "write to me@example.com: it answers", "me@example.com:",
+                                  "ops@example.com:8080x", "v@host:1.5", "img@sha256:1234",
+                                  "mail me@example.com, or jo@example.org"])
+def test_e_mail_addresses_are_left_alone(text):
+    assert redact_text(text) == text
+    assert redact(["x", {"contact": text}]) == ["x", {"contact": text}]
+
+
 @pytest.mark.parametrize("text", ["git@github.com:org/repo.git", "models:/enc@prod", "me@example.com at 10:30",
                                   "design=1 signal: 9 max_tokens=5", "ray start --address=10.0.0.5:6379",
                                   "AccountName=acct;EndpointSuffix=core.windows.net", "ubuntu:22.04@sha256:ab12"])
