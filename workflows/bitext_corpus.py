@@ -45,7 +45,7 @@ from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
-from interlingua.core.archives import DECOMPRESSION_ERRORS, TruncatedInputError, compressed_offset
+from interlingua.core.archives import DECOMPRESSION_ERRORS, TruncatedInputError, cut_short
 from interlingua.core.config import Config
 from interlingua.core.errors import UserError
 from interlingua.core.names import SafeName
@@ -94,7 +94,7 @@ class BitextCorpusConfig(Config):
     workers: int = Field(default=2, ge=1, description="tokenize / align Ray actors")
     in_process_rows: int = Field(default=5000, ge=0, description="tokenize and align up to this many pairs in this "
                                  "process instead of on Ray actors, whose start-up outlasts small work (0: always Ray)")
-    allow_truncated_inputs: bool = Field(default=False, description="a truncated/corrupt .gz/.bz2 input publishes "
+    allow_truncated_inputs: bool = Field(default=False, description="a truncated/corrupt compressed input publishes "
                                          "the rows read before the damage, the version marked partial (default: error)")
     corpus_name: SafeName = "bitext-corpus"
     store_root: str | None = None
@@ -138,23 +138,21 @@ def default_source() -> str:
 
 def read_bitext(config: BitextCorpusConfig, source: str, partial: list[dict] | None = None) -> list[dict[str, Any]]:
     """Raw rows ``{"id", "src", "tgt", "reject"}`` in input order (``reject`` None or a record). A truncated
-    compressed input raises :class:`TruncatedInputError`, or with ``allow_truncated_inputs`` ends the rows
-    there and is appended to ``partial`` (``input_url``, ``reason``, ``offset``)."""
+    compressed input (a TSV, or either file of a text pair) raises :class:`TruncatedInputError`, or with
+    ``allow_truncated_inputs`` ends the rows there and is appended to ``partial`` (``input_url``, ``reason``,
+    ``offset``)."""
     fmt = resolve_format(config, source)
-    if fmt == "text":
-        rows = _read_text(source, config.target, config.max_pairs)
-    elif fmt == "tsv":
-        try:
-            rows = _read_tsv(source, config.max_pairs)
-        except TruncatedInputError as err:
-            if not config.allow_truncated_inputs:
-                raise
-            rows = err.rows
-            if partial is not None:
-                partial.append({"input_url": redact(source), "reason": err.detail, "offset": err.offset})
-    else:
-        rows = _read_parquet(config, source)
-    return rows
+    if fmt == "parquet":
+        return _read_parquet(config, source)
+    try:
+        return _read_text(source, config.target, config.max_pairs) if fmt == "text" \
+            else _read_tsv(source, config.max_pairs)
+    except TruncatedInputError as err:
+        if not config.allow_truncated_inputs:
+            raise
+        if partial is not None:
+            partial.append({"input_url": redact(err.url), "reason": err.detail, "offset": err.offset})
+        return err.rows
 
 
 def _read_text(source: str, target: str, limit: int | None) -> list[dict[str, Any]]:
@@ -166,6 +164,9 @@ def _read_text(source: str, target: str, limit: int | None) -> list[dict[str, An
             if limit is not None and len(rows) >= limit:
                 break
             rows.append({"id": str(pair.number), "src": pair.src, "tgt": pair.tgt, "reject": pair.reject})
+    except TruncatedInputError as err:
+        err.rows = rows  # the pairs before the damage, for allow_truncated_inputs
+        raise
     except FileNotFoundError as err:
         raise UserError(f"cannot read input: {err}") from err
     except LineCountMismatch as err:
@@ -189,8 +190,7 @@ def _read_tsv(source: str, limit: int | None) -> list[dict[str, Any]]:
                 except StopIteration:
                     break
                 except DECOMPRESSION_ERRORS as err:
-                    truncated = TruncatedInputError(source, compressed_offset(handle), f"{type(err).__name__}: {err} "
-                                                    f"(after line {number - 1})")
+                    truncated = cut_short(source, handle, err, number - 1)
                     truncated.rows = rows
                     raise truncated from None
                 if limit is not None and len(rows) >= limit:

@@ -11,13 +11,17 @@ Lines end at ``\\n`` only (a trailing ``\\r`` is removed); Unicode line separato
 stay in it, so line numbers equal ``wc -l``'s (plus a last line without a newline). A UTF-8 byte order mark
 at the start of a file is not text: it is removed from the first line (it was aligned as a word, and kept the
 pair from deduplicating against the same pair without it). Compressed files (``.gz``, ``.bz2``, ``.xz``,
-``.zst`` …) are read decompressed, as TSV inputs are.
+``.zst`` …) are read decompressed, as TSV inputs are; one cut short or corrupt yields the pairs whose lines are
+complete before the damage, then raises :class:`~interlingua.core.archives.TruncatedInputError` naming that file
+(no line count check: the lines after the damage cannot be counted).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+
+from interlingua.core.archives import DECOMPRESSION_ERRORS, TruncatedInputError, cut_short
 
 
 class LineCountMismatch(ValueError):
@@ -35,23 +39,37 @@ class LinePair:
 
 
 def count_lines(path: str) -> int:
-    """Lines in ``path`` as :func:`read_parallel_lines` counts them."""
+    """Lines in ``path`` as :func:`read_parallel_lines` counts them. A compressed file cut short or corrupt raises
+    :class:`~interlingua.core.archives.TruncatedInputError` whose ``lines`` are the complete lines before the damage."""
     import fsspec
 
     lines, last = 0, b""
     with fsspec.open(path, "rb", compression="infer") as handle:
-        while chunk := handle.read(1 << 20):
-            lines += chunk.count(b"\n")
-            last = chunk[-1:]
+        read = getattr(handle, "read1", handle.read)  # one decompressed block at a time: none lost at the damage
+        try:
+            while chunk := read(1 << 20):
+                lines += chunk.count(b"\n")
+                last = chunk[-1:]
+        except DECOMPRESSION_ERRORS as err:
+            raise cut_short(path, handle, err, lines) from None
     return lines + (1 if last not in (b"", b"\n") else 0)
 
 
 def read_parallel_lines(src_path: str, tgt_path: str) -> Iterator[LinePair]:
-    """Yield one :class:`LinePair` per line; raises :class:`LineCountMismatch` before reading any."""
+    """Yield one :class:`LinePair` per line; raises :class:`LineCountMismatch` before reading any. A damaged
+    compressed file: the pairs up to its last complete line, then its
+    :class:`~interlingua.core.archives.TruncatedInputError`."""
     import fsspec
 
-    src_count, tgt_count = count_lines(src_path), count_lines(tgt_path)
-    if src_count != tgt_count:
+    counts, damage = [], None
+    for path in (src_path, tgt_path):
+        try:
+            counts.append(count_lines(path))
+        except TruncatedInputError as err:
+            damage = damage or err
+            counts.append(err.lines)
+    src_count, tgt_count = counts
+    if damage is None and src_count != tgt_count:
         raise LineCountMismatch(
             f"{src_path} has {src_count} lines but {tgt_path} has {tgt_count} lines; "
             "source and target must have one sentence per line, line for line"
@@ -59,13 +77,24 @@ def read_parallel_lines(src_path: str, tgt_path: str) -> Iterator[LinePair]:
     with fsspec.open(src_path, "rb", compression="infer") as src_file, \
             fsspec.open(tgt_path, "rb", compression="infer") as tgt_file:
         src_offset = tgt_offset = 0
-        for number in range(1, src_count + 1):
-            src_raw, tgt_raw = src_file.readline(), tgt_file.readline()
+        for number in range(1, min(counts) + 1):
+            src_raw, tgt_raw = _line(src_file, src_path, number), _line(tgt_file, tgt_path, number)
             src_text, src_error = _decode(src_raw, src_offset, src_path, number, "src")
             tgt_text, tgt_error = _decode(tgt_raw, tgt_offset, tgt_path, number, "tgt")
             src_offset += len(src_raw)
             tgt_offset += len(tgt_raw)
             yield LinePair(number, src_text, tgt_text, src_error or tgt_error)
+    if damage is not None:
+        raise damage
+
+
+def _line(handle, path: str, number: int) -> bytes:
+    """Line ``number`` of ``handle``; damage found only now (the file changed since it was counted) is the same
+    error as when counting."""
+    try:
+        return handle.readline()
+    except DECOMPRESSION_ERRORS as err:
+        raise cut_short(path, handle, err, number - 1) from None
 
 
 _BOM = b"\xef\xbb\xbf"

@@ -6,6 +6,8 @@ from __future__ import annotations
 import bz2
 import gzip
 import json
+import lzma
+import zlib
 
 import numpy as np
 import pytest
@@ -100,3 +102,71 @@ def test_truncated_wikipedia_dump_is_damage_with_its_offset_and_publishes_partia
     manifest = CorpusStore(str(tmp_path / "store")).manifest("ease")
     assert manifest.partial and manifest.partial_inputs[0].offset == size
     assert summary["dump_issues"][0]["reason"] == "truncated_archive"
+
+
+_DECOMPRESSORS = {".gz": lambda: zlib.decompressobj(wbits=31), ".bz2": bz2.BZ2Decompressor,
+                  ".xz": lzma.LZMADecompressor}
+
+
+def _text_pair(tmp_path, compress, suffix, cut_side: str, lines: int = 8000, cut: int = 200):
+    """A compressed source/target text pair, ``cut_side``'s file cut short by ``cut`` bytes; returns the two paths,
+    the cut file and the complete lines its surviving bytes hold."""
+    texts = {"src": "".join(f"the house number {i}\n" for i in range(lines)).encode(),
+             "tgt": "".join(f"das haus nummer {i}\n" for i in range(lines)).encode()}
+    paths, complete = {}, None
+    for side, data in texts.items():
+        blob = compress(data)
+        if side == cut_side:
+            blob = blob[: len(blob) - cut]
+            complete = _DECOMPRESSORS[suffix]().decompress(blob).count(b"\n")  # what survives the cut, by zlib/bz2/lzma
+        paths[side] = tmp_path / f"{side}.txt{suffix}"
+        paths[side].write_bytes(blob)
+    return str(paths["src"]), str(paths["tgt"]), str(paths[cut_side]), complete
+
+
+#: bz2 in 100 kB blocks: a cut in the last block leaves the first ones readable
+_COMPRESSIONS = [(gzip.compress, ".gz"), (lambda data: bz2.compress(data, 1), ".bz2"), (lzma.compress, ".xz")]
+
+
+@pytest.mark.parametrize("cut_side", ["src", "tgt"])
+@pytest.mark.parametrize("compress, suffix", _COMPRESSIONS)
+def test_truncated_text_pair_fails_naming_the_cut_file_before_ray(tmp_path, compress, suffix, cut_side):
+    from interlingua.workflows.bitext_corpus import run
+
+    src, tgt, cut, _ = _text_pair(tmp_path, compress, suffix, cut_side)
+    config = load_config(BitextCorpusConfig, None, [f"source={src}", f"target={tgt}",
+                                                    f"store_root={tmp_path / 'store'}"])
+    with pytest.raises(TruncatedInputError, match=rf"input .*{cut_side}\.txt{suffix} is truncated or corrupt at byte "
+                                                  rf"\d+: .*allow_truncated_inputs") as caught:
+        run(config)  # raised while reading, before Ray starts (not an EOFError traceback, not fewer rows)
+    assert caught.value.url == cut and 0 < caught.value.offset <= (tmp_path / cut).stat().st_size
+    assert "\n" not in str(caught.value)
+    assert not (tmp_path / "store").exists() or not list((tmp_path / "store").rglob("manifest.json"))
+
+
+@pytest.mark.parametrize("cut_side", ["src", "tgt"])
+@pytest.mark.parametrize("compress, suffix", _COMPRESSIONS)
+def test_allowed_truncated_text_pair_keeps_the_pairs_before_the_cut(tmp_path, compress, suffix, cut_side):
+    src, tgt, cut, complete = _text_pair(tmp_path, compress, suffix, cut_side)
+    config = load_config(BitextCorpusConfig, None, [f"source={src}", f"target={tgt}", "allow_truncated_inputs=true"])
+    partial: list[dict] = []
+    rows = read_bitext(config, src, partial)
+    assert 0 < complete < 8000 and len(rows) == complete  # every complete line before the cut, none after
+    assert [(r["src"], r["tgt"], r["reject"]) for r in rows] == [
+        (f"the house number {i}", f"das haus nummer {i}", None) for i in range(complete)]
+    (record,) = partial
+    assert record["input_url"] == cut and 0 < record["offset"] <= (tmp_path / cut).stat().st_size
+    assert f"(after line {complete})" in record["reason"]
+
+
+def test_an_allowed_truncated_text_pair_publishes_a_partial_version(tmp_path):
+    from interlingua.operators.corpus.store import CorpusStore
+    from interlingua.workflows.bitext_corpus import run
+
+    src, tgt, cut, complete = _text_pair(tmp_path, gzip.compress, ".gz", "tgt", lines=400, cut=60)
+    config = load_config(BitextCorpusConfig, None, [f"source={src}", f"target={tgt}", "allow_truncated_inputs=true",
+                                                    f"store_root={tmp_path / 'store'}", "workers=1"])  # no Ray
+    summary = run(config)
+    manifest = CorpusStore(str(tmp_path / "store")).manifest("bitext-corpus", summary["version"])
+    assert manifest.partial and [(p.input, p.offset > 0) for p in manifest.partial_inputs] == [(cut, True)]
+    assert summary["input_rows"] == complete and 0 < complete < 400
