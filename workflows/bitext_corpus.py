@@ -249,17 +249,17 @@ def _read_parquet(config: BitextCorpusConfig, source: str) -> list[dict[str, Any
 
 def _text(value, source: str, number: int, side: str) -> tuple[str, dict | None]:
     """A Parquet cell as text: a string as it is, null as "", bytes decoded as UTF-8 (a row whose bytes are not
-    is rejected as ``invalid_utf8``, as a text line is)."""
+    is rejected as ``invalid_utf8``, its record built as a text line's is)."""
     if value is None:
         return "", None
     if isinstance(value, str):
         return value, None
+    from interlingua.operators.bitext.parallel_lines import invalid_utf8_reject
+
     try:
-        return value.decode("utf-8"), None
+        return value.decode("utf-8"), None  # no byte order mark removed: a cell's bytes are all its text
     except UnicodeDecodeError as err:
-        return "", {"line": number, "side": side, "file": redact(source), "reason": "invalid_utf8",
-                    "byte_offset_in_line": err.start,
-                    "detail": f"row {number} {side}: invalid UTF-8 byte 0x{value[err.start]:02x} at byte {err.start}"}
+        return "", invalid_utf8_reject(value, err, line=number, side=side, file=redact(source))
 
 
 # -- 2. hygiene -------------------------------------------------------------------------------

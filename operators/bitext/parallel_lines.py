@@ -108,12 +108,20 @@ def _decode(raw: bytes, file_offset: int, path: str, number: int, side: str) -> 
     try:
         return line.decode("utf-8"), None
     except UnicodeDecodeError as err:
-        return "", {
-            "line": number,
-            "side": side,
-            "file": path,
-            "reason": "invalid_utf8",
-            "byte_offset": file_offset + err.start,
-            "byte_offset_in_line": err.start,
-            "detail": f"invalid UTF-8 byte 0x{line[err.start]:02x} at byte {file_offset + err.start} of {path} ({err.reason})",
-        }
+        return "", invalid_utf8_reject(line, err, line=number, side=side, file=path, file_offset=file_offset)
+
+
+def invalid_utf8_reject(data: bytes, error: UnicodeDecodeError, *, line: int, side: str, file: str,
+                        file_offset: int | None = None) -> dict:
+    """The reject record of ``data`` that ``error`` found not UTF-8, for every reader: a line of a text or TSV
+    file (``file_offset``: where the line's bytes start in the file, a byte order mark skipped) or a Parquet cell
+    (no ``file_offset``; ``line`` is its row). ``line``, ``side``, ``file``, ``reason`` ``invalid_utf8``, the offset
+    of the first bad byte in the file (``byte_offset``, lines only) and in ``data`` (``byte_offset_in_line``), and a
+    ``detail`` sentence."""
+    bad = f"invalid UTF-8 byte 0x{data[error.start]:02x}"
+    record = {"line": line, "side": side, "file": file, "reason": "invalid_utf8"}
+    if file_offset is None:
+        return record | {"byte_offset_in_line": error.start, "detail": f"row {line} {side}: {bad} at byte {error.start}"}
+    at = file_offset + error.start
+    return record | {"byte_offset": at, "byte_offset_in_line": error.start,
+                     "detail": f"{bad} at byte {at} of {file} ({error.reason})"}
