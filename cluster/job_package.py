@@ -2,7 +2,9 @@
 file, and with ``ship_code`` the local checkout), the job's environment variables and its metadata.
 
 The job's working directory on the cluster is a small folder uploaded with the job: it holds the
-resolved, validated config as ``interlingua-job.yaml``, so the job runs exactly what was checked here.
+resolved, validated config as ``interlingua-job.yaml``, so the job runs exactly what was checked here. Ray keeps
+that package and shows the job's environment, so neither may carry a credential (:func:`check_env`,
+:func:`check_config`).
 By default the cluster's image provides interlingua (the job records the version it was submitted
 with); ``ship_code`` adds the local package tree as ``interlingua/`` so the job imports the checkout.
 """
@@ -20,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from interlingua.core.errors import UserError
-from interlingua.core.redact import redact_text
+from interlingua.core.redact import is_secret_key, redact_text
 
 CONFIG_FILE = "interlingua-job.yaml"
 #: Names that carry secrets: never sent in a job's environment (it is visible in the job's info; Ray keeps a job's
@@ -62,24 +64,56 @@ def check_env(env: dict[str, str]) -> dict[str, str]:
     return env
 
 
+def check_config(config: Any, key: str = "") -> Any:
+    """``config`` when none of its values (nested mappings and lists included) is, or carries, a credential: a key
+    named like a secret (``password``, ``*_token``, ``api_key``, ``storage_options.secret`` ...) with a value, or a
+    string :func:`~interlingua.core.redact.redact_text` would mask (a URL's user-info or ``?token=``, a SAS
+    signature, a ``password=`` pair, a connection string's key); else a :class:`UserError` naming the (dotted)
+    key, never the value. The config (``-c FILE`` and ``--set`` merged) is uploaded with the job."""
+    if isinstance(config, dict):
+        for name, value in config.items():
+            dotted = f"{key}.{name}" if key else str(name)
+            if is_secret_key(str(name)) and value not in (None, "", [], {}):
+                # quoted: "password=...:" would read as a pair to the console's masking, which eats the colon
+                raise UserError(f"config key {dotted!r} is named like a credential and has a value, and "
+                                f"{_CONFIG_CARRIER}; {_CREDENTIAL_HINT}")
+            check_config(value, dotted)
+    elif isinstance(config, (list, tuple)):
+        for i, value in enumerate(config):
+            check_config(value, f"{key}[{i}]")
+    elif isinstance(config, str):
+        refuse_credentials(f"{key or 'config'}=...", config, carrier=_CONFIG_CARRIER)
+    return config
+
+
+_CONFIG_CARRIER = ("a job's config (-c FILE and --set, merged) is uploaded with the job and kept in its package "
+                   "for anyone who can list jobs to read")
+
+
 def carries_credentials(value: str | None) -> bool:
     """Whether ``value`` holds something :func:`~interlingua.core.redact.redact_text` masks (a secret)."""
     return bool(value) and redact_text(value) != value
 
 
-def refuse_credentials(what: str, value: str | None) -> None:
-    """A :class:`UserError` naming ``what`` (never the value) when ``value`` carries a credential."""
+_ENV_CARRIER = "a job's environment is stored with the job for anyone who can list jobs to read"
+_CREDENTIAL_HINT = ("give the secret to the cluster's nodes instead (e.g. a Kubernetes Secret or the cluster's "
+                    "environment: AWS_ACCESS_KEY_ID for s3://, MLFLOW_TRACKING_TOKEN for MLflow) and send only "
+                    "values without it")
+
+
+def refuse_credentials(what: str, value: str | None, *, carrier: str = _ENV_CARRIER) -> None:
+    """A :class:`UserError` naming ``what`` (never the value) when ``value`` carries a credential; ``carrier``
+    says where the value would be kept."""
     if carries_credentials(value):
-        raise UserError(f"{what}: the value carries a credential (a password, token, key or signature), and a job's "
-                        "environment is stored with the job for anyone who can list jobs to read; give the secret to "
-                        "the cluster's nodes instead (e.g. a Kubernetes Secret or the cluster's environment) and "
-                        "send only values without it")
+        raise UserError(f"{what}: the value carries a credential (a password, token, key or signature), and "
+                        f"{carrier}; {_CREDENTIAL_HINT}")
 
 
 def build_package(job: WorkflowJob, folder: Path) -> JobPackage:
     """Write the job's working directory into ``folder`` (empty) and describe the job."""
     import yaml
 
+    check_config(job.config)
     folder.mkdir(parents=True, exist_ok=True)
     (folder / CONFIG_FILE).write_text(yaml.safe_dump(job.config, sort_keys=False, allow_unicode=True), encoding="utf-8")
     if job.ship_code:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -72,12 +73,16 @@ def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any
     return out
 
 
-def load_config(cls: type[C], path: str | Path | None = None, overrides: list[str] | None = None) -> C:
-    """Build a ``cls`` from an optional YAML file and ``--set`` overrides; raise :class:`ConfigError`."""
+def load_config(cls: type[C], path: str | Path | None = None, overrides: list[str] | None = None, *,
+                check: Callable[[dict[str, Any]], Any] | None = None) -> C:
+    """Build a ``cls`` from an optional YAML file and ``--set`` overrides; raise :class:`ConfigError`. ``check``
+    sees the merged data first, before validation (whose errors show values): e.g. ``submit`` refuses credentials."""
     data: dict[str, Any] = {}
     if path is not None:
         data = read_yaml(path)
     data = apply_overrides(data, overrides or [])
+    if check is not None:
+        check(data)
     return validate(cls, data, source=str(path) if path else "--set")
 
 

@@ -10,7 +10,8 @@ import pytest
 import yaml
 
 from interlingua.core.errors import UserError
-from interlingua.cluster.job_package import CONFIG_FILE, WorkflowJob, build_package, check_env, package_folders
+from interlingua.cluster.job_package import (CONFIG_FILE, WorkflowJob, build_package, check_config, check_env,
+                                             package_folders)
 from interlingua.cluster.jobs import JobState, failure_reason, last_error_line
 
 
@@ -71,6 +72,42 @@ def test_variables_whose_values_carry_credentials_are_not_sent(name, value, tmp_
         build_package(WorkflowJob("quickstart", {}, "0.1.0", {name: value}), tmp_path / "job")
     plain = {"DATA_URL": "s3://bucket/x?versionId=3", "HF_HUB_OFFLINE": "1", "LANGS": "en,es", "SORT": "sort_key=id"}
     assert check_env(plain) == plain
+
+
+CARRIES = "=...: the value carries a credential"
+NAMED = "is named like a credential and has a value"
+
+
+@pytest.mark.parametrize("config, expected", [
+    ({"source": "https://u:SECRET@data.example/raw.en"}, "source" + CARRIES),
+    ({"model": "https://SECRET@hub.example/enc"}, "model" + CARRIES),
+    ({"inputs": ["s3://b/a.tsv", "s3://b/b.tsv?X-Amz-Signature=SECRET"]}, "inputs[1]" + CARRIES),
+    ({"stages": {"build": {"config": {"source": "SECRET@minio.internal:9000"}}}}, "stages.build.config.source" + CARRIES),
+    ({"db": "Server=db;Uid=me;Pwd=SECRET;"}, "db" + CARRIES),
+    ({"config": {"storage_options": {"key": "AKIA", "secret": "SECRET"}}}, f"config key 'config.storage_options.key' {NAMED}"),
+    ({"train": {"options": {"hf_token": "SECRET"}}}, f"config key 'train.options.hf_token' {NAMED}"),
+    ({"password": "SECRET"}, f"config key 'password' {NAMED}"),
+])
+def test_a_config_value_carrying_a_credential_is_not_uploaded(config, expected, tmp_path):
+    """The job's config is a file in its uploaded package: a secret-named key with a value, or a value that carries a
+    credential, is refused naming the key (never the value), before the package folder exists."""
+    with pytest.raises(UserError) as err:
+        check_config(config)
+    message = str(err.value)
+    assert message.startswith(expected) and "SECRET" not in message and "AKIA" not in message
+    assert "uploaded with the job" in message and "Kubernetes Secret" in message and "\n" not in message
+    with pytest.raises(UserError):  # build_package checks too
+        build_package(WorkflowJob("bitext-corpus", config, "0.1.0", {}), tmp_path / "job")
+    assert not (tmp_path / "job").exists()
+
+
+def test_a_config_without_credentials_is_uploaded_as_it_is(tmp_path):
+    config = {"source": "s3://bucket/raw.en?versionId=3", "max_tokens": 256, "sort_key": "id", "password": None,
+              "api_key": "", "contact": "me@example.com", "model": "models:/enc@prod", "tokenizer": "org/tok",
+              "stages": {"a": {"config": {"inputs": ["/mnt/share/x.tsv"]}}}}
+    assert check_config(config) == config
+    build_package(WorkflowJob("bitext-corpus", config, "0.1.0", {}), tmp_path / "job")
+    assert yaml.safe_load((tmp_path / "job" / CONFIG_FILE).read_text()) == config
 
 
 def _state(**kw) -> JobState:
