@@ -16,7 +16,9 @@ A pair with no candidate left (its group has no other target under the threshold
 with its reason, and a pair whose embedding is not finite likewise; nothing is dropped silently. The version's config
 holds the source version, the encoder's content identity (:func:`~interlingua.models.identity.model_identity`, not
 its path) and the settings, so the same inputs give the same version wherever the state folder is, and a model
-rewritten in place gives a new one; the rows keep their source order, in shards of 4,096 rows.
+rewritten in place gives a new one; the rows keep their source order, in the store's shards
+(:func:`~interlingua.operators.corpus.shards.plan_shards`: ``shard-00000``, … of :data:`ROWS_PER_SHARD` rows, a size
+the version's config records).
 """
 
 from __future__ import annotations
@@ -31,6 +33,8 @@ from interlingua.core.names import SafeName
 
 DESCRIPTION = "add a mined hard-negative target (column neg) to each pair of a bitext corpus version"
 GROUP_COLUMNS = ("src_lang", "tgt_lang")
+#: Source rows per shard of the version.
+ROWS_PER_SHARD = 4096
 
 
 class HardNegativesConfig(Config):
@@ -92,6 +96,7 @@ def run(config: HardNegativesConfig, *, address: str | None = None) -> dict[str,
     from interlingua.core.redact import redact_url
     from interlingua.core.runtime import assets_dir, corpus_root, state_dir
     from interlingua.models.protocol import l2_normalize
+    from interlingua.operators.corpus.shards import plan_shards
     from interlingua.operators.corpus.store import CorpusLookupError, CorpusStore
     from interlingua.workflows.assets.build import e5_asset_uri
     from interlingua.workflows.bitext_source import publish_shards
@@ -141,13 +146,13 @@ def run(config: HardNegativesConfig, *, address: str | None = None) -> dict[str,
     reasons = np.where(~finite, "embedding not finite", np.where(neg_index < 0, "no candidate under max_ratio", ""))
     out_name = config.name or f"{source.name}-hn"
     writer = store.open_version(out_name, {"source": f"{source.name}@{source.version}", "model": encoder.identity,
-                                           "max_ratio": config.max_ratio}, [f"corpus:{source.name}@{source.version}"])
-    shard_ids = [f"s{k:04d}" for k in range(max(1, -(-table.num_rows // 4096)))]
+                                           "max_ratio": config.max_ratio, "rows_per_shard": ROWS_PER_SHARD},
+                                [f"corpus:{source.name}@{source.version}"])
+    # the store's plan and shard names; an empty source still has one (empty) shard: a version holds at least one
+    shards = {shard.id: shard for shard in plan_shards(max(1, table.num_rows), ROWS_PER_SHARD)}
 
     def write(shard_id: str) -> None:
-        start = shard_ids.index(shard_id) * 4096
-        stop = min(table.num_rows, start + 4096)
-        rows = np.arange(start, stop)
+        rows = np.arange(shards[shard_id].start, min(shards[shard_id].stop, table.num_rows))
         kept = rows[reasons[rows] == ""]
         rejected = rows[reasons[rows] != ""]
         part = table.take(pa.array(kept)).append_column(
@@ -158,7 +163,7 @@ def run(config: HardNegativesConfig, *, address: str | None = None) -> dict[str,
         writer.write_shard(shard_id, part, rejects=rejects or None,
                            counters={"pairs": len(rows), "with_negative": len(kept), "rejected": len(rejected)})
 
-    published = publish_shards(writer, shard_ids, write)
+    published = publish_shards(writer, list(shards), write)
     print(f"hard-negatives: {published.name}@{published.version}: {published.total_rows} pairs with a negative, "
           f"{published.total_rejects} written aside (no candidate under max_ratio {config.max_ratio}, or a "
           f"non-finite embedding)")

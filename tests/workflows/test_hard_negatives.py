@@ -139,3 +139,27 @@ def test_the_version_follows_the_encoders_content_not_its_path(store_with_bitext
     assert retrained != first  # rewritten in place: a new version, not the old one reopened
     manifest = store.manifest(*retrained.split("@"))
     assert manifest.config["model"].startswith("embed:sha256:") and str(tmp_path) not in str(manifest.config)
+
+
+def test_the_version_uses_the_stores_shards_and_reads_back_the_same_rows(store_with_bitext, monkeypatch):
+    from pathlib import Path
+
+    from interlingua.operators.corpus.shards import plan_shards
+
+    store, tmp_path = store_with_bitext
+    whole = hard_negatives.run(hard_negatives.HardNegativesConfig(corpus="bt", model="m", state_dir=str(tmp_path)))
+    monkeypatch.setattr(hard_negatives, "ROWS_PER_SHARD", 3, raising=False)  # 7 source rows: 3 shards, the last of one row
+    split = hard_negatives.run(hard_negatives.HardNegativesConfig(corpus="bt", model="m", state_dir=str(tmp_path)))
+    assert split["corpus"] != whole["corpus"]  # the shard size is part of the version's config
+    manifest = store.manifest(*split["corpus"].split("@"))
+    assert [s.shard_id for s in manifest.shards] == [s.id for s in plan_shards(7, 3)] \
+        == ["shard-00000", "shard-00001", "shard-00002"]
+    assert [Path(p).relative_to(Path(p).parents[1]).as_posix() for p in store.shard_paths(*split["corpus"].split("@"))] \
+        == [f"data/shard-0000{k}.parquet" for k in range(3)]  # named and placed as every corpus's shards
+    assert [s.rows for s in manifest.shards] == [3, 3, 0]  # the en -> de pair (row 7) is written aside
+    assert manifest.config["rows_per_shard"] == 3 and manifest.counters["pairs"] == 7
+    # the store's readers give the rows and rejects of the one-shard version, in source order
+    assert store.read_table(*split["corpus"].split("@")).to_pylist() == store.read_table(*whole["corpus"].split("@")).to_pylist()
+    rejects = [r["row"] for r in store.read_rejects(*split["corpus"].split("@")).to_pylist()]
+    assert rejects == [r["row"] for r in store.read_rejects(*whole["corpus"].split("@")).to_pylist()] and len(rejects) == 1
+    assert [s.shard_id for s in store.manifest(*whole["corpus"].split("@")).shards] == ["shard-00000"]
