@@ -22,9 +22,14 @@ from pathlib import Path
 DEFAULT_STATE_DIR = ".interlingua"
 
 
+def state_path(override: str | os.PathLike | None = None) -> Path:
+    """The state directory's path (not created), from ``override``, ``$INTERLINGUA_HOME`` or ``./.interlingua``."""
+    return Path(override or os.environ.get("INTERLINGUA_HOME") or DEFAULT_STATE_DIR).expanduser().resolve()
+
+
 def state_dir(override: str | os.PathLike | None = None) -> Path:
     """The state directory (created), from ``override``, ``$INTERLINGUA_HOME`` or ``./.interlingua``."""
-    path = Path(override or os.environ.get("INTERLINGUA_HOME") or DEFAULT_STATE_DIR).expanduser().resolve()
+    path = state_path(override)
     try:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as err:

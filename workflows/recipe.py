@@ -1,9 +1,10 @@
 """Workflow ``recipe``: run a chain of stages (see :mod:`interlingua.workflows.recipe_spec`) as one MLflow
 parent run with one child run per stage.
 
-``interlingua run recipe -c recipes/NAME.yaml``. The whole recipe is validated first (workflows, references,
-cycles, every stage's config keys); then each stage in order: its references are resolved from the outputs
-of the stages before it, its hash is computed over (workflow, resolved config), and
+``interlingua run recipe -c recipes/NAME.yaml``. The whole recipe is validated first (workflows, references and
+the outputs they name, cycles, every stage's config keys, corpora read by literal name); then each stage in order:
+its references are resolved from the outputs of the stages before it, its hash is computed over (workflow,
+resolved config), and
 
 - a stage finished before with the same hash is skipped (its recorded outputs are reused);
 - a stage started before with the same hash but not finished is resumed in its own child run (workflows
@@ -74,8 +75,10 @@ def run(config: RecipeConfig, *, address: str | None = None) -> dict[str, Any]:
     from mlflow.tracking import MlflowClient
 
     from interlingua.core.runtime import configure_mlflow, state_dir
+    from interlingua.workflows.recipe_corpora import check_stored_corpora
 
     order = validate_recipe(config)
+    check_stored_corpora(config, order)  # a corpus read by name that nothing builds or holds: before MLflow starts
     state_root = state_dir(config.state_dir)
     state_path = state_root / "recipes" / config.name / "state.json"
     state = load_state(state_path)

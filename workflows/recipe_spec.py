@@ -18,8 +18,10 @@ workflow's summary; ``model`` is the pinned ``models:/NAME/VERSION`` of a regist
 ``version`` the corpus a stage built or read). A value that is exactly one reference takes the output's
 value and type; references inside a longer string are interpolated. Stages run in dependency order (file
 order among independent ones). :func:`validate_recipe` checks, before anything runs: known workflows,
-references to existing stages, no cycle, and each stage's config against its workflow's typed config
-(references stand in for any value). Everything here is pure: no Ray, no MLflow.
+references to existing stages and to outputs their workflows have (:data:`~interlingua.workflows.registry.OUTPUTS`),
+no cycle, and each stage's config against its workflow's typed config (references stand in for any value).
+Everything here is pure: no Ray, no MLflow, no store (:mod:`interlingua.workflows.recipe_corpora` checks the
+corpora stages read by name).
 """
 
 from __future__ import annotations
@@ -193,8 +195,31 @@ def validate_recipe(recipe: RecipeConfig) -> list[str]:
     if len(set(recipe.seeds)) != len(recipe.seeds):
         raise RecipeError(f"seeds {recipe.seeds} repeat a seed")
     for name in order:
+        check_references(name, recipe)
         check_stage_config(name, recipe.stages[name], load_workflow(recipe.stages[name].workflow).CONFIG)
     return order
+
+
+def check_references(name: str, recipe: RecipeConfig) -> None:
+    """Every ``${stages.X.OUTPUT}`` in stage ``name``'s config names an output X's workflow declares
+    (:data:`~interlingua.workflows.registry.OUTPUTS`; a workflow declared open is not checked)."""
+    from interlingua.workflows.registry import OUTPUTS
+
+    for stage, output in references(recipe.stages[name].config):
+        workflow = recipe.stages[stage].workflow
+        known = OUTPUTS.get(workflow)
+        if known is None or output in known:
+            continue
+        raise RecipeError(f"stage {name!r}: ${{stages.{stage}.{output}}}: stage {stage!r} ({workflow}) has no output "
+                          f"{output!r} ({did_you_mean(output, known)}its outputs: {', '.join(sorted(known))})")
+
+
+def did_you_mean(word: str, candidates) -> str:
+    """``"did you mean 'X'? "`` for the candidate closest to ``word``, or ``""``."""
+    from difflib import get_close_matches
+
+    close = get_close_matches(word, sorted(candidates), n=1)
+    return f"did you mean {close[0]!r}? " if close else ""
 
 
 def check_stage_config(name: str, stage: StageSpec, config_class: type[Config]) -> None:

@@ -1,7 +1,8 @@
 """Known workflows: name -> module.
 
 A workflow module defines ``CONFIG`` (a :class:`~interlingua.core.config.Config` subclass),
-``DESCRIPTION`` (one line) and ``run(config, *, address=None) -> dict`` returning a summary.
+``DESCRIPTION`` (one line) and ``run(config, *, address=None) -> dict`` returning a summary; :data:`OUTPUTS`
+declares that summary's keys, which a recipe's ``${stages.NAME.OUTPUT}`` may name.
 """
 
 from __future__ import annotations
@@ -30,6 +31,37 @@ WORKFLOWS: dict[str, str] = {
     "interpolate": "interlingua.workflows.interpolate",
     "recipe": "interlingua.workflows.recipe",
 }
+
+
+_CORPUS = ("corpus", "version", "rows", "rejects", "languages")  # a published bitext source's summary
+_ENCODER = ("run_id", "model", "model_uri", "model_version", "encoder_dir", "corpus_versions", "languages",
+            "evaluation", "seconds")  # a registered, evaluated encoder's
+
+#: workflow -> the outputs of its summary as a recipe's references see them (``stage_outputs``: the keys ``run``
+#: returns, plus ``version`` split from a ``NAME@VERSION`` corpus and ``model`` from ``model_uri``); None: a workflow
+#: whose summary has keys not known in advance (its references are not checked at load). A test compares each with
+#: what ``run`` returns.
+OUTPUTS: dict[str, frozenset[str] | None] = {name: frozenset(keys) for name, keys in {
+    "quickstart": ("run_id", "model", "model_uri", "summary"),
+    "amr-corpus": ("corpus", "version", "rows", "rejects", "nli", "shards_total", "shards_resumed"),
+    "amr-retrofit": ("run_id", "model", "model_uri", "model_version", "base_model", "corpus", "version", "languages",
+                     "triples", "triples_skipped", "inputs", "symbols_added", "symbols", "extended_encoder",
+                     "final_loss", "train_metrics", "seconds"),
+    "ease-corpus": ("corpus", "version", "entities", "entity_id_source", "funnel", "funnel_by_lang", "dump_issues"),
+    "bitext-corpus": ("corpus", "version", "rows", "rejects", "input_rows", "shards_total", "shards_reused",
+                      "shards_resumed", "parameters", "rejects_by_reason", "counters", "lost_race"),
+    "meaning-head": ("run_id", "model", "model_uri", "pairs", "results", "epochs"),  # model_uri: when registered
+    "absent": ("run_id", "results", "chart", "pairs", "test_pairs"),
+    "bible-bitext": (*_CORPUS, "heldout"),
+    "apertium-bitext": (*_CORPUS, "seconds"),
+    "gettext-bitext": (*_CORPUS, "seconds"),
+    "wiki-title-lead": (*_CORPUS, "seconds"),
+    "corpus-mix": ("corpus", "version", "rows", "sources", "languages", "seconds"),
+    "hard-negatives": (*_CORPUS, "seconds"),
+    "train": (*_ENCODER, "base_model", "corpus", "version", "objective", "rows", "word_retrieval", "train_metrics"),
+    "combine": ("run_id", "model", "encoder_dir", "dim", "corpus_versions", "languages", "evaluation", "seconds"),
+    "interpolate": (*_ENCODER, "first", "second", "alpha"),
+}.items()}
 
 
 class UnknownWorkflow(UserError):

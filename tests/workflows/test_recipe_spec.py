@@ -139,8 +139,13 @@ def test_outputs_split_corpus_and_name_model():
 
 
 @pytest.mark.parametrize("path", sorted((REPO / "recipes").glob("*.yaml")), ids=lambda p: p.name)
-def test_shipped_recipes_validate(path):
-    validate_recipe(load_config(RecipeConfig, path))
+def test_shipped_recipes_validate(path, tmp_path, monkeypatch):
+    """Every load-time check ``recipe.run`` makes, on an empty state (each corpus a stage reads is built before it)."""
+    from interlingua.workflows.recipe_corpora import check_stored_corpora
+
+    monkeypatch.setenv("INTERLINGUA_HOME", str(tmp_path))
+    config = load_config(RecipeConfig, path)
+    check_stored_corpora(config, validate_recipe(config))
 
 
 def test_cli_reports_a_cycle_in_one_line_before_anything_runs(tmp_path):
