@@ -75,13 +75,15 @@ def run(config: RecipeConfig, *, address: str | None = None) -> dict[str, Any]:
     from mlflow.tracking import MlflowClient
 
     from interlingua.core.runtime import configure_mlflow, state_dir
-    from interlingua.workflows.recipe_corpora import check_stored_corpora
+    from interlingua.core.runtime import state_path as state_folder
+    from interlingua.workflows.recipe_corpora import check_stored_corpora, finished_stages
 
     order = validate_recipe(config)
-    check_stored_corpora(config, order)  # a corpus read by name that nothing builds or holds: before MLflow starts
-    state_root = state_dir(config.state_dir)
-    state_path = state_root / "recipes" / config.name / "state.json"
+    state_path = state_folder(config.state_dir) / "recipes" / config.name / "state.json"
     state = load_state(state_path)
+    # a corpus read by name that nothing builds or holds: before MLflow starts (stages a rerun skips excepted)
+    check_stored_corpora(config, order, finished_stages(state))
+    state_root = state_dir(config.state_dir)
     experiment_id = configure_mlflow(config.experiment, state_root)
     client = MlflowClient()
     parent = client.create_run(experiment_id, run_name=f"recipe-{config.name}-{time.strftime('%Y%m%d-%H%M%S')}",

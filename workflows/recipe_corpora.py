@@ -42,12 +42,16 @@ BUILDS: dict[str, tuple[tuple[str, str, str], ...]] = {
 }
 
 
-def check_stored_corpora(recipe: RecipeConfig, order: list[str]) -> None:
+def check_stored_corpora(recipe: RecipeConfig, order: list[str], done: frozenset[str] = frozenset()) -> None:
     """Refuse a corpus read by literal name (and version) that no stage before its reader in ``order`` builds and
-    the reader's store does not hold (see the module doc)."""
+    the reader's store does not hold (see the module doc). Stages in ``done`` (finished in an earlier run of the
+    recipe, see :func:`finished_stages`) are not checked: a rerun skips them, so a corpus they read and that was
+    pruned since is not needed (a stage whose config changed runs again and its workflow reports it then)."""
     builders = [(pattern, at, f"${{stages.{name}.{output}}}") for at, name in enumerate(order)
                 for pattern, output in built_corpora(recipe.stages[name])]
     for position, name in enumerate(order):
+        if name in done:
+            continue
         stage = recipe.stages[name]
         for key, corpus, version_key, version in literal_reads(stage.workflow, stage.config):
             matches = [(pattern, at, ref) for pattern, at, ref in builders if fnmatch.fnmatchcase(corpus, pattern)]
@@ -57,6 +61,16 @@ def check_stored_corpora(recipe: RecipeConfig, order: list[str]) -> None:
             later = next((ref for pattern, at, ref in matches if at > position and pattern == corpus), None)
             _check_in_store(f"stage {name!r} ({stage.workflow})", key, corpus, version_key, version, root, later,
                             [pattern for pattern, _, _ in builders if "*" not in pattern])
+
+
+def finished_stages(state: dict[str, dict[str, Any]]) -> frozenset[str]:
+    """Names of the stages a recipe's state records as done (``NAME`` or, per seed, ``NAME.seedN``: done for every
+    seed recorded)."""
+    status: dict[str, list[bool]] = {}
+    for key, entry in state.items():
+        name = key.split(".seed", 1)[0]
+        status.setdefault(name, []).append(isinstance(entry, dict) and entry.get("status") == "done")
+    return frozenset(name for name, flags in status.items() if all(flags))
 
 
 def literal_reads(workflow: str, config: dict[str, Any]) -> Iterator[tuple[str, str, str, str | None]]:

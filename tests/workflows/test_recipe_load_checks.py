@@ -264,3 +264,20 @@ def test_cli_refuses_a_missing_corpus_in_one_line_before_mlflow(tmp_path):
         f"interlingua run: error: stage 'tr' (train): corpus: no stage before it builds corpus 'bible-en-es' and the "
         f"corpus store {state / 'corpus'} does not hold it (see: interlingua corpus list --root {state / 'corpus'})"]
     assert not (state / "mlflow.db").exists()
+
+
+def test_a_stage_a_rerun_skips_is_not_checked(store):
+    """A finished stage is skipped by a rerun, so a corpus it read and that was pruned since does not block the rest
+    of the recipe; a stage not finished for every seed is still checked."""
+    from interlingua.workflows.recipe_corpora import finished_stages
+
+    stages = {"tr": {"workflow": "train", "config": {"corpus": "pruned-since", **TRAIN}}}
+    r = recipe(stages)
+    order = validate_recipe(r)
+    with pytest.raises(RecipeError, match="builds corpus 'pruned-since'"):
+        check_stored_corpora(r, order, finished_stages({}))
+    check_stored_corpora(r, order, finished_stages({"tr": {"status": "done", "hash": "h"}}))
+    assert finished_stages({"tr.seed1": {"status": "done"}, "tr.seed2": {"status": "done"}}) == {"tr"}
+    partly = {"tr.seed1": {"status": "done"}, "tr.seed2": {"status": "running", "run_id": "r"}}
+    with pytest.raises(RecipeError, match="builds corpus 'pruned-since'"):
+        check_stored_corpora(r, order, finished_stages(partly))
