@@ -12,12 +12,17 @@ ids for the same bytes after the second, so both are keyed by :func:`model_ident
 - the packaged encoders (``use``, ``minilm``), ``spacy:MODEL`` and ``py:module:factory``: the spec itself
   (their files come with installed packages, pinned by the lock file);
 - ``MODE(A|B)``: ``MODE(identity of A|identity of B)``.
+
+A digest is remembered in this process by the path and every file's size, modification and change times, inode and
+device: an unchanged folder (two encoders over one model, a corpus config naming it again) is read once, a folder
+rewritten in place is read again.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import time
 from pathlib import Path
 from typing import Any
 
@@ -26,26 +31,56 @@ DIGEST_PREFIX = "sha256:"
 PACKAGED = ("use", "minilm")
 _BY_NAME_PREFIXES = ("spacy:", "py:")
 _READ_BYTES = 1 << 22
+#: Digests computed in this process, by the path and the stat of every file (see :func:`files_digest`).
+_DIGESTS: dict[tuple, str] = {}
+_DIGESTS_MAX = 256
+#: A file modified or changed this recently (seconds before its hashing started) is not remembered: a second write
+#: within the file system's time resolution could keep its times and size with other bytes.
+_SETTLE_SECONDS = 2.0
+_now = time.time
 
 
 def files_digest(path: str | os.PathLike) -> str:
     """SHA-256 (hex) of a file's bytes, or of a folder's regular files: for each, in order of its relative
     POSIX path, the path, a NUL, the file's own SHA-256 and a newline. Symbolic links to files are read
     (a Hugging Face snapshot links to its blobs); links to folders are not followed. The folder's own
-    location and the files' times do not enter, so a copy elsewhere has the same digest."""
+    location and the files' times do not enter, so a copy elsewhere has the same digest.
+
+    Remembered in this process by the path and each file's relative path, device, inode, size, modification and
+    change times (of the file a link points to): a file rewritten, replaced, added or removed changes the key
+    (no one can set a change time back), so only an unchanged folder is not read again. Files changed less than
+    ``_SETTLE_SECONDS`` before hashing started are not remembered."""
     root = Path(path)
-    if root.is_file():
-        return _file_sha256(root)
-    if not root.is_dir():
+    single = root.is_file()
+    if single:
+        files = [root]
+    elif root.is_dir():
+        files = []
+        for folder, dirs, names in os.walk(root, followlinks=False):
+            dirs.sort()
+            files += [Path(folder, n) for n in names if Path(folder, n).is_file()]
+        files.sort(key=lambda f: f.relative_to(root).as_posix())
+    else:
         raise FileNotFoundError(f"{root} is neither a file nor a folder")
-    files = []
-    for folder, dirs, names in os.walk(root, followlinks=False):
-        dirs.sort()
-        files += [Path(folder, n) for n in names if Path(folder, n).is_file()]
-    digest = hashlib.sha256()
-    for file in sorted(files, key=lambda f: f.relative_to(root).as_posix()):
-        digest.update(f"{file.relative_to(root).as_posix()}\0{_file_sha256(file)}\n".encode("utf-8"))
-    return digest.hexdigest()
+    stats = [file.stat() for file in files]
+    key = (os.path.abspath(root), *((file.relative_to(root).as_posix(), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns,
+                                     st.st_ctime_ns) for file, st in zip(files, stats)))
+    digest = _DIGESTS.get(key)
+    if digest is not None:
+        return digest
+    started = _now()
+    if single:
+        digest = _file_sha256(root)
+    else:
+        folder_digest = hashlib.sha256()
+        for file in files:
+            folder_digest.update(f"{file.relative_to(root).as_posix()}\0{_file_sha256(file)}\n".encode("utf-8"))
+        digest = folder_digest.hexdigest()
+    if all(started - max(st.st_mtime, st.st_ctime) > _SETTLE_SECONDS for st in stats):
+        if len(_DIGESTS) >= _DIGESTS_MAX:
+            _DIGESTS.clear()
+        _DIGESTS[key] = digest
+    return digest
 
 
 def _file_sha256(path: Path) -> str:

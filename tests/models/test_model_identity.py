@@ -145,3 +145,77 @@ def test_the_cache_label_masks_credentials_in_an_encoder_name(tmp_path):
     cached = CachedEncoder(_Encoder(name="https://u:hunter2@h/enc?token=abc"), tmp_path / "cache")
     assert (cached.directory / "encoder.txt").read_text(encoding="utf-8") == \
         "https://***@h/enc?token=***\nhttps://***@h/enc?token=***\n"
+
+
+@pytest.fixture()
+def hashed_files(monkeypatch):
+    """The files ``_file_sha256`` reads, in order, with this process's digest memo emptied first."""
+    from interlingua.models import identity
+
+    read: list[str] = []
+    real = identity._file_sha256
+    monkeypatch.setattr(identity, "_DIGESTS", {}, raising=False)
+    monkeypatch.setattr(identity, "_file_sha256", lambda path: read.append(path.name) or real(path))
+    return read
+
+
+def _written_a_minute_ago(monkeypatch):
+    """Hashing starts a minute after the files were written (a change time cannot be set back)."""
+    import time
+
+    from interlingua.models import identity
+
+    monkeypatch.setattr(identity, "_now", lambda: time.time() + 60, raising=False)
+
+
+def test_two_encoders_over_one_unchanged_folder_hash_it_once(tmp_path, hashed_files, monkeypatch):
+    folder = _folder(tmp_path / "m")
+    _written_a_minute_ago(monkeypatch)
+    first = CachedEncoder(_Encoder(source_folder=folder), tmp_path / "cache")
+    second = CachedEncoder(_Encoder(source_folder=folder), tmp_path / "cache")
+    assert hashed_files == ["config.json", "config.json", "model.safetensors"]  # 1_Pooling/config.json, then ours
+    assert first.identity == second.identity == f"enc#sha256:{files_digest(folder)}"
+    assert model_identity(str(folder)) == f"sha256:{files_digest(folder)}" and len(hashed_files) == 3  # still once
+
+
+def test_a_rewritten_folder_is_hashed_again_and_gets_a_new_digest(tmp_path, hashed_files, monkeypatch):
+    import time
+
+    folder = _folder(tmp_path / "m", b"weights")
+    _written_a_minute_ago(monkeypatch)
+    weights = folder / "model.safetensors"
+    old = files_digest(folder)
+    weights.write_bytes(b"weights v2")  # rewritten in place, another size
+    assert files_digest(folder) == _digest_now(folder) != old
+    before = weights.stat()
+    replacement = folder / "tmp"
+    replacement.write_bytes(b"weights v3")  # the same size, moved over the old file: another inode
+    os.utime(replacement, ns=(before.st_atime_ns, before.st_mtime_ns))
+    replacement.replace(weights)
+    assert files_digest(folder) == _digest_now(folder) != old
+    before = weights.stat()
+    weights.write_bytes(b"weights v4")  # the same size in place, its modification time set back: the change time
+    os.utime(weights, ns=(before.st_atime_ns, before.st_mtime_ns))
+    while weights.stat().st_ctime_ns == before.st_ctime_ns:  # past the file system's time resolution
+        time.sleep(0.01)
+        os.utime(weights, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert files_digest(folder) == _digest_now(folder)
+    (folder / "tokenizer.json").write_text("{}", encoding="utf-8")  # a file added
+    assert files_digest(folder) == _digest_now(folder)
+    assert hashed_files.count("model.safetensors") == 5  # read again after each change
+
+
+def test_a_folder_changed_just_now_is_not_remembered(tmp_path, hashed_files):
+    folder = _folder(tmp_path / "m")
+    assert files_digest(folder) == files_digest(folder)
+    assert hashed_files.count("model.safetensors") == 2  # a second write in the same clock tick could hide
+
+
+def _digest_now(folder) -> str:
+    """The folder's digest by the published recipe, read now (no memo)."""
+    import hashlib
+
+    expected = hashlib.sha256()
+    for file in sorted((f for f in folder.rglob("*") if f.is_file()), key=lambda f: f.relative_to(folder).as_posix()):
+        expected.update(f"{file.relative_to(folder).as_posix()}\0{hashlib.sha256(file.read_bytes()).hexdigest()}\n".encode())
+    return expected.hexdigest()
