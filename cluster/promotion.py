@@ -148,7 +148,7 @@ def promote(candidate_uri: str, alias: str, tasks: Sequence[TaskSpec], *, seeds:
     client = client or MlflowClient()
     candidate = parse_version_uri(candidate_uri)
     _check_version_exists(client, candidate)
-    _check_servable(client, candidate)
+    mlmodel = _check_servable(client, candidate)  # read once: the candidate's folder is found from it too
     holder = _alias_holder(client, candidate.name, alias)
     if holder is not None and holder.version == candidate.version:
         raise UserError(f"{candidate.uri} already holds @{alias}; nothing to decide")
@@ -158,7 +158,7 @@ def promote(candidate_uri: str, alias: str, tasks: Sequence[TaskSpec], *, seeds:
         labels[holder.uri] = holder
     encoders = {}
     for label in labels:
-        encoder = load_text_encoder(label)
+        encoder = load_text_encoder(label, mlmodel=mlmodel if label == candidate.uri else None)
         encoders[label] = wrap_encoder(encoder) if wrap_encoder else encoder
     measurements = []
     for task in tasks:  # one task at a time, so a failure names the task and the model
@@ -221,23 +221,24 @@ def _check_version_exists(client, ref: ModelVersionRef) -> None:
         raise UserError(f"{ref.uri} does not exist ({known})") from err
 
 
-def _check_servable(client, ref: ModelVersionRef) -> None:
-    """Refuse a candidate that is not MLflow's ``sentence_transformers`` flavor, before any model loads. Versions of
-    the older pyfunc layout hold a cloudpickled ``python_model``: interlingua evaluates their encoder folder without
-    reading the pickle, but an alias on one would serve the pickle, which ``mlflow.pyfunc.load_model`` runs. Only
-    the version's ``MLmodel`` (plain YAML) is read."""
+def _check_servable(client, ref: ModelVersionRef) -> dict:
+    """The version's ``MLmodel`` (plain YAML, the only file read here), or a refusal of a candidate that is not
+    MLflow's ``sentence_transformers`` flavor, before any model loads. Versions of the older pyfunc layout hold a
+    cloudpickled ``python_model``: interlingua evaluates their encoder folder without reading the pickle, but an alias
+    on one would serve the pickle, which ``mlflow.pyfunc.load_model`` runs."""
     import tempfile
 
     import mlflow
-    import yaml
 
     from interlingua.core.runtime import state_tempdir_root
+    from interlingua.models.load import read_mlmodel
 
     location = client.get_model_version_download_uri(ref.name, ref.version).rstrip("/")
     with tempfile.TemporaryDirectory(dir=state_tempdir_root()) as tmp:
         try:
             local = mlflow.artifacts.download_artifacts(artifact_uri=f"{location}/MLmodel", dst_path=tmp)
-            flavors = (yaml.safe_load(open(local, encoding="utf-8").read()) or {}).get("flavors") or {}
+            mlmodel = read_mlmodel(local)
+            flavors = mlmodel.get("flavors") or {}
         except Exception as err:  # no MLmodel (a plain folder registered by hand), unreadable YAML
             raise UserError(f"{ref.uri} has no readable MLmodel ({type(err).__name__}); promotion serves "
                             "registered sentence_transformers models only") from None
@@ -247,6 +248,7 @@ def _check_servable(client, ref: ModelVersionRef) -> None:
                         "sentence_transformers flavor: an alias on it would serve what mlflow.pyfunc.load_model "
                         "unpickles (hint: register its encoder folder again with "
                         "interlingua.models.registry.log_and_register_encoder and promote that version)")
+    return mlmodel
 
 
 def _alias_holder(client, name: str, alias: str) -> ModelVersionRef | None:

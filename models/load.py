@@ -56,11 +56,13 @@ def load_encoder_folder(folder: str | os.PathLike, *, pooling: str | None = None
     return SentenceEncoder.from_folder(folder, pooling=pooling, max_length=max_length, prefix=prefix)
 
 
-def load_text_encoder(uri: str, *, cache_dir: str | os.PathLike | None = None) -> TextEncoder:
+def load_text_encoder(uri: str, *, cache_dir: str | os.PathLike | None = None,
+                      mlmodel: dict | None = None) -> TextEncoder:
     """Any encoder folder behind ``uri`` as a :class:`TextEncoder`: a plain transformer + pooling as a
     :class:`SentenceEncoder`; a longer sentence-transformers stack (a Dense head, ...) through
-    ``SentenceTransformer`` itself, so every module runs."""
-    folder = resolve_model_folder(uri, cache_dir=cache_dir)
+    ``SentenceTransformer`` itself, so every module runs. ``mlmodel``: the ``MLmodel`` of the registry version
+    ``uri`` names, when the caller has read it already (:func:`resolve_model_folder`)."""
+    folder = resolve_model_folder(uri, cache_dir=cache_dir, mlmodel=mlmodel)
     from interlingua.models.combined import is_combined_folder
 
     if is_combined_folder(folder):
@@ -93,10 +95,11 @@ def extra_modules(folder: str | os.PathLike) -> list[str]:
     return [n for n in names if n not in PLAIN_MODULES]
 
 
-def resolve_model_folder(uri: str, cache_dir: str | os.PathLike | None = None) -> str:
-    """A local folder holding the model files for ``uri`` (downloads when remote)."""
+def resolve_model_folder(uri: str, cache_dir: str | os.PathLike | None = None, *, mlmodel: dict | None = None) -> str:
+    """A local folder holding the model files for ``uri`` (downloads when remote). ``mlmodel``: the MLflow model's
+    ``MLmodel`` (:func:`read_mlmodel`) as the caller read it for the version ``uri`` names, so it is not read again."""
     if uri.startswith(MLFLOW_SCHEMES):
-        return _from_mlflow(uri, _cache(cache_dir))
+        return _from_mlflow(uri, _cache(cache_dir), mlmodel)
     if uri.startswith("file://"):
         uri = uri[len("file://"):]
     if "://" in uri:
@@ -142,7 +145,7 @@ def _cache(cache_dir: str | os.PathLike | None) -> Path:
     return state_dir() / "model_cache"
 
 
-def _from_mlflow(uri: str, cache: Path) -> str:
+def _from_mlflow(uri: str, cache: Path, mlmodel: dict | None = None) -> str:
     """The model behind ``uri``: read in place when the registry's artifacts are local files (the model
     is stored once), else downloaded once per immutable version into ``cache``; aliases are resolved on
     every call."""
@@ -152,7 +155,7 @@ def _from_mlflow(uri: str, cache: Path) -> str:
         pinned = pin_registry_uri(uri)  # aliases move: ask the registry which version the URI names now
         local_folder = _local_artifact_folder(pinned)
         if local_folder is not None:
-            return encoder_folder_of_mlflow_model(local_folder, uri)
+            return encoder_folder_of_mlflow_model(local_folder, uri, mlmodel)
         def download(partial: Path) -> str:
             (partial / CACHE_SOURCE).write_text(pinned + "\n", encoding="utf-8")
             return mlflow.artifacts.download_artifacts(artifact_uri=pinned, dst_path=str(partial))
@@ -162,7 +165,7 @@ def _from_mlflow(uri: str, cache: Path) -> str:
         raise
     except Exception as err:  # MlflowException has many subclasses; report them all plainly
         raise registry_error(uri, err) from err
-    return encoder_folder_of_mlflow_model(local, uri)
+    return encoder_folder_of_mlflow_model(local, uri, mlmodel)
 
 
 def registry_error(uri: str, err: Exception) -> UserError:
@@ -196,22 +199,32 @@ def _local_artifact_folder(pinned: str) -> Path | None:
     return folder if (folder / "MLmodel").is_file() else None
 
 
-def encoder_folder_of_mlflow_model(local: str | Path, uri: str = "") -> str:
+def read_mlmodel(path: str | Path) -> dict:
+    """An MLflow model's ``MLmodel`` file (plain YAML, ``safe_load``: nothing is executed) as a mapping; a
+    ``ValueError`` when it holds something else."""
+    import yaml
+
+    data = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
+    if not isinstance(data, dict):
+        raise ValueError(f"{path} holds a {type(data).__name__}, not a mapping")
+    return data
+
+
+def encoder_folder_of_mlflow_model(local: str | Path, uri: str = "", mlmodel: dict | None = None) -> str:
     """The sentence-transformers folder inside a downloaded MLflow model, read from its ``MLmodel``
-    (plain YAML) — nothing in the model is unpickled or executed.
+    (plain YAML; ``mlmodel``: as the caller read it already) — nothing in the model is unpickled or executed.
 
     - ``sentence_transformers`` flavor (what the registry logs now): its data folder.
     - ``python_function`` with a ``python_model`` and an ``encoder`` artifact (the cloudpickled pyfunc
       the registry logged before): the encoder folder among its artifacts; the pickle is never read.
     - a plain folder (``runs:/RUN/path/to/encoder``): the model folder under it.
     """
-    import yaml
-
     local = Path(local)
-    mlmodel = local / "MLmodel"
-    if not mlmodel.is_file():
-        return find_model_root(local)
-    flavors = (yaml.safe_load(mlmodel.read_text(encoding="utf-8")) or {}).get("flavors") or {}
+    if mlmodel is None:
+        if not (local / "MLmodel").is_file():
+            return find_model_root(local)
+        mlmodel = read_mlmodel(local / "MLmodel")
+    flavors = mlmodel.get("flavors") or {}
     if "sentence_transformers" in flavors:
         data = (flavors.get("python_function") or {}).get("data") or "model.sentence_transformer"
         return _inside(local, data, uri)

@@ -401,6 +401,16 @@ def test_promotion_refuses_a_version_of_the_older_pickled_layout(local_store, ti
     client = MlflowClient()
     log_and_register_encoder(str(tiny_encoder_dir), "mixed", "staging", run_id)  # version 1: the flavor
     client.create_model_version("mixed", f"runs:/{run_id}/model", run_id)  # version 2: old layout
+    common = ["--alias", "champion", "--tasks", "toy_retrieval", "--pack", str(_toy_pack(tmp_path))]
+    assert main(["promote", "models:/mixed/2", *common]) == 2
+    err = capsys.readouterr().err
+    assert "not the sentence_transformers flavor" in err and "older pyfunc layout" in err and "hint" in err
+    assert main(["promote", "models:/mixed/1", *common]) == 0  # the flavor: a first promotion
+    assert str(client.get_model_version_by_alias("mixed", "champion").version) == "1"
+
+
+def _toy_pack(tmp_path):
+    """A benchmark pack of one retrieval task (``toy_retrieval``) over :data:`TEXTS`."""
     import json
 
     import pyarrow as pa
@@ -411,9 +421,37 @@ def test_promotion_refuses_a_version_of_the_older_pickled_layout(local_store, ti
     pq.write_table(pa.table({"source": TEXTS, "target": TEXTS}), pack / "toy.parquet")
     (pack / "manifest.json").write_text(json.dumps({"tasks": [
         {"name": "toy_retrieval", "kind": "retrieval", "language": "en-en", "file": "toy.parquet"}]}))
-    common = ["--alias", "champion", "--tasks", "toy_retrieval", "--pack", str(pack)]
-    assert main(["promote", "models:/mixed/2", *common]) == 2
-    err = capsys.readouterr().err
-    assert "not the sentence_transformers flavor" in err and "older pyfunc layout" in err and "hint" in err
-    assert main(["promote", "models:/mixed/1", *common]) == 0  # the flavor: a first promotion
-    assert str(client.get_model_version_by_alias("mixed", "champion").version) == "1"
+    return pack
+
+
+def test_promotion_reads_the_candidates_mlmodel_once(local_store, tiny_encoder_dir, tmp_path, monkeypatch, capsys):
+    """The check that the candidate is servable reads its ``MLmodel``; the evaluation loads the encoder folder that
+    same reading names, without parsing the file again (the holder, another version, reads its own once)."""
+    import mlflow
+    import yaml
+
+    from interlingua.core.runtime import configure_mlflow
+    from interlingua.models.registry import log_and_register_encoder
+    from interlingua.workflows.cli import main
+
+    configure_mlflow("promotion-reads-once")
+    with mlflow.start_run() as run:
+        pass
+    log_and_register_encoder(str(tiny_encoder_dir), "once", "staging", run.info.run_id)  # version 1
+    log_and_register_encoder(str(tiny_encoder_dir), "once", "staging", run.info.run_id)  # version 2
+    parsed = []
+    real = yaml.safe_load
+
+    def counting(stream):
+        data = real(stream)
+        if isinstance(data, dict) and "flavors" in data:
+            parsed.append(data)
+        return data
+
+    monkeypatch.setattr(yaml, "safe_load", counting)
+    common = ["--alias", "champion", "--tasks", "toy_retrieval", "--pack", str(_toy_pack(tmp_path))]
+    assert main(["promote", "models:/once/1", *common]) == 0, capsys.readouterr().err  # no holder yet
+    assert len(parsed) == 1
+    parsed.clear()
+    assert main(["promote", "models:/once/2", *common]) == 1, capsys.readouterr().err  # same scores: kept
+    assert len(parsed) == 2  # the candidate's once, the holder's (version 1) once
