@@ -36,13 +36,14 @@ def _no_mlruns_left_in_the_checkout(request):
 @pytest.fixture(autouse=True, scope="session")
 def _input_hash_memo_in_tmp(tmp_path_factory):
     """The input fingerprints' memo (``<state>/cache/input-sha256.jsonl``) goes to a session folder, not to the
-    development state folder that tests without ``INTERLINGUA_HOME`` share."""
+    development state folder that tests without ``INTERLINGUA_HOME`` share. Yields the real ``_memo_path`` (for the
+    tests of the memo's own place, which set ``INTERLINGUA_HOME``)."""
     from interlingua.operators.corpus import input_fingerprints
 
     memo = tmp_path_factory.mktemp("input-hash-memo") / "input-sha256.jsonl"
     real = input_fingerprints._memo_path
     input_fingerprints._memo_path = lambda: memo
-    yield
+    yield real
     input_fingerprints._memo_path = real
 
 

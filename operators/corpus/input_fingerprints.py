@@ -118,9 +118,11 @@ def _settled(mtime, started: float) -> bool:
 
 
 def _memo_path():
-    from interlingua.core.runtime import state_dir
+    """``<state>/cache/input-sha256.jsonl``, nothing created: a fingerprint only reads it (its folder is made when
+    the memo is first written, :func:`_remember`), so a state folder that cannot be created still fingerprints."""
+    from interlingua.core.runtime import state_path
 
-    return state_dir() / "cache" / _MEMO_FILE
+    return state_path() / "cache" / _MEMO_FILE
 
 
 def _known_hashes() -> dict[str, str]:
@@ -150,13 +152,21 @@ def _remember(key: str, digest: str) -> None:
     folder that cannot be written keeps the memo in this process only."""
     _CONTENT_HASHES[key] = digest
     path = _memo_path()
+    line = json.dumps([key, digest]) + "\n"
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        mode = "w" if path.exists() and path.stat().st_size > _MEMO_MAX_BYTES else "a"
-        with open(path, mode, encoding="utf-8") as handle:
-            handle.write(json.dumps([key, digest]) + "\n")
+        try:
+            _append(path, line)
+        except FileNotFoundError:  # the first memo of this state folder: its folder is made now, once
+            path.parent.mkdir(parents=True, exist_ok=True)
+            _append(path, line)
     except OSError:
         pass
+
+
+def _append(path, line: str) -> None:
+    mode = "w" if path.exists() and path.stat().st_size > _MEMO_MAX_BYTES else "a"
+    with open(path, mode, encoding="utf-8") as handle:
+        handle.write(line)
 
 
 def _content_sha256(fs, path: str, size: int, shown: str) -> str:

@@ -257,6 +257,54 @@ def test_the_hash_memo_outlives_the_process_and_trusts_only_settled_files(tmp_pa
     assert fingerprint(str(old), content=True).sha256 == hashlib.sha256(old.read_bytes()).hexdigest() != first["old"].sha256
 
 
+@pytest.fixture
+def memo_in_state(_input_hash_memo_in_tmp, tmp_path, monkeypatch):
+    """The memo where it lives outside the tests, ``<INTERLINGUA_HOME>/cache``, read afresh (another process); the
+    clock 10 s ahead, so the files written here count as settled and are remembered."""
+    from interlingua.operators.corpus import input_fingerprints
+
+    monkeypatch.setattr(input_fingerprints, "_memo_path", _input_hash_memo_in_tmp)
+    monkeypatch.setattr(input_fingerprints, "_LOADED_FROM", [])
+    monkeypatch.setattr(input_fingerprints, "_CONTENT_HASHES", {})
+    real_time = input_fingerprints.time.time
+    monkeypatch.setattr(input_fingerprints.time, "time", lambda: real_time() + 10)
+    return input_fingerprints
+
+
+def test_fingerprinting_many_files_makes_the_memo_folder_once(memo_in_state, tmp_path, monkeypatch):
+    """Finding the memo creates nothing: N files fingerprinted make one folder, ``<state>/cache``, when the first hash
+    is remembered (the state folder was made for every fingerprint, the cache folder for every hash)."""
+    state = tmp_path / "state"
+    state.mkdir()
+    monkeypatch.setenv("INTERLINGUA_HOME", str(state))
+    files = [tmp_path / f"in{i}.tsv" for i in range(6)]
+    for i, path in enumerate(files):
+        write_pairs(path, FIRST[: i % 3 + 1], 1_700_000_000 + i)
+    made = []
+    real_mkdir = Path.mkdir
+    monkeypatch.setattr(Path, "mkdir", lambda self, *a, **k: made.append(self) or real_mkdir(self, *a, **k))
+    first = [fingerprint(str(path), content=True) for path in files]
+    assert made == [state / "cache"]
+    assert len((state / "cache" / "input-sha256.jsonl").read_text().splitlines()) == len(files)
+    memo_in_state._LOADED_FROM.clear()  # another process: every hash comes from the memo, nothing is made
+    memo_in_state._CONTENT_HASHES.clear()
+    made.clear()
+    assert [fingerprint(str(path), content=True) for path in files] == first and made == []
+
+
+def test_a_state_folder_that_cannot_be_made_still_fingerprints(memo_in_state, tmp_path, monkeypatch):
+    """The memo is a cache: where the state folder cannot be created (here below a file), files are still
+    fingerprinted, their hashes kept in this process only, and no folder appears."""
+    (tmp_path / "a-file").write_text("")
+    monkeypatch.setenv("INTERLINGUA_HOME", str(tmp_path / "a-file" / "state"))
+    source = tmp_path / "in.tsv"
+    write_pairs(source, FIRST, 1_700_000_000)
+    found = fingerprint(str(source), content=True)
+    assert found.sha256 == hashlib.sha256(source.read_bytes()).hexdigest() and found.size == source.stat().st_size
+    assert fingerprint(str(source), content=True) == found
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a-file", "in.tsv"]
+
+
 def test_a_refresh_records_what_a_build_records_and_reads_older_records(tmp_path):
     """The refresh fingerprints local inputs by content, as builds do: a ``touch`` is no change, and ``corpus
     diff`` between a built and a refreshed version compares input for input. A parent made by an older refresh
