@@ -479,6 +479,7 @@ def run(config: BitextCorpusConfig, *, address: str | None = None) -> dict[str, 
     # the user's mistakes, before Ray starts: missing or empty inputs, an unwritable store
     require_input_files(inputs)
     require_writable(config.store_root or corpus_root(), "corpus store")
+    fingerprints = build_fingerprints(inputs)  # before reading: a file rewritten meanwhile is recorded as it was read
     partial: list[dict] = []
     rows = read_bitext(config, source, partial)
     if not rows:
@@ -486,7 +487,7 @@ def run(config: BitextCorpusConfig, *, address: str | None = None) -> dict[str, 
     store = CorpusStore(config.store_root or corpus_root())
     # provenance without credentials: the manifest's config and inputs, and the rejects, are redacted
     writer = store.open_version(config.corpus_name, redact(_manifest_config(config, source)), redact(inputs),
-                                input_fingerprints=build_fingerprints(inputs))
+                                input_fingerprints=fingerprints)
     for damaged in partial:  # allow_truncated_inputs: what was read is published, the version marked partial
         if not writer.published:
             writer.mark_partial(**damaged)

@@ -35,7 +35,7 @@ from typing import Any, Literal
 from interlingua.core.config import Config
 from interlingua.core.names import SafeName
 from interlingua.core.archives import TruncatedInputError
-from interlingua.core.redact import redact
+from interlingua.core.redact import redact, redact_url
 from interlingua.operators.corpus.input_fingerprints import build_fingerprints
 from pydantic import Field, field_validator, model_validator
 
@@ -145,7 +145,10 @@ def run(config: EaseCorpusConfig, *, address: str | None = None) -> dict[str, An
     require_input_files([u for u in (config.wikidata_json, config.entity_vectors, config.entity_vector_ids) if u],
                         "entity input")  # read after Ray and the extraction, so checked now
     require_writable(config.store or corpus_root(), "corpus store")
-    work_dir = extraction_work_dir(config, settings, config.work_dir or str(state_dir() / "work"))
+    # before anything is read: the versions record the inputs as they were when read, not as a rewrite during the
+    # (long) extraction left them
+    fingerprints = build_fingerprints(input_urls(config))
+    work_dir = extraction_work_dir(config, settings, config.work_dir or str(state_dir() / "work"), fingerprints)
     shards = [s for d in config.dumps for s in plan_shards(d.url, d.lang, d.index_url, config.shard_bytes)]
     init_ray(address)
     extracted = run_operator(
@@ -160,19 +163,23 @@ def run(config: EaseCorpusConfig, *, address: str | None = None) -> dict[str, An
         first = damaged[0]
         raise TruncatedInputError(first["input_url"], first["offset"], first["reason"] + (
             f" ({len(damaged) - 1} more damaged shard(s))" if len(damaged) > 1 else ""))
-    return build_corpus(config, shards, reports, work_dir, config.store or corpus_root())
+    return build_corpus(config, shards, reports, work_dir, config.store or corpus_root(), fingerprints=fingerprints)
 
 
-def extraction_work_dir(config: EaseCorpusConfig, settings: dict[str, int], base: str) -> str:
-    """``<base>/<name>/extract-<hash>``: the hash covers the dumps (with their files' fingerprints), shard size and
-    extraction settings, so a rerun with the same ones resumes, and a changed setting or a dump rewritten in place
-    never reuses stale shard extractions."""
+def extraction_work_dir(config: EaseCorpusConfig, settings: dict[str, int], base: str,
+                        fingerprints: dict | None = None) -> str:
+    """``<base>/<name>/extract-<hash>``: the hash covers the dumps (with their files' fingerprints: from
+    ``fingerprints``, those of :func:`input_urls` taken before reading, else taken now), shard size and extraction
+    settings, so a rerun with the same ones resumes, and a changed setting or a dump rewritten in place never reuses
+    stale shard extractions."""
     import hashlib
 
     dump_files = [url for d in config.dumps for url in (d.url, d.index_url) if url]
+    if fingerprints is None:
+        fingerprints = build_fingerprints(dump_files)
     identity = json.dumps(
         {"dumps": [d.model_dump() for d in config.dumps], "shard_bytes": config.shard_bytes, "settings": settings,
-         "fingerprints": {url: fp.model_dump() for url, fp in build_fingerprints(dump_files).items()}},
+         "fingerprints": {redact_url(url): fingerprints[redact_url(url)].model_dump() for url in dump_files}},
         sort_keys=True,
     )
     return f"{base.rstrip('/')}/{config.name}/extract-{hashlib.sha256(identity.encode()).hexdigest()[:12]}"
@@ -196,9 +203,13 @@ def archive_damage(shards: list, reports: dict[str, dict]) -> list[dict]:
 
 
 def build_corpus(
-    config: EaseCorpusConfig, shards: list, reports: dict[str, dict], work_dir: str, store_url: str
+    config: EaseCorpusConfig, shards: list, reports: dict[str, dict], work_dir: str, store_url: str, *,
+    fingerprints: dict | None = None,
 ) -> dict[str, Any]:
-    """Stages 2–5 on extracted shards (driver side); see the module doc. Returns the run summary."""
+    """Stages 2–5 on extracted shards (driver side); see the module doc. Returns the run summary. ``fingerprints``:
+    those of :func:`input_urls`, taken before the extraction read the dumps (:func:`run`); else taken now."""
+    if fingerprints is None:
+        fingerprints = build_fingerprints(input_urls(config))
     import pyarrow as pa
     from interlingua.operators.corpus.store import CorpusStore
     from interlingua.operators.wiki.corpus_inputs import load_catalog
@@ -220,7 +231,7 @@ def build_corpus(
     }
     store = CorpusStore(store_url)
     writer = store.open_version(config.name, redact(manifest_config), redact([d.url for d in config.dumps]),
-                                input_fingerprints=build_fingerprints(input_urls(config)))
+                                input_fingerprints=fingerprints)
     if not writer.published:  # reached only with allow_truncated_inputs when a dump is damaged
         for damaged in archive_damage(shards, reports):
             writer.mark_partial(**damaged)
@@ -247,7 +258,8 @@ def build_corpus(
         writer.add_counters({k: v for k, v in funnel.items() if not k.startswith("extract_")})
     manifest = writer.publish(expected_shards=[s.shard_id for s in shards])
     entities = _publish_entities(
-        config, store, manifest_config, sorted(vocabulary), link_counts, catalog, redirects, work_dir, shards
+        config, store, manifest_config, sorted(vocabulary), link_counts, catalog, redirects, work_dir, shards,
+        fingerprints,
     )
     return {
         "corpus": f"{config.name}/{manifest.version}",
@@ -311,7 +323,7 @@ def _shard_counters(report: dict) -> dict[str, int]:
 
 
 def _publish_entities(
-    config, store, manifest_config, vocabulary, link_counts, catalog, redirects, work_dir, shards
+    config, store, manifest_config, vocabulary, link_counts, catalog, redirects, work_dir, shards, fingerprints
 ) -> str:
     """Stage 5b: the entity vocabulary (ids, link counts, P31 types, vectors) as corpus ``<name>-entities``."""
     import pyarrow as pa
@@ -330,8 +342,7 @@ def _publish_entities(
     )
     entities_config = manifest_config | {"vector_source": method}
     writer = store.open_version(f"{config.name}-entities", redact(entities_config),
-                                redact([d.url for d in config.dumps]),
-                                input_fingerprints=build_fingerprints(input_urls(config)))
+                                redact([d.url for d in config.dumps]), input_fingerprints=fingerprints)
     if not writer.published:
         counters = {"entities": len(vocabulary), "vectors_missing_random_init": missing}
         writer.write_shard("entities-00000", table, counters=counters)
