@@ -68,8 +68,11 @@ class PairTable:
         reverse_p[inverse[split:]] = reverse.table.probabilities[keep[fk.size :]]
         table = RowHash.build(cells // size, cells % size, size)
         filled = table.entry >= 0
-        forward_slots = np.where(filled, forward_p[table.entry], 0.0)
-        reverse_slots = np.where(filled, reverse_p[table.entry], 0.0)
+        # empty slots hold 0.0 (never read: find_slot stops there); indexing with their entry -1 would fail on a
+        # table with no cell at all (both tables uninitialized, fast_align's one iteration)
+        forward_slots, reverse_slots = np.zeros(filled.size), np.zeros(filled.size)
+        forward_slots[filled] = forward_p[table.entry[filled]]
+        reverse_slots[filled] = reverse_p[table.entry[filled]]
         return cls(table.row_start, table.row_mask, table.columns, forward_slots, reverse_slots,
                    _null_row(forward, to_forward), _null_row(reverse, to_reverse))
 

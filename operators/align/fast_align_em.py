@@ -15,7 +15,9 @@ Semantics follow fast_align's ``-d -o -v`` training (and its other switches):
   fast_align's ``ComputeDLogZ`` summed over the corpus's sentence shapes.
 - **M-step**: variational Bayes, ``t = exp(digamma(count + alpha) - digamma(sum_row(count + alpha)))``
   with fast_align's digamma series, or plain normalization.
-- fast_align's last iteration only prints alignments, so ``iterations = I`` gives ``I - 1`` updates.
+- fast_align's last iteration only prints alignments, so ``iterations = I`` gives ``I - 1`` updates;
+  with ``I = 1`` the tables stay uninitialized (:meth:`LexicalTable.uninitialized`: every probability
+  1e-9, the links come from the prior alone, as ``fast_align -I 1`` prints them).
 - The exported table keeps, per conditioning word, entries with ``log t >= 4 * log(max t)``
   (fast_align's beam threshold -4).
 
@@ -890,8 +892,8 @@ def learn_tables(corpus: EncodedCorpus, settings, executor=None, progress: Calla
         log.append(line)
         if progress:
             progress(line)
-    if updates == 0:  # never normalized: fast_align writes no probabilities
-        forward = reverse = LexicalTable(corpus.vocabulary, np.zeros(0, np.int64), np.zeros(0))
+    if updates == 0:  # never normalized: fast_align's t(f | e) is 1e-9 for every pair
+        forward = reverse = LexicalTable.uninitialized(corpus.vocabulary)
     else:
         forward, reverse = MStepRanges.lexical_tables(executor.export(), corpus.vocabulary)
     return LearnedTables(forward, reverse, float(tensions[0]), float(tensions[1]), log)

@@ -204,6 +204,9 @@ def _learn_systran(pairs, directory: str, settings: FastAlignSettings) -> FastAl
         raise RuntimeError(f"systran-align's fast_align failed: {failure}" + (f"; its log ends:\n{tail}" if tail else "")) from failure
     forward_tension, reverse_tension = learned_tensions(log, settings.diagonal_tension, forward_bin, reverse_bin)
     forward_table, reverse_table = read_systran_table(forward_bin), read_systran_table(reverse_bin)
+    if settings.iterations == 1:  # never normalized: the files hold zeroed counts, fast_align's t(f | e) is 1e-9
+        forward_table = LexicalTable.uninitialized(forward_table.vocabulary)
+        reverse_table = LexicalTable.uninitialized(reverse_table.vocabulary)
     return save_parameters(directory, forward_table, reverse_table, forward_tension, reverse_tension, settings,
                            {"learner": "systran", "pairs": written}, write_bin=False)
 

@@ -52,6 +52,16 @@ class LexicalTable:
         """Id of the NULL word ``<eps>`` (:data:`UNKNOWN_ID` if the table has none)."""
         return self.word_ids.get(NULL_WORD, UNKNOWN_ID)
 
+    @classmethod
+    def uninitialized(cls, vocabulary: tuple[str, ...]) -> LexicalTable:
+        """The table before fast_align's first M-step: no entry, so every t(f | e) is the floor.
+
+        fast_align's ``TTable::prob`` answers 1e-9 for every pair until the first normalization, so
+        ``-I 1`` (one iteration, which only prints alignments) aligns by the prior alone; the table it
+        then exports holds its zeroed counts, which ``systran_align.Aligner`` also reads as the floor.
+        """
+        return cls(tuple(vocabulary), np.zeros(0, np.int64), np.zeros(0, np.float64))
+
     def lookup(self, conditioning_ids: np.ndarray, predicted_ids: np.ndarray) -> np.ndarray:
         """t(f | e) for arrays of ids of equal shape; unknown or absent pairs get the floor."""
         keys = conditioning_ids.astype(np.int64) * self.stride + predicted_ids.astype(np.int64)

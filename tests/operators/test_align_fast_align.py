@@ -7,7 +7,7 @@ import random
 import numpy as np
 import pytest
 
-from interlingua.operators.align.bidirectional_aligner import BidirectionalAligner
+from interlingua.operators.align.bidirectional_aligner import BidirectionalAligner, align_reference
 from interlingua.operators.align.fast_align_decoder import DirectionalModel, decode_directional, diagonal_partition, to_ids
 from interlingua.operators.align.fast_align_training import FastAlignParameters, FastAlignSettings, learn_fast_align, learned_tensions
 from interlingua.operators.align.lexical_table import UNSEEN_PROBABILITY, read_systran_table
@@ -97,6 +97,33 @@ def test_matches_systran_aligner_with_its_default_tension(learned):
         [s for s, _ in corpus], [t for _, t in corpus])
     same = sum(set(map(tuple, t["alignments"])) == o.symmetrized for t, o in zip(theirs, ours))
     assert same / len(corpus) >= 0.95
+
+
+@pytest.mark.parametrize("iterations", [1, 2])
+@pytest.mark.parametrize("learner", ["interlingua", "systran"])
+def test_one_or_two_iterations_align_as_systran_aligner(tmp_path, learner, iterations):
+    # fast_align -I 1 never normalizes: t(f | e) is 1e-9 for every pair, the links come from the prior alone
+    # (systran-align's table then holds zeroed counts, which its Aligner reads as 1e-9); -I 2 normalizes once and
+    # optimizes no tension, so the learned tension is Aligner's 4.0 in both
+    import systran_align
+
+    corpus = synthetic_corpus(120)
+    sources, targets = [s for s, _ in corpus], [t for _, t in corpus]
+    reference = learn_fast_align(corpus, str(tmp_path / "systran"), FastAlignSettings(iterations=iterations), learner="systran")
+    theirs = [set(map(tuple, r["alignments"])) for r in systran_align.Aligner(
+        str(tmp_path / "systran" / "forward.bin"), str(tmp_path / "systran" / "reverse.bin")).align_batch(sources, targets)]
+    parameters = reference if learner == "systran" else learn_fast_align(
+        corpus, str(tmp_path / "ours"), FastAlignSettings(iterations=iterations), learner=learner)
+    assert (parameters.forward.tension, parameters.reverse.tension) == (4.0, 4.0)
+    ours = BidirectionalAligner(parameters).align(sources, targets)
+    same = [o.symmetrized == t for o, t in zip(ours, theirs)]
+    if iterations == 1:
+        assert all(same) and all(len(o.symmetrized) >= min(len(s), len(t)) for o, s, t in zip(ours, sources, targets))
+        assert parameters.forward.table.keys.size == parameters.reverse.table.keys.size == 0
+    else:
+        assert sum(same) / len(corpus) >= 0.95
+    reference_links = align_reference(parameters, sources, targets)
+    assert [(o.forward, o.reverse, o.symmetrized) for o in ours] == [(r.forward, r.reverse, r.symmetrized) for r in reference_links]
 
 
 def test_empty_side_gives_empty_alignment(learned):

@@ -271,6 +271,26 @@ def test_a_small_corpus_is_built_without_starting_ray(tmp_path):
     assert not ray.is_initialized()
 
 
+@pytest.mark.parametrize("learner", ["interlingua", "systran"])
+def test_one_iteration_aligns_by_the_prior_as_systran_aligner(tmp_path, learner):
+    """fast_align -I 1 never normalizes (every t(f | e) is 1e-9): the corpus is built and its links are systran-align's
+    Aligner's on tables it learned with one iteration (the tokens' own pairs, so every pair is in its table)."""
+    import systran_align
+
+    from interlingua.operators.align.fast_align_training import FastAlignSettings, learn_fast_align
+
+    src, tgt, _info = write_text_bitext(tmp_path)
+    summary = run(config_for(tmp_path, src, tgt, workers=1, iterations=1, learner=learner))
+    table = CorpusStore(str(tmp_path / "store")).read_table("bitext-corpus").to_pylist()
+    assert summary["rows"] == len(table) == 60
+    sources, targets = [r["src_tokens"] for r in table], [r["tgt_tokens"] for r in table]
+    learn_fast_align(zip(sources, targets), str(tmp_path / "reference"), FastAlignSettings(iterations=1), learner="systran")
+    theirs = systran_align.Aligner(str(tmp_path / "reference" / "forward.bin"),
+                                   str(tmp_path / "reference" / "reverse.bin")).align_batch(sources, targets)
+    assert [row["alignment"] for row in table] == [sorted_links(map(tuple, r["alignments"])) for r in theirs]
+    assert summary["counters"]["links.symmetrized"] >= sum(map(len, sources))
+
+
 @pytest.mark.slow
 def test_in_process_and_ray_actors_build_the_same_corpus(tmp_path, ray_local):
     src, tgt, _info = write_text_bitext(tmp_path)
