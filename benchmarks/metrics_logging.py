@@ -45,12 +45,14 @@ def main(argv: list[str] | None = None) -> dict:
 
     from mlflow.tracking import MlflowClient
 
+    from interlingua.core import tracking
     from interlingua.trainers.engine.train_loop import _MetricsLogger
 
     with tempfile.TemporaryDirectory() as folder:
         uri = args.tracking_uri or f"sqlite:///{Path(folder) / 'mlflow.db'}"
         client = MlflowClient(tracking_uri=uri)
-        run_id = client.create_run(client.create_experiment(f"metrics-logging-{time.time_ns()}")).info.run_id
+        experiment_id = client.create_experiment(f"metrics-logging-{time.time_ns()}")
+        run_id = tracking.create_run(experiment_id, client=client).info.run_id
         logger = _MetricsLogger(run_id, uri)
         seconds: dict[str, list[float]] = {"synchronous": [], "asynchronous (the loop)": []}
         for step in range(args.steps + 1):

@@ -125,6 +125,7 @@ def main(argv: list[str] | None = None) -> None:
     from mlflow.tracking import MlflowClient
     from transformers import AutoTokenizer
 
+    from interlingua.core import tracking
     from interlingua.trainers.engine.config import TrainConfig
     from interlingua.trainers.engine.fit import fit
 
@@ -156,7 +157,7 @@ def main(argv: list[str] | None = None) -> None:
         if keys["objective"] == "ease":
             keys["entity_vectors"] = str(vectors)
         r = runs_made[label] = runs_made.get(label, -1) + 1
-        run_id = client.create_run(experiment, run_name=f"{label}-{r}").info.run_id
+        run_id = tracking.create_run(experiment, f"{label}-{r}", client=client).info.run_id
         try:
             fit(encoder, dataset, TrainConfig(**settings, **keys), storage_path=root / "ray_results",
                 name=f"{label.replace(' ', '-')}-{r}", run_id=run_id)

@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Sequence
 
+from interlingua.core import tracking
 from interlingua.core.errors import UserError
 from interlingua.evaluation.tasks.records import Measurement
 from interlingua.evaluation.tasks.spec import TaskSpec
@@ -266,12 +267,12 @@ def _record(client, candidate: ModelVersionRef, alias: str, record: dict, table:
     """An MLflow run with decision.json and decision.txt; tags on the candidate version point at it."""
     experiment = client.get_experiment_by_name(PROMOTION_EXPERIMENT)
     experiment_id = experiment.experiment_id if experiment else client.create_experiment(PROMOTION_EXPERIMENT)
-    run = client.create_run(experiment_id, run_name=f"promote-{candidate.name}-v{candidate.version}-{alias}",
-                            tags={f"{TAG_PREFIX}.candidate": candidate.uri, f"{TAG_PREFIX}.alias": alias})
+    run = tracking.create_run(experiment_id, f"promote-{candidate.name}-v{candidate.version}-{alias}",
+                              {f"{TAG_PREFIX}.candidate": candidate.uri, f"{TAG_PREFIX}.alias": alias}, client)
     run_id = run.info.run_id
-    client.log_dict(run_id, record, "decision.json")
-    client.log_text(run_id, f"{record['reason']}\n\n{table}\n", "decision.txt")
-    client.log_param(run_id, "margin", record["margin"])
+    tracking.log_dict(record, "decision.json", run_id, client)
+    tracking.log_text(f"{record['reason']}\n\n{table}\n", "decision.txt", run_id, client)
+    tracking.log_params({"margin": record["margin"]}, run_id, client)
     for key, value in record["scores"].get(candidate.uri, {}).items():
         client.log_metric(run_id, f"candidate.{key}", value)
     for key, value in (record["scores"].get(record["holder"]) or {}).items():
@@ -291,8 +292,8 @@ def _record(client, candidate: ModelVersionRef, alias: str, record: dict, table:
         "run_id": run_id,
         "decided_at": record["decided_at"],
     }
-    for key, value in tags.items():
-        client.set_model_version_tag(candidate.name, candidate.version, f"{prefix}.{key}", value)
+    tracking.set_model_version_tags(candidate.name, candidate.version,
+                                    {f"{prefix}.{key}": value for key, value in tags.items()}, client)
     return run_id
 
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
+from interlingua.core import tracking
 from interlingua.core.errors import UserError
 from interlingua.models.load import extra_modules
 from interlingua.models.model_card import ModelCard
@@ -87,7 +88,7 @@ def log_and_register_encoder(encoder_dir: str, name: str, alias: str, run_id: st
         from sentence_transformers.sentence_transformer.modules import Normalize
 
         model.append(Normalize())  # served vectors = SentenceEncoder.encode's (unit length)
-    readme = card.to_markdown() if card else _default_readme(encoder_dir, name)
+    readme = tracking.masked(card.to_markdown() if card else _default_readme(encoder_dir, name))
     model._model_card_text = readme  # sentence-transformers writes this text as README.md on save
     dim = int(model.get_embedding_dimension())
     with mlflow.start_run(run_id=run_id):
@@ -101,9 +102,9 @@ def log_and_register_encoder(encoder_dir: str, name: str, alias: str, run_id: st
         )
     version = str(info.registered_model_version)
     client = MlflowClient()
-    client.update_model_version(name, version, description=readme)
-    for key, value in {**(card.tags() if card else {}), **(tags or {}), "interlingua.embedding_dim": str(dim)}.items():
-        client.set_model_version_tag(name, version, key, str(value))
+    tracking.describe_model_version(name, version, readme, client)
+    tracking.set_model_version_tags(name, version, {**(card.tags() if card else {}), **(tags or {}),
+                                                    "interlingua.embedding_dim": str(dim)}, client)
     client.set_registered_model_alias(name, alias, version)
     return RegisteredEncoder(name, version, alias)
 

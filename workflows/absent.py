@@ -126,14 +126,14 @@ def run(config: AbsentConfig, *, address: str | None = None) -> dict:
 
     import mlflow
 
-    from interlingua.core.params import flatten
+    from interlingua.core import tracking
 
     configure_mlflow(config.experiment, state)
     with mlflow.start_run(run_name=f"absent-{time.strftime('%Y%m%d-%H%M%S')}") as active:
         run_id = active.info.run_id
-        mlflow.log_params(flatten({"bitext_origin": bitext.origin, "pairs": len(x), "test_pairs": len(tx),
-                                   "test_origin": test_origin, **config.model_dump(mode="json")}))
-        mlflow.set_tags({"interlingua.workflow": "absent", "interlingua.languages": f"{src_lang},{tgt_lang}"})
+        tracking.log_params({"bitext_origin": bitext.origin, "pairs": len(x), "test_pairs": len(tx),
+                             "test_origin": test_origin, **config.model_dump(mode="json")})
+        tracking.set_tags({"interlingua.workflow": "absent", "interlingua.languages": f"{src_lang},{tgt_lang}"})
         mlflow.log_metrics({f"rejected.{k}": v for k, v in {**rejects, **bitext.rejected}.items()})
     with stages("train + evaluate"):
         results, histories, saved = _sweep(config, x, y, tx, ty)

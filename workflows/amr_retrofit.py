@@ -30,7 +30,7 @@ from pydantic import Field, field_validator
 from interlingua.trainers.engine.config import TrainConfig
 from interlingua.core.config import Config
 from interlingua.core.names import RegistryAlias, SafeName
-from interlingua.core.params import flatten
+from interlingua.core import tracking
 
 DESCRIPTION = "retrofit a multilingual encoder with AMR graphs of an amr-corpus version (Cai et al. 2022)"
 ENGLISH = "en"
@@ -137,17 +137,17 @@ def run(config: AmrRetrofitConfig, *, address: str | None = None) -> dict[str, A
                 extended_dir, extension = _extend_encoder(model_uri, symbols, out_dir / "extended-encoder")
                 print(f"  added {len(extension.added)} tokens ({len(extension.skipped)} kept aside: {extension.skipped}); "
                       f"extended encoder in {extended_dir}")
-            mlflow.log_params(flatten({
+            tracking.log_params({
                 "model": model_uri, "corpus": f"{manifest.name}@{manifest.version}", "languages": ",".join(languages),
                 "min_symbol_count": config.min_symbol_count,
                 "english_graph_probability": config.english_graph_probability,
                 "symbols_frequent": len(symbols), "symbols_added": len(extension.added),
                 "triples": len(triples), "triples_skipped": counts["skipped_missing_english"],
                 "train": config.train.model_dump(),
-            }))
-            mlflow.set_tags({"interlingua.workflow": "amr-retrofit", "corpus.version": manifest.version})
-            mlflow.log_dict({"added": extension.added, "skipped": extension.skipped}, "amr/vocabulary.json")
-            mlflow.log_dict(dict(sorted(counts.items())), "amr/mixing.json")
+            })
+            tracking.set_tags({"interlingua.workflow": "amr-retrofit", "corpus.version": manifest.version})
+            tracking.log_dict({"added": extension.added, "skipped": extension.skipped}, "amr/vocabulary.json")
+            tracking.log_dict(dict(sorted(counts.items())), "amr/mixing.json")
 
         with stages("train"):
             import ray.data

@@ -33,7 +33,7 @@ def run(config: CombineConfig, *, address: str | None = None) -> dict[str, Any]:
     import mlflow
 
     from interlingua.core.errors import UserError
-    from interlingua.core.params import flatten
+    from interlingua.core import tracking
     from interlingua.core.progress import Stages
     from interlingua.core.runtime import configure_mlflow, state_dir
     from interlingua.models.combined import CombinedEncoder
@@ -56,8 +56,8 @@ def run(config: CombineConfig, *, address: str | None = None) -> dict[str, Any]:
         combined = CombinedEncoder(first, second, config.mode)
     with mlflow.start_run(run_name=f"combine-{time.strftime('%Y%m%d-%H%M%S')}") as mlflow_run:
         run_id = mlflow_run.info.run_id
-        mlflow.log_params(flatten({"first": config.first, "second": config.second, "mode": config.mode}))
-        mlflow.set_tags({"interlingua.workflow": "combine"})
+        tracking.log_params({"first": config.first, "second": config.second, "mode": config.mode})
+        tracking.set_tags({"interlingua.workflow": "combine"})
     out_dir = state / "combine" / run_id
     with stages("save"):
         folder = combined.save(out_dir / "encoder")

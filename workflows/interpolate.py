@@ -39,7 +39,7 @@ CONFIG = InterpolateConfig
 def run(config: InterpolateConfig, *, address: str | None = None) -> dict[str, Any]:
     import mlflow
 
-    from interlingua.core.params import flatten
+    from interlingua.core import tracking
     from interlingua.core.redact import redact
     from interlingua.core.progress import Stages
     from interlingua.core.runtime import assets_dir, configure_mlflow, state_dir
@@ -67,8 +67,8 @@ def run(config: InterpolateConfig, *, address: str | None = None) -> dict[str, A
     configure_mlflow(config.experiment, state)
     with mlflow.start_run(run_name=f"interpolate-{time.strftime('%Y%m%d-%H%M%S')}") as mlflow_run:
         run_id = mlflow_run.info.run_id
-        mlflow.log_params(flatten({"first": first_uri, "second": config.second, "alpha": config.alpha}))
-        mlflow.set_tags({"interlingua.workflow": "interpolate"})
+        tracking.log_params({"first": first_uri, "second": config.second, "alpha": config.alpha})
+        tracking.set_tags({"interlingua.workflow": "interpolate"})
     out_dir = state / "interpolate" / run_id
     with stages("interpolate"):
         folder = interpolate_folders(first_dir, second_dir, config.alpha, out_dir / "encoder")

@@ -122,15 +122,13 @@ def run(config: MeaningHeadConfig, *, address: str | None = None) -> dict:
 
     import mlflow
 
-    from interlingua.core.redact import redact_text
+    from interlingua.core import tracking
 
     configure_mlflow(config.experiment, state)
     with mlflow.start_run(run_name=f"meaning-head-{time.strftime('%Y%m%d-%H%M%S')}") as active:
         run_id = active.info.run_id
-        from interlingua.core.params import flatten
-
-        mlflow.log_params(flatten({"model": spec, "bitext": bitext.origin, "pairs": len(pairs), **config.model_dump(mode="json")}))
-        mlflow.set_tags({"interlingua.workflow": "meaning-head", "interlingua.base_model": redact_text(spec)})
+        tracking.log_params({"model": spec, "bitext": bitext.origin, "pairs": len(pairs), **config.model_dump(mode="json")})
+        tracking.set_tags({"interlingua.workflow": "meaning-head", "interlingua.base_model": spec})
         mlflow.log_metrics({"bitext.pairs": len(pairs), "bitext.rejected_nan": rejected_nan,
                             **{f"bitext.rejected_{k}": v for k, v in bitext.rejected.items()}})
 
@@ -482,10 +480,6 @@ def _base_folder(spec: str, scratch: Path) -> Path:
 
 
 def _register(folder: Path, config: MeaningHeadConfig, run_id: str, spec: str, bitext, rows: list[dict]):
-    import inspect
-
-    from mlflow.tracking import MlflowClient
-
     from interlingua.models.model_card import ModelCard
     from interlingua.models.registry import log_and_register_encoder
 
@@ -495,10 +489,4 @@ def _register(folder: Path, config: MeaningHeadConfig, run_id: str, spec: str, b
                      evaluation=[{"method": r["method"], **{t: s["mean"] for t, s in r["tasks"].items()}} for r in rows],
                      description="Frozen base encoder + meaning head MLP_M (Tiyajamorn et al. 2021); "
                                  "similarity = cosine of the meaning embeddings.")
-    if "card" in inspect.signature(log_and_register_encoder).parameters:
-        return log_and_register_encoder(str(folder), config.registered_model, config.alias, run_id, card=card)
-    registered = log_and_register_encoder(str(folder), config.registered_model, config.alias, run_id)
-    client = MlflowClient()
-    for key, value in card.tags().items():
-        client.set_model_version_tag(registered.name, registered.version, key, value)
-    return registered
+    return log_and_register_encoder(str(folder), config.registered_model, config.alias, run_id, card=card)

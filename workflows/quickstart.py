@@ -15,7 +15,7 @@ from pydantic import Field
 from interlingua.trainers.engine.config import TrainConfig
 from interlingua.core.config import Config
 from interlingua.core.names import RegistryAlias, SafeName
-from interlingua.core.params import flatten
+from interlingua.core import tracking
 
 DESCRIPTION = "fine-tune multilingual-e5-small on the en-es Bible with translation ranking; evaluate; register"
 
@@ -75,7 +75,6 @@ def run(config: QuickstartConfig, *, address: str | None = None) -> dict:
     from interlingua.operators.corpus.store import CorpusStore
     from interlingua.trainers.engine.fit import fit
     from interlingua.models.registry import log_and_register_encoder
-    from interlingua.core.redact import redact
     from interlingua.workflows.resume import workflow_run
 
     experiment_id = configure_mlflow(config.experiment, state)
@@ -85,10 +84,10 @@ def run(config: QuickstartConfig, *, address: str | None = None) -> dict:
                       run_name=f"quickstart-{time.strftime('%Y%m%d-%H%M%S')}") as tracked:
         run_id = tracked.run_id
         with mlflow.start_run(run_id=run_id):
-            mlflow.log_params(flatten({"model": model_uri, "corpus": f"{manifest.name}@{manifest.version}",
-                                       **config.train.model_dump()}))
-            mlflow.set_tags({"interlingua.workflow": "quickstart", "corpus.version": manifest.version})
-            mlflow.log_dict(redact(json.loads(manifest.to_json())), "corpus/manifest.json")
+            tracking.log_params({"model": model_uri, "corpus": f"{manifest.name}@{manifest.version}",
+                                 **config.train.model_dump()})
+            tracking.set_tags({"interlingua.workflow": "quickstart", "corpus.version": manifest.version})
+            tracking.log_dict(json.loads(manifest.to_json()), "corpus/manifest.json")
 
         with stages("train"):
             dataset = CorpusStore(corpus_root(state)).read_ray(manifest.name, manifest.version, columns=["src", "tgt"])
@@ -108,8 +107,8 @@ def run(config: QuickstartConfig, *, address: str | None = None) -> dict:
                 for task, scores in table.items():
                     for which in ("base", "tuned"):
                         mlflow.log_metric(f"eval.{task}.{which}", scores[which])
-                mlflow.log_text(report, "eval/retrieval.txt")
-                mlflow.log_dict(table, "eval/retrieval.json")
+                tracking.log_text(report, "eval/retrieval.txt")
+                tracking.log_dict(table, "eval/retrieval.json")
 
     summary = {"run_id": run_id, "model_uri": registered.uri, "corpus": f"{manifest.name}@{manifest.version}",
                "train_metrics": {k: v for k, v in result.metrics.items() if isinstance(v, (int, float))},

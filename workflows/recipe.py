@@ -26,7 +26,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from interlingua.core.redact import redact, redact_text
+from interlingua.core import tracking
+from interlingua.core.redact import redact_text
 from interlingua.workflows.recipe_spec import (RecipeConfig, RecipeError, seeded_stages, stage_hash, stage_outputs,
                                                substitute, validate_recipe)
 
@@ -86,10 +87,10 @@ def run(config: RecipeConfig, *, address: str | None = None) -> dict[str, Any]:
     state_root = state_dir(config.state_dir)
     experiment_id = configure_mlflow(config.experiment, state_root)
     client = MlflowClient()
-    parent = client.create_run(experiment_id, run_name=f"recipe-{config.name}-{time.strftime('%Y%m%d-%H%M%S')}",
-                               tags={"interlingua.workflow": "recipe", "interlingua.recipe": config.name})
+    parent = tracking.create_run(experiment_id, f"recipe-{config.name}-{time.strftime('%Y%m%d-%H%M%S')}",
+                                 {"interlingua.workflow": "recipe", "interlingua.recipe": config.name}, client)
     parent_id = parent.info.run_id
-    _log_dict(client, parent_id, config.model_dump(mode="json"), "recipe/recipe.json")
+    tracking.log_dict(config.model_dump(mode="json"), "recipe/recipe.json", parent_id, client)
     print(f"recipe {config.name}: {len(order)} stages ({' -> '.join(order)}); parent run {parent_id}")
     seeded = seeded_stages(config)
     if config.seeds:
@@ -121,7 +122,7 @@ def run(config: RecipeConfig, *, address: str | None = None) -> dict[str, Any]:
                "state": str(state_path), "seconds": round(time.time() - started, 1)}
     if table:
         summary["results"] = table
-    _log_dict(client, parent_id, summary, "recipe/summary.json")
+    tracking.log_dict(summary, "recipe/summary.json", parent_id, client)
     _end_run(client, parent_id, "FINISHED")
     return summary
 
@@ -166,22 +167,23 @@ def _run_stage(config: RecipeConfig, name: str, key: str, seed: int | None, outp
     if action == "skip":
         outputs[name] = state[key]["outputs"]
         print(f"[{label}] unchanged (hash {digest}): skipped; outputs from run {state[key].get('run_id')}")
-        client.set_tag(parent_id, f"stage.{key}", f"skipped:{state[key].get('run_id')}")
+        tracking.set_tags({f"stage.{key}": f"skipped:{state[key].get('run_id')}"}, parent_id, client)
         return name == config.stop_after
     if action == "resume":
         run_id = state[key]["run_id"]
-        client.set_tag(run_id, "mlflow.parentRunId", parent_id)
+        tracking.set_tags({"mlflow.parentRunId": parent_id}, run_id, client)
         print(f"[{label}] {stage.workflow}: resuming run {run_id}")
     else:
-        run_id = client.create_run(experiment_id, run_name=f"{config.name}/{key}",
-                                   tags={"mlflow.parentRunId": parent_id, "interlingua.recipe": config.name,
-                                         "interlingua.stage": name,
-                                         **({"interlingua.seed": str(seed)} if key != name else {})}).info.run_id
+        run_id = tracking.create_run(experiment_id, f"{config.name}/{key}",
+                                     {"mlflow.parentRunId": parent_id, "interlingua.recipe": config.name,
+                                      "interlingua.stage": name,
+                                      **({"interlingua.seed": str(seed)} if key != name else {})}, client).info.run_id
         print(f"[{label}] {stage.workflow}: run {run_id}")
-    _log_dict(client, run_id, {"workflow": stage.workflow, "config": resolved, "hash": digest}, "stage/config.json")
+    tracking.log_dict({"workflow": stage.workflow, "config": resolved, "hash": digest}, "stage/config.json", run_id,
+                      client)
     state[key] = {"hash": digest, "status": "running", "run_id": run_id, "workflow": stage.workflow}
     save_state(state_path, state)
-    client.set_tag(parent_id, f"stage.{key}", f"running:{run_id}")
+    tracking.set_tags({f"stage.{key}": f"running:{run_id}"}, parent_id, client)
     os.environ["MLFLOW_RUN_ID"] = run_id  # the workflow's mlflow.start_run() opens this child run
     try:
         summary = workflow.run(stage_config, address=address)
@@ -195,12 +197,12 @@ def _run_stage(config: RecipeConfig, name: str, key: str, seed: int | None, outp
     if mlflow.active_run() is not None:
         mlflow.end_run()
     outputs[name] = _pinned(stage_outputs(summary))
-    _log_dict(client, run_id, outputs[name], "stage/outputs.json")
-    client.set_tag(run_id, "mlflow.runName", f"{config.name}/{key}")
+    tracking.log_dict(outputs[name], "stage/outputs.json", run_id, client)
+    tracking.set_tags({"mlflow.runName": f"{config.name}/{key}"}, run_id, client)
     _end_run(client, run_id, "FINISHED")
     state[key] = {**state[key], "status": "done", "outputs": outputs[name]}
     save_state(state_path, state)
-    client.set_tag(parent_id, f"stage.{key}", f"done:{run_id}")
+    tracking.set_tags({f"stage.{key}": f"done:{run_id}"}, parent_id, client)
     if name == config.stop_after:
         print(f"recipe {config.name}: stopped after {label} (stop_after); rerun without it to go on")
         return True
@@ -219,8 +221,8 @@ def _results(config: RecipeConfig, evaluations: dict[str, list[list[dict]]], cli
     table, document = results_table(columns)
     seeds = f"mean ± std over seeds {config.seeds}" if config.seeds else "one run"
     print(f"recipe {config.name}: results ({seeds}; comparisons: ± over evaluation seeds)\n{table}")
-    client.log_text(parent_id, redact_text(table) + "\n", "recipe/results.md")
-    _log_dict(client, parent_id, {"seeds": config.seeds, "rows": document}, "recipe/results.json")
+    tracking.log_text(table + "\n", "recipe/results.md", parent_id, client)
+    tracking.log_dict({"seeds": config.seeds, "rows": document}, "recipe/results.json", parent_id, client)
     return table
 
 
@@ -239,11 +241,6 @@ def _compare_columns(config: RecipeConfig) -> dict[str, dict]:
         if m.primary:
             columns.setdefault(m.model, {}).setdefault((m.task, m.language, m.metric), []).append(m.value)
     return columns
-
-
-def _log_dict(client, run_id: str, data: Any, path: str) -> None:
-    """``data`` as the JSON artifact ``path`` of ``run_id``, credentials masked (configs and outputs hold URIs)."""
-    client.log_dict(run_id, redact(data), path)
 
 
 def _end_run(client, run_id: str, status: str) -> None:

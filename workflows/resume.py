@@ -20,6 +20,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from interlingua.core import tracking
+
 RESUME_TAG = "interlingua.resume_key"
 COMPLETE_TAG = "interlingua.complete"
 WORKFLOW_TAG = "interlingua.workflow"
@@ -66,14 +68,14 @@ def workflow_run(workflow: str, config: Any, experiment_id: str, run_name: str) 
         client.update_run(run_id, status="RUNNING")
         print(f"  continuing MLflow run {run_id} (same workflow and config, not completed)", flush=True)
     else:
-        run = client.create_run(experiment_id, run_name=run_name,
-                                tags={RESUME_TAG: key, COMPLETE_TAG: "false", WORKFLOW_TAG: workflow})
+        run = tracking.create_run(experiment_id, run_name,
+                                  {RESUME_TAG: key, COMPLETE_TAG: "false", WORKFLOW_TAG: workflow}, client)
         run_id = run.info.run_id
     try:
         yield WorkflowRun(run_id, resumed, key)
     except BaseException:
         client.set_terminated(run_id, "FAILED")
         raise
-    client.set_tag(run_id, COMPLETE_TAG, "true")
+    tracking.set_tags({COMPLETE_TAG: "true"}, run_id, client)
     client.set_terminated(run_id, "FINISHED")
 

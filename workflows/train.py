@@ -27,7 +27,7 @@ from typing import Any
 from pydantic import Field, model_validator
 
 from interlingua.core.config import Config
-from interlingua.core.params import flatten
+from interlingua.core import tracking
 from interlingua.trainers.engine.config import TrainConfig
 from interlingua.core.names import RegistryAlias, SafeName
 from interlingua.workflows.word_retrieval_check import check_corpus, select_heldout, wanted_rows, word_columns
@@ -165,16 +165,16 @@ def run(config: TrainWorkflowConfig, *, address: str | None = None) -> dict[str,
     configure_mlflow(config.experiment, state)
     with mlflow.start_run(run_name=f"train-{train.objective}-{time.strftime('%Y%m%d-%H%M%S')}") as mlflow_run:
         run_id = mlflow_run.info.run_id
-        mlflow.log_params(flatten({"model": model_uri, "corpus": f"{manifest.name}@{manifest.version}",
-                                   "columns": mapping, "max_rows": config.max_rows, "train": train.model_dump()}))
-        mlflow.set_tags({"interlingua.workflow": "train", "interlingua.objective": train.objective,
-                         "corpus.version": manifest.version})
-        mlflow.log_dict(json.loads(manifest.to_json()), "corpus/manifest.json")
+        tracking.log_params({"model": model_uri, "corpus": f"{manifest.name}@{manifest.version}",
+                             "columns": mapping, "max_rows": config.max_rows, "train": train.model_dump()})
+        tracking.set_tags({"interlingua.workflow": "train", "interlingua.objective": train.objective,
+                           "corpus.version": manifest.version})
+        tracking.log_dict(json.loads(manifest.to_json()), "corpus/manifest.json")
 
     with stages("data"):
         heldout = select_heldout(store, manifest, heldout_rows, config.word_retrieval_seed, word_cols) if heldout_rows else None
         dataset, counts = _dataset(store, manifest, mapping, train, config, pack, heldout["id"] if heldout else ())
-        mlflow.tracking.MlflowClient().log_dict(run_id, counts, "corpus/training_rows.json")
+        tracking.log_dict(counts, "corpus/training_rows.json", run_id)
         print(f"  {counts['rows']} training rows ({counts['excluded_pack']} dropped: text in the benchmark pack"
               + (f"; {counts['heldout_word_retrieval']} held out for word retrieval)" if heldout else ")"))
         _check_enough(train, counts["rows"])
