@@ -1,11 +1,20 @@
-"""Truncated or corrupt compressed inputs (``.gz``, ``.bz2``, ``.xz``): one error naming the file and the byte
-offset, unless the workflow's ``allow_truncated_inputs`` publishes the part read (marked partial). A line reader
-raises :func:`cut_short`'s error, which says how many complete lines came before the damage."""
+"""Compressed inputs: opening one decompressed, and what goes wrong with one.
+
+- :func:`open_compressed` opens an input decompressed by its name (fsspec's ``compression="infer"``), after
+  :func:`require_decompressor`: fsspec decompresses ``.zst`` (``.lz4``) only when an optional package is importable
+  (``zstandard``, ``backports.zstd`` or Python 3.14's ``compression.zstd``; ``lz4``) and otherwise hands back the
+  compressed bytes, which would be read as text (garbage rows, or none). Such an input is refused in one line
+  naming the package to install; workflows check their inputs so before Ray (:func:`interlingua.core.inputs.require_input_files`).
+- Truncated or corrupt compressed inputs (``.gz``, ``.bz2``, ``.xz``): one error naming the file and the byte
+  offset, unless the workflow's ``allow_truncated_inputs`` publishes the part read (marked partial). A line reader
+  raises :func:`cut_short`'s error, which says how many complete lines came before the damage.
+"""
 
 from __future__ import annotations
 
 import gzip
 import lzma
+import os
 import zlib
 
 from interlingua.core.errors import UserError
@@ -15,6 +24,32 @@ from interlingua.core.redact import redact_text
 DECOMPRESSION_ERRORS = (EOFError, zlib.error, gzip.BadGzipFile, lzma.LZMAError, OSError)
 
 ALLOW_HINT = "set allow_truncated_inputs=true to publish what was read, marked partial in the manifest"
+
+#: Name suffixes fsspec decompresses only with an optional package: suffix -> (the compression, the package to install).
+OPTIONAL_DECOMPRESSORS = {"zst": ("zstd", "zstandard"), "lz4": ("lz4", "lz4")}
+
+
+def require_decompressor(url: str, what: str = "input") -> None:
+    """:class:`UserError` when ``url``'s name says a compression (:data:`OPTIONAL_DECOMPRESSORS`) that fsspec cannot
+    decompress here: ``compression="infer"`` decides by the same suffix and, without the package, reads the raw bytes."""
+    from fsspec.utils import infer_compression
+
+    import fsspec.compression  # noqa: F401  (registers the optional decompressors that are importable)
+
+    suffix = os.path.splitext(str(url))[-1].strip(".").lower()  # as fsspec's infer_compression takes it
+    if suffix in OPTIONAL_DECOMPRESSORS and infer_compression(str(url)) is None:
+        compression, package = OPTIONAL_DECOMPRESSORS[suffix]
+        raise UserError(f"{what} {redact_text(str(url))} is {compression}-compressed (.{suffix}) but no {compression} "
+                        f"decompressor is installed, so it would be read as compressed bytes (hint: pip install {package})")
+
+
+def open_compressed(url: str, mode: str = "rb", **kwargs):
+    """``fsspec.open(url, mode, compression="infer", **kwargs)`` for reading an input decompressed by its name;
+    refused first by :func:`require_decompressor` when that needs a package that is not installed."""
+    import fsspec
+
+    require_decompressor(url)
+    return fsspec.open(url, mode, compression="infer", **kwargs)
 
 
 class TruncatedInputError(UserError):

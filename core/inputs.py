@@ -1,7 +1,7 @@
 """Checks on the user's inputs and outputs that run before Ray or a model starts: one line each, with a hint.
 
 - :func:`require_input_files`: every input exists and is not empty (an empty file used to surface as a traceback
-  after Ray's start-up).
+  after Ray's start-up), and one named ``.zst`` is decompressed here (:func:`~interlingua.core.archives.require_decompressor`).
 - :func:`require_writable`: a local output folder (a corpus store, the state folder) can be created and written;
   :func:`require_writable_file`: a local output file's folder exists and can be written.
 Remote URLs (``s3://`` …) are checked for existence only where listing is cheap; writability is left to the write.
@@ -22,10 +22,14 @@ from interlingua.core.redact import redact_text
 
 
 def require_input_files(urls: Iterable[str], what: str = "input") -> None:
-    """:class:`UserError` for the first of ``urls`` that is missing, a folder, or empty (0 bytes)."""
+    """:class:`UserError` for the first of ``urls`` that is missing, a folder, or empty (0 bytes), or compressed by
+    its name with a codec no installed package decompresses (``.zst`` without zstandard: it would be read raw)."""
     import fsspec
 
+    from interlingua.core.archives import require_decompressor
+
     for url in urls:
+        require_decompressor(str(url), what)
         shown = redact_text(str(url))
         try:
             fs, path = fsspec.core.url_to_fs(str(url))

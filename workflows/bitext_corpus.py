@@ -45,7 +45,7 @@ from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
-from interlingua.core.archives import DECOMPRESSION_ERRORS, TruncatedInputError, cut_short
+from interlingua.core.archives import DECOMPRESSION_ERRORS, TruncatedInputError, cut_short, open_compressed
 from interlingua.core.config import Config
 from interlingua.core.errors import UserError
 from interlingua.core.names import SafeName
@@ -122,7 +122,7 @@ def resolve_format(config: BitextCorpusConfig, source: str) -> str:
     name = source.lower().split("?")[0]
     if name.endswith((".parquet", ".pq")):
         return "parquet"
-    if name.endswith((".tsv", ".tsv.gz", ".tsv.bz2", ".tsv.xz", ".tab")):
+    if name.endswith((".tsv", ".tsv.gz", ".tsv.bz2", ".tsv.xz", ".tsv.zst", ".tab")):
         return "tsv"
     raise UserError(f"cannot tell the format of {source}: set format (text with target, tsv or parquet)")
 
@@ -175,13 +175,11 @@ def _read_text(source: str, target: str, limit: int | None) -> list[dict[str, An
 
 
 def _read_tsv(source: str, limit: int | None) -> list[dict[str, Any]]:
-    import fsspec
-
     from interlingua.operators.bitext.parallel_lines import _decode
 
     rows, offset = [], 0
     try:
-        handle_ctx = fsspec.open(source, "rb", compression="infer")
+        handle_ctx = open_compressed(source, "rb")
         with handle_ctx as handle:
             lines = iter(handle.readline, b"")
             for number in itertools.count(1):

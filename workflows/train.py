@@ -256,8 +256,10 @@ def _local_path(url: str) -> Path | None:
 
 
 def check_entity_vectors(train: TrainConfig) -> None:
-    """EASE: a local ``entity_vectors`` (or ``entity_vector_ids``) path that does not exist fails here, before Ray,
-    not as a worker error after the workers started. Remote URLs are left to the workers."""
+    """EASE: a local ``entity_vectors`` (or ``entity_vector_ids``) path that does not exist, or one named ``.zst``
+    with no zstd decompressor installed (local or remote), fails here, before Ray, not as a worker error after the
+    workers started. Remote URLs are otherwise left to the workers."""
+    from interlingua.core.archives import require_decompressor
     from interlingua.core.errors import UserError
 
     if train.objective != "ease":
@@ -267,6 +269,7 @@ def check_entity_vectors(train: TrainConfig) -> None:
         value = getattr(options, key, None)
         if not value or value == CORPUS_ENTITIES:
             continue
+        require_decompressor(value, f"train.{key}")
         path = _local_path(value)
         if path is not None and not path.exists():
             raise UserError(f"train.{key} {value} does not exist (hint: a word2vec text file, a .npy matrix with "

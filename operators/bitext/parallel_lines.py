@@ -11,7 +11,8 @@ Lines end at ``\\n`` only (a trailing ``\\r`` is removed); Unicode line separato
 stay in it, so line numbers equal ``wc -l``'s (plus a last line without a newline). A UTF-8 byte order mark
 at the start of a file is not text: it is removed from the first line (it was aligned as a word, and kept the
 pair from deduplicating against the same pair without it). Compressed files (``.gz``, ``.bz2``, ``.xz``,
-``.zst`` …) are read decompressed, as TSV inputs are; one cut short or corrupt yields the pairs whose lines are
+``.zst`` …) are read decompressed, as TSV inputs are (:func:`~interlingua.core.archives.open_compressed`: a ``.zst``
+file with no zstd decompressor installed is refused, not read raw); one cut short or corrupt yields the pairs whose lines are
 complete before the damage, then raises :class:`~interlingua.core.archives.TruncatedInputError` naming that file
 (no line count check: the lines after the damage cannot be counted).
 """
@@ -21,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from interlingua.core.archives import DECOMPRESSION_ERRORS, TruncatedInputError, cut_short
+from interlingua.core.archives import DECOMPRESSION_ERRORS, TruncatedInputError, cut_short, open_compressed
 
 
 class LineCountMismatch(ValueError):
@@ -41,10 +42,8 @@ class LinePair:
 def count_lines(path: str) -> int:
     """Lines in ``path`` as :func:`read_parallel_lines` counts them. A compressed file cut short or corrupt raises
     :class:`~interlingua.core.archives.TruncatedInputError` whose ``lines`` are the complete lines before the damage."""
-    import fsspec
-
     lines, last = 0, b""
-    with fsspec.open(path, "rb", compression="infer") as handle:
+    with open_compressed(path, "rb") as handle:
         read = getattr(handle, "read1", handle.read)  # one decompressed block at a time: none lost at the damage
         try:
             while chunk := read(1 << 20):
@@ -59,8 +58,6 @@ def read_parallel_lines(src_path: str, tgt_path: str) -> Iterator[LinePair]:
     """Yield one :class:`LinePair` per line; raises :class:`LineCountMismatch` before reading any. A damaged
     compressed file: the pairs up to its last complete line, then its
     :class:`~interlingua.core.archives.TruncatedInputError`."""
-    import fsspec
-
     counts, damage = [], None
     for path in (src_path, tgt_path):
         try:
@@ -74,8 +71,7 @@ def read_parallel_lines(src_path: str, tgt_path: str) -> Iterator[LinePair]:
             f"{src_path} has {src_count} lines but {tgt_path} has {tgt_count} lines; "
             "source and target must have one sentence per line, line for line"
         )
-    with fsspec.open(src_path, "rb", compression="infer") as src_file, \
-            fsspec.open(tgt_path, "rb", compression="infer") as tgt_file:
+    with open_compressed(src_path, "rb") as src_file, open_compressed(tgt_path, "rb") as tgt_file:
         src_offset = tgt_offset = 0
         for number in range(1, min(counts) + 1):
             src_raw, tgt_raw = _line(src_file, src_path, number), _line(tgt_file, tgt_path, number)

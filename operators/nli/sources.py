@@ -13,6 +13,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
+from interlingua.core.archives import open_compressed
 from interlingua.operators.nli.triples import JSON_ERROR
 
 _FILE_SUFFIXES = (".jsonl", ".json", ".jsonl.gz", ".json.gz", ".jsonl.bz2", ".json.bz2")
@@ -23,9 +24,7 @@ def is_jsonl_source(source: str) -> bool:
 
 
 def read_jsonl_rows(url: str) -> Iterator[dict[str, Any]]:
-    import fsspec
-
-    with fsspec.open(url, "rt", encoding="utf-8", compression="infer") as handle:
+    with open_compressed(url, "rt", encoding="utf-8") as handle:
         for number, line in enumerate(handle, start=1):
             if not line.strip():
                 continue

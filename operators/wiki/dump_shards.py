@@ -23,6 +23,8 @@ from dataclasses import dataclass
 
 import fsspec
 
+from interlingua.core.archives import open_compressed
+
 BZ2_MAGIC = b"BZh"
 READ_CHUNK_BYTES = 1 << 20
 
@@ -63,7 +65,7 @@ def read_multistream_offsets(index_url: str) -> list[int]:
     Compression is inferred from the file name (``.bz2``), so both index flavours work.
     """
     offsets: set[int] = set()
-    with fsspec.open(index_url, "rt", encoding="utf-8", compression="infer") as handle:
+    with open_compressed(index_url, "rt", encoding="utf-8") as handle:
         for line_number, line in enumerate(handle, start=1):
             line = line.strip()
             if not line:

@@ -18,6 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 import fsspec
 import numpy as np
 
+from interlingua.core.archives import open_compressed
 from interlingua.core.safe_load import load_array
 
 ENTITY_PREFIX = "ENTITY/"
@@ -36,7 +37,7 @@ def load_entity_vectors(url: str, ids_url: str | None = None) -> dict[str, np.nd
             raise ValueError(f"{url!r} has shape {matrix.shape}; expected ({len(ids)}, dim) to match {ids_url!r}")
         return {_strip_prefix(i): matrix[row].astype(np.float32) for row, i in enumerate(ids)}
     vectors: dict[str, np.ndarray] = {}
-    with fsspec.open(url, "rt", encoding="utf-8", compression="infer") as handle:
+    with open_compressed(url, "rt", encoding="utf-8") as handle:
         header = handle.readline().split()
         if len(header) != 2 or not all(part.isdigit() for part in header):
             raise ValueError(f"{url!r} is not word2vec text format: first line should be 'count dim', got {header!r}")

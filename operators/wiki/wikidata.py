@@ -20,7 +20,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-import fsspec
+from interlingua.core.archives import open_compressed
 
 _SQL_TUPLE = re.compile(r"\((\d+),'((?:[^'\\]|\\.)*)','((?:[^'\\]|\\.)*)',(?:NULL|[-+0-9.eE]+)\)")
 _SQL_ESCAPE = re.compile(r"\\(.)")
@@ -60,7 +60,7 @@ def load_wikidata_json(url: str, langs: Iterable[str]) -> EntityCatalog:
     """
     wanted = {f"{lang}wiki": lang for lang in langs}
     catalog = EntityCatalog(id_source="wikidata_json", titles={lang: {} for lang in wanted.values()})
-    with fsspec.open(url, "rb", compression="infer") as handle:
+    with open_compressed(url, "rb") as handle:
         for raw in handle:
             line = raw.strip().rstrip(b",")
             if not line or line in (b"[", b"]"):
@@ -109,7 +109,7 @@ def _p31_types(entity: Mapping) -> tuple[str, ...]:
 def read_page_props_qids(url: str) -> dict[int, str]:
     """``page id → QID`` from a ``page_props`` SQL dump (``wikibase_item`` rows only)."""
     qids: dict[int, str] = {}
-    with fsspec.open(url, "rt", encoding="utf-8", errors="replace", compression="infer") as handle:
+    with open_compressed(url, "rt", encoding="utf-8", errors="replace") as handle:
         for line in handle:
             if not line.startswith("INSERT INTO"):
                 continue

@@ -24,6 +24,7 @@ from pathlib import Path
 import fsspec
 import numpy as np
 
+from interlingua.core.archives import open_compressed
 from interlingua.core.redact import redact_text
 from interlingua.core.runtime import state_tempdir
 from interlingua.core.safe_load import UnsafeFileError
@@ -97,14 +98,14 @@ def _local_path(url: str, scratch: Path) -> Path:
     it already is one, else a transcoded copy (e.g. gensim's UTF-16 Bulgarian dump, or a remote URL)."""
     fs, path = fsspec.core.url_to_fs(url)
     protocols = fs.protocol if isinstance(fs.protocol, tuple) else (fs.protocol,)
-    with fsspec.open(url, "rb", compression="infer") as handle:
+    with open_compressed(url, "rb") as handle:
         head = handle.read(4)
     utf16 = head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE))
     if "file" in protocols and path.endswith(".bz2") and not utf16:
         return Path(path)
     local = scratch / "dump.xml.bz2"
     with (
-        fsspec.open(url, "rt", compression="infer", encoding="utf-16" if utf16 else "utf-8") as source,
+        open_compressed(url, "rt", encoding="utf-16" if utf16 else "utf-8") as source,
         bz2.open(local, "wt", encoding="utf-8") as target,
     ):
         shutil.copyfileobj(source, target)

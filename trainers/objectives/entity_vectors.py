@@ -67,11 +67,11 @@ class _Collector:
 
 def load_word2vec_text(url: str) -> EntityVectors:
     """Read entity vectors from a word2vec text file at ``url`` (fsspec; ``.gz``/``.bz2`` by extension)."""
-    import fsspec
+    from interlingua.core.archives import open_compressed
 
     found = _Collector()
     dim: int | None = None
-    with fsspec.open(url, "rt", encoding="utf-8", compression="infer") as handle:
+    with open_compressed(url, "rt", encoding="utf-8") as handle:
         for line_number, line in enumerate(handle, start=1):
             parts = line.rstrip("\n").rstrip().split(" ")
             if line_number == 1 and len(parts) == 2 and all(part.isdigit() for part in parts):
