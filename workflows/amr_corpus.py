@@ -168,12 +168,13 @@ def run(config: AmrCorpusConfig, *, address: str | None = None) -> dict[str, Any
 
     require_input_files(input_urls(config))  # the user's mistakes, before Ray starts
     require_writable(config.store_root or corpus_root(), "corpus store")
+    fingerprints = build_fingerprints(input_urls(config))  # before reading: a file rewritten meanwhile is recorded as read
     build = build_triples(read_nli_rows(config.source, config.split))
     triples = build.triples[: config.max_triples] if config.max_triples else build.triples
     store = CorpusStore(config.store_root or corpus_root())
     # a parser or translation model rewritten in place: another version
     writer = store.open_version(config.corpus_name, redact(with_model_files(config.model_dump())),
-                                redact([config.source]), input_fingerprints=build_fingerprints(input_urls(config)))
+                                redact([config.source]), input_fingerprints=fingerprints)
     shards = plan_shards(len(triples), config.triples_per_shard)
     summary: dict[str, Any] = {"nli": build.summary(), "shards_total": len(shards), "shards_resumed": 0}
     if not writer.published:

@@ -79,7 +79,7 @@ def run(config: ApertiumBitextConfig, *, address: str | None = None) -> dict[str
     stages = Stages("apertium-bitext")
     state = state_dir(config.state_dir)
     with stages("english"):
-        english, source = _english_sentences(config)
+        english, source, fingerprints = _english_sentences(config)
         slices = _slices(english, config)
         print(f"  {len(english)} English sentences from {source}; "
               f"{', '.join(f'{lang} {len(ids)}' for lang, ids in slices.items())}")
@@ -93,11 +93,8 @@ def run(config: ApertiumBitextConfig, *, address: str | None = None) -> dict[str
     from interlingua.core.redact import redact
     from interlingua.workflows.bitext_source import publish_shards, published_summary
 
-    from interlingua.operators.corpus.input_fingerprints import build_fingerprints
-
     # no credentials in provenance; the source's fingerprint in the id: a source rewritten in place is built again
-    writer = store.open_version(config.name, redact(manifest_config), redact([source]),
-                                input_fingerprints=build_fingerprints([source]))
+    writer = store.open_version(config.name, redact(manifest_config), redact([source]), input_fingerprints=fingerprints)
 
     def translate(shard_id: str) -> None:
         lang = shard_id.removeprefix("en-")
@@ -109,9 +106,12 @@ def run(config: ApertiumBitextConfig, *, address: str | None = None) -> dict[str
     return published_summary("apertium-bitext", manifest, ["en", *config.languages], seconds=stages.seconds)
 
 
-def _english_sentences(config: ApertiumBitextConfig) -> tuple[list[tuple[str, str]], str]:
-    """(id, sentence) pairs of the English source, length-filtered and deduplicated, in source order."""
+def _english_sentences(config: ApertiumBitextConfig) -> tuple[list[tuple[str, str]], str, dict]:
+    """(id, sentence) pairs of the English source, length-filtered and deduplicated, in source order; the source;
+    its fingerprints, taken before it is read (a file rewritten meanwhile is recorded as the bytes read)."""
     from interlingua.core.errors import UserError
+    from interlingua.core.inputs import require_input_files
+    from interlingua.operators.corpus.input_fingerprints import build_fingerprints
 
     if config.source is None:
         import pyarrow.parquet as pq
@@ -122,12 +122,15 @@ def _english_sentences(config: ApertiumBitextConfig) -> tuple[list[tuple[str, st
         if not path.exists():
             raise UserError(f"no English source: the Bible asset {path} is missing (run `interlingua assets bible` "
                             "or set source=...)")
+        fingerprints = build_fingerprints([str(path)])
         table = pq.read_table(path, columns=["id", "en"])
         ids = table["id"].to_pylist()
         heldout = bible_heldout_split(ids)
         rows = [(i, t) for i, t, h in zip(ids, table["en"].to_pylist(), heldout) if not h]
         source = str(path)
     else:
+        require_input_files([config.source], "English source")
+        fingerprints = build_fingerprints([config.source])
         rows, source = _read_source(config.source, config.column), config.source
     seen: set[str] = set()
     out = []
@@ -138,7 +141,7 @@ def _english_sentences(config: ApertiumBitextConfig) -> tuple[list[tuple[str, st
             out.append((str(row_id), text))
     if not out:
         raise UserError(f"no English sentence of {config.min_chars}-{config.max_chars} characters in {source}")
-    return out, source
+    return out, source, fingerprints
 
 
 def _read_source(url: str, column: str) -> list[tuple[str, str]]:

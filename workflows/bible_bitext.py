@@ -64,13 +64,14 @@ def publish_bible_corpus(root: str, bible: Path, name: str, *, rows_per_shard: i
     from interlingua.operators.corpus.store import CorpusStore
     from interlingua.workflows.bitext_source import publish_bitext_corpus
 
+    fingerprints = build_fingerprints([str(bible)])  # before reading: a file rewritten meanwhile is recorded as read
     table = pq.read_table(bible).rename_columns({"en": "src", "es": "tgt"})
     mask = pa.array(bible_heldout_split(table.column("id").to_pylist()))
     heldout, training = table.filter(mask), table.filter(pc.invert(mask))
     manifest = publish_bitext_corpus(
         CorpusStore(root), name, training.select(["id", "src", "tgt"]), src_lang="en", tgt_lang="es",
         inputs=[str(bible)], hygiene=HygieneSettings(max_length_ratio=max_length_ratio), rows_per_shard=rows_per_shard,
-        input_fingerprints=build_fingerprints([str(bible)]))
+        input_fingerprints=fingerprints)
     heldout = heldout.filter(pc.and_(pc.greater(pc.utf8_length(heldout["src"]), 0),
                                      pc.greater(pc.utf8_length(heldout["tgt"]), 0)))
     return manifest, heldout

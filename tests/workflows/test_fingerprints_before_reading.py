@@ -93,3 +93,99 @@ def test_bitext_records_the_files_as_they_were_when_read(tmp_path, monkeypatch, 
         recorded = manifest.input_fingerprints[str(paths[side])]
         assert (recorded.size, recorded.sha256) == _fingerprint(data)
     assert _fingerprint(paths[rewritten_side].read_bytes()) != _fingerprint(texts[rewritten_side])
+
+
+def _bible_parquet(path, verses: int, tag: str) -> bytes:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    ids = [f"GEN.1.{i}" for i in range(1, verses + 1)]
+    pq.write_table(pa.table({"id": ids, "en": [f"In the beginning {tag} verse {i}" for i in range(verses)],
+                             "es": [f"En el principio {tag} versiculo {i}" for i in range(verses)]}), path)
+    return path.read_bytes()
+
+
+def test_bible_bitext_records_the_parquet_as_it_was_when_read(tmp_path, monkeypatch):
+    import pyarrow.parquet as pq
+
+    from interlingua.workflows import bible_bitext
+
+    bible = tmp_path / "bible.parquet"
+    read = _bible_parquet(bible, 40, "old")
+    real_read_table = pq.read_table
+
+    def read_then_rewrite(*args, **kwargs):
+        table = real_read_table(*args, **kwargs)
+        _bible_parquet(bible, 41, "new")
+        return table
+
+    monkeypatch.setattr(pq, "read_table", read_then_rewrite)
+    summary = bible_bitext.run(bible_bitext.BibleBitextConfig(bitext=str(bible), state_dir=str(tmp_path / "state")))
+    monkeypatch.undo()
+    name, version = summary["corpus"].split("@")
+    manifest = CorpusStore(str(tmp_path / "state" / "corpus")).manifest(name, version)
+    assert manifest.total_rows + summary["heldout"] <= 40  # the old verses were read
+    recorded = manifest.input_fingerprints[str(bible)]
+    assert (recorded.size, recorded.sha256) == _fingerprint(read) != _fingerprint(bible.read_bytes())
+
+
+def test_amr_corpus_records_the_nli_file_as_it_was_when_read(tmp_path, monkeypatch):
+    from interlingua.core import runtime
+    from interlingua.operators.nli import sources
+    from interlingua.workflows import amr_corpus
+
+    nli = tmp_path / "nli.jsonl"
+    line = ('{{"captionID": "c{k}", "pairID": "c{k}#{n}", "sentence1": "A girl rides a bicycle {k}.", '
+            '"sentence2": "A child is {what} {k}.", "gold_label": "{label}"}}\n')
+    lines = [line.format(k=k, n=n, what=what, label=label) for k in range(3)
+             for n, (what, label) in enumerate((("outdoors", "entailment"), ("on a sofa", "contradiction")))]
+    read = "".join(lines).encode()
+    nli.write_bytes(read)
+    real_read = sources.read_nli_rows
+
+    def read_then_rewrite(*args, **kwargs):
+        rows = list(real_read(*args, **kwargs))
+        nli.write_bytes(read + line.format(k=9, n=0, what="outdoors", label="entailment").encode())
+        return iter(rows)
+
+    monkeypatch.setattr(sources, "read_nli_rows", read_then_rewrite)
+    monkeypatch.setattr(runtime, "init_ray", lambda *a, **k: None)
+    monkeypatch.setattr(amr_corpus, "_build_shard", lambda triples, config: (amr_corpus._english_rows(triples), []))
+    config = amr_corpus.AmrCorpusConfig(source=str(nli), languages=[], translate={}, store_root=str(tmp_path / "store"))
+    summary = amr_corpus.run(config)
+    assert summary["rows"] == 3 * 3  # the old three triples were read
+    recorded = CorpusStore(str(tmp_path / "store")).manifest("amr-corpus", summary["version"]).input_fingerprints[str(nli)]
+    assert (recorded.size, recorded.sha256) == _fingerprint(read) != _fingerprint(nli.read_bytes())
+
+
+def test_apertium_bitext_records_the_english_as_it_was_when_read(tmp_path, monkeypatch):
+    from interlingua.core import runtime
+    from interlingua.workflows import apertium_bitext
+    from interlingua.workflows.bitext_source import write_bitext_shard
+    from interlingua.operators.bitext.hygiene import HygieneSettings
+
+    english = tmp_path / "en.txt"
+    read = "".join(f"This is English sentence number {i} of the source.\n" for i in range(12)).encode()
+    english.write_bytes(read)
+    real_read = apertium_bitext._read_source
+
+    def read_then_rewrite(*args, **kwargs):
+        rows = real_read(*args, **kwargs)
+        english.write_bytes(read + b"One more English sentence written later.\n")
+        return rows
+
+    def translate_here(writer, shard_id, lang, rows, config):
+        part = {"id": [i for i, _ in rows], "src": [t for _, t in rows], "tgt": [t.upper() for _, t in rows]}
+        return write_bitext_shard(writer, shard_id, part, src_lang="en", tgt_lang=lang, hygiene=HygieneSettings())
+
+    monkeypatch.setattr(apertium_bitext, "_read_source", read_then_rewrite)
+    monkeypatch.setattr(apertium_bitext, "missing_packages", lambda languages: [])
+    monkeypatch.setattr(apertium_bitext, "_translate_shard", translate_here)
+    monkeypatch.setattr(runtime, "init_ray", lambda *a, **k: None)
+    config = apertium_bitext.ApertiumBitextConfig(source=str(english), languages=["es"], sentences_per_language=100,
+                                                  state_dir=str(tmp_path / "state"))
+    summary = apertium_bitext.run(config)
+    assert summary["rows"] == 12  # the old sentences were read
+    name, version = summary["corpus"].split("@")
+    recorded = CorpusStore(str(tmp_path / "state" / "corpus")).manifest(name, version).input_fingerprints[str(english)]
+    assert (recorded.size, recorded.sha256) == _fingerprint(read) != _fingerprint(english.read_bytes())
