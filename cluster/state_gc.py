@@ -20,14 +20,24 @@ Reference rules (everything else is kept and listed with why):
 
 Corpus versions are never touched here: their retention is the corpus store's (it keeps what a pointer,
 a pin or a registered model's ``interlingua.corpus_versions`` tag refers to).
+
+A state folder may be shared, so what it holds is untrusted: gc never follows a symbolic link. A link where a
+folder above is expected (``mlartifacts/models``, ``model_cache``, ...) or in place of an item is listed once as
+``skip`` (kind ``symbolic link``, with its target) and neither entered, sized nor removed; sizes count regular files
+only, without entering linked folders; deletion opens every folder on the way from the walked root without following
+links, so a folder swapped for a link after planning is not followed either.
 """
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
+import stat
 from dataclasses import dataclass
 from pathlib import Path
+
+from interlingua.core.paging import paged
 
 _RUN_SUFFIX = re.compile(r"-([0-9a-f]{8})$")
 
@@ -39,6 +49,13 @@ class GcItem:
     size: int
     prune: bool
     reason: str
+    root: Path | None = None  # the folder the walk started from (trusted); prune opens the path from it, no link followed
+
+
+#: The kind of the note on a symbolic link found where gc walks (never followed, never pruned).
+SYMLINK = "symbolic link"
+#: Kinds of what gc leaves alone without deciding (``interlingua gc`` always lists them, as ``skip``).
+NOTES = (SYMLINK, "unreadable")
 
 
 @dataclass(frozen=True)
@@ -57,9 +74,9 @@ def registry_view(client) -> RegistryView:
     version_runs: dict[str, str] = {}
     model_ids: set[str] = set()
     held: set[tuple[str, str]] = set()
-    for model in _paged(client.search_registered_models):
+    for model in paged(client.search_registered_models):
         held |= {(model.name, str(v)) for v in (model.aliases or {}).values()}
-    for version in _paged(client.search_model_versions):
+    for version in paged(client.search_model_versions):
         uri = f"models:/{version.name}/{version.version}"
         if version.run_id:
             version_runs[version.run_id] = uri
@@ -68,9 +85,10 @@ def registry_view(client) -> RegistryView:
             if match:
                 model_ids.add(match.group(1))
     live = set()
-    experiments = [e.experiment_id for e in client.search_experiments(view_type=ViewType.ALL)]
+    experiments = [e.experiment_id for e in paged(client.search_experiments, view_type=ViewType.ALL)]
     if experiments:
-        live = {r.info.run_id for r in _paged(lambda **kw: client.search_runs(experiments, run_view_type=ViewType.ACTIVE_ONLY, **kw))}
+        live = {r.info.run_id for r in paged(client.search_runs, experiment_ids=experiments,
+                                             run_view_type=ViewType.ACTIVE_ONLY)}
     return RegistryView(version_runs, model_ids, held, live)
 
 
@@ -80,38 +98,55 @@ def plan_gc(state: Path, view: RegistryView, *, local_artifacts: Path | None,
     local MLflow artifact root to check for orphans (None when the tracking store is remote); ``ct2_cache``:
     the CTranslate2 conversion cache, for interrupted conversions."""
     items: list[GcItem] = []
-    for folder in _subfolders(state / "ray_results"):
+    for folder in _subfolders(state, "ray_results", items):
         run = _registered_run(folder.name, view)
         items.append(GcItem("ray results", folder, folder_size(folder), run is not None,
-                            f"its model is registered ({run})" if run else "no registered version comes from this run (resumable)"))
-    for folder in _subfolders(state / "amr_retrofit"):
+                            f"its model is registered ({run})" if run else "no registered version comes from this run (resumable)",
+                            state))
+    for folder in _subfolders(state, "amr_retrofit", items):
         uri = view.version_runs.get(folder.name)
         items.append(GcItem("training input", folder, folder_size(folder), uri is not None,
-                            f"its model is registered ({uri})" if uri else "its run has no registered version yet"))
-    for folder in _subfolders(state / "model_cache"):
-        items.append(_cache_item(folder, view))
+                            f"its model is registered ({uri})" if uri else "its run has no registered version yet", state))
+    for folder in _subfolders(state, "model_cache", items):
+        items.append(_cache_item(folder, view, state))
     if ct2_cache is not None:
-        items += [_partial_item(folder, "ct2 conversion", "interrupted conversion")
-                  for folder in _subfolders(ct2_cache) if ".partial-" in folder.name]
+        items += [_partial_item(folder, "ct2 conversion", "interrupted conversion", ct2_cache)
+                  for folder in _subfolders(ct2_cache, "", items, lambda name: ".partial-" in name)]
     if local_artifacts is not None:
-        items += _orphaned_artifacts(local_artifacts, view)
+        items += _orphaned_artifacts(local_artifacts, view, state)
     return items
 
 
 def prune(items: list[GcItem]) -> int:
-    """Delete the items marked for pruning; returns the bytes freed."""
+    """Delete the items marked for pruning; returns the bytes freed. Each is reached from its ``root`` without
+    following a link (:func:`_remove_below`): one that became a link, or moved, since planning is left alone."""
     freed = 0
     for item in items:
-        if item.prune and item.path.exists():
-            shutil.rmtree(item.path) if item.path.is_dir() else item.path.unlink()
+        if item.prune and item.root is not None and _remove_below(item.root, item.path):
             freed += item.size
     return freed
 
 
 def folder_size(path: Path) -> int:
-    if path.is_file():
-        return path.stat().st_size
-    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file() and not p.is_symlink())
+    """Bytes of the regular files in ``path`` (or of ``path`` itself), never following a link."""
+    try:
+        info = path.lstat()
+    except OSError:
+        return 0
+    if not stat.S_ISDIR(info.st_mode):
+        return info.st_size if stat.S_ISREG(info.st_mode) else 0
+    total, pending = 0, [str(path)]
+    while pending:
+        try:
+            with os.scandir(pending.pop()) as entries:
+                for entry in entries:
+                    if entry.is_dir(follow_symlinks=False):
+                        pending.append(entry.path)
+                    elif entry.is_file(follow_symlinks=False):
+                        total += entry.stat(follow_symlinks=False).st_size
+        except OSError:
+            continue
+    return total
 
 
 def human_size(size: float) -> str:
@@ -129,80 +164,167 @@ def _registered_run(name: str, view: RegistryView) -> str | None:
     return next((uri for run_id, uri in view.version_runs.items() if run_id.startswith(match.group(1))), None)
 
 
-def _cache_item(folder: Path, view: RegistryView) -> GcItem:
+def _cache_item(folder: Path, view: RegistryView, root: Path) -> GcItem:
     from interlingua.models.load import CACHE_SOURCE
 
     if ".partial-" in folder.name:
-        return _partial_item(folder, "registry cache", "interrupted download")
+        return _partial_item(folder, "registry cache", "interrupted download", root)
     size = folder_size(folder)
     if folder.name.startswith("fsspec-"):
-        return GcItem("url cache", folder, size, True, "copy of a remote model URL (fetched again on use)")
-    source = folder / CACHE_SOURCE
-    if not source.is_file():
-        return GcItem("registry cache", folder, size, True, "cache entry without a recorded source")
-    pinned = source.read_text(encoding="utf-8").strip()
+        return GcItem("url cache", folder, size, True, "copy of a remote model URL (fetched again on use)", root)
+    pinned = _read_small(folder, CACHE_SOURCE)
+    if pinned is None:
+        return GcItem("registry cache", folder, size, True, "cache entry without a recorded source", root)
+    pinned = pinned.strip()
     name, _, version = pinned.removeprefix("models:/").rpartition("/")
     held = (name, version) in view.alias_held
     return GcItem("registry cache", folder, size, not held,
-                  f"{pinned} is held by an alias" if held else f"no alias holds {pinned}")
+                  f"{pinned} is held by an alias" if held else f"no alias holds {pinned}", root)
 
 
 #: A partial copy whose process is alive is left alone unless it has not changed for this long.
 _PARTIAL_GRACE_SECONDS = 24 * 3600
 
 
-def _partial_item(folder: Path, kind: str, what: str) -> GcItem:
+def _partial_item(folder: Path, kind: str, what: str, root: Path) -> GcItem:
     """A ``NAME.partial-PID`` folder (``models.load.cached_copy``): pruned unless process PID is alive on this
     machine and the folder changed within a day (a copy being made now; pruning it would fail that process)."""
-    import os
     import time
 
     size = folder_size(folder)
     pid = folder.name.rpartition(".partial-")[2]
-    alive = False
-    if pid.isdigit():
-        try:
-            os.kill(int(pid), 0)
-            alive = True
-        except ProcessLookupError:
-            alive = False
-        except PermissionError:  # another user's live process
-            alive = True
-    recent = time.time() - folder.stat().st_mtime < _PARTIAL_GRACE_SECONDS
-    if alive and recent:
-        return GcItem(kind, folder, size, False, f"being written by process {pid}")
-    return GcItem(kind, folder, size, True, what)
+    recent = time.time() - folder.lstat().st_mtime < _PARTIAL_GRACE_SECONDS
+    if _alive(pid) and recent:
+        return GcItem(kind, folder, size, False, f"being written by process {pid}", root)
+    return GcItem(kind, folder, size, True, what, root)
 
 
-def _orphaned_artifacts(root: Path, view: RegistryView) -> list[GcItem]:
+def _alive(pid: str) -> bool:
+    """Whether ``pid`` (ASCII digits) names a live process on this machine. 0 (the caller's process group) and a
+    number no process id can be (``os.kill`` raises OverflowError) name no process that writes a copy."""
+    if not re.fullmatch(r"[0-9]+", pid) or int(pid) == 0:
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except (ProcessLookupError, OverflowError):
+        return False
+    except PermissionError:  # another user's live process
+        return True
+    return True
+
+
+def _orphaned_artifacts(artifacts: Path, view: RegistryView, state: Path) -> list[GcItem]:
+    """Orphans in the local artifact folder, walked from ``state`` when it lies inside it (so a link in its place
+    is not followed), else from itself."""
     import yaml
 
-    items = []
-    for folder in _subfolders(root):
-        if re.fullmatch(r"[0-9a-f]{32}", folder.name) and folder.name not in view.live_runs:
+    root, relative = (state, artifacts.relative_to(state)) if artifacts.is_relative_to(state) else (artifacts, Path())
+    items: list[GcItem] = []
+    for folder in _subfolders(root, relative, items, lambda name: re.fullmatch(r"[0-9a-f]{32}", name) is not None):
+        if folder.name not in view.live_runs:
             items.append(GcItem("orphaned artifacts", folder, folder_size(folder), True,
-                                "its run was deleted or does not exist"))
-    for folder in _subfolders(root / "models"):
+                                "its run was deleted or does not exist", root))
+    for folder in _subfolders(root, relative / "models", items):
         if folder.name in view.version_model_ids:
             continue
-        mlmodel = folder / "artifacts" / "MLmodel"
-        run_id = (yaml.safe_load(mlmodel.read_text(encoding="utf-8")) or {}).get("run_id") if mlmodel.is_file() else None
-        if run_id in view.live_runs:
+        try:
+            mlmodel = yaml.safe_load(_read_small(folder, "artifacts/MLmodel") or "")
+        except yaml.YAMLError:
+            mlmodel = None
+        run_id = mlmodel.get("run_id") if isinstance(mlmodel, dict) else None
+        if isinstance(run_id, str) and run_id in view.live_runs:
             continue  # an unregistered model its (live) run still refers to
         items.append(GcItem("orphaned model", folder, folder_size(folder), True,
-                            "no registered version refers to it and its run is gone"))
+                            "no registered version refers to it and its run is gone", root))
     return items
 
 
-def _subfolders(path: Path) -> list[Path]:
-    return sorted(p for p in path.iterdir() if p.is_dir()) if path.is_dir() else []
+def _subfolders(root: Path, relative: str | Path, notes: list[GcItem], wanted=lambda name: True) -> list[Path]:
+    """The real folders in ``root/relative`` whose name is ``wanted``, never following a link: a link on the way
+    below ``root`` or among the wanted entries is appended to ``notes`` once (kept, not entered)."""
+    folder = root
+    for part in Path(relative).parts:
+        folder = folder / part
+        if folder.is_symlink():
+            notes.append(_link_note(folder, root))
+            return []
+    try:
+        with os.scandir(folder) as scan:
+            entries = sorted(scan, key=lambda entry: entry.name)
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    except OSError as err:
+        notes.append(GcItem("unreadable", folder, 0, False, f"cannot be listed ({err.strerror})", root))
+        return []
+    found = []
+    for entry in entries:
+        if not wanted(entry.name):
+            continue
+        if entry.is_symlink():
+            notes.append(_link_note(Path(entry.path), root))
+        elif entry.is_dir(follow_symlinks=False):
+            found.append(Path(entry.path))
+    return found
 
 
-def _paged(search):
-    token = None
-    while True:
-        page = search(max_results=500, page_token=token) if token else search(max_results=500)
-        yield from page
-        token = getattr(page, "token", None)
-        if not token:
-            return
+def _link_note(path: Path, root: Path) -> GcItem:
+    try:
+        target = os.readlink(path)
+    except OSError:
+        target = "?"
+    return GcItem(SYMLINK, path, 0, False, f"-> {target}; gc never follows a link (remove the link yourself if "
+                  "nothing needs it)", root)
+
+
+def _read_small(folder: Path, relative: str, limit: int = 1 << 20) -> str | None:
+    """The text of the regular file ``folder/relative`` when no part of ``relative`` is a link and it is at most
+    ``limit`` bytes (a cache's source, a logged model's MLmodel); None otherwise."""
+    path = folder
+    for part in Path(relative).parts:
+        path = path / part
+        try:
+            info = path.lstat()
+        except OSError:
+            return None
+        if stat.S_ISLNK(info.st_mode):
+            return None
+    if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
+        return None
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def _remove_below(root: Path, path: Path) -> bool:
+    """Remove ``path`` (a folder or a file below ``root``), opening every folder from ``root`` down with
+    ``O_NOFOLLOW``, and ``rmtree`` relative to its parent's descriptor (which never follows links inside). False
+    when it is gone, is a link, or a folder on the way is a link or not a folder."""
+    try:
+        parts = path.relative_to(root).parts
+    except ValueError:
+        return False
+    if not parts:
+        return False
+    flags = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0)
+    try:
+        fd = os.open(root, flags)
+    except OSError:
+        return False
+    try:
+        for part in parts[:-1]:
+            inner = os.open(part, flags | os.O_NOFOLLOW, dir_fd=fd)
+            os.close(fd)
+            fd = inner
+        info = os.stat(parts[-1], dir_fd=fd, follow_symlinks=False)
+        if stat.S_ISDIR(info.st_mode):
+            shutil.rmtree(parts[-1], dir_fd=fd)
+        elif stat.S_ISLNK(info.st_mode):
+            return False
+        else:
+            os.unlink(parts[-1], dir_fd=fd)
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from interlingua.core.paging import paged
+
 if TYPE_CHECKING:
     from interlingua.operators.corpus.store import CorpusStore
 
@@ -27,7 +29,7 @@ def registered_corpus_versions(name: str, client=None) -> dict[str, list[str]]:
         use_tracking_store()
         client = MlflowClient()
     referenced: dict[str, list[str]] = {}
-    for model_version in client.search_model_versions():
+    for model_version in paged(client.search_model_versions):  # all of them: one left out is unprotected
         for item in (model_version.tags or {}).get(CORPUS_VERSIONS_TAG, "").split(","):
             corpus, _, version = item.strip().partition("@")
             if corpus == name and version:

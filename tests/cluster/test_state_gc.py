@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 
 import pytest
 
@@ -95,3 +96,116 @@ def test_gc_prunes_only_what_nothing_refers_to(state, capsys):
     assert (state / "mlartifacts" / runs["registered"]).exists() and (state / "mlartifacts" / runs["unregistered"]).exists()
     assert "freed " in out
     assert mlflow.artifacts.load_text(f"runs:/{runs['registered']}/notes.txt") == "x" * 1000
+
+
+# -- a shared state folder: links are never followed, odd names never crash gc ----------------------------------
+
+
+def _victim(folder):
+    (folder / "projectA" / "src").mkdir(parents=True)
+    (folder / "projectA" / "src" / "main.py").write_text("print('mine')\n")
+    return folder / "projectA" / "src" / "main.py"
+
+
+def test_gc_never_deletes_or_sizes_through_a_symlink(state, tmp_path, capsys):
+    from interlingua.core.runtime import configure_mlflow
+    from interlingua.workflows.cli import main
+
+    configure_mlflow("gc-test")
+    models_victim, cache_victim, item_victim = (_victim(tmp_path / name) for name in ("v1", "v2", "v3"))
+    (cache_victim.parents[2] / "fsspec-abc").mkdir()  # would be pruned as a URL cache copy
+    _fill(item_victim.parents[2] / "big", 50_000)
+    (state / "mlartifacts").mkdir(parents=True)
+    (state / "mlartifacts" / "models").symlink_to(models_victim.parents[2], target_is_directory=True)
+    (state / "model_cache").symlink_to(cache_victim.parents[2], target_is_directory=True)
+    (state / "mlartifacts" / ("0" * 32)).symlink_to(item_victim.parents[2], target_is_directory=True)
+    real_orphan = _fill(state / "mlartifacts" / ("1" * 32), 300)
+
+    assert main(["gc", "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert "would free 300 B in 1 item(s)" in out  # the linked folder's 50 kB are not counted
+    skipped = [line for line in out.splitlines() if line.startswith("skip ")]
+    assert len(skipped) == 3 and all("symbolic link" in line and "never follows a link" in line for line in skipped)
+    assert any(f"mlartifacts/models  (-> {models_victim.parents[2]}" in line for line in skipped)
+
+    assert main(["gc"]) == 0
+    out = capsys.readouterr().out
+    assert "freed 300 B in 1 item(s)" in out and not real_orphan.exists()
+    assert models_victim.read_text() == cache_victim.read_text() == item_victim.read_text() == "print('mine')\n"
+    assert (cache_victim.parents[2] / "fsspec-abc").is_dir() and (item_victim.parents[2] / "big" / "blob.bin").is_file()
+    assert (state / "mlartifacts" / ("0" * 32)).is_symlink()  # the link is left too: gc reports, the user decides
+
+
+def _plan(state, **kwargs):
+    from interlingua.cluster.state_gc import RegistryView, plan_gc
+
+    return plan_gc(state, RegistryView({}, set(), set(), set()), local_artifacts=state / "mlartifacts", **kwargs)
+
+
+def test_a_folder_swapped_for_a_link_after_planning_is_not_followed(tmp_path):
+    from interlingua.cluster.state_gc import prune
+
+    state = tmp_path / "state"
+    _fill(state / "model_cache" / "fsspec-abc" / "model", 10)
+    items = _plan(state)
+    assert [(i.path.name, i.prune) for i in items] == [("fsspec-abc", True)]
+    victim = _victim(tmp_path / "victim")
+    shutil.rmtree(state / "model_cache")
+    (state / "model_cache").symlink_to(tmp_path / "victim" / "projectA", target_is_directory=True)
+    (tmp_path / "victim" / "projectA" / "fsspec-abc").mkdir()
+    assert prune(items) == 0
+    assert victim.is_file() and (tmp_path / "victim" / "projectA" / "fsspec-abc").is_dir()
+
+
+def test_odd_partial_pids_and_unreadable_model_files_do_not_stop_gc(tmp_path):
+    from interlingua.cluster.state_gc import prune
+
+    state = tmp_path / "state"
+    huge = _fill(state / "model_cache" / f"mlflow-x.partial-{'9' * 30}", 10)  # os.kill: OverflowError
+    zero = _fill(state / "model_cache" / "mlflow-y.partial-0", 10)  # os.kill(0, 0): the caller's own group
+    bad_yaml = _fill(state / "mlartifacts" / "models" / ("m-" + "b" * 32) / "artifacts", 10)
+    (bad_yaml / "MLmodel").write_text("run_id: [unclosed\n")
+    listed = _fill(state / "mlartifacts" / "models" / ("m-" + "c" * 32) / "artifacts", 10)
+    (listed / "MLmodel").write_text("- a list, not a mapping\n")
+    items = {i.path.name: i for i in _plan(state)}
+    assert items[huge.name].prune and items[huge.name].reason == "interrupted download"
+    assert items[zero.name].prune
+    assert items["m-" + "b" * 32].prune and items["m-" + "c" * 32].prune
+    assert prune(list(items.values())) == sum(i.size for i in items.values()) > 4 * 10
+    assert not any(p.exists() for p in (huge, zero, bad_yaml, listed))
+
+
+def test_registry_view_pages_through_experiments_runs_and_versions():
+    from interlingua.cluster.state_gc import registry_view
+
+    class Page(list):
+        def __init__(self, items, token=None):
+            super().__init__(items)
+            self.token = token
+
+    def pages(items, max_results=None, page_token=None):
+        """MLflow's behaviour: without paging only the first page (here of 2) comes back."""
+        start = int(page_token or 0)
+        end = start + 2
+        return Page(items[start:end], str(end) if end < len(items) else None)
+
+    class Item:
+        def __init__(self, **fields):
+            self.__dict__.update(fields)
+
+    class Client:
+        def search_registered_models(self, **kw):
+            return pages([Item(name=f"m{k}", aliases={"a": str(k)}) for k in range(3)], **kw)
+
+        def search_model_versions(self, **kw):
+            return pages([Item(name="m", version=str(k), run_id=f"r{k}", source="") for k in range(5)], **kw)
+
+        def search_experiments(self, view_type=None, **kw):
+            return pages([Item(experiment_id=str(k)) for k in range(3)], **kw)
+
+        def search_runs(self, experiment_ids, run_view_type=None, **kw):
+            return pages([Item(info=Item(run_id=f"run-of-{e}")) for e in experiment_ids], **kw)
+
+    view = registry_view(Client())
+    assert view.live_runs == {"run-of-0", "run-of-1", "run-of-2"}  # the third experiment is on page 2
+    assert set(view.version_runs) == {f"r{k}" for k in range(5)} and ("m2", "2") in view.alias_held

@@ -132,20 +132,26 @@ def test_spec_mistakes_are_refused_before_anything_runs(tmp_path: Path) -> None:
         refresh(RefreshSpec(workflow="bitext-corpus", inputs=["x.tsv"], config={"max_tokens": 0}))
 
 
-def test_retention_keeps_latest_pins_and_registered_training_data(tmp_path: Path) -> None:
-    store = CorpusStore(str(tmp_path))
+def _published(store: CorpusStore, count: int) -> list[str]:
+    """``count`` one-row versions of corpus ``bt``, oldest first."""
     made = []
-    for k in range(5):
+    for k in range(count):
         writer = store.open_version("bt", {"k": k}, ["x"])
         writer.write_shard("s0", pa.table({"id": [str(k)]}))
         made.append(writer.publish().version)
+    return made
+
+
+def test_retention_keeps_latest_pins_and_registered_training_data(tmp_path: Path) -> None:
+    store = CorpusStore(str(tmp_path))
+    made = _published(store, 5)
 
     class ModelVersion:
         def __init__(self, name, version, tags):
             self.name, self.version, self.tags = name, version, tags
 
     class Registry:  # what MlflowClient.search_model_versions returns, reduced to the fields read
-        def search_model_versions(self):
+        def search_model_versions(self, max_results=None, page_token=None):
             return [ModelVersion("enc", "3", {"interlingua.corpus_versions": f"other@v-x,bt@{made[0]}"}),
                     ModelVersion("enc", "4", {})]
 
@@ -157,6 +163,30 @@ def test_retention_keeps_latest_pins_and_registered_training_data(tmp_path: Path
     assert store.latest_version("bt") == made[4]
 
 
+def test_retention_sees_versions_past_the_registrys_first_page(tmp_path: Path) -> None:
+    """MLflow returns 10,000 model versions per search unless paged: a version the 10,001st protects is kept."""
+    store = CorpusStore(str(tmp_path))
+    made = _published(store, 3)
+
+    class Page(list):
+        token = None
+
+    class ModelVersion:
+        def __init__(self, version, tags):
+            self.name, self.version, self.tags = "enc", version, tags
+
+    class Registry:  # a first page full of versions that refer to nothing; the protecting one on the next
+        def search_model_versions(self, max_results=10_000, page_token=None):
+            if page_token is None:
+                page = Page(ModelVersion(str(k), {}) for k in range(min(max_results, 10_000)))
+                page.token = "next"
+                return page
+            return Page([ModelVersion("10001", {"interlingua.corpus_versions": f"bt@{made[0]}"})])
+
+    report = prune_corpus(store, "bt", keep_last=1, client=Registry())
+    assert store.versions("bt") == [made[0], made[2]] and f"kept {made[0]}: referenced by a registered model" in report
+
+
 def test_retention_reads_the_real_mlflow_registry(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from mlflow.tracking import MlflowClient
 
@@ -166,11 +196,7 @@ def test_retention_reads_the_real_mlflow_registry(tmp_path: Path, monkeypatch: p
     monkeypatch.setenv("MLFLOW_TRACKING_URI", uri)
     client = MlflowClient(tracking_uri=uri, registry_uri=uri)
     store = CorpusStore(str(tmp_path / "store"))
-    made = []
-    for k in range(3):
-        writer = store.open_version("bt", {"k": k}, ["x"])
-        writer.write_shard("s0", pa.table({"id": [str(k)]}))
-        made.append(writer.publish().version)
+    made = _published(store, 3)
     client.create_registered_model("enc")
     card = ModelCard(base_model="b", objective="o", workflow="w", corpus_versions={"bt": made[0]})
     client.create_model_version("enc", source=str(tmp_path), tags=card.tags())

@@ -23,7 +23,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from interlingua.cluster.state_gc import folder_size, human_size, plan_gc, prune, registry_view
+    from interlingua.cluster.state_gc import NOTES, folder_size, human_size, plan_gc, prune, registry_view
     from interlingua.core.runtime import state_dir, use_tracking_store
 
     state = state_dir(args.state_dir)
@@ -37,13 +37,14 @@ def run(args: argparse.Namespace) -> int:
 
     items = plan_gc(state, registry_view(MlflowClient()), local_artifacts=local_artifacts,
                     ct2_cache=DEFAULT_CT2_CACHE)
-    shown = [i for i in items if i.prune or args.all]
+    # links and unreadable folders are listed always ("skip"): gc left them alone, the user may not know why
+    shown = [i for i in items if i.prune or args.all or i.kind in NOTES]
     width = max([len(human_size(i.size)) for i in shown] + [4])
     for item in shown:
-        action = "prune" if item.prune else "keep "
+        action = "prune" if item.prune else "skip " if item.kind in NOTES else "keep "
         print(f"{action}  {human_size(item.size):>{width}}  {item.kind:<18} {_relative(item.path, state)}  ({item.reason})")
     pruned = [i for i in items if i.prune]
-    kept = [i for i in items if not i.prune]
+    kept = [i for i in items if not i.prune and i.kind not in NOTES]
     corpus = state / "corpus"
     corpus_note = f"; corpus store {human_size(folder_size(corpus))} (its own retention)" if corpus.is_dir() else ""
     total = human_size(sum(i.size for i in pruned))
