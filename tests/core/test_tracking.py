@@ -21,13 +21,18 @@ def store(tmp_path, monkeypatch):
     from mlflow.tracking import MlflowClient
 
     monkeypatch.chdir(tmp_path)
-    mlflow.set_tracking_uri(f"sqlite:///{tmp_path / 'mlflow.db'}")
-    client = MlflowClient()
+    for name in ("MLFLOW_TRACKING_URI", "MLFLOW_REGISTRY_URI", "MLFLOW_RUN_ID", "MLFLOW_EXPERIMENT_ID"):
+        monkeypatch.delenv(name, raising=False)
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    mlflow.set_tracking_uri(uri)
+    mlflow.set_registry_uri(uri)  # a registry URI another test set would send the model versions elsewhere
+    client = MlflowClient(tracking_uri=uri, registry_uri=uri)
     experiment_id = client.create_experiment("tracking", artifact_location=(tmp_path / "artifacts").as_uri())
     yield client, experiment_id
     if mlflow.active_run() is not None:
         mlflow.end_run()
     mlflow.set_tracking_uri(None)
+    mlflow.set_registry_uri(None)
 
 
 def _recorded(client, run_id: str) -> str:
