@@ -116,12 +116,16 @@ CONFIG = EaseCorpusConfig
 
 
 def input_urls(config: EaseCorpusConfig) -> list[str]:
-    """The files the build reads (dumps, their indexes and page_props, the Wikidata JSON): their fingerprints enter
-    the version ids, the extraction folder's name and a recipe stage's hash, so a file rewritten in place is read
-    again."""
+    """The files the build reads (dumps, their indexes and page_props, the Wikidata JSON, the given entity vectors
+    and a ``.npy`` matrix's ids file): their fingerprints enter the version ids, a recipe stage's hash and what
+    ``interlingua refresh`` compares, so a file rewritten in place is read again (the extraction folder's name
+    counts the dumps and their indexes only)."""
+    from interlingua.operators.wiki.entity_vectors import vector_files
+
     urls = [d.url for d in config.dumps]
     urls += [url for d in config.dumps for url in (d.index_url, d.page_props_url) if url]
-    return urls + ([config.wikidata_json] if config.wikidata_json else [])
+    urls += [config.wikidata_json] if config.wikidata_json else []
+    return urls + (vector_files(config.entity_vectors, config.entity_vector_ids) if config.entity_vectors else [])
 
 
 def run(config: EaseCorpusConfig, *, address: str | None = None) -> dict[str, Any]:
@@ -132,6 +136,7 @@ def run(config: EaseCorpusConfig, *, address: str | None = None) -> dict[str, An
     from interlingua.operators.wiki.extract_operator import ExtractShards, shards_to_rows
     from interlingua.core.inputs import require_input_files, require_writable
     from interlingua.core.runtime import corpus_root, init_ray, state_dir
+    from interlingua.operators.wiki.entity_vectors import vector_files
 
     settings = {
         "max_page_chars": config.max_page_chars,
@@ -142,8 +147,10 @@ def run(config: EaseCorpusConfig, *, address: str | None = None) -> dict[str, An
     # the user's mistakes, before Ray starts: missing or empty dumps, an unwritable store
     require_input_files([d.url for d in config.dumps], "dump")
     require_input_files([url for d in config.dumps for url in (d.index_url, d.page_props_url) if url], "dump index")
-    require_input_files([u for u in (config.wikidata_json, config.entity_vectors, config.entity_vector_ids) if u],
-                        "entity input")  # read after Ray and the extraction, so checked now
+    # read after Ray and the extraction, so checked now (a .npy matrix's default ids file too)
+    entity_inputs = [u for u in (config.wikidata_json, config.entity_vector_ids) if u]
+    entity_inputs += vector_files(config.entity_vectors, config.entity_vector_ids) if config.entity_vectors else []
+    require_input_files(dict.fromkeys(entity_inputs), "entity input")
     require_writable(config.store or corpus_root(), "corpus store")
     # before anything is read: the versions record the inputs as they were when read, not as a rewrite during the
     # (long) extraction left them

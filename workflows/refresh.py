@@ -315,7 +315,8 @@ class _FullRebuildAdapter:
 
     def inputs(self, spec: RefreshSpec, config) -> list[str]:
         """What a direct build fingerprints (``ease-corpus``: the dumps, their indexes and page_props, the
-        Wikidata JSON), so a refresh sees each of them change; ``amr-corpus``: its NLI source."""
+        Wikidata JSON, the given entity vectors and their ids file), so a refresh sees each of them change;
+        ``amr-corpus``: its NLI source."""
         return self.workflow().input_urls(config) or [config.source]
 
     def spec_config(self, config) -> dict[str, Any]:

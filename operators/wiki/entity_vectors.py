@@ -25,11 +25,19 @@ ENTITY_PREFIX = "ENTITY/"
 _WORD = re.compile(r"\w+")
 
 
+def vector_files(url: str, ids_url: str | None = None) -> list[str]:
+    """The files :func:`load_entity_vectors` reads for ``url``: the vectors, and for a ``.npy`` matrix its ids file
+    (``ids_url``, default ``<stem>.ids.txt``; a word2vec text file has its ids inside)."""
+    if url.endswith(".npy"):
+        return [url, ids_url or url[: -len(".npy")] + ".ids.txt"]
+    return [url]
+
+
 def load_entity_vectors(url: str, ids_url: str | None = None) -> dict[str, np.ndarray]:
     """``entity id → vector`` from a word2vec text file, or a ``.npy`` matrix plus an ids file
     (default ``<stem>.ids.txt``)."""
     if url.endswith(".npy"):
-        ids_url = ids_url or url[: -len(".npy")] + ".ids.txt"
+        ids_url = vector_files(url, ids_url)[1]
         matrix = load_array(url)
         with fsspec.open(ids_url, "rt", encoding="utf-8") as handle:
             ids = [line.rstrip("\n") for line in handle if line.strip()]

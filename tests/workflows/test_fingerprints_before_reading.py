@@ -26,22 +26,17 @@ def _fingerprint(data: bytes) -> tuple[int, str]:
     return len(data), hashlib.sha256(data).hexdigest()
 
 
-def test_ease_records_the_dump_as_it_was_when_the_extraction_read_it(tmp_path, monkeypatch):
+def _extract_here(monkeypatch, after_reading=lambda: None) -> None:
+    """The EASE extraction runs here, not on Ray actors; ``after_reading`` runs once it has read the dumps."""
+    import ray.data
+
     from interlingua.core import runtime
     from interlingua.operators import runner
-    from interlingua.workflows import ease_corpus
-
-    read, rewritten = _dump(["Paris", "Lyon", "Nice", "Metz"]), _dump(["Paris", "Lyon", "Nice", "Metz", "Brest"])
-    dump = tmp_path / "enwiki.xml.bz2"
-    dump.write_bytes(read)
-    vectors = tmp_path / "vectors.txt"
-    vectors.write_text("1 2\nParis 1 0\n")
 
     def extract_in_process(rows, op_cls, op_kwargs, **_):
-        """The extraction, here and not on Ray actors; the dump is rewritten once it has been read."""
         batch = {key: np.array([row[key] for row in rows], dtype=object) for key in rows[0]}
         out = op_cls(**op_kwargs)(batch)
-        dump.write_bytes(rewritten)
+        after_reading()
 
         class Extracted:
             def take_all(self):
@@ -49,11 +44,20 @@ def test_ease_records_the_dump_as_it_was_when_the_extraction_read_it(tmp_path, m
 
         return Extracted()
 
-    import ray.data
-
     monkeypatch.setattr(ray.data, "from_items", lambda items, **_: items)
     monkeypatch.setattr(runtime, "init_ray", lambda *a, **k: None)
     monkeypatch.setattr(runner, "run_operator", extract_in_process)
+
+
+def test_ease_records_the_dump_as_it_was_when_the_extraction_read_it(tmp_path, monkeypatch):
+    from interlingua.workflows import ease_corpus
+
+    read, rewritten = _dump(["Paris", "Lyon", "Nice", "Metz"]), _dump(["Paris", "Lyon", "Nice", "Metz", "Brest"])
+    dump = tmp_path / "enwiki.xml.bz2"
+    dump.write_bytes(read)
+    vectors = tmp_path / "vectors.txt"
+    vectors.write_text("1 2\nParis 1 0\n")
+    _extract_here(monkeypatch, after_reading=lambda: dump.write_bytes(rewritten))
     config = ease_corpus.EaseCorpusConfig(dumps=[ease_corpus.WikiDump(lang="en", url=str(dump))],
                                           entity_vectors=str(vectors), min_entity_links=0, min_sentence_chars=5,
                                           store=str(tmp_path / "store"), work_dir=str(tmp_path / "work"))
@@ -63,6 +67,80 @@ def test_ease_records_the_dump_as_it_was_when_the_extraction_read_it(tmp_path, m
     for name in ("ease", "ease-entities"):
         recorded = store.manifest(name).input_fingerprints[str(dump)]
         assert (recorded.size, recorded.sha256) == _fingerprint(read) != _fingerprint(rewritten)
+
+
+def _two_country_dump(path) -> None:
+    """Cities linking France or Spain: each pair has a hard negative (the other country, not on its page)."""
+    pages = "".join(f"<page><title>{city}</title><ns>0</ns><id>{i}</id><revision><id>{i}0</id><text>{city} is a city "
+                    f"in [[{country}]] with a long history of trade and many old buildings.</text></revision></page>"
+                    for i, (city, country) in enumerate((("Paris", "France"), ("Lyon", "France"), ("Madrid", "Spain"),
+                                                          ("Seville", "Spain")), start=1))
+    path.write_bytes(bz2.compress(f'<mediawiki xml:lang="en"><siteinfo><sitename>W</sitename></siteinfo>{pages}'
+                                  '</mediawiki>'.encode()))
+
+
+def _ease_vector_files(tmp_path, kind: str, rows: dict[str, tuple[float, float]]) -> list:
+    """The entity vectors as word2vec text, or as a .npy matrix with its ids file at the default name."""
+    if kind == "text":
+        path = tmp_path / "vectors.txt"
+        path.write_text(f"{len(rows)} 2\n" + "".join(f"{k} {a} {b}\n" for k, (a, b) in rows.items()))
+        return [path]
+    path, ids = tmp_path / "vectors.npy", tmp_path / "vectors.ids.txt"
+    np.save(path, np.array(list(rows.values()), dtype=np.float32), allow_pickle=False)
+    ids.write_text("".join(f"{k}\n" for k in rows))
+    return [path, ids]
+
+
+@pytest.mark.parametrize("kind", ["text", "npy"])
+def test_ease_entity_vectors_rewritten_give_new_versions(tmp_path, monkeypatch, kind):
+    """The given entity vectors (and a .npy matrix's ids file) are inputs of both EASE versions: fingerprinted before
+    reading, so the same bytes reopen the versions and rewritten ones (other vectors, other ids) make new ones."""
+    from interlingua.workflows import ease_corpus
+
+    dump = tmp_path / "enwiki.xml.bz2"
+    _two_country_dump(dump)
+    files = _ease_vector_files(tmp_path, kind, {"France": (1.0, 0.0), "Spain": (0.0, 1.0)})
+    _extract_here(monkeypatch)
+    config = ease_corpus.EaseCorpusConfig(dumps=[ease_corpus.WikiDump(lang="en", url=str(dump))],
+                                          entity_vectors=str(files[0]), min_entity_links=0, min_sentence_chars=5,
+                                          store=str(tmp_path / "store"), work_dir=str(tmp_path / "work"))
+    store = CorpusStore(str(tmp_path / "store"))
+
+    def build() -> tuple[str, str, dict]:
+        summary = ease_corpus.run(config)
+        entities = store.read_table("ease-entities", summary["entities"].split("/")[1]).to_pylist()
+        return summary["corpus"], summary["entities"], {r["entity_id"]: r["vector"] for r in entities}
+
+    corpus, entities, vectors = build()
+    assert vectors["France"] == [1.0, 0.0]
+    for name in ("ease", "ease-entities"):
+        recorded = store.manifest(name).input_fingerprints
+        assert [(recorded[str(f)].size, recorded[str(f)].sha256) for f in files] == [_fingerprint(f.read_bytes())
+                                                                                   for f in files]
+    assert build()[:2] == (corpus, entities)  # the same bytes: the same versions
+    _ease_vector_files(tmp_path, kind, {"Spain": (0.0, 1.0), "France": (0.5, 0.5)})  # other order (npy: ids), values
+    changed_corpus, changed_entities, changed = build()
+    assert changed_corpus != corpus and changed_entities != entities and changed["France"] == [0.5, 0.5]
+    old = store.read_table("ease-entities", entities.split("/")[1]).to_pylist()  # the old version stays as it was
+    assert {r["entity_id"]: r["vector"] for r in old} == vectors
+    assert ease_corpus.input_urls(config) == [str(dump)] + [str(f) for f in files]  # what recipes and refresh watch
+
+
+def test_refresh_of_an_ease_corpus_watches_its_entity_vectors(tmp_path, monkeypatch):
+    from interlingua.workflows.refresh import RefreshSpec, refresh
+
+    dump = tmp_path / "enwiki.xml.bz2"
+    _two_country_dump(dump)
+    vectors = _ease_vector_files(tmp_path, "text", {"France": (1.0, 0.0)})[0]
+    _extract_here(monkeypatch)
+    spec = RefreshSpec(workflow="ease-corpus", config={
+        "dumps": [{"lang": "en", "url": str(dump)}], "entity_vectors": str(vectors), "min_entity_links": 0,
+        "min_sentence_chars": 5, "store": str(tmp_path / "store"), "work_dir": str(tmp_path / "work")})
+    first = refresh(spec, log=lambda line: None)
+    assert first["published"] and not refresh(spec, log=lambda line: None)["published"]
+    _ease_vector_files(tmp_path, "text", {"France": (0.0, 1.0)})
+    again = refresh(spec, log=lambda line: None)
+    assert again["published"] and again["inputs_changed"] == [str(vectors)] and again["version"] != first["version"]
 
 
 @pytest.mark.parametrize("rewritten_side", ["source", "target"])
