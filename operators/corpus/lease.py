@@ -7,6 +7,9 @@ a conditional put on object stores that support it), holds ``{"owner", "expires_
 renewed by its holder while it works. A lock whose lease has expired (its holder crashed) is taken
 over safely: the taker first creates ``<lock>.takeover-<sha of the stale content>`` exclusively, so
 exactly one waiter replaces a given stale lease, whatever the number of waiters.
+
+On a local disk a lock file is rewritten by a file renamed over it, so a symbolic link put in its place is
+replaced, never written through (``no_follow.replace_file``); releasing removes the file (a link: the link).
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from dataclasses import dataclass
 
 from fsspec import AbstractFileSystem
 
+from interlingua.operators.corpus.no_follow import replace_file
 from interlingua.operators.corpus.shards import sha256_bytes
 
 
@@ -54,7 +58,7 @@ class Lease:
 
     def renew(self) -> None:
         self.check()
-        self.fs.pipe_file(self.path, self.content())
+        replace_file(self.fs, self.path, self.content())
 
     def release(self) -> None:
         try:
@@ -91,7 +95,7 @@ def acquire(
         if raw and holder.get("expires_at", 0) < time.time():
             stale_token = f"{path}.takeover-{sha256_bytes(raw)[:16]}"
             if create_exclusive(fs, stale_token, owner.encode("utf-8")):
-                fs.pipe_file(path, lease.content())
+                replace_file(fs, path, lease.content())
                 return lease
         if time.monotonic() > deadline:
             raise TimeoutError(

@@ -23,6 +23,9 @@ Guarantees:
   (size and SHA-256 checked).
 * **Confined, checked reads.** Manifest paths are relative paths inside a version folder (a manifest
   naming ``../x`` or ``/x`` is refused); every shard's SHA-256 is checked when ``read_table`` reads it.
+* **No symbolic link is followed.** A store may be shared: on a local disk every folder and file below the root
+  is listed, written and deleted without following a link (``no_follow``), so a link planted in the store never
+  makes a writer write into, or delete, what it points to.
 * **Nothing disappears silently.** Rejected rows are kept per shard with their operator and
   reason, and counted by reason and by operator in the manifest.
 """
@@ -30,9 +33,7 @@ Guarantees:
 from __future__ import annotations
 
 import json
-import os
 import re
-import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -53,6 +54,7 @@ from interlingua.operators.corpus.manifest import (
     VersionSummary,
     config_hash,
 )
+from interlingua.operators.corpus.no_follow import StoreFolders
 from interlingua.operators.corpus.shards import sha256_bytes
 from interlingua.operators.corpus.version_writer import MANIFEST_FILE, VersionBusyError, VersionWriter
 
@@ -131,6 +133,7 @@ class CorpusStore:
         fs, root_path = url_to_fs(root, **dict(storage_options or {}))
         self.fs: AbstractFileSystem = fs
         self._root_path: str = root_path.rstrip("/")
+        self._folders = StoreFolders(fs, self._root_path)  # on a local disk, never through a symbolic link
         self.lease_seconds = lease_seconds
         self.publish_timeout = publish_timeout
 
@@ -206,8 +209,8 @@ class CorpusStore:
                              input_fingerprints=fingerprints, lineage=lineage)
 
     def _discard(self, writer: VersionWriter) -> None:
-        if not writer.published and self.fs.exists(writer.staging_dir):
-            self.fs.rm(writer.staging_dir, recursive=True)
+        if not writer.published:
+            self._folders.remove_tree(writer.staging_dir)
 
     # -- reading ---------------------------------------------------------------------------
 
@@ -371,17 +374,13 @@ class CorpusStore:
 
     def unpin(self, name: str, version: str) -> None:
         path = f"{self._name_dir(_validate_name(name))}/_pins/{version}"
-        if _NAME_PATTERN.match(version) and self.fs.exists(path):
-            self.fs.rm_file(path)
+        if _NAME_PATTERN.match(version):
+            self._folders.remove_file(path)
 
     def pins(self, name: str) -> list[str]:
         """Pinned version ids of ``name``, sorted."""
         pin_dir = f"{self._name_dir(_validate_name(name))}/_pins"
-        if not self.fs.exists(pin_dir):
-            return []
-        self.fs.invalidate_cache(pin_dir)
-        names = [path.rstrip("/").rsplit("/", 1)[-1] for path in self.fs.ls(pin_dir, detail=False)]
-        return sorted(n for n in names if _NAME_PATTERN.match(n))
+        return [n for n in self._folders.files(pin_dir) if _NAME_PATTERN.match(n)]
 
     def prune(self, name: str, keep_last: int, protected: Sequence[str] = (), dry_run: bool = False) -> dict[str, Any]:
         """Delete published versions of ``name`` beyond the ``keep_last`` newest, except those that
@@ -412,8 +411,8 @@ class CorpusStore:
         deleted = [m.version for m in manifests if m.version not in reasons]
         if not dry_run:
             for version in deleted:  # the manifest first: a half-deleted folder is never a published version
-                self.fs.rm_file(f"{self._version_dir(name, version)}/{_MANIFEST_FILE}")
-                self.fs.rm(self._version_dir(name, version), recursive=True)
+                self._folders.remove_file(f"{self._version_dir(name, version)}/{_MANIFEST_FILE}")
+                self._folders.remove_tree(self._version_dir(name, version))
         return {"deleted": deleted, "kept": {v: reasons[v] for v in by_version if v in reasons}}
 
     # -- paths and helpers shared with VersionWriter -----------------------------------------
@@ -459,11 +458,8 @@ class CorpusStore:
         return sorted((m for m in manifests if m is not None), key=lambda m: (m.created_at, m.version))
 
     def _child_dirs(self, path: str) -> list[str]:
-        if not self.fs.exists(path):
-            return []
-        self.fs.invalidate_cache(path)
-        entries = self.fs.ls(path, detail=True)
-        return sorted(entry["name"].rstrip("/").rsplit("/", 1)[-1] for entry in entries if entry["type"] == "directory")
+        """Folders in ``path``, sorted (on a local disk a symbolic link is none, and a path through one is refused)."""
+        return self._folders.child_dirs(path)
 
     def _read_checked(self, path: str, sha256: str | None, columns: Sequence[str] | None) -> pa.Table:
         data = self.fs.cat_file(path)
@@ -476,13 +472,9 @@ class CorpusStore:
         return f"no published corpus named {name!r} under {self.root!r}; published corpora: {known}"
 
     def _write_atomically(self, path: str, data: bytes) -> None:
-        """Readers of ``path`` see the old content or ``data``, never a prefix of it."""
-        if isinstance(self.fs, LocalFileSystem):
-            temporary = f"{path}.tmp-{uuid.uuid4().hex}"
-            self.fs.pipe_file(temporary, data)
-            os.replace(temporary, path)
-        else:  # object stores and memory:// replace an object with one put
-            self.fs.pipe_file(path, data)
+        """Readers of ``path`` see the old content or ``data``, never a prefix of it (on a local disk a file beside
+        it renamed over it: a symbolic link at ``path`` is replaced, never written through)."""
+        self._folders.write_atomically(path, data)
 
 
 def _validate_name(name: str) -> str:

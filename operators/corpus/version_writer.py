@@ -22,6 +22,7 @@ elsewhere), so reruns continue where any earlier run stopped.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import socket
 import time
@@ -49,6 +50,7 @@ from interlingua.operators.corpus.manifest import (
     current_code_version,
     sum_counts,
 )
+from interlingua.operators.corpus.no_follow import StoreLinkError
 from interlingua.operators.corpus.shards import sha256_bytes, validate_shard_id
 
 if TYPE_CHECKING:
@@ -56,6 +58,8 @@ if TYPE_CHECKING:
 
 MANIFEST_FILE = "manifest.json"
 LEASE_FILE = "_writer.json"
+
+logger = logging.getLogger(__name__)
 
 
 class VersionBusyError(RuntimeError):
@@ -96,6 +100,7 @@ class VersionWriter:
         """True when another writer published this version first (``publish`` returned its manifest)."""
         self._store = store
         self._fs = store.fs
+        self._folders = store._folders  # on a local disk, never through a symbolic link
         self._local = isinstance(store.fs, LocalFileSystem)
         self._version_dir = store._version_dir(name, version)
         self._staging_root = store._staging_root(name, version)
@@ -104,6 +109,7 @@ class VersionWriter:
         self._partial_inputs: list[PartialInput] = []
         self._lease_renewed = 0.0
         if manifest is None:
+            self._replace_staging_links()
             self._renew_writer_lease(force=True)
 
     # -- state --------------------------------------------------------------------------------
@@ -170,9 +176,8 @@ class VersionWriter:
         shard_counters = _validate_counts(counters or {}, "counters")
         self._renew_writer_lease()
 
-        completion_path = self._completion_path(self._dir, shard_id)
-        if self._fs.exists(completion_path):  # the shard is being replaced: unmark it first
-            self._fs.rm_file(completion_path)
+        # the shard may be being replaced: unmark it first
+        self._folders.remove_file(self._completion_path(self._dir, shard_id))
 
         data = _parquet_bytes(table)
         self._put(f"data/{shard_id}.parquet", data)
@@ -320,9 +325,9 @@ class VersionWriter:
     def _publish_by_rename(self, manifest: Manifest) -> Manifest:
         self._put(CARD_FILE, dataset_card(manifest).encode("utf-8"))
         self._put(MANIFEST_FILE, manifest.to_json().encode("utf-8"))
-        self._fs.rm_file(f"{self._dir}/{LEASE_FILE}")
+        self._folders.remove_file(f"{self._dir}/{LEASE_FILE}")
         try:
-            os.rename(self._dir, self._version_dir)
+            self._folders.rename_dir(self._dir, self._version_dir)
         except OSError as error:
             existing = self._store._read_manifest_if_published(self.name, self.version)
             if existing is None:
@@ -335,6 +340,7 @@ class VersionWriter:
 
     def _publish_under_lock(self, manifest: Manifest) -> Manifest:
         lock_path = f"{self._store._name_dir(self.name)}/_locks/{self.version}.lock"
+        self._folders.makedirs(lock_path.rsplit("/", 1)[0])
 
         def published() -> Manifest | None:
             return self._store._read_manifest_if_published(self.name, self.version)
@@ -423,32 +429,47 @@ class VersionWriter:
 
     def _remove_dir(self, path: str, attempts: int = 5) -> None:
         """Remove ``path`` and everything in it while another writer may be removing it too (a losing writer
-        drops its own staging as the winner drops it as stale): files vanishing underneath are not errors."""
+        drops its own staging as the winner drops it as stale): files vanishing underneath are not errors. On a
+        local disk a symbolic link is removed itself, never followed."""
         for _ in range(attempts):
             try:
-                if self._fs.exists(path):
-                    self._fs.rm(path, recursive=True)
+                self._folders.remove_tree(path)
                 return
             except FileNotFoundError:
                 continue  # the other remover got there first; look again
 
     def _remove_stale_staging(self) -> None:
-        """After the version exists, other writers' staging is useless: drop those whose lease expired."""
-        for other in self._other_writer_dirs():
-            if not _is_live(self._read_json(f"{other}/{LEASE_FILE}")):
-                self._remove_dir(other)
+        """After the version exists, other writers' staging is useless: drop those whose lease expired. The
+        version is published by now: a folder that cannot be cleaned up is a warning, not an error."""
         try:
-            if self._fs.exists(self._staging_root) and not self._fs.ls(self._staging_root, detail=False):
-                self._fs.rmdir(self._staging_root)
-        except OSError:
-            pass  # another writer created its folder meanwhile
+            for other in self._other_writer_dirs():
+                if not _is_live(self._read_json(f"{other}/{LEASE_FILE}")):
+                    self._remove_dir(other)
+        except StoreLinkError as error:
+            logger.warning("left the staging of %s/%s as it is: %s", self.name, self.version, error)
+            return
+        try:
+            if not self._folders.child_dirs(self._staging_root) and not self._folders.files(self._staging_root):
+                self._folders.remove_empty_dir(self._staging_root)
+        except (OSError, StoreLinkError):
+            pass  # another writer created its folder meanwhile (or it is gone already)
+
+    def _replace_staging_links(self) -> None:
+        """A symbolic link where the staging folders belong (``_staging``, ``_staging/<version>``) is removed (the
+        link, not what it points to) and a folder made in its place, with a warning: a writer never writes into,
+        lists or deletes through it. A link at the corpus folder itself is refused (``StoreLinkError``)."""
+        for path in (self._staging_root.rsplit("/", 1)[0], self._staging_root):
+            target = self._folders.unlink_if_link(path)
+            if target is not None:
+                logger.warning("%s was a symbolic link (to %s), which the corpus store never follows; the link is "
+                               "removed and a folder made in its place", path, target)
 
     # -- completion records, adoption ---------------------------------------------------------
 
     def _write_completion(self, record: ShardRecord, columns: dict[str, str]) -> None:
         completion = ShardCompletion(shard=record, columns=columns)
         path = self._completion_path(self._dir, record.shard_id)
-        self._fs.makedirs(path.rsplit("/", 1)[0], exist_ok=True)
+        self._folders.makedirs(path.rsplit("/", 1)[0])
         self._store._write_atomically(path, completion.to_json().encode("utf-8"))
 
     def _completions(self, staging: str) -> list[ShardCompletion]:
@@ -456,11 +477,7 @@ class VersionWriter:
         return [completion for completion in completions if completion is not None]
 
     def _completion_ids(self, staging: str) -> list[str]:
-        completion_dir = f"{staging}/_complete"
-        if not self._fs.exists(completion_dir):
-            return []
-        self._fs.invalidate_cache(completion_dir)
-        names = [path.rsplit("/", 1)[-1] for path in self._fs.ls(completion_dir, detail=False)]
+        names = self._folders.files(f"{staging}/_complete")
         return [name.removesuffix(".json") for name in names if name.endswith(".json")]
 
     def _completion(self, staging: str, shard_id: str, verify: bool = False) -> ShardCompletion | None:
@@ -490,15 +507,20 @@ class VersionWriter:
             if completion is None:
                 continue
             shard = completion.shard
-            if shard.stored_in is None:
-                for relative in (shard.path, shard.rejects_path):
-                    if relative is not None:
-                        self._copy_or_link(f"{other}/{relative}", f"{self._dir}/{relative}")
+            try:
+                if shard.stored_in is None:
+                    for relative in (shard.path, shard.rejects_path):
+                        if relative is not None:
+                            self._copy_or_link(f"{other}/{relative}", f"{self._dir}/{relative}")
+            except StoreLinkError as error:  # a link planted in another writer's folder: not adopted
+                logger.warning("not adopting shard %s from %s: %s", shard_id, other, error)
+                continue
             self._write_completion(shard, completion.columns)
             return True
         return False
 
     def _other_writer_dirs(self) -> list[str]:
+        """Other writers' folders (on a local disk, real folders: a symbolic link is not one)."""
         return [f"{self._staging_root}/{child}" for child in self._store._child_dirs(self._staging_root)
                 if child != self.writer_id]
 
@@ -506,7 +528,7 @@ class VersionWriter:
 
     def _write_artifact_record(self, folder: str, records: list[StoredFile]) -> None:
         path = f"{self._dir}/_artifacts/{folder}.json"
-        self._fs.makedirs(path.rsplit("/", 1)[0], exist_ok=True)
+        self._folders.makedirs(path.rsplit("/", 1)[0])
         data = json.dumps([record.model_dump() for record in records], indent=2).encode("utf-8")
         self._store._write_atomically(path, data)
 
@@ -519,10 +541,7 @@ class VersionWriter:
         return records if all(self._has_size(staging, record) for record in records) else None
 
     def _artifact_folders(self, staging: str) -> list[str]:
-        record_dir = f"{staging}/_artifacts"
-        if not self._fs.exists(record_dir):
-            return []
-        names = [path.rsplit("/", 1)[-1] for path in self._fs.ls(record_dir, detail=False)]
+        names = self._folders.files(f"{staging}/_artifacts")
         return sorted(name.removesuffix(".json") for name in names if name.endswith(".json"))
 
     def _staged_file_path(self, record: StoredFile) -> str:
@@ -536,8 +555,12 @@ class VersionWriter:
         return f"{self._store._version_dir(self.name, stored_in)}/{relative}"
 
     def _has_size(self, staging: str, record: StoredFile) -> bool:
+        """The file is there with the recorded size (on a local disk: a regular file, reached through no link)."""
+        location = self._location(staging, record.path, record.stored_in)
+        if self._local:
+            return self._folders.regular_file_size(location) == record.bytes
         try:
-            return self._fs.size(self._location(staging, record.path, record.stored_in)) == record.bytes
+            return self._fs.size(location) == record.bytes
         except FileNotFoundError:
             return False
 
@@ -560,21 +583,20 @@ class VersionWriter:
             self._fs.copy(source, target)
 
     def _link(self, source: str, target: str) -> None:
-        """Hard link (no bytes copied); replaces whatever ``target`` was."""
-        os.makedirs(os.path.dirname(target), exist_ok=True)
-        if os.path.lexists(target):
-            os.remove(target)
-        os.link(source, target)
+        """Hard link (no bytes copied); replaces whatever ``target`` was. A ``source`` that is a symbolic link is
+        refused, and no folder on either path is reached through one."""
+        self._folders.hard_link(source, target)
 
     def _completion_path(self, staging: str, shard_id: str) -> str:
         return f"{staging}/_complete/{shard_id}.json"
 
     def _put(self, relative_path: str, data: bytes) -> None:
+        # what was there is removed first (it may be a hard link into a published version, or a symbolic link):
+        # never written through; on a local disk no folder on the way is a symbolic link
         path = f"{self._dir}/{relative_path}"
-        self._fs.makedirs(path.rsplit("/", 1)[0], exist_ok=True)
-        if self._local and os.path.lexists(path):
-            os.remove(path)  # may be a hard link into a published version: never write through it
-        self._fs.pipe_file(path, data)
+        if not self._local:
+            self._fs.makedirs(path.rsplit("/", 1)[0], exist_ok=True)
+        self._folders.write(path, data)
 
     def _read_json(self, path: str) -> dict[str, Any]:
         try:

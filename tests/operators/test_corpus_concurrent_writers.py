@@ -241,24 +241,26 @@ def test_stale_lock_is_taken_over_by_exactly_one_waiter() -> None:
     assert all(events[k][1] == events[k + 1][1] for k in range(0, len(events), 2))
 
 
-def test_staging_removed_whole_while_another_writer_removes_it_too(tmp_path: Path) -> None:
+def test_staging_removed_whole_while_another_writer_removes_it_too(tmp_path: Path, monkeypatch) -> None:
     """The losing writer drops its staging as the winner drops it as stale: files vanishing under one remover
     (the race two processes hit) must not raise, and the folder must still end up gone."""
+    from interlingua.operators.corpus import no_follow
+
     writer = CorpusStore(str(tmp_path)).open_version("race", CONFIG, INPUTS)
     staging = Path(tmp_path / "staging-copy")
     (staging / "_complete").mkdir(parents=True)
     for name in ("README.md", "manifest.json", "_complete/s0.json"):
         (staging / name).write_text("x")
-    real_rm, calls = writer._fs.rm, []
+    real_rmtree, calls = no_follow.shutil.rmtree, []
 
-    def rm_racing_another_remover(path, recursive=False):
+    def rmtree_racing_another_remover(path, *args, **kwargs):
         calls.append(path)
         if len(calls) == 1:  # the other writer removed a file first: this rmtree stops halfway, as shutil's does
             (staging / "README.md").unlink()
             raise FileNotFoundError(2, "No such file or directory", "README.md")
-        return real_rm(path, recursive=recursive)
+        return real_rmtree(path, *args, **kwargs)
 
-    writer._fs.rm = rm_racing_another_remover
+    monkeypatch.setattr(no_follow.shutil, "rmtree", rmtree_racing_another_remover)
     writer._remove_dir(str(staging))
     assert not staging.exists()
     assert len(calls) == 2
