@@ -52,14 +52,15 @@ class DirectionalModel:
 def diagonal_partition(j: np.ndarray, m: np.ndarray, n: np.ndarray, tension: float) -> np.ndarray:
     """fast_align's ``ComputeZ``: sum over i = 1..n of exp(tension * h(i, j, m, n)), closed form.
 
-    ``j`` is 1-based. All arguments broadcast; returns float64.
+    ``j`` is 1-based. All arguments broadcast; returns float64. ``num_top`` is fast_align's unsigned ``n - floor``
+    (it wraps past ``j = m``, where ``ratio ** num_top`` is then 0), as in the compiled ``fast_align_em._partition``.
     """
     j, m, n = (np.asarray(a, dtype=np.float64) for a in (j, m, n))
     split = j * n / m
     floor = np.floor(split)
     ceil = floor + 1.0
     ratio = np.exp(-tension / n)
-    num_top = n - floor
+    num_top = np.mod(n - floor, 2.0**32)
     top = np.exp(-tension * np.abs(ceil / n - j / m)) * (1.0 - ratio**num_top) / (1.0 - ratio)
     bottom = np.exp(-tension * np.abs(floor / n - j / m)) * (1.0 - ratio**floor) / (1.0 - ratio)
     return np.where(num_top > 0, top, 0.0) + np.where(floor > 0, bottom, 0.0)

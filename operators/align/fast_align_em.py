@@ -204,25 +204,32 @@ def encode_corpus(pairs: Iterable[tuple[Sequence[str], Sequence[str]]]) -> Encod
 # -- fast_align's closed forms (da.h, ttables.h), compiled ---------------------------------------
 
 
+#: fast_align's ``unsigned`` (32 bits): its ComputeZ counts positions in it, and ComputeDLogZ's swapped call wraps.
+UINT32 = 0xFFFFFFFF
+
+
 @numba.njit(cache=True, nogil=True)
 def partition(j1, m, n, tension):
-    """fast_align's ``ComputeZ(j1, m, n)``: sum over i = 1..n of exp(-tension * |i / n - j1 / m|)."""
+    """fast_align's ``ComputeZ(j1, m, n)``: sum over i = 1..n of exp(-tension * |i / n - j1 / m|) for ``j1 <= m``."""
     return _partition(j1, m, n, tension, math.exp(-tension / n))
 
 
 @numba.njit(cache=True, nogil=True)
 def _partition(j1, m, n, tension, ratio):
-    """:func:`partition` given ``ratio`` = exp(-tension / n), the same for every j1 of a shape."""
+    """:func:`partition` given ``ratio`` = exp(-tension / n), the same for every j1 of a shape.
+
+    ``floor`` and ``num_top`` are fast_align's ``unsigned``: past ``j1 = m`` (ComputeDLogZ calls it with m and n
+    swapped, so ``floor`` may exceed ``n``) ``n - floor`` wraps to about 2**32 and ``ratio ** num_top`` is 0."""
     split = float(j1) * n / m
-    floor = int(split)
+    floor = int(split) & UINT32
     ceil = floor + 1
-    num_top = n - floor
+    num_top = (n - floor) & UINT32
     top = 0.0
     bottom = 0.0
     if num_top:
-        top = math.exp(-abs(ceil / n - j1 / m) * tension) * (1.0 - math.pow(ratio, num_top)) / (1.0 - ratio)
+        top = math.exp(-abs(ceil / n - j1 / m) * tension) * (1.0 - math.pow(ratio, float(num_top))) / (1.0 - ratio)
     if floor:
-        bottom = math.exp(-abs(floor / n - j1 / m) * tension) * (1.0 - math.pow(ratio, floor)) / (1.0 - ratio)
+        bottom = math.exp(-abs(floor / n - j1 / m) * tension) * (1.0 - math.pow(ratio, float(floor))) / (1.0 - ratio)
     return bottom + top
 
 
@@ -238,7 +245,8 @@ def _arithmetico_geometric(a_1, g_1, r, d, count):
 
 @numba.njit(cache=True, nogil=True)
 def dlog_partition(j1, m, n, tension):
-    """fast_align's ``ComputeDLogZ(j1, m, n)`` (its Z call swaps m and n; kept as published)."""
+    """fast_align's ``ComputeDLogZ(j1, m, n)``. Its Z call swaps m and n, kept as fast_align computes it: for
+    ``j1 > n`` that Z's unsigned ``num_top`` wraps (:func:`_partition`), as in fast_align's and systran-align's builds."""
     return _dlog_partition(j1, m, n, tension, math.exp(-tension / n), math.exp(-tension / m))
 
 
@@ -247,10 +255,10 @@ def _dlog_partition(j1, m, n, tension, ratio, swapped_ratio):
     """:func:`dlog_partition` given ``ratio`` = exp(-tension / n) and ``swapped_ratio`` = exp(-tension / m) (its Z's)."""
     z = _partition(j1, n, m, tension, swapped_ratio)
     split = float(j1) * n / m
-    floor = int(split)
+    floor = int(split) & UINT32
     ceil = floor + 1
     d = -1.0 / n
-    num_top = n - floor
+    num_top = (n - floor) & UINT32
     top = 0.0
     bottom = 0.0
     if num_top:

@@ -30,6 +30,30 @@ def synthetic_corpus(n: int, seed: int = 0) -> list[tuple[list[str], list[str]]]
     return pairs
 
 
+def varied_corpus(n: int, seed: int = 0) -> list[tuple[list[str], list[str]]]:
+    """Pairs of 1-25 source words whose targets drop some words, insert function words and swap neighbours, so source
+    and target lengths differ (both ways)."""
+    rng = random.Random(seed)
+    lexicon = {f"e{k}": f"f{k}" for k in range(60)}
+    words = sorted(lexicon)
+    pairs = []
+    for _ in range(n):
+        src = [rng.choice(words) for _ in range(rng.randint(1, 25))]
+        tgt = []
+        for word in src:
+            r = rng.random()
+            if r >= 0.1:
+                tgt.append(lexicon[word])
+            if r > 0.8:
+                tgt.append(rng.choice(["la", "de", "que", "el"]))
+        tgt = tgt or ["x"]
+        if len(tgt) > 3 and rng.random() < 0.5:
+            k = rng.randrange(len(tgt) - 1)
+            tgt[k], tgt[k + 1] = tgt[k + 1], tgt[k]
+        pairs.append((src, tgt))
+    return pairs
+
+
 @pytest.fixture(scope="module")
 def learned(tmp_path_factory):
     directory = str(tmp_path_factory.mktemp("fast_align"))
