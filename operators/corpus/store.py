@@ -366,10 +366,14 @@ class CorpusStore:
     # -- pins, retention ---------------------------------------------------------------------
 
     def pin(self, name: str, version: str) -> str:
-        """Pin a published version (``latest`` resolves to its id): it is never pruned. Returns the id."""
+        """Pin a published version (``latest`` resolves to its id): it is never pruned. Returns the id.
+
+        The pin file is written beside and renamed over (``_write_atomically``): a symbolic link put where it
+        belongs is replaced, never written through."""
         manifest = self.manifest(name, version)
-        self.fs.makedirs(f"{self._name_dir(manifest.name)}/_pins", exist_ok=True)
-        self.fs.pipe_file(f"{self._name_dir(manifest.name)}/_pins/{manifest.version}", b"pinned\n")
+        pin_dir = f"{self._name_dir(manifest.name)}/_pins"
+        self._folders.makedirs(pin_dir)
+        self._write_atomically(f"{pin_dir}/{manifest.version}", b"pinned\n")
         return manifest.version
 
     def unpin(self, name: str, version: str) -> None:

@@ -145,3 +145,43 @@ def test_a_lock_file_that_is_a_link_is_replaced_not_written_through(tmp_path: Pa
     assert victim_rc.read_text() == "alias ls='ls -F'\n"
     assert not lock.is_symlink()
     lease.release()
+
+
+# -- 2. corpus pin ----------------------------------------------------------------------------------------------------
+
+
+def run_corpus_cli(*argv: str) -> int:
+    import argparse
+
+    from interlingua.workflows.commands import corpus as corpus_command
+
+    parser = argparse.ArgumentParser()
+    corpus_command.add_arguments(parser)
+    return corpus_command.run(parser.parse_args(argv))
+
+
+def test_corpus_pin_replaces_a_link_at_the_pin_file_and_never_writes_through_it(tmp_path: Path) -> None:
+    store = CorpusStore(str(tmp_path / "store"))
+    manifest = publish(store, "leak")
+    victim_rc = tmp_path / "victim_rc"
+    victim_rc.write_text("alias ls='ls -F'\n")
+    pins = Path(store._name_dir("leak")) / "_pins"
+    pins.mkdir()
+    os.symlink(victim_rc, pins / manifest.version)
+
+    assert run_corpus_cli("pin", "leak", "latest", "--root", store.root) == 0
+    assert victim_rc.read_text() == "alias ls='ls -F'\n"
+    assert not (pins / manifest.version).is_symlink()
+    assert store.pins("leak") == [manifest.version]
+
+
+def test_corpus_pin_refuses_a_pins_folder_that_is_a_link(tmp_path: Path, capsys) -> None:
+    store = CorpusStore(str(tmp_path / "store"))
+    manifest = publish(store, "leak")
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    os.symlink(victim, Path(store._name_dir("leak")) / "_pins")
+    assert run_corpus_cli("pin", "leak", "latest", "--root", store.root) == 2
+    assert "_pins is a symbolic link" in capsys.readouterr().err
+    assert list(victim.iterdir()) == []
+    assert manifest.version  # still published, unpinned
