@@ -4,7 +4,9 @@ The corpus of the AMR-retrofit method (Cai et al. 2022). Steps, per shard of ``t
 triples (a shard is the unit of resume: the corpus store skips shards already complete):
 
 1. NLI ingest (:mod:`interlingua.operators.nli`): pairs → (premise, entailment, contradiction);
-   dropped premises, unused pairs and malformed rows are counted into the manifest.
+   dropped premises, unused pairs and malformed rows are counted into the manifest, the malformed rows also
+   written aside with their reason (rejects of the first shard). A source giving no triple publishes a version
+   with one empty shard (its rejects and counts), without starting Ray.
 2. Every sentence in English (``lang = en``) plus its translation into each configured language
    (:class:`~interlingua.operators.translate.operator.TranslateOperator` on a Ray actor pool; the
    backend per language comes from ``translate``).
@@ -175,18 +177,24 @@ def run(config: AmrCorpusConfig, *, address: str | None = None) -> dict[str, Any
     # a parser or translation model rewritten in place: another version
     writer = store.open_version(config.corpus_name, redact(with_model_files(config.model_dump())),
                                 redact([config.source]), input_fingerprints=fingerprints)
-    shards = plan_shards(len(triples), config.triples_per_shard)
+    # no triple (every pair neutral, malformed or without a partner): one empty shard, a version holds at least one
+    shards = plan_shards(max(1, len(triples)), config.triples_per_shard)
+    # the malformed NLI rows are written aside with the first shard, with their reason
+    malformed = [{"operator": "nli_triples", "reason": m["reason"], "row": m["row"]} for m in build.malformed_rows]
     summary: dict[str, Any] = {"nli": build.summary(), "shards_total": len(shards), "shards_resumed": 0}
     if not writer.published:
-        init_ray(address)
+        if triples:
+            init_ray(address)
         for shard in shards:
             if writer.is_complete(shard.id):
                 summary["shards_resumed"] += 1
                 continue
-            kept, rejects = _build_shard(triples[shard.start : shard.stop], config)
+            part = triples[shard.start : shard.stop]
+            kept, rejects = _build_shard(part, config) if part else ([], [])
+            rejects = (malformed if shard is shards[0] else []) + rejects
             unparsed = len(kept) if config.parser_model is None else 0
             writer.write_shard(shard.id, _shard_table(kept), redact(rejects),
-                               counters={"rows": len(kept), "rows_unparsed": unparsed, "triples": shard.num_rows})
+                               counters={"rows": len(kept), "rows_unparsed": unparsed, "triples": len(part)})
         writer.add_counters({
             f"premises_dropped_{k.replace(' ', '_')}": v for k, v in build.dropped_premises.items()
         } | {f"pairs_unused_{'no_gold' if k == '-' else k}": v for k, v in build.unused_pairs.items()}

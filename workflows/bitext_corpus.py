@@ -155,6 +155,15 @@ def read_bitext(config: BitextCorpusConfig, source: str, partial: list[dict] | N
         return err.rows
 
 
+def read_rows(config: BitextCorpusConfig, source: str, partial: list[dict] | None = None) -> list[dict[str, Any]]:
+    """:func:`read_bitext`, refusing a source with no rows (nothing to build: a version holds at least one shard);
+    a source whose every row is rejected is built, its rows as rejects."""
+    rows = read_bitext(config, source, partial)
+    if not rows:
+        raise UserError(f"{redact(source)} holds no bitext rows: nothing to build (hint: check the file)")
+    return rows
+
+
 def _read_text(source: str, target: str, limit: int | None) -> list[dict[str, Any]]:
     from interlingua.operators.bitext.parallel_lines import LineCountMismatch, read_parallel_lines
 
@@ -479,9 +488,7 @@ def run(config: BitextCorpusConfig, *, address: str | None = None) -> dict[str, 
     require_writable(config.store_root or corpus_root(), "corpus store")
     fingerprints = build_fingerprints(inputs)  # before reading: a file rewritten meanwhile is recorded as it was read
     partial: list[dict] = []
-    rows = read_bitext(config, source, partial)
-    if not rows:
-        raise UserError(f"{redact(source)} holds no bitext rows: nothing to build (hint: check the file)")
+    rows = read_rows(config, source, partial)
     store = CorpusStore(config.store_root or corpus_root())
     # provenance without credentials: the manifest's config and inputs, and the rejects, are redacted
     writer = store.open_version(config.corpus_name, redact(_manifest_config(config, source)), redact(inputs),

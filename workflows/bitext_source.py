@@ -21,12 +21,18 @@ def publish_bitext_corpus(store: CorpusStore, name: str, table: pa.Table, *, src
     ``input_fingerprints``: those of the files ``table`` was read from (they enter the version id).
 
     Shards are planned over the input rows, so a rerun after a crash skips completed shards. Each
-    shard runs the hygiene filters; removed pairs go to the rejects table with their reason.
-    Duplicates are detected within a shard.
+    shard runs the hygiene filters; removed pairs go to the rejects table with their reason (a table whose every pair
+    is removed publishes its shards empty, the pairs as rejects). Duplicates are detected within a shard. An empty
+    ``table`` is refused (``UserError``): there is nothing to build.
     """
     missing = {"id", "src", "tgt"} - set(table.column_names)
     if missing:
         raise ValueError(f"bitext table lacks columns {sorted(missing)} (has {table.column_names})")
+    if table.num_rows == 0:  # as bitext-corpus refuses an input with no rows (a store version holds >= 1 shard)
+        from interlingua.core.errors import UserError
+
+        raise UserError(f"no bitext rows to publish as corpus {name} from {', '.join(redact(list(inputs)))}: nothing "
+                        "to build (hint: check the file)")
     config = {"src_lang": src_lang, "tgt_lang": tgt_lang, "rows_per_shard": rows_per_shard,
               "hygiene": hygiene.__dict__}
     writer = store.open_version(name, redact(config), redact(list(inputs)),  # provenance without credentials
@@ -65,12 +71,12 @@ def write_bitext_shard(writer, shard_id: str, part: dict, *, src_lang: str, tgt_
     ``shard_id`` (columns :data:`BITEXT_COLUMNS`), the removed ones as its rejects; returns the rows kept."""
     filt = BitextHygiene(hygiene, f"{src_lang}-{tgt_lang}")
     rows = _kept(filt, part)
-    data = pa.table({
-        "id": [str(part["id"][i]) for i in rows],
-        "src": [part["src"][i] for i in rows],
-        "tgt": [part["tgt"][i] for i in rows],
-        "src_lang": [src_lang] * len(rows),
-        "tgt_lang": [tgt_lang] * len(rows),
+    data = pa.table({  # typed: a shard whose every pair is rejected has the other shards' columns
+        "id": pa.array([str(part["id"][i]) for i in rows], pa.string()),
+        "src": pa.array([part["src"][i] for i in rows], pa.string()),
+        "tgt": pa.array([part["tgt"][i] for i in rows], pa.string()),
+        "src_lang": pa.array([src_lang] * len(rows), pa.string()),
+        "tgt_lang": pa.array([tgt_lang] * len(rows), pa.string()),
     })
     rejects = list(extra_rejects or []) + [
         {"operator": "bitext_hygiene", "reason": r["reason"],

