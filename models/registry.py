@@ -77,8 +77,9 @@ def log_and_register_encoder(encoder_dir: str, name: str, alias: str, run_id: st
     """Log the sentence-transformers folder ``encoder_dir`` into run ``run_id`` with the
     ``sentence_transformers`` flavor, register it as ``name``, set ``alias`` to the new version.
 
-    ``card`` becomes the model folder's ``README.md``, the version's description and its
-    ``interlingua.*`` tags; ``tags`` are added to the version as they are."""
+    ``card`` becomes the model folder's ``README.md``, the run's ``model_card/README.md`` and
+    ``model_card/card.json``, the version's description and its ``interlingua.*`` tags; ``tags`` are added to
+    the version as they are."""
     import mlflow
     import mlflow.sentence_transformers
     from mlflow.tracking import MlflowClient
@@ -100,6 +101,9 @@ def log_and_register_encoder(encoder_dir: str, name: str, alias: str, run_id: st
             registered_model_name=name,
             metadata={"interlingua.embedding_dim": dim},
         )
+        if card is not None:
+            tracking.log_text(readme, "model_card/README.md")
+            tracking.log_dict(card.to_dict(), "model_card/card.json")
     version = str(info.registered_model_version)
     client = MlflowClient()
     tracking.describe_model_version(name, version, readme, client)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -144,7 +147,8 @@ def _dense_stack(base_dir, folder):
     return folder
 
 
-def test_registered_encoder_is_the_standard_flavor_with_card_signature_and_pins(local_store, tiny_encoder_dir, caplog):
+def test_registered_encoder_is_the_standard_flavor_with_card_signature_and_pins(local_store, tiny_encoder_dir, caplog,
+                                                                               tmp_path):
     import importlib.metadata as md
     import logging
     import warnings
@@ -177,9 +181,11 @@ def test_registered_encoder_is_the_standard_flavor_with_card_signature_and_pins(
     assert version.tags["interlingua.corpus_versions"] == "bible@v7"
     assert version.tags["interlingua.objective"] == "translation_ranking"
     assert version.tags["team"] == "nlp"
+    run_card = Path(client.download_artifacts(run.info.run_id, "model_card", str(tmp_path / "run_card")))
+    assert (run_card / "README.md").read_text() == card.to_markdown()
+    assert json.loads((run_card / "card.json").read_text()) == card.to_dict()
 
     local = mlflow.artifacts.download_artifacts(artifact_uri=registered.version_uri)
-    from pathlib import Path
 
     files = [p.relative_to(local).as_posix() for p in Path(local).rglob("*") if p.is_file()]
     assert not [f for f in files if f.endswith((".pkl", ".pickle", ".bin", ".pt"))], files

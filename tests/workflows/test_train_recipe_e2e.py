@@ -112,6 +112,9 @@ def test_train_then_recipe_with_combination(tmp_path):
     artifacts = {a.path for a in client.list_artifacts(summary["run_id"], "evaluation")}
     assert {"evaluation/results.png", "evaluation/results.json"} <= artifacts
     assert "tiny_retrieval" in mv.description and str(model) in mv.description  # the model card
+    card = json.loads(Path(client.download_artifacts(summary["run_id"], "model_card/card.json", str(tmp_path))).read_text())
+    assert card["base_model"] == str(model) and card["evaluation"] == summary["evaluation"]
+    assert Path(client.download_artifacts(summary["run_id"], "model_card/README.md", str(tmp_path))).read_text() == mv.description
 
     recipe = tmp_path / "recipe.yaml"
     recipe.write_text(f"""
