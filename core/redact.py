@@ -31,7 +31,14 @@ _SECRET_PARTS = frozenset({
 _KEY_QUALIFIERS = frozenset({"api", "access", "secret", "private", "account", "client", "master", "sas", "signing"})
 _VENDOR_PREFIXES = ("x-amz-", "x-goog-", "x-ms-")
 
-_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://[^\s'\"<>()\[\]{},]+")
+#: A URL in free text. The user-info (RFC 3986 allows ``!$&'()*+,;=`` in it) runs to the last ``@`` before the host
+#: (``/``, ``?``, ``#`` or whitespace ends the authority); host, port and path end at prose punctuation
+#: (``(see http://h/x)``); the query and fragment run to whitespace, a double quote or ``'``: a value may hold
+#: ``,`` or ``)`` (``?token=ab,cd``), which :func:`redact_url` then masks whole.
+_URL = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.\-]*://)"
+                  r"(?:(?P<userinfo>[^\s/?#\"<>\[\]{}\\]*)@)?"
+                  r"(?P<rest>(?:\[[0-9A-Za-z:.%]*\])?[^\s'\"<>()\[\]{},?#]*)"
+                  r"(?P<tail>[?#][^\s'\"<>]*)?")
 _PAIR = re.compile(r"(?i)\b([A-Za-z0-9_.\-]*(?:password|passwd|pwd|secret|token|api[_-]?key|access[_-]?key|account[_-]?key"
                    r"|signature|sig|credential)[A-Za-z0-9_.\-]*)"
                    r"(\s*[=:]\s*)(['\"]?)([^\s'\"&,;]+)")
@@ -103,11 +110,22 @@ def redact_text(text: str) -> str:
     secrets and the user-info of a scheme-less ``user:password@host`` or ``token@host:port`` masked."""
     if not text:
         return text
-    out = _URL.sub(lambda m: redact_url(m.group(0)), text)
+    out = _URL.sub(_redact_url_match, text)
     out = _mask_bare_userinfo(out)
     out = _CONNECTION_SECRET.sub(lambda m: f"{m.group(1)}{m.group(2)}{MASK}", out)
     return _PAIR.sub(lambda m: f"{m.group(1)}{m.group(2)}{m.group(3)}{MASK}"
                      if m.group(4) != MASK and is_secret_key(m.group(1)) else m.group(0), out)
+
+
+def _redact_url_match(match: re.Match) -> str:
+    """A URL :data:`_URL` found in text, its user-info masked whole (as text, so no parser can cut it short) and its
+    query and fragment through :func:`redact_url`."""
+    userinfo = "" if match["userinfo"] is None else f"{MASK}@"
+    tail = match["tail"] or ""
+    masked = redact_url(f"x://h{tail}") if tail else ""
+    if MASK in masked:  # else as written (urlunsplit would drop an empty ``?``)
+        tail = masked[len("x://h"):]
+    return f"{match['scheme']}{userinfo}{match['rest']}{tail}"
 
 
 def _mask_bare_userinfo(text: str) -> str:

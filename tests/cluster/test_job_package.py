@@ -62,6 +62,8 @@ def test_secret_looking_variables_are_not_sent(name):
     ("ODBC", "Driver={x};Server=db;Uid=me;Pwd=SECRET;"),
     ("OPTS", "--password=SECRET"),
     ("RAY_HEAD", "u:SECRET@10.0.0.5:6379"),
+    ("AWS_URL", "s3://AKIAIOSFODNN7:wJalrSECRET)@bucket/x"),  # user-info holding ')' (RFC 3986 sub-delims)
+    ("DATA_URL", "https://alice:p4ss,SECRET@data.example/x"),
 ])
 def test_variables_whose_values_carry_credentials_are_not_sent(name, value, tmp_path):
     with pytest.raises(UserError) as err:

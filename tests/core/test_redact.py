@@ -139,6 +139,35 @@ def test_e_mail_addresses_are_left_alone(text):
     assert redact(["x", {"contact": text}]) == ["x", {"contact": text}]
 
 
+@pytest.mark.parametrize("text, expected", [
+    ("http://alice:s3cr3t)@127.0.0.1:8765/src.txt", "http://***@127.0.0.1:8765/src.txt"),
+    ("model URL 'https://alice:p4ss,w0rd@127.0.0.1:1/enc' does not exist",
+     "model URL 'https://***@127.0.0.1:1/enc' does not exist"),
+    ("s3://AKIA:wJalr)@bucket/x", "s3://***@bucket/x"),
+    ("ftp://u:it's(x)!$&*+;=@h:21/p, then", "ftp://***@h:21/p, then"),  # every sub-delim RFC 3986 allows
+    ("http://u:p@ss)@[::1]:80/x", "http://***@[::1]:80/x"),  # up to the last '@' before the host
+    ("https://h/p?token=ab,cd&lang=en", "https://h/p?token=***&lang=en"),
+    ("fetch 'https://h/p?sig=ab(c)d' failed", "fetch 'https://h/p?sig=***' failed"),
+    ("https://h/cb#access_token=ab,cd&state=x", "https://h/cb#access_token=***&state=x"),
+])
+def test_user_info_and_query_values_holding_sub_delims_are_masked_whole(text, expected):
+    """RFC 3986 lets user-info hold ``!$&'()*+,;=`` and a query value ``,()``: none of it cuts the secret short."""
+    assert redact_text(text) == expected
+    assert redact_text(expected) == expected  # idempotent
+    assert redact({"source": text}) == {"source": expected}
+
+
+def test_mlflow_params_mask_a_password_holding_a_comma():
+    assert flatten({"model": "https://alice:p4ss,w0rd@host/enc"}) == {"model": "https://***@host/enc"}
+
+
+@pytest.mark.parametrize("text", ["(see http://h/docs), or write to me@example.com", "'http://h/x' or me@example.com",
+                                  "http://h/a?q=1 and me@example.com:", "read http://h/x (mirror: ops@example.org)",
+                                  "http://h/x?q=a,b(c)", "https://h/models:/enc@prod"])
+def test_prose_around_urls_is_left_alone(text):
+    assert redact_text(text) == text
+
+
 @pytest.mark.parametrize("text", ["git@github.com:org/repo.git", "models:/enc@prod", "me@example.com at 10:30",
                                   "design=1 signal: 9 max_tokens=5", "ray start --address=10.0.0.5:6379",
                                   "AccountName=acct;EndpointSuffix=core.windows.net", "ubuntu:22.04@sha256:ab12"])

@@ -88,3 +88,45 @@ def test_interpolate_masks_a_credentialed_model_uri_everywhere(state, monkeypatc
     for text in (out, err, recorded, written):
         assert "hunter2" not in text and "abc123" not in text
     assert "https://***@models.example.org/enc?token=***" in recorded
+
+
+@pytest.fixture()
+def http_folder(tmp_path):
+    """A local HTTP server over ``tmp_path / "served"`` (it ignores the credentials a URL sends): its base URL."""
+    import functools
+    import threading
+    from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+
+    served = tmp_path / "served"
+    served.mkdir()
+    handler = functools.partial(SimpleHTTPRequestHandler, directory=str(served))
+    handler.log_message = lambda *args: None
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield served, server.server_address[1]
+    server.shutdown()
+    server.server_close()
+
+
+def test_bitext_corpus_masks_a_password_holding_a_parenthesis_everywhere(state, http_folder, capfd):
+    """``http://alice:s3cr3t)@host/src.txt``: the manifest's inputs and config, the dataset card, ``corpus show`` and
+    the console hold ``***@host``, not the password (RFC 3986 lets user-info hold ``)``)."""
+    from interlingua.workflows.cli import main
+
+    served, port = http_folder
+    (served / "src.txt").write_text("the house\nthe small book\nthe old house\n", encoding="utf-8")
+    (served / "tgt.txt").write_text("das haus\ndas klein buch\ndas alt haus\n", encoding="utf-8")
+    base = f"http://alice:s3cr3t)@127.0.0.1:{port}"
+    store = state / "store"
+    code = main(["run", "bitext-corpus", "--set", f"source={base}/src.txt", "--set", f"target={base}/tgt.txt",
+                 "--set", "src_lang=en", "--set", "tgt_lang=de", "--set", "workers=1", "--set", f"store_root={store}"])
+    out, err = capfd.readouterr()
+    assert code == 0, err
+    assert main(["corpus", "show", "bitext-corpus", "--root", str(store)]) == 0
+    shown, shown_err = capfd.readouterr()
+    (version,) = [p for p in (store / "bitext-corpus").iterdir() if p.is_dir() and p.name.startswith("v-")]
+    manifest = (version / "manifest.json").read_text(encoding="utf-8")
+    card = (version / "README.md").read_text(encoding="utf-8")
+    for text in (out, err, shown, shown_err, manifest, card):
+        assert "s3cr3t" not in text and "alice" not in text
+    assert f"http://***@127.0.0.1:{port}/src.txt" in manifest and f"http://***@127.0.0.1:{port}/tgt.txt" in card
