@@ -5,10 +5,11 @@ NumPy reference, kept for tests), over a whole batch of sentence pairs in one co
 
 - The lexical table is held as compressed rows (:class:`CompressedTable`): the sorted ``t(f | e)``
   columns of each conditioning word ``e``, looked up by binary search.
-- The diagonal prior ``p(a_j = i)`` of each sentence shape ``(n, m)`` is computed once with NumPy's
-  ``exp`` using the reference's exact expression (:class:`DiagonalPriorCache`), so scores are
-  bit-identical to the reference's and the argmax picks the same link even on near-ties (a compiled
-  ``exp`` may differ from NumPy's in the last bit).
+- The diagonal prior ``p(a_j = i)`` of each sentence shape ``(n, m)`` is computed once with libm's
+  ``exp`` and ``pow`` in fast_align's order of operations (:class:`DiagonalPriorCache`,
+  :mod:`~interlingua.operators.align.diagonal_prior`), so scores are bit-identical to the reference's and
+  to fast_align's, and the argmax picks the same link on ties (NumPy's ``exp`` differs from libm's in the
+  last bit for some values, and two positions equidistant from the diagonal then lost their tie).
 - Symmetrization repeats :func:`~interlingua.operators.align.symmetrize.symmetrize` step for step on
   dense per-sentence grids (candidates visited in ascending ``(i, j)`` order, additions immediate).
 - Links are returned as flat arrays, or written straight to Pharaoh text (:func:`format_links`).
@@ -21,6 +22,7 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
+from interlingua.operators.align.diagonal_prior import libm_exp
 from interlingua.operators.align.fast_align_decoder import DirectionalModel, diagonal_partition
 from interlingua.operators.align.lexical_table import UNKNOWN_ID, UNSEEN_PROBABILITY
 from interlingua.operators.align.row_hash import RowHash, find_slot
@@ -95,10 +97,10 @@ class DiagonalPriorCache:
 
     ``n`` is the conditioning sentence's length, ``m`` the predicted one's. A shape's block is
     ``n x m``, conditioning-major (``[(i - 1) * m + (j - 1)]``) or predicted-major
-    (``[(j - 1) * n + (i - 1)]``). The values are the reference decoder's expression with its
-    operands: the exponent in IEEE double arithmetic, ``exp`` by NumPy (a compiled ``exp`` may differ
-    in the last bit), the partition by :func:`diagonal_partition`. Shapes are computed on first use;
-    past ``max_values`` cached floats the cache starts over.
+    (``[(j - 1) * n + (i - 1)]``). The values are fast_align's (and the reference decoder's) expression
+    with its operands: the exponent in IEEE double arithmetic, ``exp`` by libm (``math.exp``; NumPy's
+    differs in the last bit for some values), the partition by :func:`diagonal_partition`. Shapes are
+    computed on first use; past ``max_values`` cached floats the cache starts over.
     """
 
     def __init__(self, model: DirectionalModel, conditioning_major: bool, max_values: int = 8_000_000):
@@ -138,7 +140,7 @@ class DiagonalPriorCache:
         row_shape = np.repeat(np.arange(n.size), m)
         row_j1 = np.arange(row_shape.size) - np.repeat(np.cumsum(m) - m, m) + 1
         z = diagonal_partition(row_j1, m[row_shape], n[row_shape], self.tension)
-        values = np.exp(_diagonal_exponents(n, m, starts, int(sizes.sum()), self.tension, self.conditioning_major))
+        values = libm_exp(_diagonal_exponents(n, m, starts, int(sizes.sum()), self.tension, self.conditioning_major))
         _divide_by_partition(values, n, m, starts, z, np.concatenate(([0], np.cumsum(m)[:-1])), 1.0 - self.p0, self.conditioning_major)
         self.offsets[n, m] = self.values.size + starts
         self.values = np.concatenate((self.values, values))

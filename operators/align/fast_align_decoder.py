@@ -8,7 +8,9 @@ Model 2") predicts each target word f_j (j = 1..m) from one source position a_j 
     h(i, j, m, n)    = -| i / n - j / m |
     p(f_j, a_j = i)  = p(a_j = i) * t(f_j | e_i)              (e_0 is the NULL word)
 
-``Z`` is the closed-form geometric sum of fast_align's ``DiagonalAlignment::ComputeZ``. Without
+``Z`` is the closed-form geometric sum of fast_align's ``DiagonalAlignment::ComputeZ``; the prior is computed with
+libm's ``exp`` and ``pow`` in fast_align's order of operations (:mod:`~interlingua.operators.align.diagonal_prior`),
+so equal scores are equal here too. Without
 ``favor_diagonal`` the prior is uniform, 1 / (n + 1) (1 / n without the NULL word). Because the
 alignment links are independent given the sentence, the best alignment is, for each target word,
 the argmax over positions; as in fast_align's output loop ties go to the earlier position, NULL
@@ -25,6 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from interlingua.operators.align.diagonal_prior import libm_exp, partitions
 from interlingua.operators.align.lexical_table import UNKNOWN_ID, LexicalTable
 from interlingua.operators.align.pharaoh import Link
 
@@ -50,20 +53,12 @@ class DirectionalModel:
 
 
 def diagonal_partition(j: np.ndarray, m: np.ndarray, n: np.ndarray, tension: float) -> np.ndarray:
-    """fast_align's ``ComputeZ``: sum over i = 1..n of exp(tension * h(i, j, m, n)), closed form.
+    """fast_align's ``ComputeZ``: sum over i = 1..n of exp(tension * h(i, j, m, n)), closed form, with libm's exp and
+    pow (:func:`~interlingua.operators.align.diagonal_prior.partition`).
 
-    ``j`` is 1-based. All arguments broadcast; returns float64. ``num_top`` is fast_align's unsigned ``n - floor``
-    (it wraps past ``j = m``, where ``ratio ** num_top`` is then 0), as in the compiled ``fast_align_em._partition``.
+    ``j`` is 1-based. All arguments broadcast; returns float64.
     """
-    j, m, n = (np.asarray(a, dtype=np.float64) for a in (j, m, n))
-    split = j * n / m
-    floor = np.floor(split)
-    ceil = floor + 1.0
-    ratio = np.exp(-tension / n)
-    num_top = np.mod(n - floor, 2.0**32)
-    top = np.exp(-tension * np.abs(ceil / n - j / m)) * (1.0 - ratio**num_top) / (1.0 - ratio)
-    bottom = np.exp(-tension * np.abs(floor / n - j / m)) * (1.0 - ratio**floor) / (1.0 - ratio)
-    return np.where(num_top > 0, top, 0.0) + np.where(floor > 0, bottom, 0.0)
+    return partitions(j, m, n, tension)
 
 
 def decode_directional(
@@ -142,7 +137,7 @@ def _alignment_prior(model: DirectionalModel, i, j1, m, n, z: np.ndarray | None)
     if not model.favor_diagonal:
         return 1.0 / (n + (1.0 if model.use_null else 0.0))
     p0 = model.prob_align_null if model.use_null else 0.0
-    diagonal = np.exp(-model.tension * np.abs(i / n - j1 / m)) / (z / (1.0 - p0))
+    diagonal = libm_exp(-model.tension * np.abs(i / n - j1 / m)) / (z / (1.0 - p0))
     return np.where(i == 0, p0, diagonal)
 
 

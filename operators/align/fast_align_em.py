@@ -44,6 +44,7 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
+from interlingua.operators.align.diagonal_prior import UINT32, partition_given_ratio
 from interlingua.operators.align.lexical_table import NULL_WORD, LexicalTable
 from interlingua.operators.align.row_hash import UNNUMBERED, RowHash, find_slot
 
@@ -204,33 +205,15 @@ def encode_corpus(pairs: Iterable[tuple[Sequence[str], Sequence[str]]]) -> Encod
 # -- fast_align's closed forms (da.h, ttables.h), compiled ---------------------------------------
 
 
-#: fast_align's ``unsigned`` (32 bits): its ComputeZ counts positions in it, and ComputeDLogZ's swapped call wraps.
-UINT32 = 0xFFFFFFFF
+#: :func:`partition` given ``ratio`` = exp(-tension / n), the same for every j1 of a shape: the decoders' pure-Python
+#: :func:`~interlingua.operators.align.diagonal_prior.partition_given_ratio` (fast_align's unsigned wrap included), compiled.
+_partition = numba.njit(cache=True, nogil=True)(partition_given_ratio)
 
 
 @numba.njit(cache=True, nogil=True)
 def partition(j1, m, n, tension):
     """fast_align's ``ComputeZ(j1, m, n)``: sum over i = 1..n of exp(-tension * |i / n - j1 / m|) for ``j1 <= m``."""
     return _partition(j1, m, n, tension, math.exp(-tension / n))
-
-
-@numba.njit(cache=True, nogil=True)
-def _partition(j1, m, n, tension, ratio):
-    """:func:`partition` given ``ratio`` = exp(-tension / n), the same for every j1 of a shape.
-
-    ``floor`` and ``num_top`` are fast_align's ``unsigned``: past ``j1 = m`` (ComputeDLogZ calls it with m and n
-    swapped, so ``floor`` may exceed ``n``) ``n - floor`` wraps to about 2**32 and ``ratio ** num_top`` is 0."""
-    split = float(j1) * n / m
-    floor = int(split) & UINT32
-    ceil = floor + 1
-    num_top = (n - floor) & UINT32
-    top = 0.0
-    bottom = 0.0
-    if num_top:
-        top = math.exp(-abs(ceil / n - j1 / m) * tension) * (1.0 - math.pow(ratio, float(num_top))) / (1.0 - ratio)
-    if floor:
-        bottom = math.exp(-abs(floor / n - j1 / m) * tension) * (1.0 - math.pow(ratio, float(floor))) / (1.0 - ratio)
-    return bottom + top
 
 
 @numba.njit(cache=True, nogil=True)

@@ -4,7 +4,6 @@ import hashlib
 import io
 import math
 import os
-from ctypes import c_uint32
 
 import numpy as np
 import pytest
@@ -17,7 +16,7 @@ from interlingua.operators.align.fast_align_decoder import diagonal_partition
 from interlingua.operators.align.fast_align_training import FastAlignParameters, FastAlignSettings, learn_fast_align
 from interlingua.operators.align.lexical_table import LexicalTable, read_systran_table
 
-from .test_align_fast_align import synthetic_corpus, varied_corpus
+from .test_align_fast_align import fast_align_compute_z, fast_align_dlog_z, synthetic_corpus, varied_corpus
 
 
 def digest(directory) -> dict[str, str]:
@@ -37,44 +36,6 @@ def test_closed_forms_match_direct_sums():
         w = np.exp(4.0 * h)
         assert dlog_partition(j, m, n, 4.0) == pytest.approx((h * w).sum() / w.sum(), rel=1e-9)
     assert digamma(1.0) == pytest.approx(-0.5772156649, abs=1e-8)
-
-
-def fast_align_compute_z(i, m, n, alpha):
-    """fast_align's ``DiagonalAlignment::ComputeZ`` written out with its ``unsigned`` ints as 32-bit C ints and libm's
-    exp / pow (CPython's math module calls them)."""
-    split = float(i) * n / m
-    floor = c_uint32(int(split)).value
-    ceil = c_uint32(floor + 1).value
-    ratio = math.exp(-alpha / n)
-    num_top = c_uint32(n - floor).value
-    ezt = ezb = 0.0
-    if num_top:
-        ezt = math.exp(-abs(ceil / n - i / m) * alpha) * (1.0 - math.pow(ratio, num_top)) / (1.0 - ratio)
-    if floor:
-        ezb = math.exp(-abs(floor / n - i / m) * alpha) * (1.0 - math.pow(ratio, floor)) / (1.0 - ratio)
-    return ezb + ezt
-
-
-def fast_align_dlog_z(i, m, n, alpha):
-    """fast_align's ``ComputeDLogZ`` likewise: its Z call swaps m and n (so its ``num_top`` wraps for i > n)."""
-    def series(a_1, g_1, r, d, count):  # arithmetico_geometric_series
-        g_np1 = g_1 * math.pow(r, count)
-        a_n = d * c_uint32(count - 1).value + a_1
-        return (a_n * g_np1 - a_1 * g_1) / (r - 1) - d * (g_np1 - g_1 * r) / ((r - 1) * (r - 1))
-
-    z = fast_align_compute_z(i, n, m, alpha)
-    floor = c_uint32(int(float(i) * n / m)).value
-    ceil = c_uint32(floor + 1).value
-    ratio, d = math.exp(-alpha / n), -1.0 / n
-    num_top = c_uint32(n - floor).value
-    pct = pcb = 0.0
-    if num_top:
-        feature = -abs(ceil / n - i / m)
-        pct = series(feature, math.exp(feature * alpha), ratio, d, num_top)
-    if floor:
-        feature = -abs(floor / n - i / m)
-        pcb = series(feature, math.exp(feature * alpha), ratio, d, floor)
-    return (pct + pcb) / z
 
 
 def test_model_feature_wraps_as_fast_align_unsigned_arithmetic():

@@ -1,8 +1,10 @@
 """fast_align learning (systran-align), table reading, directional decoding against a brute-force
 reference of fast_align's model, and agreement with systran_align's own aligner."""
 
+import dataclasses
 import math
 import random
+from ctypes import c_uint32
 
 import numpy as np
 import pytest
@@ -10,7 +12,8 @@ import pytest
 from interlingua.operators.align.bidirectional_aligner import BidirectionalAligner, align_reference
 from interlingua.operators.align.fast_align_decoder import DirectionalModel, decode_directional, diagonal_partition, to_ids
 from interlingua.operators.align.fast_align_training import FastAlignParameters, FastAlignSettings, learn_fast_align, learned_tensions
-from interlingua.operators.align.lexical_table import UNSEEN_PROBABILITY, read_systran_table
+from interlingua.operators.align.lexical_table import UNSEEN_PROBABILITY, LexicalTable, read_systran_table
+from interlingua.operators.align.pharaoh import parse_pharaoh
 
 LEXICON = {"the": "das", "house": "haus", "is": "ist", "small": "klein", "big": "gross", "book": "buch",
            "a": "ein", "old": "alt", "green": "gruen", "car": "auto", "red": "rot", "man": "mann"}
@@ -79,6 +82,62 @@ def brute_force_viterbi(model: DirectionalModel, cond: list[int], pred: list[int
     return links
 
 
+def fast_align_compute_z(i, m, n, alpha):
+    """fast_align's ``DiagonalAlignment::ComputeZ`` written out with its ``unsigned`` ints as 32-bit C ints and libm's
+    exp / pow (CPython's math module calls them)."""
+    split = float(i) * n / m
+    floor = c_uint32(int(split)).value
+    ceil = c_uint32(floor + 1).value
+    ratio = math.exp(-alpha / n)
+    num_top = c_uint32(n - floor).value
+    ezt = ezb = 0.0
+    if num_top:
+        ezt = math.exp(-abs(ceil / n - i / m) * alpha) * (1.0 - math.pow(ratio, num_top)) / (1.0 - ratio)
+    if floor:
+        ezb = math.exp(-abs(floor / n - i / m) * alpha) * (1.0 - math.pow(ratio, floor)) / (1.0 - ratio)
+    return ezb + ezt
+
+
+def fast_align_dlog_z(i, m, n, alpha):
+    """fast_align's ``ComputeDLogZ`` likewise: its Z call swaps m and n (so its ``num_top`` wraps for i > n)."""
+    def series(a_1, g_1, r, d, count):  # arithmetico_geometric_series
+        g_np1 = g_1 * math.pow(r, count)
+        a_n = d * c_uint32(count - 1).value + a_1
+        return (a_n * g_np1 - a_1 * g_1) / (r - 1) - d * (g_np1 - g_1 * r) / ((r - 1) * (r - 1))
+
+    z = fast_align_compute_z(i, n, m, alpha)
+    floor = c_uint32(int(float(i) * n / m)).value
+    ceil = c_uint32(floor + 1).value
+    ratio, d = math.exp(-alpha / n), -1.0 / n
+    num_top = c_uint32(n - floor).value
+    pct = pcb = 0.0
+    if num_top:
+        feature = -abs(ceil / n - i / m)
+        pct = series(feature, math.exp(feature * alpha), ratio, d, num_top)
+    if floor:
+        feature = -abs(floor / n - i / m)
+        pcb = series(feature, math.exp(feature * alpha), ratio, d, floor)
+    return (pct + pcb) / z
+
+
+def fast_align_viterbi(model: DirectionalModel, cond: list[int], pred: list[int]) -> list[tuple[int, int]]:
+    """fast_align's output loop bit for bit: its prior ``exp(Feature * tension) / (ComputeZ / (1 - p0))`` with libm's
+    exp and pow, scores ``t * prior``, the best position by a strict ``>`` from NULL on (ties: the earlier one)."""
+    n, m, p0, lam = len(cond), len(pred), model.prob_align_null, model.tension
+    t = lambda e, f: float(model.table.lookup(np.array([e]), np.array([f]))[0])
+    links = []
+    for j in range(m):
+        best_i, best_p = 0, t(model.table.null_id, pred[j]) * p0
+        az = fast_align_compute_z(j + 1, m, n, lam) / (1.0 - p0)
+        for i in range(1, n + 1):
+            p = t(cond[i - 1], pred[j]) * (math.exp(-abs(i / n - (j + 1) / m) * lam) / az)
+            if p > best_p:
+                best_i, best_p = i, p
+        if best_i:
+            links.append((best_i - 1, j))
+    return links
+
+
 def test_diagonal_partition_is_the_sum_of_the_unnormalized_prior():
     for n, m, lam in [(1, 1, 4.0), (5, 7, 4.0), (9, 3, 0.7), (12, 12, 14.0)]:
         for j in range(1, m + 1):
@@ -108,6 +167,43 @@ def test_decoder_equals_brute_force_reference(learned):
         fast = decode_directional(model, cond, pred)
         for c, p, links in zip(cond, pred, fast):
             assert sorted(links) == sorted(brute_force_viterbi(model, list(c), list(p)))
+
+
+def test_ties_go_to_the_earlier_position_as_in_fast_align(learned):
+    """Target positions 6, 8, 10 of 46 lie halfway between two of 23 source positions with the same t(haus | house):
+    fast_align keeps the earlier one. NumPy's exp of the two exponents (one ulp apart) differed, libm's does not, so
+    with NumPy's exp the later position won (3-6 4-8 5-10)."""
+    import systran_align
+
+    directory, parameters, _ = learned
+    sources, targets = [["house"] * 23], [["haus"] * 46]
+    model = dataclasses.replace(parameters.forward, tension=4.0)
+    ids = model.table.word_ids
+    expected = fast_align_viterbi(model, [ids["house"]] * 23, [ids["haus"]] * 46)
+    assert {(2, 6), (3, 8), (4, 10)} <= set(expected) and not {(3, 6), (4, 8), (5, 10)} & set(expected)
+    forward, _, symmetrized = BidirectionalAligner(parameters, tension_override=4.0).align_pharaoh(sources, targets)
+    assert set(parse_pharaoh(forward[0])) == set(expected)
+    assert set(align_reference(parameters, sources, targets, tension_override=4.0)[0].forward) == set(expected)
+    theirs = systran_align.Aligner(f"{directory}/forward.bin", f"{directory}/reverse.bin").align_batch(sources, targets)
+    assert set(parse_pharaoh(symmetrized[0])) == set(map(tuple, theirs[0]["alignments"]))
+
+
+def test_prior_values_are_libm_exp_where_numpy_exp_differs():
+    """The cached prior equals fast_align's expression with libm's exp bit for bit, also where NumPy's exp differs:
+    exp(-0.08695652173913049) is 0.916716952025486372880... (correctly rounded 0.9167169520254864, libm's), NumPy's
+    AVX-512 kernel gives 0.9167169520254863 (about 5 % of these values differ in the last bit on such CPUs)."""
+    from interlingua.operators.align.compiled_decoder import DiagonalPriorCache
+
+    tension, p0 = 4.0, 0.08
+    cache = DiagonalPriorCache(DirectionalModel(LexicalTable.uninitialized(("<eps>",)), tension), conditioning_major=True)
+    shapes = [(23, 46)] + [(n, m) for n in range(1, 25) for m in range(1, 25)]
+    offsets = cache.offsets_for(np.array([n for n, _ in shapes]), np.array([m for _, m in shapes]))
+    for (n, m), at in zip(shapes, offsets.tolist()):
+        expected = [math.exp(-abs(i / n - j / m) * tension) / (fast_align_compute_z(j, m, n, tension) / (1.0 - p0))
+                    for i in range(1, n + 1) for j in range(1, m + 1)]
+        assert cache.values[at:at + n * m].tolist() == expected
+    at = int(offsets[0]) + (3 - 1) * 46 + (7 - 1)  # source position 3 of 23, target position 7 of 46
+    assert cache.values[at] == 0.9167169520254864 / (fast_align_compute_z(7, 46, 23, tension) / (1.0 - p0))
 
 
 def test_matches_systran_aligner_with_its_default_tension(learned):
