@@ -21,6 +21,15 @@ from interlingua.models.combined import COMBINATIONS, CombinedEncoder
 from interlingua.models.protocol import TextEncoder
 
 _COMBO = re.compile(r"^(?P<mode>[a-z_]+)\((?P<first>[^|]+)\|(?P<second>[^|]+)\)$")
+#: A ``py:`` spec where :func:`resolve_encoder` would read one: a whole spec or a part of ``MODE(A|B)`` (wider than the
+#: grammar, never narrower: any ``py:`` after the start, ``(`` or ``|``, up to the next ``|``, ``(``, ``)``).
+_FACTORY = re.compile(r"(?:^|(?<=[(|]))\s*py:[^|()]*")
+
+
+def factory_spans(text: str) -> list[tuple[int, int]]:
+    """(start, end) of each ``py:module:factory`` spec inside ``text``: the parts that would import and run code.
+    A caller that builds a spec from data it did not get from the user refuses those (a recipe's references)."""
+    return [match.span() for match in _FACTORY.finditer(text)]
 
 
 def resolve_encoder(spec: str, wrap_leaf: Callable[[TextEncoder], TextEncoder] | None = None) -> TextEncoder:

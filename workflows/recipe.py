@@ -6,7 +6,8 @@ the outputs they name, cycles, every stage's config keys, corpora read by litera
 its references are resolved from the outputs of the stages before it, its hash is computed over (workflow,
 resolved config), and
 
-- a stage finished before with the same hash is skipped (its recorded outputs are reused);
+- a stage finished before with the same hash is skipped (its recorded outputs are reused, once each has the shape
+  its workflow gives: :mod:`~interlingua.workflows.recipe_outputs`; the state folder may be shared);
 - a stage started before with the same hash but not finished is resumed in its own child run (workflows
   resume from there: corpus versions skip complete shards, training restarts from its last checkpoint);
 - anything else runs in a new child run.
@@ -28,6 +29,7 @@ from typing import Any
 
 from interlingua.core import tracking
 from interlingua.core.redact import redact_text
+from interlingua.workflows.recipe_outputs import checked_entry, checked_stages
 from interlingua.workflows.recipe_spec import (RecipeConfig, RecipeError, seeded_stages, stage_hash, stage_outputs,
                                                substitute, validate_recipe)
 
@@ -36,13 +38,17 @@ CONFIG = RecipeConfig
 
 
 def load_state(path: Path) -> dict[str, dict[str, Any]]:
+    """The stages ``path`` records (a mapping of mappings: :func:`~interlingua.workflows.recipe_outputs.checked_stages`;
+    what a stage hands on is checked when it is reused, :func:`_run_stage`)."""
     if not path.exists():
         return {}
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except ValueError as err:
         raise RecipeError(f"recipe state {path} is not valid JSON ({err}); delete it to start over") from None
-    return data.get("stages", {}) if isinstance(data, dict) else {}
+    if not isinstance(data, dict):
+        raise RecipeError(f"recipe state {path}: a {type(data).__name__}, not a mapping; delete it to start over")
+    return checked_stages(data.get("stages", {}), path)
 
 
 def save_state(path: Path, stages: dict[str, dict[str, Any]]) -> None:
@@ -164,6 +170,9 @@ def _run_stage(config: RecipeConfig, name: str, key: str, seed: int | None, outp
     input_urls = getattr(workflow, "input_urls", None)  # a corpus build: an input rewritten in place runs it again
     action, digest = plan(config, state, name, hashed, key, input_urls(stage_config) if input_urls else ())
     actions[key] = action
+    if action in ("skip", "resume"):  # the state may be shared: what it says of the stage is checked before use
+        checked_entry(state[key], workflow=stage.workflow, key=key, state_file=state_path, config=resolved,
+                      done=action == "skip")
     if action == "skip":
         outputs[name] = state[key]["outputs"]
         print(f"[{label}] unchanged (hash {digest}): skipped; outputs from run {state[key].get('run_id')}")

@@ -41,6 +41,8 @@ REFERENCE = re.compile(r"\$\{stages\.([A-Za-z0-9_-]+)\.([A-Za-z0-9_]+)\}")
 SEED = re.compile(r"\$\{seed\}")
 STAGE_NAME = re.compile(r"^[A-Za-z0-9_-]+$")
 RECIPE_WORKFLOW = "recipe"
+FACTORY_RULE = ("a py: factory runs code, so it is taken only as written in a stage's config, never from a stage's "
+                "output (hint: write the whole py:module:factory spec in the reading stage's config)")
 
 
 class RecipeError(UserError):
@@ -86,19 +88,58 @@ def references(value: Any) -> list[tuple[str, str]]:
 
 
 def substitute(value: Any, outputs: dict[str, dict[str, Any]], seed: int | None = None) -> Any:
-    """``value`` with every reference replaced by ``outputs[stage][output]`` and ``${seed}`` by ``seed``."""
+    """``value`` with every reference replaced by ``outputs[stage][output]`` and ``${seed}`` by ``seed``.
+
+    A ``py:module:factory`` spec runs code, so it is honoured only as the user wrote it in the stage's config: a
+    reference's value that holds one, or a ``py:`` spec that a reference's value is part of once interpolated
+    (``py:${stages.x.corpus}:f``), is refused (:class:`RecipeError`)."""
     if isinstance(value, str):
         if SEED.fullmatch(value):
             return _seed(seed)
         whole = REFERENCE.fullmatch(value)
         if whole:
-            return _output(outputs, whole.group(1), whole.group(2))
+            return _without_factory(_output(outputs, whole.group(1), whole.group(2)), whole.group(0))
         value = SEED.sub(lambda m: str(_seed(seed)), value) if SEED.search(value) else value
-        return REFERENCE.sub(lambda m: str(_output(outputs, m.group(1), m.group(2))), value)
+        return _interpolate(value, outputs)
     if isinstance(value, dict):
         return {k: substitute(v, outputs, seed) for k, v in value.items()}
     if isinstance(value, list):
         return [substitute(v, outputs, seed) for v in value]
+    return value
+
+
+def _interpolate(text: str, outputs: dict[str, dict[str, Any]]) -> str:
+    """``text`` with each reference replaced by its output's text; refused where a ``py:`` spec of the result holds a
+    character a reference put there."""
+    from interlingua.models.resolve import factory_spans
+
+    pieces: list[str] = []
+    inserted: list[tuple[int, int, str]] = []  # (start, end, reference) in the result
+    end = 0
+    for match in REFERENCE.finditer(text):
+        pieces.append(text[end:match.start()])
+        start = sum(map(len, pieces))
+        pieces.append(str(_without_factory(_output(outputs, match.group(1), match.group(2)), match.group(0))))
+        inserted.append((start, start + len(pieces[-1]), match.group(0)))
+        end = match.end()
+    result = "".join(pieces) + text[end:]
+    for span_start, span_end in factory_spans(result):
+        for start, stop, reference in inserted:
+            if start < span_end and span_start < stop:
+                raise RecipeError(f"{text!r}: {reference} would become part of the py: spec "
+                                  f"{result[span_start:span_end].strip()!r}; {FACTORY_RULE}")
+    return result
+
+
+def _without_factory(value: Any, reference: str) -> Any:
+    """``value`` (a reference's) when no text in it holds a ``py:`` spec; :class:`RecipeError` otherwise."""
+    from interlingua.core.redact import redact_text
+    from interlingua.models.resolve import factory_spans
+
+    if isinstance(value, str) and factory_spans(value):
+        raise RecipeError(f"{reference} is {redact_text(value)[:120]!r}, a py: factory spec; {FACTORY_RULE}")
+    for item in (value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()):
+        _without_factory(item, reference)
     return value
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 import importlib
 import inspect
+import json
 import subprocess
 import sys
 
@@ -16,6 +17,7 @@ import pytest
 
 from interlingua.operators.corpus.store import CorpusStore
 from interlingua.workflows.recipe_corpora import check_stored_corpora
+from interlingua.workflows.recipe_outputs import checked_entry
 from interlingua.workflows.recipe_spec import RecipeConfig, RecipeError, stage_outputs, validate_recipe
 from interlingua.workflows.registry import OUTPUTS, WORKFLOWS
 
@@ -166,6 +168,9 @@ def test_declared_outputs_of_two_corpus_builds_match_their_real_summaries(tmp_pa
     mixed = corpus_mix.run(corpus_mix.CorpusMixConfig(sources=[{"corpus": built["corpus"], "rows": 5}],
                                                       state_dir=str(tmp_path)))
     assert set(stage_outputs(mixed)) == OUTPUTS["corpus-mix"]
+    for workflow, summary in (("bible-bitext", built), ("corpus-mix", mixed)):  # as a rerun reads them back
+        recorded = json.loads(json.dumps({"run_id": "0" * 32, "outputs": stage_outputs(summary)}, default=str))
+        checked_entry(recorded, workflow=workflow, key="s", state_file=tmp_path / "state.json", config={}, done=True)
 
 
 # ------------------------------------------------------------------------------------------- corpora by name

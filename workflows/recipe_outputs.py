@@ -1,0 +1,171 @@
+"""A recipe's state (``<state>/recipes/NAME/state.json``) read back: each entry and each output checked before reuse.
+
+The state folder may be shared, so a stage the state records as finished is a claim: its outputs are substituted
+into later stages' configs (a ``model`` reaches the encoder resolver, a ``corpus`` the store), and a forged
+``model: "py:os:system"`` would run code. So every output a skipped stage hands on must be one its workflow declares
+(:data:`~interlingua.workflows.registry.OUTPUTS`) and have the shape that workflow gives it (:data:`SHAPES`,
+:data:`MODEL_SHAPES`): ``model`` a pinned ``models:/NAME/VERSION`` (a folder for ``combine``, the frozen encoder's
+spec for ``meaning-head``), ``corpus`` a safe corpus name, ``version`` ``v-<hex>``, counts and timings numbers only,
+…; a ``py:`` spec only where the stage's own config holds that very spec. A value that does not fit is refused in
+one line naming the state file and the key, with the way out (delete the entry, or force the stage).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from interlingua.core.names import alias_problem, name_problem
+from interlingua.workflows.recipe_spec import RecipeError
+
+_MODEL_NAME = r"[^/@|()\x00-\x1f]+"  # a registered model's name: no part of a spec's syntax
+_PINNED = re.compile(rf"models:/{_MODEL_NAME}/[0-9]+")
+_ALIASED = re.compile(rf"models:/{_MODEL_NAME}@(?P<alias>[^/@|()\x00-\x1f]+)")
+_RUN_ID = re.compile(r"[0-9a-f]{32}")
+_CORPUS_VERSION = re.compile(r"v-[0-9a-f]{1,64}")
+_URL = re.compile(r"[a-z][a-z0-9+.-]*://")
+
+
+@dataclass(frozen=True)
+class Shape:
+    """What an output's value must be: ``check(value, own)`` (``own``: the ``py:`` specs the stage's own config
+    holds, the only ones a value may be), said as ``description``."""
+
+    description: str
+    check: Callable[[Any, frozenset[str]], bool]
+
+
+def _line(value: Any) -> bool:
+    return isinstance(value, str) and bool(value) and not re.search(r"[\x00-\x1f]", value)
+
+
+def _no_factory(value: str, own: frozenset[str]) -> bool:
+    from interlingua.models.resolve import factory_spans
+
+    return value in own or not factory_spans(value)
+
+
+def _corpus(value: Any) -> bool:
+    return isinstance(value, str) and not name_problem(value)
+
+
+def _corpus_ref(value: Any) -> bool:
+    name, _, version = str(value).replace("/", "@").partition("@") if isinstance(value, str) else ("", "", "")
+    return _corpus(name) and (not version or bool(_CORPUS_VERSION.fullmatch(version)))
+
+
+def _registered(value: Any) -> bool:
+    if not isinstance(value, str):
+        return False
+    aliased = _ALIASED.fullmatch(value)
+    return bool(_PINNED.fullmatch(value)) or (aliased is not None and not alias_problem(aliased["alias"]))
+
+
+def _numbers(value: Any) -> bool:
+    """Numbers, booleans and None, alone or in lists and mappings: nothing a later stage could read as a name."""
+    if value is None or isinstance(value, (bool, int, float)):
+        return True
+    if isinstance(value, list):
+        return all(_numbers(item) for item in value)
+    return isinstance(value, dict) and all(isinstance(k, str) and _numbers(v) for k, v in value.items())
+
+
+RUN_ID = Shape("an MLflow run id (32 hex digits)", lambda v, own: isinstance(v, str) and bool(_RUN_ID.fullmatch(v)))
+PINNED_MODEL = Shape("a pinned registered model, models:/NAME/VERSION",
+                     lambda v, own: isinstance(v, str) and bool(_PINNED.fullmatch(v)))
+REGISTERED = Shape("a registered model, models:/NAME/VERSION or models:/NAME@ALIAS", lambda v, own: _registered(v))
+MODEL_VERSION = Shape("a model version number", lambda v, own: (isinstance(v, int) and not isinstance(v, bool) and v > 0)
+                      or (isinstance(v, str) and v.isascii() and v.isdigit()))
+CORPUS = Shape("a corpus name (letters, digits, '.', '_', '-')", lambda v, own: _corpus(v))
+CORPUS_VERSION = Shape("a corpus version, v-<hex>", lambda v, own: isinstance(v, str) and bool(_CORPUS_VERSION.fullmatch(v)))
+CORPUS_REF = Shape("a corpus, NAME or NAME@v-<hex>", lambda v, own: _corpus_ref(v))
+CORPUS_REFS = Shape("a list of corpora, NAME@v-<hex>", lambda v, own: isinstance(v, list) and all(map(_corpus_ref, v)))
+PATH = Shape("an absolute path or URL on one line, no py: spec",
+             lambda v, own: _line(v) and (os.path.isabs(v) or bool(_URL.match(v))) and _no_factory(v, own))
+SPEC = Shape("an encoder spec on one line (a py: spec only as the stage's own config gives it)",
+             lambda v, own: _line(v) and _no_factory(v, own))
+NUMBERS = Shape("numbers (alone, or in lists and mappings)", lambda v, own: _numbers(v))
+DATA = Shape("JSON data", lambda v, own: True)  # text a reference may hand on is still refused if it holds a py: spec
+
+#: output name -> its shape, for every output a workflow declares (a test keeps it complete).
+SHAPES: dict[str, Shape] = {
+    "run_id": RUN_ID, "model": PINNED_MODEL, "model_uri": REGISTERED, "model_version": MODEL_VERSION,
+    "base_model": SPEC, "first": SPEC, "second": SPEC,
+    "corpus": CORPUS, "version": CORPUS_VERSION, "entities": CORPUS_REF, "sources": CORPUS_REFS,
+    "encoder_dir": PATH, "extended_encoder": PATH, "results": PATH, "chart": PATH, "summary": PATH,
+    "objective": SPEC, "entity_id_source": SPEC,
+    **dict.fromkeys(("rows", "rejects", "input_rows", "shards_total", "shards_reused", "shards_resumed", "pairs",
+                     "test_pairs", "triples", "triples_skipped", "symbols_added", "dim", "alpha", "final_loss",
+                     "seconds", "train_metrics", "epochs", "inputs", "funnel", "funnel_by_lang", "rejects_by_reason",
+                     "lost_race", "heldout"), NUMBERS),
+    **dict.fromkeys(("evaluation", "word_retrieval", "dump_issues", "languages", "symbols", "corpus_versions",
+                     "parameters", "nli", "counters"), DATA),
+}
+#: workflow -> the shape of its ``model`` where it is not a pinned registered version.
+MODEL_SHAPES: dict[str, Shape] = {"combine": PATH, "meaning-head": SPEC}
+
+
+def checked_stages(stages: Any, state_file: Path) -> dict[str, dict[str, Any]]:
+    """The ``stages`` of a state file when it is a mapping of mappings; :class:`RecipeError` otherwise."""
+    if not isinstance(stages, dict):
+        raise RecipeError(f"recipe state {state_file}: stages: a {type(stages).__name__}, not a mapping of stages "
+                          "(hint: delete the file to start over)")
+    for key, entry in stages.items():
+        if not isinstance(entry, dict):
+            raise _refusal(state_file, key, f"stages.{key}", f"a {type(entry).__name__}, not a mapping")
+    return stages
+
+
+def checked_entry(entry: dict[str, Any], *, workflow: str, key: str, state_file: Path, config: dict[str, Any],
+                  done: bool) -> dict[str, Any]:
+    """``entry`` (``state[key]``, a stage running ``workflow`` with resolved ``config``) when it fits: its ``run_id``
+    a run id and, when ``done``, its ``outputs`` the declared outputs of ``workflow``, each of its shape;
+    :class:`RecipeError` naming ``state_file`` and the key otherwise."""
+    from interlingua.workflows.registry import OUTPUTS
+
+    if not RUN_ID.check(entry.get("run_id"), frozenset()):
+        raise _refusal(state_file, key, f"stages.{key}.run_id", f"{_shown(entry.get('run_id'))} is not "
+                       f"{RUN_ID.description}")
+    if not done:
+        return entry
+    outputs = entry.get("outputs")
+    if not isinstance(outputs, dict):
+        raise _refusal(state_file, key, f"stages.{key}.outputs", f"{_shown(outputs)} is not a mapping of outputs")
+    own = frozenset(_texts(config))
+    declared = OUTPUTS.get(workflow)
+    for output, value in outputs.items():
+        where = f"stages.{key}.outputs.{output}"
+        if declared is not None and output not in declared:
+            raise _refusal(state_file, key, where, f"{workflow} gives no output {output!r}")
+        shape = MODEL_SHAPES.get(workflow, PINNED_MODEL) if output == "model" else SHAPES.get(output, DATA)
+        if not shape.check(value, own):
+            raise _refusal(state_file, key, where, f"{_shown(value)} is not what {workflow} gives ({shape.description})")
+    return entry
+
+
+def _refusal(state_file: Path, key: str, where: str, problem: str) -> RecipeError:
+    stage = key.split(".seed", 1)[0]  # a stage name holds no '.'
+    return RecipeError(f"recipe state {state_file}: {where}: {problem} (hint: delete the entry {key!r} from that "
+                       f"file, or rerun with --set force=[{stage}])")
+
+
+def _texts(value: Any):
+    """Every string inside ``value`` (the stage's own config)."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _texts(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _texts(item)
+
+
+def _shown(value: Any) -> str:
+    from interlingua.core.redact import redact_text
+
+    return redact_text(repr(value))[:120]
