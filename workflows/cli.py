@@ -30,14 +30,35 @@ def build_parser(load: str | None = None) -> argparse.ArgumentParser:
             p.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS,
                            help="show Ray's, DeepSpeed's and the libraries' output too")
             p.set_defaults(_module=module)
+            _remember_parsers(p)
     return parser
+
+
+def _remember_parsers(parser: argparse.ArgumentParser) -> None:
+    """Each (sub)command parser records itself as ``_parser``: the innermost one given wins, and names the command
+    when an argument is left over."""
+    parser.set_defaults(_parser=parser)
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for nested in action.choices.values():
+                _remember_parsers(nested)
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     command = next((a for a in argv if not a.startswith("-")), None)
     parser = build_parser(load=command if command in COMMANDS else None)
-    args = parser.parse_args(argv)
+    args, extras = parser.parse_known_args(argv)
+    if extras and getattr(args, "command", None):
+        # argparse would answer with the top-level usage (`interlingua: error: unrecognized arguments`): one line
+        # naming the command instead (`embed A --input F B`: the sentences are one list, before or after the options)
+        words = not any(extra.startswith("-") for extra in extras)
+        hint = getattr(args._module, "UNRECOGNIZED_HINT", None) if words else None
+        print(f"{args._parser.prog}: error: unrecognized arguments: {' '.join(extras)} "
+              f"(hint: {hint or f'{args._parser.prog} --help lists the arguments'})", file=sys.stderr)
+        return 2
+    if extras:
+        parser.error(f"unrecognized arguments: {' '.join(extras)}")
     if not getattr(args, "command", None):
         parser.print_help()
         return 2

@@ -664,10 +664,7 @@ class MStepRanges:
     def build(cls, keys: np.ndarray, stride: int, corpus: EncodedCorpus, settings, parts: int) -> MStepRanges:
         source, target = keys // stride, keys % stride
         # forward entries: co-occurrences and (NULL, w) for target-side words; reverse: and (w, NULL) for source-side
-        forward_member, reverse_member = _membership(keys, stride, corpus)
-        if settings.no_null_word:
-            forward_member &= source != NULL_ID
-            reverse_member &= target != NULL_ID
+        forward_member, reverse_member = _membership(keys, stride, corpus, not settings.no_null_word)
         forward_order, forward_groups = _groups(source, forward_member, stride)
         reverse_order, reverse_groups = _groups(target, reverse_member, stride)
         return cls(keys.size, forward_order, forward_groups, _cuts(forward_groups, parts),
@@ -906,20 +903,36 @@ def _add_at(out, at, values):
         out[at[k]] += values[k]
 
 
-def _membership(keys: np.ndarray, stride: int, corpus: EncodedCorpus) -> tuple[np.ndarray, np.ndarray]:
-    """Which entries belong to the forward / reverse table (both hold every co-occurrence)."""
+def _membership(keys: np.ndarray, stride: int, corpus: EncodedCorpus, use_null: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Which entries belong to the forward / reverse table, as in fast_align's: every co-occurrence (source word,
+    target word) of a pair, and with ``use_null`` (NULL, w) for every target-side word w (forward) and (w, NULL) for
+    every source-side word (reverse). A literal ``<eps>`` token is fast_align's NULL word (the dictionary's ``<eps>``
+    entry), so a key naming the NULL word is also a co-occurrence when some pair holds ``<eps>`` on that side with the
+    other word; other NULL keys (added for the NULL alignment) are not, even when ``<eps>`` appears elsewhere."""
     source, target = keys // stride, keys % stride
     in_target = np.zeros(stride, bool)
     in_target[corpus.tgt] = True
     in_source = np.zeros(stride, bool)
     in_source[corpus.src] = True
-    cooccurs = np.ones(keys.size, bool)
-    # a (NULL, w) / (w, NULL) key is a co-occurrence only when the NULL word is itself a token
-    null_token_src, null_token_tgt = in_source[NULL_ID], in_target[NULL_ID]
-    cooccurs &= ~((source == NULL_ID) & ~null_token_src) & ~((target == NULL_ID) & ~null_token_tgt)
-    forward = cooccurs | ((source == NULL_ID) & in_target[target])
-    reverse = cooccurs | ((target == NULL_ID) & in_source[source])
+    beside_null_source = _words_beside_null(corpus.src, corpus.src_start, corpus.tgt, corpus.tgt_start, stride)
+    beside_null_target = _words_beside_null(corpus.tgt, corpus.tgt_start, corpus.src, corpus.src_start, stride)
+    # a key of two words comes from a cell: a co-occurrence
+    cooccurs = ((source != NULL_ID) & (target != NULL_ID)) | ((source == NULL_ID) & beside_null_source[target]) | (
+        (target == NULL_ID) & beside_null_target[source])
+    forward = cooccurs | (use_null & (source == NULL_ID) & in_target[target])
+    reverse = cooccurs | (use_null & (target == NULL_ID) & in_source[source])
     return forward, reverse
+
+
+def _words_beside_null(side: np.ndarray, side_start: np.ndarray, other: np.ndarray, other_start: np.ndarray,
+                       stride: int) -> np.ndarray:
+    """Per word id, whether it is on the ``other`` side of a pair whose ``side`` holds the literal NULL word."""
+    has_null = np.zeros(side_start.size - 1, bool)
+    has_null[np.searchsorted(side_start, np.flatnonzero(side == NULL_ID), side="right") - 1] = True
+    out = np.zeros(stride, bool)
+    if has_null.any():
+        out[other[np.repeat(has_null, np.diff(other_start))]] = True
+    return out
 
 
 def _groups(by: np.ndarray, member: np.ndarray, values: int) -> tuple[np.ndarray, np.ndarray]:

@@ -73,6 +73,61 @@ def test_learned_tensions_agree_with_systran_learner(tmp_path):
     assert ours.reverse.tension == pytest.approx(theirs.reverse.tension, rel=1e-4)
 
 
+def fast_align_vb_tables(pairs, updates: int, use_null: bool, alpha: float = 0.01) -> dict[tuple[str, str], float]:
+    """fast_align ``-v`` (uniform prior, no ``-d``) written out with dicts: its table holds each pair's (source, target)
+    co-occurrences and, with the NULL word, ("<eps>", target) for each target; a token spelled "<eps>" is that NULL
+    word. Each update: posteriors from the current table (1e-9 before the first), then per row
+    t = exp(digamma(count + alpha) - digamma(sum of (count + alpha))). Returns t of every entry, beam-pruned as exported."""
+    counts: dict[str, dict[str, float]] = {}
+    for src, tgt in pairs:
+        for e in (["<eps>"] if use_null else []) + src:
+            counts.setdefault(e, {}).update({f: 0.0 for f in tgt})
+    table = None
+    for _ in range(updates):
+        for src, tgt in pairs:
+            uniform = 1.0 / (len(src) + use_null)
+            for f in tgt:
+                conditioning = (["<eps>"] if use_null else []) + src
+                probs = [(table[e][f] if table else 1e-9) * uniform for e in conditioning]
+                total = sum(probs)
+                for e, p in zip(conditioning, probs):
+                    counts[e][f] += p / total
+        table = {}
+        for e, row in counts.items():
+            digamma_total = digamma(sum(c + alpha for c in row.values()) or 1.0)
+            table[e] = {f: math.exp(digamma(c + alpha) - digamma_total) for f, c in row.items()}
+            counts[e] = dict.fromkeys(row, 0.0)
+    return {(e, f): t for e, row in table.items() for f, t in row.items() if math.log(t) >= 4 * math.log(max(row.values()))}
+
+
+def _entries(table: LexicalTable) -> dict[tuple[str, str], float]:
+    words = table.vocabulary
+    return {(words[k // table.stride - 1], words[k % table.stride - 1]): p
+            for k, p in zip(table.keys.tolist(), table.probabilities.tolist())}
+
+
+@pytest.mark.parametrize("no_null_word", [False, True], ids=["null-word", "no-null-word"])
+@pytest.mark.parametrize("iterations", [2, 3])
+def test_a_literal_eps_token_is_fast_align_null_word(tmp_path, iterations, no_null_word):
+    """In fast_align the NULL word is its dictionary's "<eps>": a literal <eps> co-occurs like any word, and adds no
+    (word, NULL) entry to rows it never meets. Once <eps> was on a target side, every (source word, NULL) key counted as
+    a co-occurrence here (an alpha of mass more in row a: t(x | a) 0.562112 against fast_align's 0.569353)."""
+    pairs = [("a b".split(), "x y".split()), (["a"], ["x"]), ("<eps> b".split(), "y <eps>".split())]
+    settings = FastAlignSettings(iterations=iterations, favor_diagonal=False, optimize_tension=False, no_null_word=no_null_word)
+    ours = learn_fast_align(pairs, str(tmp_path / "ours"), settings)
+    theirs = learn_fast_align(pairs, str(tmp_path / "systran"), settings, learner="systran")
+    for direction, table, their_table in (("forward", ours.forward.table, theirs.forward.table),
+                                          ("reverse", ours.reverse.table, theirs.reverse.table)):
+        flipped = [(s, t) if direction == "forward" else (t, s) for s, t in pairs]
+        expected = fast_align_vb_tables(flipped, iterations - 1, not no_null_word)
+        got = _entries(table)
+        assert got.keys() == expected.keys() == _entries(their_table).keys()
+        for key, value in expected.items():
+            assert got[key] == pytest.approx(value, rel=1e-7) and got[key] == pytest.approx(_entries(their_table)[key], rel=1e-6)
+    if not no_null_word and iterations == 2:
+        assert _entries(ours.forward.table)[("a", "x")] == pytest.approx(0.569353, abs=1e-6)
+
+
 def test_learning_is_deterministic_and_learns_the_lexicon(tmp_path):
     corpus = synthetic_corpus(300)
     first = learn_fast_align(corpus, str(tmp_path / "a"))

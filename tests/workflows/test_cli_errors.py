@@ -63,3 +63,35 @@ def test_broken_pipe_exits_quietly(monkeypatch, capsys):
     monkeypatch.setattr(cli, "_silence_stdout", lambda: None)
     assert cli.main(["embed", "--model", "x", "hello"]) == 141
     assert "Traceback" not in capsys.readouterr().err
+
+
+def test_corpus_errors_read_like_the_other_commands(capsys, tmp_path):
+    assert cli.main(["corpus", "show", "nosuch", "--root", str(tmp_path / "store")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("interlingua corpus: error: no published corpus named 'nosuch'")
+
+
+def test_a_word_left_over_is_one_line_naming_the_command(capsys, monkeypatch):
+    from interlingua.workflows.commands import embed
+
+    monkeypatch.setattr(embed, "run", lambda args: pytest.fail("embed ran with a word left over"))
+    # `embed A --input F B`: argparse takes the sentences as one run, B is left over
+    assert cli.main(["embed", "A", "--model", "x", "--input", "F", "B"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.splitlines() == [
+        f"interlingua embed: error: unrecognized arguments: B (hint: {embed.UNRECOGNIZED_HINT})"]
+    # an unknown option: the command's --help, not the sentences hint; a nested command names itself
+    assert cli.main(["embed", "--model", "x", "--fp16", "A"]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        "interlingua embed: error: unrecognized arguments: --fp16 (hint: interlingua embed --help lists the arguments)"]
+    assert cli.main(["corpus", "list", "--root", "x", "extra"]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        "interlingua corpus list: error: unrecognized arguments: extra (hint: interlingua corpus list --help lists the "
+        "arguments)"]
+
+
+def test_an_unknown_option_before_any_command_is_argparse_s_error(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(["--bogus"])
+    assert exit_.value.code == 2
+    assert "interlingua: error: unrecognized arguments: --bogus" in capsys.readouterr().err

@@ -13,11 +13,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "files, or the folder `interlingua assets` built (default: the state's assets, ./.interlingua/assets)")
     parser.add_argument("--out", default="bench-pack", help="output pack directory (default ./bench-pack)")
     parser.add_argument("--seed", type=int, default=0, help="sampling seed (default 0)")
-    parser.add_argument("--bible-pairs", type=int, default=1000)
-    parser.add_argument("--debian-pairs", type=int, default=300)
-    parser.add_argument("--mining-gold", type=int, default=100, help="gold pairs per mining split")
-    parser.add_argument("--clustering-items", type=int, default=600)
-    parser.add_argument("--title-lead-pairs", type=int, default=300)
+    parser.add_argument("--bible-pairs", type=int, default=1000,
+                        help="Bible verse pairs of the en-es retrieval task (default %(default)s)")
+    parser.add_argument("--debian-pairs", type=int, default=300,
+                        help="debian-reference pairs of each language's retrieval task (default %(default)s)")
+    parser.add_argument("--mining-gold", type=int, default=100,
+                        help="gold pairs per mining split (default %(default)s)")
+    parser.add_argument("--clustering-items", type=int, default=600,
+                        help="items of each language's Wikipedia clustering task (default %(default)s)")
+    parser.add_argument("--title-lead-pairs", type=int, default=300,
+                        help="title -> lead pairs of each language's wiki_title_lead task (default %(default)s)")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -90,7 +90,7 @@ def run(args: argparse.Namespace) -> int:
         try:
             store = CorpusStore(root)
         except ImportError as error:  # fsspec names the package its URL scheme needs ("Install s3fs to access S3")
-            print(f"interlingua corpus: store root {redact_text(root)} needs a package that is not installed: "
+            print(f"interlingua corpus: error: store root {redact_text(root)} needs a package that is not installed: "
                   f"{error} (hint: pip install it into this environment)", file=sys.stderr)
             return 2
         if args.corpus_action == "list":
@@ -123,7 +123,7 @@ def run(args: argparse.Namespace) -> int:
             version = export_version(store, args.name, args.version, args.out, args.format)
             print(f"exported {args.name}/{version} to {args.out} ({args.format})")
     except (CorpusLookupError, ValueError) as error:
-        print(f"interlingua corpus: {redact_text(str(error))}", file=sys.stderr)
+        print(f"interlingua corpus: error: {redact_text(str(error))}", file=sys.stderr)
         return 2
     return 0
 

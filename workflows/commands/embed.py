@@ -8,6 +8,8 @@ import sys
 HELP = "embed sentences with an encoder (HF id, folder, fsspec URL or models:/NAME@ALIAS)"
 DESCRIPTION = (HELP + ". Any encoder `interlingua eval` takes: a sentence-transformers stack with a Dense head, a "
                "meaning-head or combined encoder, MODE(A|B), py:module:factory.")
+#: ``embed A --input F B``: argparse takes the sentences as one run of words, so B is left over.
+UNRECOGNIZED_HINT = "give the sentences together, before or after the options, e.g. embed --model M A B --input F"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -16,7 +18,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="encoder: models:/NAME@ALIAS, a local folder, an fsspec URL or a Hugging Face id")
     parser.add_argument("--input", help="text file, one sentence per line ('-' for stdin)")
     parser.add_argument("--out", help="write vectors to this .npy file instead of printing them")
-    parser.add_argument("--batch-size", type=_positive_int, default=32)
+    parser.add_argument("--batch-size", type=_positive_int, default=32,
+                        help="sentences encoded at a time (default %(default)s)")
     parser.add_argument("--no-normalize", action="store_true", help="do not L2-normalize the vectors")
     parser.add_argument("--similarity", action="store_true", help="also print the cosine similarity matrix")
 

@@ -37,12 +37,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", required=True, type=_name_list, help="comma-separated model specs (several -> one comparison table)")
     parser.add_argument("--tasks", type=_name_list, default=["all"], help="task names, kinds or wildcards from the pack manifest (default: all)")
     parser.add_argument("--seeds", type=_int_list, default=[1, 2, 3], help="comma-separated seeds (default 1,2,3)")
-    parser.add_argument("--pack", default="bench-pack", help="benchmark pack directory (built by `interlingua bench-pack`); "
-                        "ignored when missing and --data is given")
+    parser.add_argument("--pack", default="bench-pack", help="benchmark pack directory, built by `interlingua bench-pack` "
+                        "(default ./bench-pack, that command's default --out; the one workflows build is "
+                        "<state>/bench-pack, e.g. .interlingua/bench-pack); ignored when missing and --data is given")
     parser.add_argument("--data", action="append", default=[], metavar="NAME=DIR",
                         help="official benchmark files: NAME in sts17, tatoeba, bucc, mewsc16, wmt20qe, mldoc, xnli, pawsx, marc, qam "
                              "(files under their distributed names; repeatable)")
-    parser.add_argument("--out", default="eval-results", help="output directory for results.json, results.png, results.txt")
+    parser.add_argument("--out", default="eval-results", help="output directory for results.json, results.png, results.txt (default %(default)s)")
     parser.add_argument("--cache-dir", default=None, help="embedding cache directory (default: <out>/embedding-cache)")
     parser.add_argument("--no-cache", action="store_true", help="do not cache embeddings on disk")
     parser.add_argument("--mlflow-run", default=None, help="MLflow run id to log metrics and artifacts into")

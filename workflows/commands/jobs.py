@@ -13,6 +13,7 @@ import sys
 import time
 
 HELP = "list, inspect, follow or stop Ray jobs on a cluster"
+JOB_ID_HELP = "the job's submission id (the first column of `interlingua jobs list`)"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -23,16 +24,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     list_parser.add_argument("--json", action="store_true", help="print the jobs as JSON")
     add_address_argument(list_parser)
     status = actions.add_parser("status", help="a job's status, and why it failed")
-    status.add_argument("job_id", metavar="ID")
+    status.add_argument("job_id", metavar="ID", help=JOB_ID_HELP)
     status.add_argument("--json", action="store_true", help="print the job's state as JSON")
     add_address_argument(status)
     logs = actions.add_parser("logs", help="a job's log (--follow: stream it until the job ends)")
-    logs.add_argument("job_id", metavar="ID")
+    logs.add_argument("job_id", metavar="ID", help=JOB_ID_HELP)
     logs.add_argument("--follow", "-f", action="store_true",
                       help="stream until the job ends; exit 0 if it succeeded, 1 failed, 3 stopped")
     add_address_argument(logs)
     stop = actions.add_parser("stop", help="stop a running job")
-    stop.add_argument("job_id", metavar="ID")
+    stop.add_argument("job_id", metavar="ID", help=JOB_ID_HELP)
     stop.add_argument("--wait", action="store_true", help="wait until it has stopped")
     add_address_argument(stop)
 

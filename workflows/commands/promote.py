@@ -12,7 +12,8 @@ DESCRIPTION = (HELP + ". The alias moves when the candidate is worse than the ho
                "gating task and better on their mean; an alias with no holder is a first promotion. The decision "
                "(both score tables, data versions, commit) is recorded as tags on the candidate version and an MLflow "
                "run in the 'interlingua-promotion' experiment. Exit 0: promoted (or would be, with --dry-run); "
-               "1: not promoted.")
+               "1: not promoted; 2: a mistake, caught before the alias moves (a malformed candidate URI, a version that "
+               "does not exist, an invalid alias, an unknown task, a negative --margin).")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -23,7 +24,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--margin", type=float, default=0.0,
                         help="how much worse (in the metric's points) the candidate may be on any one task (default 0)")
     parser.add_argument("--seeds", type=_int_list, default=[1], help="comma-separated seeds (default 1)")
-    parser.add_argument("--pack", default="bench-pack", help="benchmark pack directory (built by `interlingua bench-pack`)")
+    parser.add_argument("--pack", default="bench-pack",
+                        help="benchmark pack directory, as in `interlingua eval` (default ./bench-pack)")
     parser.add_argument("--data", action="append", default=[], metavar="NAME=DIR",
                         help="official benchmark files, as in `interlingua eval` (repeatable)")
     parser.add_argument("--dry-run", action="store_true", help="evaluate and show the decision; change and record nothing")
