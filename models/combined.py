@@ -11,6 +11,7 @@ from typing import Sequence
 
 import numpy as np
 
+from interlingua.core.confined import path_inside
 from interlingua.models.protocol import TextEncoder, l2_normalize
 
 COMBINATIONS = ("concat", "sum", "norm_concat", "norm_sum")
@@ -98,4 +99,5 @@ def load_combined(folder: str | Path, load_part) -> CombinedEncoder:
         raise ValueError(f"{folder / COMBINED_FILE} is not a valid combination file: {err}") from None
     if not (isinstance(parts, list) and len(parts) == 2 and all(p in PARTS for p in parts)):
         raise ValueError(f"{folder / COMBINED_FILE}: parts must be {list(PARTS)}, got {parts!r}")
-    return CombinedEncoder(load_part(str(folder / parts[0])), load_part(str(folder / parts[1])), mode)
+    first, second = (path_inside(folder, part, f"{folder / COMBINED_FILE}: parts[{k}]") for k, part in enumerate(parts))
+    return CombinedEncoder(load_part(str(first)), load_part(str(second)), mode)

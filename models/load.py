@@ -237,8 +237,10 @@ def encoder_folder_of_mlflow_model(local: str | Path, uri: str = "", mlmodel: di
 
 
 def _inside(root: Path, relative: str, uri: str) -> str:
-    folder = (root / relative).resolve()
-    if root.resolve() not in folder.parents or not folder.is_dir():
+    from interlingua.core.confined import path_inside
+
+    folder = path_inside(root, relative, f"{uri or root}: its MLmodel's data path")
+    if not folder.is_dir():
         raise UserError(f"{uri or root}: its MLmodel names {relative!r}, which is not a folder inside the model")
     return str(folder)
 

@@ -25,6 +25,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from interlingua.core.confined import lies_inside, path_inside
 from interlingua.core.errors import UserError
 from interlingua.models.protocol import TextEncoder, l2_normalize
 
@@ -71,12 +72,16 @@ class MeaningHead(nn.Module):
         return folder
 
     @classmethod
-    def load_dense(cls, folder: str | Path) -> "MeaningHead":
+    def load_dense(cls, folder: str | Path, within: str | Path | None = None) -> "MeaningHead":
         """Read a ``Dense`` folder written by :meth:`save_dense` (safetensors only; the activation must be
-        one of :data:`ACTIVATIONS`)."""
+        one of :data:`ACTIVATIONS`). ``within``: the model folder ``folder`` is part of; both files must lie inside it
+        (:func:`~interlingua.core.confined.lies_inside`: a link out of it is refused)."""
         from safetensors.torch import load_file
 
         folder = Path(folder)
+        if within is not None:
+            for name in ("config.json", "model.safetensors"):
+                lies_inside(within, folder / name, str(folder / name))
         config = _read_json(folder / "config.json")
         by_path = {path: name for name, path in ACTIVATIONS.items()}
         activation = by_path.get(config.get("activation_function", ""))
@@ -145,11 +150,13 @@ class MeaningHeadEncoder(nn.Module):
             # a sentence-transformers save of the stack (e.g. the MLflow flavor) keeps the modules, not our marker
             from interlingua.models.sentence_encoder import SentenceEncoder
 
-            return cls(SentenceEncoder.from_folder(folder), MeaningHead.load_dense(folder / stack), name=name or str(folder))
+            return cls(SentenceEncoder.from_folder(folder), MeaningHead.load_dense(stack, folder), name=name or str(folder))
         marker = _read_json(folder / COMPOSED_CONFIG)
-        if marker.get("kind") != "meaning_head":
-            raise UserError(f"{folder / COMPOSED_CONFIG}: kind {marker.get('kind')!r}; expected 'meaning_head'")
-        head = MeaningHead.load_dense(folder / str(marker.get("head", "")))
+        if not isinstance(marker, dict) or marker.get("kind") != "meaning_head":
+            kind = marker.get("kind") if isinstance(marker, dict) else None
+            raise UserError(f"{folder / COMPOSED_CONFIG}: kind {kind!r}; expected 'meaning_head'")
+        head_folder = path_inside(folder, marker.get("head"), f"{folder / COMPOSED_CONFIG}: \"head\"")
+        head = MeaningHead.load_dense(head_folder, folder)
         base_spec = marker.get("base_spec")
         if base_spec is not None:
             if base_spec not in SPEC_BASES:
@@ -214,20 +221,21 @@ def is_composed_folder(folder: str | Path) -> bool:
     return (Path(folder) / COMPOSED_CONFIG).is_file() or _head_stack(Path(folder)) is not None
 
 
-def _head_stack(folder: Path) -> str | None:
-    """The Dense module's path when ``modules.json`` is exactly Transformer, Pooling, Normalize, Dense."""
+def _head_stack(folder: Path) -> Path | None:
+    """The Dense module's folder when ``modules.json`` is exactly Transformer, Pooling, Normalize, Dense (its
+    ``path`` must lie inside ``folder``: :class:`UserError` otherwise)."""
     path = folder / "modules.json"
     if not path.is_file():
         return None
     try:
         modules = json.loads(path.read_text(encoding="utf-8"))
         kinds = [str(m.get("type", "")).rsplit(".", 1)[-1] for m in modules]
-    except (json.JSONDecodeError, AttributeError):
+    except (json.JSONDecodeError, AttributeError, TypeError):
         return None
     if kinds != ["Transformer", "Pooling", "Normalize", "Dense"]:
         return None
-    dense = folder / str(modules[3].get("path", ""))
-    return modules[3]["path"] if (dense / "config.json").is_file() else None
+    dense = path_inside(folder, modules[3].get("path"), f"{path}: modules[3].path")
+    return dense if (dense / "config.json").is_file() else None
 
 
 def _type_path(cls: type) -> str:
