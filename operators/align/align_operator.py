@@ -14,6 +14,7 @@ import numpy as np
 
 from interlingua.operators.align.bidirectional_aligner import BidirectionalAligner
 from interlingua.operators.align.fast_align_training import FastAlignParameters
+from interlingua.operators.align.tokens import split_tokens
 from interlingua.operators.base import Batch, Operator
 
 
@@ -36,7 +37,8 @@ def load_aligner(parameters_dir: str, aligner: str = "fast_align", symmetrizatio
 
 
 class FastAlignOperator(Operator):
-    """Input columns ``src_tokens`` and ``tgt_tokens`` (space-joined tokens).
+    """Input columns ``src_tokens`` and ``tgt_tokens`` (space-joined tokens, split at spaces and tabs only, as
+    fast_align splits them: :func:`~interlingua.operators.align.tokens.split_tokens`).
 
     Adds ``forward``, ``reverse`` (directional links) and ``alignment`` (symmetrized), all Pharaoh
     strings in source-target order. An empty side gives empty alignments (the row is kept).
@@ -55,8 +57,8 @@ class FastAlignOperator(Operator):
         for column in ("src_tokens", "tgt_tokens"):
             if column not in batch:
                 raise ValueError(f"column {column!r} is not in the batch; columns are {sorted(batch)}")
-        sources = [str(text).split() for text in batch["src_tokens"]]
-        targets = [str(text).split() for text in batch["tgt_tokens"]]
+        sources = [split_tokens(str(text)) for text in batch["src_tokens"]]
+        targets = [split_tokens(str(text)) for text in batch["tgt_tokens"]]
         forward, reverse, symmetrized = self.aligner.align_pharaoh(sources, targets)
         batch["forward"] = np.array(forward, dtype=object)
         batch["reverse"] = np.array(reverse, dtype=object)

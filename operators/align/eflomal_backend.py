@@ -10,6 +10,10 @@ symmetrized with :func:`~interlingua.operators.align.symmetrize.symmetrize`, as 
 
 eflomal's sampler is randomized: two runs on the same input may give different links.
 
+eflomal reads its text with ``str.split()``, which also splits at no-break and other Unicode spaces; our tokens
+(fast_align's: split at spaces and tabs only) may hold those, so a token holding any is passed escaped
+(:func:`eflomal_token`) and eflomal's indices are ours.
+
 A priors directory holds ``eflomal_priors.txt`` and ``eflomal_params.json`` (written last).
 """
 
@@ -17,6 +21,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import tempfile
 from collections.abc import Iterable, Sequence
 
@@ -25,6 +30,20 @@ from interlingua.operators.align.symmetrize import SYMMETRIZATIONS, symmetrize
 
 PRIORS_FILE = "eflomal_priors.txt"
 PARAMS_FILE = "eflomal_params.json"
+#: Introduces an escaped character in a token given to eflomal (a private-use character).
+ESCAPE_MARK = "\ue000"
+_ESCAPED = re.compile("[\\s\ue000]")  # what str.split() splits at (Unicode spaces), and the mark itself
+
+
+def eflomal_token(token: str) -> str:
+    """``token`` as eflomal gets it: each character ``str.split()`` would split it at, and :data:`ESCAPE_MARK`, replaced
+    by the mark and its code point in 6 hex digits (distinct tokens stay distinct; any other token is unchanged)."""
+    return _ESCAPED.sub(lambda found: f"{ESCAPE_MARK}{ord(found.group()):06x}", token)
+
+
+def _eflomal_lines(sentences: Sequence[Sequence[str]]) -> list[str]:
+    """One line per sentence, its tokens escaped (:func:`eflomal_token`) and joined by spaces."""
+    return [" ".join(map(eflomal_token, sentence)) + "\n" for sentence in sentences]
 
 
 def _run_eflomal(sources: Sequence[Sequence[str]], targets: Sequence[Sequence[str]], priors_path: str | None) -> tuple[list[str], list[str]]:
@@ -34,8 +53,7 @@ def _run_eflomal(sources: Sequence[Sequence[str]], targets: Sequence[Sequence[st
     with tempfile.TemporaryDirectory(prefix="interlingua_eflomal_") as work:
         fwd, rev = os.path.join(work, "fwd"), os.path.join(work, "rev")
         aligner = eflomal.Aligner()
-        src_lines = [" ".join(s) + "\n" for s in sources]
-        tgt_lines = [" ".join(t) + "\n" for t in targets]
+        src_lines, tgt_lines = _eflomal_lines(sources), _eflomal_lines(targets)
         if priors_path is None:
             aligner.align(src_lines, tgt_lines, links_filename_fwd=fwd, links_filename_rev=rev, quiet=True)
         else:
@@ -60,8 +78,7 @@ def learn_eflomal_priors(pairs: Iterable[tuple[Sequence[str], Sequence[str]]], d
     sources, targets = [s for s, _ in kept], [t for _, t in kept]
     forward, reverse = _run_eflomal(sources, targets, None)
     os.makedirs(directory, exist_ok=True)
-    priors = eflomal.calculate_priors(
-        [" ".join(s) for s in sources], [" ".join(t) for t in targets], forward, reverse)
+    priors = eflomal.calculate_priors(_eflomal_lines(sources), _eflomal_lines(targets), forward, reverse)
     with open(os.path.join(directory, PRIORS_FILE), "w", encoding="utf-8") as handle:
         eflomal.write_priors(handle, *priors)
     with open(os.path.join(directory, PARAMS_FILE), "w", encoding="utf-8") as handle:

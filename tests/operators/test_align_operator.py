@@ -44,3 +44,15 @@ def test_operator_rejects_missing_columns(tmp_path):
     learn_fast_align(synthetic_corpus(20), str(tmp_path))
     with pytest.raises(ValueError, match="tgt_tokens"):
         FastAlignOperator(str(tmp_path))({"src_tokens": np.array(["a"], dtype=object)})
+
+
+def test_operator_splits_tokens_at_spaces_and_tabs_only(tmp_path):
+    """A no-break or ideographic space is part of a token, as in fast_align (str.split() cut it: other indices)."""
+    learn_fast_align(synthetic_corpus(40) + [(["the\u00a0house", "is"], ["das", "haus", "ist"])], str(tmp_path))
+    batch = {"src_tokens": np.array(["the\u00a0house is", "the house\u3000is"], dtype=object),
+             "tgt_tokens": np.array(["das haus ist", "das\thaus ist"], dtype=object)}
+    out = FastAlignOperator(str(tmp_path))(batch)
+    sources, targets = [["the\u00a0house", "is"], ["the", "house\u3000is"]], [["das", "haus", "ist"]] * 2
+    expected = BidirectionalAligner(FastAlignParameters.load(str(tmp_path))).align_pharaoh(sources, targets)
+    assert (list(out["forward"]), list(out["reverse"]), list(out["alignment"])) == expected
+    assert {int(link.split("-")[0]) for line in out["alignment"] for link in line.split()} <= {0, 1}

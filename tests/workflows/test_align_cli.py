@@ -49,6 +49,28 @@ def test_alignment_output_keeps_line_numbers_and_records_rejects(tmp_path):
     assert rejects[1]["byte_offset"] == sum(len(line) + 1 for line in src_lines[:22]) + 4
 
 
+def test_tokens_are_split_at_spaces_and_tabs_only_as_fast_align_splits_them(tmp_path):
+    """fast_align's tokens end at a space or a tab only: a no-break space, U+3000, \\v or \\f is inside a token, and
+    the link indices count those tokens (str.split() cut them: indices into another token sequence)."""
+    from interlingua.operators.align.bidirectional_aligner import BidirectionalAligner
+    from interlingua.operators.align.fast_align_training import FastAlignParameters
+
+    src_text = SRC * 3 + ["the\u00a0house is\u3000small", "big\x0bbook\x0c  the\tbook"]
+    tgt_text = TGT * 3 + ["das haus ist klein", "grosses\u2009buch das buch"]
+    src, tgt = write(tmp_path / "s.txt", [s.encode() for s in src_text]), write(tmp_path / "t.txt", [t.encode() for t in tgt_text])
+    out, fwd, params = str(tmp_path / "o.txt"), str(tmp_path / "f.txt"), str(tmp_path / "params")
+    assert run_align("--src", src, "--tgt", tgt, "--out", out, "--forward", fwd, "--save-params", params) == 0
+    tokens = {"the\u00a0house", "is\u3000small", "big\x0bbook\x0c", "grosses\u2009buch"}
+    parameters = FastAlignParameters.load(params)
+    assert tokens <= set(parameters.forward.table.vocabulary)
+    sources = [[t for t in s.replace("\t", " ").split(" ") if t] for s in src_text]
+    targets = [[t for t in s.replace("\t", " ").split(" ") if t] for s in tgt_text]
+    assert [len(s) for s in sources[-2:]] == [2, 3] and [len(t) for t in targets[-2:]] == [4, 3]
+    forward, _, symmetrized = BidirectionalAligner(parameters).align_pharaoh(sources, targets)
+    assert open(out, encoding="utf-8").read().split("\n")[:-1] == symmetrized
+    assert open(fwd, encoding="utf-8").read().split("\n")[:-1] == forward
+
+
 def test_different_line_counts_name_both_counts_and_the_first_file(tmp_path):
     src, tgt = write(tmp_path / "s.txt", [b"a", b"b", b"c"]), write(tmp_path / "t.txt", [b"a", b"b"])
     with pytest.raises(UserError, match=r"s\.txt has 3 lines but .*t\.txt has 2 lines"):

@@ -28,7 +28,8 @@ that is rejected (longer than --max-length tokens, or not valid UTF-8) also give
 line, and a JSON record in the rejects file (line number, side, reason; byte offset for invalid
 UTF-8). Source and target with different line counts are an error.
 
-Tokens are whitespace-separated by default (input already tokenized, as fast_align expects);
+Tokens are separated by spaces and tabs by default (input already tokenized, split as fast_align
+splits it: a no-break or other Unicode space is part of a token);
 --tokenize moses tokenizes with Moses rules and writes the tokens to OUT.src.tok / OUT.tgt.tok so
 link indices can be read against them."""
 
@@ -57,7 +58,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--forward", default=None, help="also write the forward (source->target) directional alignments here")
     parser.add_argument("--reverse", default=None, help="also write the reverse (target->source) directional alignments here")
     parser.add_argument("--tokenize", default="whitespace", choices=("whitespace", "moses"),
-                        help="whitespace: input is already tokenized (default); moses: tokenize with --src-lang / --tgt-lang")
+                        help="whitespace: input is already tokenized, split at spaces and tabs as fast_align splits it (default); "
+                             "moses: tokenize with --src-lang / --tgt-lang")
     parser.add_argument("--src-lang", default=None, help="source language code, for --tokenize moses")
     parser.add_argument("--tgt-lang", default=None, help="target language code, for --tokenize moses")
     parser.add_argument("--params", default=None,
@@ -164,7 +166,9 @@ def _validate(args: argparse.Namespace) -> None:
 
 def _tokenizer(args: argparse.Namespace):
     if args.tokenize == "whitespace":
-        return lambda text, side: text.split()
+        from interlingua.operators.align.tokens import split_tokens
+
+        return lambda text, side: split_tokens(text)
     from interlingua.operators.text.moses_tokenizer import tokenize
 
     languages = {"src": args.src_lang, "tgt": args.tgt_lang}
