@@ -4,7 +4,7 @@
 With ``first`` the base encoder and ``second`` a model fine-tuned from it, α = 0 is the base, α = 1 the
 fine-tuned model, and values in between keep much of the fine-tuning gain on the tasks it targets while giving
 back much of what fine-tuning lost elsewhere (the paper's finding for zero-shot robustness). The result is one
-ordinary model folder — same size and speed as either part — unlike an output concatenation.
+ordinary sentence-transformers folder — same size and speed as either part — unlike an output concatenation.
 
 Both folders must hold the same tensors (names, shapes, dtypes) and the same tokenizer; anything else is an
 error naming the first difference. Weights are read and written as safetensors only.
@@ -51,9 +51,11 @@ def interpolate_state(first: dict, second: dict, alpha: float) -> dict:
 
 def interpolate_folders(first: str | Path, second: str | Path, alpha: float, out: str | Path) -> Path:
     """Write the interpolated encoder to ``out``: a copy of ``second`` (its modules, pooling, tokenizer and
-    settings) whose transformer weights are θ(α). ``first``/``second`` are local model folders (the folder with
-    ``config.json`` and ``model.safetensors``; :func:`interlingua.models.load.resolve_model_folder` gives one for
-    any URI)."""
+    settings) whose transformer weights are θ(α), in the sentence-transformers layout (a plain Hugging Face
+    ``second`` gets the one :class:`~interlingua.models.sentence_encoder.SentenceEncoder` reads from it: mean
+    pooling). ``first``/``second`` are local model folders (the folder with ``config.json`` and
+    ``model.safetensors``; :func:`interlingua.models.load.resolve_model_folder` gives one for any URI)."""
+    from interlingua.models.sentence_encoder import add_layout
     from safetensors.torch import load_file, save_file
 
     _check_alpha(alpha)
@@ -68,7 +70,7 @@ def interpolate_folders(first: str | Path, second: str | Path, alpha: float, out
         shutil.rmtree(out)
     shutil.copytree(second, out, ignore=shutil.ignore_patterns(WEIGHTS, "README.md"))
     save_file(mixed, str(out / WEIGHTS), metadata={"format": "pt", "interlingua.interpolation_alpha": repr(alpha)})
-    return out
+    return add_layout(out)
 
 
 def _check_alpha(alpha: float) -> None:

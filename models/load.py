@@ -123,13 +123,16 @@ def is_model_folder(folder: str | Path) -> bool:
 
 
 def find_model_root(folder: str | Path) -> str:
-    """The folder (``folder`` or one below it) that holds ``config.json`` (or a composed encoder's marker)."""
+    """The folder (``folder`` or one below it) that holds ``config.json`` (or a composed or combined encoder's marker:
+    the whole encoder, not the ``config.json`` of one of its parts)."""
+    from interlingua.models.combined import COMBINED_FILE
+
     folder = Path(folder)
-    if (folder / "config.json").exists() or is_composed_folder(folder):
+    if is_model_folder(folder):
         return str(folder)
-    composed = sorted(folder.rglob(COMPOSED_CONFIG), key=lambda p: len(p.parts))
-    if composed:
-        return str(composed[0].parent)
+    markers = sorted([*folder.rglob(COMPOSED_CONFIG), *folder.rglob(COMBINED_FILE)], key=lambda p: len(p.parts))
+    if markers:
+        return str(markers[0].parent)
     hits = sorted(folder.rglob("config.json"), key=lambda p: len(p.parts))
     for hit in hits:
         if (hit.parent / "tokenizer_config.json").exists():

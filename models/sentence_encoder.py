@@ -97,25 +97,7 @@ class SentenceEncoder(nn.Module):
         path.mkdir(parents=True, exist_ok=True)
         self.transformer.save_pretrained(path)
         self.tokenizer.save_pretrained(path)
-        modules = [
-            {"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
-            {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"},
-        ]
-        _write_json(path / "modules.json", modules)
-        _write_json(path / "sentence_bert_config.json", {"max_seq_length": self.max_length, "do_lower_case": False})
-        (path / "1_Pooling").mkdir(exist_ok=True)
-        _write_json(path / "1_Pooling" / "config.json", {
-            "word_embedding_dimension": self.dim,
-            "pooling_mode_cls_token": self.pooling == "cls",
-            "pooling_mode_mean_tokens": self.pooling == "mean",
-            "pooling_mode_max_tokens": self.pooling == "max",
-            "pooling_mode_mean_sqrt_len_tokens": False,
-        })
-        st_config = {"similarity_fn_name": "cosine", "prompts": {}, "default_prompt_name": None}
-        if self.prefix:
-            st_config.update(prompts={"default": self.prefix}, default_prompt_name="default")
-        _write_json(path / "config_sentence_transformers.json", st_config)
-        _write_json(path / ENCODER_CONFIG, {"pooling": self.pooling, "max_length": self.max_length, "prefix": self.prefix})
+        write_layout(path, dim=self.dim, pooling=self.pooling, max_length=self.max_length, prefix=self.prefix)
         return path
 
     @classmethod
@@ -127,14 +109,53 @@ class SentenceEncoder(nn.Module):
         saved = _read_folder_settings(path)
         transformer = load_transformer(path)
         tokenizer = load_tokenizer(path)
+        settings = _settings(saved, getattr(transformer, "config", None))
         return cls(
             transformer,
             tokenizer,
-            pooling=pooling or saved.get("pooling", "mean"),
-            max_length=max_length or saved.get("max_length") or min(_DEFAULT_MAX_LENGTH, _position_limit(transformer)),
-            prefix=saved.get("prefix", "") if prefix is None else prefix,
+            pooling=pooling or settings["pooling"],
+            max_length=max_length or settings["max_length"],
+            prefix=settings["prefix"] if prefix is None else prefix,
             name=str(path),
         )
+
+
+def write_layout(path: Path, *, dim: int, pooling: str, max_length: int, prefix: str) -> None:
+    """The sentence-transformers files around a transformer folder (``modules.json``, ``1_Pooling/config.json``,
+    ``sentence_bert_config.json``, ``config_sentence_transformers.json``) and our own config."""
+    modules = [
+        {"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
+        {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"},
+    ]
+    _write_json(path / "modules.json", modules)
+    _write_json(path / "sentence_bert_config.json", {"max_seq_length": max_length, "do_lower_case": False})
+    (path / "1_Pooling").mkdir(exist_ok=True)
+    _write_json(path / "1_Pooling" / "config.json", {
+        "word_embedding_dimension": dim,
+        "pooling_mode_cls_token": pooling == "cls",
+        "pooling_mode_mean_tokens": pooling == "mean",
+        "pooling_mode_max_tokens": pooling == "max",
+        "pooling_mode_mean_sqrt_len_tokens": False,
+    })
+    st_config = {"similarity_fn_name": "cosine", "prompts": {}, "default_prompt_name": None}
+    if prefix:
+        st_config.update(prompts={"default": prefix}, default_prompt_name="default")
+    _write_json(path / "config_sentence_transformers.json", st_config)
+    _write_json(path / ENCODER_CONFIG, {"pooling": pooling, "max_length": max_length, "prefix": prefix})
+
+
+def add_layout(path: str | Path) -> Path:
+    """Give a plain Hugging Face folder (``config.json``, weights, tokenizer; no ``modules.json``) the
+    sentence-transformers layout :meth:`SentenceEncoder.save` writes, with the settings
+    :meth:`SentenceEncoder.from_folder` reads from it (mean pooling, its max length), without loading the weights.
+    A folder that has ``modules.json`` is left as it is."""
+    from transformers import AutoConfig
+
+    path = Path(path)
+    if not (path / "modules.json").exists():
+        config = AutoConfig.from_pretrained(str(path), local_files_only=True)
+        write_layout(path, dim=int(config.hidden_size), **_settings(_read_folder_settings(path), config))
+    return path
 
 
 #: Truncation length of a plain Hugging Face folder that names none (capped by the model's positions).
@@ -192,10 +213,17 @@ def _read_folder_settings(path: Path) -> dict:
     return settings
 
 
-def _position_limit(transformer: nn.Module) -> int:
+def _settings(saved: dict, config) -> dict:
+    """Pooling, max length and prefix of a folder: what it says (``saved``), else mean pooling, at most
+    :data:`_DEFAULT_MAX_LENGTH` tokens (capped by the model ``config``'s positions), no prefix."""
+    return {"pooling": saved.get("pooling", "mean"),
+            "max_length": saved.get("max_length") or min(_DEFAULT_MAX_LENGTH, _position_limit(config)),
+            "prefix": saved.get("prefix", "")}
+
+
+def _position_limit(config) -> int:
     """How many tokens the model's position embeddings take (``max_position_embeddings``, less the offset of
     RoBERTa-style models); a large number when the config does not say."""
-    config = getattr(transformer, "config", None)
     positions = getattr(config, "max_position_embeddings", None)
     if not isinstance(positions, int) or positions <= 0:
         return 1 << 30

@@ -147,6 +147,16 @@ def test_find_model_root_looks_below_and_reports_absence(bert_folder, tmp_path):
         find_model_root(empty)
 
 
+def test_find_model_root_gives_a_combined_folder_not_its_first_part(bert_folder, tmp_path):
+    from interlingua.models.combined import CombinedEncoder
+    from interlingua.models.sentence_encoder import SentenceEncoder
+
+    part = SentenceEncoder.from_folder(bert_folder)
+    combined = CombinedEncoder(part, part, "concat").save(tmp_path / "artifacts" / "both")
+    assert find_model_root(combined) == str(combined)
+    assert find_model_root(tmp_path) == str(combined)  # below the given folder too
+
+
 # --- MLflow registry -----------------------------------------------------------------------------
 
 @pytest.fixture

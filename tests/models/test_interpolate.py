@@ -91,3 +91,29 @@ def test_missing_safetensors_is_an_error(parts, tmp_path):
     (other / "model.safetensors").unlink()
     with pytest.raises(UserError, match="no model.safetensors"):
         interpolate_folders(a, other, 0.5, tmp_path / "out")
+
+
+def test_plain_hugging_face_parts_give_a_sentence_transformers_folder(parts, tmp_path):
+    from sentence_transformers import SentenceTransformer
+
+    from interlingua.models.registry import load_sentence_transformer
+
+    a, b = parts
+    assert not (b / "modules.json").exists()
+    folder = interpolate_folders(a, b, 0.5, tmp_path / "half")
+    assert json.loads((folder / "1_Pooling" / "config.json").read_text())["pooling_mode_mean_tokens"] is True
+    ours = load_encoder(str(folder)).encode(SENTENCES)
+    theirs = SentenceTransformer(str(folder), device="cpu", local_files_only=True).encode(SENTENCES,
+                                                                                          normalize_embeddings=True)
+    np.testing.assert_allclose(ours, theirs, rtol=1e-4, atol=1e-5)
+    assert load_sentence_transformer(folder) is not None  # what the registry logs
+
+
+def test_a_sentence_transformers_second_keeps_its_own_layout(parts, tmp_path):
+    from interlingua.models.sentence_encoder import SentenceEncoder
+
+    a, b = parts
+    second = SentenceEncoder.from_folder(b, pooling="cls", max_length=16, prefix="query: ").save(tmp_path / "st")
+    folder = interpolate_folders(a, second, 0.5, tmp_path / "half")
+    encoder = load_encoder(str(folder))
+    assert (encoder.pooling, encoder.max_length, encoder.prefix) == ("cls", 16, "query: ")
