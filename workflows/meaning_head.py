@@ -21,6 +21,7 @@ import fnmatch
 import json
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Literal, get_args
 
@@ -96,6 +97,7 @@ def run(config: MeaningHeadConfig, *, address: str | None = None) -> dict:
         bitext = load_bitext(config.bitext, state)
         languages = bitext.languages
         print(f"  {len(bitext)} pairs from {bitext.origin} ({', '.join(languages)}); rejected {bitext.rejected or 0}")
+        _check_language_sizes(bitext.src_langs + bitext.tgt_langs, languages, config.train.batch_size, bitext.origin)
         pack, tasks = _pack_tasks(config, state)
     with stages("embed"):
         from interlingua.workflows.frozen_embeddings import embed, finite_rows, frozen_encoder
@@ -118,7 +120,9 @@ def run(config: MeaningHeadConfig, *, address: str | None = None) -> dict:
     pairs = PairEmbeddings(src[finite], tgt[finite],
                            np.array([lang_id[x] for x, ok in zip(bitext.src_langs, finite) if ok]),
                            np.array([lang_id[x] for x, ok in zip(bitext.tgt_langs, finite) if ok]))
-    _check_language_sizes(pairs, languages, config.train.batch_size, bitext.origin)
+    _check_language_sizes([languages[k] for k in np.concatenate([pairs.src_lang, pairs.tgt_lang])], languages,
+                          config.train.batch_size, bitext.origin,
+                          f" once the {rejected_nan} pairs with NaN/inf embeddings are left out" if rejected_nan else "")
 
     import mlflow
 
@@ -194,11 +198,14 @@ def _settings(config: MeaningHeadConfig, seed: int, terms: list[str]):
                                terms=LossTerms(**{name: name in terms for name in TERMS}))
 
 
-def _check_language_sizes(pairs, languages: list[str], batch_size: int, origin: str) -> None:
-    counts = np.bincount(np.concatenate([pairs.src_lang, pairs.tgt_lang]), minlength=len(languages))
-    small = [(languages[k], int(c)) for k, c in enumerate(counts) if c < batch_size]
+def _check_language_sizes(sentence_langs: list[str], languages: list[str], batch_size: int, origin: str,
+                          when: str = "") -> None:
+    """Every language of ``languages`` fills a batch: ``sentence_langs`` is the language of each sentence (both sides
+    of every pair). Checked once the bitext is loaded (before anything is embedded) and again on the pairs kept."""
+    counts = Counter(sentence_langs)
+    small = [(lang, counts[lang]) for lang in languages if counts[lang] < batch_size]
     if small:
-        raise UserError(f"{origin}: language {small[0][0]!r} has {small[0][1]} sentences, fewer than a batch "
+        raise UserError(f"{origin}: language {small[0][0]!r} has {small[0][1]} sentences{when}, fewer than a batch "
                         f"(train.batch_size={batch_size}); add pairs or lower train.batch_size")
 
 

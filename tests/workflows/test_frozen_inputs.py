@@ -80,14 +80,29 @@ def test_embed_operator_takes_any_spec(monkeypatch):
 
 
 def test_meaning_head_refuses_a_language_smaller_than_a_batch():
-    from interlingua.trainers.disentangle.train import PairEmbeddings
     from interlingua.workflows.meaning_head import _check_language_sizes
 
-    v = np.ones((6, 2), dtype=np.float32)
-    pairs = PairEmbeddings(v, v, np.zeros(6, int), np.r_[np.ones(4, int), 2 * np.ones(2, int)])
+    langs = ["en"] * 6 + ["es"] * 4 + ["de"] * 2
     with pytest.raises(UserError, match="bitext.parquet: language 'de' has 2 sentences, fewer than a batch \\(train.batch_size=4\\)"):
-        _check_language_sizes(pairs, ["en", "es", "de"], 4, "bitext.parquet")
-    _check_language_sizes(pairs, ["en", "es", "de"], 2, "bitext.parquet")
+        _check_language_sizes(langs, ["en", "es", "de"], 4, "bitext.parquet")
+    _check_language_sizes(langs, ["en", "es", "de"], 2, "bitext.parquet")
+
+
+def test_meaning_head_counts_a_languages_sentences_before_embedding(tmp_path, monkeypatch):
+    from interlingua.core import runtime
+    from interlingua.workflows import frozen_embeddings, meaning_head
+
+    monkeypatch.setenv("INTERLINGUA_HOME", str(tmp_path / "state"))
+    monkeypatch.setattr(runtime, "init_ray", lambda *a, **k: pytest.fail("Ray started"))
+    monkeypatch.setattr(frozen_embeddings, "frozen_encoder", lambda *a, **k: pytest.fail("encoder loaded"))
+    monkeypatch.setattr(meaning_head, "_pack_tasks", lambda *a, **k: pytest.fail("pack read"))
+    path = _parquet(tmp_path / "b.parquet", [f"s{i}" for i in range(12)], [f"t{i}" for i in range(12)],
+                    src_lang=["en"] * 12, tgt_lang=["es"] * 10 + ["de"] * 2)
+    config = meaning_head.MeaningHeadConfig(model="use", register_model=False, bitext={"file": path},
+                                            train={"batch_size": 8})
+    with pytest.raises(UserError, match=f"^{path}: language 'de' has 2 sentences, fewer than a batch "
+                                        "\\(train.batch_size=8\\)"):
+        meaning_head.run(config)
 
 
 def test_non_finite_embeddings_are_counted_rows():
