@@ -2,9 +2,9 @@
 
 ``parquet``: a self-contained folder — ``data/<shard>.parquet``, ``rejects/<shard>.parquet``, the
 dataset card ``README.md`` and ``manifest.json`` — that ``datasets.load_dataset(DIR)`` and
-``pandas.read_parquet(DIR/data)`` read as is (shards reused by reference are copied in, each checked
-against its SHA-256). ``hf``: ``DatasetDict.save_to_disk`` of ``CorpusStore.to_hf`` (``train`` and
-``rejects``), for ``datasets.load_from_disk(DIR)``.
+``pandas.read_parquet(DIR/data)`` read as is (every file copied in is checked against its manifest's size
+and SHA-256 first: ``CorruptVersionError`` naming the one that differs). ``hf``: ``DatasetDict.save_to_disk``
+of ``CorpusStore.to_hf`` (``train`` and ``rejects``), for ``datasets.load_from_disk(DIR)``.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Literal
 
 from fsspec.core import url_to_fs
 
+from interlingua.core.integrity import read_checked
 from interlingua.operators.corpus.dataset_card import CARD_FILE, dataset_card
-from interlingua.operators.corpus.shards import sha256_bytes
 
 if TYPE_CHECKING:
     from interlingua.operators.corpus.store import CorpusStore
@@ -25,8 +25,6 @@ ExportFormat = Literal["parquet", "hf"]
 def export_version(store: CorpusStore, name: str, version: str, out: str, fmt: ExportFormat = "parquet") -> str:
     """Write version ``version`` of ``name`` to the folder ``out`` (any fsspec URL); returns its id.
     Refuses a non-empty ``out`` (an export never mixes with other files)."""
-    from interlingua.operators.corpus.store import CorruptVersionError
-
     if fmt not in ("parquet", "hf"):
         raise ValueError(f"format must be 'parquet' or 'hf', got {fmt!r}")
     manifest = store.manifest(name, version)
@@ -39,12 +37,12 @@ def export_version(store: CorpusStore, name: str, version: str, out: str, fmt: E
         return manifest.version
     local_shards = []
     for shard in manifest.shards:
-        for relative, expected in ((shard.path, shard.sha256), (shard.rejects_path, shard.rejects_sha256)):
+        for relative, size, expected in ((shard.path, shard.bytes, shard.sha256),
+                                         (shard.rejects_path, None, shard.rejects_sha256)):
             if relative is None:
                 continue
-            data = store.fs.cat_file(store._file_path(manifest.name, manifest.version, shard, relative))
-            if expected is not None and sha256_bytes(data) != expected:
-                raise CorruptVersionError(f"{relative} of {name}/{manifest.version} does not match its SHA-256")
+            data = read_checked(store.fs, store._file_path(manifest.name, manifest.version, shard, relative), size,
+                                expected, manifest.name, manifest.version)
             fs.makedirs(f"{root}/{relative.rsplit('/', 1)[0]}", exist_ok=True)
             fs.pipe_file(f"{root}/{relative}", data)
         local_shards.append(shard.model_copy(update={"stored_in": None}))

@@ -22,7 +22,10 @@ Guarantees:
   rerun after a crash reopens the same version and adopts the shards any earlier writer completed
   (size and SHA-256 checked).
 * **Confined, checked reads.** Manifest paths are relative paths inside a version folder (a manifest
-  naming ``../x`` or ``/x`` is refused); every shard's SHA-256 is checked when ``read_table`` reads it.
+  naming ``../x`` or ``/x`` is refused); every read of a published version (``read_table``, ``read_rejects``,
+  ``read_ray``, ``to_hf``, export, artifacts, a refresh's reuse) reads only the files its manifest lists and checks
+  their size and SHA-256 (``CorruptVersionError``: one line naming the file, with the hint ``interlingua corpus
+  verify NAME@VERSION``); ``verify`` checks every file and names each that differs.
 * **No symbolic link is followed.** A store may be shared: on a local disk every folder and file below the root
   is listed, written and deleted without following a link (``no_follow``), so a link planted in the store never
   makes a writer write into, or delete, what it points to.
@@ -34,9 +37,10 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 import pyarrow as pa
@@ -46,6 +50,14 @@ from fsspec.core import url_to_fs
 from fsspec.implementations.local import LocalFileSystem
 from pydantic import ValidationError
 
+from interlingua.core.integrity import (  # CorruptVersionError: the store's error, defined in core for every reader
+    CorruptVersionError,
+    check_file,
+    file_problem,
+    file_size,
+    mismatch,
+    read_checked,
+)
 from interlingua.operators.corpus.manifest import (
     InputFingerprint,
     Lineage,
@@ -107,8 +119,19 @@ class CorpusLookupError(LookupError):
     """A corpus name or version that is not published under the store root."""
 
 
-class CorruptVersionError(ValueError):
-    """A published file does not match its manifest (size or SHA-256), or the manifest is invalid."""
+#: Checking more bytes than this before a read (``read_ray``, ``verify``) shows a progress bar.
+CHECK_PROGRESS_BYTES = 1 << 30
+
+
+@dataclass(frozen=True)
+class FileCheck:
+    """One file of a published version as ``CorpusStore.verify`` found it: ``path`` relative to the store root,
+    ``status`` ``ok``, ``unchecked`` (its manifest records no SHA-256: an old one; the file is there) or
+    ``mismatch``; ``detail`` follows the path in a sentence ("does not match the SHA-256 ...", "is missing")."""
+
+    path: str
+    status: Literal["ok", "unchecked", "mismatch"]
+    detail: str = ""
 
 
 class CorpusStore:
@@ -274,7 +297,8 @@ class CorpusStore:
                     f"available: {list(manifest.columns)}"
                 )
         tables = [
-            self._read_checked(self._file_path(manifest.name, manifest.version, shard), shard.sha256, columns)
+            self._read_checked(self._file_path(manifest.name, manifest.version, shard), shard.sha256, columns,
+                               size=shard.bytes, manifest=manifest)
             for shard in manifest.shards
         ]
         return pa.concat_tables(tables)
@@ -290,37 +314,50 @@ class CorpusStore:
         return sorted({str(v) for c in columns for v in table.column(c).unique().to_pylist() if v})
 
     def read_rejects(self, name: str, version: str = LATEST) -> pa.Table:
-        """All rejected rows of a published version (``REJECTS_SCHEMA``), shards in order."""
+        """All rejected rows of a published version (``REJECTS_SCHEMA``), shards in order; each file's SHA-256 is
+        checked (an old manifest that records none: read unchecked, as ``verify`` says)."""
         manifest = self.manifest(name, version)
         tables = [
             self._read_checked(self._file_path(manifest.name, manifest.version, shard, shard.rejects_path),
-                               shard.rejects_sha256, None)
+                               shard.rejects_sha256, None, manifest=manifest)
             for shard in manifest.shards
             if shard.rejects_path is not None
         ]
         return pa.concat_tables(tables) if tables else REJECTS_SCHEMA.empty_table()
 
-    def verify(self, name: str, version: str = LATEST) -> Manifest:
-        """Check every file the manifest names (shards, rejects, artifacts) against its size and
-        SHA-256; raise ``CorruptVersionError`` naming the first that differs."""
-        from interlingua.operators.corpus.shards import sha256_file
-
+    def verify(self, name: str, version: str = LATEST, *,
+               on_file: Callable[[FileCheck], object] | None = None) -> Manifest:
+        """Check every file the manifest names (shards, rejects, artifacts) against its size and SHA-256;
+        ``on_file`` gets each file's :class:`FileCheck` as it is checked (a progress bar above 1 GiB). Raise
+        ``CorruptVersionError`` naming each file that differs; a file whose manifest records no SHA-256 (an old
+        manifest's rejects) is ``unchecked``, not an error."""
         manifest = self.manifest(name, version)
-        files: list[tuple[str, str | None]] = []
-        for shard in manifest.shards:
-            files.append((self._file_path(manifest.name, manifest.version, shard), shard.sha256))
-            if shard.rejects_path is not None:
-                files.append((self._file_path(manifest.name, manifest.version, shard, shard.rejects_path),
-                              shard.rejects_sha256))
-        files += [(self._file_path(manifest.name, manifest.version, item), item.sha256) for item in manifest.artifacts]
-        for path, expected in files:
-            if expected is not None and sha256_file(self.fs, path) != expected:
-                raise CorruptVersionError(f"{path} does not match the SHA-256 in {name}/{manifest.version}'s manifest")
+        files = self._manifest_files(manifest)
+        problems: list[FileCheck] = []
+        with self._checking(manifest, sum(size or 0 for _, _, size, _ in files)) as progress:
+            for label, path, size, sha256 in files:
+                if sha256 is None:
+                    problem = mismatch(file_size(self.fs, path), size)
+                    check = FileCheck(label, "unchecked", "has no SHA-256 in its manifest (an older interlingua "
+                                                          "wrote it)") if problem is None else None
+                else:
+                    problem = file_problem(self.fs, path, size, sha256, progress)
+                    check = FileCheck(label, "ok") if problem is None else None
+                if check is None:
+                    check = FileCheck(label, "mismatch", problem)
+                    problems.append(check)
+                if on_file is not None:
+                    on_file(check)
+        if problems:
+            listed = "; ".join(f"{check.path} {check.detail}" for check in problems)
+            raise CorruptVersionError(f"{len(problems)} of the {len(files)} files of "
+                                      f"{manifest.name}@{manifest.version} do not match its manifest: {listed}")
         return manifest
 
     def read_ray(self, name: str, version: str = LATEST, columns: Sequence[str] | None = None) -> ray.data.Dataset:
-        """A Ray Data dataset over the version's shard files (``ray.data.read_parquet``); shards reused
-        by reference from another version are checked (SHA-256) first.
+        """A Ray Data dataset over the version's shard files (``ray.data.read_parquet`` of the files its manifest
+        lists, nothing else); every shard's size and SHA-256 are checked first, once per file (a progress bar when
+        that is more than 1 GiB): ``CorruptVersionError`` when one differs.
 
         ``memory://`` stores are per-process, so Ray workers cannot read them: use ``read_table``.
 
@@ -332,14 +369,12 @@ class CorpusStore:
         import pyarrow.fs as arrow_fs
         import ray.data
 
-        from interlingua.operators.corpus.shards import sha256_file
-
         manifest = self.manifest(name, version)
-        for shard in manifest.shards:
-            path = self._file_path(manifest.name, manifest.version, shard)
-            if shard.stored_in is not None and sha256_file(self.fs, path) != shard.sha256:
-                raise CorruptVersionError(f"{path} does not match the SHA-256 in {name}/{manifest.version}'s manifest")
         paths = [self._file_path(manifest.name, manifest.version, shard) for shard in manifest.shards]
+        records = dict(zip(paths, manifest.shards))  # a file listed twice is hashed once
+        with self._checking(manifest, sum(shard.bytes for shard in records.values())) as progress:
+            for path, shard in records.items():
+                check_file(self.fs, path, shard.bytes, shard.sha256, manifest.name, manifest.version, progress)
         filesystem = (
             arrow_fs.LocalFileSystem()
             if isinstance(self.fs, LocalFileSystem)
@@ -465,11 +500,46 @@ class CorpusStore:
         """Folders in ``path``, sorted (on a local disk a symbolic link is none, and a path through one is refused)."""
         return self._folders.child_dirs(path)
 
-    def _read_checked(self, path: str, sha256: str | None, columns: Sequence[str] | None) -> pa.Table:
-        data = self.fs.cat_file(path)
-        if sha256 is not None and sha256_bytes(data) != sha256:
-            raise CorruptVersionError(f"{path} does not match the SHA-256 its manifest records; the version was altered")
+    def _read_checked(self, path: str, sha256: str | None, columns: Sequence[str] | None, *, size: int | None = None,
+                      manifest: Manifest | None = None) -> pa.Table:
+        """The Parquet file at ``path`` whose bytes (those parsed) match ``size`` and ``sha256`` (None: an old
+        manifest's rejects, read unchecked), else ``CorruptVersionError`` naming it, for ``manifest``'s version (by
+        default the one whose folder holds the file)."""
+        name, version = (manifest.name, manifest.version) if manifest is not None else self._holder(path)
+        data = read_checked(self.fs, path, size, sha256, name, version)
         return pq.read_table(pa.BufferReader(data), columns=list(columns) if columns is not None else None)
+
+    def _holder(self, path: str) -> tuple[str, str]:
+        """``(name, version)`` of the version folder that holds ``path``."""
+        parts = path[len(self._root_path):].strip("/").split("/")
+        return (parts[0], parts[1]) if len(parts) > 2 else (path, "?")
+
+    def _manifest_files(self, manifest: Manifest) -> list[tuple[str, str, int | None, str | None]]:
+        """``(path relative to the root, path on fs, size, sha256)`` of every file the manifest names: shards and
+        their rejects (no recorded size), then artifacts."""
+        files = []
+        for shard in manifest.shards:
+            for relative, size, sha256 in ((shard.path, shard.bytes, shard.sha256),
+                                           (shard.rejects_path, None, shard.rejects_sha256)):
+                if relative is not None:
+                    files.append((f"{manifest.name}/{shard.stored_in or manifest.version}/{relative}",
+                                  self._file_path(manifest.name, manifest.version, shard, relative), size, sha256))
+        files += [(f"{manifest.name}/{item.stored_in or manifest.version}/{item.path}",
+                   self._file_path(manifest.name, manifest.version, item), item.bytes, item.sha256)
+                  for item in manifest.artifacts]
+        return files
+
+    @contextmanager
+    def _checking(self, manifest: Manifest, total_bytes: int) -> Iterator[Callable[[int], object] | None]:
+        """A progress callback (bytes hashed) on a bar when ``total_bytes`` is worth one, else None."""
+        if total_bytes < CHECK_PROGRESS_BYTES:
+            yield None
+            return
+        from interlingua.core.progress import progress_bar
+
+        with progress_bar(total=total_bytes, desc=f"checking {manifest.name}@{manifest.version}", unit="B",
+                          unit_scale=True, unit_divisor=1024) as bar:
+            yield bar.update
 
     def _unknown_corpus_message(self, name: str) -> str:
         known = ", ".join(self.corpus_names()) or "none"

@@ -108,6 +108,7 @@ class VersionWriter:
         self._run_counters: Counter[str] = Counter()
         self._partial_inputs: list[PartialInput] = []
         self._lease_renewed = 0.0
+        self._checked_files: set[tuple[str, int, str]] = set()
         if manifest is None:
             self._replace_staging_links()
             self._renew_writer_lease(force=True)
@@ -243,25 +244,31 @@ class VersionWriter:
 
     def reuse_artifact(self, folder: str, source: Manifest) -> list[StoredFile]:
         """Take over ``folder/`` of a published version of this corpus: hard links on a local disk,
-        else a server-side copy (artifacts are small; a folder that tools read must stay whole)."""
+        else a server-side copy (artifacts are small; a folder that tools read must stay whole). Each file's size
+        and SHA-256 are checked against ``source``'s manifest first (``CorruptVersionError`` naming it)."""
         self._require_unpublished("reuse_artifact")
         files = [f for f in source.artifacts if f.path.split("/", 1)[0] == folder]
         if source.name != self.name or not files:
             raise ValueError(f"{source.name}/{source.version} has no artifact folder {folder!r}")
         for item in files:
-            holder = item.stored_in or source.version
-            self._copy_or_link(f"{self._store._version_dir(self.name, holder)}/{item.path}", f"{self._dir}/{item.path}")
+            path = self._store._file_path(self.name, source.version, item)
+            self._check_published(path, item, source)
+            self._copy_or_link(path, f"{self._dir}/{item.path}")
         records = [item.model_copy(update={"stored_in": None}) for item in files]
         self._write_artifact_record(folder, records)
         return records
 
     def artifact_files(self, folder: str) -> list[tuple[StoredFile, str]]:
-        """``(record, path on store.fs)`` of each file of ``folder/`` in this version (published, staged
-        by this writer, or adopted from another writer after checking sizes and checksums); [] when absent."""
+        """``(record, path on store.fs)`` of each file of ``folder/`` in this version (published: its size and
+        SHA-256 checked against the manifest, ``CorruptVersionError`` naming one that differs; staged by this writer;
+        or adopted from another writer after checking sizes and checksums); [] when absent."""
         confined_path(folder)
         if self.manifest is not None:
             files = [f for f in self.manifest.artifacts if f.path.split("/", 1)[0] == folder]
-            return [(f, self._store._file_path(self.name, self.version, f)) for f in files]
+            paths = [(f, self._store._file_path(self.name, self.version, f)) for f in files]
+            for record, path in paths:
+                self._check_published(path, record, self.manifest)
+            return paths
         records = self._artifact_record(self._dir, folder)
         if records is None:
             for other in self._other_writer_dirs():
@@ -569,6 +576,16 @@ class VersionWriter:
             return self._sha256(self._location(staging, record.path, record.stored_in)) == record.sha256
         except FileNotFoundError:
             return False
+
+    def _check_published(self, path: str, record: StoredFile, manifest: Manifest) -> None:
+        """Raise ``CorruptVersionError`` unless the published file matches ``record`` of ``manifest`` (checked once
+        per writer: the parameters are read by several steps of one build)."""
+        from interlingua.core.integrity import check_file
+
+        key = (path, record.bytes, record.sha256)
+        if key not in self._checked_files:
+            check_file(self._fs, path, record.bytes, record.sha256, manifest.name, manifest.version)
+            self._checked_files.add(key)
 
     def _sha256(self, path: str) -> str:
         from interlingua.operators.corpus.shards import sha256_file

@@ -185,3 +185,140 @@ def test_corpus_pin_refuses_a_pins_folder_that_is_a_link(tmp_path: Path, capsys)
     assert "_pins is a symbolic link" in capsys.readouterr().err
     assert list(victim.iterdir()) == []
     assert manifest.version  # still published, unpinned
+
+
+# -- 3. every read of a published version checks the manifest's digests ----------------------------------------------
+
+
+def tamper(path: Path) -> None:
+    """Change one byte in place (same size): what a store writer with write access can do to a published file."""
+    raw = bytearray(path.read_bytes())
+    raw[len(raw) // 2] ^= 0xFF
+    path.write_bytes(bytes(raw))
+
+
+def test_read_ray_checks_every_shard_before_building_the_dataset(tmp_path: Path, monkeypatch) -> None:
+    import ray.data
+
+    from interlingua.operators.corpus import CorruptVersionError
+
+    read: list[list[str]] = []
+
+    class Dataset:
+        class context:  # noqa: N801 - what read_ray sets on the dataset
+            class execution_options:  # noqa: N801
+                preserve_order = False
+
+    monkeypatch.setattr(ray.data, "read_parquet", lambda paths, **_: read.append(list(paths)) or Dataset())
+    store = CorpusStore(str(tmp_path / "store"))
+    manifest = publish(store)
+    folder = Path(store._version_dir("c", manifest.version))
+    (folder / "data" / "extra.parquet").write_bytes((folder / manifest.shards[0].path).read_bytes())
+    store.read_ray("c")
+    assert read == [[str(folder / manifest.shards[0].path)]]  # the files the manifest lists, nothing else
+
+    tamper(folder / manifest.shards[0].path)
+    with pytest.raises(CorruptVersionError, match=rf"s0.parquet of c@{manifest.version} does not match the SHA-256.*"
+                                                  rf"interlingua corpus verify c@{manifest.version}"):
+        store.read_ray("c")
+    assert len(read) == 1
+
+
+def publish_entities(store: CorpusStore) -> object:
+    writer = store.open_version("e-entities", {"a": 1}, ["x"])
+    for k in range(2):
+        writer.write_shard(f"entities-{k:05d}", pa.table({
+            "entity_id": [f"Q{k}a", f"Q{k}b"],
+            "vector": pa.array([[1.0, 2.0], [3.0, 4.0]], pa.list_(pa.float32()))}))
+    return writer.publish()
+
+
+def test_entity_vectors_of_a_version_folder_are_its_listed_shards_checked(tmp_path: Path) -> None:
+    import pyarrow.parquet as pq
+
+    from interlingua.operators.corpus import CorruptVersionError
+    from interlingua.trainers.objectives.entity_vectors import load_entity_vectors
+
+    store = CorpusStore(str(tmp_path / "store"))
+    manifest = publish_entities(store)
+    folder = Path(store._version_dir("e-entities", manifest.version))
+    pq.write_table(pa.table({"entity_id": ["EVIL"], "vector": pa.array([[9.0, 9.0]], pa.list_(pa.float32()))}),
+                   folder / "data" / "zz-extra.parquet")  # a file the manifest does not list
+    for url in (str(folder), str(folder / "data")):
+        assert load_entity_vectors(url).ids == ["Q0a", "Q0b", "Q1a", "Q1b"]
+
+    tamper(folder / manifest.shards[1].path)
+    with pytest.raises(CorruptVersionError, match=rf"entities-00001.parquet of e-entities@{manifest.version} .*"
+                                                  rf"interlingua corpus verify e-entities@{manifest.version}"):
+        load_entity_vectors(str(folder))
+    with pytest.raises(CorruptVersionError, match="does not match"):
+        load_entity_vectors(str(folder / manifest.shards[1].path))
+
+
+def publish_with_parameters(store: CorpusStore, tmp_path: Path) -> object:
+    params = tmp_path / "params"
+    params.mkdir()
+    (params / "fast_align_params.json").write_text('{"tension": 4.0}')
+    writer = store.open_version("c", {"a": 1}, ["x"])
+    writer.write_shard("s0", TABLE)
+    writer.add_artifact("fast_align", str(params))
+    return writer.publish()
+
+
+def test_parameter_artifacts_changed_in_place_are_refused(tmp_path: Path) -> None:
+    from interlingua.operators.corpus import CorruptVersionError
+
+    store = CorpusStore(str(tmp_path / "store"))
+    parent = publish_with_parameters(store, tmp_path)
+    assert [record.path for record, _ in store.open_version("c", {"a": 1}, ["x"]).artifact_files("fast_align")] == [
+        "fast_align/fast_align_params.json"]
+    tamper(Path(store._version_dir("c", parent.version)) / "fast_align" / "fast_align_params.json")
+    with pytest.raises(CorruptVersionError, match="fast_align_params.json"):
+        store.open_version("c", {"a": 1}, ["x"]).artifact_files("fast_align")  # the published version's
+    with pytest.raises(CorruptVersionError, match=f"fast_align_params.json of c@{parent.version}"):
+        store.open_version("c", {"a": 2}, ["x"]).reuse_artifact("fast_align", parent)  # a refresh taking them over
+
+
+def test_corpus_verify_names_each_file_that_differs_and_keeps_old_manifests_readable(tmp_path: Path, capsys) -> None:
+    import json
+
+    store = CorpusStore(str(tmp_path / "store"))
+    writer = store.open_version("c", {"a": 1}, ["x"])
+    for k in range(3):
+        writer.write_shard(f"s{k}", TABLE, rejects=[{"operator": "clean", "reason": "empty", "row": {"text": ""}}])
+    manifest = writer.publish()
+    folder = Path(store._version_dir("c", manifest.version))
+    assert run_corpus_cli("verify", f"c@{manifest.version}", "--root", store.root) == 0
+    assert "c@" + manifest.version + ": 6 files match" in capsys.readouterr().out
+
+    # a manifest written before rejects had a digest: read unchecked, and verify says so
+    path = folder / "manifest.json"
+    payload = json.loads(path.read_text())
+    payload["shards"][0]["rejects_sha256"] = None
+    path.write_text(json.dumps(payload))
+    assert store.read_rejects("c").num_rows == 3
+    assert run_corpus_cli("verify", "c", "--root", store.root) == 0
+    out = capsys.readouterr().out
+    assert f"unchecked c/{manifest.version}/rejects/s0.parquet" in out and "1 unchecked" in out
+
+    tamper(folder / "data" / "s1.parquet")
+    with open(folder / "data" / "s2.parquet", "ab") as handle:
+        handle.write(b"appended")
+    tamper(folder / "rejects" / "s1.parquet")
+    assert run_corpus_cli("verify", "c", "--root", store.root) == 1
+    captured = capsys.readouterr()
+    lines = [line for line in captured.out.splitlines() if line.startswith("mismatch")]
+    assert len(lines) == 3
+    assert f"c/{manifest.version}/data/s1.parquet does not match the SHA-256" in lines[0]
+    assert f"c/{manifest.version}/rejects/s1.parquet does not match the SHA-256" in lines[1]
+    assert f"c/{manifest.version}/data/s2.parquet does not match the size" in lines[2]
+    assert "3 of the 6 files do not match" in captured.err
+    from interlingua.operators.corpus import CorruptVersionError
+
+    with pytest.raises(CorruptVersionError, match="s1.parquet of c@.* does not match the SHA-256"):
+        store.read_table("c")
+    (folder / "data" / "s1.parquet").unlink()
+    with pytest.raises(CorruptVersionError, match="s1.parquet of c@.* is missing"):
+        store.read_table("c")
+    with pytest.raises(CorruptVersionError, match="rejects/s1.parquet"):
+        store.read_rejects("c")

@@ -12,6 +12,9 @@ their line number and reason in :attr:`EntityVectors.rejected`; they never stop 
 
 from __future__ import annotations
 
+import json
+import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -112,25 +115,43 @@ def load_npy_with_ids(vectors_url: str, ids_url: str) -> EntityVectors:
     return found.result(vectors_url)
 
 
+#: The manifest of a corpus store's version folder (``operators.corpus``; read here as JSON: trainers are beside the
+#: operators, not above them).
+MANIFEST_FILE = "manifest.json"
+_SEGMENT = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]*$")
+_VERSION = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+
+
 def load_parquet_entities(url: str) -> EntityVectors:
-    """Read the ``entity_id`` and ``vector`` columns of a parquet file, or of every ``.parquet`` under a folder
-    (the ease-corpus ``<name>-entities`` version folder or its ``data/``; ``rejects/`` is skipped).
-    Repeated or empty ids and vectors of a different length than the first are rejected."""
+    """Read the ``entity_id`` and ``vector`` columns of a parquet file, or of every ``.parquet`` under a folder.
+
+    A published corpus version (the ease-corpus ``<name>-entities`` version folder, its ``data/`` or one of its
+    shard files: a folder holding ``manifest.json``) is read as the store reads it: only the shard files its manifest
+    lists, each checked against the manifest's size and SHA-256 on the bytes read (``CorruptVersionError``, one line
+    naming the file). Elsewhere every ``.parquet`` under the folder (``rejects/`` skipped). Repeated or empty ids and
+    vectors of a different length than the first are rejected."""
     import fsspec
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
     fs, path = fsspec.core.url_to_fs(url)
-    if fs.isdir(path):
-        files = sorted(f for f in fs.find(path) if f.endswith(".parquet") and "/rejects/" not in f)
+    published = _published_shards(fs, path.rstrip("/"))
+    if published is not None:
+        files = published
+    elif fs.isdir(path):
+        files = [(f, None) for f in sorted(f for f in fs.find(path) if f.endswith(".parquet") and "/rejects/" not in f)]
         if not files:
             raise ValueError(f"no .parquet files under {url}")
     else:
-        files = [path]
+        files = [(path, None)]
     found = _Collector()
     line = 0
-    for file in files:
-        with fs.open(file, "rb") as handle:
-            table = pq.read_table(handle, columns=["entity_id", "vector"])
+    for file, checked in files:
+        if checked is not None:
+            table = pq.read_table(pa.BufferReader(checked()), columns=["entity_id", "vector"])
+        else:
+            with fs.open(file, "rb") as handle:
+                table = pq.read_table(handle, columns=["entity_id", "vector"])
         for entity_id, vector in zip(table.column("entity_id").to_pylist(), table.column("vector").to_pylist()):
             line += 1
             problem = found.id_problem(entity_id)
@@ -143,6 +164,44 @@ def load_parquet_entities(url: str) -> EntityVectors:
                 continue
             found.add(line, entity_id, values)
     return found.result(url)
+
+
+def _published_shards(fs, path: str) -> list[tuple[str, Callable[[], bytes]]] | None:
+    """``(file, read its checked bytes)`` of each shard of the corpus version that ``path`` is (its folder, its
+    ``data/`` folder or one of its shard files), in the manifest's order; None when ``path`` is not in a version
+    folder."""
+    from interlingua.core.integrity import CorruptVersionError, read_checked
+
+    parent, _, base = path.rpartition("/")
+    if path.endswith(".parquet"):  # <version>/data/<shard>.parquet
+        candidates = [parent.rpartition("/")[0]] if parent.endswith("/data") else []
+    else:  # <version> or <version>/data
+        candidates = [path, parent] if base == "data" else [path]
+    folder = next((c for c in candidates if c and fs.isfile(f"{c}/{MANIFEST_FILE}")), None)
+    if folder is None:
+        return None
+    manifest_path = f"{folder}/{MANIFEST_FILE}"
+    try:
+        manifest = json.loads(fs.cat_file(manifest_path))
+        name, version = manifest["name"], manifest["version"]
+        shards = [(shard["path"], shard.get("stored_in") or version, int(shard["bytes"]), str(shard["sha256"]))
+                  for shard in manifest["shards"]]
+    except (ValueError, KeyError, TypeError) as error:
+        raise CorruptVersionError(f"refusing the manifest {manifest_path}: {type(error).__name__}: {error}") from None
+    corpus_dir, _, folder_name = folder.rpartition("/")
+    bad = [p for p, holder, _, _ in shards if not isinstance(p, str) or not isinstance(holder, str)
+           or not _VERSION.match(holder) or any(not _SEGMENT.match(s) for s in p.split("/"))]
+    if folder_name != version or not isinstance(name, str) or bad:
+        raise CorruptVersionError(f"refusing the manifest {manifest_path}: it names {version!r} or paths outside "
+                                  f"its corpus {bad[:3]}")
+    files = [(f"{corpus_dir}/{holder}/{relative}", size, sha256) for relative, holder, size, sha256 in shards]
+    if path != folder and path.endswith(".parquet"):  # one shard file: it must be one the manifest lists
+        files = [f for f in files if f[0] == path]
+        if not files:
+            raise CorruptVersionError(f"{path} is not a shard of {name}@{version} (its manifest does not list it) "
+                                      f"(hint: interlingua corpus verify {name}@{version})")
+    return [(file, lambda file=file, size=size, sha256=sha256: read_checked(fs, file, size, sha256, name, version))
+            for file, size, sha256 in files]
 
 
 def load_entity_vectors(url: str, ids_url: str | None = None) -> EntityVectors:

@@ -1,4 +1,4 @@
-"""``interlingua corpus``: list, show, compare, pin, prune and export published corpus versions.
+"""``interlingua corpus``: list, show, compare, pin, prune, export and verify published corpus versions.
 
     interlingua corpus list [--name NAME] [--root URL]
     interlingua corpus show NAME [--version V] [--json] [--root URL]
@@ -6,10 +6,12 @@
     interlingua corpus pin NAME V [--remove] [--root URL]
     interlingua corpus prune NAME --keep N [--dry-run] [--root URL]
     interlingua corpus export NAME [--version V] --out DIR [--format parquet|hf] [--root URL]
+    interlingua corpus verify NAME[@VERSION] [--root URL]
 
 The store root defaults to ``<state_dir>/corpus`` where the state dir is ``$INTERLINGUA_HOME``
 or ``./.interlingua``. Exit status: 0 on success, 2 when the corpus or version does not exist or
-an option is invalid (the message on stderr names what does exist).
+an option is invalid (the message on stderr names what does exist); ``verify``: 1 when a file of the
+version does not match its manifest (each named), or the manifest is invalid.
 """
 
 from __future__ import annotations
@@ -23,8 +25,9 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from interlingua.operators.corpus import CorpusStore, Manifest, VersionSummary
+    from interlingua.operators.corpus.store import FileCheck
 
-HELP = "list, show, diff, pin, prune or export published corpus versions"
+HELP = "list, show, diff, pin, prune, export or verify published corpus versions"
 
 STATE_DIR_ENV = "INTERLINGUA_HOME"
 DEFAULT_STATE_DIR = ".interlingua"
@@ -38,7 +41,7 @@ def default_corpus_root() -> str:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     actions = parser.add_subparsers(dest="corpus_action", required=True,
-                                    metavar="{list,show,diff,pin,prune,export}")
+                                    metavar="{list,show,diff,pin,prune,export,verify}")
 
     list_parser = actions.add_parser("list", help="one line per published version")
     list_parser.add_argument("--name", default=None, help="only the versions of this corpus")
@@ -80,6 +83,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                                     "hf: DatasetDict.save_to_disk (datasets.load_from_disk(DIR))")
     _add_root_argument(export_parser)
 
+    verify_parser = actions.add_parser("verify", help="check every file of a version (shards, rejects, artifacts) "
+                                       "against the size and SHA-256 its manifest records")
+    verify_parser.add_argument("target", metavar="NAME[@VERSION]",
+                               help="corpus name, and a version id (default: latest)")
+    _add_root_argument(verify_parser)
+
 
 def run(args: argparse.Namespace) -> int:
     from interlingua.core.redact import redact, redact_text
@@ -112,6 +121,8 @@ def run(args: argparse.Namespace) -> int:
                 print(f"unpinned {args.name}/{args.version}")
             else:
                 print(f"pinned {args.name}/{store.pin(args.name, args.version)}: retention never deletes it")
+        elif args.corpus_action == "verify":
+            return _verify(store, args.target)
         elif args.corpus_action == "prune":
             from interlingua.workflows.corpus_retention import prune_corpus
 
@@ -125,6 +136,34 @@ def run(args: argparse.Namespace) -> int:
     except (CorpusLookupError, ValueError) as error:
         print(f"interlingua corpus: error: {redact_text(str(error))}", file=sys.stderr)
         return 2
+    return 0
+
+
+def _verify(store: CorpusStore, target: str) -> int:
+    """``corpus verify``: a line per file that is not ``ok`` (mismatch, unchecked), then a summary; 1 on a mismatch."""
+    from interlingua.operators.corpus import LATEST, CorruptVersionError
+
+    name, _, version = target.partition("@")
+    checks: list[FileCheck] = []
+
+    def report(check: FileCheck) -> None:
+        checks.append(check)
+        if check.status != "ok":
+            print(f"{check.status:<9} {check.path} {check.detail}", flush=True)
+
+    try:
+        manifest = store.verify(name, version or LATEST, on_file=report)
+    except CorruptVersionError as error:
+        bad = [check for check in checks if check.status == "mismatch"]
+        if bad:
+            print(f"interlingua corpus: {name}@{version or LATEST}: {len(bad)} of the {len(checks)} files do not "
+                  f"match its manifest (named above): the published version was altered", file=sys.stderr)
+        else:  # the manifest itself
+            print(f"interlingua corpus: {error}", file=sys.stderr)
+        return 1
+    unchecked = sum(check.status == "unchecked" for check in checks)
+    print(f"{manifest.name}@{manifest.version}: {len(checks) - unchecked} files match its manifest (size and SHA-256)"
+          + (f"; {unchecked} unchecked (no SHA-256 recorded)" if unchecked else ""))
     return 0
 
 
