@@ -16,7 +16,7 @@ from interlingua.operators.align.fast_align_decoder import diagonal_partition
 from interlingua.operators.align.fast_align_training import FastAlignParameters, FastAlignSettings, learn_fast_align
 from interlingua.operators.align.lexical_table import LexicalTable, read_systran_table
 
-from .test_align_fast_align import fast_align_compute_z, fast_align_dlog_z, synthetic_corpus, varied_corpus
+from .test_align_fast_align import fast_align_compute_z, fast_align_dlog_z, learn_with_systran, synthetic_corpus, varied_corpus
 
 
 def digest(directory) -> dict[str, str]:
@@ -68,7 +68,7 @@ def test_learned_tensions_agree_with_systran_learner(tmp_path):
     its 8.28 / 11.21 on 611 such pairs."""
     corpus = varied_corpus(400, seed=1)
     ours = learn_fast_align(corpus, str(tmp_path / "ours"))
-    theirs = learn_fast_align(corpus, str(tmp_path / "systran"), learner="systran")
+    theirs = learn_with_systran(corpus, str(tmp_path / "systran"))
     assert ours.forward.tension == pytest.approx(theirs.forward.tension, rel=1e-4)
     assert ours.reverse.tension == pytest.approx(theirs.reverse.tension, rel=1e-4)
 
@@ -115,7 +115,7 @@ def test_a_literal_eps_token_is_fast_align_null_word(tmp_path, iterations, no_nu
     pairs = [("a b".split(), "x y".split()), (["a"], ["x"]), ("<eps> b".split(), "y <eps>".split())]
     settings = FastAlignSettings(iterations=iterations, favor_diagonal=False, optimize_tension=False, no_null_word=no_null_word)
     ours = learn_fast_align(pairs, str(tmp_path / "ours"), settings)
-    theirs = learn_fast_align(pairs, str(tmp_path / "systran"), settings, learner="systran")
+    theirs = learn_with_systran(pairs, str(tmp_path / "systran"), settings)
     for direction, table, their_table in (("forward", ours.forward.table, theirs.forward.table),
                                           ("reverse", ours.reverse.table, theirs.reverse.table)):
         flipped = [(s, t) if direction == "forward" else (t, s) for s, t in pairs]

@@ -57,6 +57,17 @@ def varied_corpus(n: int, seed: int = 0) -> list[tuple[list[str], list[str]]]:
     return pairs
 
 
+def learn_with_systran(pairs, directory: str, settings: FastAlignSettings = FastAlignSettings()) -> FastAlignParameters:
+    """systran-align's learner on one OpenMP thread: fast_align increments its counts without locks, so on several
+    threads updates are lost at random and no two runs give the same tables."""
+    from threadpoolctl import threadpool_limits
+
+    import systran_align  # noqa: F401  (its OpenMP runtime loaded, so the limit reaches it)
+
+    with threadpool_limits(1, user_api="openmp"):
+        return learn_fast_align(pairs, directory, settings, learner="systran")
+
+
 @pytest.fixture(scope="module")
 def learned(tmp_path_factory):
     directory = str(tmp_path_factory.mktemp("fast_align"))
