@@ -129,9 +129,14 @@ def read_systran_table(path: str) -> LexicalTable:
 
 def write_systran_table(table: LexicalTable, path: str) -> None:
     """Write ``table`` in the ``systran-align`` probability format (:func:`read_systran_table`'s input),
-    probabilities as float32, so ``systran_align.Aligner`` can decode with it."""
+    probabilities as float32, so ``systran_align.Aligner`` can decode with it. A word holding U+0000 is refused
+    (``ValueError``): the format ends each word at a NUL byte, so the file would be corrupt."""
     import fsspec
 
+    holding_nul = next((k for k, word in enumerate(table.vocabulary) if "\0" in word), None)
+    if holding_nul is not None:
+        raise ValueError(f"word {table.vocabulary[holding_nul]!r} (id {holding_nul + 1}) holds a NUL character, which "
+                         "the systran-align format cannot store (it ends each word at NUL)")
     stride = table.stride
     rows = table.keys // stride
     columns = (table.keys % stride).astype("<i4")

@@ -339,6 +339,16 @@ def test_pickle_bearing_archive_is_refused(tmp_path):
         LexicalTable.load_npz(str(tmp_path / "other.npz"))
 
 
+def test_systran_format_refuses_a_word_holding_nul(tmp_path):
+    """The format ends each word at NUL: such a word would shift every later word and the rows (a corrupt file)."""
+    from interlingua.operators.align.lexical_table import write_systran_table
+
+    table = LexicalTable(("<eps>", "a\x00b", "c"), np.array([6, 7]), np.array([0.5, 0.25]))
+    with pytest.raises(ValueError, match=r"word 'a\\x00b' \(id 2\) holds a NUL character"):
+        write_systran_table(table, str(tmp_path / "t.bin"))
+    assert not (tmp_path / "t.bin").exists()
+
+
 def test_unknown_learner_is_refused(tmp_path):
     with pytest.raises(ValueError, match="learner 'x'"):
         learn_fast_align(synthetic_corpus(5), str(tmp_path), learner="x")

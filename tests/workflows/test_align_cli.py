@@ -71,6 +71,27 @@ def test_tokens_are_split_at_spaces_and_tabs_only_as_fast_align_splits_them(tmp_
     assert open(fwd, encoding="utf-8").read().split("\n")[:-1] == forward
 
 
+@pytest.mark.parametrize("learner", ["interlingua", "systran"])
+def test_a_nul_character_in_a_token_rejects_its_line(tmp_path, capsys, learner):
+    """systran-align's table format ends each word at NUL: a token holding one corrupted both tables (our reader refused
+    them, systran_align.Aligner crashed loading them) and ended a systran-learner run in a ValueError after learning."""
+    from interlingua.operators.align.lexical_table import read_systran_table
+
+    src_lines = [s.encode() for s in SRC * 3] + ["the hö\x00use".encode(), b"the house"]
+    tgt_lines = [t.encode() for t in TGT * 3] + [b"das haus", b"das \x00"]
+    src, tgt = write(tmp_path / "s.txt", src_lines), write(tmp_path / "t.txt", tgt_lines)
+    out, params = str(tmp_path / "o.txt"), tmp_path / "params"
+    assert run_align("--src", src, "--tgt", tgt, "--out", out, "--learner", learner, "--save-params", str(params)) == 0
+    assert open(out, encoding="utf-8").read().split("\n")[-3:] == ["", "", ""]
+    rejects = [json.loads(line) for line in open(out + ".rejects.jsonl", encoding="utf-8")]
+    assert [(r["line"], r["side"], r["reason"], r["byte_offset_in_line"]) for r in rejects] == [
+        (22, "src", "nul_character", 7), (23, "tgt", "nul_character", 4)]
+    err = capsys.readouterr().err
+    assert "(21 accepted, 3 empty kept with empty alignment, 2 rejected" in err
+    for name in ("forward", "reverse"):
+        assert "house" in read_systran_table(str(params / f"{name}.bin")).vocabulary
+
+
 def test_different_line_counts_name_both_counts_and_the_first_file(tmp_path):
     src, tgt = write(tmp_path / "s.txt", [b"a", b"b", b"c"]), write(tmp_path / "t.txt", [b"a", b"b"])
     with pytest.raises(UserError, match=r"s\.txt has 3 lines but .*t\.txt has 2 lines"):

@@ -24,9 +24,9 @@ run, its E-step on --workers Ray actors) or by systran-align's fast_align (--lea
 
 OUT has exactly one line per input line, so line numbers stay aligned: Pharaoh links "i-j"
 (0-based source token i, target token j). An empty input line gives an empty output line. A line
-that is rejected (longer than --max-length tokens, or not valid UTF-8) also gives an empty output
-line, and a JSON record in the rejects file (line number, side, reason; byte offset for invalid
-UTF-8). Source and target with different line counts are an error.
+that is rejected (longer than --max-length tokens, not valid UTF-8, or a token holding a NUL
+character) also gives an empty output line, and a JSON record in the rejects file (line number,
+side, reason; byte offset for invalid UTF-8 and NUL). Source and target with different line counts are an error.
 
 Tokens are separated by spaces and tabs by default (input already tokenized, split as fast_align
 splits it: a no-break or other Unicode space is part of a token);
@@ -93,7 +93,8 @@ def run(args: argparse.Namespace) -> int:
     rejects: list[dict] = []
     for pair in lines:
         src_tokens, tgt_tokens = ([], []) if pair.reject else (tokenize(pair.src, "src"), tokenize(pair.tgt, "tgt"))
-        reject = pair.reject or _length_reject(pair.number, src_tokens, tgt_tokens, args.max_length)
+        reject = (pair.reject or _nul_reject(pair, src_tokens, tgt_tokens, args)
+                  or _length_reject(pair.number, src_tokens, tgt_tokens, args.max_length))
         if reject:
             rejects.append(reject)
             src_tokens, tgt_tokens = [], []
@@ -173,6 +174,18 @@ def _tokenizer(args: argparse.Namespace):
 
     languages = {"src": args.src_lang, "tgt": args.tgt_lang}
     return lambda text, side: tokenize(text, languages[side])
+
+
+def _nul_reject(pair, src_tokens: list[str], tgt_tokens: list[str], args: argparse.Namespace) -> dict | None:
+    """A line whose tokens hold U+0000: fast_align's (systran-align's) parameter files end each word at a NUL byte, so
+    such a word would corrupt them."""
+    for side, text, tokens, path in (("src", pair.src, src_tokens, args.src), ("tgt", pair.tgt, tgt_tokens, args.tgt)):
+        if any("\0" in token for token in tokens):
+            at = len(text[:text.index("\0")].encode("utf-8"))
+            return {"line": pair.number, "side": side, "file": path, "reason": "nul_character", "byte_offset_in_line": at,
+                    "detail": f"{side} line {pair.number} holds a NUL character (U+0000) at byte {at} of the line: "
+                              "fast_align's parameter files cannot hold it in a word"}
+    return None
 
 
 def _length_reject(number: int, src_tokens: list[str], tgt_tokens: list[str], max_length: int) -> dict | None:
