@@ -224,7 +224,8 @@ class _BitextAdapter:
 
     def build(self, spec: RefreshSpec, plan: RefreshPlan, config, store, address) -> dict[str, Any]:
         from interlingua.operators.corpus.shards import ShardSpec, plan_shards
-        from interlingua.workflows.bitext_corpus import PARAMS_LAYOUT, build_version, read_rows, resolve_format
+        from interlingua.workflows.bitext_corpus import (PARAMS_LAYOUT, apply_hygiene, build_version, read_rows,
+                                                         resolve_format)
 
         for url in plan.urls:
             if resolve_format(config.model_copy(update={"source": url}), url) == "text":
@@ -240,35 +241,41 @@ class _BitextAdapter:
         rows_by_url = {url: read_rows(config.model_copy(update={"source": url}), url) for url in process}
         inherited = False
         folder = PARAMS_LAYOUT[config.aligner][0]
+        seen_pairs: list[tuple[str, str]] = []
         if mode == "incremental":
-            new_rows = sum(len(rows) for rows in rows_by_url.values())
-            kept_rows = sum(s.rows for s in reuse)
-            unseen = sum(s.rows for s in reuse if s.annotations.get(f"{folder}.learned_on") == "no") + new_rows
-            share = unseen / max(1, kept_rows + new_rows)
+            for shard in reuse:  # the pairs kept from the parent: new pairs equal to one are duplicates
+                table = store._read_checked(store._file_path(parent.name, parent.version, shard), shard.sha256,
+                                            ["src", "tgt"], size=shard.bytes, manifest=parent)
+                seen_pairs += zip(table.column("src").to_pylist(), table.column("tgt").to_pylist())
+            # the new pairs the version will hold: what hygiene and deduplication keep (build_version applies the
+            # same hygiene to the same rows again); the share is of the new version's pairs
+            new_rows = [row for url in process for row in rows_by_url[url]]
+            apply_hygiene(new_rows, config, seen_pairs)
+            new_pairs = sum(row["status"] in ("kept", "empty_kept") for row in new_rows)
+            unseen = sum(s.rows for s in reuse if s.annotations.get(f"{folder}.learned_on") == "no") + new_pairs
+            total = sum(s.rows for s in reuse) + new_pairs
+            share = unseen / max(1, total)
+            unseen_text = f"{unseen} of the new version's {total} pairs ({share:.1%}) were not seen by"
             has_params = any(f.path.startswith(f"{folder}/") for f in parent.artifacts)
             if has_params and share <= spec.relearn_share:
                 inherited = True
-                notes.append(f"{folder} parameters of {parent.version} reused: {share:.1%} of the pairs were not "
-                             f"seen by them (relearn above relearn_share {spec.relearn_share:.0%})")
+                notes.append(f"{folder} parameters of {parent.version} reused: {unseen_text} them (relearn above "
+                             f"relearn_share {spec.relearn_share:.0%})")
             else:
-                why = (f"{share:.1%} of the pairs were not seen by the parent's parameters (> relearn_share "
-                       f"{spec.relearn_share:.0%})" if has_params else f"the parent has no {folder} parameters")
+                why = (f"{unseen_text} the parent's parameters (> relearn_share {spec.relearn_share:.0%})"
+                       if has_params else f"the parent has no {folder} parameters")
                 notes.append(f"{folder} parameters learned anew, every shard rebuilt: {why}")
-                mode, reuse, process = "full", [], plan.urls
+                mode, reuse, process, seen_pairs = "full", [], plan.urls, []
                 rows_by_url.update({u: read_rows(config.model_copy(update={"source": u}), u)
                                     for u in process if u not in rows_by_url})
         writer = store.open_version(plan.corpus, plan.spec_config, [redact_url(u) for u in plan.urls],
                                     input_fingerprints=plan.fingerprints, lineage=_lineage(plan, mode, notes))
         reused_ids = []
-        seen_pairs: list[tuple[str, str]] = []
         if not writer.published:
             for shard in reuse:
                 if not writer.is_complete(shard.shard_id):
                     writer.reuse_shard(shard, parent)
                 reused_ids.append(shard.shard_id)
-                path = store._file_path(parent.name, parent.version, shard)
-                table = store._read_checked(path, shard.sha256, ["src", "tgt"])
-                seen_pairs += zip(table.column("src").to_pylist(), table.column("tgt").to_pylist())
             if inherited and not writer.artifact_files(folder):
                 writer.reuse_artifact(folder, parent)
         rows: list[dict[str, Any]] = []

@@ -303,3 +303,23 @@ def test_refresh_reuses_unchanged_inputs_and_records_lineage(tmp_path: Path, ray
         assert any("learned anew" in note and "relearn_share 10%" in note for note in m3.lineage.notes)
         assert {s.annotations["fast_align.learned_on"] for s in m3.shards} == {"yes"}
         assert m3.total_rows == m2.total_rows + 8
+
+
+def test_relearn_share_counts_the_new_pairs_kept_over_the_new_versions_pairs(tmp_path: Path, monkeypatch) -> None:
+    from interlingua.core import runtime
+
+    monkeypatch.setattr(runtime, "init_ray", lambda *a, **k: pytest.fail("Ray started"))  # small: in process
+    base, store_root = _roots("local", tmp_path)
+    fs, _ = fsspec.core.url_to_fs(base)
+    old = pairs(16, 1)
+    write_tsv(fs, f"{base}/in/a.tsv", old)
+    spec = spec_for(base, store_root, relearn_share=0.2)
+    assert refresh(spec, log=lambda line: None)["mode"] == "full"
+    write_tsv(fs, f"{base}/in/b.tsv", old[:4] + [pairs(17, 1)[-1]])  # 4 pairs the corpus holds, 1 new
+    second = refresh(spec, log=lambda line: None)
+    manifest = CorpusStore(store_root).manifest("bt")
+    assert second["mode"] == "incremental" and manifest.total_rows == 17
+    assert manifest.lineage.counters["hygiene.duplicate"] == 4
+    assert [n for n in manifest.lineage.notes if "reused" in n] == [
+        f"fast_align parameters of {manifest.lineage.parent} reused: 1 of the new version's 17 pairs (5.9%) were not "
+        "seen by them (relearn above relearn_share 20%)"]
