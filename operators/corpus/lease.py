@@ -15,6 +15,8 @@ replaced, never written through (``no_follow.replace_file``); releasing removes 
 from __future__ import annotations
 
 import json
+import logging
+import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -23,6 +25,20 @@ from fsspec import AbstractFileSystem
 
 from interlingua.operators.corpus.no_follow import replace_file
 from interlingua.operators.corpus.shards import sha256_bytes
+
+
+logger = logging.getLogger(__name__)
+
+
+def expiry(lease: dict, path: str) -> float | None:
+    """The lease's ``expires_at`` (seconds since the epoch), or None, with a warning, when it is not a finite number
+    (``"never"``, ``Infinity``, ...: a store may be shared, and a lease that cannot expire would hold a version, or
+    crash the comparison with a TypeError after it was published). A malformed lease counts as expired."""
+    value = lease.get("expires_at")
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        logger.warning("%s holds a malformed lease (expires_at %.60r): treated as expired", path, value)
+        return None
+    return float(value)
 
 
 class LeaseLost(RuntimeError):
@@ -92,7 +108,8 @@ def acquire(
             return lease
         raw = _read_bytes(fs, path)
         holder = _parse(raw)
-        if raw and holder.get("expires_at", 0) < time.time():
+        expires = expiry(holder, path) if holder else 0.0  # unreadable (torn or not a lease): stale, as before
+        if raw and (expires is None or expires < time.time()):
             stale_token = f"{path}.takeover-{sha256_bytes(raw)[:16]}"
             if create_exclusive(fs, stale_token, owner.encode("utf-8")):
                 replace_file(fs, path, lease.content())

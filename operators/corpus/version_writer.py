@@ -145,8 +145,8 @@ class VersionWriter:
 
     def live_writers(self) -> list[dict[str, Any]]:
         """Other writers of this version whose lease has not expired (owner, host, pid, expires_at)."""
-        leases_found = [self._read_json(f"{other}/{LEASE_FILE}") for other in self._other_writer_dirs()]
-        return [info for info in leases_found if _is_live(info)]
+        paths = [f"{other}/{LEASE_FILE}" for other in self._other_writer_dirs()]
+        return [info for info, path in ((self._read_json(path), path) for path in paths) if _is_live(info, path)]
 
     # -- writing ------------------------------------------------------------------------------
 
@@ -450,7 +450,8 @@ class VersionWriter:
         version is published by now: a folder that cannot be cleaned up is a warning, not an error."""
         try:
             for other in self._other_writer_dirs():
-                if not _is_live(self._read_json(f"{other}/{LEASE_FILE}")):
+                lease_path = f"{other}/{LEASE_FILE}"
+                if not _is_live(self._read_json(lease_path), lease_path):
                     self._remove_dir(other)
         except StoreLinkError as error:
             logger.warning("left the staging of %s/%s as it is: %s", self.name, self.version, error)
@@ -639,17 +640,29 @@ class VersionWriter:
             )
 
 
-def _is_live(lease: Mapping[str, Any]) -> bool:
-    """A writer lease that has not expired and, on this host, whose process still exists."""
-    if not lease or lease.get("expires_at", 0) < time.time():
+def _is_live(lease: Mapping[str, Any], path: str = "a writer's folder") -> bool:
+    """A writer lease that has not expired and, on this host, whose process still exists. A malformed one (an
+    ``expires_at`` that is not a finite number, a pid that is not a process id) is treated as expired, with a
+    warning: another writer's folder is anybody's to write in a shared store."""
+    if not lease:
         return False
-    if lease.get("host") == socket.gethostname() and isinstance(lease.get("pid"), int):
+    expires = leases.expiry(dict(lease), path)
+    if expires is None or expires < time.time():
+        return False
+    pid = lease.get("pid")
+    if lease.get("host") == socket.gethostname() and isinstance(pid, int) and not isinstance(pid, bool):
+        if pid <= 0:  # os.kill(0 or -1, 0) asks about a process group or every process
+            logger.warning("%s holds a malformed lease (pid %r): treated as expired", path, pid)
+            return False
         try:
-            os.kill(lease["pid"], 0)
+            os.kill(pid, 0)
         except ProcessLookupError:
             return False
         except PermissionError:
             return True
+        except (OverflowError, OSError) as error:
+            logger.warning("%s holds a malformed lease (pid %r: %s): treated as expired", path, pid, error)
+            return False
     return True
 
 

@@ -322,3 +322,34 @@ def test_corpus_verify_names_each_file_that_differs_and_keeps_old_manifests_read
         store.read_table("c")
     with pytest.raises(CorruptVersionError, match="rejects/s1.parquet"):
         store.read_rejects("c")
+
+
+# -- 4. malformed leases, oversized records, control characters -------------------------------------------------------
+
+
+@pytest.mark.parametrize("expires_at", ["never", None, [1], float("inf"), True])
+def test_a_malformed_lease_in_another_writers_folder_counts_as_expired(tmp_path: Path, caplog, expires_at) -> None:
+    import json
+
+    store = CorpusStore(str(tmp_path / "store"))
+    writer = store.open_version("c", {"a": 1}, ["x"])
+    other = Path(store._staging_root("c", writer.version)) / "host-1-deadbeef"
+    other.mkdir()
+    (other / "_writer.json").write_text(json.dumps({"owner": "x", "host": "h", "pid": 1, "expires_at": expires_at}))
+    assert writer.live_writers() == []
+    writer.write_shard("s0", TABLE)
+    manifest = writer.publish()  # raised TypeError after publishing, from _is_live
+    assert store.latest_version("c") == manifest.version and not other.exists()
+    assert "malformed lease" in caplog.text
+
+
+def test_a_lock_holding_a_malformed_lease_is_taken_over(tmp_path: Path, caplog) -> None:
+    import json
+
+    lock = tmp_path / "store" / "c" / "_locks" / "v-1.lock"
+    lock.parent.mkdir(parents=True)
+    lock.write_text(json.dumps({"owner": "x", "expires_at": "never"}))
+    lease = acquire(LocalFileSystem(), str(lock), "me", lease_seconds=60, timeout=5)
+    assert json.loads(lock.read_text())["owner"] == "me"
+    assert "malformed lease" in caplog.text
+    lease.release()
