@@ -224,15 +224,18 @@ def _check_version_exists(client, ref: ModelVersionRef) -> None:
 
 def _check_servable(client, ref: ModelVersionRef) -> dict:
     """The version's ``MLmodel`` (plain YAML, the only file read here), or a refusal of a candidate that is not
-    MLflow's ``sentence_transformers`` flavor, before any model loads. Versions of the older pyfunc layout hold a
-    cloudpickled ``python_model``: interlingua evaluates their encoder folder without reading the pickle, but an alias
-    on one would serve the pickle, which ``mlflow.pyfunc.load_model`` runs."""
+    MLflow's ``sentence_transformers`` flavor alone, before any model loads. Versions of the older pyfunc layout hold
+    a cloudpickled ``python_model``: interlingua evaluates their encoder folder without reading the pickle, but an
+    alias on one would serve the pickle, which ``mlflow.pyfunc.load_model`` runs; so would a version whose
+    ``MLmodel`` was rewritten to name a pickle beside its sentence-transformers folder
+    (:func:`~interlingua.models.servable.check_servable`, over the registry's listing of the version's files)."""
     import tempfile
 
     import mlflow
 
     from interlingua.core.runtime import state_tempdir_root
     from interlingua.models.load import read_mlmodel
+    from interlingua.models.servable import check_servable
 
     location = client.get_model_version_download_uri(ref.name, ref.version).rstrip("/")
     with tempfile.TemporaryDirectory(dir=state_tempdir_root()) as tmp:
@@ -249,7 +252,23 @@ def _check_servable(client, ref: ModelVersionRef) -> dict:
                         "sentence_transformers flavor: an alias on it would serve what mlflow.pyfunc.load_model "
                         "unpickles (hint: register its encoder folder again with "
                         "interlingua.models.registry.log_and_register_encoder and promote that version)")
+    check_servable(mlmodel, _artifact_files(location), ref.uri)
     return mlmodel
+
+
+def _artifact_files(location: str):
+    """The relative paths of the files under the artifact ``location`` (a version's storage location), as the
+    artifact store lists them; nothing is downloaded."""
+    from mlflow.store.artifact.artifact_repository_registry import get_artifact_repository
+
+    repository = get_artifact_repository(location)
+    folders: list[str | None] = [None]
+    while folders:
+        for entry in repository.list_artifacts(folders.pop()):
+            if entry.is_dir:
+                folders.append(entry.path)
+            else:
+                yield entry.path
 
 
 def _alias_holder(client, name: str, alias: str) -> ModelVersionRef | None:

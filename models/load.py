@@ -217,11 +217,15 @@ def encoder_folder_of_mlflow_model(local: str | Path, uri: str = "", mlmodel: di
     """The sentence-transformers folder inside a downloaded MLflow model, read from its ``MLmodel``
     (plain YAML; ``mlmodel``: as the caller read it already) — nothing in the model is unpickled or executed.
 
-    - ``sentence_transformers`` flavor (what the registry logs now): its data folder.
+    - ``sentence_transformers`` flavor (what the registry logs now): its data folder, once the model passes
+      :func:`~interlingua.models.servable.check_servable` (what ``mlflow.pyfunc.load_model`` of it would run is
+      MLflow's sentence-transformers loader, no pickle: the rule ``interlingua promote`` applies).
     - ``python_function`` with a ``python_model`` and an ``encoder`` artifact (the cloudpickled pyfunc
       the registry logged before): the encoder folder among its artifacts; the pickle is never read.
     - a plain folder (``runs:/RUN/path/to/encoder``): the model folder under it.
     """
+    from interlingua.models.servable import check_servable, local_files
+
     local = Path(local)
     if mlmodel is None:
         if not (local / "MLmodel").is_file():
@@ -229,6 +233,7 @@ def encoder_folder_of_mlflow_model(local: str | Path, uri: str = "", mlmodel: di
         mlmodel = read_mlmodel(local / "MLmodel")
     flavors = mlmodel.get("flavors") or {}
     if "sentence_transformers" in flavors:
+        check_servable(mlmodel, local_files(local), uri or str(local))
         data = (flavors.get("python_function") or {}).get("data") or "model.sentence_transformer"
         return _inside(local, data, uri)
     pyfunc = flavors.get("python_function") or {}

@@ -283,9 +283,9 @@ def test_an_mlflow_model_that_is_not_an_encoder_is_refused(tmp_path):
     (tmp_path / "MLmodel").write_text(yaml.safe_dump({"flavors": {"sklearn": {"pickled_model": "model.pkl"}}}))
     with pytest.raises(UserError, match=r"flavors \['sklearn'\], not an encoder"):
         encoder_folder_of_mlflow_model(tmp_path, "models:/clf/1")
-    (tmp_path / "MLmodel").write_text(yaml.safe_dump({"flavors": {"sentence_transformers": {},
-                                                                   "python_function": {"data": "../../etc"}}}))
-    with pytest.raises(UserError, match="not a folder inside the model"):
+    (tmp_path / "MLmodel").write_text(yaml.safe_dump({"flavors": {"sentence_transformers": {}, "python_function": {
+        "data": "../../etc", "loader_module": "mlflow.sentence_transformers"}}}))
+    with pytest.raises(UserError, match="data path: '../../etc' is not a path inside"):
         encoder_folder_of_mlflow_model(tmp_path, "models:/evil/1")
 
 
@@ -413,6 +413,50 @@ def test_promotion_refuses_a_version_of_the_older_pickled_layout(local_store, ti
     assert "not the sentence_transformers flavor" in err and "older pyfunc layout" in err and "hint" in err
     assert main(["promote", "models:/mixed/1", *common]) == 0  # the flavor: a first promotion
     assert str(client.get_model_version_by_alias("mixed", "champion").version) == "1"
+
+
+def test_a_version_rewritten_to_serve_a_pickle_is_neither_promoted_nor_loaded(local_store, tiny_encoder_dir,
+                                                                               tmp_path, capsys):
+    """A shared registry's version whose ``MLmodel`` was rewritten after registering: ``python_function`` now names
+    ``mlflow.pyfunc.model`` and a cloudpickle beside the untouched sentence-transformers folder. interlingua would
+    evaluate the folder while ``mlflow.pyfunc.load_model`` of the promoted alias unpickled: promotion refuses it before
+    any model loads, and loading ``models:/`` refuses it by the same rule (the pickle is never read)."""
+    import mlflow
+    import yaml
+    from mlflow.tracking import MlflowClient
+
+    from interlingua.core.errors import UserError
+    from interlingua.core.runtime import configure_mlflow
+    from interlingua.models.load import load_encoder, load_text_encoder
+    from interlingua.models.registry import log_and_register_encoder
+    from interlingua.workflows.cli import main
+
+    configure_mlflow("promotion-tampered")
+    with mlflow.start_run() as run:
+        pass
+    log_and_register_encoder(str(tiny_encoder_dir), "tampered", "staging", run.info.run_id)  # version 1
+    log_and_register_encoder(str(tiny_encoder_dir), "tampered", "staging", run.info.run_id)  # version 2
+    root = Path(MlflowClient().get_model_version_download_uri("tampered", "1"))
+    mlmodel = yaml.safe_load((root / "MLmodel").read_text())
+    mlmodel["flavors"]["python_function"].update(loader_module="mlflow.pyfunc.model", python_model="python_model.pkl")
+    (root / "MLmodel").write_text(yaml.safe_dump(mlmodel))
+    (root / "python_model.pkl").write_bytes(b"\x80\x05 not a pickle, never read")
+    common = ["--alias", "champion", "--tasks", "toy_retrieval", "--pack", str(_toy_pack(tmp_path))]
+    assert main(["promote", "models:/tampered/1", *common]) == 2
+    err = capsys.readouterr().err
+    assert "models:/tampered/1: its MLmodel's flavors.python_function.loader_module is 'mlflow.pyfunc.model'" in err
+    assert "champion" not in MlflowClient().get_registered_model("tampered").aliases  # not moved
+    for load in (load_encoder, load_text_encoder):
+        with pytest.raises(UserError, match="loader_module is 'mlflow.pyfunc.model'"):
+            load("models:/tampered/1")
+
+    second = Path(MlflowClient().get_model_version_download_uri("tampered", "2"))
+    (second / "model.sentence_transformer" / "extra.pkl").write_bytes(b"\x80\x05 not a pickle")  # a file alone
+    assert main(["promote", "models:/tampered/2", *common]) == 2
+    assert "models:/tampered/2 holds model.sentence_transformer/extra.pkl, a pickle-based file" in \
+        capsys.readouterr().err
+    with pytest.raises(UserError, match="extra.pkl, a pickle-based file"):
+        load_encoder("models:/tampered@staging")
 
 
 def _toy_pack(tmp_path):
