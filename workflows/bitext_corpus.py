@@ -100,6 +100,15 @@ class BitextCorpusConfig(Config):
     store_root: str | None = None
 
     @model_validator(mode="after")
+    def _eflomal_length_limit(self) -> BitextCorpusConfig:
+        from interlingua.operators.align.eflomal_backend import MAX_TOKENS
+
+        if self.aligner == "eflomal" and self.max_tokens > MAX_TOKENS:
+            raise ValueError(f"max_tokens {self.max_tokens} is above eflomal's {MAX_TOKENS} tokens per sentence (it gives a "
+                             f"longer one no link): set max_tokens to {MAX_TOKENS} or less with aligner eflomal")
+        return self
+
+    @model_validator(mode="after")
     def _target_only_for_text(self) -> BitextCorpusConfig:
         if self.format == "text" and self.target is None:
             raise ValueError("format text needs target (the second file, line for line with source)")

@@ -30,6 +30,8 @@ from interlingua.operators.align.symmetrize import SYMMETRIZATIONS, symmetrize
 
 PRIORS_FILE = "eflomal_priors.txt"
 PARAMS_FILE = "eflomal_params.json"
+#: Most tokens a side of a pair may have: eflomal gives a sentence of 1,024 tokens or more no link at all, silently.
+MAX_TOKENS = 1023
 #: Introduces an escaped character in a token given to eflomal (a private-use character).
 ESCAPE_MARK = "\ue000"
 _ESCAPED = re.compile("[\\s\ue000]")  # what str.split() splits at (Unicode spaces), and the mark itself
@@ -47,8 +49,14 @@ def _eflomal_lines(sentences: Sequence[Sequence[str]]) -> list[str]:
 
 
 def _run_eflomal(sources: Sequence[Sequence[str]], targets: Sequence[Sequence[str]], priors_path: str | None) -> tuple[list[str], list[str]]:
-    """Forward and reverse Pharaoh lines (source-target order) of pairs with two non-empty sides."""
+    """Forward and reverse Pharaoh lines (source-target order) of pairs with two non-empty sides of at most
+    :data:`MAX_TOKENS` tokens (a longer side is a ``ValueError``: eflomal would give it no link)."""
     import eflomal
+
+    for k, (source, target) in enumerate(zip(sources, targets)):
+        if max(len(source), len(target)) > MAX_TOKENS:
+            raise ValueError(f"pair {k} has a side of {max(len(source), len(target))} tokens; eflomal aligns at most "
+                             f"{MAX_TOKENS} (it gives a longer sentence no link): reject longer pairs first")
 
     with tempfile.TemporaryDirectory(prefix="interlingua_eflomal_") as work:
         fwd, rev = os.path.join(work, "fwd"), os.path.join(work, "rev")

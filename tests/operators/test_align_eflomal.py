@@ -3,7 +3,7 @@
 import pytest
 
 from interlingua.operators.align.align_operator import load_aligner
-from interlingua.operators.align.eflomal_backend import PARAMS_FILE, PRIORS_FILE, EflomalAligner, learn_eflomal_priors
+from interlingua.operators.align.eflomal_backend import MAX_TOKENS, PARAMS_FILE, PRIORS_FILE, EflomalAligner, learn_eflomal_priors
 from interlingua.operators.align.pharaoh import parse_pharaoh
 from interlingua.operators.align.symmetrize import symmetrize
 
@@ -32,3 +32,16 @@ def test_priors_are_saved_and_new_pairs_align_with_them(tmp_path):
 def test_missing_priors_are_refused(tmp_path):
     with pytest.raises(FileNotFoundError, match=PRIORS_FILE):
         EflomalAligner(str(tmp_path))
+
+
+def test_a_sentence_longer_than_eflomal_aligns_is_refused_not_left_without_links(tmp_path):
+    """eflomal gives a sentence of 1,024 tokens or more no link at all (1,023 still get theirs): such a pair was aligned
+    empty and counted as accepted."""
+    learn_eflomal_priors(synthetic_corpus(40, seed=2), str(tmp_path))
+    aligner = EflomalAligner(str(tmp_path))
+    words = sorted({w for s, _ in synthetic_corpus(40, seed=2) for w in s})
+    longest = [words[k % len(words)] for k in range(MAX_TOKENS)]
+    forward, reverse, _ = aligner.align_pharaoh([longest, ["the"]], [longest[:9], ["das"]])
+    assert MAX_TOKENS == 1023 and forward[0] and reverse[0]
+    with pytest.raises(ValueError, match="pair 0 has a side of 1024 tokens; eflomal aligns at most 1023"):
+        aligner.align_pharaoh([["the"]], [longest + ["the"]])

@@ -166,6 +166,11 @@ def test_config_validation_and_registry():
         load_config(BitextCorpusConfig, overrides=["symmetrization=diag"])
     with pytest.raises(ConfigError, match="target"):
         load_config(BitextCorpusConfig, overrides=["format=text", "source=a.txt"])
+    # eflomal gives a sentence of 1,024 tokens or more no link: a longer max_tokens would lose pairs silently
+    with pytest.raises(ConfigError, match="max_tokens 1024 is above eflomal's 1023 tokens per sentence"):
+        load_config(BitextCorpusConfig, overrides=["aligner=eflomal", "max_tokens=1024"])
+    assert load_config(BitextCorpusConfig, overrides=["aligner=eflomal", "max_tokens=1023"]).max_tokens == 1023
+    assert load_config(BitextCorpusConfig, overrides=["max_tokens=5000"]).max_tokens == 5000
 
 
 def sorted_links(links) -> list[list[int]]:

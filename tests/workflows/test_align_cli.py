@@ -104,6 +104,9 @@ def test_options_are_validated(tmp_path):
         run_align("--src", src, "--tgt", src, "--out", str(tmp_path / "o"), "--workers", "0")
     with pytest.raises(UserError, match="--src-lang"):
         run_align("--src", src, "--tgt", src, "--out", str(tmp_path / "o"), "--tokenize", "moses")
+    # eflomal gives a sentence of 1,024 tokens or more no link: such a line would be lost, counted as accepted
+    with pytest.raises(UserError, match="--max-length 1024 is above eflomal's 1023 tokens per sentence"):
+        run_align("--src", src, "--tgt", src, "--out", str(tmp_path / "o"), "--aligner", "eflomal", "--max-length", "1024")
 
 
 def test_all_empty_input_gives_empty_alignments(tmp_path):

@@ -53,7 +53,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--address", default=None, help="Ray cluster address (default: $RAY_ADDRESS, else a local Ray)")
     parser.add_argument("--iterations", type=int, default=5, help="fast_align EM iterations (default %(default)s)")
     parser.add_argument("--max-length", type=int, default=256,
-                        help="reject a pair whose source or target has more tokens than this (default %(default)s)")
+                        help="reject a pair whose source or target has more tokens than this (default %(default)s; "
+                             "at most 1023 with --aligner eflomal)")
     parser.add_argument("--rejects", default=None, help="JSON-lines reject records (default OUT.rejects.jsonl)")
     parser.add_argument("--forward", default=None, help="also write the forward (source->target) directional alignments here")
     parser.add_argument("--reverse", default=None, help="also write the reverse (target->source) directional alignments here")
@@ -150,6 +151,12 @@ def _validate(args: argparse.Namespace) -> None:
         raise UserError(f"--iterations must be >= 1, got {args.iterations}")
     if args.max_length < 1:
         raise UserError(f"--max-length must be >= 1, got {args.max_length}")
+    if args.aligner == "eflomal":
+        from interlingua.operators.align.eflomal_backend import MAX_TOKENS
+
+        if args.max_length > MAX_TOKENS:
+            raise UserError(f"--max-length {args.max_length} is above eflomal's {MAX_TOKENS} tokens per sentence (it gives "
+                            f"a longer one no link): use --max-length {MAX_TOKENS} or less with --aligner eflomal")
     if args.learn_sample is not None and args.learn_sample < 1:
         raise UserError(f"--learn-sample must be >= 1, got {args.learn_sample}")
     if args.tokenize == "moses" and not (args.src_lang and args.tgt_lang):
