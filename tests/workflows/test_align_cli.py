@@ -92,6 +92,18 @@ def test_a_nul_character_in_a_token_rejects_its_line(tmp_path, capsys, learner):
         assert "house" in read_systran_table(str(params / f"{name}.bin")).vocabulary
 
 
+def test_summary_counts_each_line_once(tmp_path, capsys):
+    """A line rejected as too long whose other side is empty was counted as rejected and as empty kept (3 lines:
+    "2 accepted, 1 empty kept, 1 rejected"); a side of only a no-break space is one token, not empty."""
+    src = write(tmp_path / "s.txt", [b"the house", b"the book is big", b"\xc2\xa0"])
+    tgt = write(tmp_path / "t.txt", [b"das haus", b"", b"das"])
+    assert run_align("--src", src, "--tgt", tgt, "--out", str(tmp_path / "o.txt"), "--max-length", "3") == 0
+    assert "aligned 3 lines (2 accepted, 0 empty kept with empty alignment, 1 rejected" in capsys.readouterr().err
+    tgt = write(tmp_path / "t.txt", [b"das haus", b"", b""])
+    assert run_align("--src", src, "--tgt", tgt, "--out", str(tmp_path / "o.txt"), "--max-length", "5") == 0
+    assert "aligned 3 lines (3 accepted, 2 empty kept with empty alignment, 0 rejected" in capsys.readouterr().err
+
+
 def test_different_line_counts_name_both_counts_and_the_first_file(tmp_path):
     src, tgt = write(tmp_path / "s.txt", [b"a", b"b", b"c"]), write(tmp_path / "t.txt", [b"a", b"b"])
     with pytest.raises(UserError, match=r"s\.txt has 3 lines but .*t\.txt has 2 lines"):

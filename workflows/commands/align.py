@@ -92,6 +92,7 @@ def run(args: argparse.Namespace) -> int:
     sources: list[list[str]] = []
     targets: list[list[str]] = []
     rejects: list[dict] = []
+    empty = 0  # accepted lines with an empty side (aligned empty)
     for pair in lines:
         src_tokens, tgt_tokens = ([], []) if pair.reject else (tokenize(pair.src, "src"), tokenize(pair.tgt, "tgt"))
         reject = (pair.reject or _nul_reject(pair, src_tokens, tgt_tokens, args)
@@ -99,6 +100,8 @@ def run(args: argparse.Namespace) -> int:
         if reject:
             rejects.append(reject)
             src_tokens, tgt_tokens = [], []
+        elif not src_tokens or not tgt_tokens:
+            empty += 1
         sources.append(src_tokens)
         targets.append(tgt_tokens)
 
@@ -135,7 +138,6 @@ def run(args: argparse.Namespace) -> int:
         _write_lines(args.out + ".tgt.tok", [" ".join(t) for t in targets])
     rejects_path = args.rejects or args.out + ".rejects.jsonl"
     _write_lines(rejects_path, [json.dumps(r, ensure_ascii=False) for r in rejects])
-    empty = sum(1 for p in lines if not p.reject and (not p.src.strip() or not p.tgt.strip()))
     print(
         f"aligned {len(lines)} lines ({len(lines) - len(rejects)} accepted, {empty} empty kept with empty alignment, "
         f"{len(rejects)} rejected -> {rejects_path}); {args.sym} alignments in {args.out}",
