@@ -364,7 +364,20 @@ def ensure_parameters(store, writer, tokens: dict[int, tuple[list[str], list[str
         for _record, path in files:
             fs.get_file(path, os.path.join(local, path.rsplit("/", 1)[-1]))
         return local, learned, params_id
-    return (directory if "file" in _protocols(fs) else fs.unstrip_protocol(directory)), learned, params_id
+    return _url(fs, directory), learned, params_id
+
+
+def published_parameters_dir(store, manifest, folder: str) -> str | None:
+    """Where the published version ``manifest`` keeps its ``folder/`` parameters (the parent's folder when a refresh
+    took them over), as a path on a local disk, else a URL; None when it has none."""
+    records = [f for f in manifest.artifacts if f.path.split("/", 1)[0] == folder]
+    if not records:
+        return None
+    return _url(store.fs, store._file_path(manifest.name, manifest.version, records[0]).rsplit("/", 1)[0])
+
+
+def _url(fs, path: str) -> str:
+    return path if "file" in _protocols(fs) else fs.unstrip_protocol(path)
 
 
 def _protocols(fs) -> tuple[str, ...]:
@@ -591,6 +604,8 @@ def build_version(config: BitextCorpusConfig, store, writer, rows: list[dict[str
             if not writer.is_complete(shard.id):
                 write(shard)
     manifest = writer.publish(expected_shards=[*reused_shards, *(s.id for s in shards)])
+    if summary["parameters"] and summary["parameters"]["dir"]:  # not the staging folder publishing removed
+        summary["parameters"]["dir"] = published_parameters_dir(store, manifest, PARAMS_LAYOUT[config.aligner][0])
     summary.update({"version": manifest.version, "rows": manifest.total_rows, "rejects": manifest.total_rejects,
                     "rejects_by_reason": manifest.rejects_by_reason, "counters": manifest.counters,
                     "lost_race": writer.lost_race})

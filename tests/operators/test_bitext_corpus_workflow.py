@@ -177,6 +177,26 @@ def sorted_links(links) -> list[list[int]]:
     return [[i, j] for i, j in sorted(set(links))]
 
 
+@pytest.mark.parametrize("kind", ["local", "memory"])
+def test_the_summary_names_the_published_parameters_folder(tmp_path, monkeypatch, kind):
+    """``parameters.dir`` was the writer's ``_staging/...`` folder, which publishing removes."""
+    import uuid
+
+    import fsspec
+
+    from interlingua.core import runtime
+
+    monkeypatch.setattr(runtime, "init_ray", lambda *a, **k: pytest.fail("Ray started"))  # small: in process
+    monkeypatch.setenv("INTERLINGUA_HOME", str(tmp_path / "state"))
+    src, tgt, _ = write_text_bitext(tmp_path)
+    root = str(tmp_path / "store") if kind == "local" else f"memory:///store-{uuid.uuid4().hex}"
+    summary = run(config_for(tmp_path, src, tgt, workers=1, store_root=root))
+    assert summary["parameters"]["learned_now"]
+    assert summary["parameters"]["dir"] == f"{root}/bitext-corpus/{summary['version']}/{PARAMS_FOLDER}"
+    assert fsspec.core.url_to_fs(summary["parameters"]["dir"])[0].isfile(
+        f"{summary['parameters']['dir']}/fast_align_params.json")
+
+
 # -- end to end on Ray --------------------------------------------------------------------------------
 
 
