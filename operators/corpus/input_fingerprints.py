@@ -17,8 +17,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
+import os
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from datetime import datetime
 
 from fsspec.core import url_to_fs
@@ -107,6 +109,8 @@ _LOADED_FROM: list[str] = []
 _SETTLE_SECONDS = 2.0
 _MEMO_FILE = "input-sha256.jsonl"
 _MEMO_MAX_BYTES = 32 << 20
+#: A memo line holds a key (protocols, path, size, times) and a hash: far shorter than this; a longer one is skipped.
+_MEMO_LINE_MAX_BYTES = 64 << 10
 _HEX64 = frozenset("0123456789abcdef")
 #: Files at least this large (about 3 s of hashing at 1.4 GB/s) show a progress bar while they are hashed.
 _BAR_BYTES = 4 << 30
@@ -127,14 +131,23 @@ def _memo_path():
 
 def _known_hashes() -> dict[str, str]:
     """The memo, read from the state folder once per state folder and process. Its lines are untrusted: a line
-    that is not a JSON pair of a key and 64 hex digits is skipped."""
+    that is not a JSON pair of a key and 64 hex digits, or is longer than :data:`_MEMO_LINE_MAX_BYTES`, is skipped
+    (read in bounded pieces); a memo larger than the writer ever leaves it (:data:`_MEMO_MAX_BYTES` plus one line)
+    is not read at all, with one warning: its files are hashed again, and the next hash remembered starts it afresh."""
     path = str(_memo_path())
     if _LOADED_FROM != [path]:
         _CONTENT_HASHES.clear()
         _LOADED_FROM[:] = [path]
         try:
-            with open(path, encoding="utf-8") as handle:
-                for line in handle:
+            with open(path, "rb") as handle:
+                size = os.fstat(handle.fileno()).st_size
+                if size > _MEMO_MAX_BYTES + _MEMO_LINE_MAX_BYTES:
+                    logging.getLogger(__name__).warning(
+                        "the input-hash memo %s holds %d bytes, more than the %d MiB it is kept under: not read "
+                        "(inputs are hashed again; it starts afresh when a hash is next remembered)",
+                        path, size, _MEMO_MAX_BYTES >> 20)
+                    return _CONTENT_HASHES
+                for line in _bounded_lines(handle, _MEMO_LINE_MAX_BYTES, _MEMO_MAX_BYTES + _MEMO_LINE_MAX_BYTES):
                     try:
                         key, digest = json.loads(line)
                     except (ValueError, TypeError):
@@ -145,6 +158,25 @@ def _known_hashes() -> dict[str, str]:
         except OSError:
             pass
     return _CONTENT_HASHES
+
+
+def _bounded_lines(handle, line_max: int, total_max: int) -> Iterator[bytes]:
+    """The lines of the binary ``handle`` of at most ``line_max`` bytes (a longer one is skipped, read ``line_max``
+    bytes at a time), until ``total_max`` bytes were read (a file that grows while it is read)."""
+    read = 0
+    while read < total_max:
+        line = handle.readline(line_max + 1)
+        if not line:
+            return
+        read += len(line)
+        if len(line) <= line_max:
+            yield line
+            continue
+        while not line.endswith(b"\n") and read < total_max:  # the rest of the long line, never held whole
+            line = handle.readline(line_max)
+            if not line:
+                return
+            read += len(line)
 
 
 def _remember(key: str, digest: str) -> None:
