@@ -17,7 +17,10 @@ class SeedSummary:
     n: int
 
     def format(self, digits: int = 2) -> str:
-        """``"mean ± std"`` rounded to ``digits`` decimals."""
+        """``"mean ± std"`` rounded to ``digits`` decimals; ``"n/a"`` when the mean is not a number (a score that could
+        not be computed, such as an STS correlation of equal vectors, in some seed)."""
+        if not np.isfinite(self.mean):
+            return "n/a"
         return f"{self.mean:.{digits}f} ± {self.std:.{digits}f}"
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from typing import Sequence
 
@@ -32,11 +33,16 @@ def format_table(measurements: Sequence[Measurement], digits: int = 2) -> str:
 
 
 def results_document(measurements: Sequence[Measurement], seeds: Sequence[int], digits: int = 2) -> dict:
-    """JSON-ready document: every per-seed value and every (model, task, language, metric) summary."""
+    """JSON-ready document: every per-seed value and every (model, task, language, metric) summary. A value that is
+    not a finite number (a score that could not be computed) is ``None`` (JSON ``null``; ``NaN`` is not JSON)."""
     summary = summarize(measurements)
     return {
         "seeds": list(seeds),
-        "measurements": [m.__dict__ for m in measurements],
-        "summary": [{"model": k[0], "task": k[1], "language": k[2], "metric": k[3], "mean": s.mean, "std": s.std,
-                     "n": s.n, "formatted": s.format(digits)} for k, s in summary.items()],
+        "measurements": [{**m.__dict__, "value": _number(m.value)} for m in measurements],
+        "summary": [{"model": k[0], "task": k[1], "language": k[2], "metric": k[3], "mean": _number(s.mean),
+                     "std": _number(s.std), "n": s.n, "formatted": s.format(digits)} for k, s in summary.items()],
     }
+
+
+def _number(value: float) -> float | None:
+    return float(value) if math.isfinite(value) else None

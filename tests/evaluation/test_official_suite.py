@@ -107,6 +107,42 @@ def test_eval_cli_with_official_data(data_dir, tmp_path, monkeypatch):
     assert {("qam", "de"), ("qam", "fr"), ("qam", "accuracy"), ("qam", "best_C")} <= set(values)
 
 
+CONSTANT_ENCODER_MODULE = r'''
+import numpy as np
+
+class Constant:
+    name = "constant"
+    def encode(self, texts):
+        return np.ones((len(texts), 4))
+
+def make():
+    return Constant()
+'''
+
+
+def test_a_score_that_cannot_be_computed_is_null_in_the_json_and_na_in_the_table(data_dir, tmp_path, monkeypatch,
+                                                                                  capsys):
+    """Every vector equal: no STS correlation exists (NaN); results.json wrote a bare NaN, which is not JSON."""
+    (tmp_path / "constant_encoder.py").write_text(CONSTANT_ENCODER_MODULE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    parser = argparse.ArgumentParser()
+    eval_command.add_arguments(parser)
+    out = tmp_path / "out"
+    args = parser.parse_args(["--model", "py:constant_encoder:make", "--seeds", "1,2", "--pack", str(tmp_path / "no"),
+                              "--data", f"sts17={data_dir / 'sts'}", "--out", str(out), "--no-cache"])
+    assert eval_command.run(args) == 0
+
+    def refuse(constant):
+        raise AssertionError(f"{constant} in results.json")
+
+    document = json.loads((out / "results.json").read_text(), parse_constant=refuse)
+    assert {m["value"] for m in document["measurements"] if m["metric"] in ("spearman", "pearson")} == {None}
+    [spearman] = [s for s in document["summary"] if s["metric"] == "spearman"]
+    assert (spearman["mean"], spearman["std"], spearman["n"], spearman["formatted"]) == (None, None, 2, "n/a")
+    [row] = [line for line in capsys.readouterr().out.splitlines() if line.startswith("sts17")]
+    assert row.split()[-1] == "n/a"
+
+
 class _Letters:
     name = "letters"
 
