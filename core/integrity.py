@@ -9,11 +9,19 @@ the readers outside it (the EASE entity vectors in ``trainers``) share these hel
 from __future__ import annotations
 
 import hashlib
+import os
+import stat
 from collections.abc import Callable
 
 from fsspec import AbstractFileSystem
+from fsspec.implementations.local import LocalFileSystem
 
 _CHUNK_BYTES = 1 << 20
+
+#: The most a small file of a store is read up to (a larger one is refused, never read whole: a store may be shared).
+MANIFEST_MAX_BYTES = 64 << 20  # manifest.json
+RECORD_MAX_BYTES = 16 << 20  # a writer's shard completion and artifact records
+POINTER_MAX_BYTES = 4 << 10  # latest, writer leases, publish locks
 
 
 class CorruptVersionError(ValueError):
@@ -83,6 +91,30 @@ def check_file(fs: AbstractFileSystem, path: str, size: int | None, sha256: str 
     problem = file_problem(fs, path, size, sha256, progress)
     if problem is not None:
         raise corrupt(path, problem, name, version)
+
+
+class OversizedFileError(CorruptVersionError):
+    """A small file of a store (a manifest, ``latest``, a record, a lease) that is larger than any such file."""
+
+
+def read_capped(fs: AbstractFileSystem, path: str, limit: int, what: str) -> bytes:
+    """The bytes of the file ``path`` (a ``what``), reading at most ``limit`` + 1 of them: one larger than ``limit``
+    is refused with :class:`OversizedFileError`, and on a local disk so is anything but a regular file (a FIFO or a
+    device would block or never end). FileNotFoundError when it is missing."""
+    if isinstance(fs, LocalFileSystem):
+        mode = os.stat(fs._strip_protocol(path)).st_mode
+        if not stat.S_ISREG(mode):
+            raise CorruptVersionError(f"refusing the {what} {path}: it is not a regular file")
+    with fs.open(path, "rb") as handle:
+        data = handle.read(limit + 1)
+    if len(data) > limit:
+        raise OversizedFileError(f"refusing the {what} {path}: it is larger than {_mib(limit)}, more than any {what} "
+                                 "holds (the store may be shared: it was altered)")
+    return data
+
+
+def _mib(size: int) -> str:
+    return f"{size >> 20} MiB" if size >= 1 << 20 else f"{size >> 10} KiB"
 
 
 def read_checked(fs: AbstractFileSystem, path: str, size: int | None, sha256: str | None, name: str,

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 from fsspec import AbstractFileSystem
 
+from interlingua.core.integrity import POINTER_MAX_BYTES
 from interlingua.operators.corpus.no_follow import replace_file
 from interlingua.operators.corpus.shards import sha256_bytes
 
@@ -123,13 +124,21 @@ def acquire(
 
 
 def _read_bytes(fs: AbstractFileSystem, path: str) -> bytes:
+    """The lock file's bytes (b"" when missing); one larger than 4 KiB (no lease is) is read no further than that:
+    it does not parse, so it is a stale lease, taken over, with a warning."""
     try:
-        return fs.cat_file(path)
+        with fs.open(path, "rb") as handle:
+            raw = handle.read(POINTER_MAX_BYTES + 1)
     except FileNotFoundError:
         return b""
+    if len(raw) > POINTER_MAX_BYTES:
+        logger.warning("%s is larger than any lease (%d KiB): treated as a stale one", path, POINTER_MAX_BYTES >> 10)
+    return raw
 
 
 def _parse(raw: bytes) -> dict:
+    if len(raw) > POINTER_MAX_BYTES:
+        return {}
     try:
         value = json.loads(raw)
     except ValueError:

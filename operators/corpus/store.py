@@ -51,11 +51,14 @@ from fsspec.implementations.local import LocalFileSystem
 from pydantic import ValidationError
 
 from interlingua.core.integrity import (  # CorruptVersionError: the store's error, defined in core for every reader
+    MANIFEST_MAX_BYTES,
+    POINTER_MAX_BYTES,
     CorruptVersionError,
     check_file,
     file_problem,
     file_size,
     mismatch,
+    read_capped,
     read_checked,
 )
 from interlingua.operators.corpus.manifest import (
@@ -250,9 +253,10 @@ class CorpusStore:
         """The version id the ``latest`` pointer of ``name`` names."""
         name = _validate_name(name)
         try:
-            return self.fs.cat_file(self._latest_path(name)).decode("utf-8").strip()
+            data = read_capped(self.fs, self._latest_path(name), POINTER_MAX_BYTES, "latest pointer")
         except FileNotFoundError:
             raise CorpusLookupError(self._unknown_corpus_message(name)) from None
+        return data.decode("utf-8", errors="replace").strip()
 
     def manifest(self, name: str, version: str = LATEST) -> Manifest:
         """The manifest of a published version (``"latest"`` follows the pointer)."""
@@ -479,7 +483,7 @@ class CorpusStore:
     def _read_manifest_if_published(self, name: str, version: str) -> Manifest | None:
         path = f"{self._version_dir(name, version)}/{_MANIFEST_FILE}"
         try:
-            text = self.fs.cat_file(path)
+            text = read_capped(self.fs, path, MANIFEST_MAX_BYTES, "manifest")
         except FileNotFoundError:
             return None
         try:

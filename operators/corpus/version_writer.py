@@ -36,6 +36,12 @@ import pyarrow as pa
 from fsspec.implementations.local import LocalFileSystem
 from pydantic import ValidationError
 
+from interlingua.core.integrity import (
+    POINTER_MAX_BYTES,
+    RECORD_MAX_BYTES,
+    OversizedFileError,
+    read_capped,
+)
 from interlingua.operators.corpus import lease as leases
 from interlingua.operators.corpus.dataset_card import CARD_FILE, dataset_card
 from interlingua.operators.corpus.manifest import (
@@ -492,9 +498,10 @@ class VersionWriter:
         """The shard's completion record in ``staging`` if the shard is complete there, else None
         (``verify``: also check the files' SHA-256, for shards written by another writer)."""
         try:
-            completion = ShardCompletion.from_json(self._fs.cat_file(self._completion_path(staging, shard_id)))
+            completion = ShardCompletion.from_json(read_capped(self._fs, self._completion_path(staging, shard_id),
+                                                               RECORD_MAX_BYTES, "shard completion record"))
         except (FileNotFoundError, ValidationError, ValueError):
-            return None  # no record, or a torn one: the shard is not complete
+            return None  # no record, or a torn or oversized one (CorruptVersionError): the shard is not complete
         shard = completion.shard
         if shard.shard_id != shard_id:
             return None
@@ -542,7 +549,8 @@ class VersionWriter:
 
     def _artifact_record(self, staging: str, folder: str) -> list[StoredFile] | None:
         try:
-            raw = json.loads(self._fs.cat_file(f"{staging}/_artifacts/{folder}.json"))
+            raw = json.loads(read_capped(self._fs, f"{staging}/_artifacts/{folder}.json", RECORD_MAX_BYTES,
+                                         "artifact record"))
             records = [StoredFile.model_validate(item) for item in raw]
         except (FileNotFoundError, ValueError, ValidationError, TypeError):
             return None
@@ -617,8 +625,12 @@ class VersionWriter:
         self._folders.write(path, data)
 
     def _read_json(self, path: str) -> dict[str, Any]:
+        """A writer lease; {} when it is missing, torn or not a lease (one larger than 4 KiB: with a warning)."""
         try:
-            value = json.loads(self._fs.cat_file(path))
+            value = json.loads(read_capped(self._fs, path, POINTER_MAX_BYTES, "writer lease"))
+        except OversizedFileError as error:
+            logger.warning("%s: treated as no lease", error)
+            return {}
         except (FileNotFoundError, ValueError):
             return {}
         return value if isinstance(value, dict) else {}

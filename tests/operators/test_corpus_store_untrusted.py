@@ -353,3 +353,53 @@ def test_a_lock_holding_a_malformed_lease_is_taken_over(tmp_path: Path, caplog) 
     assert json.loads(lock.read_text())["owner"] == "me"
     assert "malformed lease" in caplog.text
     lease.release()
+
+
+def test_an_oversized_latest_pointer_is_refused(tmp_path: Path) -> None:
+    from interlingua.operators.corpus import CorruptVersionError
+
+    store = CorpusStore(str(tmp_path / "store"))
+    manifest = publish(store)
+    Path(store._latest_path("c")).write_text(manifest.version + "\n" + " " * 5000)
+    with pytest.raises(CorruptVersionError, match="latest pointer .* larger than 4 KiB"):
+        store.latest_version("c")
+
+
+def test_an_oversized_manifest_is_refused_without_being_read_whole(tmp_path: Path) -> None:
+    from interlingua.operators.corpus import CorruptVersionError
+    from interlingua.trainers.objectives.entity_vectors import load_entity_vectors
+
+    store = CorpusStore(str(tmp_path / "store"))
+    manifest = publish(store)
+    manifest_file = Path(store._version_dir("c", manifest.version)) / "manifest.json"
+    os.truncate(manifest_file, (64 << 20) + 1)  # sparse: no disk used
+    with pytest.raises(CorruptVersionError, match="manifest .* larger than 64 MiB"):
+        store.manifest("c", manifest.version)
+    with pytest.raises(CorruptVersionError, match="manifest .* larger than 64 MiB"):
+        load_entity_vectors(str(manifest_file.parent))
+
+
+def live_lease_padded() -> str:
+    import json
+    import time
+
+    live = json.dumps({"owner": "x", "host": "elsewhere", "pid": 1, "expires_at": time.time() + 3600})
+    return live + " " * 5000  # parses, but no lease is that large
+
+
+def test_an_oversized_writer_lease_is_no_lease(tmp_path: Path, caplog) -> None:
+    store = CorpusStore(str(tmp_path / "store"))
+    writer = store.open_version("c", {"a": 2}, ["x"])
+    other = Path(store._staging_root("c", writer.version)) / "host-1-deadbeef"
+    other.mkdir()
+    (other / "_writer.json").write_text(live_lease_padded())
+    assert writer.live_writers() == []
+    assert "treated as no lease" in caplog.text
+
+
+def test_an_oversized_lock_is_a_stale_one(tmp_path: Path, caplog) -> None:
+    lock = tmp_path / "store" / "c" / "_locks" / "v-1.lock"
+    lock.parent.mkdir(parents=True)
+    lock.write_text(live_lease_padded())
+    acquire(LocalFileSystem(), str(lock), "me", lease_seconds=60, timeout=0.5).release()
+    assert "larger than any lease" in caplog.text

@@ -170,7 +170,7 @@ def _published_shards(fs, path: str) -> list[tuple[str, Callable[[], bytes]]] | 
     """``(file, read its checked bytes)`` of each shard of the corpus version that ``path`` is (its folder, its
     ``data/`` folder or one of its shard files), in the manifest's order; None when ``path`` is not in a version
     folder."""
-    from interlingua.core.integrity import CorruptVersionError, read_checked
+    from interlingua.core.integrity import MANIFEST_MAX_BYTES, CorruptVersionError, read_capped, read_checked
 
     parent, _, base = path.rpartition("/")
     if path.endswith(".parquet"):  # <version>/data/<shard>.parquet
@@ -181,8 +181,9 @@ def _published_shards(fs, path: str) -> list[tuple[str, Callable[[], bytes]]] | 
     if folder is None:
         return None
     manifest_path = f"{folder}/{MANIFEST_FILE}"
+    data = read_capped(fs, manifest_path, MANIFEST_MAX_BYTES, "manifest")
     try:
-        manifest = json.loads(fs.cat_file(manifest_path))
+        manifest = json.loads(data)
         name, version = manifest["name"], manifest["version"]
         shards = [(shard["path"], shard.get("stored_in") or version, int(shard["bytes"]), str(shard["sha256"]))
                   for shard in manifest["shards"]]
