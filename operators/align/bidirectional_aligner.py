@@ -23,7 +23,8 @@ from interlingua.operators.align.symmetrize import SYMMETRIZATIONS, symmetrize
 
 @dataclass(frozen=True)
 class PairAlignment:
-    """Links of one sentence pair, all in (source index, target index) order."""
+    """Links of one sentence pair, all (source index, target index); ``forward`` by target index and ``reverse`` by
+    source index, as fast_align prints them."""
 
     forward: list[Link]
     reverse: list[Link]
@@ -103,5 +104,5 @@ def align_reference(parameters: FastAlignParameters, sources: Sequence[Sequence[
     out = []
     for fwd, rev in zip(forward, reverse):
         rev = flip(rev)
-        out.append(PairAlignment(sorted(fwd), sorted(rev), symmetrize(fwd, rev, symmetrization)))
+        out.append(PairAlignment(sorted(fwd, key=lambda link: (link[1], link[0])), sorted(rev), symmetrize(fwd, rev, symmetrization)))
     return out

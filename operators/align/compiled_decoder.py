@@ -315,17 +315,19 @@ def _align_batch(src, tgt, src_start, tgt_start, row_start, row_mask, columns, t
         for i in range(n):
             if best_r[i] > 0:
                 rgrid[i * m + best_r[i] - 1] = 1
-        for k in range(n * m):  # ascending (i, j) order, as format_pharaoh sorts
-            if fgrid[k]:
-                forward_links[nf, 0], forward_links[nf, 1] = k // m, k % m
+        # in fast_align's printing order: forward by target word, reverse (fast_align -r) by source word
+        for j in range(m):
+            if best_f[j] > 0:
+                forward_links[nf, 0], forward_links[nf, 1] = best_f[j] - 1, j
                 nf += 1
                 counts[0, s] += 1
-            if rgrid[k]:
-                reverse_links[nr, 0], reverse_links[nr, 1] = k // m, k % m
+        for i in range(n):
+            if best_r[i] > 0:
+                reverse_links[nr, 0], reverse_links[nr, 1] = i, best_r[i] - 1
                 nr += 1
                 counts[1, s] += 1
         _symmetrize(fgrid, rgrid, n, m, method, chosen, src_aligned, tgt_aligned, candidates)
-        for k in range(n * m):
+        for k in range(n * m):  # ascending (i, j), atools' order
             if chosen[k]:
                 sym_links[ns, 0], sym_links[ns, 1] = k // m, k % m
                 ns += 1
@@ -380,7 +382,9 @@ def format_links(links: np.ndarray, counts: np.ndarray) -> list[str]:
 
 @dataclass(frozen=True)
 class BatchLinks:
-    """Flat links (``[k, 2]`` int32, source-target order, ascending per pair) and per-pair counts."""
+    """Flat links (``[k, 2]`` int32, source-target order) and per-pair counts. Within a pair, links are in the order
+    fast_align and atools print them: forward by target position, reverse by source position (``fast_align -r``),
+    symmetrized by (source, target)."""
 
     forward: np.ndarray
     reverse: np.ndarray

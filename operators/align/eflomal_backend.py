@@ -115,6 +115,6 @@ class EflomalAligner:
             fwd, rev = _run_eflomal([sources[k] for k in keep], [targets[k] for k in keep], self.priors_path)
             for k, f, r in zip(keep, fwd, rev):
                 f_links, r_links = parse_pharaoh(f), parse_pharaoh(r)
-                forward[k], reverse[k] = format_pharaoh(f_links), format_pharaoh(r_links)
+                forward[k], reverse[k] = format_pharaoh(f_links, by_target=True), format_pharaoh(r_links)
                 symmetrized[k] = format_pharaoh(symmetrize(f_links, r_links, self.symmetrization))
         return forward, reverse, symmetrized

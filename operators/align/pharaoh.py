@@ -7,9 +7,11 @@ from collections.abc import Iterable
 Link = tuple[int, int]
 
 
-def format_pharaoh(links: Iterable[Link]) -> str:
-    """Links -> ``"0-0 1-2"``, sorted by (source, target) so equal sets give equal strings."""
-    return " ".join(f"{i}-{j}" for i, j in sorted(set(links)))
+def format_pharaoh(links: Iterable[Link], by_target: bool = False) -> str:
+    """Links -> ``"0-0 1-2"``, sorted so equal sets give equal strings: by (source, target), atools' order (and
+    ``fast_align -r``'s, one link per source word), or with ``by_target`` by (target, source), the order ``fast_align``
+    prints a forward alignment in (one link per target word)."""
+    return " ".join(f"{i}-{j}" for i, j in sorted(set(links), key=(lambda link: (link[1], link[0])) if by_target else None))
 
 
 def parse_pharaoh(text: str) -> list[Link]:

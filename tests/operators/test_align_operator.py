@@ -37,7 +37,7 @@ def test_operator_on_two_actors_equals_in_process(tmp_path, ray_local):
     got = {int(r["index"]): (r["forward"], r["reverse"], r["alignment"]) for r in out.take_all()}
     assert len(got) == len(corpus)
     for k, pair in enumerate(expected):
-        assert got[k] == (format_pharaoh(pair.forward), format_pharaoh(pair.reverse), format_pharaoh(pair.symmetrized))
+        assert got[k] == (format_pharaoh(pair.forward, by_target=True), format_pharaoh(pair.reverse), format_pharaoh(pair.symmetrized))
 
 
 def test_operator_rejects_missing_columns(tmp_path):

@@ -104,6 +104,34 @@ def test_summary_counts_each_line_once(tmp_path, capsys):
     assert "aligned 3 lines (3 accepted, 2 empty kept with empty alignment, 0 rejected" in capsys.readouterr().err
 
 
+def test_links_are_printed_in_fast_align_and_atools_order(tmp_path):
+    """--forward, --reverse and OUT byte for byte as fast_align prints its links (its loop over target positions:
+    "i-j" by j; fast_align -r loops over the source positions: by i) and atools its symmetrized ones (by i, then j);
+    the forward lines were sorted by (i, j)."""
+    from interlingua.operators.align.fast_align_training import FastAlignParameters
+
+    from ..operators.test_align_fast_align import fast_align_viterbi, varied_corpus
+
+    pairs = varied_corpus(150, seed=3)
+    src = write(tmp_path / "s.txt", [" ".join(s).encode() for s, _ in pairs])
+    tgt = write(tmp_path / "t.txt", [" ".join(t).encode() for _, t in pairs])
+    out, fwd, rev, params = (str(tmp_path / n) for n in ("o.txt", "f.txt", "r.txt", "params"))
+    assert run_align("--src", src, "--tgt", tgt, "--out", out, "--forward", fwd, "--reverse", rev, "--save-params", params) == 0
+    parameters = FastAlignParameters.load(params)
+    forward, reverse = parameters.forward, parameters.reverse
+    expected_forward, expected_reverse, expected_out = [], [], []
+    for s, t in pairs:
+        f_links = fast_align_viterbi(forward, [forward.table.word_ids[w] for w in s], [forward.table.word_ids[w] for w in t])
+        r_links = fast_align_viterbi(reverse, [reverse.table.word_ids[w] for w in t], [reverse.table.word_ids[w] for w in s])
+        expected_forward.append(" ".join(f"{i}-{j}" for i, j in f_links))  # fast_align: (max_index - 1) << '-' << j
+        expected_reverse.append(" ".join(f"{i}-{j}" for j, i in r_links))  # fast_align -r: j << '-' << (max_index - 1)
+        links = symmetrize(f_links, [(i, j) for j, i in r_links], "grow-diag-final-and")
+        expected_out.append(" ".join(f"{i}-{j}" for i in range(len(s)) for j in range(len(t)) if (i, j) in links))
+    assert any(line.split() != sorted(line.split(), key=lambda x: tuple(map(int, x.split("-")))) for line in expected_forward)
+    for path, expected in ((fwd, expected_forward), (rev, expected_reverse), (out, expected_out)):
+        assert open(path, "rb").read() == "".join(line + "\n" for line in expected).encode()
+
+
 def test_different_line_counts_name_both_counts_and_the_first_file(tmp_path):
     src, tgt = write(tmp_path / "s.txt", [b"a", b"b", b"c"]), write(tmp_path / "t.txt", [b"a", b"b"])
     with pytest.raises(UserError, match=r"s\.txt has 3 lines but .*t\.txt has 2 lines"):
