@@ -149,18 +149,36 @@ def format_validation_error(err: ValidationError, data: dict[str, Any], source: 
     for e in err.errors():
         key = ".".join(str(p) for p in e["loc"])
         if e["type"] == "extra_forbidden":
-            problems.append(f"{key}: unknown key (value {e['input']!r}){_did_you_mean(cls, e['loc'])}")
+            hidden = _hidden(e["loc"], e["input"])
+            shown = f"{key} ({hidden}): unknown key" if hidden else f"{key}: unknown key (value {e['input']!r})"
+            problems.append(f"{shown}{_did_you_mean(cls, e['loc'])}")
             continue
         message = e["msg"].removeprefix("Value error, ")
         if not key or e["type"] == "value_error" and isinstance(e.get("input"), dict):
             problems.append(f"{key + ': ' if key else ''}{message}")
             continue
         value = _lookup(data, e["loc"])
-        shown = "missing" if value is _MISSING else repr(value)
-        problems.append(f"{key} = {shown}: {e['msg']}")
+        hidden = None if value is _MISSING else _hidden(e["loc"], value)
+        if hidden:
+            problems.append(f"{key} ({hidden}): {e['msg']}")
+        else:
+            problems.append(f"{key} = {'missing' if value is _MISSING else repr(value)}: {e['msg']}")
     if len(problems) == 1:
         return f"invalid config ({source}): {problems[0]}"
     return "\n".join([f"invalid config ({source}):", *(f"  {p}" for p in problems)])
+
+
+def _hidden(loc: tuple, value: Any) -> str | None:
+    """Why a validation error must not show ``value`` (None: it may): the key, or a section above it, is named like
+    a credential, or the value carries one (:mod:`interlingua.core.redact` would mask it). The console's masking
+    cannot find every way a message quotes a value (``(value '…')``)."""
+    from interlingua.core.redact import is_secret_key, redact
+
+    if any(is_secret_key(str(part)) for part in loc if not isinstance(part, int)):
+        return "value not shown, the key names a credential"
+    if redact(value) != value:
+        return "value not shown, it carries a credential"
+    return None
 
 
 def config_fields_help(cls: type[Config], prefix: str = "", defaults: Config | None = None) -> list[str]:

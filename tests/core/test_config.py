@@ -120,6 +120,26 @@ def test_unknown_key_is_an_error_naming_the_key_and_value(tmp_path):
     assert str(path) in message  # the source is named
 
 
+@pytest.mark.parametrize("yaml_text, shown", [
+    ("api_token: s3cr3tVALUE\n", "api_token (value not shown, the key names a credential): unknown key"),
+    ("train:\n  client_secret: s3cr3tVALUE\n", "train.client_secret (value not shown, the key names a credential)"),
+    ("storage_options:\n  key: AKIA\n  secret: s3cr3tVALUE\n", "storage_options (value not shown, it carries a credential)"),
+    ("extra: http://alice:s3cr3tVALUE@h/x\n", "extra (value not shown, it carries a credential): unknown key"),
+    ("name: ['https://h/x?token=s3cr3tVALUE']\n", "name (value not shown, it carries a credential): Input should be"),
+    ("train:\n  steps: 'password=s3cr3tVALUE'\n", "train.steps (value not shown, it carries a credential)"),
+])
+def test_a_validation_error_never_shows_a_credential(tmp_path, yaml_text, shown):
+    """``-c FILE`` with a secret-named unknown key printed ``(value '…')``, which the console's masking misses; a
+    value that carries a credential is not shown either (the key and the problem are)."""
+    from interlingua.core.redact import redact_text
+
+    with pytest.raises(ConfigError) as info:
+        load_config(ExampleConfig, write_yaml(tmp_path / "c.yaml", yaml_text))
+    message = str(info.value)
+    assert "s3cr3tVALUE" not in message and shown in message and "\n" not in message
+    assert redact_text(message) == message  # nothing the console would mangle (``api_token: unknown`` was)
+
+
 def test_every_bad_key_is_listed_in_one_error():
     with pytest.raises(ConfigError) as info:
         load_config(ExampleConfig, None, ["train.steps=0", "name=[1, 2]", "bogus=1"])

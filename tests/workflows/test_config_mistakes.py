@@ -272,3 +272,16 @@ def test_an_explicit_alignment_option_its_method_ignores_is_refused(method, opti
                                   "symmetric": False}, source="t")
     dumped = validate(TrainConfig, {"objective": "explicit_alignment", "method": "l2"}, source="t").model_dump()
     assert validate(TrainConfig, dumped, source="t").objective_options.method == "l2"  # every field written out
+
+
+def test_a_secret_named_unknown_key_in_a_config_file_is_not_shown(state, tmp_path, capfd):
+    """``interlingua run -c FILE`` with ``api_token: …`` printed ``(value '…')``: the console's masking missed that
+    form (and turned ``api_token: unknown key`` into ``api_token: *** key``). Now the key and the hint, no value, on
+    the console and in the command's log."""
+    config = tmp_path / "bad.yaml"
+    config.write_text("source: /nowhere/src.txt\napi_token: s3cr3tVALUE\n", encoding="utf-8")
+    assert main(["run", "bitext-corpus", "-c", str(config)]) == 2
+    out, err = capfd.readouterr()
+    logs = "".join(p.read_text(encoding="utf-8") for p in (state / "logs").rglob("*.log"))
+    assert "s3cr3tVALUE" not in out + err + logs
+    assert "api_token (value not shown, the key names a credential): unknown key; did you mean" in err
