@@ -42,6 +42,43 @@ NOISY_LOGGERS = ("ray", "sentence_transformers", "ray.data", "ray.train", "ray.t
                  "mlflow", "alembic", "transformers", "urllib3", "filelock", "fsspec", "numexpr", "gensim")
 
 
+#: Characters that drive a terminal or reorder what it shows: C0 controls (ESC starts CSI and OSC sequences: colours,
+#: a window title, OSC 52 writes to the clipboard), DEL, C1 controls (U+009B is a one-character CSI) and Unicode's
+#: bidirectional marks, embeddings, overrides and isolates.
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+_SHORT_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def printable(text: str, keep: str = "", *, json: bool = False) -> str:
+    """``text`` with its control characters (see ``_CONTROL``) written as escapes (``\\x1b``, ``\\u202e``), so that
+    what a file or a shared store holds, printed, cannot drive the terminal or disguise itself; the characters in
+    ``keep`` (e.g. ``"\\n"`` for the line breaks of our own output) are left as they are. ``json``: the escapes are
+    JSON's (``\\u001b``), for JSON text (where such characters can only be inside strings)."""
+    def escape(match: re.Match) -> str:
+        char = match.group()
+        if char in keep:
+            return char
+        code = ord(char)
+        if json or code > 0xFF:
+            return f"\\u{code:04x}"
+        return _SHORT_ESCAPES.get(char) or f"\\x{code:02x}"
+
+    return _CONTROL.sub(escape, text)
+
+
+def printable_data(value):
+    """``value`` (JSON-like: dicts, lists, strings, ...) with every string and key passed through :func:`printable`."""
+    if isinstance(value, str):
+        return printable(value)
+    if isinstance(value, dict):
+        return {printable(k) if isinstance(k, str) else k: printable_data(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(printable_data(v) for v in value)
+    return value
+
+
 def is_verbose() -> bool:
     return os.environ.get(VERBOSE_ENV, "") not in ("", "0", "false", "False")
 

@@ -239,3 +239,17 @@ def test_tee_masks_credentials_on_the_console_and_in_the_log(tmp_path, capsys):
     assert size == len("loading https://u:pw@h/m?token=t\n")  # what the caller asked to write
     assert captured.out == "loading https://***@h/m?token=***\n" and captured.err == "password=***\n"
     assert log.read_text() == captured.out + captured.err
+
+
+def test_printable_escapes_what_drives_a_terminal_and_keeps_json_valid():
+    import json
+
+    from interlingua.core.console import printable, printable_data
+
+    text = "a\x1b]52;c;ZXZpbA==\x07b\u009b2Jc\u202ed\x7f\ne\tf"
+    assert printable(text) == "a\\x1b]52;c;ZXZpbA==\\x07b\\x9b2Jc\\u202ed\\x7f\\ne\\tf"
+    assert printable(text, keep="\n") == "a\\x1b]52;c;ZXZpbA==\\x07b\\x9b2Jc\\u202ed\\x7f\ne\\tf"
+    assert printable("plain ünïcode ☃ text") == "plain ünïcode ☃ text"
+    dumped = json.dumps({"k": text}, ensure_ascii=False, indent=1)
+    assert json.loads(printable(dumped, keep="\n", json=True)) == {"k": text}
+    assert printable_data({"x\x1b": [text, 1, None]}) == {"x\\x1b": [printable(text), 1, None]}

@@ -403,3 +403,35 @@ def test_an_oversized_lock_is_a_stale_one(tmp_path: Path, caplog) -> None:
     lock.write_text(live_lease_padded())
     acquire(LocalFileSystem(), str(lock), "me", lease_seconds=60, timeout=0.5).release()
     assert "larger than any lease" in caplog.text
+
+
+OSC52 = "\x1b]52;c;Y3VybCBldmlsLnNoIHwgc2g=\x07"  # sets the terminal's clipboard
+HOSTILE = [f"file:///data/a.txt{OSC52}", "file:///b\u009b2J.txt", "file:///c\u202etxt.exe", "file:///d\x7f\r\n.txt"]
+
+
+def test_corpus_commands_escape_control_characters_a_manifest_holds(tmp_path: Path, capsys) -> None:
+    import json
+    import re
+
+    from interlingua.core.console import printable
+
+    store = CorpusStore(str(tmp_path / "store"))
+    rejects = [{"operator": f"op{OSC52}", "reason": "r\u202e", "row": {"text": ""}}]
+    versions = []
+    for k, inputs in enumerate((HOSTILE[:2], HOSTILE)):
+        writer = store.open_version("c", {"a": k, "note": f"x{OSC52}"}, inputs)
+        writer.write_shard("s0", TABLE, rejects=rejects, counters={f"seen\x1b[2J{k}": 1})
+        versions.append(writer.publish().version)
+    control = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+    commands = [("list",), ("show", "c"), ("show", "c", "--json"), ("diff", "c", *versions),
+                ("diff", "c", *versions, "--json"), ("show", "c", "--version", f"v-{OSC52}"), ("verify", "c")]
+    for command in commands:
+        run_corpus_cli(*command, "--root", store.root)
+        captured = capsys.readouterr()
+        for text in (captured.out, captured.err):
+            assert not control.search(text), (command, text)
+        if "--json" in command:  # still JSON, with the same strings
+            assert HOSTILE[2] in json.dumps(json.loads(captured.out), ensure_ascii=False)
+        elif command[1:2] == ("c",) and command[0] in ("show", "diff") and "--version" not in command:
+            assert printable(HOSTILE[0] if command[0] == "show" else HOSTILE[2]) in captured.out
+            assert "seen\\x1b[2J1" in captured.out

@@ -12,6 +12,10 @@ The store root defaults to ``<state_dir>/corpus`` where the state dir is ``$INTE
 or ``./.interlingua``. Exit status: 0 on success, 2 when the corpus or version does not exist or
 an option is invalid (the message on stderr names what does exist); ``verify``: 1 when a file of the
 version does not match its manifest (each named), or the manifest is invalid.
+
+A store may be shared, so what it holds is untrusted: everything these commands print goes through
+``core.console.printable`` (control characters such as ESC, C1 and bidirectional overrides escaped), so a manifest's
+strings cannot drive the terminal (colours, its title, OSC 52 clipboard writes) or disguise themselves.
 """
 
 from __future__ import annotations
@@ -90,7 +94,43 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     _add_root_argument(verify_parser)
 
 
+def _say(text: str) -> None:
+    """Print a result: credentials masked, control characters escaped (the line breaks of our own formatting kept;
+    those of the store's strings were escaped when formatted, see :func:`_printable_manifest`)."""
+    from interlingua.core.console import printable
+    from interlingua.core.redact import redact_text
+
+    print(printable(redact_text(text), keep="\n"), flush=True)
+
+
+def _say_json(text: str) -> None:
+    """Print JSON text: credentials masked, control characters in its strings as JSON escapes (still valid JSON)."""
+    from interlingua.core.console import printable
+    from interlingua.core.redact import redact_text
+
+    print(printable(redact_text(text), keep="\n", json=True))
+
+
+def _error(message: str) -> None:
+    """One line on stderr: credentials masked, every control character (line breaks included) escaped."""
+    from interlingua.core.console import printable
+    from interlingua.core.redact import redact_text
+
+    print(f"interlingua corpus: error: {printable(redact_text(message))}", file=sys.stderr)
+
+
+def _printable_manifest(manifest: Manifest) -> Manifest:
+    """``manifest`` with control characters escaped in every string it holds (inputs, counters, lineage notes, ...);
+    the config is printed as ASCII JSON, which escapes them already."""
+    from interlingua.core.console import printable_data
+    from interlingua.operators.corpus import Manifest
+
+    escaped = Manifest.model_validate(printable_data(manifest.model_dump(mode="json")))
+    return escaped.model_copy(update={"config": manifest.config})
+
+
 def run(args: argparse.Namespace) -> int:
+    from interlingua.core.console import printable_data
     from interlingua.core.redact import redact, redact_text
     from interlingua.operators.corpus import CorpusLookupError, CorpusStore
 
@@ -99,42 +139,48 @@ def run(args: argparse.Namespace) -> int:
         try:
             store = CorpusStore(root)
         except ImportError as error:  # fsspec names the package its URL scheme needs ("Install s3fs to access S3")
-            print(f"interlingua corpus: error: store root {redact_text(root)} needs a package that is not installed: "
-                  f"{error} (hint: pip install it into this environment)", file=sys.stderr)
+            _error(f"store root {redact_text(root)} needs a package that is not installed: "
+                   f"{error} (hint: pip install it into this environment)")
             return 2
         if args.corpus_action == "list":
-            print(redact_text(_format_version_list(store.list_versions(args.name), root)))
+            _say(_format_version_list(store.list_versions(args.name), root))
         elif args.corpus_action == "show":
             manifest = store.manifest(args.name, args.version)
             # a store may be shared and older manifests may hold credentials: never print them
             shown = manifest.model_copy(update={"inputs": tuple(redact(list(manifest.inputs))),
                                                 "config": redact(dict(manifest.config))})
-            print(redact_text(shown.to_json() if args.json else _format_manifest(shown, store)))
+            if args.json:
+                _say_json(shown.to_json())
+            else:
+                _say(_format_manifest(_printable_manifest(shown), store))
         elif args.corpus_action == "diff":
             from interlingua.operators.corpus.diff import format_diff, version_diff
 
             diff = version_diff(store.manifest(args.name, args.old), store.manifest(args.name, args.new))
-            print(redact_text(json.dumps(redact(diff), indent=2) if args.json else format_diff(redact(diff))))
+            if args.json:
+                _say_json(json.dumps(redact(diff), indent=2))
+            else:
+                _say(format_diff(printable_data(redact(diff))))
         elif args.corpus_action == "pin":
             if args.remove:
                 store.unpin(args.name, store.manifest(args.name, args.version).version)
-                print(f"unpinned {args.name}/{args.version}")
+                _say(f"unpinned {args.name}/{args.version}")
             else:
-                print(f"pinned {args.name}/{store.pin(args.name, args.version)}: retention never deletes it")
+                _say(f"pinned {args.name}/{store.pin(args.name, args.version)}: retention never deletes it")
         elif args.corpus_action == "verify":
             return _verify(store, args.target)
         elif args.corpus_action == "prune":
             from interlingua.workflows.corpus_retention import prune_corpus
 
             store.manifest(args.name)  # a name that is not published: exit 2 naming those that are
-            print(prune_corpus(store, args.name, args.keep, dry_run=args.dry_run))
+            _say(prune_corpus(store, args.name, args.keep, dry_run=args.dry_run))
         else:
             from interlingua.operators.corpus.export import export_version
 
             version = export_version(store, args.name, args.version, args.out, args.format)
-            print(f"exported {args.name}/{version} to {args.out} ({args.format})")
+            _say(f"exported {args.name}/{version} to {args.out} ({args.format})")
     except (CorpusLookupError, ValueError) as error:
-        print(f"interlingua corpus: error: {redact_text(str(error))}", file=sys.stderr)
+        _error(str(error))
         return 2
     return 0
 
@@ -149,21 +195,21 @@ def _verify(store: CorpusStore, target: str) -> int:
     def report(check: FileCheck) -> None:
         checks.append(check)
         if check.status != "ok":
-            print(f"{check.status:<9} {check.path} {check.detail}", flush=True)
+            _say(f"{check.status:<9} {check.path} {check.detail}")
 
     try:
         manifest = store.verify(name, version or LATEST, on_file=report)
     except CorruptVersionError as error:
         bad = [check for check in checks if check.status == "mismatch"]
         if bad:
-            print(f"interlingua corpus: {name}@{version or LATEST}: {len(bad)} of the {len(checks)} files do not "
-                  f"match its manifest (named above): the published version was altered", file=sys.stderr)
+            _error(f"{name}@{version or LATEST}: {len(bad)} of the {len(checks)} files do not match its manifest "
+                   f"(named above): the published version was altered")
         else:  # the manifest itself
-            print(f"interlingua corpus: {error}", file=sys.stderr)
+            _error(str(error))
         return 1
     unchecked = sum(check.status == "unchecked" for check in checks)
-    print(f"{manifest.name}@{manifest.version}: {len(checks) - unchecked} files match its manifest (size and SHA-256)"
-          + (f"; {unchecked} unchecked (no SHA-256 recorded)" if unchecked else ""))
+    _say(f"{manifest.name}@{manifest.version}: {len(checks) - unchecked} files match its manifest (size and SHA-256)"
+         + (f"; {unchecked} unchecked (no SHA-256 recorded)" if unchecked else ""))
     return 0
 
 
