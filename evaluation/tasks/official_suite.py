@@ -21,6 +21,7 @@ being scored on the rows that parsed."""
 
 from __future__ import annotations
 
+import posixpath
 import re
 from functools import partial
 from pathlib import Path
@@ -29,6 +30,7 @@ import numpy as np
 
 from interlingua.evaluation.data.bucc import load_bucc
 from interlingua.evaluation.data.files import read_tsv_header
+from interlingua.evaluation.data.folder import DataFolder
 from interlingua.evaluation.data.marc import load_marc
 from interlingua.evaluation.data.mewsc16 import load_mewsc16
 from interlingua.evaluation.data.mldoc import load_mldoc
@@ -45,13 +47,12 @@ from interlingua.evaluation.tasks.spec import TaskSpec
 OFFICIAL_BENCHMARKS = ("sts17", "tatoeba", "bucc", "mewsc16", "wmt20qe", "mldoc", "xnli", "pawsx", "marc", "qam")
 
 
-def _names(directory: Path, pattern: str) -> list[re.Match]:
+def _names(directory: DataFolder, pattern: str) -> list[re.Match]:
     regex = re.compile(pattern)
-    return sorted((m for m in (regex.fullmatch(p.relative_to(directory).as_posix()) for p in directory.rglob("*") if p.is_file()) if m),
-                  key=lambda m: m.string)
+    return sorted((m for m in (regex.fullmatch(relative) for relative in directory.files) if m), key=lambda m: m.string)
 
 
-def _one_per_label(root: Path, pattern: str, group: int = 1) -> dict[str, re.Match]:
+def _one_per_label(root: DataFolder, pattern: str, group: int = 1) -> dict[str, re.Match]:
     """The files matching ``pattern`` under ``root`` by their language label (the regex ``group``); two files with
     the same label (two copies of a benchmark in one folder tree) are a ValueError naming both, instead of two
     tasks of one name pooled as if they were seeds, or one silently taking the other's place."""
@@ -74,10 +75,11 @@ def _transfer_run(load_train, load_dev, load_test, languages, source, encoder, s
 
 
 def discover_official_tasks(benchmark: str, directory: str | Path) -> list[TaskSpec]:
-    """Tasks for the files of ``benchmark`` found under ``directory``; ValueError when none is found."""
+    """Tasks for the files of ``benchmark`` found under ``directory`` (a local folder or an fsspec URL); ValueError
+    when none is found."""
     if benchmark not in OFFICIAL_BENCHMARKS:
         raise ValueError(f"benchmark must be one of {OFFICIAL_BENCHMARKS}; got {benchmark!r}")
-    root = Path(directory)
+    root = DataFolder(directory)
     if not root.is_dir():
         raise ValueError(f"--data {benchmark}={directory}: not a directory")
     tasks = _DISCOVER[benchmark](root)
@@ -88,14 +90,14 @@ def discover_official_tasks(benchmark: str, directory: str | Path) -> list[TaskS
 
 def _sts17(root):
     tasks = [TaskSpec("sts17", "sts", m[1], "spearman",
-                      lambda enc, seed, p=str(root / m.string): official.sts_task(require_clean(load_sts2017_extended(p), p), enc))
+                      lambda enc, seed, p=root.url(m.string): official.sts_task(require_clean(load_sts2017_extended(p), p), enc))
              for m in _one_per_label(root, r"(?:.*/)?STS\.([a-z]{2}-[a-z]{2})\.txt").values()]
-    gold = {label: root / m.string
+    gold = {label: root.url(m.string)
             for label, m in _one_per_label(root, r"(?:.*/)?STS\.gs\.(track\w+\.[a-z]{2}-[a-z]{2})\.txt").items()}
     for m in _one_per_label(root, r"(?:.*/)?STS\.input\.(track(\w+)\.([a-z]{2}-[a-z]{2}))\.txt").values():
         if m[1] not in gold:
-            raise ValueError(f"{root / m.string} has no gold file STS.gs.{m[1]}.txt under {root}")
-        def run(enc, seed, inp=str(root / m.string), gs=str(gold[m[1]])):
+            raise ValueError(f"{root.url(m.string)} has no gold file STS.gs.{m[1]}.txt under {root}")
+        def run(enc, seed, inp=root.url(m.string), gs=gold[m[1]]):
             return official.sts_task(require_clean(load_sts2017_official(inp, gs), f"{inp} + {gs}"), enc)
         tasks.append(TaskSpec("sts17", "sts", f"{m[3]}.track{m[2]}", "spearman", run))
     return tasks
@@ -104,28 +106,29 @@ def _sts17(root):
 def _tatoeba(root):
     found = {lang: m.string for lang, m in _one_per_label(root, r"(?:.*/)?tatoeba\.([a-z]+)-eng\.\1").items()}
     def run(lang, path, enc, seed):
-        scores = official.tatoeba_task(load_tatoeba(str((root / path).parent), lang), enc)
+        scores = official.tatoeba_task(load_tatoeba(root.parent(path), lang), enc)
         return {"accuracy": scores["average"], "accuracy_xx2en": scores["src2tgt"], "accuracy_en2xx": scores["tgt2src"],
                 "alignment": scores["alignment"], "uniformity": scores["uniformity"]}
     return [TaskSpec("tatoeba", "retrieval", f"{lang}-en", "accuracy", partial(run, lang, path)) for lang, path in found.items()]
 
 
 def _bucc(root):
-    found = {lang: (root / m.string).parent
+    found = {lang: posixpath.dirname(m.string)
              for lang, m in _one_per_label(root, r"(?:.*/)?([a-z]{2})-en\.sample\.gold").items()}
     def run(lang, folder, enc, seed):
-        sample, training = (require_clean(load_bucc(str(folder), lang, split), f"BUCC {lang}-en {split} in {folder}")
+        folder = root.url(folder)
+        sample, training = (require_clean(load_bucc(folder, lang, split), f"BUCC {lang}-en {split} in {folder}")
                             for split in ("sample", "training"))
         result = official.bucc_task(sample, training, enc)
         return {k: result[k] for k in ("f1", "precision", "recall", "threshold")}
     return [TaskSpec("bucc", "mining", f"{lang}-en", "f1", partial(run, lang, folder))
-            for lang, folder in found.items() if (folder / f"{lang}-en.training.gold").exists()]
+            for lang, folder in found.items() if root.exists(posixpath.join(folder, f"{lang}-en.training.gold"))]
 
 
 def _mewsc16(root):
     return [TaskSpec("mewsc16", "clustering", m[2], "accuracy",
-                     lambda enc, seed, d=(root / m.string).parent, lang=m[2]:
-                     official.clustering_task(require_clean(load_mewsc16(str(d), lang), f"MewsC-16 {lang} in {d}"), enc, seed))
+                     lambda enc, seed, d=root.parent(m.string), lang=m[2]:
+                     official.clustering_task(require_clean(load_mewsc16(d, lang), f"MewsC-16 {lang} in {d}"), enc, seed))
             for m in _one_per_label(root, r"((?:.*/)?)([a-z]{2})_sentences\.txt", group=2).values()]
 
 
@@ -135,13 +138,13 @@ _QE_SPLIT_PREFERENCE = ("test20", "test", "dev", "train")
 def _wmt20qe(root):
     files = {}
     for m in _names(root, r"(?:.*/)?(train|dev|test|test20)\.([a-z]{2})([a-z]{2})\.df\.short\.tsv"):
-        if "z_mean" not in read_tsv_header(str(root / m.string)):
+        if "z_mean" not in read_tsv_header(root.url(m.string)):
             continue  # e.g. a blind test file released without scores
         pair = f"{m[2]}-{m[3]}"
         if pair not in files or _QE_SPLIT_PREFERENCE.index(m[1]) < _QE_SPLIT_PREFERENCE.index(files[pair][0]):
             files[pair] = (m[1], m.string)
     return [TaskSpec("wmt20qe", "qe", pair, "pearson",
-                     lambda enc, seed, p=str(root / path): official.qe_task(require_clean(load_wmt20_qe(p), p), enc))
+                     lambda enc, seed, p=root.url(path): official.qe_task(require_clean(load_wmt20_qe(p), p), enc))
             for pair, (_, path) in files.items()]
 
 
@@ -150,46 +153,47 @@ def _mldoc(root):
     langs = sorted({m[1] for m in _names(root, r"([a-z]+)\.test")})
     if not train or not langs:
         return []
-    run = partial(_transfer_run, lambda: load_mldoc(str(root / train[0].string)), lambda l: load_mldoc(str(root / f"{l}.dev")),
-                  lambda l: load_mldoc(str(root / f"{l}.test")), langs, "english")
+    run = partial(_transfer_run, lambda: load_mldoc(root.url(train[0].string)), lambda l: load_mldoc(root.url(f"{l}.dev")),
+                  lambda l: load_mldoc(root.url(f"{l}.test")), langs, "english")
     return [TaskSpec("mldoc", "transfer", ",".join(langs), "accuracy", run)]
 
 
 def _xnli(root):
-    train, dev, test = root / "multinli.train.en.tsv", root / "xnli.dev.tsv", root / "xnli.test.tsv"
-    if not (train.exists() and dev.exists() and test.exists()):
+    names = ("multinli.train.en.tsv", "xnli.dev.tsv", "xnli.test.tsv")
+    if not all(root.exists(name) for name in names):
         return []
     from interlingua.evaluation.data.files import read_tsv_dicts
 
-    langs = sorted({row.get("language") for _, row in read_tsv_dicts(str(test)) if row.get("language")})
-    run = partial(_transfer_run, lambda: load_xnli_mt_train(str(train)), lambda l: load_xnli(str(dev), l), lambda l: load_xnli(str(test), l), langs, "en")
+    train, dev, test = (root.url(name) for name in names)
+    langs = sorted({row.get("language") for _, row in read_tsv_dicts(test) if row.get("language")})
+    run = partial(_transfer_run, lambda: load_xnli_mt_train(train), lambda l: load_xnli(dev, l), lambda l: load_xnli(test, l), langs, "en")
     return [TaskSpec("xnli", "transfer", ",".join(langs), "accuracy", run)]
 
 
 def _pawsx(root):
     langs = sorted({m[1] for m in _names(root, r"([a-z]{2})/test_2k\.tsv")})
-    if not (root / "en" / "train.tsv").exists() or not langs:
+    if not root.exists("en/train.tsv") or not langs:
         return []
-    run = partial(_transfer_run, lambda: load_pawsx(str(root / "en" / "train.tsv")), lambda l: load_pawsx(str(root / l / "dev_2k.tsv")),
-                  lambda l: load_pawsx(str(root / l / "test_2k.tsv")), langs, "en")
+    run = partial(_transfer_run, lambda: load_pawsx(root.url("en/train.tsv")), lambda l: load_pawsx(root.url(f"{l}/dev_2k.tsv")),
+                  lambda l: load_pawsx(root.url(f"{l}/test_2k.tsv")), langs, "en")
     return [TaskSpec("pawsx", "transfer", ",".join(langs), "accuracy", run)]
 
 
 def _marc(root):
     langs = sorted({m[1] for m in _names(root, r"dataset_([a-z]{2})_test\.json")})
-    if not (root / "dataset_en_train.json").exists() or not langs:
+    if not root.exists("dataset_en_train.json") or not langs:
         return []
-    run = partial(_transfer_run, lambda: load_marc(str(root / "dataset_en_train.json")),
-                  lambda l: load_marc(str(root / f"dataset_{l}_dev.json")), lambda l: load_marc(str(root / f"dataset_{l}_test.json")), langs, "en")
+    run = partial(_transfer_run, lambda: load_marc(root.url("dataset_en_train.json")),
+                  lambda l: load_marc(root.url(f"dataset_{l}_dev.json")), lambda l: load_marc(root.url(f"dataset_{l}_test.json")), langs, "en")
     return [TaskSpec("marc", "transfer", ",".join(langs), "accuracy", run)]
 
 
 def _qam(root):
     langs = sorted({m[1] for m in _names(root, r"QAM\.test\.([a-z]{2})")})
-    if not (root / "QAM.train").exists() or not langs:
+    if not root.exists("QAM.train") or not langs:
         return []
-    run = partial(_transfer_run, lambda: load_qam(str(root / "QAM.train")), lambda l: load_qam(str(root / f"QAM.dev.{l}")),
-                  lambda l: load_qam(str(root / f"QAM.test.{l}")), langs, "en")
+    run = partial(_transfer_run, lambda: load_qam(root.url("QAM.train")), lambda l: load_qam(root.url(f"QAM.dev.{l}")),
+                  lambda l: load_qam(root.url(f"QAM.test.{l}")), langs, "en")
     return [TaskSpec("qam", "transfer", ",".join(langs), "accuracy", run)]
 
 

@@ -84,17 +84,30 @@ def test_two_copies_of_a_benchmark_are_refused_not_pooled_as_seeds(data_dir, tmp
         assert message in err and "hint" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
 
 
-def test_eval_cli_with_official_data(data_dir, tmp_path, monkeypatch):
-    (tmp_path / "letters_encoder.py").write_text(ENCODER_MODULE)
+def _eval(tmp_path, monkeypatch, module: str, source: str, *arguments: str) -> dict:
+    """``interlingua eval --model py:MODULE:make --pack <none> --no-cache ARGUMENTS`` with ``source`` as MODULE;
+    the results.json it wrote (parsed strictly: no NaN)."""
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    (tmp_path / f"{module}.py").write_text(source)
     monkeypatch.syspath_prepend(str(tmp_path))
     parser = argparse.ArgumentParser()
     eval_command.add_arguments(parser)
     out = tmp_path / "out"
-    args = parser.parse_args(["--model", "py:letters_encoder:make", "--seeds", "1", "--pack", str(tmp_path / "no-pack"),
-                              "--data", f"sts17={data_dir / 'sts'}", "--data", f"tatoeba={data_dir / 'tat'}",
-                              "--data", f"qam={data_dir / 'qam'}", "--out", str(out), "--no-cache"])
+    args = parser.parse_args(["--model", f"py:{module}:make", "--pack", str(tmp_path / "no-pack"), "--out", str(out),
+                              "--no-cache", *arguments])
     assert eval_command.run(args) == 0
-    values = {(m["task"], m["metric"]): m["value"] for m in json.loads((out / "results.json").read_text())["measurements"]}
+
+    def refuse(constant):
+        raise AssertionError(f"{constant} in results.json")
+
+    return json.loads((out / "results.json").read_text(), parse_constant=refuse)
+
+
+def test_eval_cli_with_official_data(data_dir, tmp_path, monkeypatch):
+    document = _eval(tmp_path, monkeypatch, "letters_encoder", ENCODER_MODULE, "--seeds", "1",
+                     "--data", f"sts17={data_dir / 'sts'}", "--data", f"tatoeba={data_dir / 'tat'}",
+                     "--data", f"qam={data_dir / 'qam'}")
+    values = {(m["task"], m["metric"]): m["value"] for m in document["measurements"]}
     lines = (data_dir / "sts" / "STS.en-de.txt").read_text().splitlines()
     first, second, gold = zip(*(line.split("\t") for line in lines))
     expected = sts_correlations(_letters(first), _letters(second), np.array(gold, dtype=float))
@@ -123,24 +136,33 @@ def make():
 def test_a_score_that_cannot_be_computed_is_null_in_the_json_and_na_in_the_table(data_dir, tmp_path, monkeypatch,
                                                                                   capsys):
     """Every vector equal: no STS correlation exists (NaN); results.json wrote a bare NaN, which is not JSON."""
-    (tmp_path / "constant_encoder.py").write_text(CONSTANT_ENCODER_MODULE)
-    monkeypatch.syspath_prepend(str(tmp_path))
-    parser = argparse.ArgumentParser()
-    eval_command.add_arguments(parser)
-    out = tmp_path / "out"
-    args = parser.parse_args(["--model", "py:constant_encoder:make", "--seeds", "1,2", "--pack", str(tmp_path / "no"),
-                              "--data", f"sts17={data_dir / 'sts'}", "--out", str(out), "--no-cache"])
-    assert eval_command.run(args) == 0
-
-    def refuse(constant):
-        raise AssertionError(f"{constant} in results.json")
-
-    document = json.loads((out / "results.json").read_text(), parse_constant=refuse)
+    document = _eval(tmp_path, monkeypatch, "constant_encoder", CONSTANT_ENCODER_MODULE, "--seeds", "1,2",
+                     "--data", f"sts17={data_dir / 'sts'}")
     assert {m["value"] for m in document["measurements"] if m["metric"] in ("spearman", "pearson")} == {None}
     [spearman] = [s for s in document["summary"] if s["metric"] == "spearman"]
     assert (spearman["mean"], spearman["std"], spearman["n"], spearman["formatted"]) == (None, None, 2, "n/a")
     [row] = [line for line in capsys.readouterr().out.splitlines() if line.startswith("sts17")]
     assert row.split()[-1] == "n/a"
+
+
+def test_data_folders_may_be_fsspec_urls(data_dir, tmp_path, monkeypatch):
+    """``--data`` took local folders only ("not a directory" for ``file://``): discovery walks any fsspec folder."""
+    import uuid
+
+    import fsspec
+
+    memory = f"memory://official-{uuid.uuid4().hex}"
+    fs = fsspec.filesystem("memory")
+    for path in (data_dir / "tat").rglob("*"):
+        fs.pipe_file(f"{memory}/tat/{path.relative_to(data_dir / 'tat').as_posix()}", path.read_bytes())
+    local = _eval(tmp_path / "local", monkeypatch, "letters_encoder", ENCODER_MODULE, "--seeds", "1",
+                  "--data", f"sts17={data_dir / 'sts'}", "--data", f"tatoeba={data_dir / 'tat'}")
+    remote = _eval(tmp_path / "remote", monkeypatch, "letters_encoder", ENCODER_MODULE, "--seeds", "1",
+                   "--data", f"sts17={(data_dir / 'sts').as_uri()}", "--data", f"tatoeba={memory}/tat/")
+    assert remote["measurements"] == local["measurements"]
+    assert {(m["task"], m["language"]) for m in remote["measurements"]} == {("sts17", "en-de"), ("tatoeba", "deu-en")}
+    with pytest.raises(ValueError, match=f"--data tatoeba={memory}/nothing: not a directory"):
+        discover_official_tasks("tatoeba", f"{memory}/nothing")
 
 
 class _Letters:

@@ -42,7 +42,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "<state>/bench-pack, e.g. .interlingua/bench-pack); ignored when missing and --data is given")
     parser.add_argument("--data", action="append", default=[], metavar="NAME=DIR",
                         help="official benchmark files: NAME in sts17, tatoeba, bucc, mewsc16, wmt20qe, mldoc, xnli, pawsx, marc, qam "
-                             "(files under their distributed names; repeatable)")
+                             "(files under their distributed names; DIR a local folder or an fsspec URL: file://, s3://, "
+                             "gs://, hf://, ...; repeatable)")
     parser.add_argument("--out", default="eval-results", help="output directory for results.json, results.png, results.txt (default %(default)s)")
     parser.add_argument("--cache-dir", default=None, help="embedding cache directory (default: <out>/embedding-cache)")
     parser.add_argument("--no-cache", action="store_true", help="do not cache embeddings on disk")
