@@ -49,8 +49,10 @@ _CONNECTION_SECRET = re.compile(
     r"(?i)(?:^|(?<=[;\s'\"{=]))(AccountKey|SharedAccessKey|SharedAccessSignature|Password|Pwd)(\s*=\s*)"
     r"(\"[^\"]*\"|'[^']*'|\{[^}]*\}|[^;\s'\"]+)")
 #: ``user:password@host[:port]`` without a scheme (``ray start --address``-style), at the start of a word; not an
-#: image reference's ``name:tag@sha256:…``.
-_BARE_USERINFO = re.compile(r"(?<![^\s'\"(\[{<=,;])[^\s:@/'\"<>()\[\]{},;=]+:[^\s/'\"<>()\[\]{},;]+@"
+#: image reference's ``name:tag@sha256:…``, nor a corpus input's record ``corpus:NAME@v-HEX`` (corpus-mix and
+#: hard-negatives record their sources so; ``corpus show`` printed them as ``***@v-…``).
+_BARE_USERINFO = re.compile(r"(?<![^\s'\"(\[{<=,;])(?!corpus:[A-Za-z0-9_.\-]+@v-[0-9a-f]+\b)"
+                            r"[^\s:@/'\"<>()\[\]{},;=]+:[^\s/'\"<>()\[\]{},;]+@"
                             r"(?=[A-Za-z0-9\[])(?!sha\d+:)")
 #: ``token@host:port`` without a scheme: the user-info of an address (a port follows the host, which an e-mail address
 #: never has), at the start of a word; the user-info may itself hold ``@``. Not ``name@sha256:…``.

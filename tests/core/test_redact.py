@@ -173,3 +173,11 @@ def test_prose_around_urls_is_left_alone(text):
                                   "AccountName=acct;EndpointSuffix=core.windows.net", "ubuntu:22.04@sha256:ab12"])
 def test_lookalikes_of_credentials_are_left_alone(text):
     assert redact_text(text) == text
+
+
+def test_a_corpus_input_record_is_left_alone():
+    """corpus-mix and hard-negatives record a source corpus as ``corpus:NAME@v-HEX``: not ``user:password@host``."""
+    text = "inputs corpus:tiny-bitext@v-0a67232bde49, corpus:b.c_d@v-12"
+    assert redact_text(text) == text
+    assert redact_text("corpus:hunter2@v-host.example.com") == "***@v-host.example.com"
+    assert redact_text("corpus:hunter2@db:5432") == "***@db:5432"
