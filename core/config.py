@@ -129,7 +129,7 @@ def read_yaml(path: str | Path) -> dict[str, Any]:
             try:
                 data = yaml.safe_load(fh) or {}
             except yaml.YAMLError as err:
-                raise ConfigError(f"{path}: not valid YAML: {err}") from None
+                raise ConfigError(yaml_error(path, err)) from None
     except FileNotFoundError:
         raise ConfigError(f"config file {path} not found (hint: check the path given to -c)") from None
     except (IsADirectoryError, PermissionError) as err:
@@ -139,6 +139,19 @@ def read_yaml(path: str | Path) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: expected a mapping of keys to values at the top level, got {type(data).__name__}")
     return data
+
+
+def yaml_error(path: str | Path, err: Exception) -> str:
+    """One line for a YAML parse error: the file, the line and column (1-based) where the parser gave up, what it
+    found and, when it says, what it was parsing and where that started."""
+    mark = getattr(err, "problem_mark", None)
+    problem = getattr(err, "problem", None)
+    if mark is None or not problem:
+        return f"{path}: not valid YAML: {' '.join(str(err).split())}"
+    context, start = getattr(err, "context", None), getattr(err, "context_mark", None)
+    where = f" ({context} from line {start.line + 1}, column {start.column + 1})" if context and start else ""
+    return (f"{path}, line {mark.line + 1}, column {mark.column + 1}: not valid YAML: {problem}{where} "
+            "(hint: check the brackets, quotes and indentation there)")
 
 
 def format_validation_error(err: ValidationError, data: dict[str, Any], source: str,
@@ -207,6 +220,8 @@ def type_label(annotation: Any) -> str:
     import typing
 
     origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+    if origin is typing.Annotated:  # a checked type (names.SafeName): the type it checks, not its validator
+        return type_label(args[0])
     if origin is typing.Literal:
         return "one of " + ", ".join(repr(a) for a in args)
     if args and origin is not None and str(origin) in ("typing.Union", "<class 'types.UnionType'>"):

@@ -21,6 +21,7 @@ from interlingua.models.meaning_head import COMPOSED_CONFIG, MeaningHeadEncoder,
 from interlingua.core.errors import UserError
 from interlingua.models.protocol import TextEncoder
 from interlingua.models.sentence_encoder import SentenceEncoder
+from interlingua.models.transformer_files import require_weights
 
 MLFLOW_SCHEMES = ("models:/", "runs:/")
 
@@ -103,11 +104,14 @@ def resolve_model_folder(uri: str, cache_dir: str | os.PathLike | None = None, *
     if uri.startswith("file://"):
         uri = uri[len("file://"):]
     if "://" in uri:
-        return _from_fsspec(uri, _cache(cache_dir))
+        folder = _from_fsspec(uri, _cache(cache_dir))
+        require_weights(folder)
+        return folder
     path = Path(uri).expanduser()
     if path.exists():
         if not is_model_folder(path):
             raise UserError(f"{path} is not a model folder: no config.json (or {COMPOSED_CONFIG}) in it")
+        require_weights(path)
         return str(path)
     if uri.startswith((".", "/", "~")) or uri.count("/") > 1:
         raise UserError(f"model folder {uri!r} does not exist")

@@ -20,6 +20,20 @@ import json
 from pathlib import Path
 
 WEIGHTS_FILE = "model.safetensors"
+#: The weights ``from_pretrained`` reads from a folder: one file, or the index of a sharded one.
+WEIGHT_FILES = (WEIGHTS_FILE, "model.safetensors.index.json", "pytorch_model.bin", "pytorch_model.bin.index.json")
+
+
+def require_weights(path: str | Path) -> None:
+    """A one-line :class:`~interlingua.core.errors.UserError` when the transformer folder ``path`` (its
+    ``config.json``) has none of :data:`WEIGHT_FILES` (``from_pretrained`` raised an ``OSError`` for it, deep in a
+    workflow or command)."""
+    from interlingua.core.errors import UserError
+
+    path = Path(path)
+    if (path / "config.json").is_file() and not any((path / name).is_file() for name in WEIGHT_FILES):
+        raise UserError(f"{path} has config.json but no model weights (model.safetensors or pytorch_model.bin, or a "
+                        "sharded index of them) (hint: copy the weights in, or save the model with save_pretrained)")
 
 
 def load_transformer(path: str | Path):
@@ -27,6 +41,7 @@ def load_transformer(path: str | Path):
     from transformers import AutoModel
 
     path = Path(path)
+    require_weights(path)
     weights = path / WEIGHTS_FILE
     if not weights.is_file():
         return AutoModel.from_pretrained(path)

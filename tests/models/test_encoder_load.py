@@ -147,6 +147,17 @@ def test_find_model_root_looks_below_and_reports_absence(bert_folder, tmp_path):
         find_model_root(empty)
 
 
+def test_a_transformer_folder_without_weights_is_refused_when_resolved(bert_folder, tmp_path):
+    import shutil
+
+    folder = tmp_path / "no-weights"
+    shutil.copytree(bert_folder, folder, ignore=shutil.ignore_patterns("model.safetensors"))
+    with pytest.raises(UserError, match=f"^{folder} has config.json but no model weights"):
+        resolve_model_folder(str(folder))
+    (folder / "model.safetensors.index.json").write_text("{}")  # sharded weights: from_pretrained reads the index
+    assert resolve_model_folder(str(folder)) == str(folder)
+
+
 def test_find_model_root_gives_a_combined_folder_not_its_first_part(bert_folder, tmp_path):
     from interlingua.models.combined import CombinedEncoder
     from interlingua.models.sentence_encoder import SentenceEncoder

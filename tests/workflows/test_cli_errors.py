@@ -34,6 +34,34 @@ def test_list_keys_shows_literal_values(capsys):
     assert all(f"'{name}'" in line for name in objective_names()) and "'translation_ranking'" in line
 
 
+def test_invalid_yaml_is_one_line_naming_the_file_line_and_column(capsys, tmp_path):
+    path = tmp_path / "bad.yaml"
+    path.write_text("train:\n  max_steps: [1, 2\nname: x\n")
+    assert cli.main(["run", "quickstart", "-c", str(path)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"interlingua run: error: {path}, line 3, column 5: not valid YAML: expected ',' or ']', but got ':' "
+                   "(while parsing a flow sequence from line 2, column 14) (hint: check the brackets, quotes and "
+                   "indentation there)"]
+
+
+def test_list_keys_names_a_checked_type_without_its_validator(capsys):
+    assert cli.main(["run", "hard-negatives", "--list-keys"]) == 0
+    out = capsys.readouterr().out
+    assert "name (str | None, default None)" in out and "Annotated" not in out and " at 0x" not in out
+
+
+def test_a_model_folder_without_weights_is_a_user_error(capsys, tmp_path):
+    from tiny_models import build_tiny_bert
+
+    folder = build_tiny_bert(tmp_path / "bert")
+    (folder / "model.safetensors").unlink()
+    assert cli.main(["embed", "--model", str(folder), "hello"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"interlingua embed: error: {folder} has config.json but no model weights (model.safetensors or "
+                   "pytorch_model.bin, or a sharded index of them) (hint: copy the weights in, or save the model with "
+                   "save_pretrained)"]
+
+
 def test_embed_missing_input_file(capsys):
     assert cli.main(["embed", "--model", "x", "--input", "nope.txt"]) == 2
     assert "--input nope.txt: no such file" in capsys.readouterr().err
