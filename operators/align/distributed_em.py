@@ -100,9 +100,9 @@ class _ShardActor:
             self.normalized = self.m_step.normalize(self.part, self.range_positions, values, settings)
             return self.normalized
 
-    def export(self) -> tuple[np.ndarray, ...]:
+    def export(self, beam: bool = True) -> tuple[np.ndarray, ...]:
         with self._timed("export"):
-            return self.m_step.export(self.part, self.normalized, self.keys, self.stride)
+            return self.m_step.export(self.part, self.normalized, self.keys, self.stride, beam)
 
     def accounting(self) -> dict[str, float]:
         """Wall seconds busy in the methods above (all, and ``busy_<method>_s`` each) and CPU seconds of the actor's process so far."""
@@ -188,10 +188,10 @@ class RayExecutor:
         self._pending = []
         return ray.get([out[parts] for out in outputs])
 
-    def export(self) -> list[tuple[np.ndarray, ...]]:
+    def export(self, beam: bool = True) -> list[tuple[np.ndarray, ...]]:
         import ray
 
-        return ray.get([a.export.remote() for a in self.actors])
+        return ray.get([a.export.remote(beam) for a in self.actors])
 
     def accounting(self) -> list[dict[str, float]]:
         """Per actor: wall seconds busy with shard work, CPU seconds of its process (start-up included)."""

@@ -709,12 +709,17 @@ class MStepRanges:
             out.append(t)
         return out[0], out[1]
 
-    def export(self, part: int, normalized: tuple[np.ndarray, np.ndarray], keys: np.ndarray, stride: int) -> tuple[np.ndarray, ...]:
-        """Range ``part``'s entries kept by fast_align's beam: forward keys, probabilities, reverse keys, probabilities."""
+    def export(self, part: int, normalized: tuple[np.ndarray, np.ndarray], keys: np.ndarray, stride: int,
+               beam: bool = True) -> tuple[np.ndarray, ...]:
+        """Range ``part``'s entries kept by fast_align's beam (every entry without ``beam``: the table fast_align's
+        last iteration decodes with): forward keys, probabilities, reverse keys, probabilities."""
         out: list[np.ndarray] = []
         for d, (order, groups, cuts) in enumerate(self._directions()):
             a, b = cuts[part], cuts[part + 1]
-            keep = _beam(normalized[d], groups[a:b + 1] - groups[a], BEAM_THRESHOLD)
+            if beam:
+                keep = _beam(normalized[d], groups[a:b + 1] - groups[a], BEAM_THRESHOLD)
+            else:
+                keep = np.ones(int(groups[b] - groups[a]), np.bool_)
             chosen = keys[order[groups[a]:groups[b]][keep]]
             out += [chosen if d == 0 else (chosen % stride) * stride + chosen // stride, normalized[d][keep]]
         return tuple(out)
@@ -793,7 +798,7 @@ class InProcessExecutor:
     sorted array per shard), ``resolve(keys, stride)`` and ``prepare(m_step)`` (the :class:`MStepRanges`;
     both may start the work and return), ``iterate(tensions, settings)`` (the shards' E-steps on the
     current tables, then the ranges' M-steps into the next tables, kept by the executor; returns each
-    shard's statistics, in shard order) and ``export()`` (each range's :meth:`MStepRanges.export`, in order).
+    shard's statistics, in shard order) and ``export(beam=True)`` (each range's :meth:`MStepRanges.export`, in order).
     """
 
     def __init__(self, corpus: EncodedCorpus, shards: int = 1):
@@ -822,8 +827,8 @@ class InProcessExecutor:
                            for p in range(self.parts)]
         return [stats for _, stats in results]
 
-    def export(self) -> list[tuple[np.ndarray, ...]]:
-        return [self.m_step.export(p, self.normalized[p], self.keys, self.stride) for p in range(self.parts)]
+    def export(self, beam: bool = True) -> list[tuple[np.ndarray, ...]]:
+        return [self.m_step.export(p, self.normalized[p], self.keys, self.stride, beam) for p in range(self.parts)]
 
 
 @dataclass(frozen=True)
@@ -833,10 +838,16 @@ class LearnedTables:
     forward_tension: float
     reverse_tension: float
     log: list[str]
+    #: every entry at full precision (``learn_tables(..., unpruned=True)``): the tables fast_align's last iteration
+    #: decodes with (it prints its links from them, not from the beam-pruned tables it writes with ``-p``)
+    unpruned_forward: LexicalTable | None = None
+    unpruned_reverse: LexicalTable | None = None
 
 
-def learn_tables(corpus: EncodedCorpus, settings, executor=None, progress: Callable[[str], None] | None = None) -> LearnedTables:
-    """Both directions' tables and tensions (``settings``: a ``FastAlignSettings``).
+def learn_tables(corpus: EncodedCorpus, settings, executor=None, progress: Callable[[str], None] | None = None,
+                 unpruned: bool = False) -> LearnedTables:
+    """Both directions' tables and tensions (``settings``: a ``FastAlignSettings``); with ``unpruned`` also the tables
+    before the beam (:attr:`LearnedTables.unpruned_forward`), which fast_align's training run aligns with.
 
     ``executor`` runs the shards' initial pass and E-steps and the M-step's ranges (default: in
     process, one shard); this function sums the shards' statistics and optimizes the tensions. Expected
@@ -880,11 +891,16 @@ def learn_tables(corpus: EncodedCorpus, settings, executor=None, progress: Calla
         log.append(line)
         if progress:
             progress(line)
+    full_forward = full_reverse = None
     if updates == 0:  # never normalized: fast_align's t(f | e) is 1e-9 for every pair
         forward = reverse = LexicalTable.uninitialized(corpus.vocabulary)
+        if unpruned:
+            full_forward, full_reverse = forward, reverse
     else:
         forward, reverse = MStepRanges.lexical_tables(executor.export(), corpus.vocabulary)
-    return LearnedTables(forward, reverse, float(tensions[0]), float(tensions[1]), log)
+        if unpruned:
+            full_forward, full_reverse = MStepRanges.lexical_tables(executor.export(beam=False), corpus.vocabulary)
+    return LearnedTables(forward, reverse, float(tensions[0]), float(tensions[1]), log, full_forward, full_reverse)
 
 
 def sum_scaled_at(size: int, positions: Sequence[np.ndarray], values: Sequence[np.ndarray], scale: float) -> np.ndarray:

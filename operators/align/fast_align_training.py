@@ -22,6 +22,7 @@ The learned parameters live in a directory (any fsspec URL once written)::
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import re
@@ -70,6 +71,11 @@ class FastAlignParameters:
     forward: DirectionalModel
     reverse: DirectionalModel
     settings: FastAlignSettings
+    #: Only just after learning with ``learn_fast_align(..., keep_unpruned=True)`` (interlingua learner; never saved):
+    #: both directions with every table entry at full precision and the final tensions, the model fast_align's training
+    #: run (``fast_align -i corpus -d -o -v``) prints its links from in its last iteration. ``forward`` / ``reverse``
+    #: are the saved, beam-pruned tables ``fast_align -f`` decodes with; on some lines the two give other links.
+    unpruned: FastAlignParameters | None = None
 
     @classmethod
     def load(cls, directory: str) -> FastAlignParameters:
@@ -98,12 +104,15 @@ def learn_fast_align(
     learner: str = "interlingua",
     workers: int = 1,
     progress=None,
+    keep_unpruned: bool = False,
 ) -> FastAlignParameters:
     """Train both directions on tokenized ``pairs`` and save them in local ``directory``.
 
     Pairs with an empty side are skipped (fast_align cannot train on them). Raises ``ValueError``
     when no pair has two non-empty sides. ``workers`` > 1 (interlingua learner) shards the E-step
     over that many Ray actors (Ray must be initialized); ``progress`` gets one line per iteration.
+    ``keep_unpruned`` (interlingua learner) also returns the unpruned tables in
+    :attr:`FastAlignParameters.unpruned` (the systran learner has only the pruned tables it wrote: ``None`` there).
     """
     if learner not in LEARNERS:
         raise ValueError(f"learner {learner!r} is not supported; expected one of {', '.join(LEARNERS)}")
@@ -111,11 +120,12 @@ def learn_fast_align(
         raise ValueError(f"workers must be >= 1, got {workers}")
     os.makedirs(directory, exist_ok=True)
     if learner == "interlingua":
-        return _learn_interlingua(pairs, directory, settings, workers, progress)
+        return _learn_interlingua(pairs, directory, settings, workers, progress, keep_unpruned)
     return _learn_systran(pairs, directory, settings)
 
 
-def _learn_interlingua(pairs, directory: str, settings: FastAlignSettings, workers: int, progress) -> FastAlignParameters:
+def _learn_interlingua(pairs, directory: str, settings: FastAlignSettings, workers: int, progress,
+                       keep_unpruned: bool = False) -> FastAlignParameters:
     from interlingua.operators.align.fast_align_em import InProcessExecutor, encode_corpus, learn_tables
 
     corpus = encode_corpus(([fast_align_token(t) for t in src], [fast_align_token(t) for t in tgt])
@@ -124,19 +134,24 @@ def _learn_interlingua(pairs, directory: str, settings: FastAlignSettings, worke
         raise ValueError("no sentence pair with two non-empty sides to learn fast_align parameters from")
     if workers == 1:
         executor = InProcessExecutor(corpus)
-        learned = learn_tables(corpus, settings, executor, progress)
+        learned = learn_tables(corpus, settings, executor, progress, unpruned=keep_unpruned)
     else:
         from interlingua.operators.align.distributed_em import RayExecutor
 
         executor = RayExecutor(corpus, workers, settings)
         try:
-            learned = learn_tables(corpus, settings, executor, progress)
+            learned = learn_tables(corpus, settings, executor, progress, unpruned=keep_unpruned)
         finally:
             executor.close()
     # not the worker count: the parameters are the same for any (the E-step's sums are combined in a fixed order),
     # so the file, and the corpus version holding it, must be too
-    return save_parameters(directory, learned.forward, learned.reverse, learned.forward_tension, learned.reverse_tension,
-                           settings, {"learner": "interlingua", "pairs": corpus.pairs, "log": learned.log})
+    saved = save_parameters(directory, learned.forward, learned.reverse, learned.forward_tension, learned.reverse_tension,
+                            settings, {"learner": "interlingua", "pairs": corpus.pairs, "log": learned.log})
+    if not keep_unpruned:
+        return saved
+    unpruned = FastAlignParameters(_directional(learned.unpruned_forward, learned.forward_tension, settings),
+                                   _directional(learned.unpruned_reverse, learned.reverse_tension, settings), settings)
+    return dataclasses.replace(saved, unpruned=unpruned)
 
 
 def save_parameters(directory: str, forward: LexicalTable, reverse: LexicalTable, forward_tension: float, reverse_tension: float,

@@ -151,10 +151,11 @@ def test_sharded_learning_is_bit_identical_to_one_shard(settings):
     """Fixed-point sums and whole groups per M-step range: any number of shards (and as many ranges) gives
     the one-shard tables, tensions and log exactly."""
     corpus = encode_corpus(synthetic_corpus(200, seed=2))
-    one = learn_tables(corpus, settings, InProcessExecutor(corpus, 1))
+    one = learn_tables(corpus, settings, InProcessExecutor(corpus, 1), unpruned=True)
     for shards in (2, 3):
-        other = learn_tables(corpus, settings, InProcessExecutor(corpus, shards))
-        for a, b in ((one.forward, other.forward), (one.reverse, other.reverse)):
+        other = learn_tables(corpus, settings, InProcessExecutor(corpus, shards), unpruned=True)
+        for a, b in ((one.forward, other.forward), (one.reverse, other.reverse), (one.unpruned_forward, other.unpruned_forward),
+                     (one.unpruned_reverse, other.unpruned_reverse)):
             assert np.array_equal(a.keys, b.keys) and np.array_equal(a.probabilities, b.probabilities)
         assert (one.forward_tension, one.reverse_tension) == (other.forward_tension, other.reverse_tension)
         assert one.log == other.log
@@ -165,6 +166,31 @@ def test_corpus_too_large_for_the_fixed_point_sums_is_refused(monkeypatch):
     monkeypatch.setattr(fast_align_em, "MAX_TOKENS", corpus.src.size - 1)
     with pytest.raises(ValueError, match="tokens per side"):
         learn_tables(corpus, FastAlignSettings())
+
+
+def test_unpruned_tables_hold_every_entry_the_beam_drops():
+    """learn_tables(..., unpruned=True): the tables before fast_align's beam (log t >= 4 x log of the row's max), which
+    its training run decodes with: every co-occurrence (and NULL entry) at full precision, the pruned tables a subset
+    with the same values; same tensions."""
+    pairs = varied_corpus(200, seed=3)
+    corpus = encode_corpus(pairs)
+    learned = learn_tables(corpus, FastAlignSettings(), InProcessExecutor(corpus, 1), unpruned=True)
+    plain = learn_tables(corpus, FastAlignSettings(), InProcessExecutor(corpus, 1))
+    assert plain.unpruned_forward is None and (plain.forward_tension, plain.reverse_tension) == (
+        learned.forward_tension, learned.reverse_tension)
+    for pruned, full, flipped in ((learned.forward, learned.unpruned_forward, False), (learned.reverse, learned.unpruned_reverse, True)):
+        expected = set()
+        for src, tgt in pairs:
+            cond, pred = (tgt, src) if flipped else (src, tgt)
+            expected |= {(e, f) for e in ["<eps>"] + cond for f in pred}
+        entries = _entries(full)
+        assert set(entries) == expected
+        kept = _entries(pruned)
+        assert set(kept) < set(entries) and all(entries[key] == value for key, value in kept.items())
+        rows: dict[str, float] = {}
+        for (e, _), t in entries.items():
+            rows[e] = max(rows.get(e, 0.0), t)
+        assert set(kept) == {(e, f) for (e, f), t in entries.items() if math.log(t) >= 4 * math.log(rows[e])}
 
 
 def test_sorted_distinct_equals_numpy_unique():
@@ -299,9 +325,12 @@ def test_ray_workers_equal_in_process(ray_three_cpus, settings):
     for workers in (1, 2, 3):
         executor = RayExecutor(corpus, workers, settings)
         try:
-            on_ray = learn_tables(corpus, settings, executor)
+            on_ray = learn_tables(corpus, settings, executor, unpruned=True)
         finally:
             executor.close()
+        unpruned = learn_tables(corpus, settings, InProcessExecutor(corpus, 1), unpruned=True)
+        for a, b in ((on_ray.unpruned_forward, unpruned.unpruned_forward), (on_ray.unpruned_reverse, unpruned.unpruned_reverse)):
+            assert np.array_equal(a.keys, b.keys) and np.array_equal(a.probabilities, b.probabilities)
         assert np.array_equal(on_ray.forward.probabilities, reference.forward.probabilities)
         assert np.array_equal(on_ray.reverse.probabilities, reference.reverse.probabilities)
         assert np.array_equal(on_ray.forward.keys, reference.forward.keys)

@@ -107,7 +107,8 @@ def test_summary_counts_each_line_once(tmp_path, capsys):
 def test_links_are_printed_in_fast_align_and_atools_order(tmp_path):
     """--forward, --reverse and OUT byte for byte as fast_align prints its links (its loop over target positions:
     "i-j" by j; fast_align -r loops over the source positions: by i) and atools its symmetrized ones (by i, then j);
-    the forward lines were sorted by (i, j)."""
+    the forward lines were sorted by (i, j). Decoded from the saved parameters (--params, as fast_align -f); a learning
+    run prints the training run's links (tests/operators/test_align_training_output.py)."""
     from interlingua.operators.align.fast_align_training import FastAlignParameters
 
     from ..operators.test_align_fast_align import fast_align_viterbi, varied_corpus
@@ -116,7 +117,8 @@ def test_links_are_printed_in_fast_align_and_atools_order(tmp_path):
     src = write(tmp_path / "s.txt", [" ".join(s).encode() for s, _ in pairs])
     tgt = write(tmp_path / "t.txt", [" ".join(t).encode() for _, t in pairs])
     out, fwd, rev, params = (str(tmp_path / n) for n in ("o.txt", "f.txt", "r.txt", "params"))
-    assert run_align("--src", src, "--tgt", tgt, "--out", out, "--forward", fwd, "--reverse", rev, "--save-params", params) == 0
+    assert run_align("--src", src, "--tgt", tgt, "--out", out, "--save-params", params) == 0
+    assert run_align("--src", src, "--tgt", tgt, "--out", out, "--forward", fwd, "--reverse", rev, "--params", params) == 0
     parameters = FastAlignParameters.load(params)
     forward, reverse = parameters.forward, parameters.reverse
     expected_forward, expected_reverse, expected_out = [], [], []

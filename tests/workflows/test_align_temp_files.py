@@ -45,16 +45,21 @@ def test_learned_parameters_are_removed_after_the_run(folders):
 
 
 def test_learned_parameters_are_removed_when_alignment_fails(folders, monkeypatch):
-    from interlingua.operators.align import align_operator
+    from interlingua.operators.align import bidirectional_aligner, fast_align_training
 
     tmp_path, system_tmp, state = folders
     seen = []
+    learn = fast_align_training.learn_fast_align
 
-    def failing_load(directory, *args, **kwargs):
+    def recording_learn(pairs, directory, *args, **kwargs):
         seen.append(directory)
+        return learn(pairs, directory, *args, **kwargs)
+
+    def failing_align(self, sources, targets):  # a learning run decodes with the tables it holds (not loaded back)
         raise RuntimeError("disk full")
 
-    monkeypatch.setattr(align_operator, "load_aligner", failing_load)
+    monkeypatch.setattr(fast_align_training, "learn_fast_align", recording_learn)
+    monkeypatch.setattr(bidirectional_aligner.BidirectionalAligner, "align_pharaoh", failing_align)
     with pytest.raises(RuntimeError, match="disk full"):
         _align(tmp_path)
     assert seen and seen[0].startswith(str(state / "tmp"))  # the tables were learned under the state folder

@@ -22,6 +22,11 @@ run, its E-step on --workers Ray actors) or by systran-align's fast_align (--lea
 --aligner eflomal aligns with eflomal instead: priors learned once on the input (or read from
 --params), then both directions sampled with them and symmetrized the same way.
 
+A run that learns fast_align's parameters (--learner interlingua, no --params) decodes with the
+unpruned, full-precision tables and final tensions it learned, as fast_align's training run
+(fast_align -i corpus -d -o -v) prints its links; --params DIR decodes the saved, beam-pruned
+tables, as fast_align -f does (the two differ on a few lines).
+
 OUT has exactly one line per input line, so line numbers stay aligned: Pharaoh links "i-j"
 (0-based source token i, target token j). An empty input line gives an empty output line. A line
 that is rejected (longer than --max-length tokens, not valid UTF-8, or a token holding a NUL
@@ -109,6 +114,7 @@ def run(args: argparse.Namespace) -> int:
     # Parameters learned without --save-params live in a private folder under <state>/tmp, removed when the
     # command ends (errors included): they hold the corpus vocabulary, which must not stay in the system temp.
     with contextlib.ExitStack() as cleanup:
+        unpruned = None  # the in-memory model fast_align's training run decodes with, when learned here
         if args.params:
             parameters_dir = args.params
         elif not trainable:
@@ -116,16 +122,23 @@ def run(args: argparse.Namespace) -> int:
         else:
             parameters_dir = args.save_params or cleanup.enter_context(state_tempdir("interlingua_align_params_"))
             sample = trainable[: args.learn_sample] if args.learn_sample else trainable
-            _learn(sample, parameters_dir, args)
+            unpruned = _learn(sample, parameters_dir, args)
 
         if parameters_dir is None:
             forward = reverse = symmetrized = [""] * len(lines)
+        elif unpruned is not None and args.workers == 1:
+            from interlingua.operators.align.bidirectional_aligner import BidirectionalAligner
+
+            forward, reverse, symmetrized = BidirectionalAligner(unpruned, args.sym).align_pharaoh(sources, targets)
         elif args.workers == 1:
             from interlingua.operators.align.align_operator import load_aligner
 
             forward, reverse, symmetrized = load_aligner(parameters_dir, args.aligner, args.sym).align_pharaoh(
                 sources, targets)
         else:
+            if unpruned is not None:  # the actors load the unpruned tables from a private folder (float64: exact)
+                parameters_dir = cleanup.enter_context(state_tempdir("interlingua_align_unpruned_"))
+                _save_unpruned(unpruned, parameters_dir)
             forward, reverse, symmetrized = _align_on_ray(parameters_dir, sources, targets, args)
 
     _write_lines(args.out, symmetrized)
@@ -210,20 +223,36 @@ def _length_reject(number: int, src_tokens: list[str], tgt_tokens: list[str], ma
     return None
 
 
-def _learn(sample, parameters_dir: str, args: argparse.Namespace) -> None:
+def _learn(sample, parameters_dir: str, args: argparse.Namespace):
+    """Learn and save the parameters; returns the unpruned in-memory fast_align model (interlingua learner), else None.
+
+    fast_align's training run (``fast_align -i corpus -d -o -v``) prints the links of its last iteration, decoded with
+    the full table it holds (every entry, double precision) and the last tension; its ``-p`` file (and ours) keeps only
+    the entries within its beam. Decoding the input that was just learned from the unpruned model gives fast_align's
+    links; ``--params DIR`` decodes the saved tables, as ``fast_align -f`` does."""
     if args.aligner == "eflomal":
         from interlingua.operators.align.eflomal_backend import learn_eflomal_priors
 
         learn_eflomal_priors(sample, parameters_dir)
-        return
+        return None
     from interlingua.operators.align.fast_align_training import FastAlignSettings, learn_fast_align
 
     if args.learner == "interlingua" and args.workers > 1:
         from interlingua.core.runtime import init_ray
 
         init_ray(args.address, num_cpus=None if args.address else max(args.workers, 1))
-    learn_fast_align(sample, parameters_dir, FastAlignSettings(iterations=args.iterations), learner=args.learner,
-                     workers=args.workers if args.learner == "interlingua" else 1)
+    learned = learn_fast_align(sample, parameters_dir, FastAlignSettings(iterations=args.iterations), learner=args.learner,
+                               workers=args.workers if args.learner == "interlingua" else 1,
+                               keep_unpruned=args.learner == "interlingua")
+    return learned.unpruned
+
+
+def _save_unpruned(parameters, directory: str) -> None:
+    from interlingua.operators.align.fast_align_training import save_parameters
+
+    save_parameters(directory, parameters.forward.table, parameters.reverse.table, parameters.forward.tension,
+                    parameters.reverse.tension, parameters.settings, {"learner": "interlingua", "tables": "unpruned"},
+                    write_bin=False)
 
 
 def _align_on_ray(parameters_dir, sources, targets, args):
