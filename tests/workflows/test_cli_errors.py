@@ -55,6 +55,7 @@ def test_a_model_folder_without_weights_is_a_user_error(capsys, tmp_path):
 
     folder = build_tiny_bert(tmp_path / "bert")
     (folder / "model.safetensors").unlink()
+    capsys.readouterr()  # save_pretrained's progress bar
     assert cli.main(["embed", "--model", str(folder), "hello"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert err == [f"interlingua embed: error: {folder} has config.json but no model weights (model.safetensors or "
