@@ -150,10 +150,10 @@ def _read_source(url: str, column: str) -> list[tuple[str, str]]:
     from interlingua.core.errors import UserError
 
     if url.endswith(".parquet"):
-        import pyarrow.parquet as pq
+        from interlingua.core.parquet_read import read_parquet
 
         with fsspec.open(url, "rb") as fh:
-            table = pq.read_table(fh)
+            table = read_parquet(fh)
         if column not in table.column_names:
             raise UserError(f"{url} has no column {column!r} (columns: {table.column_names}); set column=...")
         return [(f"line-{i}", t) for i, t in enumerate(table[column].to_pylist())]

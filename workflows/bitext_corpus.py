@@ -232,6 +232,8 @@ def _read_parquet(config: BitextCorpusConfig, source: str) -> list[dict[str, Any
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    from interlingua.core.parquet_read import read_parquet
+
     try:
         with fsspec.open(source, "rb") as handle:
             names = pq.read_schema(handle).names
@@ -243,7 +245,7 @@ def _read_parquet(config: BitextCorpusConfig, source: str) -> list[dict[str, Any
                 raise UserError(f"{source} has no column(s) {missing}; its columns are {names} "
                                 "(set src_column / tgt_column / id_column)")
             handle.seek(0)
-            table = pq.read_table(handle, columns=[c for c in (id_col, src_col, tgt_col) if c])
+            table = read_parquet(handle, [c for c in (id_col, src_col, tgt_col) if c])
     except FileNotFoundError as err:
         raise UserError(f"cannot read input: {err}") from err
     for column in (src_col, tgt_col):  # text: strings, or bytes decoded below; anything else is a mistake

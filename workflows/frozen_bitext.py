@@ -144,10 +144,10 @@ def _from_file(path: str, source: BitextSource) -> dict:
 
     try:
         if path.endswith(".parquet"):
-            import pyarrow.parquet as pq
+            from interlingua.core.parquet_read import read_parquet
 
             with fsspec.open(path, "rb") as handle:
-                table = pq.read_table(handle).to_pydict()
+                table = read_parquet(handle).to_pydict()
             src_col = "src" if "src" in table else source.src_lang
             tgt_col = "tgt" if "tgt" in table else source.tgt_lang
             if src_col not in table or tgt_col not in table:

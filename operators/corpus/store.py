@@ -61,6 +61,7 @@ from interlingua.core.integrity import (  # CorruptVersionError: the store's err
     read_capped,
     read_checked,
 )
+from interlingua.core.parquet_read import read_parquet
 from interlingua.operators.corpus.manifest import (
     InputFingerprint,
     Lineage,
@@ -511,7 +512,7 @@ class CorpusStore:
         default the one whose folder holds the file)."""
         name, version = (manifest.name, manifest.version) if manifest is not None else self._holder(path)
         data = read_checked(self.fs, path, size, sha256, name, version)
-        return pq.read_table(pa.BufferReader(data), columns=list(columns) if columns is not None else None)
+        return read_parquet(data, columns)
 
     def _holder(self, path: str) -> tuple[str, str]:
         """``(name, version)`` of the version folder that holds ``path``."""

@@ -14,7 +14,8 @@ from typing import Any
 import fsspec
 import numpy as np
 import pyarrow as pa
-import pyarrow.parquet as pq
+
+from interlingua.core.parquet_read import read_parquet
 from interlingua.operators.wiki.dump_shards import DumpShard
 from interlingua.operators.wiki.entity_vectors import entity_context_sequences, train_entity_vectors
 from interlingua.operators.wiki.shard_extract import shard_dir
@@ -33,7 +34,7 @@ def read_extracted(work_url: str, shard: DumpShard, table: str) -> pa.Table:
     if table not in ("sentences", "redirects", "pages"):
         raise ValueError(f"table must be 'sentences', 'redirects' or 'pages', got {table!r}")
     with fsspec.open(f"{shard_dir(work_url, shard)}/{table}.parquet", "rb") as handle:
-        return pq.read_table(handle)
+        return read_parquet(handle)
 
 
 def load_catalog(

@@ -131,8 +131,8 @@ def load_parquet_entities(url: str) -> EntityVectors:
     naming the file). Elsewhere every ``.parquet`` under the folder (``rejects/`` skipped). Repeated or empty ids and
     vectors of a different length than the first are rejected."""
     import fsspec
-    import pyarrow as pa
-    import pyarrow.parquet as pq
+
+    from interlingua.core.parquet_read import read_parquet
 
     fs, path = fsspec.core.url_to_fs(url)
     published = _published_shards(fs, path.rstrip("/"))
@@ -148,10 +148,10 @@ def load_parquet_entities(url: str) -> EntityVectors:
     line = 0
     for file, checked in files:
         if checked is not None:
-            table = pq.read_table(pa.BufferReader(checked()), columns=["entity_id", "vector"])
+            table = read_parquet(checked(), ["entity_id", "vector"])
         else:
             with fs.open(file, "rb") as handle:
-                table = pq.read_table(handle, columns=["entity_id", "vector"])
+                table = read_parquet(handle, ["entity_id", "vector"])
         for entity_id, vector in zip(table.column("entity_id").to_pylist(), table.column("vector").to_pylist()):
             line += 1
             problem = found.id_problem(entity_id)
