@@ -179,7 +179,8 @@ def test_meaning_head_resolves_models_against_the_state_store(state, monkeypatch
     monkeypatch.setattr(embed_encoder, "OperatorEmbedEncoder", _record_registry(seen))
     monkeypatch.setattr(meaning_head, "_pack_tasks", lambda config, state: (None, []))
     config = validate(meaning_head.MeaningHeadConfig, {"model": "models:/m/1", "bitext": {"corpus": "bt"},
-                                                       "state_dir": str(state)}, source="test")
+                                                       "train": {"batch_size": 2}, "state_dir": str(state)},
+                      source="test")  # the bitext has 2 sentences a language: a batch fits (checked before embedding)
     with pytest.raises(_Resolved):
         meaning_head.run(config)
     assert seen == [f"sqlite:///{state / 'mlflow.db'}"]
