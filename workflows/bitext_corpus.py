@@ -23,9 +23,10 @@ The corpus of the explicit-alignment method (Wu & Dredze 2020) and of the meanin
 5. **Align** (:class:`~interlingua.operators.align.align_operator.FastAlignOperator` on ``workers``
    Ray actors): forward + reverse links (fast_align Viterbi, compiled; or eflomal), symmetrized (``symmetrization``, default
    grow-diag-final-and), Pharaoh ``i-j`` strings.
-6. **Word pairs** (:func:`~interlingua.operators.align.word_pairs.word_pairs`): one-to-one links whose
-   two words differ, as word indices (``word_pairs``); with ``subword_tokenizer`` (a Hugging Face
-   fast tokenizer, local folder or hub id) also as first-subword positions (``subword_pairs``).
+6. **Word pairs** (:func:`~interlingua.operators.align.word_pairs.word_pairs`): links joining two
+   identical words dropped, then the one-to-one links among the rest kept (Wu & Dredze's order), as
+   word indices (``word_pairs``); with ``subword_tokenizer`` (a Hugging Face fast tokenizer, local
+   folder or hub id) also as first-subword positions (``subword_pairs``).
 
 Shards are planned over the raw input rows (``rows_per_shard``); each shard's rows, rejects and
 counters (``input``, ``read.*``, ``hygiene.*``, ``tokenize.*``, ``links.*``, ``word_pairs.*``) are

@@ -1,11 +1,14 @@
 """Word pairs for explicit-alignment objectives (Wu & Dredze 2020, "Do Explicit Alignments Robustly
 Improve Multilingual Encoders?", section 3).
 
-From a symmetrized alignment keep only one-to-one links (the source word has no other link and the
-target word has no other link), drop links whose two words are identical strings (copied names,
-numbers and punctuation would make alignment trivially easy), and represent each word by its
-*first* subword: the position of that subword in the encoder's input ids (special tokens
-included, so positions index the encoder's output directly).
+From a symmetrized alignment, in the order of the authors' released code (``Bitext._process_align``
+in shijie-wu/crosslingual-nlp): first drop links whose two words are identical strings (copied
+names, numbers and punctuation would make alignment trivially easy), *then* keep only the
+one-to-one links among the links left (the source word has no other remaining link and the target
+word has no other remaining link). So a word whose only other link was to an identical word keeps
+its link: ``Paris is big`` / ``Paris Parisienne grande`` with links 0-0, 0-1, 2-2 keeps 0-1 and
+2-2. Each kept word is represented by its *first* subword: the position of that subword in the
+encoder's input ids (special tokens included, so positions index the encoder's output directly).
 
 Every link that is not kept is counted under a reason in :class:`WordPairStats`.
 """
@@ -67,22 +70,28 @@ def word_pairs(
 ) -> list[tuple[int, int]]:
     """(source first-subword position, target first-subword position) for each kept link.
 
-    ``src_positions`` / ``tgt_positions`` come from :func:`first_subword_positions`. Reasons for
-    dropping: ``not_one_to_one``, ``identical``, ``no_subword`` (word lost to truncation or
-    produced no subword), ``out_of_range`` (link index beyond the sentence).
+    ``src_positions`` / ``tgt_positions`` come from :func:`first_subword_positions`. Steps, each
+    counting the links it drops under its reason: ``out_of_range`` (link index beyond the sentence;
+    such a link takes no part in the later steps), ``identical`` (same string on both sides), then
+    ``not_one_to_one`` (computed over the links the first two steps left), then ``no_subword``
+    (word lost to truncation or produced no subword).
     """
     stats = stats if stats is not None else WordPairStats()
     links = set(links)
     stats.links += len(links)
-    kept_links = one_to_one_links(links)
-    stats.dropped["not_one_to_one"] += len(links) - len(kept_links)
-    pairs: list[tuple[int, int]] = []
-    for i, j in kept_links:
+    different: list[Link] = []
+    for i, j in links:
         if i >= len(src_words) or j >= len(tgt_words):
             stats.dropped["out_of_range"] += 1
         elif src_words[i] == tgt_words[j]:
             stats.dropped["identical"] += 1
-        elif src_positions[i] is None or tgt_positions[j] is None:
+        else:
+            different.append((i, j))
+    kept_links = one_to_one_links(different)
+    stats.dropped["not_one_to_one"] += len(different) - len(kept_links)
+    pairs: list[tuple[int, int]] = []
+    for i, j in kept_links:
+        if src_positions[i] is None or tgt_positions[j] is None:
             stats.dropped["no_subword"] += 1
         else:
             pairs.append((src_positions[i], tgt_positions[j]))
