@@ -3,8 +3,8 @@
 Sources, in order of preference:
 
 1. A Wikidata JSON dump (``latest-all.json[.bz2|.gz]``): a JSON array written one entity per line (each line
-   ends with ``,``). Streamed line by line; for each entity we keep ``sitelinks["<lang>wiki"].title`` for the
-   languages asked for and the ids in ``claims.P31[*].mainsnak.datavalue.value.id``.
+   ends with ``,``). Streamed line by line; for each entity we keep ``sitelinks[<site id>].title`` for the
+   languages asked for (:func:`wikidata_site_id`: ``zh-yue`` → ``zh_yuewiki``) and the ids in ``claims.P31[*].mainsnak.datavalue.value.id``.
 2. ``page_props`` SQL dumps (``<lang>wiki-latest-page_props.sql.gz``): ``INSERT`` tuples
    ``(pp_page, 'pp_propname', 'pp_value', pp_sortkey)``; rows with ``pp_propname = 'wikibase_item'`` map a page id
    to a QID (page ids → titles come from the article dump). They carry no P31 types.
@@ -46,6 +46,18 @@ class EntityCatalog:
         return bool(self.types)
 
 
+# Wikipedias whose database name (Wikidata's site id) is not their language code's: Belarusian in the
+# Taraškievica orthography moved from be-x-old.wikipedia.org to be-tarask.wikipedia.org and kept its database.
+_RENAMED_SITES = {"be-tarask": "be_x_oldwiki"}
+
+
+def wikidata_site_id(lang: str) -> str:
+    """Wikidata's sitelink key for the Wikipedia of ``lang`` (its database name): ``en`` → ``enwiki``,
+    ``zh-min-nan`` → ``zh_min_nanwiki`` (database names write the code's hyphens as underscores),
+    ``be-tarask`` → ``be_x_oldwiki``."""
+    return _RENAMED_SITES.get(lang) or f"{lang.replace('-', '_')}wiki"
+
+
 def title_catalog() -> EntityCatalog:
     """The fallback catalog: titles are entity ids, no types."""
     return EntityCatalog(id_source="titles")
@@ -58,7 +70,7 @@ def load_wikidata_json(url: str, langs: Iterable[str]) -> EntityCatalog:
     of the wrong shape) are counted in ``lines_rejected`` (the array brackets are not); the load never stops on
     one. P31 values of claims ranked ``deprecated`` (known to be wrong) are not types.
     """
-    wanted = {f"{lang}wiki": lang for lang in langs}
+    wanted = {wikidata_site_id(lang): lang for lang in langs}
     catalog = EntityCatalog(id_source="wikidata_json", titles={lang: {} for lang in wanted.values()})
     with open_compressed(url, "rb") as handle:
         for raw in handle:

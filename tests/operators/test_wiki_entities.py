@@ -1,6 +1,7 @@
 """Title → entity mapping (Wikidata JSON, page_props SQL, titles fallback) and entity vectors."""
 
 import gzip
+import json
 from pathlib import Path
 
 import numpy as np
@@ -11,7 +12,13 @@ from interlingua.operators.wiki.entity_vectors import (
     train_entity_vectors,
     vectors_for,
 )
-from interlingua.operators.wiki.wikidata import add_page_props, load_wikidata_json, read_page_props_qids, title_catalog
+from interlingua.operators.wiki.wikidata import (
+    add_page_props,
+    load_wikidata_json,
+    read_page_props_qids,
+    title_catalog,
+    wikidata_site_id,
+)
 
 FIXTURE = Path(__file__).parent / "fixtures" / "wiki" / "wikidata_sample.json"
 
@@ -26,6 +33,24 @@ def test_wikidata_json_sitelinks_and_p31_types(tmp_path):
     compressed.write_bytes(gzip.compress(FIXTURE.read_bytes().replace(b'"Q45"', b'"Q45"', 1) + b"{broken\n"))
     again = load_wikidata_json(str(compressed), ["bg"])
     assert again.titles["bg"]["Земя"] == "Q2" and again.lines_rejected == 1
+
+
+def test_languages_with_a_hyphen_find_their_wikidata_site_ids(tmp_path):
+    # site ids as Wikidata writes them (database names): hyphens become underscores, be-tarask kept be-x-old's
+    lines = [
+        {"id": "Q1", "sitelinks": {"zh_yuewiki": {"title": "香港"}, "zh-yuewiki": {"title": "wrong key"}}},
+        {"id": "Q2", "sitelinks": {"zh_min_nanwiki": {"title": "Tâi-pak"}, "roa_rupwiki": {"title": "Bucureshti"}}},
+        {"id": "Q3", "sitelinks": {"be_x_oldwiki": {"title": "Менск"}, "be_taraskwiki": {"title": "wrong key"}}},
+        {"id": "Q4", "sitelinks": {"enwiki": {"title": "Oslo"}}},
+    ]
+    path = tmp_path / "dump.json"
+    path.write_text("[\n" + "".join(json.dumps(line, ensure_ascii=False) + ",\n" for line in lines) + "]\n", encoding="utf-8")
+    catalog = load_wikidata_json(str(path), ["zh-yue", "zh-min-nan", "roa-rup", "be-tarask", "en"])
+    assert catalog.titles == {"zh-yue": {"香港": "Q1"}, "zh-min-nan": {"Tâi-pak": "Q2"}, "roa-rup": {"Bucureshti": "Q2"},
+                              "be-tarask": {"Менск": "Q3"}, "en": {"Oslo": "Q4"}}
+    assert catalog.entity_id("zh-yue", "香港") == "Q1" and catalog.lines_rejected == 0
+    assert [wikidata_site_id(lang) for lang in ("en", "zh-classical", "be-x-old", "nds-nl")] == [
+        "enwiki", "zh_classicalwiki", "be_x_oldwiki", "nds_nlwiki"]
 
 
 def test_page_props_sql_and_titles_fallback(tmp_path):
@@ -85,8 +110,6 @@ def test_wikipedia2vec_vectors_keyed_by_entity_id(tmp_path):
 
 
 def test_malformed_wikidata_lines_are_counted_and_never_stop_the_load(tmp_path):
-    import json
-
     good = {
         "id": "Q1",
         "sitelinks": {"enwiki": {"title": "Good"}, "frwiki": {"title": "Bon"}},
