@@ -45,7 +45,7 @@ class AmrCorpusConfig(Config):
     source: str = SAMPLE_NLI
     split: str = "train"
     languages: list[str] = Field(default_factory=lambda: ["es"])
-    translate: dict[str, dict[str, Any]] = Field(default_factory=lambda: {"es": {"backend": "apertium"}})
+    translate: dict[str, dict[str, Any]] = Field(default_factory=lambda: {"es": {"backend": "apertium", "mark_unknown": False}})
     parser_model: str | None = None
     parser: dict[str, Any] = Field(default_factory=dict)
     drop_parentheses: bool = False

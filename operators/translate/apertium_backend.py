@@ -60,9 +60,9 @@ def apertium_available(mode: str | None = None) -> bool:
 
 
 class ApertiumTranslator:
-    """Translate with ``apertium MODE`` (see the module docstring)."""
+    """Translate with ``apertium MODE`` (see the module docstring); ``mark_unknown`` None: the spec's."""
 
-    def __init__(self, spec: BackendSpec, mode: str, *, mark_unknown: bool = True, chunk_size: int = 2000,
+    def __init__(self, spec: BackendSpec, mode: str, *, mark_unknown: bool | None = None, chunk_size: int = 2000,
                  timeout_s: float = 600.0):
         if chunk_size < 1:
             raise ValueError(f"chunk_size must be >= 1, got {chunk_size}")
@@ -72,6 +72,7 @@ class ApertiumTranslator:
         self.mode = mode
         self.chunk_size = chunk_size
         self.timeout_s = timeout_s
+        mark_unknown = spec.mark_unknown if mark_unknown is None else mark_unknown
         self.command = ["apertium"] + ([] if mark_unknown else ["-u"]) + [mode]
         self.fallback_calls = 0
 

@@ -44,7 +44,8 @@ class BackendSpec:
       small Marian ran 6x faster with (inter 2, intra 1) than with CTranslate2's own default (intra 0,
       i.e. its automatic choice). 0 = CTranslate2's default.
     - ``mark_unknown``: ``apertium`` only: keep Apertium's ``*``/``@``/``#`` marks on words it could not
-      translate (False: ``apertium -u``, plain text, what training data wants).
+      translate. False (the default): ``apertium -u``, plain text, what training data wants; True: the marks
+      (``El *frobnicator ...``), for inspecting the dictionary's coverage.
     """
 
     backend: BackendName = "marian"
@@ -57,7 +58,7 @@ class BackendSpec:
     precision: str = "default"
     inter_threads: int = 1
     intra_threads: int = 1
-    mark_unknown: bool = True
+    mark_unknown: bool = False
 
     def __post_init__(self) -> None:
         if self.backend not in BACKENDS:

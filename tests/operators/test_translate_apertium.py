@@ -27,9 +27,11 @@ TRICKY = [
 ]
 
 
-def _direct(sentence: str) -> str:
-    """What a user gets from `printf '%s\\n' SENTENCE | apertium eng-spa`, minus the final newline."""
-    out = subprocess.run(["apertium", "eng-spa"], input=sentence + "\n", capture_output=True, text=True, check=True)
+def _direct(sentence: str, mark_unknown: bool = False) -> str:
+    """What a user gets from `printf '%s\\n' SENTENCE | apertium -u eng-spa` (without ``-u`` when ``mark_unknown``),
+    minus the final newline."""
+    command = ["apertium"] + ([] if mark_unknown else ["-u"]) + ["eng-spa"]
+    out = subprocess.run(command, input=sentence + "\n", capture_output=True, text=True, check=True)
     return out.stdout.removesuffix("\n")
 
 
@@ -54,6 +56,18 @@ def test_operator_with_apertium_backend():
     out = op({"text": np.array(["The cat is sleeping", ""], dtype=object)})
     assert out["translation"][0] == _direct("The cat is sleeping")
     assert out[REJECT_REASON][1] == "translate: empty source text"
+
+
+def test_amr_corpus_default_translation_has_no_unknown_word_marks():
+    from interlingua.operators.translate.operator import TranslateOperator
+    from interlingua.workflows.amr_corpus import AmrCorpusConfig
+
+    sentence = "The frobnicator zorbled the quux."
+    op = TranslateOperator("en-es", BackendSpec(**AmrCorpusConfig().translate["es"]))
+    out = op({"text": np.array([sentence], dtype=object)})
+    assert out["translation"][0] == "El frobnicator zorbled el quux." == _direct(sentence)
+    marked = ApertiumTranslator(BackendSpec(backend="apertium", mark_unknown=True), "eng-spa")
+    assert marked.translate([sentence]) == ["El *frobnicator *zorbled el *quux."] == [_direct(sentence, mark_unknown=True)]
 
 
 def test_unknown_mode_is_a_clear_error():

@@ -130,6 +130,24 @@ def test_default_models_per_backend():
     assert default_model(BackendSpec(backend="apertium"), "en-es") == "eng-spa"
 
 
+@pytest.mark.parametrize("spec", [
+    pytest.param({"backend": "apertium"}, id="apertium-default"),
+    pytest.param("amr-corpus", id="amr-corpus-default"),
+])
+def test_apertium_defaults_translate_without_unknown_word_marks(spec, monkeypatch):
+    """Training text must not carry Apertium's ``*``/``#``/``@`` marks: the command gets ``-u`` (checked without
+    Apertium: the marks are the command's doing, so the command line is what decides)."""
+    from interlingua.operators.translate import apertium_backend
+    from interlingua.operators.translate.factory import make_translator
+    from interlingua.workflows.amr_corpus import AmrCorpusConfig
+
+    monkeypatch.setattr(apertium_backend, "apertium_available", lambda mode=None: True)
+    kwargs = AmrCorpusConfig().translate["es"] if spec == "amr-corpus" else spec
+    assert make_translator(BackendSpec(**kwargs), "en-es").command == ["apertium", "-u", "eng-spa"]
+    marked = make_translator(BackendSpec(backend="apertium", mark_unknown=True), "en-es")
+    assert marked.command == ["apertium", "eng-spa"]
+
+
 def test_length_sorted_batches_cover_every_index_once():
     sentences = ["aaaa", "a", "aaa", "aa", "aaaaa"]
     batches = length_sorted_batches(sentences, 2)
