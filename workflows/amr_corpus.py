@@ -15,6 +15,9 @@ triples (a shard is the unit of resume: the corpus store skips shards already co
    rows keep empty ``penman`` / ``linearized`` and the manifest counts them as ``rows_unparsed``.
 4. Rows (``source_id, role, lang, text, penman, linearized``) and rejects (with operator and
    reason) are written as one shard of the version; the version is published when all shards are.
+   An English sentence whose graph is rejected stays as a text-only row (counted as
+   ``rows_english_text_only``), its graph's reject written aside too; a translated sentence whose translation
+   or graph is rejected is only a reject (see :func:`partition_rows`).
 
 Actors ask for fractional GPUs (``translate_gpus``, ``parse_gpus``, 0.5 each by default) so the
 translator and the parser share a device; on a cluster without GPUs the request is dropped.
@@ -131,21 +134,33 @@ def _shard_table(rows: list[dict[str, Any]]):
 def _build_shard(shard_triples, config: AmrCorpusConfig) -> tuple[list[dict], list[dict]]:
     import ray.data
 
-    from interlingua.operators.base import REJECT_REASON
-
     english = ray.data.from_items(_english_rows(shard_triples))
     datasets = [english] + [_translated(english, lang, config) for lang in config.languages]
     combined = datasets[0].union(*datasets[1:]) if len(datasets) > 1 else datasets[0]
-    rows = _parsed(combined, config).take_all()
+    return partition_rows(_parsed(combined, config).take_all())
+
+
+def partition_rows(rows: list[dict]) -> tuple[list[dict], list[dict]]:
+    """(kept rows, rejects) of a shard's translated and parsed rows.
+
+    A row with a reject reason is written aside with it. An English row whose graph was rejected is kept too,
+    as a text-only row (``penman`` / ``linearized`` empty, ``graph_rejected`` true): Algorithm 1 gives English
+    its text or its graph, so the text stays a training input. A non-English row's only input is the graph
+    parsed from its translation, so a failed translation or parse leaves nothing to train on: only its reject.
+    """
+    from interlingua.operators.base import REJECT_REASON
+
     kept: list[dict] = []
     rejects: list[dict] = []
     for row in rows:
         reason = str(row.get(REJECT_REASON, "") or "")
-        if reason:
-            original = {c: str(row.get(c, "") or "") for c in COLUMNS + ("parse_raw",) if c in row}
-            rejects.append({"operator": reason.split(":", 1)[0], "reason": reason, "row": original})
-        else:
+        if not reason:
             kept.append(row)
+            continue
+        original = {c: str(row.get(c, "") or "") for c in COLUMNS + ("parse_raw",) if c in row}
+        rejects.append({"operator": reason.split(":", 1)[0], "reason": reason, "row": original})
+        if row.get("lang") == "en" and reason.startswith("parse:") and str(row.get("text") or "").strip():
+            kept.append({**row, "penman": "", "linearized": "", "graph_rejected": True})
     return kept, rejects
 
 
@@ -193,8 +208,10 @@ def run(config: AmrCorpusConfig, *, address: str | None = None) -> dict[str, Any
             kept, rejects = _build_shard(part, config) if part else ([], [])
             rejects = (malformed if shard is shards[0] else []) + rejects
             unparsed = len(kept) if config.parser_model is None else 0
+            text_only = sum(1 for row in kept if row.get("graph_rejected"))
             writer.write_shard(shard.id, _shard_table(kept), redact(rejects),
-                               counters={"rows": len(kept), "rows_unparsed": unparsed, "triples": len(part)})
+                               counters={"rows": len(kept), "rows_unparsed": unparsed, "triples": len(part),
+                                         "rows_english_text_only": text_only})
         writer.add_counters({
             f"premises_dropped_{k.replace(' ', '_')}": v for k, v in build.dropped_premises.items()
         } | {f"pairs_unused_{'no_gold' if k == '-' else k}": v for k, v in build.unused_pairs.items()}

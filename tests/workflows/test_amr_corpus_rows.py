@@ -1,0 +1,52 @@
+"""amr-corpus's kept rows and rejects: an English sentence whose graph is invalid still gives its text
+(Algorithm 1: English is text or graph), a translated sentence without a graph gives nothing but its reject."""
+
+from __future__ import annotations
+
+from interlingua.operators.base import REJECT_REASON
+from interlingua.trainers.objectives.amr_mixing import mixed_triples
+from interlingua.workflows.amr_corpus import _shard_table, partition_rows
+
+GRAPH = "( sleep-01 :ARG0 ( man ) )"
+
+
+def _row(role, lang, text, reason="", linearized=GRAPH):
+    return {"source_id": "c1-0", "role": role, "lang": lang, "text": text, "penman": "" if reason else "(s / x)",
+            "linearized": "" if reason else linearized, "parse_raw": "(s / broken" if reason else "",
+            REJECT_REASON: reason}
+
+
+ROWS = [
+    _row("premise", "en", "A man sleeps.", reason="parse: unbalanced parentheses"),
+    _row("entailment", "en", "A person rests."),
+    _row("contradiction", "en", "A man runs."),
+    _row("premise", "es", "Un hombre duerme.", reason="parse: unbalanced parentheses"),
+    _row("entailment", "es", "", reason="translate: empty translation"),
+    _row("contradiction", "es", "Un hombre corre."),
+]
+
+
+def test_english_with_an_invalid_graph_is_kept_as_text_and_its_graph_rejected():
+    kept, rejects = partition_rows(ROWS)
+    assert [(r["role"], r["lang"], r["text"], r["linearized"]) for r in kept] == [
+        ("premise", "en", "A man sleeps.", ""),
+        ("entailment", "en", "A person rests.", GRAPH),
+        ("contradiction", "en", "A man runs.", GRAPH),
+        ("contradiction", "es", "Un hombre corre.", GRAPH),
+    ]
+    assert kept[0]["penman"] == "" and kept[0]["graph_rejected"] is True
+    assert [(r["operator"], r["reason"], r["row"]["lang"], r["row"]["role"]) for r in rejects] == [
+        ("parse", "parse: unbalanced parentheses", "en", "premise"),
+        ("parse", "parse: unbalanced parentheses", "es", "premise"),
+        ("translate", "translate: empty translation", "es", "entailment"),
+    ]
+    assert rejects[0]["row"]["parse_raw"] == "(s / broken"
+
+
+def test_mixed_training_uses_the_english_text_of_a_rejected_graph():
+    kept, _ = partition_rows(ROWS)
+    triples, counts = mixed_triples(_shard_table(kept).to_pylist(), ["en", "es"], english_graph_probability=1.0)
+    assert counts["skipped_missing_english"] == 0 and counts["triples"] == 1
+    assert triples[0]["premise"] == "A man sleeps." and triples[0]["premise_lang"] == "en"
+    assert triples[0]["premise_is_graph"] is False
+    assert counts["unavailable.en.no_graph"] == 1  # the premise: its graph drawn, its text given
