@@ -15,6 +15,12 @@ hypotheses yields ``k`` triples; the ``i``-th entailment is paired with contradi
 reused only when there are fewer of them. Premises without an entailment or without a contradiction
 are dropped and counted. Neutral and no-gold pairs are counted as unused; malformed rows are kept
 aside with a reason.
+
+Triple ids are ``<premise id>-<i>``: the premise id is the row's ``promptID`` / ``captionID`` (of the
+premise's first row), else ``p`` + a hash of the premise text. An id that several distinct premise texts
+carry (an SNLI caption id over differently written captions, ids reused across files) gets
+``-`` + 8 hex digits of the SHA-1 of each one's text appended, so every premise has its own triples'
+ids (the same input gives the same ids, in any run).
 """
 
 from __future__ import annotations
@@ -36,7 +42,7 @@ _HF_LABELS = {0: ENTAILMENT, 1: NEUTRAL, 2: CONTRADICTION, -1: NO_GOLD}
 
 @dataclass(frozen=True)
 class NliTriple:
-    """One training triple; ``triple_id`` is ``<premise id>-<index within the premise>``."""
+    """One training triple; ``triple_id`` is ``<premise id>-<index within the premise>`` (unique: module docstring)."""
 
     triple_id: str
     premise: str
@@ -85,11 +91,22 @@ def _label(row: Mapping[str, Any]) -> str | None:
     return None
 
 
+def _text_hash(text: str) -> str:
+    return hashlib.sha1(text.encode("utf-8")).hexdigest()
+
+
 def _premise_id(row: Mapping[str, Any], premise: str) -> str:
     for key in ("promptID", "captionID"):
         if row.get(key) not in (None, ""):
             return str(row[key])
-    return "p" + hashlib.sha1(premise.encode("utf-8")).hexdigest()[:12]
+    return "p" + _text_hash(premise)[:12]
+
+
+def _unique_premise_ids(premises: Mapping[str, _Premise]) -> dict[str, str]:
+    """Premise text → its id, with a hash of the text appended to an id that several texts share."""
+    texts_per_id = Counter(group.premise_id for group in premises.values())
+    return {premise: group.premise_id if texts_per_id[group.premise_id] == 1
+            else f"{group.premise_id}-{_text_hash(premise)[:8]}" for premise, group in premises.items()}
 
 
 def normalize_pair(row: Mapping[str, Any]) -> tuple[str, str, str, str] | str:
@@ -126,6 +143,7 @@ def build_triples(rows: Iterable[Mapping[str, Any]]) -> TripleBuild:
             group.contradictions.append(hypothesis)
         else:
             build.unused_pairs[label] += 1
+    premise_ids = _unique_premise_ids(premises)
     for premise, group in premises.items():
         if not group.entailments:
             build.dropped_premises["no entailment"] += 1
@@ -135,5 +153,5 @@ def build_triples(rows: Iterable[Mapping[str, Any]]) -> TripleBuild:
             continue
         for i, entailment in enumerate(group.entailments):
             contradiction = group.contradictions[i % len(group.contradictions)]
-            build.triples.append(NliTriple(f"{group.premise_id}-{i}", premise, entailment, contradiction))
+            build.triples.append(NliTriple(f"{premise_ids[premise]}-{i}", premise, entailment, contradiction))
     return build

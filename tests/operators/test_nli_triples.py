@@ -81,3 +81,34 @@ def test_bundled_sample_has_a_few_hundred_triples():
 def test_empty_source_is_rejected():
     with pytest.raises(ValueError, match="source"):
         read_nli_rows("")
+
+
+def test_triple_ids_are_unique_per_premise_text_when_a_caption_id_is_shared():
+    rows = [
+        {"captionID": "c1", "sentence1": "A dog runs.", "sentence2": "An animal moves.", "gold_label": "entailment"},
+        {"captionID": "c1", "sentence1": "A dog runs.", "sentence2": "A dog sleeps.", "gold_label": "contradiction"},
+        {"captionID": "c1", "sentence1": "A dog is running.", "sentence2": "A pet moves.", "gold_label": "entailment"},
+        {"captionID": "c1", "sentence1": "A dog is running.", "sentence2": "It sits.", "gold_label": "contradiction"},
+        {"captionID": "c2", "sentence1": "Kids play.", "sentence2": "Children play.", "gold_label": "entailment"},
+        {"captionID": "c2", "sentence1": "Kids play.", "sentence2": "Kids cry.", "gold_label": "contradiction"},
+    ]
+    ids = [t.triple_id for t in build_triples(rows).triples]
+    assert len(set(ids)) == 3 and ids[2] == "c2-0"  # an id only one premise carries is left as it was
+    assert ids[0].startswith("c1-") and ids[1].startswith("c1-") and ids[0] != ids[1]
+    by_premise = lambda build: {t.premise: t.triple_id for t in build.triples}  # noqa: E731
+    assert by_premise(build_triples(rows)) == by_premise(build_triples(list(reversed(rows))))  # not order-dependent
+
+
+def test_mixed_triples_keep_both_premises_that_share_a_caption_id():
+    from interlingua.trainers.objectives.amr_mixing import mixed_triples
+
+    rows = [
+        {"captionID": "c1", "sentence1": premise, "sentence2": hypothesis, "gold_label": label}
+        for premise in ("A dog runs.", "A dog is running.")
+        for hypothesis, label in (("An animal moves.", "entailment"), ("A cat sleeps.", "contradiction"))
+    ]
+    corpus = [{"source_id": t.triple_id, "role": role, "lang": "en", "text": getattr(t, role), "linearized": ""}
+              for t in build_triples(rows).triples for role in ("premise", "entailment", "contradiction")]
+    triples, counts = mixed_triples(corpus, ["en"])
+    assert counts["triples"] == 2 and counts["rows_duplicate"] == 0
+    assert sorted(t["premise"] for t in triples) == ["A dog is running.", "A dog runs."]
