@@ -13,8 +13,9 @@ Stages (each resumable: a rerun with the same config skips finished work):
 3. **Negatives** (per shard): ``negatives_per_pair`` (default 1) kept entities sharing a P31 type with the
    pair's entity (a random one of its types that has candidates), never the entity itself and never an entity
    linked anywhere on the pair's page (any article link of the raw page, normalized and redirect-resolved, plus
-   the page's own entity); seeded by ``seed`` and the pair's identity. Pairs with no candidate are dropped,
-   counted (``pairs_dropped_<reason>``) and kept aside as rejects.
+   the page's own entity); with no P31 source, any kept entity the pair's own language links (so with titles as
+   ids an English pair never gets a ``dewiki:`` negative); seeded by ``seed`` and the pair's identity. Pairs
+   with no candidate are dropped, counted (``pairs_dropped_<reason>``) and kept aside as rejects.
 4. **Caps**: ``max_pairs_per_entity`` and ``max_pairs_per_language``, deterministic by ``seed``.
 5. **Publish**: corpus ``<name>`` (lang, sentence, entity_id, hard_negative_ids, page_id, …; one store shard
    per dump shard; finished shards are skipped on resume) and ``<name>-entities`` (entity_id, link_count,
@@ -234,7 +235,10 @@ def build_corpus(
     tables, mask, rejects, untyped = _negatives_and_caps(config, shards, reports, pairs_by_shard, kept, catalog, funnel)
     manifest_config = config.model_dump(mode="json") | {
         "entity_id_source": catalog.id_source,
-        "negative_sampling": "untyped: any kept entity (no P31 source)" if untyped else "same P31 type, not on page",
+        "negative_sampling": (
+            "untyped: any kept entity the pair's language links (no P31 source)" if untyped
+            else "same P31 type, not on page"
+        ),
     }
     store = CorpusStore(store_url)
     writer = store.open_version(config.name, redact(manifest_config), redact([d.url for d in config.dumps]),
@@ -302,8 +306,15 @@ def _negatives_and_caps(config, shards, reports, pairs_by_shard, kept, catalog, 
     from interlingua.operators.wiki.hard_negatives import HardNegativeSampler
     from interlingua.operators.wiki.sampling_caps import capped_mask
 
+    untyped = not catalog.has_types
+    language_entities: dict[str, set[str]] | None = None
+    if untyped:  # untyped negatives come from the pair's own language: the entities its sentences link
+        language_entities = {shard.lang: set() for shard in shards}
+        for shard in shards:
+            language_entities[shard.lang].update(pairs_by_shard[shard.shard_id].column("entity_id").to_pylist())
     sampler = HardNegativeSampler(
-        kept, catalog.types, k=config.negatives_per_pair, seed=config.seed, untyped=not catalog.has_types
+        kept, catalog.types, k=config.negatives_per_pair, seed=config.seed, untyped=untyped,
+        language_entities=language_entities,
     )
     tables, priorities, rejects = {}, {}, {}
     for shard in shards:

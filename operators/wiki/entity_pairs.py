@@ -107,7 +107,7 @@ def attach_negatives(
             counters["pairs_entity_below_min_links"] += 1
             continue
         key = pair_key(row["lang"], row["page_id"], row["sentence_index"], row["link_start"], row["entity_id"])
-        negatives, reason = sampler.sample(row["entity_id"], frozenset(row["page_entities"]), key)
+        negatives, reason = sampler.sample(row["entity_id"], frozenset(row["page_entities"]), key, row["lang"])
         if reason is not None:
             counters[f"pairs_dropped_{reason}"] += 1
             rejects.append({"operator": "hard_negatives", "reason": reason, "row": _reject_row(row)})

@@ -13,7 +13,10 @@ vocabulary (linked more than ``min_entity_links`` times) that are not ``e`` and 
 A pair whose entity has no type gets no negatives (``entity_has_no_type``), nor one whose types have fewer than
 ``k`` allowed candidates in all (``no_negative_candidate``); the caller counts and drops them, as the paper does.
 
-Without any type source (``untyped=True``), the candidates are all kept entities (recorded in the manifest).
+Without any type source (``untyped=True``; recorded in the manifest), the candidates of a pair are the kept
+entities of the pair's own language (``language_entities[lang]``: the ease-corpus workflow passes the entities
+that language's sentences link, so with titles as ids an English pair never gets a ``dewiki:`` negative and the
+not-on-page check compares ids of one language); without ``language_entities``, all kept entities.
 Draws are deterministic per pair: the random generator is seeded with ``(seed, pair key)``, so the result does
 not depend on how the corpus is sharded or in which order pairs are seen.
 """
@@ -26,7 +29,7 @@ from collections.abc import Collection, Iterable, Mapping
 NO_TYPE = "entity_has_no_type"
 NO_CANDIDATE = "no_negative_candidate"
 _REJECTION_TRIES_PER_DRAW = 8
-_UNTYPED = "\0all"
+_UNTYPED = "\0all"  # the untyped pool's key; one per language: "\0all|<lang>"
 
 
 class HardNegativeSampler:
@@ -39,6 +42,7 @@ class HardNegativeSampler:
         k: int = 1,
         seed: int = 0,
         untyped: bool = False,
+        language_entities: Mapping[str, Iterable[str]] | None = None,
     ) -> None:
         if not isinstance(k, int) or isinstance(k, bool) or k < 1:
             raise ValueError(f"k (negatives per pair) must be a positive integer, got {k!r}")
@@ -48,25 +52,35 @@ class HardNegativeSampler:
         kept = sorted(set(kept_entities))
         self._kept = frozenset(kept)
         self._types = entity_types
-        by_type: dict[str, list[str]] = {_UNTYPED: kept} if untyped else {}
-        if not untyped:
+        by_type: dict[str, list[str]] = {}
+        if untyped and language_entities is None:
+            by_type[_UNTYPED] = kept
+        elif untyped:
+            for lang, entities in language_entities.items():
+                by_type[f"{_UNTYPED}|{lang}"] = sorted(self._kept.intersection(entities))
+        else:
             for entity in kept:
                 for entity_type in dict.fromkeys(entity_types.get(entity, ())):
                     by_type.setdefault(entity_type, []).append(entity)
         self._by_type = by_type
+        self._by_language = untyped and language_entities is not None
+        self._untyped_sets = {key: frozenset(pool) for key, pool in by_type.items()} if untyped else {}
 
     def candidates_of_type(self, entity_type: str) -> list[str]:
         return self._by_type.get(entity_type, [])
 
-    def _types_of(self, entity: str) -> tuple[str, ...]:
+    def _types_of(self, entity: str, lang: str | None) -> tuple[str, ...]:
         if self.untyped:
-            return (_UNTYPED,)
+            return (f"{_UNTYPED}|{lang}",) if self._by_language else (_UNTYPED,)
         return tuple(dict.fromkeys(self._types.get(entity, ())))
 
-    def sample(self, entity: str, page_entities: Collection[str], pair_key: str) -> tuple[list[str], str | None]:
-        """``(negatives, None)`` or ``([], reason)`` for one pair; ``pair_key`` identifies the pair stably."""
+    def sample(
+        self, entity: str, page_entities: Collection[str], pair_key: str, lang: str | None = None
+    ) -> tuple[list[str], str | None]:
+        """``(negatives, None)`` or ``([], reason)`` for one pair of language ``lang``; ``pair_key`` identifies the
+        pair stably. ``lang`` picks the untyped pool when the sampler was given ``language_entities``."""
         rng = random.Random(f"{self.seed}|{pair_key}")
-        types = self._types_of(entity)
+        types = self._types_of(entity, lang)
         if not types:
             return [], NO_TYPE
         excluded = {e for e in (*page_entities, entity) if e in self._kept}
@@ -75,8 +89,8 @@ class HardNegativeSampler:
             pool = self._by_type.get(entity_type, ())
             if not pool:
                 return 0
-            if entity_type == _UNTYPED:
-                return len(pool) - len(excluded)
+            if self.untyped:
+                return len(pool) - len(excluded & self._untyped_sets[entity_type])
             return len(pool) - sum(1 for e in excluded if entity_type in self._types.get(e, ()))
 
         eligible = [t for t in types if allowed_count(t) >= self.k]

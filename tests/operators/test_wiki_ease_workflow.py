@@ -205,6 +205,30 @@ def test_without_wikidata_titles_are_ids_and_the_manifest_says_so(setup):
     assert "Madrid" in set(CorpusStore(store_url).read_table("ease").column("entity_id").to_pylist())
 
 
+def test_without_wikidata_each_language_draws_negatives_from_its_own_titles(setup, tmp_path):
+    """en + de dumps, no entity source: ids are titles (German ones ``dewiki:``-prefixed); every negative must be
+    an id of the pair's language, kept (linked more than once in total) and not linked on the pair's page."""
+    config, work, store_url = setup
+    german = write_dump(tmp_path / "dewiki.xml.bz2")  # the same pages in a second language
+    config = config.model_copy(update={"wikidata_json": None,
+                                       "dumps": [*config.dumps, WikiDump(lang="de", url=german)]})
+    shards, reports, _, _ = extract(config, work)
+    build_corpus(config, shards, reports, work, store_url)
+    rows = CorpusStore(store_url).read_table("ease").to_pylist()
+    on_page, counts = reference_links()  # by QID; titles as ids name the same entities
+    title_of = {qid: title for qid, (title, _) in TYPES.items()}
+    kept_titles = {title_of[q] for q, n in counts.items() if n > 1}
+    by_lang = {"en": 0, "de": 0}
+    for row in rows:
+        prefix = "dewiki:" if row["lang"] == "de" else ""
+        page_titles = {prefix + title_of[q] for q in on_page[row["page_id"]] if q}
+        candidates = {prefix + t for t in kept_titles} - page_titles - {row["entity_id"]}
+        (negative,) = row["hard_negative_ids"]
+        assert negative in candidates, (row["lang"], row["entity_id"], negative)
+        by_lang[row["lang"]] += 1
+    assert by_lang["en"] == by_lang["de"] > 0
+
+
 def test_config_rejects_duplicate_languages():
     with pytest.raises(ValueError, match="one dump"):
         EaseCorpusConfig(dumps=[WikiDump(lang="en", url="a"), WikiDump(lang="en", url="b")])

@@ -114,3 +114,25 @@ def test_negatives_are_only_kept_entities_and_never_on_the_page():
         negatives, reason = sampler.sample("Q1", page, f"pair{i}")
         assert reason is None and len(set(negatives)) == 3
         assert not set(negatives) & (page | {"Q1"}) and set(negatives) <= set(kept)
+
+
+def test_untyped_negatives_come_from_the_pairs_own_language():
+    # titles as ids: English ids bare, German ids "dewiki:"-prefixed, as the titles catalog mints them
+    english, german = ["Paris", "Rome", "Berlin", "Madrid"], ["dewiki:Paris", "dewiki:Rom", "dewiki:Berlin"]
+    kept = english + german + ["Oslo"]  # Oslo: kept, but no pair of either language links it here
+    sampler = HardNegativeSampler(kept, {}, k=1, seed=2, untyped=True, language_entities={"en": english, "de": german})
+    seen = {"en": set(), "de": set()}
+    for i in range(200):
+        (negative,), reason = sampler.sample("Paris", {"Paris", "Rome"}, f"en{i}", "en")
+        assert reason is None and negative in {"Berlin", "Madrid"}  # English, not on the page, not Paris
+        seen["en"].add(negative)
+        (negative,), reason = sampler.sample("dewiki:Paris", {"dewiki:Rom"}, f"de{i}", "de")
+        assert reason is None and negative == "dewiki:Berlin"
+        seen["de"].add(negative)
+    assert seen == {"en": {"Berlin", "Madrid"}, "de": {"dewiki:Berlin"}}
+    # the page check bites within the language: German candidates exhausted although English ones remain
+    assert sampler.sample("dewiki:Paris", {"dewiki:Rom", "dewiki:Berlin"}, "x", "de") == ([], NO_CANDIDATE)
+    assert sampler.sample("Paris", set(), "x", "fr") == ([], NO_CANDIDATE)  # a language with no entities
+    two = HardNegativeSampler(kept, {}, k=2, seed=2, untyped=True, language_entities={"en": english, "de": german})
+    negatives, reason = two.sample("Paris", {"Rome"}, "y", "en")
+    assert reason is None and sorted(negatives) == ["Berlin", "Madrid"]
