@@ -7,9 +7,13 @@ Stages (each resumable: a rerun with the same config skips finished work):
 2. **Link** (per shard): targets resolved through each language's redirect table (collected from the dump's own
    redirect pages; chains ``A → B → C`` are followed to ``C``, up to 8 hops, cycles stop; see
    :mod:`interlingua.operators.wiki.titles`), mapped to entity ids (Wikidata JSON dump sitelinks, else
-   ``page_props`` SQL dumps, else titles — recorded in the manifest config as ``entity_id_source``); link counts
-   per entity over all languages (one per (sentence, entity) pair); entities linked strictly more than
-   ``min_entity_links`` times (default 10, as in the paper) are kept.
+   ``page_props`` SQL dumps, else titles — recorded in the manifest config as ``entity_id_source``). Link count
+   of an entity: every link occurrence to it (after redirect resolution and mapping) inside the extracted prose
+   sentences — the sentences the corpus is made of, so not links in lists, tables, templates, or in sentences
+   outside ``min_sentence_chars``..``max_sentence_chars``; a sentence linking it twice counts 2 — summed over
+   all languages (with Wikidata or ``page_props`` ids an entity's links in every dump add up; titles as ids are
+   per language). Entities linked strictly more than ``min_entity_links`` times (default 10: the paper's
+   "entities with more than 10 hyperlinks", which counts hyperlinks, not sentences) are kept.
 3. **Negatives** (per shard): ``negatives_per_pair`` (default 1) kept entities sharing a P31 type with the
    pair's entity (a random one of its types that has candidates), never the entity itself and never an entity
    linked anywhere on the pair's page (any article link of the raw page, normalized and redirect-resolved, plus
@@ -76,7 +80,9 @@ class EaseCorpusConfig(Config):
     work_dir: str | None = None
     name: SafeName = "ease"
     min_entity_links: int = Field(
-        default=10, ge=0, description="keep entities linked strictly more than this many times (EASE: 10)"
+        default=10, ge=0,
+        description="keep entities linked strictly more than this many times: link occurrences in the extracted "
+        "sentences, summed over languages (EASE: 10)",
     )
     negatives_per_pair: int = Field(default=1, ge=1)
     max_pairs_per_entity: int = Field(default=10_000, ge=1)
