@@ -45,6 +45,31 @@ def contrastive_loss(variant: str, rank: int, world_size: int) -> dict:
     return {"loss": loss.detach(), "gradients": averaged_gradient_vector(model)}
 
 
+UNEVEN_PAIRS = {0: 5, 1: 3}  # of PAIRS: rank 0 holds pairs 0-4, rank 1 pairs 5-7
+
+
+def uneven_views(views: list[dict[str, torch.Tensor]], rank: int) -> list[dict[str, torch.Tensor]]:
+    """This rank's UNEVEN_PAIRS[rank] pairs of every view (hard-negative rows in whole pair blocks)."""
+    start, stop = sum(UNEVEN_PAIRS[r] for r in range(rank)), sum(UNEVEN_PAIRS[r] for r in range(rank + 1))
+    sliced = []
+    for view in views:
+        per_pair = view["token_ids"].shape[0] // PAIRS
+        sliced.append({name: tensor[start * per_pair:stop * per_pair] for name, tensor in view.items()})
+    return sliced
+
+
+def uneven_contrastive_loss(variant: str, rank: int) -> dict:
+    """As :func:`contrastive_loss`, with 5 pairs on rank 0 and 3 on rank 1."""
+    settings = LOSS_VARIANTS[variant]
+    model = TinyEncoder(dropout=0.0).double()
+    views = uneven_views(triplet_views(PAIRS, settings["negatives_per_pair"], seed=5), rank)
+    embeddings = [model.encode(view) for view in views]
+    negatives = embeddings[2] if len(embeddings) == 3 else None
+    loss = global_info_nce(embeddings[0], embeddings[1], negatives, temperature=0.1, **settings["options"])
+    loss.backward()
+    return {"loss": loss.detach(), "gradients": averaged_gradient_vector(model)}
+
+
 def all_scenarios(rank: int, world_size: int) -> dict:
     block = labelled_block(rank, LOCAL_ROWS[rank]).requires_grad_(True)
     gathered = gather_with_grad(block)
@@ -56,4 +81,5 @@ def all_scenarios(rank: int, world_size: int) -> dict:
         "offset": rank_offset(LOCAL_ROWS[rank], torch.device("cpu")),
         "gathered_ids": gather_no_grad(ids),
         "losses": {variant: contrastive_loss(variant, rank, world_size) for variant in LOSS_VARIANTS},
+        "uneven_losses": {variant: uneven_contrastive_loss(variant, rank) for variant in LOSS_VARIANTS},
     }

@@ -50,17 +50,34 @@ def test_backward_sums_gradients_of_all_workers_for_the_local_slice(worker_resul
     assert torch.equal(worker_results[1]["local_gradient"], summed_weights[3:])
 
 
-@pytest.mark.parametrize("variant", sorted(scenarios.LOSS_VARIANTS))
-def test_two_workers_equal_one_worker_with_double_batch(worker_results, variant):
+def one_worker(variant: str, dtype: torch.dtype):
+    """The encoder (its gradients filled) and the loss of 1 worker holding all PAIRS pairs."""
     settings = scenarios.LOSS_VARIANTS[variant]
-    model = TinyEncoder(dropout=0.0)
+    model = TinyEncoder(dropout=0.0).to(dtype)
     views = triplet_views(scenarios.PAIRS, settings["negatives_per_pair"], seed=5)
     embeddings = [model.encode(view) for view in views]
     negatives = embeddings[2] if len(embeddings) == 3 else None
     loss = info_nce(embeddings[0], embeddings[1], negatives, temperature=0.1, **settings["options"])
     loss.backward()
+    return model, loss
 
+
+@pytest.mark.parametrize("variant", sorted(scenarios.LOSS_VARIANTS))
+def test_two_workers_equal_one_worker_with_double_batch(worker_results, variant):
+    model, loss = one_worker(variant, torch.float32)
     worker_losses = [result["losses"][variant]["loss"] for result in worker_results]
     assert_close_relative(torch.stack(worker_losses).mean(), loss.detach())
     for result in worker_results:
         assert_close_relative(result["losses"][variant]["gradients"], gradient_vector(model))
+
+
+@pytest.mark.parametrize("variant", sorted(scenarios.LOSS_VARIANTS))
+def test_two_unequal_workers_equal_one_worker_with_their_batch(worker_results, variant):
+    """5 + 3 pairs on 2 gloo workers (float64): the mean of the workers' losses and the averaged gradients are
+    those of 1 worker with the 8 pairs (each worker scales its mean by W·n_r/N)."""
+    model, loss = one_worker(variant, torch.float64)
+    worker_losses = [result["uneven_losses"][variant]["loss"] for result in worker_results]
+    torch.testing.assert_close(torch.stack(worker_losses).mean(), loss.detach(), rtol=1e-12, atol=1e-12)
+    for result in worker_results:
+        torch.testing.assert_close(result["uneven_losses"][variant]["gradients"], gradient_vector(model),
+                                   rtol=1e-12, atol=1e-12)

@@ -16,6 +16,12 @@ gradients (DDP, DeepSpeed), each worker holds d/dθ (1/W · sum_r L_r): with equ
 mean-reduced local losses this is exactly the gradient of the mean loss over the global batch,
 i.e. W workers × batch B are equivalent to 1 worker × batch W·B.
 
+With *unequal* local batches (n_r rows on worker r, N = sum_r n_r) averaging the workers' means would
+weight a row of worker r by 1/(W·n_r) instead of 1/N. :func:`batch_layout` gives the factor W·n_r/N by
+which worker r multiplies its mean loss (:func:`share_of_global_mean`), so that the average over workers
+is again the mean over all N rows, for the loss value and its gradient. The factor is exactly 1 when all
+workers hold equal batches (results unchanged, bit for bit).
+
 Local batches may have different sizes along dim 0 (e.g. the last batch of an epoch); the other
 dimensions must agree. Tensors are gathered whole along dim 0, so a tensor shaped [B, k, D]
 (k hard negatives per anchor) keeps each anchor's k rows together: gathered[offset_r + i, j] is
@@ -66,6 +72,28 @@ def rank_offset(local_size: int, device: torch.device, group: ProcessGroup | Non
     """
     sizes = gather_sizes(local_size, device, group)
     return sum(sizes[: rank(group)])
+
+
+def batch_layout(local_size: int, device: torch.device, group: ProcessGroup | None = None) -> tuple[int, float]:
+    """``(offset, weight)`` of this worker's ``local_size`` rows in the global batch (one collective).
+
+    ``offset`` is :func:`rank_offset`; ``weight`` = W·n_r/N, the factor that turns this worker's mean over its
+    own rows into its share of the global mean (averaged over the W workers, as DDP/DeepSpeed average
+    gradients): 1.0 exactly when every worker holds ``local_size`` rows, and always on one process.
+    """
+    sizes = gather_sizes(local_size, device, group)
+    offset = sum(sizes[: rank(group)])
+    if all(size == local_size for size in sizes):
+        return offset, 1.0
+    return offset, len(sizes) * local_size / sum(sizes)
+
+
+def share_of_global_mean(loss: Tensor, local_size: int, group: ProcessGroup | None = None) -> Tensor:
+    """Scale ``loss``, a mean over this worker's ``local_size`` rows, by W·n_r/N (:func:`batch_layout`): the
+    average over workers of the returned values (and of their gradients) is the mean over all rows of the
+    global batch, whatever the local sizes. Unchanged when the sizes are equal or not distributed."""
+    _, weight = batch_layout(local_size, loss.device, group)
+    return loss if weight == 1.0 else loss * weight
 
 
 def _all_gather_dim0(x: Tensor, group: ProcessGroup | None) -> tuple[Tensor, list[int]]:

@@ -30,7 +30,10 @@ sim = cos/τ. The same parameter regulariser can be added (``regularization_weig
 * strong: negatives from *both* languages — for each of the 2n vectors the candidates are the other
   2n − 1 vectors (NT-Xent, Chen et al. 2020), the positive being its aligned partner.
 
-Across workers the candidates are the global batch.
+Across workers the candidates are the global batch. Every worker returns its share of the global mean
+(its mean over its n_r pairs times W·n_r/N, :func:`interlingua.trainers.distributed.gather.share_of_global_mean`;
+workers hold different numbers of word pairs), so the gradient averaging of DeepSpeed gives the mean over all
+N pairs; the parameter regulariser is added unscaled on every worker.
 """
 
 from __future__ import annotations
@@ -47,7 +50,7 @@ from torch import Tensor, nn
 from torch.distributed import ProcessGroup
 
 from interlingua.models.token_vectors import check_layer, parse_pairs, parse_words, select_pairs
-from interlingua.trainers.distributed.gather import gather_with_grad, rank_offset
+from interlingua.trainers.distributed.gather import batch_layout, gather_with_grad, share_of_global_mean
 from interlingua.trainers.objectives.base import Objective, ObjectiveOptions, ObjectiveSetup, ViewMaker, Views
 from interlingua.trainers.objectives.global_info_nce import global_info_nce
 from interlingua.trainers.objectives.options import require_choice, require_non_negative, require_positive
@@ -67,22 +70,25 @@ class LinearAlignmentMapping(nn.Module):
         dim: vector dimension D.
         orthogonality_beta: β of the orthogonality update (0 disables it).
 
-    ``forward(source [n, D], target [n, D])`` returns the mean squared L2 distance of x_i and W y_i;
+    ``forward(source [n, D], target [n, D])`` returns the mean squared L2 distance of x_i and W y_i (this
+    worker's share of the global mean over ``group``: times W·n_r/N);
     call :meth:`orthogonalize_` after every optimizer step; ``map(vectors)`` applies W (to target vectors).
     """
 
-    def __init__(self, dim: int, orthogonality_beta: float = 0.01) -> None:
+    def __init__(self, dim: int, orthogonality_beta: float = 0.01, group: ProcessGroup | None = None) -> None:
         super().__init__()
         require_positive("dim", dim)
         self.orthogonality_beta = require_non_negative("orthogonality_beta", orthogonality_beta)
         self.weight = nn.Parameter(torch.eye(int(dim)))
+        self.group = group
 
     def map(self, vectors: Tensor) -> Tensor:
         return vectors @ self.weight.T
 
     def forward(self, source: Tensor, target: Tensor) -> Tensor:
         _require_pairs(source, target)
-        return (source - self.map(target)).pow(2).sum(dim=1).mean()
+        mean = (source - self.map(target)).pow(2).sum(dim=1).mean()
+        return share_of_global_mean(mean, source.shape[0], self.group)
 
     @torch.no_grad()
     def orthogonalize_(self) -> None:
@@ -133,19 +139,24 @@ class L2AlignmentLoss(nn.Module):
     Args:
         anchor: :class:`ParameterAnchor` made from the encoder before training (None: no regulariser).
         regularization_weight: λ >= 0.
+        group: process group whose workers' pairs make the global mean (None: world).
 
-    ``forward(source [n, D], target [n, D])`` returns a scalar. The regulariser is added on every worker;
-    data-parallel averaging leaves it unchanged.
+    ``forward(source [n, D], target [n, D])`` returns a scalar: the mean over this worker's pairs times W·n_r/N
+    (its share of the global mean). The regulariser is added on every worker; data-parallel averaging leaves it
+    unchanged.
     """
 
-    def __init__(self, anchor: ParameterAnchor | None = None, regularization_weight: float = 1.0) -> None:
+    def __init__(self, anchor: ParameterAnchor | None = None, regularization_weight: float = 1.0,
+                 group: ProcessGroup | None = None) -> None:
         super().__init__()
         self.anchor = anchor
+        self.group = group
         self.regularization_weight = require_non_negative("regularization_weight", regularization_weight)
 
     def forward(self, source: Tensor, target: Tensor) -> Tensor:
         _require_pairs(source, target)
-        return add_anchor_penalty((source - target).pow(2).sum(dim=1).mean(), self.anchor, self.regularization_weight)
+        mean = share_of_global_mean((source - target).pow(2).sum(dim=1).mean(), source.shape[0], self.group)
+        return add_anchor_penalty(mean, self.anchor, self.regularization_weight)
 
 
 class CosineHead(nn.Sequential):
@@ -207,7 +218,7 @@ class ContrastiveAlignmentLoss(nn.Module):
     def _strong(self, source_z: Tensor, target_z: Tensor) -> Tensor:
         """NT-Xent over the 2M gathered vectors [X; Y], self excluded, positive = aligned partner."""
         local = source_z.shape[0]
-        offset = rank_offset(local, source_z.device, self.group)
+        offset, weight = batch_layout(local, source_z.device, self.group)
         all_source = F.normalize(gather_with_grad(source_z, self.group), dim=-1)
         all_target = F.normalize(gather_with_grad(target_z, self.group), dim=-1)
         total = all_source.shape[0]
@@ -219,7 +230,8 @@ class ContrastiveAlignmentLoss(nn.Module):
         logits = anchors @ candidates.T / self.temperature
         self_mask = F.one_hot(own_rows, 2 * total).bool()
         logits = logits.masked_fill(self_mask, float("-inf"))
-        return F.cross_entropy(logits, partner_rows)
+        loss = F.cross_entropy(logits, partner_rows)
+        return loss * weight if weight != 1.0 else loss
 
 
 # -- explicit alignment on the training engine ---------------------------------------------------------------
@@ -280,14 +292,15 @@ class ExplicitAlignment(Objective):
         self.token_layer = options.align_layer
         self.trains_encoder = options.method != "linear"
         if options.method == "linear":
-            self.criterion = LinearAlignmentMapping(setup.dim, orthogonality_beta=options.orthogonality_beta)
+            self.criterion = LinearAlignmentMapping(setup.dim, orthogonality_beta=options.orthogonality_beta,
+                                                    group=setup.group)
         else:
             weight = options.regularization_weight
             if weight is None:
                 weight = 1.0 if options.method == "l2" else 0.0
             anchor = ParameterAnchor(setup.encoder) if weight > 0 else None
             if options.method == "l2":
-                self.criterion = L2AlignmentLoss(anchor, regularization_weight=weight)
+                self.criterion = L2AlignmentLoss(anchor, regularization_weight=weight, group=setup.group)
             else:
                 self.criterion = ContrastiveAlignmentLoss(setup.dim, strength=options.method,
                                                           temperature=options.temperature,

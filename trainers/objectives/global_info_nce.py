@@ -3,7 +3,9 @@
 :func:`global_info_nce` is what every objective class calls: it gathers positives, hard negatives and
 (for the two-directional loss) anchors with gradient, finds this worker's offset in the gathered batch
 and calls :func:`interlingua.trainers.objectives.contrastive.info_nce`. On one process it is exactly
-``info_nce`` on the local batch.
+``info_nce`` on the local batch. With unequal local batches the mean is scaled by W·n_r/N
+(:func:`interlingua.trainers.distributed.gather.batch_layout`), so that averaging over workers gives the
+global mean whatever the sizes (EASE drops rows with unknown entities, word-pair counts differ per worker).
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from __future__ import annotations
 from torch import Tensor
 from torch.distributed import ProcessGroup
 
-from interlingua.trainers.distributed.gather import gather_with_grad, rank_offset
+from interlingua.trainers.distributed.gather import batch_layout, gather_with_grad
 from interlingua.trainers.objectives.blockwise_cross_entropy import DEFAULT_BLOCK_ROWS
 from interlingua.trainers.objectives.contrastive import Reduction, group_hard_negatives, info_nce
 
@@ -42,8 +44,11 @@ def global_info_nce(
             the number of *local* anchors; the candidates are the gathered batch.
 
     Returns:
-        The loss of the local anchors (mean by default). Averaging the parameter gradients over workers
-        (DDP/DeepSpeed) then gives the gradient of the mean loss over the global batch.
+        The loss of the local anchors. ``reduction="mean"``: their mean times W·n_r/N (n_r local anchors on
+        worker r of W, N in all; the factor is 1 when the local batches are equal), so the average of the
+        workers' values is the mean loss over the global batch and averaging the parameter gradients over
+        workers (DDP/DeepSpeed) gives its gradient, as 1 worker with the whole batch would. "sum" / "none":
+        unscaled.
     """
     if positives.shape[0] != anchors.shape[0]:
         raise ValueError(
@@ -53,8 +58,8 @@ def global_info_nce(
     if hard_negatives is not None:
         local_negatives = group_hard_negatives(hard_negatives, anchors.shape[0], anchors.shape[-1])
         gathered_negatives = gather_with_grad(local_negatives, group)
-    offset = rank_offset(anchors.shape[0], anchors.device, group)
-    return info_nce(
+    offset, weight = batch_layout(anchors.shape[0], anchors.device, group)
+    loss = info_nce(
         anchors,
         gather_with_grad(positives, group),
         gathered_negatives,
@@ -67,3 +72,4 @@ def global_info_nce(
         reduction=reduction,
         block_rows=block_rows,
     )
+    return loss * weight if reduction == "mean" and weight != 1.0 else loss
