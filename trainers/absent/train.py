@@ -125,8 +125,12 @@ def train_absent(x_parallel: np.ndarray, y_parallel: np.ndarray, x_unpaired: np.
         sums = {"d_loss": 0.0, "g_adversarial": 0.0, "g_paired": 0.0}
         for _ in range(steps):
             b = settings.batch_size
-            ip = torch.as_tensor(rng.integers(0, len(xp), size=b))
+            drawn = rng.integers(0, len(xp), size=b)
+            ip = torch.as_tensor(drawn)
             bx, by = xp[ip], yp[ip]
+            # mismatch partners: y_j for x_i (and x_j for y_i) with j != i as parallel pairs, not batch positions
+            jp = torch.as_tensor(mismatch_partners(drawn, len(xp), rng)) if settings.mismatch else None
+            mx, my = (xp[jp], yp[jp]) if jp is not None else (None, None)
             ax = x_all[torch.as_tensor(rng.integers(0, len(x_all), size=b))]
             ay = y_all[torch.as_tensor(rng.integers(0, len(y_all), size=b))]
             for net in nets.values():
@@ -135,7 +139,7 @@ def train_absent(x_parallel: np.ndarray, y_parallel: np.ndarray, x_unpaired: np.
             with torch.no_grad():
                 gx = nets["G"](ax)
                 fy = nets["F"](ay) if "F" in nets else None
-            loss_d = _discriminator_loss(nets, settings, d_loss, plain_d_loss, bx, by, ax, ay, gx, fy)
+            loss_d = _discriminator_loss(nets, settings, d_loss, plain_d_loss, bx, by, mx, my, ax, ay, gx, fy)
             d_opt.zero_grad()
             loss_d.backward()
             d_opt.step()
@@ -183,13 +187,22 @@ def _networks(settings: AbsentSettings, dx: int, dy: int, maps=(None, None)) -> 
     return nets
 
 
-def _discriminator_loss(nets, settings, d_loss, plain_d_loss, bx, by, ax, ay, gx, fy):
+def mismatch_partners(drawn: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
+    """For each drawn parallel pair i, another pair j != i (uniform over the other n - 1): (x_i, y_j) is a
+    mismatch (false) pair of the paper. Pairs are told apart by index, so a batch drawn with replacement never
+    labels a true translation false (shifting batch positions did, where a pair was drawn twice in a row)."""
+    if n < 2:
+        raise ValueError(f"mismatch pairs need at least 2 parallel pairs; got {n}")
+    return (np.asarray(drawn) + rng.integers(1, n, size=len(drawn))) % n
+
+
+def _discriminator_loss(nets, settings, d_loss, plain_d_loss, bx, by, mx, my, ax, ay, gx, fy):
     if not settings.pair_discriminators:  # conditional GAN: single vectors, real vs generated
         return plain_d_loss(nets["D_Y"](ay), nets["D_Y"](gx)) + plain_d_loss(nets["D_X"](ax), nets["D_X"](fy))
-    shifted = torch.roll(torch.arange(len(bx)), 1)  # y_j with j != i: a non-translation of x_i
-    loss = d_loss(nets["D_Y"](bx, by), nets["D_Y"](ax, gx), nets["D_Y"](bx, by[shifted]))
+    mismatch = settings.mismatch  # (x_i, y_j) and (x_j, y_i), j != i: non-translations
+    loss = d_loss(nets["D_Y"](bx, by), nets["D_Y"](ax, gx), nets["D_Y"](bx, my) if mismatch else None)
     if settings.bidirectional:
-        loss = loss + d_loss(nets["D_X"](bx, by), nets["D_X"](fy, ay), nets["D_X"](bx[shifted], by))
+        loss = loss + d_loss(nets["D_X"](bx, by), nets["D_X"](fy, ay), nets["D_X"](mx, by) if mismatch else None)
     if settings.direction:
         loss = loss + plain_d_loss(nets["D_dir"](ax, gx), nets["D_dir"](fy, ay))
     return loss
