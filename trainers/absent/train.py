@@ -221,7 +221,10 @@ def _generator_adversarial(nets, settings, adversarial, ax, ay, gx, fy):
 
 def split_parallel(n: int, ratio: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
     """(parallel rows, unpaired rows) of ``range(n)``: a seeded ``ratio`` keeps its alignment, the rest is
-    used as unpaired sentences on both sides (each side shuffled independently by the caller)."""
+    used as unpaired sentences on both sides. The unpaired rows are the same, in the same order, on both sides;
+    nothing shuffles them: :func:`train_absent` draws its unpaired x and y batches independently, so their
+    alignment is never used. Each unpaired x still has its translation among the unpaired y (comparable, not
+    truly unpaired data)."""
     if not 0.0 < ratio <= 1.0:
         raise ValueError(f"parallel ratio must lie in (0, 1]; got {ratio}")
     order = np.random.default_rng(seed).permutation(n)
