@@ -5,9 +5,13 @@ e5-small asset) ranks highest for x, among the targets of the pairs with the sam
 subject to two guards against false negatives (a translation of x that is not y):
 
 - it is not y, nor the target of any pair whose source is x's text;
-- its cosine with x is below ``max_ratio`` × cos(x, y): the positive-aware threshold of NV-Retriever's
-  "TopK-PercPos" (Moreira et al. 2024, "NV-Retriever: Improving text embedding models with effective
-  hard-negative mining", 95 % of the positive's score).
+- its cosine with x is below cos(x, y) − (1 − ``max_ratio``) × |cos(x, y)|: the positive-aware threshold of
+  NV-Retriever's "TopK-PercPos" (Moreira et al. 2024, "NV-Retriever: Improving text embedding models with
+  effective hard-negative mining", 95 % of the positive's score), written so that it holds for either sign. For
+  a positive cos(x, y) it is ``max_ratio`` × cos(x, y) exactly as the paper's; for a negative one, where 95 % of
+  the score would lie *above* it (0.95 × −0.10 = −0.095 would let a −0.097 candidate, closer to x than y is,
+  through), the candidate must be as far below: (2 − ``max_ratio``) × cos(x, y) (−0.105). Every negative is
+  therefore strictly less similar to x than y is, by at least (1 − ``max_ratio``) of the positive's magnitude.
 
 Guo et al. 2018 ("Effective Parallel Corpus Mining using Bilingual Sentence Embeddings") train translation ranking
 with such hard negatives; ``translation_ranking`` reads the column with ``hard_negatives: true``.
@@ -42,12 +46,20 @@ class HardNegativesConfig(Config):
     model: str | None = Field(None, description="the frozen encoder that ranks the candidates; default: the e5-small "
                                                 "asset")
     max_ratio: float = Field(0.95, gt=0, le=1, description="a candidate's cosine with the source must be below "
-                                                           "max_ratio x the positive's (false-negative guard)")
+                                                           "the positive's minus (1 - max_ratio) x its magnitude: "
+                                                           "max_ratio x a positive cosine (false-negative guard)")
     name: SafeName | None = Field(None, description="corpus name in the store; default: <corpus>-hn")
     state_dir: str | None = Field(None, description="default: $INTERLINGUA_HOME or ./.interlingua")
 
 
 CONFIG = HardNegativesConfig
+
+
+def guard_threshold(positive, max_ratio: float):
+    """The cosine a candidate must stay below (module docstring): ``max_ratio`` × ``positive`` for a positive (or
+    zero) positive cosine, (2 − ``max_ratio``) × ``positive`` for a negative one — ``positive`` − (1 − ``max_ratio``)
+    × |``positive``| either way."""
+    return max_ratio * positive if positive >= 0 else (2 - max_ratio) * positive
 
 
 def mine_hard_negatives(src: np.ndarray, tgt: np.ndarray, src_text: list[str], tgt_text: list[str],
@@ -81,7 +93,7 @@ def mine_hard_negatives(src: np.ndarray, tgt: np.ndarray, src_text: list[str], t
             i = start + row
             s = sims[row].copy()
             s[list(own[src_text[i]])] = -np.inf
-            s[s >= max_ratio * positive[i]] = -np.inf
+            s[s >= guard_threshold(positive[i], max_ratio)] = -np.inf
             best = int(np.argmax(s))  # the first maximum: ties go to the earlier pair
             if np.isfinite(s[best]):
                 index[i], score[i] = candidates[best], s[best]

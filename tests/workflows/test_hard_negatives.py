@@ -35,6 +35,51 @@ def test_the_highest_ranked_other_target_under_the_ratio_is_chosen():
     assert sims[0, 1] >= 0.95 * sims[0, 0] and index[0] != 1
 
 
+def _pair_with_cosines(positive, candidates):
+    """Source 0 and its target at cosine ``positive``, and one pair per candidate cosine whose target has that cosine
+    with source 0; every other vector gets a private axis, so nothing else is near source 0."""
+    dim = 2 + 2 * len(candidates)
+    src, tgt = np.zeros((1 + len(candidates), dim)), np.zeros((1 + len(candidates), dim))
+    src[0, 0] = 1.0
+    tgt[0, 0], tgt[0, 1] = positive, np.sqrt(1 - positive**2)
+    for k, cosine in enumerate(candidates, start=1):
+        src[k, 2 * k] = 1.0
+        tgt[k, 0], tgt[k, 2 * k + 1] = cosine, np.sqrt(1 - cosine**2)
+    return src, tgt
+
+
+@pytest.mark.parametrize(("positive", "candidates", "want"), [
+    (-0.10, [-0.097, -0.2], 2),  # -0.097 is closer to the source than its own target: never a negative
+    (-0.10, [-0.104, -0.106], 2),  # the margin is 5 % of |-0.10|: under -0.105
+    (0.50, [0.48, 0.47], 2),  # positive cosines: under 0.95 x 0.50 = 0.475, as NV-Retriever's
+    (0.50, [0.60, 0.476, 0.474], 3),
+    (0.0, [0.0, -0.01], 2),  # a zero positive: strictly below it
+])
+def test_the_false_negative_guard_holds_for_either_sign_of_the_positive(positive, candidates, want):
+    src, tgt = _pair_with_cosines(positive, candidates)
+    n = len(src)
+    index, score = mine_hard_negatives(src, tgt, [f"s{i}" for i in range(n)], [f"t{i}" for i in range(n)])
+    assert index[0] == want and score[0] == pytest.approx(candidates[want - 1], abs=1e-9)
+    assert score[0] < positive  # every negative is less similar to the source than its own target
+
+
+def test_the_guard_matches_a_brute_force_reference_on_random_vectors_of_both_signs():
+    rng = np.random.default_rng(5)
+    for trial in range(20):
+        n, dim = 30, 4
+        src = rng.normal(size=(n, dim))
+        src /= np.linalg.norm(src, axis=1, keepdims=True)
+        tgt = rng.normal(size=(n, dim)) + (0.5 if trial % 2 else -0.5) * src  # positives mostly > 0, or < 0
+        tgt /= np.linalg.norm(tgt, axis=1, keepdims=True)
+        index, _ = mine_hard_negatives(src, tgt, [f"s{i}" for i in range(n)], [f"t{i}" for i in range(n)], 0.9)
+        for i in range(n):
+            pos = float(src[i] @ tgt[i])
+            limit = pos - 0.1 * abs(pos)
+            allowed = [j for j in range(n) if j != i and float(src[i] @ tgt[j]) < limit]
+            want = max(allowed, key=lambda j: float(src[i] @ tgt[j])) if allowed else -1
+            assert index[i] == want, (trial, i)
+
+
 def test_targets_of_the_same_source_and_repeated_targets_are_never_negatives():
     src = _unit([[1, 0], [1, 0], [0.8, 0.6], [0, 1]])
     tgt = _unit([[1, 0.1], [1, 0.2], [0.7, 0.7], [0.1, 1]])
