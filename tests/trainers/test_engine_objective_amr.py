@@ -41,3 +41,13 @@ def test_existing_objectives_keep_their_columns():
     assert columns("translation_ranking") == ("src", "tgt")
     assert columns("simcse_unsup") == ("text", "text")
     assert columns("simcse_sup") == ("premise", "entailment", "contradiction")
+
+
+def test_amr_retrofit_reverse_direction_option_reaches_the_loss():
+    torch.manual_seed(1)
+    a, p, n = torch.randn(6, 8), torch.randn(6, 8), torch.randn(6, 8)
+    assert _build(TrainConfig(objective="amr_retrofit")).criterion.reverse_direction is False
+    objective = _build(TrainConfig(objective="amr_retrofit", reverse_direction=True))
+    expected = AMRRetrofitLoss(0.05, reverse_direction=True)(a, p, n)
+    torch.testing.assert_close(objective.loss([a, p, n]), expected)
+    assert not torch.allclose(expected, SupervisedSimCSELoss(0.05)(a, p, n))

@@ -151,3 +151,38 @@ def test_amr_encoder_trains_on_mixed_batches():
     before = evaluation_loss()
     train_losses(model.parameters(), step_loss, steps=40, lr=0.02)
     assert evaluation_loss() < 0.8 * before
+
+
+def _authors_released_loss(premise, entailment, contradiction, temperature):
+    """Independent float64 numpy transcription of MSE-AMR's cl_forward: cos over [entailments; contradictions] / τ,
+    CE with labels 0..N-1, plus CE of the transposed premise-entailment block (entailment → premise), summed."""
+    import numpy as np
+
+    def unit(x):
+        x = x.detach().numpy().astype(np.float64)
+        return x / np.linalg.norm(x, axis=1, keepdims=True)
+
+    p, e, c = unit(premise), unit(entailment), unit(contradiction)
+    scores = p @ np.concatenate([e, c]).T / temperature
+
+    def cross_entropy(logits):
+        top = logits.max(axis=1, keepdims=True)
+        log_norm = top[:, 0] + np.log(np.exp(logits - top).sum(axis=1))
+        return float(np.mean(log_norm - np.diag(logits[:, : len(logits)])))
+
+    n = len(p)
+    return cross_entropy(scores) + cross_entropy(scores[:n, :n].T.copy())
+
+
+def test_reverse_direction_is_the_authors_released_loss():
+    generator = torch.Generator().manual_seed(3)
+    p, e, c = (torch.randn(8, 16, generator=generator, dtype=torch.float64) for _ in range(3))
+    authors = _authors_released_loss(p, e, c, 0.05)
+    released = AMRRetrofitLoss(0.05, reverse_direction=True)(p, e, c)
+    assert released.item() == pytest.approx(authors, rel=1e-12)
+    torch.testing.assert_close(released, 2 * info_nce(p, e, c[:, None], temperature=0.05, symmetric=True))
+    paper = AMRRetrofitLoss(0.05)(p, e, c)  # default: the paper's equation, one direction
+    torch.testing.assert_close(paper, info_nce(p, e, c[:, None], temperature=0.05))
+    assert paper.item() != pytest.approx(authors, rel=1e-3)
+    with pytest.raises(ValueError, match="reverse_direction"):
+        AMRRetrofitLoss(reverse_direction="yes")

@@ -12,7 +12,16 @@ English text/graphs. With AMR-encoder embeddings g (premise), g⁺ (entailment),
     \ell_i = -\log \frac{e^{\cos(g_i, g_i^+)/\tau}}
         {\sum_{j=1}^{N} \left(e^{\cos(g_i, g_j^+)/\tau} + e^{\cos(g_i, g_j^-)/\tau}\right)}, \quad \tau = 0.05
 
-(batch 512 in the paper; across workers N is the global batch). For downstream use the sentence
+(batch 512 in the paper; across workers N is the global batch). This is the paper's equation (SimCSE's
+supervised loss, one direction) and the default. The authors' released code (MSE-AMR ``simcse/models.py``,
+``cl_forward``) adds the entailment → premise direction, without hard negatives, and sums the two:
+
+.. math::
+
+    \ell_i^{\text{code}} = \ell_i - \log \frac{e^{\cos(g_i^+, g_i)/\tau}}{\sum_{j=1}^{N} e^{\cos(g_i^+, g_j)/\tau}}
+
+``reverse_direction=True`` (option ``reverse_direction`` of the ``amr_retrofit`` objective) gives that form: in
+our terms 2 × ``info_nce(g, g⁺, g⁻, symmetric=True)`` (the mean of the two directions, doubled). For downstream use the sentence
 embedding s of the original multilingual encoder and the AMR embedding h of the sentence's graph are
 combined (:func:`combine_embeddings`): s/‖s‖ ⊕ h/‖h‖ (paper's choice, default), s ⊕ h, s + h,
 s/‖s‖ + h/‖h‖.
@@ -27,8 +36,17 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 from torch.distributed import ProcessGroup
 
+from pydantic import Field
+
+from interlingua.trainers.objectives.base import Objective, ObjectiveSetup
+from interlingua.trainers.objectives.global_info_nce import global_info_nce
 from interlingua.trainers.objectives.options import require_choice
-from interlingua.trainers.objectives.simcse import SupervisedSimCSELoss, TemperatureObjective
+from interlingua.trainers.objectives.simcse import (
+    SimCSEOptions,
+    SupervisedSimCSELoss,
+    TemperatureObjective,
+    triple_hard_negatives,
+)
 
 Combination = Literal["concat_normalized", "concat", "sum", "sum_normalized"]
 COMBINATIONS: tuple[str, ...] = ("concat_normalized", "concat", "sum", "sum_normalized")
@@ -40,17 +58,29 @@ class AMRRetrofitLoss(nn.Module):
     Args:
         temperature: τ > 0.
         group: process group for cross-worker negatives.
+        reverse_direction: False (default): the paper's equation, premise → entailment with the contradictions
+            as hard negatives. True: the authors' released code, that term plus the entailment → premise term
+            (candidates: the premises of the batch), summed.
 
     Inputs of ``forward``: ``premise``, ``entailment`` [n, D] and optional ``contradiction`` [n, D]
     (hard negative) — AMR-encoder embeddings of the mixed inputs. Output: scalar, mean over this worker.
     """
 
-    def __init__(self, temperature: float = 0.05, group: ProcessGroup | None = None) -> None:
+    def __init__(self, temperature: float = 0.05, group: ProcessGroup | None = None,
+                 reverse_direction: bool = False) -> None:
         super().__init__()
+        if not isinstance(reverse_direction, bool):
+            raise ValueError(f"reverse_direction must be True or False, got {reverse_direction!r}")
         self.supervised = SupervisedSimCSELoss(temperature=temperature, group=group)
+        self.reverse_direction = reverse_direction
 
     def forward(self, premise: Tensor, entailment: Tensor, contradiction: Tensor | None = None) -> Tensor:
-        return self.supervised(premise, entailment, contradiction)
+        if not self.reverse_direction:
+            return self.supervised(premise, entailment, contradiction)
+        hard_negatives = triple_hard_negatives(premise, entailment, contradiction)
+        both = global_info_nce(premise, entailment, hard_negatives, temperature=self.supervised.temperature,
+                               symmetric=True, group=self.supervised.group)
+        return 2.0 * both  # info_nce averages the two directions; the authors' code adds them
 
 
 def combine_embeddings(sentence: Tensor, amr: Tensor, mode: Combination = "concat_normalized") -> Tensor:
@@ -69,10 +99,22 @@ def combine_embeddings(sentence: Tensor, amr: Tensor, mode: Combination = "conca
     return torch.cat([sentence, amr], dim=-1) if mode.startswith("concat") else sentence + amr
 
 
+class AMRRetrofitOptions(SimCSEOptions):
+    reverse_direction: bool = Field(
+        False, description="false: the paper's loss (premise → entailment, contradictions as hard negatives); true: "
+                           "the authors' released code, plus the entailment → premise term, summed")
+
+
 class AMRRetrofit(TemperatureObjective):
     """Engine objective ``amr_retrofit``: columns ``premise``, ``entailment``, ``contradiction``, each holding
     English text or a linearized AMR graph (mixed training, Algorithm 1)."""
 
     name = "amr_retrofit"
+    Options = AMRRetrofitOptions
     text_columns = ("premise", "entailment", "contradiction")
     loss_class = AMRRetrofitLoss
+
+    def __init__(self, options: AMRRetrofitOptions, setup: ObjectiveSetup) -> None:
+        Objective.__init__(self, options, setup)
+        self.criterion = AMRRetrofitLoss(options.temperature, group=setup.group,
+                                         reverse_direction=options.reverse_direction)

@@ -74,19 +74,24 @@ class SupervisedSimCSELoss(nn.Module):
         self.group = group
 
     def forward(self, premise: Tensor, entailment: Tensor, contradiction: Tensor | None = None) -> Tensor:
-        if premise.shape != entailment.shape:
-            raise ValueError(
-                f"premise {tuple(premise.shape)} and entailment {tuple(entailment.shape)} must have the same shape"
-            )
-        hard_negatives = None
-        if contradiction is not None:
-            if contradiction.dim() == 2 and contradiction.shape != premise.shape:
-                raise ValueError(
-                    f"contradiction {tuple(contradiction.shape)} must match premise {tuple(premise.shape)} "
-                    "(or be [n, k, D] for k hard negatives per premise)"
-                )
-            hard_negatives = contradiction.unsqueeze(1) if contradiction.dim() == 2 else contradiction
+        hard_negatives = triple_hard_negatives(premise, entailment, contradiction)
         return global_info_nce(premise, entailment, hard_negatives, temperature=self.temperature, group=self.group)
+
+
+def triple_hard_negatives(premise: Tensor, entailment: Tensor, contradiction: Tensor | None) -> Tensor | None:
+    """Check an NLI triple's shapes; the contradictions as [n, k, D] hard negatives (None without them)."""
+    if premise.shape != entailment.shape:
+        raise ValueError(
+            f"premise {tuple(premise.shape)} and entailment {tuple(entailment.shape)} must have the same shape"
+        )
+    if contradiction is None:
+        return None
+    if contradiction.dim() == 2 and contradiction.shape != premise.shape:
+        raise ValueError(
+            f"contradiction {tuple(contradiction.shape)} must match premise {tuple(premise.shape)} "
+            "(or be [n, k, D] for k hard negatives per premise)"
+        )
+    return contradiction.unsqueeze(1) if contradiction.dim() == 2 else contradiction
 
 
 class SimCSEOptions(ObjectiveOptions):
