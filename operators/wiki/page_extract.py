@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from interlingua.operators.wiki.dump_pages import RawPage
 from interlingua.operators.wiki.sentence_split import split_sentences
@@ -99,7 +99,7 @@ def page_link_titles(text: str, settings: ExtractionSettings, page_title: str | 
     for match in _ANY_LINK_TARGET.finditer(text):
         target = match.group(1)
         if settings.prefixes.classify(target) == "article":
-            title = normalize_title(target, settings.first_letter_case, page_title)
+            title = normalize_title(settings.prefixes.local_target(target), settings.first_letter_case, page_title)
             if title:
                 titles.add(title)
     return tuple(sorted(titles))
@@ -125,6 +125,8 @@ def extract_page(page: RawPage, lang: str, settings: ExtractionSettings) -> Page
 
 
 def _extract_page(page: RawPage, lang: str, settings: ExtractionSettings) -> PageExtraction:
+    if settings.prefixes.own_language != lang:  # a prefix naming lang links back into this wiki
+        settings = replace(settings, prefixes=settings.prefixes.for_language(lang))
     title = normalize_title(page.title, settings.first_letter_case)
     result = PageExtraction(page_id=page.page_id, title=title)
     if page.namespace != ARTICLE_NAMESPACE:

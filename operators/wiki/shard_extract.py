@@ -68,11 +68,11 @@ def extract_shard(shard: DumpShard, settings: ExtractionSettings, work_url: str)
     redirects: list[tuple[str, str]] = []
     pages: list[tuple[int, str, list[str]]] = []
     buffer: list[dict] = []
-    configured = None if stream.siteinfo is None else _with_site(settings, stream.siteinfo)
+    configured = None if stream.siteinfo is None else _with_site(settings, stream.siteinfo, shard.lang)
     with fs.open(f"{out_path}/sentences.parquet", "wb") as handle, pq.ParquetWriter(handle, SENTENCES_SCHEMA) as writer:
         for page in iter_pages(iter_shard_bytes(shard), stream):
             if configured is None:
-                configured = _with_site(settings, stream.siteinfo or SiteInfo())
+                configured = _with_site(settings, stream.siteinfo or SiteInfo(), shard.lang)
             counters["pages"] += 1
             extraction = extract_page(page, shard.lang, configured)
             issues.update(extraction.issues)
@@ -136,10 +136,10 @@ def read_report(work_url: str, shard: DumpShard) -> dict:
         return json.load(handle)
 
 
-def _with_site(settings: ExtractionSettings, site: SiteInfo) -> ExtractionSettings:
+def _with_site(settings: ExtractionSettings, site: SiteInfo, lang: str) -> ExtractionSettings:
     return replace(
         settings,
-        prefixes=NamespacePrefixes.from_siteinfo(site.namespaces),
+        prefixes=NamespacePrefixes.from_siteinfo(site.namespaces, own_language=lang),
         first_letter_case=site.case == "first-letter",
     )
 

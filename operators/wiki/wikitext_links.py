@@ -157,7 +157,7 @@ def _render_link(
     target, has_pipe, label = inner.partition("|")
     kind = prefixes.classify(target)
     if has_pipe and not label.strip():
-        label = _pipe_trick(target, kind)
+        label = _pipe_trick(prefixes.local_target(target), kind)
     elif not has_pipe:
         label = target.strip()
         label = label[1:] if label.startswith(":") else label
@@ -165,7 +165,7 @@ def _render_link(
     if start == end:
         issues["empty_link_label"] += 1
         return
-    target = restore_literals(target).strip()
+    target = restore_literals(prefixes.local_target(target)).strip()
     if kind == "article" and target:
         links.append(LinkSpan(start, end, target))
     else:

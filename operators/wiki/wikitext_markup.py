@@ -19,7 +19,10 @@ unclosed ``<!--`` or ``<ref>``; the Python loops run over markup tokens, not cha
    ``Prefix:Name.jpg`` target with a media file extension counts as a file too) and interlanguage links
    (``[[fr:Paris]]``; prefixes are Wikipedia language codes), whole, including nested links inside image
    captions. ``[[Media:…|label]]`` is a link to a file: its label stays, it names no entity. ``[[:fr:Paris|x]]``
-   and ``[[:Category:X|x]]`` are inline links: their labels stay.
+   and ``[[:Category:X|x]]`` are inline links: their labels stay. A prefix naming the wiki's own language
+   (:attr:`NamespacePrefixes.own_language`: ``[[en:Rome|Rome]]`` on the English Wikipedia) is, as in MediaWiki,
+   redundant: the link is the local link ``[[Rome|Rome]]``. Interwiki prefixes to other projects (``w:``,
+   ``wikt:``, ``commons:``, …) are external links: label kept, no entity.
 6. Any remaining HTML tag (its content is kept), and behaviour switches (``__NOTOC__``).
 
 Unclosed or stray markup tokens (``{{``, ``}}``, ``[[``, ``]]``, ``{|``) are removed as tokens and counted,
@@ -33,7 +36,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 _NON_PROSE_TAGS = (
     "references|ref|math|chem|ce|gallery|timeline|score|syntaxhighlight|source|pre|graph|mapframe|maplink"
@@ -105,7 +108,7 @@ _NON_ARTICLE_PREFIXES = frozenset(
     """talk user user_talk wikipedia wp project help template portal special draft module mediawiki book
     timedtext gadget topic wikt wiktionary s wikisource q wikiquote commons meta m d wikidata n wikinews b
     wikibooks v wikiversity voy wikivoyage species wikispecies mw mediawikiwiki c f foundation wmf wikimedia
-    outreach incubator phab phabricator gerrit bugzilla wikitech translatewiki oldwikisource metawikimedia doi
+    outreach incubator w phab phabricator gerrit bugzilla wikitech translatewiki oldwikisource metawikimedia doi
     arxiv rfc pmid imdbname imdbtitle imdbcompany google googlegroups oeis media medium média medios медия
     медиа""".replace("_", " ").split()
 )
@@ -118,6 +121,8 @@ class NamespacePrefixes:
     ``drop``: links removed whole (files, images, categories). ``non_article``: every other namespace or
     interwiki prefix (the link's label stays as text, but it names no entity; this includes ``Media:``).
     ``languages``: interlanguage prefixes (a link removed whole, unless written ``[[:fr:…]]``).
+    ``own_language``: the wiki's own language code; a prefix equal to it points back at this wiki and is
+    dropped from the target (:meth:`local_target`) before the target is classified.
     """
 
     drop: frozenset[str] = (
@@ -128,11 +133,12 @@ class NamespacePrefixes:
     )
     non_article: frozenset[str] = field(default_factory=lambda: _NON_ARTICLE_PREFIXES)
     languages: frozenset[str] = WIKIPEDIA_LANGUAGE_CODES
+    own_language: str | None = None
 
     @classmethod
-    def from_siteinfo(cls, namespaces: dict[int, str]) -> NamespacePrefixes:
+    def from_siteinfo(cls, namespaces: dict[int, str], own_language: str | None = None) -> NamespacePrefixes:
         """Prefixes of a wiki from its ``<siteinfo>`` namespaces (key 6 File, 14 Category drop; −2 Media and
-        all others are non-article), on top of the built-in names."""
+        all others are non-article), on top of the built-in names; ``own_language``: the wiki's language code."""
         base = cls()
         drop = set(base.drop)
         other = set(base.non_article)
@@ -141,12 +147,33 @@ class NamespacePrefixes:
             if not name or key == 0:
                 continue
             (drop if key in (6, 14) else other).add(name)
-        return cls(drop=frozenset(drop), non_article=frozenset(other - drop), languages=base.languages)
+        return cls(drop=frozenset(drop), non_article=frozenset(other - drop), languages=base.languages,
+                   own_language=own_language)
+
+    def for_language(self, lang: str) -> NamespacePrefixes:
+        """These prefixes on the wiki of language ``lang`` (``self`` when that is already its own language)."""
+        return self if self.own_language == lang else replace(self, own_language=lang)
+
+    def local_target(self, target: str) -> str:
+        """``target`` without the prefixes that name this wiki's own language (``en:Rome`` → ``Rome`` on the
+        English Wikipedia, ``:en:Category:X`` → ``:Category:X``); any other target is returned as it is."""
+        if self.own_language is None or ":" not in target:
+            return target
+        stripped = target.strip()
+        rest = stripped.lstrip(":")
+        colons = stripped[: len(stripped) - len(rest)]
+        while True:
+            head, sep, tail = rest.partition(":")
+            if not sep or _SPACES.sub(" ", head).strip().lower() != self.own_language or not tail.strip():
+                break
+            rest = tail.lstrip()
+        return target if len(rest) == len(stripped) - len(colons) else colons + rest
 
     def classify(self, target: str) -> str:
         """``"drop"``, ``"non_article"``, ``"interlanguage"`` or ``"article"`` for a raw link target."""
         if ":" not in target:
             return "article"
+        target = self.local_target(target)
         stripped = target.strip()
         leading_colon = stripped.startswith(":")
         head, sep, rest = stripped.lstrip(":").partition(":")

@@ -71,6 +71,27 @@ def test_interlanguage_links_versus_articles_with_a_colon():
     )
 
 
+def test_a_prefix_naming_the_wikis_own_language_is_a_local_link():
+    # MediaWiki drops a redundant prefix that points back at the wiki itself: [[en:Rome|Rome]] on enwiki is [[Rome|Rome]]
+    text = "The capital is [[en:Rome|Rome]], not [[:en:Turin]] or [[en : milan|Milan]].[[de:Rom]][[en:Category:Cities]]"
+    result = extract_page(page(text), "en", SETTINGS)
+    assert pairs(text) == [("The capital is Rome, not en:Turin or Milan.",
+                            [("Rome", "Rome"), ("en:Turin", "Turin"), ("Milan", "Milan")])]
+    assert result.linked_titles == ("Milan", "Rome", "Turin")  # the page-wide set the negatives avoid
+    # on another language's wiki the same link is an interlanguage link, removed whole; that wiki's own prefix is local
+    german = "Rom ist die [[de:Hauptstadt|Hauptstadt]] Italiens, [[en:Rome|Rome]] auf Englisch."
+    assert pairs(german, "de") == [("Rom ist die Hauptstadt Italiens, auf Englisch.", [("Hauptstadt", "Hauptstadt")])]
+    prefixes = NamespacePrefixes.from_siteinfo({14: "Category"}, own_language="en")
+    assert render("See [[en:Paris|the city]] and [[fr:Paris|Paris]].[[en:Category:X]]", prefixes=prefixes) == (
+        "See the city and .", [("the city", "Paris")])
+    assert render("See [[en:Paris|the city]].") == ("See .", [])  # no own language given: an interlanguage link
+
+
+def test_interwiki_prefixes_to_other_projects_keep_their_label_and_name_no_entity():
+    assert render("[[w:Rome|Rome]] and [[w:Milan]] and [[wikt:city|cities]] of [[Italy]].") == (
+        "Rome and w:Milan and cities of Italy.", [("Italy", "Italy")])
+
+
 def test_references_templates_tables_comments_and_tags_are_removed():
     text = (
         "{{Infobox|a={{b|[[Hidden]]}}}}Paris<ref name=x>{{cite|[[Cited]]}}</ref><ref name=x/> is a "
