@@ -47,22 +47,48 @@ def test_meaning_mono_is_zero_for_orthogonal_or_opposed_sentences():
     assert MeaningLoss(cross=False)(s, s, other, other).item() == pytest.approx(0.0, abs=1e-7)
 
 
+def _cross_entropy(logits: torch.Tensor, labels: torch.Tensor) -> float:
+    total = 0.0
+    for z, y in zip(rows(logits), labels.tolist()):
+        total += -(z[y] - math.log(sum(math.exp(v) for v in z)))
+    return total / len(labels)
+
+
 def test_language_terms_match_equations(batch):
     s, t, s2, t2 = batch
     g = torch.Generator().manual_seed(5)
-    logits = torch.randn(24, 3, generator=g)
-    labels = torch.randint(0, 3, (24,), generator=g)
-    terms = LanguageLoss().terms(s, t, s2, t2, logits, labels)
+    logits_s, logits_t = torch.randn(6, 3, generator=g), torch.randn(6, 3, generator=g)
+    labels_s, labels_t = torch.randint(0, 3, (6,), generator=g), torch.randint(0, 3, (6,), generator=g)
+    terms = LanguageLoss().terms(s, t, s2, t2, logits_s, logits_t, labels_s, labels_t)
     mono = sum(2 - cos(a, c) - cos(b, d) for a, b, c, d in zip(rows(s), rows(t), rows(s2), rows(t2))) / 6
-    ce = 0.0
-    for z, y in zip(rows(logits), labels.tolist()):
-        ce += -(z[y] - math.log(sum(math.exp(v) for v in z)))
     assert terms["language_mono"].item() == pytest.approx(mono, rel=1e-5)
-    assert terms["language_id"].item() == pytest.approx(ce / 24, rel=1e-5)
-    assert set(LanguageLoss(identification=False).terms(s, t, s2, t2, logits, labels)) == {"language_mono"}
+    # the authors' cal_loss: CE(I(l_s), y_s) + CE(I(l_t), y_t), a sum over the two sides (not one mean)
+    ce = _cross_entropy(logits_s, labels_s) + _cross_entropy(logits_t, labels_t)
+    assert terms["language_id"].item() == pytest.approx(ce, rel=1e-5)
+    only_mono = LanguageLoss(identification=False).terms(s, t, s2, t2, logits_s, logits_t, labels_s, labels_t)
+    assert set(only_mono) == {"language_mono"}
+    with pytest.raises(ValueError, match="logits_t and labels_t must have one row per input"):
+        LanguageLoss().terms(s, t, s2, t2, logits_s, logits_t[:5], labels_s, labels_t)
 
 
-@pytest.mark.parametrize("distance", ["squared_l2", "mse", "cosine"])
+def test_objective_classifies_a_and_b_and_sums_the_two_sides():
+    from interlingua.trainers.disentangle.model import DisentangleModel
+    from interlingua.trainers.disentangle.objective import DisentangleObjective, LossTerms
+
+    torch.manual_seed(0)
+    g = torch.Generator().manual_seed(7)
+    a, b, c, d = (torch.randn(5, 6, generator=g) for _ in range(4))
+    lang_a, lang_b = torch.tensor([0, 1, 2, 0, 1]), torch.tensor([1, 2, 0, 2, 0])
+    model = DisentangleModel(6, 3)
+    terms = DisentangleObjective(LossTerms())
+    got = terms.terms(model, a, b, c, d, lang_a, lang_b)["language_id"].item()
+    with torch.no_grad():
+        expected = (_cross_entropy(model.identify(model.language(a)), lang_a)
+                    + _cross_entropy(model.identify(model.language(b)), lang_b))
+    assert got == pytest.approx(expected, rel=1e-6)
+
+
+@pytest.mark.parametrize("distance", ["squared_l2", "cosine"])
 def test_reconstruction_distances(batch, distance):
     e, m, l, _ = batch
     got = ReconstructionLoss(distance)(e, m, l).item()
@@ -70,8 +96,21 @@ def test_reconstruction_distances(batch, distance):
     for x, a, b in zip(rows(e), rows(m), rows(l)):
         rebuilt = [p + q for p, q in zip(a, b)]
         squared = sum((u - v) ** 2 for u, v in zip(x, rebuilt))
-        per_row.append({"squared_l2": squared, "mse": squared / len(x), "cosine": 1 - cos(x, rebuilt)}[distance])
+        per_row.append({"squared_l2": squared, "cosine": 1 - cos(x, rebuilt)}[distance])
     assert got == pytest.approx(sum(per_row) / len(per_row), rel=1e-5)
+
+
+def test_reconstruction_mse_is_the_authors_sum_over_a_and_b():
+    g = torch.Generator().manual_seed(4)
+    e, m, l = (torch.randn(8, 5, generator=g) for _ in range(3))  # a, b, c, d: 2 rows each
+    expected = 0.0
+    for block in (slice(0, 2), slice(2, 4)):  # MSELoss (mean over elements) of a, plus that of b
+        squared = [(x - (p + q)) ** 2 for rx, rp, rq in zip(rows(e[block]), rows(m[block]), rows(l[block]))
+                   for x, p, q in zip(rx, rp, rq)]
+        expected += sum(squared) / len(squared)
+    assert ReconstructionLoss("mse")(e, m, l).item() == pytest.approx(expected, rel=1e-6)
+    with pytest.raises(ValueError, match="4 equal blocks"):
+        ReconstructionLoss("mse")(e[:6], m[:6], l[:6])
 
 
 def test_reconstruction_is_zero_when_parts_add_up():

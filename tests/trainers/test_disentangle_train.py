@@ -70,3 +70,29 @@ def test_refusals_name_the_input():
         PairEmbeddings(pairs.src, pairs.tgt, np.zeros(40, int), np.zeros(40, int))
     with pytest.raises(ValueError, match="at least one meaning term"):
         LossTerms(meaning_cross=False, meaning_mono=False)
+
+
+def test_the_random_same_language_partner_is_never_the_sentence_itself():
+    from interlingua.trainers.disentangle.train import LanguagePools
+
+    vectors = np.repeat(np.arange(6, dtype=np.float32)[:, None], 2, axis=1)  # sentence k is (k, k)
+    # language 0: sentences 0, 1 (sources) and 5 (target); language 1: sentence 2 (source) and 3, 4 (targets)
+    pairs = PairEmbeddings(vectors[:3], vectors[3:], np.array([0, 0, 1]), np.array([1, 1, 0]))
+    pools = LanguagePools(pairs, 2, 1)
+    chosen = np.array([0, 1, 2] * 300)
+    batch = pairs.rows(chosen)
+    partners: dict[float, set[float]] = {}
+    for seed in range(2):
+        rng = np.random.default_rng(seed)
+        c = pools.draw(batch.src_lang, rng, own=pools.src_rows[chosen])
+        d = pools.draw(batch.tgt_lang, rng, own=pools.tgt_rows[chosen])
+        for sentences, drawn in ((batch.src, c), (batch.tgt, d)):
+            for sentence, partner in zip(sentences[:, 0], drawn[:, 0]):
+                partners.setdefault(float(sentence), set()).add(float(partner))
+        again = np.random.default_rng(seed)  # deterministic under the seed
+        assert (pools.draw(batch.src_lang, again, own=pools.src_rows[chosen]) == c).all()
+    pool = {0.0: {0.0, 1.0, 5.0}, 1.0: {0.0, 1.0, 5.0}, 5.0: {0.0, 1.0, 5.0},
+            2.0: {2.0, 3.0, 4.0}, 3.0: {2.0, 3.0, 4.0}, 4.0: {2.0, 3.0, 4.0}}
+    assert partners == {k: same - {k} for k, same in pool.items()}  # every other one of the language, never itself
+    with pytest.raises(ValueError, match="than 2"):  # a language with one sentence has nothing else to draw
+        LanguagePools(PairEmbeddings(vectors[:2], vectors[2:4], np.array([0, 1]), np.array([1, 2])), 3, 1)

@@ -53,9 +53,9 @@ class DisentangleObjective(nn.Module):
         if self.reconstruction is not None:
             out["reconstruction"] = self.reconstruction(e, meaning, language)
         out.update(self.meaning.terms(m_a, m_b, m_c, m_d))
-        if self.language is not None:
-            labels = torch.cat([lang_a, lang_b, lang_a, lang_b])  # c shares a's language, d shares b's
-            out.update(self.language.terms(l_a, l_b, l_c, l_d, logits, labels))
+        if self.language is not None:  # MLP_I classifies a and b (the authors' cal_loss), not c, d
+            z_a, z_b, _, _ = logits.chunk(4)
+            out.update(self.language.terms(l_a, l_b, l_c, l_d, z_a, z_b, lang_a, lang_b))
         return out
 
     def forward(self, model, a, b, c, d, lang_a, lang_b) -> torch.Tensor:

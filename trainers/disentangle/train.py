@@ -73,17 +73,31 @@ class LanguagePools:
         vectors = np.concatenate([pairs.src, pairs.tgt])
         langs = np.concatenate([pairs.src_lang, pairs.tgt_lang])
         self.pools = [vectors[langs == k] for k in range(num_languages)]
+        place = np.empty(len(langs), dtype=np.int64)  # each training sentence's row in its language's pool
+        for k in range(num_languages):
+            rows = np.flatnonzero(langs == k)
+            place[rows] = np.arange(len(rows))
+        #: pool rows of the training pairs' source and target sentences (what :meth:`draw` must not return)
+        self.src_rows, self.tgt_rows = place[:len(pairs.src)], place[len(pairs.src):]
         for k, pool in enumerate(self.pools):
-            if 0 < len(pool) < min_size:
+            if 0 < len(pool) < max(min_size, 2):
                 name = names[k] if names else str(k)
-                raise ValueError(f"language {name!r} has {len(pool)} training sentences, fewer than a batch ({min_size}); "
-                                 "add data or lower batch_size")
+                raise ValueError(f"language {name!r} has {len(pool)} training sentences, fewer than a batch ({min_size}) "
+                                 "or than 2 (a sentence and another to draw); add data or lower batch_size")
 
-    def draw(self, langs: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    def draw(self, langs: np.ndarray, rng: np.random.Generator, own: np.ndarray | None = None) -> np.ndarray:
+        """One random sentence of each language in ``langs``; ``own`` (pool rows of the sentences themselves,
+        :attr:`src_rows` / :attr:`tgt_rows` of a training batch) excludes each sentence from its own draw
+        (uniform over the pool's other sentences). None: the whole pool (sentences outside the training pools)."""
         out = np.empty((len(langs), self.dim), dtype=np.float32)
         for k in np.unique(langs):
             rows = np.flatnonzero(langs == k)
-            out[rows] = self.pools[k][rng.integers(0, len(self.pools[k]), size=len(rows))]
+            if own is None:
+                picks = rng.integers(0, len(self.pools[k]), size=len(rows))
+            else:
+                picks = rng.integers(0, len(self.pools[k]) - 1, size=len(rows))
+                picks += picks >= own[rows]  # skip the sentence's own row
+            out[rows] = self.pools[k][picks]
         return out
 
 
@@ -111,8 +125,10 @@ def train_disentangle(train: PairEmbeddings, validation: PairEmbeddings, languag
         order = rng.permutation(len(train))
         sums: dict[str, float] = {}
         for start in range(0, len(order), settings.batch_size):
-            batch = train.rows(order[start:start + settings.batch_size])
-            c, d = pools.draw(batch.src_lang, rng), pools.draw(batch.tgt_lang, rng)
+            chosen = order[start:start + settings.batch_size]
+            batch = train.rows(chosen)
+            c = pools.draw(batch.src_lang, rng, own=pools.src_rows[chosen])
+            d = pools.draw(batch.tgt_lang, rng, own=pools.tgt_rows[chosen])
             terms = objective.terms(model, *_tensors(batch.src, batch.tgt, c, d), *_ids(batch))
             loss = sum(terms.values())
             optimizer.zero_grad()

@@ -1,8 +1,8 @@
 """L_R of the meaning/language disentanglement (Tiyajamorn et al. 2021, §3): the meaning embedding ê_M and
 the language embedding ê_L must add up to the frozen encoder's embedding e.
 
-Inputs: ``e`` [N, D] (all four inputs of a step stacked: a, b, c, d), ``meaning`` ê_M [N, D], ``language``
-ê_L [N, D]. Output: mean over rows of ``distance(e, ê_M + ê_L)``.
+Inputs: ``e`` [N, D] (all four inputs of a step stacked: a, b, c, d, B rows each), ``meaning`` ê_M [N, D],
+``language`` ê_L [N, D]. Output: mean over rows of ``distance(e, ê_M + ê_L)`` (``mse``: see below).
 
 Distance (``distance`` option):
 
@@ -11,7 +11,9 @@ Distance (``distance`` option):
   norm and the two parts grow without bound. Summing (not averaging) over dimensions keeps the term on the
   scale of the cosine terms of L_M and L_L (for unit-norm e, ‖e − ê‖² = 2 − 2cos when ‖ê‖ = 1); the
   per-dimension mean (``mse``) divides it by D (384 for e5-small) and in practice switches L_R off.
-* ``mse``: the same, averaged over dimensions (PyTorch ``MSELoss``), for comparison.
+* ``mse``: the authors' released form (``cal_loss``): PyTorch ``MSELoss`` (mean over rows and dimensions) of a's
+  reconstruction plus that of b's, MSE(e_a, ê_a) + MSE(e_b, ê_b); c and d are not reconstructed. Per row it is
+  ``squared_l2`` divided by D, for comparison with the paper's runs.
 * ``cosine``: 1 − cos(e, ê_M + ê_L).
 """
 
@@ -38,5 +40,10 @@ class ReconstructionLoss(nn.Module):
         rebuilt = meaning + language
         if self.distance == "cosine":
             return (1.0 - F.cosine_similarity(e, rebuilt, dim=-1)).mean()
-        squared = (e - rebuilt).pow(2)
-        return squared.mean() if self.distance == "mse" else squared.sum(-1).mean()
+        if self.distance == "mse":
+            if e.shape[0] % 4:
+                raise ValueError(f"distance 'mse' reads e as a, b, c, d stacked (4 equal blocks); got {e.shape[0]} rows")
+            e_a, e_b, _, _ = e.chunk(4)
+            rebuilt_a, rebuilt_b, _, _ = rebuilt.chunk(4)
+            return F.mse_loss(rebuilt_a, e_a) + F.mse_loss(rebuilt_b, e_b)
+        return (e - rebuilt).pow(2).sum(-1).mean()
