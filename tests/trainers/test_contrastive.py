@@ -109,11 +109,17 @@ def test_gradient_matches_finite_differences():
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"temperature": 0.0}, "temperature must be > 0"),
-        ({"margin": -0.1}, "margin must be >= 0"),
+        ({"temperature": 0.0}, "temperature must be a number > 0"),
+        ({"margin": -0.1}, "margin must be a number >= 0"),
         ({"reduction": "max"}, "reduction must be"),
         ({"anchor_offset": 3}, "exceeds the 4 rows"),
         ({"anchor_offset": -1}, "anchor_offset must be >= 0"),
+        ({"margin": float("nan")}, "margin must be a finite number, got nan"),
+        ({"margin": float("inf")}, "margin must be a finite number, got inf"),
+        ({"temperature": float("inf")}, "temperature must be a finite number, got inf"),
+        ({"temperature": float("nan")}, "temperature must be a finite number, got nan"),
+        ({"temperature": True}, "temperature must be a number, got True"),
+        ({"margin": False}, "margin must be a number, got False"),
     ],
 )
 def test_bad_options_are_rejected(kwargs, message):

@@ -37,6 +37,8 @@ import torch
 from torch import Tensor
 from torch.autograd.function import once_differentiable
 
+from interlingua.trainers.objectives.options import require_non_negative, require_positive
+
 #: Logit rows computed at once: above this many query rows the loss never holds the full [n, C]
 #: matrix (O(DEFAULT_BLOCK_ROWS x C) memory); at or below it the dense path is used.
 DEFAULT_BLOCK_ROWS = 256
@@ -158,10 +160,8 @@ def blockwise_cosine_cross_entropy(
     Raises:
         ValueError: on a bad option or inconsistent shapes.
     """
-    if not temperature > 0:
-        raise ValueError(f"temperature must be > 0, got {temperature}")
-    if margin < 0:
-        raise ValueError(f"margin must be >= 0, got {margin}")
+    require_positive("temperature", temperature)
+    require_non_negative("margin", margin)
     if isinstance(block_rows, bool) or not isinstance(block_rows, int) or block_rows < 1:
         raise ValueError(f"block_rows must be an int >= 1, got {block_rows!r}")
     if queries.dim() != 2 or keys.dim() != 2 or queries.shape[1] != keys.shape[1] or keys.shape[0] == 0:

@@ -41,6 +41,7 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from interlingua.trainers.objectives.blockwise_cross_entropy import DEFAULT_BLOCK_ROWS, blockwise_cosine_cross_entropy
+from interlingua.trainers.objectives.options import require_non_negative, require_positive
 
 Reduction = Literal["mean", "sum", "none"]
 
@@ -68,7 +69,7 @@ def info_nce(
         hard_negatives: optional, rows aligned with ``positives``. Either [M, k, D] (``hard_negatives[j, l]``
             is the l-th hard negative of the pair j) or flat [M*k, D] with the rule *pair-major*:
             rows ``j*k ... j*k+k-1`` belong to pair j (i.e. ``flat.view(M, k, D)``). k >= 1.
-        temperature: τ > 0; logits are cos/τ.
+        temperature: τ > 0, finite; logits are cos/τ.
         symmetric: also compute the reverse direction (each positive against all anchors of the global
             batch, no hard negatives) and return the mean of both directions.
         anchor_offset: row of ``positives`` where this worker's pairs start (0 on one worker).
@@ -76,7 +77,7 @@ def info_nce(
             gathered; defaults to ``anchors`` (valid only when n == M).
         shared_hard_negatives: True: every anchor is scored against the hard negatives of all pairs
             (SimCSE); False: only against its own k hard negatives.
-        margin: additive margin m >= 0 subtracted from the positive cosine (Yang et al. 2019).
+        margin: additive margin m >= 0 (finite) subtracted from the positive cosine (Yang et al. 2019).
         reduction: "mean" (over local anchors; both directions averaged), "sum", or "none"
             (per-anchor losses [n], or [2, n] when symmetric: forward then reverse).
         block_rows: rows of the logits computed at once; None: dense. With more than ``block_rows``
@@ -90,7 +91,7 @@ def info_nce(
         Scalar loss (or per-anchor losses for ``reduction="none"``).
 
     Raises:
-        ValueError: on a bad option or inconsistent shapes.
+        ValueError: on a bad option (a bool, NaN or ±inf temperature or margin included) or inconsistent shapes.
     """
     _validate_options(temperature, margin, reduction, anchor_offset)
     if block_rows is not None and (isinstance(block_rows, bool) or not isinstance(block_rows, int) or block_rows < 1):
@@ -200,10 +201,8 @@ def _require_matrix(name: str, tensor: Tensor) -> tuple[int, int]:
 
 
 def _validate_options(temperature: float, margin: float, reduction: str, anchor_offset: int) -> None:
-    if not temperature > 0:
-        raise ValueError(f"temperature must be > 0, got {temperature}")
-    if margin < 0:
-        raise ValueError(f"margin must be >= 0, got {margin}")
+    require_positive("temperature", temperature)
+    require_non_negative("margin", margin)
     if reduction not in ("mean", "sum", "none"):
         raise ValueError(f"reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
     if anchor_offset < 0:

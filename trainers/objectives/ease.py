@@ -40,7 +40,7 @@ from torch.distributed import ProcessGroup
 
 from interlingua.trainers.objectives.base import Objective, ObjectiveOptions, ObjectiveSetup, ViewMaker, Views
 from interlingua.trainers.objectives.global_info_nce import global_info_nce
-from interlingua.trainers.objectives.options import require_non_negative, require_positive
+from interlingua.trainers.objectives.options import Number, require_non_negative, require_positive
 
 PAPER_POOLING = {"monolingual": "cls", "multilingual": "mean"}
 
@@ -142,9 +142,9 @@ class EASEOptions(ObjectiveOptions):
                     "file or a folder of them; columns entity_id, vector)")
     entity_vector_ids: str | None = Field(None, description="ids file (one per line) of a .npy entity_vectors")
     # Same default as EASELoss(simcse_weight=...) (tests/trainers/test_engine_ease.py checks they agree).
-    ease_lambda: float = Field(1.0, ge=0, description="λ, the weight of the SimCSE term")
-    ease_entity_weight: float = Field(1.0, ge=0, description="weight of the entity term (authors' scripts: 0.01)")
-    temperature: float = Field(0.05, gt=0, description="softmax temperature of both terms (τ_e and τ_s)")
+    ease_lambda: Number = Field(1.0, ge=0, description="λ, the weight of the SimCSE term")
+    ease_entity_weight: Number = Field(1.0, ge=0, description="weight of the entity term (authors' scripts: 0.01)")
+    temperature: Number = Field(0.05, gt=0, description="softmax temperature of both terms (τ_e and τ_s)")
 
     @model_validator(mode="after")
     def _npy_needs_ids(self) -> "EASEOptions":

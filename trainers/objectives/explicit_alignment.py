@@ -53,7 +53,7 @@ from interlingua.models.token_vectors import check_layer, parse_pairs, parse_wor
 from interlingua.trainers.distributed.gather import batch_layout, gather_with_grad, share_of_global_mean
 from interlingua.trainers.objectives.base import Objective, ObjectiveOptions, ObjectiveSetup, ViewMaker, Views
 from interlingua.trainers.objectives.global_info_nce import global_info_nce
-from interlingua.trainers.objectives.options import require_choice, require_non_negative, require_positive
+from interlingua.trainers.objectives.options import Number, require_choice, require_non_negative, require_positive
 
 
 def _require_pairs(source: Tensor, target: Tensor) -> None:
@@ -247,12 +247,12 @@ class ExplicitAlignmentOptions(ObjectiveOptions):
                               "weak / strong: contrastive with the D-D-128 cosine head")
     align_layer: int | None = Field(None, ge=0, description="hidden layer whose word vectors are aligned "
                                                             "(1..N; 0: embeddings); null: the last")
-    temperature: float = Field(0.1, gt=0, description="weak/strong: softmax temperature τ")
+    temperature: Number = Field(0.1, gt=0, description="weak/strong: softmax temperature τ")
     symmetric: bool = Field(True, description="weak: also rank source words for each target word")
-    regularization_weight: float | None = Field(
+    regularization_weight: Number | None = Field(
         None, ge=0, description="λ of the parameter anchor λ‖θ − θ⁽⁰⁾‖₂ (l2, weak, strong); null: 1 for l2 (as in the "
                                 "authors' L2 script), 0 for weak / strong (their scripts use 1 for these too)")
-    orthogonality_beta: float = Field(0.01, ge=0, description="linear: β of W ← (1+β)W − β(WWᵀ)W after each step")
+    orthogonality_beta: Number = Field(0.01, ge=0, description="linear: β of W ← (1+β)W − β(WWᵀ)W after each step")
     src_tokens_column: str = Field("src_tokens", description="source words (space-joined string or list)")
     tgt_tokens_column: str = Field("tgt_tokens", description="target words (space-joined string or list)")
     pairs_column: str = Field("subword_pairs", description="first-subword position pairs recorded by bitext-corpus")

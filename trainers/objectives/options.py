@@ -1,18 +1,38 @@
-"""Validation of objective options: one clear ValueError naming the option, its value and what was expected."""
+"""Validation of objective options: one clear ValueError naming the option, its value and what was expected.
+
+The ``require_*`` functions check the arguments of the loss classes and ``info_nce``; :data:`Number` is the type of
+the numeric fields of the objectives' typed options (pydantic), with the same rules: a bool is not a number
+(``temperature: true`` is refused, not read as 1.0), and NaN and ±inf are refused (an infinite temperature makes
+the loss the constant log n with zero gradient; an infinite margin makes it NaN).
+"""
 
 from __future__ import annotations
 
+import math
+from typing import Annotated
+
+from pydantic import AfterValidator, BeforeValidator, ValidationInfo
+
+
+def require_number(name: str, value: float) -> float:
+    """Return ``value`` as a float if it is a finite real number (not a bool), else raise ValueError."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError(f"{name} must be a number, got {value!r}")
+    if not math.isfinite(value):
+        raise ValueError(f"{name} must be a finite number, got {value!r}")
+    return float(value)
+
 
 def require_positive(name: str, value: float) -> float:
-    """Return ``value`` if it is a real number > 0, else raise ValueError."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+    """Return ``value`` if it is a finite real number > 0, else raise ValueError."""
+    if not require_number(name, value) > 0:
         raise ValueError(f"{name} must be a number > 0, got {value!r}")
     return float(value)
 
 
 def require_non_negative(name: str, value: float) -> float:
-    """Return ``value`` if it is a real number >= 0, else raise ValueError."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0:
+    """Return ``value`` if it is a finite real number >= 0, else raise ValueError."""
+    if not require_number(name, value) >= 0:
         raise ValueError(f"{name} must be a number >= 0, got {value!r}")
     return float(value)
 
@@ -29,3 +49,20 @@ def require_choice(name: str, value: str, choices: tuple[str, ...]) -> str:
     if value not in choices:
         raise ValueError(f"{name} must be one of {', '.join(map(repr, choices))}; got {value!r}")
     return value
+
+
+def _not_a_bool(value, info: ValidationInfo):
+    """Before pydantic's coercion and bounds: a bool is refused, a non-finite number named as such."""
+    if isinstance(value, (bool, int, float)):
+        require_number(info.field_name, value)
+    return value
+
+
+def _finite(value: float, info: ValidationInfo) -> float:
+    if not math.isfinite(value):
+        raise ValueError(f"{info.field_name} must be a finite number, got {value!r}")
+    return value
+
+
+#: a numeric option field: a finite float, bools refused (bounds such as ``gt=0`` go in its ``Field``)
+Number = Annotated[float, BeforeValidator(_not_a_bool), AfterValidator(_finite)]

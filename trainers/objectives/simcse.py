@@ -29,7 +29,7 @@ from torch.distributed import ProcessGroup
 
 from interlingua.trainers.objectives.base import Objective, ObjectiveOptions, ObjectiveSetup
 from interlingua.trainers.objectives.global_info_nce import global_info_nce
-from interlingua.trainers.objectives.options import require_positive
+from interlingua.trainers.objectives.options import Number, require_positive
 
 
 class UnsupervisedSimCSELoss(nn.Module):
@@ -95,7 +95,7 @@ def triple_hard_negatives(premise: Tensor, entailment: Tensor, contradiction: Te
 
 
 class SimCSEOptions(ObjectiveOptions):
-    temperature: float = Field(0.05, gt=0, description="softmax temperature τ (paper: 0.05)")
+    temperature: Number = Field(0.05, gt=0, description="softmax temperature τ (paper: 0.05)")
 
 
 class TemperatureObjective(Objective):

@@ -29,7 +29,7 @@ from torch.distributed import ProcessGroup
 
 from interlingua.trainers.objectives.base import Objective, ObjectiveOptions, ObjectiveSetup
 from interlingua.trainers.objectives.global_info_nce import global_info_nce
-from interlingua.trainers.objectives.options import require_non_negative, require_positive
+from interlingua.trainers.objectives.options import Number, require_non_negative, require_positive
 
 
 class TranslationRankingLoss(nn.Module):
@@ -77,8 +77,8 @@ class TranslationRankingLoss(nn.Module):
 
 
 class TranslationRankingOptions(ObjectiveOptions):
-    temperature: float = Field(0.05, gt=0, description="softmax temperature τ (logits are cos/τ)")
-    margin: float = Field(0.0, ge=0, description="additive margin m on the positive cosine")
+    temperature: Number = Field(0.05, gt=0, description="softmax temperature τ (logits are cos/τ)")
+    margin: Number = Field(0.0, ge=0, description="additive margin m on the positive cosine")
     symmetric: bool = Field(True, description="rank in both directions and average")
     hard_negatives: bool = Field(False, description="read column neg (one hard-negative target per pair, e.g. from "
                                                     "the hard-negatives workflow) and rank it below the positive")

@@ -1,0 +1,78 @@
+"""Numeric options of the losses and of the objectives' typed options: bools, NaN and ±inf are refused with the
+option named (an infinite temperature gives the constant loss log n with zero gradient; a bool was read as 1.0)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from interlingua.trainers.objectives.amr_retrofit import AMRRetrofitLoss, AMRRetrofitOptions
+from interlingua.trainers.objectives.contrastive import info_nce
+from interlingua.trainers.objectives.ease import EASELoss, EASEOptions
+from interlingua.trainers.objectives.explicit_alignment import ContrastiveAlignmentLoss, ExplicitAlignmentOptions
+from interlingua.trainers.objectives.simcse import SimCSEOptions, SupervisedSimCSELoss, UnsupervisedSimCSELoss
+from interlingua.trainers.objectives.translation_ranking import TranslationRankingLoss, TranslationRankingOptions
+
+BAD = [(float("inf"), "must be a finite number, got inf"), (float("-inf"), "must be a finite number, got -inf"),
+       (float("nan"), "must be a finite number, got nan"), (True, "must be a number, got True")]
+
+
+def test_an_infinite_temperature_would_train_nothing():
+    """Why it is refused: cos/inf = 0 for every candidate, so the loss is log n and its gradient 0."""
+    anchors = torch.randn(4, 3, requires_grad=True)
+    logits = torch.nn.functional.normalize(anchors, dim=-1) @ torch.randn(4, 3).T / float("inf")
+    loss = torch.nn.functional.cross_entropy(logits, torch.arange(4))
+    loss.backward()
+    assert loss.item() == pytest.approx(math.log(4)) and torch.count_nonzero(anchors.grad) == 0
+
+
+@pytest.mark.parametrize(("value", "message"), BAD)
+@pytest.mark.parametrize("name", ["temperature", "margin"])
+def test_info_nce_refuses(name, value, message):
+    with pytest.raises(ValueError, match=f"{name} {message}"):
+        info_nce(torch.randn(2, 3), torch.randn(2, 3), **{name: value})
+
+
+@pytest.mark.parametrize(("value", "message"), BAD)
+@pytest.mark.parametrize(("build", "name"), [
+    (lambda v: TranslationRankingLoss(temperature=v), "temperature"),
+    (lambda v: TranslationRankingLoss(margin=v), "margin"),
+    (lambda v: UnsupervisedSimCSELoss(v), "temperature"),
+    (lambda v: SupervisedSimCSELoss(v), "temperature"),
+    (lambda v: AMRRetrofitLoss(v), "temperature"),
+    (lambda v: EASELoss(entity_temperature=v), "entity_temperature"),
+    (lambda v: EASELoss(simcse_temperature=v), "simcse_temperature"),
+    (lambda v: EASELoss(simcse_weight=v), "simcse_weight"),
+    (lambda v: EASELoss(entity_weight=v), "entity_weight"),
+    (lambda v: ContrastiveAlignmentLoss(4, temperature=v), "temperature"),
+    (lambda v: ContrastiveAlignmentLoss(4, regularization_weight=v), "regularization_weight"),
+])
+def test_loss_classes_refuse(build, name, value, message):
+    with pytest.raises(ValueError, match=f"{name} {message}"):
+        build(value)
+
+
+@pytest.mark.parametrize(("value", "message"), BAD)
+@pytest.mark.parametrize(("options", "name"), [
+    (TranslationRankingOptions, "temperature"), (TranslationRankingOptions, "margin"), (SimCSEOptions, "temperature"),
+    (AMRRetrofitOptions, "temperature"), (ExplicitAlignmentOptions, "temperature"),
+    (ExplicitAlignmentOptions, "regularization_weight"), (ExplicitAlignmentOptions, "orthogonality_beta"),
+    (EASEOptions, "temperature"), (EASEOptions, "ease_lambda"), (EASEOptions, "ease_entity_weight"),
+])
+def test_options_refuse(options, name, value, message):
+    required = {"entity_vectors": "vectors.txt"} if options is EASEOptions else {}
+    if options is ExplicitAlignmentOptions and name == "orthogonality_beta":
+        required["method"] = "linear"
+    with pytest.raises(ValueError, match=f"{name} {message}"):
+        options(**required, **{name: value})
+
+
+def test_options_still_take_numbers_written_as_text_and_ints():
+    assert TranslationRankingOptions(temperature="0.1", margin=0).temperature == 0.1
+    assert TranslationRankingOptions(temperature=1).temperature == 1.0
+    with pytest.raises(ValueError, match="greater than 0"):
+        TranslationRankingOptions(temperature=0)
+    with pytest.raises(ValueError, match="margin must be a finite number, got inf"):  # YAML/CLI text too
+        TranslationRankingOptions(margin="inf")
