@@ -20,9 +20,22 @@ pretrained entity vectors (Wikipedia2Vec in the paper), followed by a learned li
 encoder's business: the paper uses CLS for monolingual and mean pooling for multilingual models
 (:data:`PAPER_POOLING`). Across workers entities and hard negatives of the global batch are negatives.
 
-Defaults: τ_s = 0.05 (SimCSE). The weights and τ_e default to 1, 1 and 0.05; note that the authors'
-released run scripts (github.com/studio-ousia/ease) put a 0.01 weight on the *entity* term
-(``ease_loss_ratio``) next to a weight 1 SimCSE term — set ``entity_weight=0.01`` to follow them.
+Defaults: τ_s = 0.05 (SimCSE). The weights and τ_e default to 1, 1 and 0.05. Our loss is the paper's equation
+above. The authors' released run scripts (github.com/studio-ousia/ease) differ in three settings:
+
+* ``ease_loss_ratio`` 0.01, the weight of the entity term (SimCSE term weight 1): ``entity_weight=0.01``
+  (``ease_entity_weight`` of the engine objective), ``simcse_weight=1``;
+* ``ease_temp`` — 100 in the monolingual script, 10 in the multilingual one — the τ_e of the entity term (their
+  logits are cos/``ease_temp``), with ``simcse_temp`` 0.05 for the SimCSE term: :class:`EASELoss`
+  ``entity_temperature=100`` (or 10), ``simcse_temperature=0.05``. The engine objective ``ease`` has one
+  ``temperature`` for both terms, so it cannot express this;
+* ``hard_negative_weight`` 1.0: in their ``cl_forward`` it is added to the logit (after the division by
+  ``ease_temp``) of each sentence's *own* hard-negative entity, a term the paper's equation does not have and
+  we do not implement; their loss equals ours only with ``hard_negative_weight`` 0.
+
+So :class:`EASELoss` with ``entity_weight=0.01, simcse_weight=1, entity_temperature=ease_temp,
+simcse_temperature=0.05`` is their scripts' loss except for the +1 own-hard-negative logit; no option set of the
+``ease`` objective reproduces their scripts exactly.
 """
 
 from __future__ import annotations
