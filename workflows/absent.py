@@ -87,7 +87,7 @@ CONFIG = AbsentConfig
 def run(config: AbsentConfig, *, address: str | None = None) -> dict:
     from interlingua.core.progress import Stages
     from interlingua.core.runtime import configure_mlflow, state_dir
-    from interlingua.workflows.frozen_bitext import load_bitext
+    from interlingua.workflows.frozen_bitext import check_language_sizes, load_bitext
 
     stages = Stages("absent")
     state = state_dir(config.state_dir)
@@ -97,6 +97,9 @@ def run(config: AbsentConfig, *, address: str | None = None) -> dict:
             raise UserError(f"{bitext.origin}: ABSent maps one language pair; got src {sorted(set(bitext.src_langs))}, "
                             f"tgt {sorted(set(bitext.tgt_langs))}")
         src_lang, tgt_lang = bitext.src_langs[0], bitext.tgt_langs[0]
+        # known once loaded: refused before the word vectors, Ray or any sentence is embedded
+        check_language_sizes(bitext.src_langs + bitext.tgt_langs, [src_lang, tgt_lang], config.train.batch_size,
+                             bitext.origin)
         test_src, test_tgt, test_origin = _test_pairs(config, state)
         print(f"  {len(bitext)} training pairs ({src_lang}-{tgt_lang}) from {bitext.origin}; {len(test_src)} test pairs from {test_origin}")
     with stages("word vectors"):

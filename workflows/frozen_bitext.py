@@ -8,6 +8,7 @@ deterministic sample (``data_seed``), so every training seed reuses the same cac
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -101,6 +102,18 @@ def load_bitext(source: BitextSource, state: Path) -> Bitext:
     if len(bitext) == 0:
         raise UserError(f"{origin}: no usable pairs (rejected: {rejected})")
     return bitext
+
+
+def check_language_sizes(sentence_langs: list[str], languages: list[str], batch_size: int, origin: str,
+                         when: str = "") -> None:
+    """Every language of ``languages`` fills a batch: ``sentence_langs`` is the language of each sentence (both sides
+    of every pair). The frozen-encoder workflows (meaning-head, absent) check it once the bitext is loaded, before
+    anything is embedded or Ray starts, and again on the pairs kept."""
+    counts = Counter(sentence_langs)
+    small = [(lang, counts[lang]) for lang in languages if counts[lang] < batch_size]
+    if small:
+        raise UserError(f"{origin}: language {small[0][0]!r} has {small[0][1]} sentences{when}, fewer than a batch "
+                        f"(train.batch_size={batch_size}); add pairs or lower train.batch_size")
 
 
 def split_validation(n: int, fraction: float, seed: int) -> tuple[np.ndarray, np.ndarray]:

@@ -21,7 +21,6 @@ import fnmatch
 import json
 import sys
 import time
-from collections import Counter
 from pathlib import Path
 from typing import Literal, get_args
 
@@ -30,7 +29,7 @@ from pydantic import Field, model_validator
 
 from interlingua.core.config import Config
 from interlingua.core.errors import UserError
-from interlingua.workflows.frozen_bitext import BitextSource
+from interlingua.workflows.frozen_bitext import BitextSource, check_language_sizes
 from interlingua.core.names import RegistryAlias
 
 DESCRIPTION = "meaning/language heads over a frozen encoder (Tiyajamorn et al. 2021) vs raw/centered/projected; register"
@@ -97,7 +96,7 @@ def run(config: MeaningHeadConfig, *, address: str | None = None) -> dict:
         bitext = load_bitext(config.bitext, state)
         languages = bitext.languages
         print(f"  {len(bitext)} pairs from {bitext.origin} ({', '.join(languages)}); rejected {bitext.rejected or 0}")
-        _check_language_sizes(bitext.src_langs + bitext.tgt_langs, languages, config.train.batch_size, bitext.origin)
+        check_language_sizes(bitext.src_langs + bitext.tgt_langs, languages, config.train.batch_size, bitext.origin)
         pack, tasks = _pack_tasks(config, state)
     with stages("embed"):
         from interlingua.workflows.frozen_embeddings import embed, finite_rows, frozen_encoder
@@ -120,9 +119,9 @@ def run(config: MeaningHeadConfig, *, address: str | None = None) -> dict:
     pairs = PairEmbeddings(src[finite], tgt[finite],
                            np.array([lang_id[x] for x, ok in zip(bitext.src_langs, finite) if ok]),
                            np.array([lang_id[x] for x, ok in zip(bitext.tgt_langs, finite) if ok]))
-    _check_language_sizes([languages[k] for k in np.concatenate([pairs.src_lang, pairs.tgt_lang])], languages,
-                          config.train.batch_size, bitext.origin,
-                          f" once the {rejected_nan} pairs with NaN/inf embeddings are left out" if rejected_nan else "")
+    check_language_sizes([languages[k] for k in np.concatenate([pairs.src_lang, pairs.tgt_lang])], languages,
+                         config.train.batch_size, bitext.origin,
+                         f" once the {rejected_nan} pairs with NaN/inf embeddings are left out" if rejected_nan else "")
 
     import mlflow
 
@@ -196,17 +195,6 @@ def _settings(config: MeaningHeadConfig, seed: int, terms: list[str]):
     return DisentangleSettings(batch_size=t.batch_size, lr=t.lr, max_epochs=t.max_epochs, patience=t.patience, seed=seed,
                                activation=t.activation, distance=t.distance,
                                terms=LossTerms(**{name: name in terms for name in TERMS}))
-
-
-def _check_language_sizes(sentence_langs: list[str], languages: list[str], batch_size: int, origin: str,
-                          when: str = "") -> None:
-    """Every language of ``languages`` fills a batch: ``sentence_langs`` is the language of each sentence (both sides
-    of every pair). Checked once the bitext is loaded (before anything is embedded) and again on the pairs kept."""
-    counts = Counter(sentence_langs)
-    small = [(lang, counts[lang]) for lang in languages if counts[lang] < batch_size]
-    if small:
-        raise UserError(f"{origin}: language {small[0][0]!r} has {small[0][1]} sentences{when}, fewer than a batch "
-                        f"(train.batch_size={batch_size}); add pairs or lower train.batch_size")
 
 
 def _pack_tasks(config: MeaningHeadConfig, state: Path) -> tuple[Path, list[dict]]:

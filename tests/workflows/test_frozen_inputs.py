@@ -9,7 +9,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from interlingua.core.errors import UserError
-from interlingua.workflows.frozen_bitext import BitextSource, load_bitext, split_validation
+from interlingua.workflows.frozen_bitext import BitextSource, check_language_sizes, load_bitext, split_validation
 
 
 def _parquet(path, src, tgt, **extra):
@@ -80,12 +80,10 @@ def test_embed_operator_takes_any_spec(monkeypatch):
 
 
 def test_meaning_head_refuses_a_language_smaller_than_a_batch():
-    from interlingua.workflows.meaning_head import _check_language_sizes
-
     langs = ["en"] * 6 + ["es"] * 4 + ["de"] * 2
     with pytest.raises(UserError, match="bitext.parquet: language 'de' has 2 sentences, fewer than a batch \\(train.batch_size=4\\)"):
-        _check_language_sizes(langs, ["en", "es", "de"], 4, "bitext.parquet")
-    _check_language_sizes(langs, ["en", "es", "de"], 2, "bitext.parquet")
+        check_language_sizes(langs, ["en", "es", "de"], 4, "bitext.parquet")
+    check_language_sizes(langs, ["en", "es", "de"], 2, "bitext.parquet")
 
 
 def test_meaning_head_counts_a_languages_sentences_before_embedding(tmp_path, monkeypatch):
@@ -179,3 +177,19 @@ def test_meaning_head_table_metrics_leave_out_na_cells():
     assert metrics == {"eval.projected_to_en.bible_retrieval": 57.0, "eval.projected_to_en.bible_retrieval_std": 0.0,
                        "eval.meaning_head_minus-language_id.bible_retrieval": 52.5,
                        "eval.meaning_head_minus-language_id.bible_retrieval_std": 0.5}
+
+
+def test_absent_counts_a_languages_sentences_before_the_word_vectors(tmp_path, monkeypatch):
+    from interlingua.core import runtime
+    from interlingua.workflows import absent
+
+    monkeypatch.setenv("INTERLINGUA_HOME", str(tmp_path / "state"))
+    monkeypatch.setattr(runtime, "init_ray", lambda *a, **k: pytest.fail("Ray started"))
+    monkeypatch.setattr(absent, "_sentence_encoder", lambda *a, **k: pytest.fail("word vectors learned"))
+    monkeypatch.setattr(absent, "_test_pairs", lambda *a, **k: pytest.fail("test pairs read"))
+    path = _parquet(tmp_path / "b.parquet", [f"s{i}" for i in range(6)], [f"t{i}" for i in range(6)],
+                    src_lang=["en"] * 6, tgt_lang=["es"] * 6)
+    config = absent.AbsentConfig(bitext={"file": path}, train={"batch_size": 8})
+    with pytest.raises(UserError, match=f"^{path}: language 'en' has 6 sentences, fewer than a batch "
+                                        "\\(train.batch_size=8\\)"):
+        absent.run(config)
