@@ -16,6 +16,7 @@ from contrastive_harness import TinyEncoder, assert_loss_falls, token_batch, tra
 from interlingua.trainers.objectives.contrastive import info_nce  # noqa: E402
 from interlingua.trainers.objectives.explicit_alignment import (  # noqa: E402
     ContrastiveAlignmentLoss,
+    CosineHead,
     L2AlignmentLoss,
     LinearAlignmentMapping,
     ParameterAnchor,
@@ -170,3 +171,26 @@ def test_l2_alignment_trains_a_tiny_encoder():
     source = token_batch(16, seed=7)
     target = translated(source)
     assert_loss_falls(train_losses(model.parameters(), lambda: objective(model.encode(source), model.encode(target))))
+
+
+@pytest.mark.parametrize("method", ["weak", "strong"])
+def test_cosine_head_is_drawn_from_the_setup_seed_alone(method):
+    """Workers seed their global RNG with seed + rank; the head must still start identical on every one."""
+    from interlingua.trainers.objectives.base import ObjectiveSetup
+    from interlingua.trainers.objectives.explicit_alignment import ExplicitAlignment, ExplicitAlignmentOptions
+
+    class Encoder(torch.nn.Linear):
+        dim = 6
+
+    def head(global_seed: int, setup_seed: int) -> list[torch.Tensor]:
+        torch.manual_seed(global_seed)  # what the engine does per worker: config.seed + rank
+        objective = ExplicitAlignment(ExplicitAlignmentOptions(method=method),
+                                      ObjectiveSetup(encoder=Encoder(6, 6), seed=setup_seed))
+        return [p.detach().clone() for p in objective.criterion.head.parameters()]
+
+    rank_0, rank_1 = head(42, 42), head(43, 42)
+    assert all(torch.equal(a, b) for a, b in zip(rank_0, rank_1))
+    torch.manual_seed(42)
+    expected = CosineHead(6)  # the head seeded with the setup's seed, drawn the same way
+    assert all(torch.equal(a, b) for a, b in zip(rank_0, expected.parameters()))
+    assert not torch.equal(head(42, 7)[0], rank_0[0])

@@ -280,7 +280,8 @@ class ExplicitAlignment(Objective):
     trained on. Methods: ``linear`` (encoder frozen, :class:`LinearAlignmentMapping` orthogonalised after each
     step, W saved as ``alignment_mapping.npz``), ``l2`` (:class:`L2AlignmentLoss` with a
     :class:`ParameterAnchor` on the encoder), ``weak`` / ``strong`` (:class:`ContrastiveAlignmentLoss`, head
-    D → D → 128 discarded after training; the anchor too when ``regularization_weight`` > 0)."""
+    D → D → 128 initialised from ``ObjectiveSetup.seed`` alone, so identical on every worker, and discarded after
+    training; the anchor too when ``regularization_weight`` > 0)."""
 
     name = "explicit_alignment"
     Options = ExplicitAlignmentOptions
@@ -301,11 +302,13 @@ class ExplicitAlignment(Objective):
             anchor = ParameterAnchor(setup.encoder) if weight > 0 else None
             if options.method == "l2":
                 self.criterion = L2AlignmentLoss(anchor, regularization_weight=weight, group=setup.group)
-            else:
-                self.criterion = ContrastiveAlignmentLoss(setup.dim, strength=options.method,
-                                                          temperature=options.temperature,
-                                                          symmetric=options.symmetric, group=setup.group,
-                                                          anchor=anchor, regularization_weight=weight)
+            else:  # the head is drawn from setup.seed alone: the same on every worker, whatever the global RNG
+                with torch.random.fork_rng(devices=[]):
+                    torch.manual_seed(setup.seed)
+                    self.criterion = ContrastiveAlignmentLoss(setup.dim, strength=options.method,
+                                                              temperature=options.temperature,
+                                                              symmetric=options.symmetric, group=setup.group,
+                                                              anchor=anchor, regularization_weight=weight)
 
     @classmethod
     def columns(cls, options: ExplicitAlignmentOptions) -> tuple[str, ...]:
