@@ -7,7 +7,8 @@ back much of what fine-tuning lost elsewhere (the paper's finding for zero-shot 
 ordinary sentence-transformers folder — same size and speed as either part — unlike an output concatenation.
 
 Both folders must hold the same tensors (names, shapes, dtypes) and the same tokenizer; anything else is an
-error naming the first difference. Weights are read and written as safetensors only.
+error naming the first difference. Each must be one transformer encoder: a combined encoder (two parts) or a
+composed one (base + meaning head) is refused. Weights are read and written as safetensors only.
 """
 
 from __future__ import annotations
@@ -60,6 +61,8 @@ def interpolate_folders(first: str | Path, second: str | Path, alpha: float, out
 
     _check_alpha(alpha)
     first, second, out = Path(first), Path(second), Path(out)
+    check_one_transformer("first", first)
+    check_one_transformer("second", second)
     for folder in (first, second):
         if not (folder / WEIGHTS).is_file():
             raise UserError(f"{folder} has no {WEIGHTS}; interpolation reads safetensors weights only")
@@ -71,6 +74,24 @@ def interpolate_folders(first: str | Path, second: str | Path, alpha: float, out
     shutil.copytree(second, out, ignore=shutil.ignore_patterns(WEIGHTS, "README.md"))
     save_file(mixed, str(out / WEIGHTS), metadata={"format": "pt", "interlingua.interpolation_alpha": repr(alpha)})
     return add_layout(out)
+
+
+def check_one_transformer(label: str, folder: str | Path) -> None:
+    """:class:`UserError` (one line) when ``folder`` is not one transformer encoder: a combined encoder (two parts)
+    or a composed one (base + meaning head, whose head the interpolation would drop for ``first`` and keep unmixed
+    for ``second``)."""
+    from interlingua.models.combined import is_combined_folder
+    from interlingua.models.meaning_head import is_composed_folder
+
+    folder = Path(folder)
+    if is_combined_folder(folder):
+        raise UserError(f"{label}: {folder} is a combination of two encoders, not one transformer; interpolation "
+                        "needs two encoders of one architecture (hint: interpolate one of its parts, "
+                        f"{folder / 'first'} or {folder / 'second'})")
+    if is_composed_folder(folder):
+        raise UserError(f"{label}: {folder} is a composed encoder (base + meaning head), not one transformer; "
+                        "interpolation mixes transformer weights only and would drop or keep its head unmixed (hint: "
+                        "interpolate the base encoders, then train a meaning head on the result)")
 
 
 def _check_alpha(alpha: float) -> None:

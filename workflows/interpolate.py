@@ -109,16 +109,12 @@ def check_compatible(first: str | Path, second: str | Path, alpha: float) -> Non
     safetensors headers: names, shapes, dtypes; the tokenizer vocabularies): a mismatch fails before the MLflow run
     starts, so a refused run leaves nothing behind."""
     from interlingua.core.errors import UserError
-    from interlingua.models.combined import is_combined_folder
-    from interlingua.models.interpolate import WEIGHTS, _check_alpha, _vocabulary
+    from interlingua.models.interpolate import WEIGHTS, _check_alpha, _vocabulary, check_one_transformer
 
     _check_alpha(alpha)
     first, second = Path(first), Path(second)
-    for label, folder in (("first", first), ("second", second)):
-        if is_combined_folder(folder):
-            raise UserError(f"{label}: {folder} is a combination of two encoders, not one transformer; interpolation "
-                            "needs two encoders of one architecture (hint: interpolate one of its parts, "
-                            f"{folder / 'first'} or {folder / 'second'})")
+    check_one_transformer("first", first)
+    check_one_transformer("second", second)
     headers = []
     for folder in (first, second):
         if not (folder / WEIGHTS).is_file():

@@ -117,3 +117,19 @@ def test_a_sentence_transformers_second_keeps_its_own_layout(parts, tmp_path):
     folder = interpolate_folders(a, second, 0.5, tmp_path / "half")
     encoder = load_encoder(str(folder))
     assert (encoder.pooling, encoder.max_length, encoder.prefix) == ("cls", 16, "query: ")
+
+
+@pytest.mark.parametrize("side", ["first", "second"])
+def test_a_meaning_head_encoder_is_refused_not_its_head_dropped(parts, tmp_path, side):
+    from tiny_models import HIDDEN_SIZE
+
+    from interlingua.models.meaning_head import MeaningHead, save_composed
+    from interlingua.models.sentence_encoder import SentenceEncoder
+
+    a, b = parts
+    SentenceEncoder.from_folder(a).save(tmp_path / "base")
+    composed = save_composed(MeaningHead(HIDDEN_SIZE, 8, "tanh"), tmp_path / "composed", base_folder=tmp_path / "base")
+    first, second = (composed, b) if side == "first" else (a, composed)
+    with pytest.raises(UserError, match=f"^{side}: {composed} is a composed encoder \\(base \\+ meaning head\\)"):
+        interpolate_folders(first, second, 0.5, tmp_path / "out")
+    assert not (tmp_path / "out").exists()

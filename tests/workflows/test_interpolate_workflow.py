@@ -1,5 +1,6 @@
 """``interlingua run interpolate`` over two plain Hugging Face folders: the result is a sentence-transformers folder
-the registry logs, and a combined encoder (not its first part) is refused before an MLflow run exists."""
+the registry logs, and a combined encoder (not its first part) or a composed one (base + meaning head) is refused
+before an MLflow run exists."""
 
 from __future__ import annotations
 
@@ -40,8 +41,9 @@ def test_two_plain_hugging_face_folders_interpolate_and_register(state, capfd):
                                load_encoder(str(folder)).encode(SENTENCES), rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.parametrize("kind", ["combined", "composed"])
 @pytest.mark.parametrize("side", ["first", "second"])
-def test_a_combined_encoder_is_refused_before_the_run(state, side, monkeypatch, capfd):
+def test_a_combined_or_composed_encoder_is_refused_before_the_run(state, side, kind, monkeypatch, capfd):
     import mlflow
 
     from interlingua.core import runtime
@@ -53,12 +55,21 @@ def test_a_combined_encoder_is_refused_before_the_run(state, side, monkeypatch, 
     monkeypatch.setattr(mlflow, "start_run", lambda *a, **k: pytest.fail("MLflow run started"))
     bert = build_tiny_bert(state / "bert", seed=1)
     part = SentenceEncoder.from_folder(bert)
-    combined = CombinedEncoder(part, part, "concat").save(state / "both")
+    if kind == "combined":
+        refused, what = CombinedEncoder(part, part, "concat").save(state / "both"), "a combination of two encoders"
+    else:  # a meaning head over the transformer: its head would be dropped (first) or kept unmixed (second)
+        from tiny_models import HIDDEN_SIZE
+
+        from interlingua.models.meaning_head import MeaningHead, save_composed
+
+        part.save(state / "base")
+        refused = save_composed(MeaningHead(HIDDEN_SIZE, 8, "tanh"), state / "composed", base_folder=state / "base")
+        what = "a composed encoder (base + meaning head)"
     other = "second" if side == "first" else "first"
-    code = main(["run", "interpolate", "--set", f"{side}={combined}", "--set", f"{other}={bert}",
+    code = main(["run", "interpolate", "--set", f"{side}={refused}", "--set", f"{other}={bert}",
                  "--set", "evaluate=false"])
     _, err = capfd.readouterr()
     assert code == 2
-    [line] = [l for l in err.splitlines() if "combination of two encoders" in l]
-    assert f"{side}: {combined} is a combination" in line
+    [line] = [l for l in err.splitlines() if what in l]
+    assert f"{side}: {refused} is {what}" in line
     assert not (state / "state" / "interpolate").exists()
