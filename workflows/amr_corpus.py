@@ -215,7 +215,8 @@ def run(config: AmrCorpusConfig, *, address: str | None = None) -> dict[str, Any
         writer.add_counters({
             f"premises_dropped_{k.replace(' ', '_')}": v for k, v in build.dropped_premises.items()
         } | {f"pairs_unused_{'no_gold' if k == '-' else k}": v for k, v in build.unused_pairs.items()}
-          | {"rows_malformed": len(build.malformed_rows)})
+          | {"rows_malformed": len(build.malformed_rows),
+             "triples_beyond_max_triples": len(build.triples) - len(triples)})  # cut off by max_triples: counted
     manifest = writer.publish(expected_shards=[s.id for s in shards])
     summary.update({"corpus": config.corpus_name, "version": writer.version, "rows": manifest.total_rows,
                     "rejects": manifest.total_rejects})

@@ -50,3 +50,25 @@ def test_mixed_training_uses_the_english_text_of_a_rejected_graph():
     assert triples[0]["premise"] == "A man sleeps." and triples[0]["premise_lang"] == "en"
     assert triples[0]["premise_is_graph"] is False
     assert counts["unavailable.en.no_graph"] == 1  # the premise: its graph drawn, its text given
+
+
+def test_triples_cut_off_by_max_triples_are_counted(tmp_path, monkeypatch):
+    import json
+
+    from interlingua.core import runtime
+    from interlingua.operators.corpus.store import CorpusStore
+    from interlingua.workflows import amr_corpus
+
+    nli = tmp_path / "nli.jsonl"
+    lines = [json.dumps({"captionID": f"c{i}", "pairID": f"c{i}#{j}", "sentence1": f"A man sleeps {i}.",
+                         "sentence2": f"hypothesis {i} {j}", "gold_label": label})
+             for i in range(5) for j, label in enumerate(["entailment", "contradiction"])]
+    nli.write_text("\n".join(lines) + "\n")
+    monkeypatch.setattr(runtime, "init_ray", lambda *a, **k: None)  # no translation or parsing: rows are stubbed
+    parts = []
+    monkeypatch.setattr(amr_corpus, "_build_shard", lambda part, config: (parts.append(len(part)), ([], []))[1])
+    config = amr_corpus.AmrCorpusConfig(source=str(nli), store_root=str(tmp_path / "store"), max_triples=2)
+    summary = amr_corpus.run(config)
+    counters = CorpusStore(str(tmp_path / "store")).manifest("amr-corpus", summary["version"]).counters
+    assert summary["nli"]["triples"] == 5 and parts == [2]
+    assert counters["triples"] == 2 and counters["triples_beyond_max_triples"] == 3
