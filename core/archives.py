@@ -43,6 +43,26 @@ def require_decompressor(url: str, what: str = "input") -> None:
                         f"decompressor is installed, so it would be read as compressed bytes (hint: pip install {package})")
 
 
+def compressed_suffixes() -> tuple[str, ...]:
+    """Every name suffix (``.gz``, ``.bz2``, ``.xz``, ``.zst`` …) :func:`open_compressed` decompresses: fsspec's
+    registered compressions, and those of :data:`OPTIONAL_DECOMPRESSORS` even when their package is missing (a name
+    that says ``.zst`` is a compressed file, refused by :func:`require_decompressor`, not something else)."""
+    from fsspec.utils import compressions
+
+    import fsspec.compression  # noqa: F401  (registers the optional decompressors that are importable)
+
+    return tuple(sorted({f".{suffix}" for suffix in (*compressions, *OPTIONAL_DECOMPRESSORS)}))
+
+
+def strip_compression(name: str) -> str:
+    """``name`` without its compression suffix (one of :func:`compressed_suffixes`, any case), if it has one."""
+    lower = name.lower()
+    for suffix in compressed_suffixes():
+        if lower.endswith(suffix):
+            return name[: -len(suffix)]
+    return name
+
+
 def open_compressed(url: str, mode: str = "rb", **kwargs):
     """``fsspec.open(url, mode, compression="infer", **kwargs)`` for reading an input decompressed by its name;
     refused first by :func:`require_decompressor` when that needs a package that is not installed."""

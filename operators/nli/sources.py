@@ -1,7 +1,9 @@
-"""Read NLI pairs from a JSON-lines file (any fsspec URL, gzip/bz2 inferred) or a Hugging Face dataset id.
+"""Read NLI pairs from a JSON-lines file (any fsspec URL, compression inferred) or a Hugging Face dataset id.
 
-``source`` ending in ``.jsonl``/``.json`` (optionally ``.gz``/``.bz2``) is read line by line with
-fsspec; a line that is not valid JSON becomes ``{JSON_ERROR: message, "line": n}`` so that
+``source`` ending in ``.jsonl``/``.json``, optionally followed by a compression suffix that
+:func:`~interlingua.core.archives.open_compressed` decompresses (``.gz``, ``.bz2``, ``.xz``, ``.zst`` …:
+:func:`~interlingua.core.archives.compressed_suffixes`; a ``.zst`` with no zstd module installed is refused in one
+line, not read as a dataset id), is read line by line with fsspec; a line that is not valid JSON becomes ``{JSON_ERROR: message, "line": n}`` so that
 :func:`~interlingua.operators.nli.triples.build_triples` keeps it aside with its reason. Anything
 else is a dataset id for ``datasets.load_dataset(source, split=split)`` (e.g. ``snli``,
 ``nyu-mll/multi_nli``), imported only when used.
@@ -13,14 +15,14 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from interlingua.core.archives import open_compressed
+from interlingua.core.archives import open_compressed, strip_compression
 from interlingua.operators.nli.triples import JSON_ERROR
 
-_FILE_SUFFIXES = (".jsonl", ".json", ".jsonl.gz", ".json.gz", ".jsonl.bz2", ".json.bz2")
+_FILE_SUFFIXES = (".jsonl", ".json")
 
 
 def is_jsonl_source(source: str) -> bool:
-    return source.lower().endswith(_FILE_SUFFIXES)
+    return strip_compression(source).lower().endswith(_FILE_SUFFIXES)
 
 
 def read_jsonl_rows(url: str) -> Iterator[dict[str, Any]]:

@@ -82,6 +82,19 @@ def test_every_reader_refuses_a_zst_input(no_zstd, tmp_path):
             read()
 
 
+def test_an_nli_source_named_zst_is_a_file_refused_not_a_dataset_id(no_zstd, tmp_path, monkeypatch):
+    from interlingua.core.inputs import require_input_files
+    from interlingua.operators.nli import sources
+    from interlingua.workflows.amr_corpus import AmrCorpusConfig, input_urls
+
+    monkeypatch.setattr(sources, "read_hf_rows", lambda *a, **k: pytest.fail("read as a hub dataset id"))
+    path = _write(tmp_path / "nli.jsonl.zst", '{"sentence1": "a", "sentence2": "b", "gold_label": "entailment"}\n')
+    assert input_urls(AmrCorpusConfig(source=path)) == [path]  # fingerprinted and checked before Ray
+    for call in (lambda: require_input_files([path]), lambda: list(sources.read_nli_rows(path))):
+        with pytest.raises(UserError, match="nli.jsonl.zst is zstd-compressed .* pip install zstandard"):
+            call()
+
+
 def test_workflows_refuse_a_zst_input_before_ray(no_zstd, tmp_path, monkeypatch, capsys):
     from interlingua.workflows.cli import main
     from interlingua.workflows.ease_corpus import EaseCorpusConfig, run as run_ease

@@ -112,3 +112,21 @@ def test_mixed_triples_keep_both_premises_that_share_a_caption_id():
     triples, counts = mixed_triples(corpus, ["en"])
     assert counts["triples"] == 2 and counts["rows_duplicate"] == 0
     assert sorted(t["premise"] for t in triples) == ["A dog is running.", "A dog runs."]
+
+
+@pytest.mark.parametrize("suffix", [".jsonl.xz", ".JSONL.XZ", ".jsonl.lzma", ".jsonl.bz2", ".json.gz"])
+def test_every_compression_open_compressed_reads_is_a_file_not_a_dataset_id(tmp_path, monkeypatch, suffix):
+    import bz2
+    import lzma
+
+    from interlingua.operators.nli import sources
+
+    monkeypatch.setattr(sources, "read_hf_rows", lambda *a, **k: pytest.fail("read as a hub dataset id"))
+    text = (json.dumps(_pair("A man sleeps.", "A man rests.", "entailment")) + "\n"
+            + json.dumps(_pair("A man sleeps.", "A man runs.", "contradiction")) + "\n").encode("utf-8")
+    codec = {".xz": lzma.compress, ".lzma": lambda b: lzma.compress(b, format=lzma.FORMAT_ALONE),
+             ".bz2": bz2.compress, ".gz": gzip.compress}[Path(suffix).suffix.lower()]
+    path = tmp_path / f"pairs{suffix}"
+    path.write_bytes(codec(text))
+    [triple] = build_triples(sources.read_nli_rows(str(path))).triples
+    assert (triple.premise, triple.entailment, triple.contradiction) == ("A man sleeps.", "A man rests.", "A man runs.")
