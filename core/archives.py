@@ -32,15 +32,36 @@ OPTIONAL_DECOMPRESSORS = {"zst": ("zstd", "zstandard"), "lz4": ("lz4", "lz4")}
 def require_decompressor(url: str, what: str = "input") -> None:
     """:class:`UserError` when ``url``'s name says a compression (:data:`OPTIONAL_DECOMPRESSORS`) that fsspec cannot
     decompress here: ``compression="infer"`` decides by the same suffix and, without the package, reads the raw bytes."""
+    missing = _missing_codec(url)
+    if missing:
+        suffix, compression, package = missing
+        raise UserError(f"{what} {redact_text(str(url))} is {compression}-compressed (.{suffix}) but no {compression} "
+                        f"decompressor is installed, so it would be read as compressed bytes (hint: pip install {package})")
+
+
+def require_compressor(url: str, what: str = "output") -> None:
+    """:class:`UserError` when ``url``'s name says a compression fsspec cannot apply here: written with
+    ``compression="infer"``, the file would hold plain bytes under a compressed name, which its readers
+    (:func:`open_compressed`) refuse or fail to decompress."""
+    missing = _missing_codec(url)
+    if missing:
+        suffix, compression, package = missing
+        raise UserError(f"{what} {redact_text(str(url))} is named {compression}-compressed (.{suffix}) but no "
+                        f"{compression} compressor is installed, so it would be written uncompressed (hint: pip "
+                        f"install {package}, or drop the .{suffix} suffix)")
+
+
+def _missing_codec(url: str) -> tuple[str, str, str] | None:
+    """``(suffix, compression, package)`` when ``url``'s suffix is one of :data:`OPTIONAL_DECOMPRESSORS` and fsspec
+    has no codec registered for it (its package is not importable), else None."""
     from fsspec.utils import infer_compression
 
     import fsspec.compression  # noqa: F401  (registers the optional decompressors that are importable)
 
     suffix = os.path.splitext(str(url))[-1].strip(".").lower()  # as fsspec's infer_compression takes it
     if suffix in OPTIONAL_DECOMPRESSORS and infer_compression(str(url)) is None:
-        compression, package = OPTIONAL_DECOMPRESSORS[suffix]
-        raise UserError(f"{what} {redact_text(str(url))} is {compression}-compressed (.{suffix}) but no {compression} "
-                        f"decompressor is installed, so it would be read as compressed bytes (hint: pip install {package})")
+        return (suffix, *OPTIONAL_DECOMPRESSORS[suffix])
+    return None
 
 
 def compressed_suffixes() -> tuple[str, ...]:

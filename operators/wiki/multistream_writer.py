@@ -4,7 +4,10 @@ The output has Wikimedia's multistream layout: stream 1 is the header (everythin
 then one bz2 stream per ``pages_per_stream`` pages, then a stream with the footer (``</mediawiki>``). The index
 has one line ``offset:page_id:title`` per page, ``offset`` being the byte offset of the page's stream. A plain
 dump re-packed once can then be read by many workers in parallel (:func:`dump_shards.plan_shards`). An index
-name ending in ``.bz2`` is written bz2-compressed, like Wikimedia's ``…-multistream-index.txt.bz2``.
+name ending in a compression suffix (``.bz2``, like Wikimedia's ``…-multistream-index.txt.bz2``, ``.gz``, ``.xz``,
+``.zst`` …) is written so compressed, as its reader (:func:`dump_shards.read_multistream_offsets`, by the name)
+decompresses it; a name whose compressor is not installed (``.zst`` without zstandard) is refused before anything is
+written, not written uncompressed under that name.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import re
 from collections.abc import Iterator
 
 import fsspec
+from interlingua.core.archives import require_compressor
 from interlingua.operators.wiki.dump_shards import DumpShard, StreamBreak, iter_shard_bytes
 
 _PAGE_OPEN = b"<page>"
@@ -27,6 +31,7 @@ def write_multistream(source_url: str, dump_url: str, index_url: str, pages_per_
     """Write ``dump_url`` (multistream bz2) and ``index_url`` (text) from ``source_url``; returns the page count."""
     if pages_per_stream < 1:
         raise ValueError(f"pages_per_stream must be a positive integer, got {pages_per_stream!r}")
+    require_compressor(index_url, "multistream index")
     source = DumpShard(url=source_url, lang="xx", index=0, start=0, end=None, multistream=False)
     header, pages, footer = _split_pages(iter_shard_bytes(source))
     count = 0

@@ -95,6 +95,35 @@ def test_an_nli_source_named_zst_is_a_file_refused_not_a_dataset_id(no_zstd, tmp
             call()
 
 
+def _plain_dump(path) -> str:
+    pages = "".join(f"  <page>\n    <title>Page {k}</title>\n    <id>{k}</id>\n    <text>text {k}</text>\n  </page>\n"
+                    for k in range(1, 6))
+    path.write_text(f"<mediawiki>\n  <siteinfo></siteinfo>\n{pages}</mediawiki>\n", encoding="utf-8")
+    return str(path)
+
+
+def test_a_zst_multistream_index_is_refused_not_written_uncompressed(no_zstd, tmp_path):
+    from interlingua.operators.wiki.multistream_writer import write_multistream
+
+    dump, index = tmp_path / "ms.xml.bz2", tmp_path / "index.txt.zst"
+    with pytest.raises(UserError, match="^multistream index .*index.txt.zst is named zstd-compressed .* written "
+                                        "uncompressed \\(hint: pip install zstandard"):
+        write_multistream(_plain_dump(tmp_path / "plain.xml"), str(dump), str(index), pages_per_stream=2)
+    assert not dump.exists() and not index.exists()
+
+
+def test_a_zst_multistream_index_is_written_compressed_for_its_reader(fake_zstd, tmp_path):
+    from interlingua.operators.wiki.dump_shards import read_multistream_offsets
+    from interlingua.operators.wiki.multistream_writer import write_multistream
+
+    plain = _plain_dump(tmp_path / "plain.xml")
+    assert write_multistream(plain, str(tmp_path / "a.xml.bz2"), str(tmp_path / "index.txt"), pages_per_stream=2) == 5
+    assert write_multistream(plain, str(tmp_path / "b.xml.bz2"), str(tmp_path / "index.txt.zst"), 2) == 5
+    assert gzip.decompress((tmp_path / "index.txt.zst").read_bytes()) == (tmp_path / "index.txt").read_bytes()
+    offsets = read_multistream_offsets(str(tmp_path / "index.txt.zst"))
+    assert offsets == read_multistream_offsets(str(tmp_path / "index.txt")) and len(offsets) == 3
+
+
 def test_workflows_refuse_a_zst_input_before_ray(no_zstd, tmp_path, monkeypatch, capsys):
     from interlingua.workflows.cli import main
     from interlingua.workflows.ease_corpus import EaseCorpusConfig, run as run_ease
