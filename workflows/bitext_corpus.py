@@ -35,6 +35,7 @@ written when the shard is aligned, so a rerun of the same config and inputs skip
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import os
@@ -319,16 +320,19 @@ def apply_hygiene(rows: list[dict[str, Any]], config: BitextCorpusConfig, seen_p
 
 
 def ensure_parameters(store, writer, tokens: dict[int, tuple[list[str], list[str]]], order: list[int],
-                      config: BitextCorpusConfig) -> tuple[str | None, bool, str | None]:
+                      config: BitextCorpusConfig,
+                      cleanup: contextlib.ExitStack) -> tuple[str | None, bool, str | None]:
     """``(directory the align actors read, learned now, parameters id)``.
 
     Uses the version's ``fast_align/`` (``eflomal/``) artifact when it has one (left by an earlier run of this
     version, adopted from another writer, or taken over from the parent version by a refresh);
     otherwise learns on the accepted pairs (first ``learn_sample``) and keeps them as the artifact.
     The id is the first 16 hex digits of the parameter file's SHA-256. ``(None, False, None)`` when
-    no pair has two non-empty sides.
+    no pair has two non-empty sides. A store the align actors cannot read (``memory://``) gets its parameters
+    copied to a private folder under ``<state>/tmp``, removed when ``cleanup`` closes (the caller's build, errors
+    included).
     """
-    from interlingua.core.runtime import state_tempdir_root
+    from interlingua.core.runtime import state_tempdir, state_tempdir_root
 
     folder, params_file = PARAMS_LAYOUT[config.aligner]
     files = writer.artifact_files(folder)
@@ -363,7 +367,7 @@ def ensure_parameters(store, writer, tokens: dict[int, tuple[list[str], list[str
     directory = files[0][1].rsplit("/", 1)[0]
     fs = store.fs
     if "memory" in _protocols(fs):  # actors cannot see the driver's memory://
-        local = tempfile.mkdtemp(prefix=f"interlingua_{folder}_", dir=state_tempdir_root())
+        local = cleanup.enter_context(state_tempdir(prefix=f"interlingua_{folder}_"))
         for _record, path in files:
             fs.get_file(path, os.path.join(local, path.rsplit("/", 1)[-1]))
         return local, learned, params_id
@@ -543,69 +547,71 @@ def build_version(config: BitextCorpusConfig, store, writer, rows: list[dict[str
                                "shards_total": len(shards) + len(reused_shards), "shards_reused": len(reused_shards),
                                "shards_resumed": 0, "parameters": None}
     shard_inputs = shard_inputs or {}
-    if not writer.published:
-        # loaded by each build, not kept by name: a tokenizer rewritten in place is read again (a long-running
-        # `interlingua schedule`), and a bad name fails before Ray starts or anything is aligned
-        tokenizer = _load_subword_tokenizer(config.subword_tokenizer)
-        apply_hygiene(rows, config, seen_pairs)
-        pending = [s for s in shards if not writer.is_complete(s.id)]
-        summary["shards_resumed"] = len(shards) - len(pending)
-        accepted = [k for k, r in enumerate(rows) if r["status"] in ("kept", "empty_kept")]
-        pending_rows = {k for s in pending for k in range(s.start, s.stop)}
-        params_present = bool(writer.artifact_files(PARAMS_LAYOUT[config.aligner][0]))
-        to_tokenize = [k for k in accepted if k in pending_rows or not params_present]
-        # Ray only when a step runs on it: more rows than in_process_rows, or parameters to learn (the EM's
-        # E-step on `workers` actors). A small refresh (new pairs, inherited parameters) never starts Ray.
-        learner_on_ray = config.aligner == "fast_align" and config.learner == "interlingua" and config.workers > 1
-        if len(to_tokenize) > config.in_process_rows or (to_tokenize and not params_present and learner_on_ray):
-            init_ray(address, num_cpus=None if address else max(config.workers, 2))
-        tokens = _tokenize(rows, to_tokenize, config)
-        too_long = {}
-        for k in to_tokenize:
-            reject = _too_long(rows[k], *tokens[k], config.max_tokens)
-            if reject:
-                too_long[k] = reject
-        alignable = [k for k in to_tokenize if k not in too_long]
-        params_dir, learned, params_id = ensure_parameters(store, writer, tokens, alignable, config)
-        summary["parameters"] = {"learned_now": learned, "dir": params_dir, "id": params_id,
-                                 "inherited": inherited_parameters}
-        folder = PARAMS_LAYOUT[config.aligner][0]
-        annotations = {} if params_id is None else {
-            folder: params_id, f"{folder}.learned_on": "no" if inherited_parameters else "yes"}
-
-        def write(shard) -> None:
-            _write_shard(writer, shard, rows, tokens, too_long, aligned, config, tokenizer,
-                         input=shard_inputs.get(shard.id), annotations=annotations)
-
-        shard_of = {k: s for s in pending for k in range(s.start, s.stop)}
-        to_align = [k for k in alignable if k in pending_rows]
-        aligned: dict[int, tuple[str, str, str]] = {}
-        if params_dir is not None and to_align:
-            items = [{"k": k, "src_tokens": " ".join(tokens[k][0]), "tgt_tokens": " ".join(tokens[k][1])} for k in to_align]
-            if len(items) > config.in_process_rows:
+    with contextlib.ExitStack() as cleanup:  # a local copy of the parameters (non-local store), removed when done
+        if not writer.published:
+            # loaded by each build, not kept by name: a tokenizer rewritten in place is read again (a long-running
+            # `interlingua schedule`), and a bad name fails before Ray starts or anything is aligned
+            tokenizer = _load_subword_tokenizer(config.subword_tokenizer)
+            apply_hygiene(rows, config, seen_pairs)
+            pending = [s for s in shards if not writer.is_complete(s.id)]
+            summary["shards_resumed"] = len(shards) - len(pending)
+            accepted = [k for k, r in enumerate(rows) if r["status"] in ("kept", "empty_kept")]
+            pending_rows = {k for s in pending for k in range(s.start, s.stop)}
+            params_present = bool(writer.artifact_files(PARAMS_LAYOUT[config.aligner][0]))
+            to_tokenize = [k for k in accepted if k in pending_rows or not params_present]
+            # Ray only when a step runs on it: more rows than in_process_rows, or parameters to learn (the EM's
+            # E-step on `workers` actors). A small refresh (new pairs, inherited parameters) never starts Ray.
+            learner_on_ray = config.aligner == "fast_align" and config.learner == "interlingua" and config.workers > 1
+            if len(to_tokenize) > config.in_process_rows or (to_tokenize and not params_present and learner_on_ray):
                 init_ray(address, num_cpus=None if address else max(config.workers, 2))
-            batches = map_rows(items, FastAlignOperator, {"parameters_dir": params_dir, "symmetrization": config.symmetrization,
-                                                          "aligner": config.aligner},
-                               in_process_rows=config.in_process_rows, concurrency=config.workers, batch_size=1024)
-            remaining = Counter(shard_of[k].id for k in to_align)
-            for batch in batches:
-                finished = set()
-                for k, f, r, a in zip(batch["k"], batch["forward"], batch["reverse"], batch["alignment"]):
-                    aligned[int(k)] = (str(f), str(r), str(a))
-                    shard_id = shard_of[int(k)].id
-                    remaining[shard_id] -= 1
-                    if remaining[shard_id] == 0:
-                        finished.add(shard_id)
-                # write shards as soon as all their rows are aligned (a crash loses only unfinished shards)
-                for shard in pending:
-                    if shard.id in finished:
-                        write(shard)
-                        for k in range(shard.start, shard.stop):
-                            aligned.pop(k, None)
-                            tokens.pop(k, None)
-        for shard in pending:  # shards with nothing to align (all rejected / empty), or no parameters at all
-            if not writer.is_complete(shard.id):
-                write(shard)
+            tokens = _tokenize(rows, to_tokenize, config)
+            too_long = {}
+            for k in to_tokenize:
+                reject = _too_long(rows[k], *tokens[k], config.max_tokens)
+                if reject:
+                    too_long[k] = reject
+            alignable = [k for k in to_tokenize if k not in too_long]
+            params_dir, learned, params_id = ensure_parameters(store, writer, tokens, alignable, config, cleanup)
+            summary["parameters"] = {"learned_now": learned, "dir": params_dir, "id": params_id,
+                                     "inherited": inherited_parameters}
+            folder = PARAMS_LAYOUT[config.aligner][0]
+            annotations = {} if params_id is None else {
+                folder: params_id, f"{folder}.learned_on": "no" if inherited_parameters else "yes"}
+
+            def write(shard) -> None:
+                _write_shard(writer, shard, rows, tokens, too_long, aligned, config, tokenizer,
+                             input=shard_inputs.get(shard.id), annotations=annotations)
+
+            shard_of = {k: s for s in pending for k in range(s.start, s.stop)}
+            to_align = [k for k in alignable if k in pending_rows]
+            aligned: dict[int, tuple[str, str, str]] = {}
+            if params_dir is not None and to_align:
+                items = [{"k": k, "src_tokens": " ".join(tokens[k][0]), "tgt_tokens": " ".join(tokens[k][1])}
+                         for k in to_align]
+                if len(items) > config.in_process_rows:
+                    init_ray(address, num_cpus=None if address else max(config.workers, 2))
+                batches = map_rows(items, FastAlignOperator, {"parameters_dir": params_dir, "aligner": config.aligner,
+                                                              "symmetrization": config.symmetrization},
+                                   in_process_rows=config.in_process_rows, concurrency=config.workers, batch_size=1024)
+                remaining = Counter(shard_of[k].id for k in to_align)
+                for batch in batches:
+                    finished = set()
+                    for k, f, r, a in zip(batch["k"], batch["forward"], batch["reverse"], batch["alignment"]):
+                        aligned[int(k)] = (str(f), str(r), str(a))
+                        shard_id = shard_of[int(k)].id
+                        remaining[shard_id] -= 1
+                        if remaining[shard_id] == 0:
+                            finished.add(shard_id)
+                    # write shards as soon as all their rows are aligned (a crash loses only unfinished shards)
+                    for shard in pending:
+                        if shard.id in finished:
+                            write(shard)
+                            for k in range(shard.start, shard.stop):
+                                aligned.pop(k, None)
+                                tokens.pop(k, None)
+            for shard in pending:  # shards with nothing to align (all rejected / empty), or no parameters at all
+                if not writer.is_complete(shard.id):
+                    write(shard)
     manifest = writer.publish(expected_shards=[*reused_shards, *(s.id for s in shards)])
     if summary["parameters"] and summary["parameters"]["dir"]:  # not the staging folder publishing removed
         summary["parameters"]["dir"] = published_parameters_dir(store, manifest, PARAMS_LAYOUT[config.aligner][0])

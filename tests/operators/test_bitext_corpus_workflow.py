@@ -330,3 +330,29 @@ def test_in_process_and_ray_actors_build_the_same_corpus(tmp_path, ray_local):
     assert built["actors"][0] == built["here"][0]  # in_process_rows is operational: the same version id
     assert built["actors"][1] == built["here"][1]
     assert built["actors"][2].equals(built["here"][2])
+
+
+def test_a_memory_store_s_parameters_copy_is_removed_when_the_build_ends(tmp_path, monkeypatch):
+    """The align step reads a memory:// store's parameters from a local copy under <state>/tmp: there while the
+    shards are aligned, gone once the build returns (it was left behind, one folder per build)."""
+    import os
+    import uuid
+
+    from interlingua.workflows import bitext_corpus
+
+    monkeypatch.setenv("INTERLINGUA_HOME", str(tmp_path / "state"))
+    copies = []
+    real = bitext_corpus.ensure_parameters
+
+    def spy(*args, **kwargs):
+        result = real(*args, **kwargs)
+        copies.append((result[0], sorted(os.listdir(result[0]))))
+        return result
+
+    monkeypatch.setattr(bitext_corpus, "ensure_parameters", spy)
+    src, tgt, _info = write_text_bitext(tmp_path)
+    summary = run(config_for(tmp_path, src, tgt, workers=1, store_root=f"memory:///store-{uuid.uuid4().hex}"))
+    assert summary["rows"] == 60 and summary["counters"]["links.symmetrized"] > 0
+    [(copy, files)] = copies
+    assert copy.startswith(str(tmp_path / "state" / "tmp")) and "fast_align_params.json" in files
+    assert not os.path.exists(copy) and os.listdir(tmp_path / "state" / "tmp") == []
