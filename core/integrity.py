@@ -59,6 +59,19 @@ def file_size(fs: AbstractFileSystem, path: str) -> int | None:
         return None
 
 
+def file_identity(fs: AbstractFileSystem, path: str) -> tuple[int, ...] | None:
+    """``(device, inode, size, mtime_ns, ctime_ns)`` of a file on a local disk, None elsewhere (or when it is
+    missing): what a rewrite changes. Replacing the file gives another inode, writing into it a new ctime, which
+    ``os.utime`` cannot set back. Object stores give None: their files are hashed at every read."""
+    if not isinstance(fs, LocalFileSystem):
+        return None
+    try:
+        info = os.stat(fs._strip_protocol(path))
+    except FileNotFoundError:
+        return None
+    return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+
+
 def hash_file(fs: AbstractFileSystem, path: str, progress: Callable[[int], object] | None = None) -> tuple[int, str]:
     """``(bytes read, hex SHA-256)`` of the file, read in 1 MiB chunks; ``progress(n)`` after each chunk."""
     digest, size = hashlib.sha256(), 0

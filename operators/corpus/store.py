@@ -55,6 +55,7 @@ from interlingua.core.integrity import (  # CorruptVersionError: the store's err
     POINTER_MAX_BYTES,
     CorruptVersionError,
     check_file,
+    file_identity,
     file_problem,
     file_size,
     mismatch,
@@ -163,6 +164,10 @@ class CorpusStore:
         self._folders = StoreFolders(fs, self._root_path)  # on a local disk, never through a symbolic link
         self.lease_seconds = lease_seconds
         self.publish_timeout = publish_timeout
+        # path -> (SHA-256, file_identity) of a local file whose bytes matched that digest, its identity unchanged
+        # while they were read: a later read_ray of this store object skips hashing it again while the identity
+        # still matches (train: languages(), then read_ray); see _unchanged_since_checked
+        self._checked: dict[str, tuple[str, tuple[int, ...]]] = {}
 
     # -- writing ---------------------------------------------------------------------------
 
@@ -362,7 +367,12 @@ class CorpusStore:
     def read_ray(self, name: str, version: str = LATEST, columns: Sequence[str] | None = None) -> ray.data.Dataset:
         """A Ray Data dataset over the version's shard files (``ray.data.read_parquet`` of the files its manifest
         lists, nothing else); every shard's size and SHA-256 are checked first, once per file (a progress bar when
-        that is more than 1 GiB): ``CorruptVersionError`` when one differs.
+        that is more than 1 GiB): ``CorruptVersionError`` when one differs. A shard on a local disk that this store
+        object already checked (``read_table``, ``languages``) is not hashed again while its device, inode, size,
+        mtime and ctime are those it had when its checked bytes were read; a file rewritten or replaced since gets a
+        new ctime or inode and is hashed again. The window is the one every check-then-read has: bytes changed
+        after this check (or a rewrite within the file system's ctime granularity of the first read) reach the Ray
+        read tasks, which read the files themselves.
 
         ``memory://`` stores are per-process, so Ray workers cannot read them: use ``read_table``.
 
@@ -377,9 +387,13 @@ class CorpusStore:
         manifest = self.manifest(name, version)
         paths = [self._file_path(manifest.name, manifest.version, shard) for shard in manifest.shards]
         records = dict(zip(paths, manifest.shards))  # a file listed twice is hashed once
+        records = {path: shard for path, shard in records.items()
+                   if not self._unchanged_since_checked(path, shard.sha256)}  # this store object hashed it already
         with self._checking(manifest, sum(shard.bytes for shard in records.values())) as progress:
             for path, shard in records.items():
+                before = file_identity(self.fs, path)
                 check_file(self.fs, path, shard.bytes, shard.sha256, manifest.name, manifest.version, progress)
+                self._remember_checked(path, shard.sha256, before)
         filesystem = (
             arrow_fs.LocalFileSystem()
             if isinstance(self.fs, LocalFileSystem)
@@ -511,8 +525,21 @@ class CorpusStore:
         manifest's rejects, read unchecked), else ``CorruptVersionError`` naming it, for ``manifest``'s version (by
         default the one whose folder holds the file)."""
         name, version = (manifest.name, manifest.version) if manifest is not None else self._holder(path)
+        before = file_identity(self.fs, path)
         data = read_checked(self.fs, path, size, sha256, name, version)
+        self._remember_checked(path, sha256, before)
         return read_parquet(data, columns)
+
+    def _remember_checked(self, path: str, sha256: str | None, before: tuple[int, ...] | None) -> None:
+        """Record that ``path`` (identity ``before``, taken before its bytes were read) matched ``sha256``, unless its
+        identity changed while it was read, or it has none (not on a local disk) or no digest."""
+        if sha256 is not None and before is not None and file_identity(self.fs, path) == before:
+            self._checked[path] = (sha256, before)
+
+    def _unchanged_since_checked(self, path: str, sha256: str | None) -> bool:
+        """Whether this store object checked ``path`` against ``sha256`` and the file still has the identity
+        (device, inode, size, mtime, ctime) it had then: a file replaced or rewritten since is hashed again."""
+        return sha256 is not None and self._checked.get(path) == (sha256, file_identity(self.fs, path))
 
     def _holder(self, path: str) -> tuple[str, str]:
         """``(name, version)`` of the version folder that holds ``path``."""

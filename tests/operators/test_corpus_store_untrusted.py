@@ -224,6 +224,47 @@ def test_read_ray_checks_every_shard_before_building_the_dataset(tmp_path: Path,
     assert len(read) == 1
 
 
+def test_read_ray_after_languages_hashes_each_shard_once_and_again_once_rewritten(tmp_path: Path, monkeypatch) -> None:
+    """train reads languages() then read_ray on one store: the second read trusts the first check while the file is
+    the one checked (same inode, size, mtime, ctime); a shard rewritten between the two, its mtime set back, is
+    hashed again and refused."""
+    import ray.data
+
+    from interlingua.core import integrity
+    from interlingua.operators.corpus import CorruptVersionError
+
+    class Dataset:
+        class context:  # noqa: N801 - what read_ray sets on the dataset
+            class execution_options:  # noqa: N801
+                preserve_order = False
+
+    monkeypatch.setattr(ray.data, "read_parquet", lambda paths, **_: Dataset())
+    hashed: list[str] = []
+    real_hash = integrity.hash_file
+    monkeypatch.setattr(integrity, "hash_file", lambda fs, path, progress=None: hashed.append(path) or
+                        real_hash(fs, path, progress))
+    store = CorpusStore(str(tmp_path / "store"))
+    writer = store.open_version("c", {"a": 1}, ["x"])
+    for k, lang in enumerate(["en", "de"]):
+        writer.write_shard(f"s{k}", pa.table({"text": ["a", "b"], "lang": [lang, lang]}))
+    manifest = writer.publish()
+    folder = Path(store._version_dir("c", manifest.version))
+    assert store.languages("c") == ["de", "en"]
+    store.read_ray("c")
+    assert hashed == []  # both shards were checked on the bytes languages() parsed
+    CorpusStore(str(tmp_path / "store")).read_ray("c")
+    assert len(hashed) == 2  # another store object checks for itself
+
+    hashed.clear()
+    shard = folder / manifest.shards[1].path
+    stat = shard.stat()
+    tamper(shard)
+    os.utime(shard, ns=(stat.st_atime_ns, stat.st_mtime_ns))  # same size and mtime: the ctime still moves
+    with pytest.raises(CorruptVersionError, match=rf"s1.parquet of c@{manifest.version} does not match the SHA-256"):
+        store.read_ray("c")
+    assert hashed == [str(shard)]
+
+
 def publish_entities(store: CorpusStore) -> object:
     writer = store.open_version("e-entities", {"a": 1}, ["x"])
     for k in range(2):
