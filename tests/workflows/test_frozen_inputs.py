@@ -86,14 +86,20 @@ def test_meaning_head_refuses_a_language_smaller_than_a_batch():
     check_language_sizes(langs, ["en", "es", "de"], 2, "bitext.parquet")
 
 
-def test_meaning_head_counts_a_languages_sentences_before_embedding(tmp_path, monkeypatch):
+def _forbid(monkeypatch, tmp_path, *steps):
+    """A fresh state folder, and each ``(module, name, what)`` step (plus starting Ray) failing the test if reached."""
     from interlingua.core import runtime
-    from interlingua.workflows import frozen_embeddings, meaning_head
 
     monkeypatch.setenv("INTERLINGUA_HOME", str(tmp_path / "state"))
-    monkeypatch.setattr(runtime, "init_ray", lambda *a, **k: pytest.fail("Ray started"))
-    monkeypatch.setattr(frozen_embeddings, "frozen_encoder", lambda *a, **k: pytest.fail("encoder loaded"))
-    monkeypatch.setattr(meaning_head, "_pack_tasks", lambda *a, **k: pytest.fail("pack read"))
+    for module, name, what in ((runtime, "init_ray", "Ray started"), *steps):
+        monkeypatch.setattr(module, name, lambda *a, _what=what, **k: pytest.fail(_what))
+
+
+def test_meaning_head_counts_a_languages_sentences_before_embedding(tmp_path, monkeypatch):
+    from interlingua.workflows import frozen_embeddings, meaning_head
+
+    _forbid(monkeypatch, tmp_path, (frozen_embeddings, "frozen_encoder", "encoder loaded"),
+            (meaning_head, "_pack_tasks", "pack read"))
     path = _parquet(tmp_path / "b.parquet", [f"s{i}" for i in range(12)], [f"t{i}" for i in range(12)],
                     src_lang=["en"] * 12, tgt_lang=["es"] * 10 + ["de"] * 2)
     config = meaning_head.MeaningHeadConfig(model="use", register_model=False, bitext={"file": path},
@@ -180,13 +186,10 @@ def test_meaning_head_table_metrics_leave_out_na_cells():
 
 
 def test_absent_counts_a_languages_sentences_before_the_word_vectors(tmp_path, monkeypatch):
-    from interlingua.core import runtime
     from interlingua.workflows import absent
 
-    monkeypatch.setenv("INTERLINGUA_HOME", str(tmp_path / "state"))
-    monkeypatch.setattr(runtime, "init_ray", lambda *a, **k: pytest.fail("Ray started"))
-    monkeypatch.setattr(absent, "_sentence_encoder", lambda *a, **k: pytest.fail("word vectors learned"))
-    monkeypatch.setattr(absent, "_test_pairs", lambda *a, **k: pytest.fail("test pairs read"))
+    _forbid(monkeypatch, tmp_path, (absent, "_sentence_encoder", "word vectors learned"),
+            (absent, "_test_pairs", "test pairs read"))
     path = _parquet(tmp_path / "b.parquet", [f"s{i}" for i in range(6)], [f"t{i}" for i in range(6)],
                     src_lang=["en"] * 6, tgt_lang=["es"] * 6)
     config = absent.AbsentConfig(bitext={"file": path}, train={"batch_size": 8})
