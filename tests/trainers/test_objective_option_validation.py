@@ -3,7 +3,6 @@ option named (an infinite temperature gives the constant loss log n with zero gr
 
 from __future__ import annotations
 
-import math
 
 import pytest
 import torch
@@ -15,17 +14,10 @@ from interlingua.trainers.objectives.explicit_alignment import ContrastiveAlignm
 from interlingua.trainers.objectives.simcse import SimCSEOptions, SupervisedSimCSELoss, UnsupervisedSimCSELoss
 from interlingua.trainers.objectives.translation_ranking import TranslationRankingLoss, TranslationRankingOptions
 
+#: Refused values: an infinite temperature gives cos/inf = 0 for every candidate (the loss log n, its gradient 0); an
+#: infinite or NaN margin gives a NaN loss; a bool is not a number even where Python would read True as 1.
 BAD = [(float("inf"), "must be a finite number, got inf"), (float("-inf"), "must be a finite number, got -inf"),
        (float("nan"), "must be a finite number, got nan"), (True, "must be a number, got True")]
-
-
-def test_an_infinite_temperature_would_train_nothing():
-    """Why it is refused: cos/inf = 0 for every candidate, so the loss is log n and its gradient 0."""
-    anchors = torch.randn(4, 3, requires_grad=True)
-    logits = torch.nn.functional.normalize(anchors, dim=-1) @ torch.randn(4, 3).T / float("inf")
-    loss = torch.nn.functional.cross_entropy(logits, torch.arange(4))
-    loss.backward()
-    assert loss.item() == pytest.approx(math.log(4)) and torch.count_nonzero(anchors.grad) == 0
 
 
 @pytest.mark.parametrize(("value", "message"), BAD)

@@ -56,18 +56,18 @@ def gradients(loss, inputs):
     return torch.autograd.grad(loss, inputs)
 
 
-def test_the_auditors_example_two_workers_of_3_and_1_rows_equal_one_worker():
+def test_the_auditors_example_two_workers_of_3_and_1_rows_equal_one_worker(monkeypatch):
+    """Unscaled, the two workers' average was 2.0340 where one worker with all 4 rows has 2.6102; through
+    ``global_info_nce`` (which scales by W·n_r/N) the average is the one worker's loss."""
     anchors, positives = tensors((4, 5), (4, 5))
-    offsets = {0: 0, 1: 3}
-    pieces = {0: anchors[:3], 1: anchors[3:]}
-    weights = [gather.batch_layout(0, None)[1]]  # one process: no scaling
-    assert weights == [1.0]
-    unweighted = 0.5 * sum(info_nce(pieces[r], positives, temperature=0.07, anchor_offset=offsets[r]) for r in (0, 1))
+    unscaled = 0.5 * (info_nce(anchors[:3], positives, temperature=0.07, anchor_offset=0)
+                      + info_nce(anchors[3:], positives, temperature=0.07, anchor_offset=3))
     one = info_nce(anchors, positives, temperature=0.07)
-    assert unweighted.item() == pytest.approx(2.0340, abs=1e-4) and one.item() == pytest.approx(2.6102, abs=1e-4)
-    weighted = 0.5 * sum(2 * pieces[r].shape[0] / 4 * info_nce(pieces[r], positives, temperature=0.07,
-                                                                anchor_offset=offsets[r]) for r in (0, 1))
-    torch.testing.assert_close(weighted, one, **TOLERANCE)
+    assert unscaled.item() == pytest.approx(2.0340, abs=1e-4) and one.item() == pytest.approx(2.6102, abs=1e-4)
+    group = SimulatedGroup(monkeypatch, [3, 1])
+    averaged = group.run(lambda r: global_info_nce(group.local(anchors, r), group.local(positives, r),
+                                                   temperature=0.07))
+    torch.testing.assert_close(averaged, one, **TOLERANCE)
 
 
 @pytest.mark.parametrize("sizes", [[3, 1], [5, 2, 1], [4, 4]])

@@ -65,13 +65,12 @@ def gather_sizes(local_size: int, device: torch.device, group: ProcessGroup | No
 
 
 def rank_offset(local_size: int, device: torch.device, group: ProcessGroup | None = None) -> int:
-    """Row index in the gathered tensor where this worker's local rows start.
+    """Row index in the gathered tensor where this worker's local rows start (:func:`batch_layout`'s offset).
 
     Equals ``rank * local_size`` when all workers hold equal batches. Use it as ``anchor_offset`` of
     :func:`interlingua.trainers.objectives.contrastive.info_nce`.
     """
-    sizes = gather_sizes(local_size, device, group)
-    return sum(sizes[: rank(group)])
+    return batch_layout(local_size, device, group)[0]
 
 
 def batch_layout(local_size: int, device: torch.device, group: ProcessGroup | None = None) -> tuple[int, float]:
@@ -92,7 +91,11 @@ def share_of_global_mean(loss: Tensor, local_size: int, group: ProcessGroup | No
     """Scale ``loss``, a mean over this worker's ``local_size`` rows, by W·n_r/N (:func:`batch_layout`): the
     average over workers of the returned values (and of their gradients) is the mean over all rows of the
     global batch, whatever the local sizes. Unchanged when the sizes are equal or not distributed."""
-    _, weight = batch_layout(local_size, loss.device, group)
+    return scaled(loss, batch_layout(local_size, loss.device, group)[1])
+
+
+def scaled(loss: Tensor, weight: float) -> Tensor:
+    """``loss * weight``, or ``loss`` itself when ``weight`` is 1.0 (equal batches stay bit-identical)."""
     return loss if weight == 1.0 else loss * weight
 
 

@@ -50,7 +50,7 @@ from torch import Tensor, nn
 from torch.distributed import ProcessGroup
 
 from interlingua.models.token_vectors import check_layer, parse_pairs, parse_words, select_pairs
-from interlingua.trainers.distributed.gather import batch_layout, gather_with_grad, share_of_global_mean
+from interlingua.trainers.distributed.gather import batch_layout, gather_with_grad, scaled, share_of_global_mean
 from interlingua.trainers.objectives.base import Objective, ObjectiveOptions, ObjectiveSetup, ViewMaker, Views
 from interlingua.trainers.objectives.global_info_nce import global_info_nce
 from interlingua.trainers.objectives.options import Number, require_choice, require_non_negative, require_positive
@@ -182,7 +182,9 @@ class ContrastiveAlignmentLoss(nn.Module):
         anchor: optional :class:`ParameterAnchor` of the encoder; its penalty λ ‖θ − θ⁽⁰⁾‖₂ is added.
         regularization_weight: λ >= 0 of that penalty.
 
-    ``forward(source [n, D], target [n, D])`` returns the mean loss over this worker's pairs (plus the penalty).
+    ``forward(source [n, D], target [n, D])`` returns this worker's share of the mean loss over every worker's
+    pairs (its own mean scaled by W·n_r/N, see :func:`~interlingua.trainers.distributed.gather.share_of_global_mean`),
+    plus the penalty.
     """
 
     def __init__(
@@ -231,7 +233,7 @@ class ContrastiveAlignmentLoss(nn.Module):
         self_mask = F.one_hot(own_rows, 2 * total).bool()
         logits = logits.masked_fill(self_mask, float("-inf"))
         loss = F.cross_entropy(logits, partner_rows)
-        return loss * weight if weight != 1.0 else loss
+        return scaled(loss, weight)
 
 
 # -- explicit alignment on the training engine ---------------------------------------------------------------

@@ -13,7 +13,7 @@ from __future__ import annotations
 from torch import Tensor
 from torch.distributed import ProcessGroup
 
-from interlingua.trainers.distributed.gather import batch_layout, gather_with_grad
+from interlingua.trainers.distributed.gather import batch_layout, gather_with_grad, scaled
 from interlingua.trainers.objectives.blockwise_cross_entropy import DEFAULT_BLOCK_ROWS
 from interlingua.trainers.objectives.contrastive import Reduction, group_hard_negatives, info_nce
 
@@ -72,4 +72,4 @@ def global_info_nce(
         reduction=reduction,
         block_rows=block_rows,
     )
-    return loss * weight if reduction == "mean" and weight != 1.0 else loss
+    return scaled(loss, weight) if reduction == "mean" else loss
