@@ -30,6 +30,13 @@ def name_problem(name: object) -> str:
     return ""
 
 
+def split_corpus_ref(text: str) -> tuple[str, str | None]:
+    """(name, version or None) of a corpus reference ``NAME``, ``NAME@VERSION`` or ``NAME/VERSION``: split at the
+    first ``@`` or ``/``; an empty version is None. Neither part is checked."""
+    name, _, version = text.replace("/", "@").partition("@")
+    return name, version or None
+
+
 def check_name(name: str, what: str = "name") -> str:
     """``name`` if it is safe, else :class:`UserError` naming ``what`` (e.g. ``corpus_name``)."""
     problem = name_problem(name)

@@ -14,7 +14,7 @@ from typing import Any
 from pydantic import Field
 
 from interlingua.core.config import Config
-from interlingua.core.names import SafeName
+from interlingua.core.names import SafeName, split_corpus_ref
 
 DESCRIPTION = "mix published corpus versions (with per-source row caps) into one corpus version"
 
@@ -46,7 +46,7 @@ def run(config: CorpusMixConfig, *, address: str | None = None) -> dict[str, Any
     store = CorpusStore(corpus_root(state_dir(config.state_dir)))
     manifests = []
     for k, source in enumerate(config.sources):
-        name, _, version = source.corpus.replace("/", "@").partition("@")
+        name, version = split_corpus_ref(source.corpus)
         try:
             manifests.append(store.manifest(name, version or "latest"))
         except (CorpusLookupError, ValueError) as err:

@@ -33,7 +33,7 @@ import numpy as np
 from pydantic import Field
 
 from interlingua.core.config import Config
-from interlingua.core.names import SafeName
+from interlingua.core.names import SafeName, split_corpus_ref
 
 DESCRIPTION = "add a mined hard-negative target (column neg) to each pair of a bitext corpus version"
 GROUP_COLUMNS = ("src_lang", "tgt_lang")
@@ -53,6 +53,11 @@ class HardNegativesConfig(Config):
 
 
 CONFIG = HardNegativesConfig
+
+
+def default_name(corpus: str) -> str:
+    """The output corpus name when ``name`` is not given: ``<corpus name>-hn`` (``corpus`` a name or NAME@VERSION)."""
+    return f"{split_corpus_ref(corpus)[0]}-hn"
 
 
 def guard_threshold(positive, max_ratio: float):
@@ -117,7 +122,7 @@ def run(config: HardNegativesConfig, *, address: str | None = None) -> dict[str,
     stages = Stages("hard-negatives")
     state = state_dir(config.state_dir)
     store = CorpusStore(corpus_root(state))
-    name, _, version = config.corpus.replace("/", "@").partition("@")
+    name, version = split_corpus_ref(config.corpus)
     try:
         source = store.manifest(name, version or "latest")
     except (CorpusLookupError, ValueError) as err:
@@ -156,7 +161,7 @@ def run(config: HardNegativesConfig, *, address: str | None = None) -> dict[str,
             neg_score[rows_arr] = scores
             print(f"  {src_lang} -> {tgt_lang}: {int(found.sum())} of {len(rows)} pairs have a hard negative")
     reasons = np.where(~finite, "embedding not finite", np.where(neg_index < 0, "no candidate under max_ratio", ""))
-    out_name = config.name or f"{source.name}-hn"
+    out_name = config.name or default_name(source.name)
     writer = store.open_version(out_name, {"source": f"{source.name}@{source.version}", "model": encoder.identity,
                                            "max_ratio": config.max_ratio, "rows_per_shard": ROWS_PER_SHARD},
                                 [f"corpus:{source.name}@{source.version}"])

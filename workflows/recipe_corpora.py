@@ -13,6 +13,7 @@ import fnmatch
 from collections.abc import Iterator
 from typing import Any
 
+from interlingua.core.names import split_corpus_ref
 from interlingua.workflows.recipe_spec import (REFERENCE, SEED, RecipeConfig, RecipeError, did_you_mean, references,
                                                uses_seed)
 
@@ -79,12 +80,12 @@ def literal_reads(workflow: str, config: dict[str, Any]) -> Iterator[tuple[str, 
         for key, value in _values(config, path.split("."), []):
             if not isinstance(value, str) or references(value) or uses_seed(value):
                 continue
-            corpus, _, version = value.replace("/", "@").partition("@")
+            corpus, version = split_corpus_ref(value)
             given = config.get(version_key) if version_key and not version else None
             if isinstance(given, str) and not (references(given) or uses_seed(given)):
                 yield key, corpus, version_key, given
             else:
-                yield key, corpus, key, version or None
+                yield key, corpus, key, version
 
 
 def built_corpora(stage) -> list[tuple[str, str]]:
@@ -98,7 +99,9 @@ def built_corpora(stage) -> list[tuple[str, str]]:
     for key, suffix, output in entries:
         value = stage.config.get(key, fields[key].default)
         if value is None and stage.workflow == "hard-negatives":
-            value = f"{str(stage.config.get('corpus', '')).replace('/', '@').partition('@')[0]}-hn"
+            from interlingua.workflows.hard_negatives import default_name
+
+            value = default_name(str(stage.config.get("corpus", "")))
         if isinstance(value, str):
             patterns.append((SEED.sub("*", REFERENCE.sub("*", value)) + suffix, output))
     return patterns

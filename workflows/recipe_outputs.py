@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from interlingua.core.names import alias_problem, name_problem
+from interlingua.core.names import alias_problem, name_problem, split_corpus_ref
 from interlingua.workflows.recipe_spec import RecipeError
 
 _MODEL_NAME = r"[^/@|()\x00-\x1f]+"  # a registered model's name: no part of a spec's syntax
@@ -54,7 +54,7 @@ def _corpus(value: Any) -> bool:
 
 
 def _corpus_ref(value: Any) -> bool:
-    name, _, version = str(value).replace("/", "@").partition("@") if isinstance(value, str) else ("", "", "")
+    name, version = split_corpus_ref(value) if isinstance(value, str) else ("", None)
     return _corpus(name) and (not version or bool(_CORPUS_VERSION.fullmatch(version)))
 
 

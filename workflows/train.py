@@ -29,7 +29,7 @@ from pydantic import Field, model_validator
 from interlingua.core.config import Config
 from interlingua.core import tracking
 from interlingua.trainers.engine.config import TrainConfig
-from interlingua.core.names import RegistryAlias, SafeName
+from interlingua.core.names import RegistryAlias, SafeName, split_corpus_ref
 from interlingua.workflows.word_retrieval_check import check_corpus, select_heldout, wanted_rows, word_columns
 
 DESCRIPTION = "train any objective on any corpus version; evaluate base vs tuned on the pack; register"
@@ -122,8 +122,8 @@ def run(config: TrainWorkflowConfig, *, address: str | None = None) -> dict[str,
         train = config.train
         corpus_versions = {manifest.name: manifest.version, **mixed_sources(manifest)}
         if train.objective == "ease" and train.objective_options.entity_vectors == CORPUS_ENTITIES:
-            name, _, version = (config.entities or f"{manifest.name}-entities").replace("/", "@").partition("@")
-            entities = _manifest(store, name, version or None)
+            name, version = split_corpus_ref(config.entities or f"{manifest.name}-entities")
+            entities = _manifest(store, name, version)
             vectors = f"{store.root.rstrip('/')}/{entities.name}/{entities.version}"
             train = train.model_copy(update={"options": {**train.options,
                                                          "ease": {**train.options["ease"], "entity_vectors": vectors}}})
