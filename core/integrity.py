@@ -66,9 +66,13 @@ def file_identity(fs: AbstractFileSystem, path: str) -> tuple[int, ...] | None:
     if not isinstance(fs, LocalFileSystem):
         return None
     try:
-        info = os.stat(fs._strip_protocol(path))
+        return stat_identity(os.stat(fs._strip_protocol(path)))
     except FileNotFoundError:
         return None
+
+
+def stat_identity(info: os.stat_result) -> tuple[int, int, int, int, int]:
+    """``(device, inode, size, mtime_ns, ctime_ns)`` of a ``stat`` result (:func:`file_identity`'s tuple)."""
     return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
 
 

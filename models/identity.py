@@ -26,6 +26,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from interlingua.core.integrity import stat_identity
+
 DIGEST_PREFIX = "sha256:"
 #: Specs whose model ships with an installed package: identified by name.
 PACKAGED = ("use", "minilm")
@@ -63,8 +65,8 @@ def files_digest(path: str | os.PathLike) -> str:
     else:
         raise FileNotFoundError(f"{root} is neither a file nor a folder")
     stats = [file.stat() for file in files]
-    key = (os.path.abspath(root), *((file.relative_to(root).as_posix(), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns,
-                                     st.st_ctime_ns) for file, st in zip(files, stats)))
+    key = (os.path.abspath(root), *((file.relative_to(root).as_posix(), *stat_identity(st))
+                                    for file, st in zip(files, stats)))
     digest = _DIGESTS.get(key)
     if digest is not None:
         return digest
