@@ -50,30 +50,55 @@ def interpolate_state(first: dict, second: dict, alpha: float) -> dict:
     return mixed
 
 
-def interpolate_folders(first: str | Path, second: str | Path, alpha: float, out: str | Path) -> Path:
+def interpolate_folders(first: str | Path, second: str | Path, alpha: float, out: str | Path, *,
+                        checked: bool = False) -> Path:
     """Write the interpolated encoder to ``out``: a copy of ``second`` (its modules, pooling, tokenizer and
     settings) whose transformer weights are θ(α), in the sentence-transformers layout (a plain Hugging Face
     ``second`` gets the one :class:`~interlingua.models.sentence_encoder.SentenceEncoder` reads from it: mean
     pooling). ``first``/``second`` are local model folders (the folder with ``config.json`` and
-    ``model.safetensors``; :func:`interlingua.models.load.resolve_model_folder` gives one for any URI)."""
+    ``model.safetensors``; :func:`interlingua.models.load.resolve_model_folder` gives one for any URI).
+    ``checked``: the caller has already run :func:`check_folders` on these folders and ``alpha`` (the workflow
+    does, before its MLflow run), so they are not checked (nor their tokenizers parsed) a second time."""
     from interlingua.models.sentence_encoder import add_layout
     from safetensors.torch import load_file, save_file
 
-    _check_alpha(alpha)
     first, second, out = Path(first), Path(second), Path(out)
-    check_one_transformer("first", first)
-    check_one_transformer("second", second)
-    for folder in (first, second):
-        if not (folder / WEIGHTS).is_file():
-            raise UserError(f"{folder} has no {WEIGHTS}; interpolation reads safetensors weights only")
-    if _vocabulary(first) != _vocabulary(second):
-        raise UserError(f"{first} and {second} have different tokenizer vocabularies; interpolation needs one")
+    if not checked:
+        check_folders(first, second, alpha)
     mixed = interpolate_state(load_file(str(first / WEIGHTS)), load_file(str(second / WEIGHTS)), alpha)
     if out.exists():
         shutil.rmtree(out)
     shutil.copytree(second, out, ignore=shutil.ignore_patterns(WEIGHTS, "README.md"))
     save_file(mixed, str(out / WEIGHTS), metadata={"format": "pt", "interlingua.interpolation_alpha": repr(alpha)})
     return add_layout(out)
+
+
+def check_folders(first: str | Path, second: str | Path, alpha: float) -> None:
+    """What :func:`interpolate_folders` refuses, checked without loading weights, one line each: ``alpha`` outside
+    [0, 1], a folder that is not one transformer (:func:`check_one_transformer`) or has no safetensors weights,
+    different tokenizer vocabularies, and different tensors (names, shapes, dtypes, from the safetensors headers).
+    A caller that must refuse before it starts anything (the ``interpolate`` workflow, before its MLflow run) calls
+    it first."""
+    _check_alpha(alpha)
+    first, second = Path(first), Path(second)
+    check_one_transformer("first", first)
+    check_one_transformer("second", second)
+    headers = []
+    for folder in (first, second):
+        if not (folder / WEIGHTS).is_file():
+            raise UserError(f"{folder} has no {WEIGHTS}; interpolation reads safetensors weights only")
+        headers.append(_tensor_header(folder / WEIGHTS))
+    if _vocabulary(first) != _vocabulary(second):
+        raise UserError(f"{first} and {second} have different tokenizer vocabularies; interpolation needs one")
+    a, b = headers
+    if a.keys() != b.keys():
+        only_first, only_second = sorted(set(a) - set(b))[:3], sorted(set(b) - set(a))[:3]
+        raise UserError(f"the two encoders hold different tensors (only in the first: {only_first}, only in the "
+                        f"second: {only_second}); interpolation needs one architecture")
+    for name, (shape, dtype) in a.items():
+        if (shape, dtype) != b[name]:
+            raise UserError(f"tensor {name!r}: {tuple(shape)} {dtype} vs {tuple(b[name][0])} {b[name][1]}; "
+                            "interpolation needs one architecture")
 
 
 def check_one_transformer(label: str, folder: str | Path) -> None:
@@ -113,3 +138,16 @@ def _vocabulary(folder: Path) -> list[str]:
         if (folder / name).exists():
             digests.append(f"{name}:" + hashlib.sha256((folder / name).read_bytes()).hexdigest())
     return digests
+
+
+def _tensor_header(path: Path) -> dict[str, tuple[list[int], str]]:
+    """{tensor name: (shape, dtype)} from a safetensors file's header (8-byte little-endian length, then JSON)."""
+    import struct
+
+    try:
+        with open(path, "rb") as f:
+            (length,) = struct.unpack("<Q", f.read(8))
+            header = json.loads(f.read(length))
+    except (OSError, ValueError, struct.error) as err:
+        raise UserError(f"{path} is not a readable safetensors file: {err}") from None
+    return {name: (list(entry["shape"]), entry["dtype"]) for name, entry in header.items() if name != "__metadata__"}

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import time
-from pathlib import Path
 from typing import Any
 
 from pydantic import Field
@@ -43,7 +42,7 @@ def run(config: InterpolateConfig, *, address: str | None = None) -> dict[str, A
     from interlingua.core.redact import redact
     from interlingua.core.progress import Stages
     from interlingua.core.runtime import assets_dir, configure_mlflow, state_dir
-    from interlingua.models.interpolate import interpolate_folders
+    from interlingua.models.interpolate import check_folders, interpolate_folders
     from interlingua.models.load import find_model_root, load_encoder
     from interlingua.workflows.assets.build import e5_asset_uri, e5_model_dir
     from interlingua.workflows.combine import part_provenance
@@ -57,7 +56,7 @@ def run(config: InterpolateConfig, *, address: str | None = None) -> dict[str, A
 
         first_dir = find_model_root(resolve_in_state(first_uri, state))
         second_dir = find_model_root(resolve_in_state(config.second, state))
-        check_compatible(first_dir, second_dir, config.alpha)
+        check_folders(first_dir, second_dir, config.alpha)
         pack = None
         if config.evaluate:
             from interlingua.workflows.pack_eval import check_tasks, ensure_pack
@@ -71,7 +70,7 @@ def run(config: InterpolateConfig, *, address: str | None = None) -> dict[str, A
         tracking.set_tags({"interlingua.workflow": "interpolate"})
     out_dir = state / "interpolate" / run_id
     with stages("interpolate"):
-        folder = interpolate_folders(first_dir, second_dir, config.alpha, out_dir / "encoder")
+        folder = interpolate_folders(first_dir, second_dir, config.alpha, out_dir / "encoder", checked=True)
         print(f"  θ = {1 - config.alpha:g}·θ({first_uri}) + {config.alpha:g}·θ({config.second}) -> {folder}")
     rows: list[dict] = []
     if config.evaluate:
@@ -102,47 +101,3 @@ def run(config: InterpolateConfig, *, address: str | None = None) -> dict[str, A
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "summary.json").write_text(json.dumps(redact(summary), indent=2, default=str) + "\n")
     return summary
-
-
-def check_compatible(first: str | Path, second: str | Path, alpha: float) -> None:
-    """What :func:`interlingua.models.interpolate.interpolate_folders` refuses, checked without loading weights (the
-    safetensors headers: names, shapes, dtypes; the tokenizer vocabularies): a mismatch fails before the MLflow run
-    starts, so a refused run leaves nothing behind."""
-    from interlingua.core.errors import UserError
-    from interlingua.models.interpolate import WEIGHTS, _check_alpha, _vocabulary, check_one_transformer
-
-    _check_alpha(alpha)
-    first, second = Path(first), Path(second)
-    check_one_transformer("first", first)
-    check_one_transformer("second", second)
-    headers = []
-    for folder in (first, second):
-        if not (folder / WEIGHTS).is_file():
-            raise UserError(f"{folder} has no {WEIGHTS}; interpolation reads safetensors weights only")
-        headers.append(_tensor_header(folder / WEIGHTS))
-    if _vocabulary(first) != _vocabulary(second):
-        raise UserError(f"{first} and {second} have different tokenizer vocabularies; interpolation needs one")
-    a, b = headers
-    if a.keys() != b.keys():
-        only_first, only_second = sorted(set(a) - set(b))[:3], sorted(set(b) - set(a))[:3]
-        raise UserError(f"the two encoders hold different tensors (only in the first: {only_first}, only in the "
-                        f"second: {only_second}); interpolation needs one architecture")
-    for name, (shape, dtype) in a.items():
-        if (shape, dtype) != b[name]:
-            raise UserError(f"tensor {name!r}: {tuple(shape)} {dtype} vs {tuple(b[name][0])} {b[name][1]}; "
-                            "interpolation needs one architecture")
-
-
-def _tensor_header(path: Path) -> dict[str, tuple[list[int], str]]:
-    """{tensor name: (shape, dtype)} from a safetensors file's header (8-byte little-endian length, then JSON)."""
-    import struct
-
-    from interlingua.core.errors import UserError
-
-    try:
-        with open(path, "rb") as f:
-            (length,) = struct.unpack("<Q", f.read(8))
-            header = json.loads(f.read(length))
-    except (OSError, ValueError, struct.error) as err:
-        raise UserError(f"{path} is not a readable safetensors file: {err}") from None
-    return {name: (list(entry["shape"]), entry["dtype"]) for name, entry in header.items() if name != "__metadata__"}
