@@ -14,10 +14,10 @@ from dataclasses import dataclass
 
 from fsspec import AbstractFileSystem
 
+from interlingua.core.integrity import hash_file
+
 SHARD_ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 """Shard ids become file names on every filesystem: letters, digits, '.', '_' and '-' only."""
-
-_CHECKSUM_CHUNK_BYTES = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -72,9 +72,5 @@ def sha256_bytes(data: bytes) -> str:
 
 
 def sha256_file(fs: AbstractFileSystem, path: str) -> str:
-    """Hex SHA-256 digest of the file at ``path`` on ``fs``, read in 1 MiB chunks."""
-    digest = hashlib.sha256()
-    with fs.open(path, "rb") as stream:
-        while chunk := stream.read(_CHECKSUM_CHUNK_BYTES):
-            digest.update(chunk)
-    return digest.hexdigest()
+    """Hex SHA-256 digest of the file at ``path`` on ``fs`` (:func:`~interlingua.core.integrity.hash_file`)."""
+    return hash_file(fs, path)[1]
