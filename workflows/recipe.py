@@ -31,7 +31,7 @@ from interlingua.core import tracking
 from interlingua.core.redact import redact_text
 from interlingua.workflows.recipe_outputs import checked_entry, checked_stages
 from interlingua.workflows.recipe_spec import (RecipeConfig, RecipeError, seeded_stages, stage_hash, stage_outputs,
-                                               substitute, validate_recipe)
+                                               stage_state_dir, substitute, validate_recipe)
 
 DESCRIPTION = "run a YAML recipe of chained stages (corpus builds, training, heads, combinations) with skip/resume"
 CONFIG = RecipeConfig
@@ -159,8 +159,8 @@ def _run_stage(config: RecipeConfig, name: str, key: str, seed: int | None, outp
     resolved = substitute(stage.config, outputs, seed)
     if "experiment" in workflow.CONFIG.model_fields:
         resolved = {**resolved, "experiment": config.experiment}
-    if "state_dir" in workflow.CONFIG.model_fields and config.state_dir and "state_dir" not in resolved:
-        resolved = {**resolved, "state_dir": config.state_dir}
+    if "state_dir" in workflow.CONFIG.model_fields and (state_dir := stage_state_dir(config, resolved)):
+        resolved = {**resolved, "state_dir": state_dir}
     hashed = resolved
     if "pack" in workflow.CONFIG.model_fields:  # the stage reads the pack (evaluation, texts left out of training)
         hashed = {**resolved, "pack_manifest": pack_identity(resolved.get("pack"), resolved.get("state_dir"))}

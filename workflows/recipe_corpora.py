@@ -15,7 +15,7 @@ from typing import Any
 
 from interlingua.core.names import split_corpus_ref
 from interlingua.workflows.recipe_spec import (REFERENCE, SEED, RecipeConfig, RecipeError, did_you_mean, references,
-                                               uses_seed)
+                                               stage_state_dir, uses_seed)
 
 #: workflow -> the config keys naming a corpus it reads from its state's store (``NAME``, ``NAME@VERSION`` or
 #: ``NAME/VERSION``; ``*``: each item of a list), each with the key of its version where the workflow has one.
@@ -123,7 +123,7 @@ def _store_root(recipe: RecipeConfig, config: dict[str, Any]) -> str | None:
     its state folder is a reference."""
     from interlingua.core.runtime import corpus_root, state_path
 
-    state = config["state_dir"] if "state_dir" in config else recipe.state_dir
+    state = stage_state_dir(recipe, config)
     if isinstance(state, str) and (references(state) or uses_seed(state)):
         return None
     return corpus_root(state_path(state))

@@ -178,6 +178,13 @@ def _output(outputs: dict[str, dict[str, Any]], stage: str, name: str) -> Any:
     return outputs[stage][name]
 
 
+def stage_state_dir(recipe: RecipeConfig, config: dict[str, Any]) -> Any:
+    """The state folder a stage with ``config`` (as written, or with references substituted) runs with: its own
+    ``state_dir`` when the config gives one, else the recipe's, as the recipe hands it on (None or "": the
+    default folder)."""
+    return config["state_dir"] if "state_dir" in config else recipe.state_dir
+
+
 def dependencies(recipe: RecipeConfig) -> dict[str, list[str]]:
     """{stage: the stages it references, in first-reference order}; unknown stages are an error."""
     deps: dict[str, list[str]] = {}
