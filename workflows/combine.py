@@ -50,10 +50,10 @@ def run(config: CombineConfig, *, address: str | None = None) -> dict[str, Any]:
     configure_mlflow(config.experiment, state)
     with stages("load"):
         first, second = load_encoder(config.first), load_encoder(config.second)
-        if config.mode.endswith("sum") and first.dim != second.dim:
-            raise UserError(f"mode {config.mode!r} needs encoders of equal dims: first ({config.first}) has "
-                            f"{first.dim}, second ({config.second}) has {second.dim}; use mode concat or norm_concat")
-        combined = CombinedEncoder(first, second, config.mode)
+        try:  # e.g. a sum of unequal dims: refused here, in one line, before the MLflow run
+            combined = CombinedEncoder(first, second, config.mode)
+        except ValueError as err:
+            raise UserError(str(err)) from None
     with mlflow.start_run(run_name=f"combine-{time.strftime('%Y%m%d-%H%M%S')}") as mlflow_run:
         run_id = mlflow_run.info.run_id
         tracking.log_params({"first": config.first, "second": config.second, "mode": config.mode})
