@@ -17,7 +17,7 @@ import numpy as np
 from interlingua.operators.align.fast_align_decoder import DirectionalModel, decode_directional, flip, to_ids
 from interlingua.operators.align.fast_align_training import SEPARATOR, FastAlignParameters, fast_align_token
 from interlingua.operators.align.lexical_table import UNKNOWN_ID
-from interlingua.operators.align.pharaoh import Link
+from interlingua.operators.align.pharaoh import Link, target_first
 from interlingua.operators.align.symmetrize import SYMMETRIZATIONS, symmetrize
 
 
@@ -104,5 +104,5 @@ def align_reference(parameters: FastAlignParameters, sources: Sequence[Sequence[
     out = []
     for fwd, rev in zip(forward, reverse):
         rev = flip(rev)
-        out.append(PairAlignment(sorted(fwd, key=lambda link: (link[1], link[0])), sorted(rev), symmetrize(fwd, rev, symmetrization)))
+        out.append(PairAlignment(sorted(fwd, key=target_first), sorted(rev), symmetrize(fwd, rev, symmetrization)))
     return out

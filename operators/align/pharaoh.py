@@ -7,11 +7,16 @@ from collections.abc import Iterable
 Link = tuple[int, int]
 
 
+def target_first(link: Link) -> tuple[int, int]:
+    """The sort key of a link by (target, source): the order ``fast_align`` prints a forward alignment in."""
+    return link[1], link[0]
+
+
 def format_pharaoh(links: Iterable[Link], by_target: bool = False) -> str:
     """Links -> ``"0-0 1-2"``, sorted so equal sets give equal strings: by (source, target), atools' order (and
     ``fast_align -r``'s, one link per source word), or with ``by_target`` by (target, source), the order ``fast_align``
     prints a forward alignment in (one link per target word)."""
-    return " ".join(f"{i}-{j}" for i, j in sorted(set(links), key=(lambda link: (link[1], link[0])) if by_target else None))
+    return " ".join(f"{i}-{j}" for i, j in sorted(set(links), key=target_first if by_target else None))
 
 
 def parse_pharaoh(text: str) -> list[Link]:

@@ -248,7 +248,7 @@ class CorpusStore:
 
     def corpus_names(self) -> list[str]:
         """Names of the corpora with at least one published version, sorted."""
-        return [name for name in self._child_dirs(self._root_path) if self.fs.exists(self._latest_path(name))]
+        return [name for name in self._folders.child_dirs(self._root_path) if self.fs.exists(self._latest_path(name))]
 
     def versions(self, name: str) -> list[str]:
         """Published version ids of ``name``, oldest first."""
@@ -511,13 +511,9 @@ class CorpusStore:
         return manifest
 
     def _published_manifests(self, name: str) -> list[Manifest]:
-        children = [c for c in self._child_dirs(self._name_dir(name)) if _NAME_PATTERN.match(c)]
+        children = [c for c in self._folders.child_dirs(self._name_dir(name)) if _NAME_PATTERN.match(c)]
         manifests = [self._read_manifest_if_published(name, child) for child in children]
         return sorted((m for m in manifests if m is not None), key=lambda m: (m.created_at, m.version))
-
-    def _child_dirs(self, path: str) -> list[str]:
-        """Folders in ``path``, sorted (on a local disk a symbolic link is none, and a path through one is refused)."""
-        return self._folders.child_dirs(path)
 
     def _read_checked(self, path: str, sha256: str | None, columns: Sequence[str] | None, *, size: int | None = None,
                       manifest: Manifest | None = None) -> pa.Table:

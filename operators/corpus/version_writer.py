@@ -536,7 +536,7 @@ class VersionWriter:
 
     def _other_writer_dirs(self) -> list[str]:
         """Other writers' folders (on a local disk, real folders: a symbolic link is not one)."""
-        return [f"{self._staging_root}/{child}" for child in self._store._child_dirs(self._staging_root)
+        return [f"{self._staging_root}/{child}" for child in self._folders.child_dirs(self._staging_root)
                 if child != self.writer_id]
 
     # -- artifacts ------------------------------------------------------------------------------
