@@ -136,10 +136,10 @@ def checked_entry(entry: dict[str, Any], *, workflow: str, key: str, state_file:
     if not isinstance(outputs, dict):
         raise _refusal(state_file, key, f"stages.{key}.outputs", f"{_shown(outputs)} is not a mapping of outputs")
     own = frozenset(_texts(config))
-    declared = OUTPUTS.get(workflow)
+    declared = OUTPUTS[workflow]
     for output, value in outputs.items():
         where = f"stages.{key}.outputs.{output}"
-        if declared is not None and output not in declared:
+        if output not in declared:
             raise _refusal(state_file, key, where, f"{workflow} gives no output {output!r}")
         shape = MODEL_SHAPES.get(workflow, PINNED_MODEL) if output == "model" else SHAPES.get(output, DATA)
         if not shape.check(value, own):

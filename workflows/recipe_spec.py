@@ -250,13 +250,13 @@ def validate_recipe(recipe: RecipeConfig) -> list[str]:
 
 def check_references(name: str, recipe: RecipeConfig) -> None:
     """Every ``${stages.X.OUTPUT}`` in stage ``name``'s config names an output X's workflow declares
-    (:data:`~interlingua.workflows.registry.OUTPUTS`; a workflow declared open is not checked)."""
+    (:data:`~interlingua.workflows.registry.OUTPUTS`)."""
     from interlingua.workflows.registry import OUTPUTS
 
     for stage, output in references(recipe.stages[name].config):
         workflow = recipe.stages[stage].workflow
-        known = OUTPUTS.get(workflow)
-        if known is None or output in known:
+        known = OUTPUTS[workflow]
+        if output in known:
             continue
         raise RecipeError(f"stage {name!r}: ${{stages.{stage}.{output}}}: stage {stage!r} ({workflow}) has no output "
                           f"{output!r} ({did_you_mean(output, known)}its outputs: {', '.join(sorted(known))})")

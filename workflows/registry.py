@@ -38,10 +38,9 @@ _ENCODER = ("run_id", "model", "model_uri", "model_version", "encoder_dir", "cor
             "evaluation", "seconds")  # a registered, evaluated encoder's
 
 #: workflow -> the outputs of its summary as a recipe's references see them (``stage_outputs``: the keys ``run``
-#: returns, plus ``version`` split from a ``NAME@VERSION`` corpus and ``model`` from ``model_uri``); None: a workflow
-#: whose summary has keys not known in advance (its references are not checked at load). A test compares each with
-#: what ``run`` returns.
-OUTPUTS: dict[str, frozenset[str] | None] = {name: frozenset(keys) for name, keys in {
+#: returns, plus ``version`` split from a ``NAME@VERSION`` corpus and ``model`` from ``model_uri``). A test compares
+#: each with what ``run`` returns.
+OUTPUTS: dict[str, frozenset[str]] = {name: frozenset(keys) for name, keys in {
     "quickstart": ("run_id", "model", "model_uri", "summary"),
     "amr-corpus": ("corpus", "version", "rows", "rejects", "nli", "shards_total", "shards_resumed"),
     "amr-retrofit": ("run_id", "model", "model_uri", "model_version", "base_model", "corpus", "version", "languages",

@@ -65,14 +65,6 @@ def test_an_output_the_workflow_never_gives_is_refused_inside_a_longer_string_to
         validate_recipe(recipe(stages))
 
 
-def test_an_open_workflow_takes_any_output(monkeypatch):
-    stages = {"bible": BIBLE, "tr": {"workflow": "train", "config": {"corpus": "${stages.bible.anything}", **TRAIN}}}
-    with pytest.raises(RecipeError, match="has no output 'anything'"):
-        validate_recipe(recipe(stages))
-    monkeypatch.setitem(OUTPUTS, "bible-bitext", None)
-    assert validate_recipe(recipe(stages)) == ["bible", "tr"]
-
-
 def _summary_keys(module, function: str = "run", seen: frozenset = frozenset()) -> tuple[set[str], bool]:
     """The keys of the dict ``function`` of ``module`` returns, read from its source: returned dict literals, the
     literal, ``[key] =`` and ``.update({...})`` assignments of a returned name, and the dict a returned call of
