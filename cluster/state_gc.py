@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from interlingua.core.paging import paged
+from interlingua.core.processes import process_alive
 
 _RUN_SUFFIX = re.compile(r"-([0-9a-f]{8})$")
 
@@ -202,15 +203,12 @@ def _partial_item(folder: Path, kind: str, what: str, root: Path) -> GcItem:
 def _alive(pid: str) -> bool:
     """Whether ``pid`` (ASCII digits) names a live process on this machine. 0 (the caller's process group) and a
     number no process id can be (``os.kill`` raises OverflowError) name no process that writes a copy."""
-    if not re.fullmatch(r"[0-9]+", pid) or int(pid) == 0:
+    if not re.fullmatch(r"[0-9]+", pid):
         return False
     try:
-        os.kill(int(pid), 0)
-    except (ProcessLookupError, OverflowError):
+        return process_alive(int(pid))
+    except ValueError:  # 0, or too large for a process id
         return False
-    except PermissionError:  # another user's live process
-        return True
-    return True
 
 
 def _orphaned_artifacts(artifacts: Path, view: RegistryView, state: Path) -> list[GcItem]:

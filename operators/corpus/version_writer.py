@@ -42,6 +42,7 @@ from interlingua.core.integrity import (
     OversizedFileError,
     read_capped,
 )
+from interlingua.core.processes import process_alive
 from interlingua.operators.corpus import lease as leases
 from interlingua.operators.corpus.dataset_card import CARD_FILE, dataset_card
 from interlingua.operators.corpus.manifest import (
@@ -667,12 +668,8 @@ def _is_live(lease: Mapping[str, Any], path: str = "a writer's folder") -> bool:
             logger.warning("%s holds a malformed lease (pid %r): treated as expired", path, pid)
             return False
         try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return False
-        except PermissionError:
-            return True
-        except (OverflowError, OSError) as error:
+            return process_alive(pid)
+        except (ValueError, OSError) as error:  # a pid too large for a process id
             logger.warning("%s holds a malformed lease (pid %r: %s): treated as expired", path, pid, error)
             return False
     return True
