@@ -43,10 +43,9 @@ def run(config: CombineConfig, *, address: str | None = None) -> dict[str, Any]:
     state = state_dir(config.state_dir)
     pack = None
     if config.evaluate:  # a task name that selects nothing: before any model loads or a run starts
-        from interlingua.workflows.pack_eval import check_tasks, ensure_pack
+        from interlingua.workflows.pack_eval import ensure_pack
 
-        pack = ensure_pack(config.pack, state)
-        check_tasks(pack, config.eval_tasks)
+        pack = ensure_pack(config.pack, state, tasks=config.eval_tasks)
     configure_mlflow(config.experiment, state)
     with stages("load"):
         first, second = load_encoder(config.first), load_encoder(config.second)

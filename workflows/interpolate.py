@@ -59,10 +59,9 @@ def run(config: InterpolateConfig, *, address: str | None = None) -> dict[str, A
         check_folders(first_dir, second_dir, config.alpha)
         pack = None
         if config.evaluate:
-            from interlingua.workflows.pack_eval import check_tasks, ensure_pack
+            from interlingua.workflows.pack_eval import ensure_pack
 
-            pack = ensure_pack(config.pack, state)
-            check_tasks(pack, config.eval_tasks)
+            pack = ensure_pack(config.pack, state, tasks=config.eval_tasks)
     configure_mlflow(config.experiment, state)
     with mlflow.start_run(run_name=f"interpolate-{time.strftime('%Y%m%d-%H%M%S')}") as mlflow_run:
         run_id = mlflow_run.info.run_id

@@ -34,12 +34,22 @@ REFERENCE_SIZES = {"bible_pairs": 500, "debian_pairs": 200, "mining_gold_per_spl
                    "title_lead_pairs": 200}
 
 
-def ensure_pack(pack: str | None, state: Path) -> Path:
+def ensure_pack(pack: str | None, state: Path, tasks: Sequence[str] | None = None) -> Path:
     """The pack folder: ``pack`` as given (must exist), else ``<state>/bench-pack``, built with
     :data:`REFERENCE_SIZES`, seed 0, from the assets (the Bible and debian-reference assets are built first when
     missing, so a fresh state gets every task). A default pack that was built while an asset was missing is
     rebuilt once that asset can be built: the pack is deterministic, so the tasks it had keep their bytes. Tasks a
-    pack still lacks are named, one line each, once per process."""
+    pack still lacks are named, one line each, once per process. With ``tasks`` (a workflow's ``eval_tasks``), a
+    pattern that selects no task of the pack is refused too (:func:`check_tasks`), before Ray, training or an MLflow
+    run start."""
+    folder = _pack_folder(pack, state)
+    if tasks is not None:
+        check_tasks(folder, tasks)
+    return folder
+
+
+def _pack_folder(pack: str | None, state: Path) -> Path:
+    """:func:`ensure_pack` without the task check."""
     from interlingua.core.errors import UserError
 
     if pack:

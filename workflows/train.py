@@ -151,11 +151,9 @@ def run(config: TrainWorkflowConfig, *, address: str | None = None) -> dict[str,
         stable = [str(e5_model_dir(assets_dir(state)).resolve())]
         pack = None
         if config.evaluate or config.exclude_pack:
-            from interlingua.workflows.pack_eval import check_tasks, ensure_pack
+            from interlingua.workflows.pack_eval import ensure_pack
 
-            pack = ensure_pack(config.pack, state)
-            if config.evaluate:
-                check_tasks(pack, config.eval_tasks)
+            pack = ensure_pack(config.pack, state, tasks=config.eval_tasks if config.evaluate else None)
         check_local_resources(train, address)
     with stages("ray"):
         init_ray(address)
