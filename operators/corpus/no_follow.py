@@ -128,13 +128,7 @@ class StoreFolders:
             self.fs.pipe_file(path, data)
             return
         with self._parent(path, create=True) as (parent, name):
-            temporary = f"{name}.tmp-{uuid.uuid4().hex}"
-            _write_new(parent, temporary, data)
-            try:
-                os.replace(temporary, name, src_dir_fd=parent, dst_dir_fd=parent)
-            except BaseException:
-                _unlink_at(parent, temporary, path)
-                raise
+            _replace_at(parent, name, data, path)
 
     def remove_file(self, path: str) -> None:
         """Delete the file ``path`` (a link: the link itself); nothing when it is missing."""
@@ -257,9 +251,7 @@ def replace_file(fs: AbstractFileSystem, path: str, data: bytes) -> None:
     folder, name = os.path.split(path)
     parent = os.open(folder or ".", _DIRECTORY)
     try:
-        temporary = f"{name}.tmp-{uuid.uuid4().hex}"
-        _write_new(parent, temporary, data)
-        os.replace(temporary, name, src_dir_fd=parent, dst_dir_fd=parent)
+        _replace_at(parent, name, data, path)
     finally:
         os.close(parent)
 
@@ -307,6 +299,18 @@ def _unlink_at(parent: int, name: str, path: str) -> None:
         pass
     except IsADirectoryError:
         raise IsADirectoryError(errno.EISDIR, "is a folder, not a file", path) from None
+
+
+def _replace_at(parent: int, name: str, data: bytes, path: str) -> None:
+    """Replace ``name`` in the folder ``parent`` with a file holding ``data``: a new file beside it renamed over it
+    (a link at ``name`` is replaced, never followed); the file beside it is removed when the rename fails."""
+    temporary = f"{name}.tmp-{uuid.uuid4().hex}"
+    _write_new(parent, temporary, data)
+    try:
+        os.replace(temporary, name, src_dir_fd=parent, dst_dir_fd=parent)
+    except BaseException:
+        _unlink_at(parent, temporary, path)
+        raise
 
 
 def _write_new(parent: int, name: str, data: bytes) -> None:
