@@ -204,12 +204,17 @@ def init_ray(address: str | None = None, *, num_cpus: int | None = None, object_
     return ray
 
 
+def local_ray_cpus() -> int:
+    """The logical CPUs a local Ray gets (:func:`init_ray` without ``num_cpus``): this machine's, at least 4."""
+    return max(4, os.cpu_count() or 1)
+
+
 def _start_local_ray(ray, num_cpus: int | None, object_store_memory: int | None, env: dict, quiet: dict) -> None:
     ray.init(
         address="local",
         dashboard_host=LOOPBACK,
         # Logical CPUs: Ray Train workers hold one each, and Ray Data needs some left to feed them.
-        num_cpus=num_cpus or max(4, os.cpu_count() or 1),
+        num_cpus=num_cpus or local_ray_cpus(),
         object_store_memory=object_store_memory or 512 * 1024**2,
         runtime_env={**env, "worker_process_setup_hook": "interlingua.core.runtime.workers_know_their_cluster"},
         log_to_driver=True,

@@ -278,13 +278,12 @@ def check_local_resources(train: TrainConfig, address: str | None = None) -> Non
     """For a local Ray (no ``address`` / ``$RAY_ADDRESS``), the resources the training workers ask for must exist,
     or Ray waits forever ("No available node types can fulfill resource request"): GPUs for ``train.use_gpu``
     (one per worker) and CPUs for ``train.num_workers`` x ``train.cpus_per_worker`` (a local Ray gets
-    max(4, CPUs of this machine), as :func:`interlingua.core.runtime.init_ray` starts it). A cluster is left to
-    Ray."""
-    import os
+    :func:`interlingua.core.runtime.local_ray_cpus`, as :func:`interlingua.core.runtime.init_ray` starts it). A
+    cluster is left to Ray."""
     import sys
 
     from interlingua.core.errors import UserError
-    from interlingua.core.runtime import chosen_ray_address
+    from interlingua.core.runtime import chosen_ray_address, local_ray_cpus
 
     if chosen_ray_address(address):
         return
@@ -302,7 +301,7 @@ def check_local_resources(train: TrainConfig, address: str | None = None) -> Non
             raise UserError(f"train.num_workers {train.num_workers} > the {gpus} GPU(s) of this machine (each worker "
                             f"takes one); use --set train.num_workers={gpus}, train.use_gpu=false, or a cluster "
                             f"(--address)")
-    cpus = max(4, os.cpu_count() or 1)
+    cpus = local_ray_cpus()
     needed = train.num_workers * train.cpus_per_worker
     if needed > cpus:
         raise UserError(f"train.num_workers {train.num_workers} x train.cpus_per_worker {train.cpus_per_worker} = "
