@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import stat
 from dataclasses import dataclass
 from pathlib import Path
@@ -295,34 +294,15 @@ def _read_small(folder: Path, relative: str, limit: int = 1 << 20) -> str | None
 
 
 def _remove_below(root: Path, path: Path) -> bool:
-    """Remove ``path`` (a folder or a file below ``root``), opening every folder from ``root`` down with
-    ``O_NOFOLLOW``, and ``rmtree`` relative to its parent's descriptor (which never follows links inside). False
-    when it is gone, is a link, or a folder on the way is a link or not a folder."""
+    """Remove ``path`` (a folder or a file below ``root``) with :meth:`StoreFolders.remove_tree`, which opens every
+    folder from ``root`` down with ``O_NOFOLLOW`` and ``rmtree``s relative to its parent's descriptor (never
+    following links inside). False when it is gone, is a link (left for its owner), or a folder on the way is a
+    link or not a folder."""
+    from fsspec.implementations.local import LocalFileSystem
+
+    from interlingua.core.no_follow import StoreFolders
+
     try:
-        parts = path.relative_to(root).parts
-    except ValueError:
+        return StoreFolders(LocalFileSystem(), str(root)).remove_tree(str(path), keep_link=True)
+    except (OSError, ValueError):  # StoreLinkError is a ValueError, as is a path not below root
         return False
-    if not parts:
-        return False
-    flags = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0)
-    try:
-        fd = os.open(root, flags)
-    except OSError:
-        return False
-    try:
-        for part in parts[:-1]:
-            inner = os.open(part, flags | os.O_NOFOLLOW, dir_fd=fd)
-            os.close(fd)
-            fd = inner
-        info = os.stat(parts[-1], dir_fd=fd, follow_symlinks=False)
-        if stat.S_ISDIR(info.st_mode):
-            shutil.rmtree(parts[-1], dir_fd=fd)
-        elif stat.S_ISLNK(info.st_mode):
-            return False
-        else:
-            os.unlink(parts[-1], dir_fd=fd)
-        return True
-    except OSError:
-        return False
-    finally:
-        os.close(fd)

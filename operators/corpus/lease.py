@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from fsspec import AbstractFileSystem
 
 from interlingua.core.integrity import POINTER_MAX_BYTES
-from interlingua.operators.corpus.no_follow import replace_file
+from interlingua.core.no_follow import replace_file
 from interlingua.operators.corpus.shards import sha256_bytes
 
 

@@ -62,6 +62,7 @@ from interlingua.core.integrity import (  # CorruptVersionError: the store's err
     read_capped,
     read_checked,
 )
+from interlingua.core.no_follow import StoreFolders
 from interlingua.core.parquet_read import read_parquet
 from interlingua.operators.corpus.manifest import (
     InputFingerprint,
@@ -71,7 +72,6 @@ from interlingua.operators.corpus.manifest import (
     VersionSummary,
     config_hash,
 )
-from interlingua.operators.corpus.no_follow import StoreFolders
 from interlingua.operators.corpus.shards import sha256_bytes
 from interlingua.operators.corpus.version_writer import MANIFEST_FILE, VersionBusyError, VersionWriter
 

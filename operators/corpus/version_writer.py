@@ -42,6 +42,7 @@ from interlingua.core.integrity import (
     OversizedFileError,
     read_capped,
 )
+from interlingua.core.no_follow import StoreLinkError
 from interlingua.core.processes import process_alive
 from interlingua.operators.corpus import lease as leases
 from interlingua.operators.corpus.dataset_card import CARD_FILE, dataset_card
@@ -57,7 +58,6 @@ from interlingua.operators.corpus.manifest import (
     current_code_version,
     sum_counts,
 )
-from interlingua.operators.corpus.no_follow import StoreLinkError
 from interlingua.operators.corpus.shards import sha256_bytes, validate_shard_id
 
 if TYPE_CHECKING:

@@ -244,7 +244,7 @@ def test_stale_lock_is_taken_over_by_exactly_one_waiter() -> None:
 def test_staging_removed_whole_while_another_writer_removes_it_too(tmp_path: Path, monkeypatch) -> None:
     """The losing writer drops its staging as the winner drops it as stale: files vanishing under one remover
     (the race two processes hit) must not raise, and the folder must still end up gone."""
-    from interlingua.operators.corpus import no_follow
+    from interlingua.core import no_follow
 
     writer = CorpusStore(str(tmp_path)).open_version("race", CONFIG, INPUTS)
     staging = Path(tmp_path / "staging-copy")
