@@ -60,8 +60,9 @@ class _ShardActor:
             self.slots = m_step.slots(self.shard.global_index)
         return True
 
-    def e_step(self, tensions, settings, normalized: list):
-        """The shard's counts in each range (:meth:`ShardSlots.split`, one object per range), then its statistics.
+    def e_step(self, tensions, settings, normalized: list) -> np.ndarray:
+        """The shard's statistics; its counts wait for :meth:`split` (the next task), so the driver gets the statistics
+        and optimizes the tensions while this actor splits the counts.
 
         ``normalized``: the ObjectRefs of every range's probabilities, fetched here (not by the caller), so the
         task is queued behind this actor's ``normalize`` at once instead of waiting for the driver to see every
@@ -73,9 +74,15 @@ class _ShardActor:
         with self._timed("tables"):
             t = self.slots.tables(normalized, out=self.shard.table)
         with self._timed("e_step"):
-            counts, stats = self.shard.e_step(t, tensions, settings)
+            self.counts, stats = self.shard.e_step(t, tensions, settings)
+        return stats
+
+    def split(self):
+        """The last E-step's counts in each range (:meth:`ShardSlots.split`), one object per range."""
         with self._timed("split"):
-            return (*self.slots.split(counts), stats)
+            out = tuple(self.slots.split(self.counts))
+            self.counts = None
+            return out if len(out) > 1 else out[0]
 
     def positions(self):
         """Where this shard's counts go in each range's slices (:meth:`ShardSlots.positions`), one object per range."""
@@ -178,7 +185,9 @@ class RayExecutor:
 
         parts = self.parts
         # refs passed inside lists: each actor fetches them itself (see _ShardActor.e_step)
-        outputs = [a.e_step.options(num_returns=parts + 1).remote(tensions, settings, self._normalized) for a in self.actors]
+        stats = [a.e_step.remote(tensions, settings, self._normalized) for a in self.actors]
+        outputs = [a.split.options(num_returns=parts).remote() for a in self.actors]
+        outputs = [out if parts > 1 else [out] for out in outputs]
         if self._positions:
             self._pending += [a.receive_positions.remote([self._positions[s][part] for s in range(parts)])
                               for part, a in enumerate(self.actors)]
@@ -186,7 +195,7 @@ class RayExecutor:
         self._normalized = [a.normalize.remote(settings, [out[part] for out in outputs]) for part, a in enumerate(self.actors)]
         ray.get(self._pending)  # resolution and preparation (queued before the first E-step): raise their errors
         self._pending = []
-        return ray.get([out[parts] for out in outputs])
+        return ray.get(stats)
 
     def export(self, beam: bool = True) -> list[tuple[np.ndarray, ...]]:
         import ray

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numba
@@ -269,6 +270,17 @@ def model_feature(shape_m, shape_n, shape_count, tension):
 
 
 @numba.njit(cache=True, nogil=True)
+def optimize_tension(shape_m, shape_n, shape_count, tension, feature, tokens):
+    """fast_align's tension update of one direction: 8 steps of ``tension += 20 * (feature - model feature / tokens)``,
+    clipped to [0.1, 14] (``feature``: the E-step's empirical diagonal feature per token)."""
+    for _ in range(8):
+        modelled = model_feature(shape_m, shape_n, shape_count, tension) / tokens
+        tension += (feature - modelled) * 20.0
+        tension = min(max(tension, 0.1), 14.0)
+    return tension
+
+
+@numba.njit(cache=True, nogil=True)
 def digamma(x):
     """fast_align's ``Md::digamma`` (recurrence up to 7, then the asymptotic series)."""
     result = 0.0
@@ -287,7 +299,9 @@ def digamma(x):
 def _normalize_groups(counts, group_start, alpha, variational_bayes, out):
     """out[k] for each group ``group_start[g] <= k < group_start[g + 1]`` (fast_align's Normalize[VB]).
 
-    Each group is summed in order, so the result depends only on the group, not on which range holds it.
+    Each group is summed in order, so the result depends only on the group, not on which range holds it. An entry
+    with no expected count gets the group's one ``exp(digamma(alpha) - digamma(total))`` (``0.0 + alpha == alpha``:
+    the same bits as computing it per entry).
     """
     for g in range(group_start.size - 1):
         a, b = group_start[g], group_start[g + 1]
@@ -298,8 +312,11 @@ def _normalize_groups(counts, group_start, alpha, variational_bayes, out):
             total = 1.0
         if variational_bayes:
             digamma_total = digamma(total)
+            # most entries (97 % on the Bible) have no expected count: digamma(0.0 + alpha) once a group, same bits
+            no_count = math.exp(digamma(alpha) - digamma_total)
             for k in range(a, b):
-                out[k] = math.exp(digamma(counts[k] + alpha) - digamma_total)
+                count = counts[k]
+                out[k] = no_count if count == 0.0 else math.exp(digamma(count + alpha) - digamma_total)
         else:
             for k in range(a, b):
                 out[k] = counts[k] / total
@@ -871,26 +888,8 @@ def learn_tables(corpus: EncodedCorpus, settings, executor=None, progress: Calla
     tokens = (float(corpus.tgt.size), float(corpus.src.size))
     log: list[str] = []
     updates = settings.iterations - 1
-    for iteration in range(updates):
-        # the executor normalizes the counts into the next tables while the tensions are optimized here
-        stats = np.sum(executor.iterate(tuple(tensions), settings), axis=0) / STATS_SCALE
-        features = (stats[2] / tokens[0], stats[3] / tokens[1])
-        line = (f"iteration {iteration + 1}: log-likelihood forward {stats[0]:.6g} reverse {stats[1]:.6g}, "
-                f"posterior p0 {stats[4] / tokens[0]:.4f} / {stats[5] / tokens[1]:.4f}, "
-                f"diagonal feature {features[0]:.6g} / {features[1]:.6g}")
-        if settings.favor_diagonal and settings.optimize_tension and iteration > 0:
-            for direction in (0, 1):
-                shape_m, shape_n = (shapes[1], shapes[0]) if direction == 0 else (shapes[0], shapes[1])
-                tension = tensions[direction]
-                for _ in range(8):
-                    modelled = model_feature(shape_m, shape_n, shapes[2], tension) / tokens[direction]
-                    tension += (features[direction] - modelled) * 20.0
-                    tension = min(max(tension, 0.1), 14.0)
-                tensions[direction] = tension
-            line += f", tension {tensions[0]:.6g} / {tensions[1]:.6g}"
-        log.append(line)
-        if progress:
-            progress(line)
+    with ThreadPoolExecutor(2, thread_name_prefix="tension") as threads:
+        tensions = _iterations(executor, settings, updates, tensions, shapes, tokens, log, progress, threads)
     full_forward = full_reverse = None
     if updates == 0:  # never normalized: fast_align's t(f | e) is 1e-9 for every pair
         forward = reverse = LexicalTable.uninitialized(corpus.vocabulary)
@@ -901,6 +900,28 @@ def learn_tables(corpus: EncodedCorpus, settings, executor=None, progress: Calla
         if unpruned:
             full_forward, full_reverse = MStepRanges.lexical_tables(executor.export(beam=False), corpus.vocabulary)
     return LearnedTables(forward, reverse, float(tensions[0]), float(tensions[1]), log, full_forward, full_reverse)
+
+
+def _iterations(executor, settings, updates: int, tensions: list[float], shapes, tokens, log: list[str], progress,
+                threads: ThreadPoolExecutor) -> list[float]:
+    """The EM's ``updates`` iterations on ``executor``; appends a line per iteration to ``log``, returns the tensions."""
+    for iteration in range(updates):
+        # the executor normalizes the counts into the next tables while the tensions are optimized here
+        stats = np.sum(executor.iterate(tuple(tensions), settings), axis=0) / STATS_SCALE
+        features = (stats[2] / tokens[0], stats[3] / tokens[1])
+        line = (f"iteration {iteration + 1}: log-likelihood forward {stats[0]:.6g} reverse {stats[1]:.6g}, "
+                f"posterior p0 {stats[4] / tokens[0]:.4f} / {stats[5] / tokens[1]:.4f}, "
+                f"diagonal feature {features[0]:.6g} / {features[1]:.6g}")
+        if settings.favor_diagonal and settings.optimize_tension and iteration > 0:
+            # the two directions at once (compiled without the GIL): the next E-steps wait for both
+            tensions = list(threads.map(
+                optimize_tension, (shapes[1], shapes[0]), (shapes[0], shapes[1]), (shapes[2], shapes[2]),
+                [float(t) for t in tensions], features, tokens))
+            line += f", tension {tensions[0]:.6g} / {tensions[1]:.6g}"
+        log.append(line)
+        if progress:
+            progress(line)
+    return tensions
 
 
 def sum_scaled_at(size: int, positions: Sequence[np.ndarray], values: Sequence[np.ndarray], scale: float) -> np.ndarray:

@@ -464,3 +464,34 @@ def test_e_step_counts_fresh_each_call_and_table_filled_in_place_or_copied():
     assert shard.table.ctypes.data % 64 == 0
     # expected counts of one direction sum to the tokens it predicts (each token's posteriors sum to 1)
     assert abs(first[:, 0].sum() / fast_align_em.COUNT_SCALE - corpus.tgt.size) < 1e-3 * corpus.tgt.size
+
+
+def test_normalization_of_entries_without_counts_is_bit_identical_to_the_per_entry_formula():
+    """Entries with no expected count share their group's exp(digamma(alpha) - digamma(total)): the same bits as
+    computing digamma(0.0 + alpha) for each of them (fast_align's NormalizeVB, entry by entry)."""
+    rng = np.random.default_rng(11)
+    counts = rng.random(3000) * rng.integers(0, 3, 3000) ** 4  # about a third zero, some large
+    counts[::7] = 0.0
+    groups = np.concatenate(([0], np.sort(rng.choice(np.arange(1, 3000), 120, replace=False)), [3000])).astype(np.int64)
+    for alpha in (0.01, 0.3, 2.5):
+        out = np.empty(counts.size)
+        fast_align_em._normalize_groups(counts, groups, alpha, True, out)
+        expected = np.empty(counts.size)
+        for a, b in zip(groups[:-1], groups[1:]):
+            total = sum(float(c) + alpha for c in counts[a:b]) or 1.0
+            for k in range(a, b):
+                expected[k] = math.exp(digamma(counts[k] + alpha) - digamma(total))
+        assert (counts == 0).sum() > 1000 and np.array_equal(out, expected)
+
+
+def test_tension_update_is_fast_align_eight_clipped_steps():
+    """One compiled call per direction (run on two threads) gives the same tension as the eight steps written out."""
+    shape_m, shape_n = np.array([3, 5, 7, 12, 40]), np.array([4, 5, 2, 15, 33])
+    counts = np.array([10.0, 3.0, 1.0, 7.0, 2.0])
+    tokens = float((shape_m * counts).sum())
+    for tension, feature in ((4.0, -0.2), (0.2, -0.9), (13.5, -0.01), (4.0, -0.05)):
+        expected = tension
+        for _ in range(8):
+            expected += (feature - fast_align_em.model_feature(shape_m, shape_n, counts, expected) / tokens) * 20.0
+            expected = min(max(expected, 0.1), 14.0)
+        assert fast_align_em.optimize_tension(shape_m, shape_n, counts, tension, feature, tokens) == expected
