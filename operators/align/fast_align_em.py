@@ -219,7 +219,10 @@ def partition(j1, m, n, tension):
 
 @numba.njit(cache=True, nogil=True)
 def _arithmetico_geometric(a_1, g_1, r, d, count):
-    g_np1 = g_1 * math.pow(r, count)
+    """fast_align's ``arithmetico_geometric_series``; ``count`` (its ``unsigned n``) reaches libm's ``pow`` as a double:
+    numba's ``math.pow`` with an integer exponent multiplies by squaring instead, which differs from libm's ``pow`` in
+    the last bit for most of the ratios and counts the tension search meets (the update amplifies such bits)."""
+    g_np1 = g_1 * math.pow(r, float(count))
     a_n = d * (count - 1) + a_1
     x_1 = a_1 * g_1
     g_2 = g_1 * r
