@@ -84,8 +84,9 @@ def interleave_results(runs: dict[str, Callable[[], T]], rounds: int, warmup: bo
 
 
 def interleave(runs: dict[str, Callable[[], object]], rounds: int, warmup: bool = False,
-               progress: Callable[[str], None] | None = None) -> dict[str, list[float]]:
-    """Seconds of each run in each round, the runs called in the given order within a round.
+               progress: Callable[[str], None] | None = None, rotate: bool = False) -> dict[str, list[float]]:
+    """Seconds of each run in each round, the runs called in the given order within a round (``rotate``: starting
+    one later each round, see :func:`interleaved`).
 
     With ``warmup`` every run is called once first, untimed (compilation, caches). ``progress`` gets one
     line per finished round (its seconds), so a run cut short still leaves its rounds behind.
@@ -98,7 +99,7 @@ def interleave(runs: dict[str, Callable[[], object]], rounds: int, warmup: bool 
         if all(len(values) == r + 1 for values in so_far.values()):
             progress(f"round {r + 1}: " + ", ".join(f"{n} {so_far[n][-1]:.2f} s" for n in names))
 
-    return interleave_results({name: _timed(run) for name, run in runs.items()}, rounds, warmup=warmup,
+    return interleave_results({name: _timed(run) for name, run in runs.items()}, rounds, warmup=warmup, rotate=rotate,
                               on_result=on_result if progress else None)
 
 

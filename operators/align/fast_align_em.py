@@ -315,7 +315,8 @@ def _normalize_groups(counts, group_start, alpha, variational_bayes, out):
             total = 1.0
         if variational_bayes:
             digamma_total = digamma(total)
-            # most entries (97 % on the Bible) have no expected count: digamma(0.0 + alpha) once a group, same bits
+            # most entries have no expected count after a few iterations (the Bible: 1 %, 45 %, 88 %, 94 % in its 4
+            # updates): digamma(0.0 + alpha) once a group, the same bits
             no_count = math.exp(digamma(alpha) - digamma_total)
             for k in range(a, b):
                 count = counts[k]

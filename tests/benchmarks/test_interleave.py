@@ -44,6 +44,9 @@ def test_results_are_kept_per_run_and_warmup_is_not_reported():
     assert ratio(results["base"], results["cand"]) == (2.0, 2.0, 2.0)
     seconds = interleave(runs, 2)
     assert len(seconds["base"]) == 2 and all(s >= 0 for s in seconds["base"])
+    calls.clear()
+    seconds = interleave(runs, 3, rotate=True)  # timed like the plain rounds, the order alternating
+    assert calls == ["base", "cand", "cand", "base", "base", "cand"] and len(seconds["cand"]) == 3
 
 
 def test_sigterm_ends_the_rounds_and_keeps_the_complete_ones():
