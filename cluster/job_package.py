@@ -11,6 +11,7 @@ with); ``ship_code`` adds the local package tree as ``interlingua/`` so the job 
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 import shutil
@@ -28,9 +29,6 @@ CONFIG_FILE = "interlingua-job.yaml"
 #: Names that carry secrets: never sent in a job's environment (it is visible in the job's info; Ray keeps a job's
 #: runtime_env in its job table and shows it on the dashboard). Values are checked too: see :func:`check_env`.
 _SECRET_NAME = re.compile(r"(TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|ACCESS_KEY|PRIVATE_KEY|API_KEY)", re.IGNORECASE)
-_IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc", ".pytest_cache", "*.egg-info")
-
-
 @dataclass(frozen=True)
 class WorkflowJob:
     """A validated workflow run to submit (plain data from the CLI)."""
@@ -48,6 +46,7 @@ class JobPackage:
     runtime_env: dict[str, Any]
     metadata: dict[str, str]
     submission_id: str
+    shipped: ShippedTree | None = None  # with ship_code: what was uploaded
 
 
 def check_env(env: dict[str, str]) -> dict[str, str]:
@@ -116,8 +115,9 @@ def build_package(job: WorkflowJob, folder: Path) -> JobPackage:
     check_config(job.config)
     folder.mkdir(parents=True, exist_ok=True)
     (folder / CONFIG_FILE).write_text(yaml.safe_dump(job.config, sort_keys=False, allow_unicode=True), encoding="utf-8")
+    shipped = None
     if job.ship_code:
-        copy_package_tree(folder / "interlingua")
+        shipped = copy_package_tree(folder / "interlingua")
         program = ["python", "-m", "interlingua.workflows.cli"]
     else:
         program = ["interlingua"]
@@ -130,7 +130,7 @@ def build_package(job: WorkflowJob, folder: Path) -> JobPackage:
     metadata = {"interlingua.workflow": job.workflow, "interlingua.version": job.version,
                 "interlingua.code": "shipped checkout" if job.ship_code else "cluster image"}
     submission_id = f"interlingua-{job.workflow}-{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:6]}"
-    return JobPackage(entrypoint, runtime_env, metadata, submission_id)
+    return JobPackage(entrypoint, runtime_env, metadata, submission_id, shipped)
 
 
 def checkout_root() -> Path:
@@ -149,14 +149,79 @@ def package_folders(root: Path) -> dict[str, Path]:
     return {name: root / folder for name, folder in mapping.items() if name.startswith("interlingua.")}
 
 
-def copy_package_tree(target: Path) -> Path:
+@dataclass(frozen=True)
+class ShippedTree:
+    """What :func:`copy_package_tree` uploaded: files and bytes, and how many files it left out and why (Python's
+    caches not counted)."""
+
+    files: int
+    bytes: int
+    left_out: dict[str, int]
+
+    def line(self) -> str:
+        left = ", ".join(f"{count} {why}" for why, count in self.left_out.items() if count)
+        return f"--ship-code: {self.files} files ({self.bytes / 2**20:.1f} MiB) of this checkout" + (
+            f"; left out: {left}" if left else "")
+
+
+def copy_package_tree(target: Path, root: Path | None = None) -> ShippedTree:
     """Copy the checkout's packages into ``target`` as one regular package ``interlingua`` (so it is found
-    before any installed copy on the job's ``sys.path``)."""
-    root = checkout_root()
+    before any installed copy on the job's ``sys.path``): only the files :func:`shipped_files` picks."""
+    root = root or checkout_root()
     target.mkdir(parents=True, exist_ok=True)
     (target / "__init__.py").write_text('"""interlingua, shipped with a job from a source checkout."""\n')
+    files, total, left_out = 0, 0, {}
     for name, source in package_folders(root).items():
-        sub = name.split(".", 1)[1]
-        if source.is_dir():
-            shutil.copytree(source, target / sub.replace(".", "/"), ignore=_IGNORED, dirs_exist_ok=True)
-    return target
+        if not source.is_dir():
+            continue
+        chosen, skipped = shipped_files(root, source)
+        for why, count in skipped.items():
+            left_out[why] = left_out.get(why, 0) + count
+        destination = target / name.split(".", 1)[1].replace(".", "/")
+        for path in chosen:
+            out = destination / path.relative_to(source)
+            out.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(path, out, follow_symlinks=False)
+            files, total = files + 1, total + out.stat().st_size
+    return ShippedTree(files, total, left_out)
+
+
+def shipped_files(root: Path, folder: Path) -> tuple[list[Path], dict[str, int]]:
+    """The files of ``folder`` (a package folder of the checkout ``root``) that ``--ship-code`` uploads, sorted, and
+    how many it leaves out by reason.
+
+    In a git work tree only the files git tracks or would track (``git ls-files --cached --others
+    --exclude-standard``: not what ``.gitignore`` excludes, such as data, outputs or a ``.env``); without git every
+    file. Never a hidden file or folder (``.env``, ``.aws/``), a symbolic link (it may point anywhere, e.g. at a
+    credentials file) or Python's caches."""
+    listed = _git_listed(root, folder)
+    walked = sorted(p for p in folder.rglob("*") if p.is_file() or p.is_symlink())
+    chosen: list[Path] = []
+    left_out = {"git-ignored": 0, "hidden": 0, "links": 0}
+    for path in walked:
+        parts = path.relative_to(folder).parts
+        if any(part == "__pycache__" or part.endswith((".pyc", ".egg-info")) for part in parts):
+            continue  # Python's caches: rebuilt on the cluster, not worth a line
+        if any(part.startswith(".") for part in parts):
+            left_out["hidden"] += 1
+        elif any((folder.joinpath(*parts[:k])).is_symlink() for k in range(1, len(parts) + 1)):
+            left_out["links"] += 1
+        elif listed is not None and path not in listed:
+            left_out["git-ignored"] += 1
+        else:
+            chosen.append(path)
+    return chosen, left_out
+
+
+def _git_listed(root: Path, folder: Path) -> set[Path] | None:
+    """The files under ``folder`` git tracks or would track (absolute paths), or None outside a git work tree."""
+    import subprocess
+
+    if not (root / ".git").exists() or shutil.which("git") is None:
+        return None
+    try:
+        out = subprocess.run(["git", "-C", str(root), "ls-files", "-z", "--cached", "--others", "--exclude-standard",
+                              "--", str(folder.relative_to(root))], capture_output=True, check=True, timeout=60).stdout
+    except (subprocess.SubprocessError, OSError):
+        return None
+    return {root / os.fsdecode(name) for name in out.split(b"\0") if name}

@@ -133,3 +133,49 @@ def test_failure_reasons_read_as_one_line_with_what_to_do():
     fatal = "[quickstart] corpus done\nIntel oneMKL FATAL ERROR: Cannot load libtorch_cpu.so.\n"
     assert failure_reason(_state(driver_exit_code=2, message="Job entrypoint command failed"), fatal) == (
         "Intel oneMKL FATAL ERROR: Cannot load libtorch_cpu.so.")
+
+
+def _fake_checkout(root):
+    """A checkout with one package folder holding code, a new file, git-ignored outputs, a .env and a link."""
+    root.mkdir()
+    (root / "pyproject.toml").write_text('[tool.setuptools.package-dir]\n"interlingua.core" = "core"\n')
+    core = root / "core"
+    (core / "sub").mkdir(parents=True)
+    (core / "__init__.py").write_text("")
+    (core / "sub" / "tracked.py").write_text("X = 1\n")
+    (core / "new_module.py").write_text("Y = 2\n")  # written, not added yet: still shipped (git would track it)
+    (core / "outputs").mkdir()
+    (core / "outputs" / "big.bin").write_bytes(b"0" * 1000)
+    (core / ".env").write_text("AWS_SECRET_ACCESS_KEY=SECRET\n")
+    (root / "credentials").write_text("SECRET\n")
+    (core / "creds.txt").symlink_to(root / "credentials")
+    (root / ".gitignore").write_text("outputs/\n")
+
+
+def test_ship_code_uploads_what_git_would_track_and_never_hidden_files_or_links(tmp_path):
+    """--ship-code copied every file below the package folders: a .env, scratch outputs, and through a link any file."""
+    from interlingua.cluster.job_package import copy_package_tree
+
+    root = tmp_path / "checkout"
+    _fake_checkout(root)
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    subprocess.run(["git", "-C", str(root), "add", "pyproject.toml", ".gitignore", "core/__init__.py",
+                    "core/sub/tracked.py"], check=True)
+    shipped = copy_package_tree(tmp_path / "job" / "interlingua", root)
+    names = sorted(str(p.relative_to(tmp_path / "job" / "interlingua")) for p in (tmp_path / "job").rglob("*") if p.is_file())
+    assert names == ["__init__.py", "core/__init__.py", "core/new_module.py", "core/sub/tracked.py"]
+    assert shipped.files == 3 and shipped.left_out == {"git-ignored": 1, "hidden": 1, "links": 1}
+    assert "3 files" in shipped.line() and "1 git-ignored, 1 hidden, 1 links" in shipped.line()
+    assert not any(b"SECRET" in p.read_bytes() for p in (tmp_path / "job").rglob("*") if p.is_file())
+
+
+def test_ship_code_without_git_still_leaves_out_hidden_files_and_links(tmp_path):
+    from interlingua.cluster.job_package import copy_package_tree
+
+    root = tmp_path / "checkout"
+    _fake_checkout(root)
+    shipped = copy_package_tree(tmp_path / "job" / "interlingua", root)
+    assert shipped.files == 4 and shipped.left_out["hidden"] == 1 and shipped.left_out["links"] == 1
+    assert (tmp_path / "job" / "interlingua" / "core" / "outputs" / "big.bin").is_file()  # no .gitignore reader
+    assert not (tmp_path / "job" / "interlingua" / "core" / ".env").exists()
+    assert not (tmp_path / "job" / "interlingua" / "core" / "creds.txt").exists()

@@ -92,6 +92,8 @@ def run(args: argparse.Namespace) -> int:
 
     with tempfile.TemporaryDirectory(prefix="interlingua-job-") as tmp:
         package = build_package(job, Path(tmp) / "job")
+        if package.shipped is not None:
+            print(package.shipped.line(), file=sys.stderr)
         if args.dry_run:
             shown = {k: v for k, v in package.runtime_env.items() if k != "working_dir"}
             print(json.dumps({"entrypoint": package.entrypoint, "runtime_env": shown, "metadata": package.metadata,
