@@ -31,9 +31,10 @@ class ConfigError(UserError, ValueError):
 
 
 class Config(BaseModel):
-    """Base of every typed config: unknown keys are errors, assignments are validated."""
+    """Base of every typed config: unknown keys are errors, assignments are validated, and a float is finite (an
+    ``lr`` or ``weight_decay`` of ``.inf`` passed ``gt=0`` and failed later inside the optimizer)."""
 
-    model_config = ConfigDict(extra="forbid", validate_assignment=True, frozen=False)
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, frozen=False, allow_inf_nan=False)
 
     @classmethod
     def field_help(cls, name: str, prefix: str, default: Any) -> list[str] | None:

@@ -283,3 +283,24 @@ def test_one_problem_is_one_line_and_a_cross_key_check_shows_its_message():
         load_config(BitextCorpusConfig, None, ["format=text", "source=x"])
     assert str(info.value).startswith("invalid config (--set): format text needs target")
     assert "\n" not in str(info.value) and "{" not in str(info.value)
+
+
+
+@pytest.mark.parametrize("config_class, key", [
+    ("interlingua.trainers.engine.config:TrainConfig", "lr"),
+    ("interlingua.trainers.engine.config:TrainConfig", "weight_decay"),
+    ("interlingua.trainers.engine.config:TrainConfig", "gradient_clipping"),
+    ("interlingua.workflows.absent:AbsentTrainConfig", "lr"),
+    ("interlingua.workflows.amr_corpus:AmrCorpusConfig", "translate_gpus"),
+])
+@pytest.mark.parametrize("value", [float("inf"), "inf", float("nan")])
+def test_every_config_float_must_be_finite(config_class, key, value):
+    """``lr: .inf`` passed ``gt=0`` (and ``weight_decay: .inf`` ``ge=0``) and failed inside the optimizer."""
+    import importlib
+
+    from pydantic import ValidationError
+
+    module, name = config_class.split(":")
+    cls = getattr(importlib.import_module(module), name)
+    with pytest.raises(ValidationError, match=rf"{key}\n  Input should be a finite number"):
+        cls.model_validate({key: value})

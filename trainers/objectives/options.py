@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from typing import Annotated
 
-from pydantic import AfterValidator, BeforeValidator, ValidationInfo
+from pydantic import BeforeValidator, ValidationInfo
 
 
 def require_number(name: str, value: float) -> float:
@@ -58,11 +58,6 @@ def _not_a_bool(value, info: ValidationInfo):
     return value
 
 
-def _finite(value: float, info: ValidationInfo) -> float:
-    if not math.isfinite(value):
-        raise ValueError(f"{info.field_name} must be a finite number, got {value!r}")
-    return value
-
-
-#: a numeric option field: a finite float, bools refused (bounds such as ``gt=0`` go in its ``Field``)
-Number = Annotated[float, BeforeValidator(_not_a_bool), AfterValidator(_finite)]
+#: a numeric option field: a float, bools refused (bounds such as ``gt=0`` go in its ``Field``); finite in every
+#: :class:`~interlingua.core.config.Config` (``allow_inf_nan=False``), text such as ``"inf"`` included
+Number = Annotated[float, BeforeValidator(_not_a_bool)]
