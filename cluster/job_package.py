@@ -29,6 +29,8 @@ CONFIG_FILE = "interlingua-job.yaml"
 #: Names that carry secrets: never sent in a job's environment (it is visible in the job's info; Ray keeps a job's
 #: runtime_env in its job table and shows it on the dashboard). Values are checked too: see :func:`check_env`.
 _SECRET_NAME = re.compile(r"(TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|ACCESS_KEY|PRIVATE_KEY|API_KEY)", re.IGNORECASE)
+
+
 @dataclass(frozen=True)
 class WorkflowJob:
     """A validated workflow run to submit (plain data from the CLI)."""
