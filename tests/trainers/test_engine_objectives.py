@@ -154,6 +154,17 @@ def test_word_views_read_first_subwords_of_the_chosen_layer(encoder):
     assert got.shape == (views.counters["align_pairs"], 32)
 
 
+def test_the_progress_line_names_aligned_word_pairs_not_sentence_negatives(encoder):
+    """Word alignment printed "0 negatives/anchor" on every step: true of sentences, but not what the step trains on."""
+    objective, _, make = _alignment(encoder, "strong")
+    views = objective.views(_bitext_rows(encoder.tokenizer), make)
+    totals = {**views.counters, "align_pairs": 2 * views.counters["align_pairs"]}  # summed over two workers
+    assert objective.progress_note(objective.negatives_per_anchor(8), totals) == (
+        f"{2 * views.counters['align_pairs']} aligned word pairs")
+    translation = build_objective(TrainConfig(objective="translation_ranking"), encoder)
+    assert translation.progress_note(translation.negatives_per_anchor(8), {}) == "7 negatives/anchor"
+
+
 def test_list_typed_columns_give_the_same_views(encoder):
     objective, _, make = _alignment(encoder, "strong")
     strings = objective.views(_bitext_rows(encoder.tokenizer), make)

@@ -117,7 +117,7 @@ def train_loop_per_worker(loop_config: dict[str, Any]) -> None:
                 tracker.log(metrics, step)
                 print(f"[train] step {step}/{config.max_steps} loss {loss_value:.4f} "
                       f"lr {metrics['lr']:.2e} {metrics['samples_per_s']:.1f} samples/s "
-                      f"(effective batch {global_batch}, {negatives} negatives/anchor)", flush=True)
+                      f"(effective batch {global_batch}, {objective.progress_note(negatives, totals)})", flush=True)
             last = step == config.max_steps
             if last or (config.checkpoint_every and step % config.checkpoint_every == 0):
                 _report_with_checkpoint(engine, encoder, objective, metrics, step, rank, save_length)

@@ -118,6 +118,11 @@ class Objective(nn.Module):
         hard = global_batch if len(self.text_columns) > 2 else 0
         return global_batch - 1 + hard
 
+    def progress_note(self, negatives: int, counters: dict[str, int]) -> str:
+        """What the step's progress line says after the effective batch (``counters``: the step's, summed over
+        workers)."""
+        return f"{negatives} negatives/anchor"
+
     # -- outputs ------------------------------------------------------------------------------------------
     def save(self, folder: str | os.PathLike) -> list[str]:
         """Write what must be kept next to the encoder (rank 0, at checkpoints and at the end); return the

@@ -344,6 +344,10 @@ class ExplicitAlignment(Objective):
     def negatives_per_anchor(self, global_batch: int) -> int:
         return 0  # word-level: see the align_pairs counter
 
+    def progress_note(self, negatives: int, counters: dict[str, int]) -> str:
+        """The aligned word pairs the step trained on (all workers): its unit, not sentence negatives (none)."""
+        return f"{counters.get('align_pairs', 0)} aligned word pairs"
+
     def save(self, folder: str | os.PathLike) -> list[str]:
         if not isinstance(self.criterion, LinearAlignmentMapping):
             return []  # l2 changes the encoder only; the contrastive head is discarded (as in the paper)
