@@ -39,8 +39,6 @@ import contextlib
 import itertools
 import json
 import os
-import shutil
-import tempfile
 from collections import Counter
 from pathlib import Path
 from typing import Any, Literal
@@ -332,7 +330,7 @@ def ensure_parameters(store, writer, tokens: dict[int, tuple[list[str], list[str
     copied to a private folder under ``<state>/tmp``, removed when ``cleanup`` closes (the caller's build, errors
     included).
     """
-    from interlingua.core.runtime import state_tempdir, state_tempdir_root
+    from interlingua.core.runtime import state_tempdir
 
     folder, params_file = PARAMS_LAYOUT[config.aligner]
     files = writer.artifact_files(folder)
@@ -343,8 +341,7 @@ def ensure_parameters(store, writer, tokens: dict[int, tuple[list[str], list[str
             trainable = trainable[: config.learn_sample]
         if not trainable:
             return None, False, None
-        local = tempfile.mkdtemp(prefix=f"interlingua_{folder}_", dir=state_tempdir_root())  # not the system temp
-        try:
+        with state_tempdir(prefix=f"interlingua_{folder}_") as local:  # under <state>/tmp, not the system temp
             if config.aligner == "eflomal":
                 from interlingua.operators.align.eflomal_backend import learn_eflomal_priors
 
@@ -360,8 +357,6 @@ def ensure_parameters(store, writer, tokens: dict[int, tuple[list[str], list[str
             with open(os.path.join(local, params_file), "w", encoding="utf-8") as handle:
                 json.dump(meta, handle, indent=2)
             writer.add_artifact(folder, local)
-        finally:
-            shutil.rmtree(local, ignore_errors=True)
         files, learned = writer.artifact_files(folder), True
     params_id = next(record.sha256[:16] for record, _ in files if record.path.endswith(params_file))
     directory = files[0][1].rsplit("/", 1)[0]
