@@ -206,7 +206,7 @@ def shipped_files(root: Path, folder: Path) -> tuple[list[Path], dict[str, int]]
             continue  # Python's caches: rebuilt on the cluster, not worth a line
         if any(part.startswith(".") for part in parts):
             left_out["hidden"] += 1
-        elif any((folder.joinpath(*parts[:k])).is_symlink() for k in range(1, len(parts) + 1)):
+        elif path.is_symlink():  # rglob does not descend into a linked folder: it lists only the link
             left_out["links"] += 1
         elif listed is not None and path not in listed:
             left_out["git-ignored"] += 1
