@@ -486,13 +486,22 @@ def test_normalization_of_entries_without_counts_is_bit_identical_to_the_per_ent
 
 
 def test_tension_update_is_fast_align_eight_clipped_steps():
-    """One compiled call per direction (run on two threads) gives the same tension as the eight steps written out."""
+    """The compiled update equals fast_align's tension loop written out over its ComputeDLogZ (the CPython port of
+    ``da.h`` in test_align_fast_align): each step's model feature summed shape by shape, j by j, then
+    ``tension += (emp - mod) * 20`` clipped as fast_align clips (``<= 0.1`` -> 0.1, ``> 14`` -> 14)."""
     shape_m, shape_n = np.array([3, 5, 7, 12, 40]), np.array([4, 5, 2, 15, 33])
     counts = np.array([10.0, 3.0, 1.0, 7.0, 2.0])
     tokens = float((shape_m * counts).sum())
     for tension, feature in ((4.0, -0.2), (0.2, -0.9), (13.5, -0.01), (4.0, -0.05)):
         expected = tension
         for _ in range(8):
-            expected += (feature - fast_align_em.model_feature(shape_m, shape_n, counts, expected) / tokens) * 20.0
-            expected = min(max(expected, 0.1), 14.0)
+            modelled = 0.0
+            for m, n, count in zip(shape_m.tolist(), shape_n.tolist(), counts.tolist()):
+                for j in range(1, m + 1):
+                    modelled += count * fast_align_dlog_z(j, m, n, expected)
+            expected += (feature - modelled / tokens) * 20.0
+            if expected <= 0.1:
+                expected = 0.1
+            if expected > 14:
+                expected = 14.0
         assert fast_align_em.optimize_tension(shape_m, shape_n, counts, tension, feature, tokens) == expected
