@@ -104,9 +104,9 @@ def main(argv: list[str] | None = None) -> None:
         runs["ours, E-step on 2 Ray workers"] = lambda: ours_on_ray(2)
     ours_in_process()  # numba compilation (cached on disk afterwards), not timed
     seconds = interleave(runs, args.rounds, progress=lambda line: print(line, flush=True))
+    names = list(runs)
     scaling_wall = {}
     if not args.no_ray:
-        names = list(runs)
         scaling_wall = {1: list(seconds[names[2]]), 2: list(seconds[names[3]])}
         if args.scaling_rounds > 0:
             print(f"scaling rounds (the two Ray runs alone, {args.scaling_rounds} rounds, order alternating):", flush=True)
@@ -116,7 +116,6 @@ def main(argv: list[str] | None = None) -> None:
             scaling_wall[2] += extra["2 Ray workers"]
         ray.shutdown()
 
-    names = list(runs)
     print(f"\n{len(pairs):,} pairs, both directions, 5 iterations (-d -o -v), {args.rounds} interleaved rounds\n")
     print("| run | seconds (median) | vs systran learner: speed, median (min-max) |")
     print("|---|---:|---:|")
