@@ -38,7 +38,6 @@ from torch.distributed import ProcessGroup
 
 from pydantic import Field
 
-from interlingua.trainers.objectives.base import Objective, ObjectiveSetup
 from interlingua.trainers.objectives.global_info_nce import global_info_nce
 from interlingua.trainers.objectives.options import require_choice
 from interlingua.trainers.objectives.simcse import (
@@ -114,7 +113,5 @@ class AMRRetrofit(TemperatureObjective):
     text_columns = ("premise", "entailment", "contradiction")
     loss_class = AMRRetrofitLoss
 
-    def __init__(self, options: AMRRetrofitOptions, setup: ObjectiveSetup) -> None:
-        Objective.__init__(self, options, setup)
-        self.criterion = AMRRetrofitLoss(options.temperature, group=setup.group,
-                                         reverse_direction=options.reverse_direction)
+    def loss_options(self, options: AMRRetrofitOptions) -> dict:
+        return {"reverse_direction": options.reverse_direction}

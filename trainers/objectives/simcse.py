@@ -106,7 +106,11 @@ class TemperatureObjective(Objective):
 
     def __init__(self, options: SimCSEOptions, setup: ObjectiveSetup) -> None:
         super().__init__(options, setup)
-        self.criterion = self.loss_class(options.temperature, group=setup.group)
+        self.criterion = self.loss_class(options.temperature, group=setup.group, **self.loss_options(options))
+
+    def loss_options(self, options: SimCSEOptions) -> dict:
+        """Keyword arguments of ``loss_class`` beyond the temperature and group, from a subclass's own options."""
+        return {}
 
 
 class UnsupervisedSimCSE(TemperatureObjective):
