@@ -30,17 +30,10 @@ def interpolate_state(first: dict, second: dict, alpha: float) -> dict:
     import torch
 
     _check_alpha(alpha)
-    if first.keys() != second.keys():
-        only_first = sorted(set(first) - set(second))[:3]
-        only_second = sorted(set(second) - set(first))[:3]
-        raise UserError(f"the two encoders hold different tensors (only in the first: {only_first}, only in the "
-                        f"second: {only_second}); interpolation needs one architecture")
+    _check_same_tensors(*({name: (tuple(t.shape), t.dtype) for name, t in state.items()} for state in (first, second)))
     mixed = {}
     for name, a in first.items():
         b = second[name]
-        if a.shape != b.shape or a.dtype != b.dtype:
-            raise UserError(f"tensor {name!r}: {tuple(a.shape)} {a.dtype} vs {tuple(b.shape)} {b.dtype}; "
-                            "interpolation needs one architecture")
         if a.is_floating_point():
             mixed[name] = torch.lerp(a.float(), b.float(), alpha).to(a.dtype).contiguous()
         else:
@@ -90,13 +83,18 @@ def check_folders(first: str | Path, second: str | Path, alpha: float) -> None:
         headers.append(_tensor_header(folder / WEIGHTS))
     if _vocabulary(first) != _vocabulary(second):
         raise UserError(f"{first} and {second} have different tokenizer vocabularies; interpolation needs one")
-    a, b = headers
+    _check_same_tensors(*headers)
+
+
+def _check_same_tensors(a: dict, b: dict) -> None:
+    """:class:`UserError` unless ``a`` and ``b`` (``{name: (shape, dtype)}``, from the weights or their headers) hold
+    the same tensor names, each with one shape and dtype."""
     if a.keys() != b.keys():
         only_first, only_second = sorted(set(a) - set(b))[:3], sorted(set(b) - set(a))[:3]
         raise UserError(f"the two encoders hold different tensors (only in the first: {only_first}, only in the "
                         f"second: {only_second}); interpolation needs one architecture")
     for name, (shape, dtype) in a.items():
-        if (shape, dtype) != b[name]:
+        if (tuple(shape), dtype) != (tuple(b[name][0]), b[name][1]):
             raise UserError(f"tensor {name!r}: {tuple(shape)} {dtype} vs {tuple(b[name][0])} {b[name][1]}; "
                             "interpolation needs one architecture")
 
