@@ -4,16 +4,16 @@ Each actor holds one contiguous shard of the encoded pairs for the whole run and
 the M-step's groups (:class:`~interlingua.operators.align.fast_align_em.MStepRanges`): it finds its
 shard's distinct cells (the initial pass: its *local entries*) and resolves its cells against its own
 entries' hash once (without waiting for the other shards), receives the merged sorted entry keys and
-the ranges (one shared object each), maps its local entries to them and tells each range's owner,
-once, where its entries sit in that range.
-Per iteration each actor runs its shard's E-step on local-size tables and returns its expected
-counts in each range (only its own entries, one object per range) and its statistics; actor ``p``
-then sums every shard's counts in range ``p`` (exact integer sums) and normalizes its groups, and
-the next E-step gathers its local entries' probabilities from all ranges straight from the object
-store. Object references are passed inside lists and fetched by the actors, so each task is queued
-behind the actor's previous one at once. The driver only sums the statistics and optimizes the
-tensions (meanwhile), so the serial part does not grow with the corpus's entries; the tables depend
-only on the groups, never on the number of actors or which finishes first.
+the ranges (one shared object each) and finds where each of its local entries sits in the ranges.
+Per iteration each actor runs its shard's E-step on local-size tables and returns its statistics; it
+then adds its counts in its own range into that range's totals (they never leave the actor) and sends
+every other range only its non-zero counts, with their places (one object per range; most counts are
+0 after a few iterations); actor ``p`` adds every shard's counts to range ``p`` (exact integer sums)
+and normalizes its groups, and the next E-step gathers its local entries' probabilities from all
+ranges straight from the object store. Object references are passed inside lists and fetched by the
+actors, so each task is queued behind the actor's previous one at once. The driver only sums the
+statistics and optimizes the tensions (meanwhile), so the serial part does not grow with the corpus's
+entries; the tables depend only on the groups, never on the number of actors or which finishes first.
 """
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ class _ShardActor:
     def prepare(self, m_step: MStepRanges, part: int) -> bool:
         with self._timed("prepare"):
             self.m_step, self.part = m_step, part
-            self.slots = m_step.slots(self.shard.global_index)
+            self.slots = m_step.slots(self.shard.sorted_entries, self.shard.local_order)
         return True
 
     def e_step(self, tensions, settings, normalized: list) -> np.ndarray:
@@ -78,33 +78,22 @@ class _ShardActor:
         return stats
 
     def split(self):
-        """The last E-step's counts in each range (:meth:`ShardSlots.split`), one object per range."""
+        """The last E-step's counts by range (:meth:`ShardSlots.split`): those in this actor's own range stay here for
+        its :meth:`normalize`; one object per range (``None`` for its own)."""
         with self._timed("split"):
-            out = tuple(self.slots.split(self.counts))
+            self.own_totals, sends = self.slots.split(self.counts, self.part)
             self.counts = None
-            return out if len(out) > 1 else out[0]
+            return tuple(sends) if len(sends) > 1 else sends[0]
 
-    def positions(self):
-        """Where this shard's counts go in each range's slices (:meth:`ShardSlots.positions`), one object per range."""
-        parts = self.m_step.parts
-        out = tuple(self.slots.positions(p) for p in range(parts))
-        return out if parts > 1 else out[0]
-
-    def receive_positions(self, positions: list) -> bool:
-        """Every shard's :meth:`positions` for this actor's range (ObjectRefs, in shard order), kept for the run."""
+    def normalize(self, settings, received: list):
+        """This actor's range of the next tables from its own counts there and every other shard's (ObjectRefs of
+        their :meth:`split`, fetched here as in :meth:`e_step`)."""
         import ray
 
-        self.range_positions = ray.get(positions)
-        return True
-
-    def normalize(self, settings, values: list):
-        """This actor's range of the next tables from every shard's counts in it (ObjectRefs, in shard order, fetched
-        here as in :meth:`e_step`)."""
-        import ray
-
-        values = ray.get(values)
+        received = ray.get(received)
         with self._timed("normalize"):
-            self.normalized = self.m_step.normalize(self.part, self.range_positions, values, settings)
+            self.normalized = self.m_step.normalize(self.part, self.own_totals, received, settings)
+            self.own_totals = None
             return self.normalized
 
     def export(self, beam: bool = True) -> tuple[np.ndarray, ...]:
@@ -148,7 +137,6 @@ class RayExecutor:
         self.parts = workers
         self.actors = [actor.remote(*corpus.shard(a, b), stride, settings) for a, b in corpus.balanced_bounds(workers)]
         self._pending: list = []
-        self._positions: list = []  # per actor: the refs of its positions in each range, until the owners receive them
         self._normalized: list = []  # per range: the ObjectRef of its (forward, reverse) probabilities
         ray.get([a.ready.remote() for a in self.actors])  # started, shard received
 
@@ -173,11 +161,6 @@ class RayExecutor:
 
         shared = ray.put(m_step)
         self._pending += [a.prepare.remote(shared, part) for part, a in enumerate(self.actors)]
-        # each range's owner learns once where every shard's counts go in it (then only counts travel); it receives
-        # them after its first E-step is queued (see iterate), so that E-step waits for no other actor
-        parts = self.parts
-        positions = [a.positions.options(num_returns=parts).remote() for a in self.actors]
-        self._positions = [p if parts > 1 else [p] for p in positions]
 
     def iterate(self, tensions, settings) -> list[np.ndarray]:
         """E-steps, then each actor's range normalized from every shard's slice; returns once the statistics are in."""
@@ -188,11 +171,8 @@ class RayExecutor:
         stats = [a.e_step.remote(tensions, settings, self._normalized) for a in self.actors]
         outputs = [a.split.options(num_returns=parts).remote() for a in self.actors]
         outputs = [out if parts > 1 else [out] for out in outputs]
-        if self._positions:
-            self._pending += [a.receive_positions.remote([self._positions[s][part] for s in range(parts)])
-                              for part, a in enumerate(self.actors)]
-            self._positions = []
-        self._normalized = [a.normalize.remote(settings, [out[part] for out in outputs]) for part, a in enumerate(self.actors)]
+        self._normalized = [a.normalize.remote(settings, [out[part] for s, out in enumerate(outputs) if s != part])
+                            for part, a in enumerate(self.actors)]
         ray.get(self._pending)  # resolution and preparation (queued before the first E-step): raise their errors
         self._pending = []
         return ray.get(stats)
@@ -215,4 +195,3 @@ class RayExecutor:
             ray.kill(a)
         self.actors = []
         self._normalized = []
-        self._positions = []

@@ -234,14 +234,27 @@ def test_m_step_ranges_equal_one_whole_table(variational_bayes):
             whole_counts[d][g] += counts[:, d]
     reference = []
     first = []
+    # the members in group order, computed another way: a stable sort by group
+    f_order = np.flatnonzero(forward_member)[np.argsort(by_forward[forward_member], kind="stable")]
+    r_order = np.flatnonzero(reverse_member)[np.argsort(by_reverse[reverse_member], kind="stable")]
     for parts in (1, 2, 3, 5, 40):  # 40 > words: empty ranges
-        f_order, f_groups = _groups(by_forward, forward_member, words)
-        r_order, r_groups = _groups(by_reverse, reverse_member, words)
-        m_step = MStepRanges(entries, f_order, f_groups, _cuts(f_groups, parts), r_order, r_groups, _cuts(r_groups, parts))
+        f_rank, f_groups = _groups(by_forward, forward_member, words)
+        r_rank, r_groups = _groups(by_reverse, reverse_member, words)
+        for rank, order, member in ((f_rank, f_order, forward_member), (r_rank, r_order, reverse_member)):
+            assert np.array_equal(rank[order], np.arange(order.size)) and (rank[~member] == -1).all()
+        m_step = MStepRanges(entries, f_rank, f_groups, _cuts(f_groups, parts), r_rank, r_groups, _cuts(r_groups, parts))
         assert m_step.parts == parts
-        slots = [m_step.slots(g) for g in global_index]
-        sliced = [s.split(counts) for s, counts in zip(slots, shards)]
-        normalized = [m_step.normalize(p, [s.positions(p) for s in slots], [v[p] for v in sliced], settings) for p in range(parts)]
+        # a shard owns the range of its number (shards past the ranges own none: their counts all travel)
+        slots = [m_step.slots(np.sort(g), np.argsort(np.argsort(g))) for g in global_index]
+        splits = [s.split(counts, shard if shard < parts else None) for shard, (s, counts) in enumerate(zip(slots, shards))]
+        for shard, (_, sends) in enumerate(splits):
+            for p, send in enumerate(sends):
+                assert (send is None) == (p == shard)  # the own range's counts never travel
+                if send is not None:
+                    assert all((values != 0).all() for values in send[1::2])  # only non-zero counts travel
+        owned = [splits[p][0] if p < len(shards) else tuple(np.zeros(s, np.int64) for s in slots[0].sizes[:, p]) for p in range(parts)]
+        normalized = [m_step.normalize(p, owned[p], [sends[p] for shard, (_, sends) in enumerate(splits) if shard != p],
+                                       settings) for p in range(parts)]
         tables = [s.tables(normalized) for s in slots]
         if not reference:
             for d, (order, groups) in enumerate(((f_order, f_groups), (r_order, r_groups))):
@@ -396,9 +409,14 @@ def test_shard_counts_are_summed_as_integers_then_scaled_once():
         for k in range(shards):
             dense[k][positions[k]] = values[k]
         expected = np.sum(dense, axis=0) / 2.0**32
-        assert np.array_equal(sum_scaled_at(size, positions[:shards], values[:shards], 2.0**32), expected)
+        assert np.array_equal(sum_scaled_at(np.zeros(size, np.int64), positions[:shards], values[:shards], 2.0**32), expected)
         # any shard order: the same sums
-        assert np.array_equal(sum_scaled_at(size, positions[:shards][::-1], values[:shards][::-1], 2.0**32), expected)
+        assert np.array_equal(sum_scaled_at(np.zeros(size, np.int64), positions[:shards][::-1], values[:shards][::-1], 2.0**32),
+                              expected)
+        # added to a given total (the owner's own counts), in place
+        own = dense[0].copy()
+        assert np.array_equal(sum_scaled_at(own, positions[1:shards], values[1:shards], 2.0**32), expected)
+        assert np.array_equal(own, np.sum(dense, axis=0))
 
 
 def test_packed_hash_records_find_the_plain_hash_slots():
