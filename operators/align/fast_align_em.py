@@ -1057,18 +1057,27 @@ def _membership(keys: np.ndarray, stride: int, corpus: EncodedCorpus, use_null: 
     every source-side word (reverse). A literal ``<eps>`` token is fast_align's NULL word (the dictionary's ``<eps>``
     entry), so a key naming the NULL word is also a co-occurrence when some pair holds ``<eps>`` on that side with the
     other word; other NULL keys (added for the NULL alignment) are not, even when ``<eps>`` appears elsewhere."""
-    source, target = keys // stride, keys % stride
     in_target = np.zeros(stride, bool)
     in_target[corpus.tgt] = True
     in_source = np.zeros(stride, bool)
     in_source[corpus.src] = True
     beside_null_source = _words_beside_null(corpus.src, corpus.src_start, corpus.tgt, corpus.tgt_start, stride)
     beside_null_target = _words_beside_null(corpus.tgt, corpus.tgt_start, corpus.src, corpus.src_start, stride)
-    # a key of two words comes from a cell: a co-occurrence
-    cooccurs = ((source != NULL_ID) & (target != NULL_ID)) | ((source == NULL_ID) & beside_null_source[target]) | (
-        (target == NULL_ID) & beside_null_target[source])
-    forward = cooccurs | (use_null & (source == NULL_ID) & in_target[target])
-    reverse = cooccurs | (use_null & (target == NULL_ID) & in_source[source])
+    return _members(keys, stride, in_source, in_target, beside_null_source, beside_null_target, use_null, NULL_ID)
+
+
+@numba.njit(cache=True, nogil=True)
+def _members(keys, stride, in_source, in_target, beside_null_source, beside_null_target, use_null, null_id):
+    """:func:`_membership`'s pass over the keys (one compiled pass; NumPy's took 5x as long on the Bible's 3.3 M)."""
+    forward = np.empty(keys.size, np.bool_)
+    reverse = np.empty(keys.size, np.bool_)
+    for k in range(keys.size):
+        source, target = keys[k] // stride, keys[k] % stride
+        # a key of two words comes from a cell: a co-occurrence
+        cooccurs = (source != null_id and target != null_id) or (source == null_id and beside_null_source[target]) or (
+            target == null_id and beside_null_target[source])
+        forward[k] = cooccurs or (use_null and source == null_id and in_target[target])
+        reverse[k] = cooccurs or (use_null and target == null_id and in_source[source])
     return forward, reverse
 
 
