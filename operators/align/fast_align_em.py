@@ -383,15 +383,17 @@ def _resolve_cells(src, tgt, src_start, tgt_start, row_start, row_mask, packed, 
     first use, so a lookup touches one record (not the slot's column, its entry and the entry's number: three
     random reads, and two shards resolving at once slowed each other by 15-25 %). ``entry``: the hash's sorted-key
     index per slot. Returns cells, NULL cells of the targets, of the sources, and each local entry's sorted-key
-    index (``entries`` of them, every one used).
+    index (``entries`` of them, every one used). The cells' local entries are uint32 (a shard has fewer than
+    :data:`UNNUMBERED` = 2**32 - 1): the E-step streams half the bytes it did with int64 and runs about 10 % faster
+    (the Bible in one process: 0.58-0.64 s, 0.53-0.56 s with uint32).
     """
     sorted_index = np.empty(entries, np.int64)
     total = 0
     for s in range(src_start.size - 1):
         total += (src_start[s + 1] - src_start[s]) * (tgt_start[s + 1] - tgt_start[s])
-    cells = np.empty(total, np.int64)
-    null_f = np.empty(tgt.size, np.int64)
-    null_r = np.empty(src.size, np.int64)
+    cells = np.empty(total, np.uint32)
+    null_f = np.empty(tgt.size, np.uint32)
+    null_r = np.empty(src.size, np.uint32)
     used = 0
     cell = 0
     # the numbering is written out in each loop: an inlined helper returning (number, used) made this 1.5-1.8x slower
