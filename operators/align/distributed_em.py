@@ -23,17 +23,18 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from interlingua.operators.align.fast_align_em import EncodedCorpus, EStepShard, MStepRanges, learn_tables
+from interlingua.operators.align.fast_align_em import (
+    EncodedCorpus, EStepShard, InProcessExecutor, MStepRanges, encode_corpus, learn_tables)
 
 
 class _ShardActor:
     """One shard's E-step and one range's M-step; ``busy`` counts the wall seconds spent inside its methods (per method)."""
 
-    def __init__(self, src, tgt, src_start, tgt_start, stride, settings=None):
+    def __init__(self, src, tgt, src_start, tgt_start, stride, settings=None, parts=1):
         self.busy: dict[str, float] = {}
         self.spans: list[tuple[str, float, float]] = []  # (method, start, stop), wall clock (time.time)
         if settings is not None:
-            warm_up(settings)  # numba's compiled code loaded at start-up, not in the first iteration
+            warm_up(settings, parts)  # numba's compiled code loaded at start-up, not in the first iteration
         self.shard = EStepShard(np.asarray(src), np.asarray(tgt), np.asarray(src_start), np.asarray(tgt_start), stride)
 
     def ready(self) -> bool:
@@ -119,10 +120,12 @@ class _ShardActor:
             self.spans.append((name, wall, time.time()))
 
 
-def warm_up(settings) -> None:
-    """Learn a one-pair corpus in process (loads numba's cached machine code of every step in this process)."""
-    tiny = EncodedCorpus(("<eps>", "a", "b", "c"), np.array([2, 3]), np.array([4]), np.array([0, 2]), np.array([0, 1]))
-    learn_tables(tiny, settings)
+def warm_up(settings, parts: int = 1) -> None:
+    """Learn a tiny corpus in process with ``parts`` shards and ranges (loads numba's cached machine code of every step
+    in this process, for the signatures a run with ``parts`` workers uses: the kernels get read-only arrays either
+    way, and the tables gather from a tuple of ``parts`` ranges)."""
+    tiny = encode_corpus([(["a", "b"], ["c"]), (["b"], ["c", "d"])] * parts)
+    learn_tables(tiny, settings, InProcessExecutor(tiny, parts))
 
 
 class RayExecutor:
@@ -135,7 +138,7 @@ class RayExecutor:
         stride = len(corpus.vocabulary) + 1
         actor = ray.remote(num_cpus=1)(_ShardActor)
         self.parts = workers
-        self.actors = [actor.remote(*corpus.shard(a, b), stride, settings) for a, b in corpus.balanced_bounds(workers)]
+        self.actors = [actor.remote(*corpus.shard(a, b), stride, settings, workers) for a, b in corpus.balanced_bounds(workers)]
         self._pending: list = []
         self._normalized: list = []  # per range: the ObjectRef of its (forward, reverse) probabilities
         ray.get([a.ready.remote() for a in self.actors])  # started, shard received
@@ -163,7 +166,8 @@ class RayExecutor:
         self._pending += [a.prepare.remote(shared, part) for part, a in enumerate(self.actors)]
 
     def iterate(self, tensions, settings) -> list[np.ndarray]:
-        """E-steps, then each actor's range normalized from every shard's slice; returns once the statistics are in."""
+        """E-steps, then each actor's range normalized from its own totals and the other shards' non-zero counts in it;
+        returns once the statistics are in."""
         import ray
 
         parts = self.parts

@@ -684,7 +684,6 @@ class MStepRanges:
     same order, so the tables do not depend on ``parts``.
     """
 
-    entries: int
     forward_rank: np.ndarray  # int64 per entry: its place in the forward table (groups in order); -1: not in it
     forward_groups: np.ndarray  # int64 group starts among those places, groups + 1
     forward_cuts: np.ndarray  # int64 first group of each range, parts + 1
@@ -700,7 +699,7 @@ class MStepRanges:
         forward_member, reverse_member = _membership(keys, stride, corpus, not settings.no_null_word)
         forward_rank, forward_groups = _groups(keys // stride, forward_member, stride)
         reverse_rank, reverse_groups = _groups(keys % stride, reverse_member, stride)
-        return cls(keys.size, forward_rank, forward_groups, _cuts(forward_groups, parts),
+        return cls(forward_rank, forward_groups, _cuts(forward_groups, parts),
                    reverse_rank, reverse_groups, _cuts(reverse_groups, parts))
 
     @property
@@ -716,7 +715,7 @@ class MStepRanges:
         (``sorted_entries`` ascending: the ranks are then read in order, and each local entry's result once, at
         random; reading both ranks at random for each local entry took twice as long)."""
         starts = np.array([groups[cuts] for _, groups, cuts in self._directions()], np.int64)  # (2, parts + 1)
-        destination, capacity = _destinations(self.forward_rank, self.reverse_rank, starts,
+        destination, capacity = _destinations(_frozen(self.forward_rank), _frozen(self.reverse_rank), starts,
                                               np.asarray(sorted_entries, np.int64), np.asarray(local_order, np.int64))
         return ShardSlots(destination, capacity, np.diff(starts, axis=1))
 
@@ -745,7 +744,7 @@ class MStepRanges:
                 keep = _beam(normalized[d], groups[a:b + 1] - groups[a], BEAM_THRESHOLD)
             else:
                 keep = np.ones(int(groups[b] - groups[a]), np.bool_)
-            chosen = keys[_entries_at(rank, groups[a], groups[b])[keep]]
+            chosen = keys[_entries_at(_frozen(rank), groups[a], groups[b])[keep]]
             out += [chosen if d == 0 else (chosen % stride) * stride + chosen // stride, normalized[d][keep]]
         return tuple(out)
 
@@ -776,8 +775,8 @@ class ShardSlots:
     (``range << 32 | place``; -1: the entry is not in direction ``d``'s table); ``capacity[d, p]`` counts the
     shard's local entries in range ``p`` of direction ``d`` and ``sizes[d, p]`` is the size of range ``p``'s
     slice. Shard ``p`` owns range ``p``: its counts there never leave it, and it sends every other range only
-    its non-zero counts (:meth:`split`), so neither side handles an entry the shard never touches or, from
-    the third iteration on, most of those it does (88-94 % of the Bible's counts are then 0).
+    its non-zero counts (:meth:`split`), so nothing is sent for an entry the shard never touches and, from the
+    third iteration on, for most of those it does (88-94 % of the Bible's counts are then 0).
     """
 
     destination: np.ndarray
@@ -825,11 +824,17 @@ class ShardSlots:
         return t
 
 
-def _read_only(values: np.ndarray) -> np.ndarray:
-    """A read-only, C-contiguous float64 view of ``values`` (a copy only if it is not already so laid out)."""
-    view = np.ascontiguousarray(values, np.float64).view()
+def _frozen(values: np.ndarray) -> np.ndarray:
+    """A read-only view of ``values``: what the object store hands an actor, so the compiled kernels see one signature
+    in process and on Ray (and :func:`~interlingua.operators.align.distributed_em.warm_up` loads the one a run uses)."""
+    view = values.view()
     view.flags.writeable = False
     return view
+
+
+def _read_only(values: np.ndarray) -> np.ndarray:
+    """A read-only, C-contiguous float64 view of ``values`` (a copy only if it is not already so laid out)."""
+    return _frozen(np.ascontiguousarray(values, np.float64))
 
 
 @numba.njit(cache=True, nogil=True)
@@ -1042,7 +1047,7 @@ def sum_scaled_at(total: np.ndarray, positions: Sequence[np.ndarray], values: Se
     """(``total`` + ``sum_s values[s] at positions[s]``) / ``scale`` as float64; ``total`` (int64) is added to in
     place. The int64 values are summed exactly (in any order, the same sums), then rounded once."""
     for at, value in zip(positions, values):
-        _add_at(total, at, value)
+        _add_at(total, _frozen(at), _frozen(value))
     return total / scale
 
 
@@ -1095,11 +1100,11 @@ def _words_beside_null(side: np.ndarray, side_start: np.ndarray, other: np.ndarr
 
 
 def _groups(by: np.ndarray, member: np.ndarray, values: int) -> tuple[np.ndarray, np.ndarray]:
-    """Each member entry's place when the members are ordered by ``by`` (``0 <= by < values``; stable; -1: not a
-    member) and the start of each group among those places."""
+    """Each member entry's place when the members are ordered by ``by`` (``0 <= by < values``, ``values >= 1``;
+    stable; -1: not a member) and the start of each group among those places."""
     rank, ends = _counting_sort(by, member, values)
     starts = np.concatenate(([0], ends[:-1]))
-    return rank, np.concatenate((starts[ends > starts], [ends[-1] if values else 0])).astype(np.int64)
+    return rank, np.concatenate((starts[ends > starts], [ends[-1]])).astype(np.int64)
 
 
 @numba.njit(cache=True, nogil=True)

@@ -169,6 +169,16 @@ def test_corpus_too_large_for_the_fixed_point_sums_is_refused(monkeypatch):
         learn_tables(corpus, FastAlignSettings())
 
 
+def test_more_entries_than_a_place_can_name_are_refused(monkeypatch):
+    """A destination packs a place into 32 bits (``range << 32 | place``): more entries than that are refused."""
+    corpus = encode_corpus(synthetic_corpus(20, seed=5))
+    stride = len(corpus.vocabulary) + 1
+    keys = merge_distinct(InProcessExecutor(corpus).distinct_keys())
+    monkeypatch.setattr(fast_align_em, "PLACE_MASK", keys.size - 1)
+    with pytest.raises(ValueError, match="table entries, at most"):
+        MStepRanges.build(keys, stride, corpus, FastAlignSettings(), 1)
+
+
 def test_unpruned_tables_hold_every_entry_the_beam_drops():
     """learn_tables(..., unpruned=True): the tables before fast_align's beam (log t >= 4 x log of the row's max), which
     its training run decodes with: every co-occurrence (and NULL entry) at full precision, the pruned tables a subset
@@ -228,6 +238,8 @@ def test_m_step_ranges_equal_one_whole_table(variational_bayes):
     global_index = [np.arange(entries), rng.permutation(np.flatnonzero(rng.random(entries) < 0.33)), np.zeros(0, np.int64)]
     shards = [rng.integers(0, 2**34, (g.size, 2)) for g in global_index]
     shards[0][:50, 0] = 0  # some groups without counts
+    shards[0][-50:, 1] = 0
+    shards[1][rng.random(shards[1].shape) < 0.3] = 0  # zeros spread over every range, both directions
     whole_counts = np.zeros((2, entries), np.int64)
     for g, counts in zip(global_index, shards):
         for d in (0, 1):
@@ -237,12 +249,13 @@ def test_m_step_ranges_equal_one_whole_table(variational_bayes):
     # the members in group order, computed another way: a stable sort by group
     f_order = np.flatnonzero(forward_member)[np.argsort(by_forward[forward_member], kind="stable")]
     r_order = np.flatnonzero(reverse_member)[np.argsort(by_reverse[reverse_member], kind="stable")]
+    zeros_left = [0, 0]  # zero counts a shard kept from another range, per direction
     for parts in (1, 2, 3, 5, 40):  # 40 > words: empty ranges
         f_rank, f_groups = _groups(by_forward, forward_member, words)
         r_rank, r_groups = _groups(by_reverse, reverse_member, words)
         for rank, order, member in ((f_rank, f_order, forward_member), (r_rank, r_order, reverse_member)):
             assert np.array_equal(rank[order], np.arange(order.size)) and (rank[~member] == -1).all()
-        m_step = MStepRanges(entries, f_rank, f_groups, _cuts(f_groups, parts), r_rank, r_groups, _cuts(r_groups, parts))
+        m_step = MStepRanges(f_rank, f_groups, _cuts(f_groups, parts), r_rank, r_groups, _cuts(r_groups, parts))
         assert m_step.parts == parts
         # a shard owns the range of its number (shards past the ranges own none: their counts all travel)
         slots = [m_step.slots(np.sort(g), np.argsort(np.argsort(g))) for g in global_index]
@@ -251,7 +264,11 @@ def test_m_step_ranges_equal_one_whole_table(variational_bayes):
             for p, send in enumerate(sends):
                 assert (send is None) == (p == shard)  # the own range's counts never travel
                 if send is not None:
-                    assert all((values != 0).all() for values in send[1::2])  # only non-zero counts travel
+                    for d in (0, 1):  # only non-zero counts travel: as many as the shard has in that range
+                        in_range = (slots[shard].destination[:, d] >= 0) & (slots[shard].destination[:, d] >> 32 == p)
+                        zeros_left[d] += int((shards[shard][in_range, d] == 0).sum())
+                        assert (send[2 * d + 1] != 0).all()
+                        assert send[2 * d + 1].size == int((shards[shard][in_range, d] != 0).sum())
         owned = [splits[p][0] if p < len(shards) else tuple(np.zeros(s, np.int64) for s in slots[0].sizes[:, p]) for p in range(parts)]
         normalized = [m_step.normalize(p, owned[p], [sends[p] for shard, (_, sends) in enumerate(splits) if shard != p],
                                        settings) for p in range(parts)]
@@ -268,6 +285,7 @@ def test_m_step_ranges_equal_one_whole_table(variational_bayes):
             assert np.array_equal(tables[shard], first[shard])  # bit-identical for any number of ranges
         uninitialized = slots[1].tables([])
         assert np.array_equal(uninitialized, np.full((global_index[1].size, 2), fast_align_em.UNINITIALIZED_PROBABILITY))
+    assert min(zeros_left) > 100
 
 
 def test_merged_keys_and_local_positions():
@@ -413,9 +431,14 @@ def test_shard_counts_are_summed_as_integers_then_scaled_once():
         # any shard order: the same sums
         assert np.array_equal(sum_scaled_at(np.zeros(size, np.int64), positions[:shards][::-1], values[:shards][::-1], 2.0**32),
                               expected)
-        # added to a given total (the owner's own counts), in place
+        # added to a given total (the owner's own counts), in place; places as uint32, read-only (the object store's)
         own = dense[0].copy()
-        assert np.array_equal(sum_scaled_at(own, positions[1:shards], values[1:shards], 2.0**32), expected)
+        received = [(p.astype(np.uint32), v.copy()) for p, v in zip(positions[1:shards], values[1:shards])]
+        for arrays in received:
+            for a in arrays:
+                a.flags.writeable = False
+        # (one shard: nothing received, the total alone)
+        assert np.array_equal(sum_scaled_at(own, [p for p, _ in received], [v for _, v in received], 2.0**32), expected)
         assert np.array_equal(own, np.sum(dense, axis=0))
 
 
@@ -455,6 +478,7 @@ def test_resolved_cells_name_their_own_keys():
             null_f += [fast_align_em.NULL_ID * stride + t for t in tgt.tolist()]
             null_r += [s * stride + fast_align_em.NULL_ID for s in src.tolist()]
         for local, expected in ((shard.cells, cell_keys), (shard.null_f, null_f), (shard.null_r, null_r)):
+            assert local.dtype == np.uint32  # half the bytes the E-step streams
             assert keys[shard.global_index[local]].tolist() == expected
         first_use, cell = [], 0  # local entries in the order a pair's NULL cells, then its cells use them
         for p in range(shard.src_start.size - 1):
