@@ -216,11 +216,10 @@ def shipped_files(root: Path, folder: Path) -> tuple[list[Path], dict[str, int]]
 
 
 def _git_listed(root: Path, folder: Path) -> set[Path] | None:
-    """The files under ``folder`` git tracks or would track (absolute paths), or None outside a git work tree."""
+    """The files under ``folder`` git tracks or would track (absolute paths), or None outside a git work tree (or
+    without git). The work tree may start above ``root`` (a checkout inside a larger repository)."""
     import subprocess
 
-    if not (root / ".git").exists() or shutil.which("git") is None:
-        return None
     try:
         out = subprocess.run(["git", "-C", str(root), "ls-files", "-z", "--cached", "--others", "--exclude-standard",
                               "--", str(folder.relative_to(root))], capture_output=True, check=True, timeout=60).stdout

@@ -169,9 +169,23 @@ def test_ship_code_uploads_what_git_would_track_and_never_hidden_files_or_links(
     assert not any(b"SECRET" in p.read_bytes() for p in (tmp_path / "job").rglob("*") if p.is_file())
 
 
-def test_ship_code_without_git_still_leaves_out_hidden_files_and_links(tmp_path):
+def test_ship_code_in_a_checkout_below_the_top_of_a_git_repository(tmp_path):
+    """The checkout's folder need not hold ``.git``: git's own lookup finds the work tree above it (it used to ship the
+    git-ignored outputs there)."""
     from interlingua.cluster.job_package import copy_package_tree
 
+    subprocess.run(["git", "init", "-q", str(tmp_path / "repo")], check=True)
+    root = tmp_path / "repo" / "checkout"
+    _fake_checkout(root)
+    shipped = copy_package_tree(tmp_path / "job" / "interlingua", root)
+    assert shipped.left_out == {"git-ignored": 1, "hidden": 1, "links": 1}
+    assert not (tmp_path / "job" / "interlingua" / "core" / "outputs").exists()
+
+
+def test_ship_code_without_git_still_leaves_out_hidden_files_and_links(tmp_path, monkeypatch):
+    from interlingua.cluster.job_package import copy_package_tree
+
+    monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path))  # no work tree above, wherever tmp_path is
     root = tmp_path / "checkout"
     _fake_checkout(root)
     shipped = copy_package_tree(tmp_path / "job" / "interlingua", root)
