@@ -78,7 +78,11 @@ class HardNegativeSampler:
         self, entity: str, page_entities: Collection[str], pair_key: str, lang: str | None = None
     ) -> tuple[list[str], str | None]:
         """``(negatives, None)`` or ``([], reason)`` for one pair of language ``lang``; ``pair_key`` identifies the
-        pair stably. ``lang`` picks the untyped pool when the sampler was given ``language_entities``."""
+        pair stably. ``lang`` picks the untyped pool when the sampler was given ``language_entities`` (required then:
+        without it no pool would match, and every pair would be dropped as having no candidate)."""
+        if self._by_language and lang is None:
+            raise ValueError("this sampler draws negatives per language (it was given language_entities): "
+                             "pass the pair's language as lang=")
         rng = random.Random(f"{self.seed}|{pair_key}")
         types = self._types_of(entity, lang)
         if not types:

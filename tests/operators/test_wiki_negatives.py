@@ -133,6 +133,8 @@ def test_untyped_negatives_come_from_the_pairs_own_language():
     # the page check bites within the language: German candidates exhausted although English ones remain
     assert sampler.sample("dewiki:Paris", {"dewiki:Rom", "dewiki:Berlin"}, "x", "de") == ([], NO_CANDIDATE)
     assert sampler.sample("Paris", set(), "x", "fr") == ([], NO_CANDIDATE)  # a language with no entities
+    with pytest.raises(ValueError, match="per language.*lang="):
+        sampler.sample("Paris", set(), "x")  # no language: refused, not every pair dropped as without candidates
     two = HardNegativeSampler(kept, {}, k=2, seed=2, untyped=True, language_entities={"en": english, "de": german})
     negatives, reason = two.sample("Paris", {"Rome"}, "y", "en")
     assert reason is None and sorted(negatives) == ["Berlin", "Madrid"]
