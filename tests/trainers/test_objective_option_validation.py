@@ -66,5 +66,8 @@ def test_options_still_take_numbers_written_as_text_and_ints():
     assert TranslationRankingOptions(temperature=1).temperature == 1.0
     with pytest.raises(ValueError, match="greater than 0"):
         TranslationRankingOptions(temperature=0)
-    with pytest.raises(ValueError, match="margin\n  Input should be a finite number"):  # YAML/CLI text too
-        TranslationRankingOptions(margin="inf")
+    for text in ("inf", "-Infinity", "nan", "1e999"):  # YAML/CLI text: the same message as a float
+        with pytest.raises(ValueError, match=f"margin must be a finite number, got '{text}'"):
+            TranslationRankingOptions(margin=text)
+    with pytest.raises(ValueError, match="margin\n  Input should be a valid number"):  # other text: pydantic's
+        TranslationRankingOptions(margin="wide")

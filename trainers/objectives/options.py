@@ -52,9 +52,18 @@ def require_choice(name: str, value: str, choices: tuple[str, ...]) -> str:
 
 
 def _not_a_bool(value, info: ValidationInfo):
-    """Before pydantic's coercion and bounds: a bool is refused, a non-finite number named as such."""
+    """Before pydantic's coercion and bounds: a bool is refused, a non-finite number named as such, written as a
+    number or as text (``"inf"``, ``"nan"``, ``"1e999"`` from YAML or the command line); other text is left to
+    pydantic's coercion and its message."""
     if isinstance(value, (bool, int, float)):
         require_number(info.field_name, value)
+    elif isinstance(value, str):
+        try:
+            number = float(value)
+        except ValueError:
+            return value
+        if not math.isfinite(number):
+            raise ValueError(f"{info.field_name} must be a finite number, got {value!r}")
     return value
 
 
