@@ -2,7 +2,9 @@
 
 Each must be one a stage before the reader publishes (its name fixed by that stage's config, e.g. ``name:``, or
 the config's default), or be published in the reader's corpus store (``<state>/corpus``: a local folder, so listing
-it is cheap). :func:`check_stored_corpora` refuses any other in one line, with the closest name, before Ray or
+it is cheap). A corpus read at its latest version that only a later stage builds is refused even when the store holds
+it: the reader would get the version before the recipe's, and a rerun the recipe's own (a pinned version is read as
+given). :func:`check_stored_corpora` refuses any other in one line, with the closest name, before Ray or
 MLflow start, not when the reading stage runs after the stages before it. A value holding a reference or
 ``${seed}`` is not checked; a corpus name built from one matches any name in its place.
 """
@@ -62,6 +64,12 @@ def check_stored_corpora(recipe: RecipeConfig, order: list[str], done: frozenset
             later = next((ref for pattern, at, ref in matches if at > position and pattern == corpus), None)
             _check_in_store(f"stage {name!r} ({stage.workflow})", key, corpus, version_key, version, root, later,
                             [pattern for pattern, _, _ in builders if "*" not in pattern])
+            if later and version is LATEST_READ:
+                pin = f"{key}: {corpus}@VERSION" if version_key == key else f"{version_key}: VERSION"
+                raise RecipeError(
+                    f"stage {name!r} ({stage.workflow}): {key}: corpus {corpus!r} is read at its latest version, which "
+                    f"a later stage replaces: read it as {later}, so that stage runs first, or pin the version to "
+                    f"read ({pin}; see: interlingua corpus list --name {corpus} --root {root})")
 
 
 def finished_stages(state: dict[str, dict[str, Any]]) -> frozenset[str]:
@@ -74,18 +82,27 @@ def finished_stages(state: dict[str, dict[str, Any]]) -> frozenset[str]:
     return frozenset(name for name, flags in status.items() if all(flags))
 
 
+#: the version :func:`literal_reads` gives a corpus read at its latest version (its config names none)
+LATEST_READ = None
+
+
 def literal_reads(workflow: str, config: dict[str, Any]) -> Iterator[tuple[str, str, str, str | None]]:
-    """(key, corpus name, key of its version, version or None) of each corpus ``config`` names literally."""
+    """(key, corpus name, key of its version, version) of each corpus ``config`` names literally; the version is
+    :data:`LATEST_READ` (None) when the config names none, ``""`` when one it names is a reference or uses
+    ``${seed}`` (not known before the run). The key of the version is the workflow's version key (``version``)
+    where it has one and the version is not given in the name (``NAME@VERSION``), else the name's own key."""
     for path, version_key in READS.get(workflow, ()):
         for key, value in _values(config, path.split("."), []):
             if not isinstance(value, str) or references(value) or uses_seed(value):
                 continue
             corpus, version = split_corpus_ref(value)
             given = config.get(version_key) if version_key and not version else None
-            if isinstance(given, str) and not (references(given) or uses_seed(given)):
-                yield key, corpus, version_key, given
-            else:
+            if version:
                 yield key, corpus, key, version
+            elif isinstance(given, str):
+                yield key, corpus, version_key, given if not (references(given) or uses_seed(given)) else ""
+            else:
+                yield key, corpus, version_key or key, LATEST_READ
 
 
 def built_corpora(stage) -> list[tuple[str, str]]:

@@ -228,6 +228,31 @@ def test_a_corpus_an_earlier_stage_builds_by_its_fixed_name_is_accepted(store):
         load(early)
 
 
+def test_a_held_corpus_a_later_stage_rebuilds_is_read_by_reference_or_pinned_version(store):
+    """The store holds bible-en-es, but a later stage publishes a new version of it: reading "latest" would give the
+    old version on the first run and the recipe's own on a rerun."""
+    held = store.versions("bible-en-es")[0]
+    stages = {"tr": {"workflow": "train", "config": {"corpus": "bible-en-es", **TRAIN}},
+              "bible": {"workflow": "bible-bitext", "config": {"name": "bible-en-es"}}}
+    with pytest.raises(RecipeError) as err:
+        load(stages)
+    assert str(err.value) == (
+        "stage 'tr' (train): corpus: corpus 'bible-en-es' is read at its latest version, which a later stage "
+        "replaces: read it as ${stages.bible.corpus}, so that stage runs first, or pin the version to read "
+        f"(version: VERSION; see: interlingua corpus list --name bible-en-es --root {store.root})")
+    stages["tr"]["config"]["version"] = held  # pinned: read as given
+    assert load(stages) == ["tr", "bible"]
+    mix = {"mix": {"workflow": "corpus-mix", "config": {"sources": [{"corpus": "bible-en-es"}]}},
+           "bible": {"workflow": "bible-bitext", "config": {"name": "bible-en-es"}}}
+    with pytest.raises(RecipeError, match=r"sources\[0\]\.corpus: .*pin the version to read \(sources\[0\]\.corpus: "
+                                          r"bible-en-es@VERSION; see"):
+        load(mix)
+    mix["mix"]["config"]["sources"][0]["corpus"] = f"bible-en-es@{held}"
+    assert load(mix) == ["mix", "bible"]
+    mix["mix"]["config"]["sources"][0]["corpus"] = "${stages.bible.corpus}"  # by reference: the builder runs first
+    assert load(mix) == ["bible", "mix"]
+
+
 def test_a_name_built_from_a_reference_matches_anything_in_its_place(store):
     """hard-negatives names its corpus <what it reads>-hn: read from a reference, only the suffix is known."""
     stages = {"mix": {"workflow": "corpus-mix", "config": {"sources": [{"corpus": "bible-en-es"}], "name": "mixed"}},
