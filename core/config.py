@@ -16,7 +16,7 @@ from pathlib import Path
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError, ValidationInfo, field_validator
 
 from interlingua.core.errors import UserError
 
@@ -31,15 +31,43 @@ class ConfigError(UserError, ValueError):
 
 
 class Config(BaseModel):
-    """Base of every typed config: unknown keys are errors, assignments are validated, and a float is finite (an
-    ``lr`` or ``weight_decay`` of ``.inf`` passed ``gt=0`` and failed later inside the optimizer)."""
+    """Base of every typed config: unknown keys are errors, assignments are validated, a float is finite (an
+    ``lr`` or ``weight_decay`` of ``.inf`` passed ``gt=0`` and failed later inside the optimizer), and a number is
+    not a bool (pydantic reads ``max_steps: true`` as 1 and ``lr: true`` as 1.0)."""
 
     model_config = ConfigDict(extra="forbid", validate_assignment=True, frozen=False, allow_inf_nan=False)
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _no_bool_for_a_number(cls, value: Any, info: ValidationInfo) -> Any:
+        if isinstance(value, bool) and info.field_name and _numbers_only(cls.model_fields[info.field_name].annotation):
+            raise ValueError(f"{info.field_name} must be a number, got {value!r}")  # as the objectives' Number says
+        return value
 
     @classmethod
     def field_help(cls, name: str, prefix: str, default: Any) -> list[str] | None:
         """``--list-keys`` lines for field ``name`` when a config shows it its own way; None: the usual line."""
         return None
+
+
+def _numbers_only(annotation: Any) -> bool:
+    """Whether a field of type ``annotation`` takes numbers (int or float) and nothing else but None: ``int``,
+    ``float | None``, ``Annotated[float, ...]``; not ``bool``, ``int | str`` or ``Any``."""
+    import typing
+
+    if typing.get_origin(annotation) is typing.Annotated:
+        return _numbers_only(typing.get_args(annotation)[0])
+    if not _is_union(annotation):
+        return annotation in (int, float)
+    options = [a for a in typing.get_args(annotation) if a is not type(None)]
+    return bool(options) and all(_numbers_only(a) for a in options)
+
+
+def _is_union(annotation: Any) -> bool:
+    import types
+    import typing
+
+    return typing.get_origin(annotation) in (typing.Union, types.UnionType)
 
 
 def parse_override(item: str) -> tuple[list[str], Any]:
@@ -176,7 +204,7 @@ def format_validation_error(err: ValidationError, data: dict[str, Any], source: 
         if hidden:
             problems.append(f"{key} ({hidden}): {e['msg']}")
         else:
-            problems.append(f"{key} = {'missing' if value is _MISSING else repr(value)}: {e['msg']}")
+            problems.append(f"{key} = {'missing' if value is _MISSING else repr(value)}: {message}")
     if len(problems) == 1:
         return f"invalid config ({source}): {problems[0]}"
     return "\n".join([f"invalid config ({source}):", *(f"  {p}" for p in problems)])

@@ -14,6 +14,7 @@ from interlingua.core.config import (
     config_fields_help,
     load_config,
     parse_override,
+    validate,
 )
 from interlingua.core.errors import UserError
 
@@ -304,3 +305,42 @@ def test_every_config_float_must_be_finite(config_class, key, value):
     cls = getattr(importlib.import_module(module), name)
     with pytest.raises(ValidationError, match=rf"{key}\n  Input should be a finite number"):
         cls.model_validate({key: value})
+
+
+class _Numbers(Config):
+    count: int = 1
+    rate: float = Field(0.5, gt=0)
+    limit: float | None = None
+    flag: bool = False
+    either: int | str = 1
+
+
+@pytest.mark.parametrize("key", ["count", "rate", "limit"])
+@pytest.mark.parametrize("value", [True, False])
+def test_a_bool_is_not_a_number(key, value):
+    """pydantic reads ``max_steps: true`` as 1 and ``lr: false`` as 0.0; a number field refuses a bool, named."""
+    with pytest.raises(ConfigError) as info:
+        validate(_Numbers, {key: value}, source="c.yaml")
+    assert str(info.value) == f"invalid config (c.yaml): {key} = {value!r}: {key} must be a number, got {value!r}"
+    with pytest.raises(ValueError, match=f"{key} must be a number, got True"):
+        _Numbers().__setattr__(key, True)  # an assignment too
+    assert validate(_Numbers, {key: 2}).model_dump()[key] == 2  # numbers still pass; ints become floats where asked
+
+
+def test_a_bool_still_fills_bool_fields_and_mixed_unions():
+    assert validate(_Numbers, {"flag": True, "either": True}).model_dump() == {
+        "count": 1, "rate": 0.5, "limit": None, "flag": True, "either": True}
+
+
+@pytest.mark.parametrize("config_class, key", [
+    ("interlingua.trainers.engine.config:TrainConfig", "lr"),
+    ("interlingua.trainers.engine.config:TrainConfig", "max_steps"),
+    ("interlingua.trainers.engine.config:TrainConfig", "grad_cache_chunk"),
+    ("interlingua.workflows.bitext_corpus:BitextCorpusConfig", "sample_fraction"),
+])
+def test_workflow_configs_refuse_a_bool_for_a_number(config_class, key):
+    import importlib
+
+    module, name = config_class.split(":")
+    with pytest.raises(ConfigError, match=rf"{key} = True: {key} must be a number, got True"):
+        validate(getattr(importlib.import_module(module), name), {key: True})
