@@ -71,7 +71,7 @@ def word_pairs(
     """(source first-subword position, target first-subword position) for each kept link.
 
     ``src_positions`` / ``tgt_positions`` come from :func:`first_subword_positions`. Steps, each
-    counting the links it drops under its reason: ``out_of_range`` (link index beyond the sentence;
+    counting the links it drops under its reason: ``out_of_range`` (link index negative or beyond the sentence;
     such a link takes no part in the later steps), ``identical`` (same string on both sides), then
     ``not_one_to_one`` (computed over the links the first two steps left), then ``no_subword``
     (word lost to truncation or produced no subword).
@@ -81,7 +81,7 @@ def word_pairs(
     stats.links += len(links)
     different: list[Link] = []
     for i, j in links:
-        if i >= len(src_words) or j >= len(tgt_words):
+        if not (0 <= i < len(src_words) and 0 <= j < len(tgt_words)):  # a negative index would count from the end
             stats.dropped["out_of_range"] += 1
         elif src_words[i] == tgt_words[j]:
             stats.dropped["identical"] += 1

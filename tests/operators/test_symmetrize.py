@@ -80,6 +80,11 @@ def test_pharaoh_round_trip_and_errors():
     assert parse_pharaoh("  ") == []
     with pytest.raises(ValueError, match="'1-x'"):
         parse_pharaoh("0-0 1-x")
+    for token in ("\uff11-2", "\u0663-1", "\u00b2-1", "1--1"):  # fullwidth, Arabic-Indic and superscript digits
+        with pytest.raises(ValueError, match="is not of the form i-j"):
+            parse_pharaoh(f"0-0 {token}")
+    with pytest.raises(ValueError, match=r"link \(-1, 2\) has a negative index"):
+        format_pharaoh([(0, 0), (-1, 2)])  # it wrote "-1-2", which parse_pharaoh refuses
 
 
 # --- further hand-worked cases where the visiting order or the exact predicate matters -----------

@@ -80,6 +80,9 @@ def test_out_of_range_links_are_counted_and_take_no_part_in_the_filters():
     # (0,5) is beyond the target; (0,0) stays Paris's only link
     assert word_pairs(["Paris"], ["Parigi"], {(0, 0), (0, 5)}, [1], [1], stats) == [(1, 1)]
     assert stats.as_dict() == {"links": 2, "kept": 1, "dropped_not_one_to_one": 0, "dropped_out_of_range": 1}
+    stats = WordPairStats()  # a negative index is out of range too (it took the last word: (-1, 0) was kept)
+    assert word_pairs(["Paris", "Rome"], ["Parigi"], {(-1, 0)}, [1, 2], [1], stats) == []
+    assert stats.as_dict()["dropped_out_of_range"] == 1
 
 
 def test_words_lost_to_truncation_are_counted(tiny_tokenizer):
