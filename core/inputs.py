@@ -5,6 +5,7 @@
 - :func:`require_writable`: a local output folder (a corpus store, the state folder) can be created and written;
   :func:`require_writable_file`: a local output file's folder exists and can be written.
 Remote URLs (``s3://`` …) are checked for existence only where listing is cheap; writability is left to the write.
+- :func:`require_distinct_files`: no output file of a command is one of its inputs or another of its outputs.
 - :func:`change_markers`: what an fsspec ``info`` record says of a file's version (ETag, modification time), for
   the input fingerprints and the remote model cache's key.
 """
@@ -88,6 +89,33 @@ def require_writable_file(path: str, what: str = "output file") -> None:
     except OSError as err:
         raise UserError(f"{what} {path}: folder {parent} is not writable: {err.strerror or type(err).__name__} "
                         "(hint: choose another folder)") from None
+
+
+def require_distinct_files(inputs: Mapping[str, str], outputs: Mapping[str, str]) -> None:
+    """:class:`UserError` when an output file (``outputs``: option -> path) is one of the ``inputs`` or another output:
+    the command would overwrite its own input, or write two outputs into one file. Local paths are compared as the
+    file they reach (an existing file by device and inode, so a link or another spelling of the input counts; one
+    not yet written by its resolved path); URLs as written. Two inputs may be one file."""
+    seen: dict[tuple, str] = {}
+    for option, path in [*inputs.items(), *outputs.items()]:
+        identity = _file_identity(str(path))
+        first = seen.setdefault(identity, option)
+        if first != option and option in outputs:
+            role = "an input" if first in inputs else "another output"
+            named = {**inputs, **outputs}[first]
+            raise UserError(f"{option} {redact_text(str(path))} is the same file as {first} {redact_text(str(named))} "
+                            f"({role}): it would be overwritten; give {option} another file name")
+
+
+def _file_identity(path: str) -> tuple:
+    if "://" in path:
+        return ("url", path)
+    target = Path(path).expanduser()
+    try:
+        status = target.stat()
+    except OSError:
+        return ("path", str(target.resolve()))
+    return ("file", status.st_dev, status.st_ino)
 
 
 #: Where fsspec stores put a file's ETag (S3, HTTP, GCS) and its modification time (local, S3, others).

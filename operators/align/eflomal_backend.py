@@ -14,7 +14,8 @@ eflomal reads its text with ``str.split()``, which also splits at no-break and o
 (fast_align's: split at spaces and tabs only) may hold those, so a token holding any is passed escaped
 (:func:`eflomal_token`) and eflomal's indices are ours.
 
-A priors directory holds ``eflomal_priors.txt`` and ``eflomal_params.json`` (written last).
+A priors directory holds ``eflomal_priors.txt`` and ``eflomal_params.json`` (written last, with the priors' SHA-256
+and size, checked when an :class:`EflomalAligner` opens the folder).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import re
 import tempfile
 from collections.abc import Iterable, Sequence
 
+from interlingua.operators.align.parameter_files import FILES_KEY, ParametersError, file_records, read_meta, read_recorded
 from interlingua.operators.align.pharaoh import format_pharaoh, parse_pharaoh
 from interlingua.operators.align.symmetrize import SYMMETRIZATIONS, symmetrize
 
@@ -90,7 +92,8 @@ def learn_eflomal_priors(pairs: Iterable[tuple[Sequence[str], Sequence[str]]], d
     with open(os.path.join(directory, PRIORS_FILE), "w", encoding="utf-8") as handle:
         eflomal.write_priors(handle, *priors)
     with open(os.path.join(directory, PARAMS_FILE), "w", encoding="utf-8") as handle:
-        json.dump({"aligner": "eflomal", "pairs": len(kept)}, handle, indent=2)
+        json.dump({"aligner": "eflomal", "pairs": len(kept), FILES_KEY: file_records(directory, [PRIORS_FILE])},
+                  handle, indent=2)
     return len(kept)
 
 
@@ -103,6 +106,11 @@ class EflomalAligner:
         self.priors_path = os.path.join(directory, PRIORS_FILE)
         if not os.path.exists(self.priors_path):
             raise FileNotFoundError(f"{directory} has no {PRIORS_FILE} (learn priors with learn_eflomal_priors)")
+        meta = read_meta(directory, PARAMS_FILE, "eflomal")
+        if meta.get("aligner") != "eflomal":
+            raise ParametersError(f"{os.path.join(directory, PARAMS_FILE)} names aligner {meta.get('aligner')!r}, not "
+                                  "'eflomal'")
+        read_recorded(directory, PRIORS_FILE, meta)  # the priors its record names (damaged or swapped: refused)
         self.symmetrization = symmetrization
 
     def align_pharaoh(self, sources: Sequence[Sequence[str]], targets: Sequence[Sequence[str]]) -> tuple[list[str], list[str], list[str]]:

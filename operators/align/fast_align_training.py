@@ -13,7 +13,8 @@ with fast_align's verbose log captured (the C++ code writes it to file descripto
 
 The learned parameters live in a directory (any fsspec URL once written)::
 
-    fast_align_params.json   settings, learner and the two tensions
+    fast_align_params.json   settings, learner, the two tensions, and the SHA-256 and size of each .npz (checked
+                             when the folder is loaded: :mod:`~interlingua.operators.align.parameter_files`)
     forward.npz, reverse.npz lexical tables for :class:`~interlingua.operators.align.lexical_table.LexicalTable`
                              (plain arrays, read without unpickling)
     forward.bin, reverse.bin systran-align's format (for ``systran_align.Aligner``)
@@ -32,6 +33,8 @@ from dataclasses import asdict, dataclass
 
 from interlingua.operators.align.fast_align_decoder import DirectionalModel
 from interlingua.operators.align.lexical_table import LexicalTable, read_systran_table
+from interlingua.operators.align.parameter_files import (FILES_KEY, ParametersError, file_records, join_path,
+                                                         read_meta, read_recorded, require_positive_number)
 
 PARAMS_FILE = "fast_align_params.json"
 LEARNERS = ("interlingua", "systran")
@@ -79,17 +82,26 @@ class FastAlignParameters:
 
     @classmethod
     def load(cls, directory: str) -> FastAlignParameters:
-        """Load what :func:`learn_fast_align` saved in ``directory`` (local path or fsspec URL)."""
-        import fsspec
-
-        with fsspec.open(_join(directory, PARAMS_FILE), "r") as handle:
-            meta = json.load(handle)
-        settings = FastAlignSettings(**meta["settings"])
-        return cls(
-            forward=_directional(LexicalTable.load_npz(_join(directory, "forward.npz")), meta["forward_tension"], settings),
-            reverse=_directional(LexicalTable.load_npz(_join(directory, "reverse.npz")), meta["reverse_tension"], settings),
-            settings=settings,
-        )
+        """Load what :func:`learn_fast_align` saved in ``directory`` (local path or fsspec URL). A folder that is
+        not one, or whose JSON or tables are damaged, edited or swapped (each table is checked against the SHA-256
+        the JSON records), is a :class:`~interlingua.operators.align.parameter_files.ParametersError`."""
+        where = join_path(directory, PARAMS_FILE)
+        meta = read_meta(directory, PARAMS_FILE, "fast_align")
+        try:
+            settings = FastAlignSettings(**meta["settings"])
+        except (KeyError, TypeError, ValueError) as err:
+            raise ParametersError(f"{where}: no valid fast_align settings ({type(err).__name__}: {err}); learn the "
+                                  "parameters again (--save-params)") from None
+        models = []
+        for name in ("forward", "reverse"):
+            tension = require_positive_number(meta, f"{name}_tension", where)
+            data = read_recorded(directory, f"{name}.npz", meta)
+            try:
+                table = LexicalTable.load_npz(join_path(directory, f"{name}.npz"), data)
+            except ValueError as err:
+                raise ParametersError(f"{err} (learn the parameters again: --save-params)") from None
+            models.append(_directional(table, tension, settings))
+        return cls(forward=models[0], reverse=models[1], settings=settings)
 
 
 def fast_align_token(token: str) -> str:
@@ -163,7 +175,8 @@ def save_parameters(directory: str, forward: LexicalTable, reverse: LexicalTable
         table.save_npz(os.path.join(directory, f"{name}.npz"))
         if write_bin:
             write_systran_table(table, os.path.join(directory, f"{name}.bin"))
-    meta = {"settings": asdict(settings), "forward_tension": forward_tension, "reverse_tension": reverse_tension, **extra}
+    meta = {"settings": asdict(settings), "forward_tension": forward_tension, "reverse_tension": reverse_tension, **extra,
+            FILES_KEY: file_records(directory, ["forward.npz", "reverse.npz"])}
     with open(os.path.join(directory, PARAMS_FILE), "w", encoding="utf-8") as handle:
         json.dump(meta, handle, indent=2)
     return FastAlignParameters(
@@ -274,10 +287,6 @@ class _captured_stderr:
     def __exit__(self, *exc) -> None:
         os.dup2(self.saved, 2)
         os.close(self.saved)
-
-
-def _join(directory: str, name: str) -> str:
-    return directory.rstrip("/") + "/" + name
 
 
 def copy_parameters(source: str, destination: str) -> None:

@@ -16,6 +16,8 @@ whole batch of (e, f) lookups is one ``np.searchsorted``.
 
 from __future__ import annotations
 
+import contextlib
+
 import struct
 from dataclasses import dataclass
 from functools import cached_property
@@ -87,20 +89,26 @@ class LexicalTable:
                      probabilities=self.probabilities.astype(np.float64))
 
     @classmethod
-    def load_npz(cls, path: str) -> LexicalTable:
-        """Read what :meth:`save_npz` wrote; never unpickles (an archive holding objects is refused)."""
+    def load_npz(cls, path: str, data: bytes | None = None) -> LexicalTable:
+        """Read what :meth:`save_npz` wrote (``data``: the file's bytes, already read); never unpickles (an archive
+        holding objects is refused). A file that is not such an archive (cut short, damaged, another format) is a
+        ``ValueError`` naming ``path``."""
+        import io
+        import zipfile
+        import zlib
+
         import fsspec
 
-        with fsspec.open(path, "rb") as handle:
+        with (fsspec.open(path, "rb") if data is None else contextlib.nullcontext(io.BytesIO(data))) as handle:
             try:
-                with np.load(handle, allow_pickle=False) as data:
-                    arrays = {name: data[name] for name in data.files}  # an object array raises here
+                with np.load(handle, allow_pickle=False) as archive:
+                    arrays = {name: archive[name] for name in archive.files}  # an object array raises here
                 missing = [k for k in ("vocabulary_utf8", "vocabulary_ends", "keys", "probabilities") if k not in arrays]
                 if missing:
                     raise ValueError(f"it has no {', '.join(missing)} array (it holds {', '.join(arrays) or 'nothing'})")
                 blob, ends = arrays["vocabulary_utf8"], arrays["vocabulary_ends"]
                 keys, probabilities = arrays["keys"], arrays["probabilities"]
-            except ValueError as err:
+            except (ValueError, EOFError, zipfile.BadZipFile, zlib.error) as err:
                 if "allow_pickle" in str(err) or "Object arrays" in str(err):
                     err = ValueError("it holds pickled objects, which are never loaded (a table written before "
                                      "the pickle-free format: learn the parameters again)")

@@ -6,7 +6,7 @@ import stat
 import pytest
 
 from interlingua.core.errors import UserError
-from interlingua.core.inputs import require_input_files, require_writable
+from interlingua.core.inputs import require_distinct_files, require_input_files, require_writable
 from interlingua.core.runtime import state_dir, state_tempdir
 
 
@@ -58,3 +58,17 @@ def test_state_tempdir_is_private_under_the_state_folder_and_removed_on_errors(t
     with pytest.raises(RuntimeError), state_tempdir("job-", tmp_path) as folder:
         raise RuntimeError("boom")
     assert not os.path.exists(folder) and os.listdir(tmp_path / "tmp") == []
+
+
+def test_an_output_that_is_an_input_or_another_output_is_refused(tmp_path):
+    source = tmp_path / "in.txt"
+    source.write_text("x")
+    os.link(source, tmp_path / "hard.txt")  # another name of the same file
+    with pytest.raises(UserError, match=r"^--out .*hard\.txt is the same file as --src .*in\.txt \(an input\): it would "
+                                        r"be overwritten; give --out another file name$"):
+        require_distinct_files({"--src": str(source)}, {"--out": str(tmp_path / "hard.txt")})
+    with pytest.raises(UserError, match=r"--log .* is the same file as --out .* \(another output\)"):  # neither exists yet
+        require_distinct_files({"--src": str(source)}, {"--out": str(tmp_path / "o"), "--log": str(tmp_path / "." / "o")})
+    with pytest.raises(UserError, match=r"--out s3://b/k is the same file as --src s3://b/k"):
+        require_distinct_files({"--src": "s3://b/k"}, {"--out": "s3://b/k"})
+    require_distinct_files({"--src": str(source), "--tgt": str(source)}, {"--out": str(tmp_path / "o")})  # inputs may

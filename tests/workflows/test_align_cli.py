@@ -2,6 +2,7 @@
 
 import argparse
 import json
+import re
 import subprocess
 import sys
 
@@ -46,6 +47,7 @@ def test_alignment_output_keeps_line_numbers_and_records_rejects(tmp_path):
     rejects = [json.loads(line) for line in open(out + ".rejects.jsonl", encoding="utf-8")]
     assert [(r["line"], r["reason"]) for r in rejects] == [(22, "too_long"), (23, "invalid_utf8")]
     assert rejects[0]["tokens"] == 20 and rejects[1]["byte_offset_in_line"] == 4
+    assert rejects[0]["file"] == rejects[1]["file"] == src  # each record names the file its line is in
     assert rejects[1]["byte_offset"] == sum(len(line) + 1 for line in src_lines[:22]) + 4
 
 
@@ -170,8 +172,80 @@ def test_learner_and_aligner_flags(tmp_path):
     out = str(tmp_path / "eflomal.txt")
     assert run_align("--src", src, "--tgt", tgt, "--out", out, "--aligner", "eflomal", "--save-params", str(tmp_path / "ef")) == 0
     assert len(open(out, encoding="utf-8").read().split("\n")) == len(SRC) * 4 + 1
-    with pytest.raises(UserError, match="does not contain eflomal_params.json"):
+    with pytest.raises(UserError, match="does not contain eflomal_params.json .*it holds fast_align's parameters: use "
+                                        "--aligner fast_align"):
         run_align("--src", src, "--tgt", tgt, "--out", out, "--aligner", "eflomal", "--params", str(tmp_path / "interlingua"))
+    with pytest.raises(UserError, match="does not contain fast_align_params.json .*it holds eflomal's parameters: use "
+                                        "--aligner eflomal"):
+        run_align("--src", src, "--tgt", tgt, "--out", out, "--params", str(tmp_path / "ef"))
+
+
+def test_an_output_that_is_an_input_or_another_output_is_refused_before_anything_runs(tmp_path):
+    src, tgt = write(tmp_path / "s.txt", [b"a b"]), write(tmp_path / "t.txt", [b"c d"])
+    (tmp_path / "link.txt").symlink_to(tmp_path / "s.txt")
+    cases = [(["--out", src], re.escape(f"--out {src} is the same file as --src {src} (an input)")),
+             (["--out", str(tmp_path / "link.txt")], "--out .*link.txt is the same file as --src .*s.txt \\(an input\\)"),
+             (["--out", str(tmp_path / "o"), "--rejects", tgt], f"--rejects {tgt} is the same file as --tgt"),
+             (["--out", str(tmp_path / "o"), "--forward", str(tmp_path / "o")], "--forward .* is the same file as --out .* "
+                                                                                "\\(another output\\)"),
+             (["--out", str(tmp_path / "o"), "--forward", str(tmp_path / "f"), "--reverse", str(tmp_path / "f")],
+              "--reverse .* is the same file as --forward")]
+    for argv, message in cases:
+        with pytest.raises(UserError, match=message):
+            run_align("--src", src, "--tgt", tgt, *argv)
+    assert open(src, "rb").read() == b"a b\n" and open(tgt, "rb").read() == b"c d\n"  # untouched
+    assert run_align("--src", src, "--tgt", src, "--out", str(tmp_path / "o")) == 0  # one file on both sides: allowed
+
+
+def test_options_that_would_be_ignored_are_refused(tmp_path):
+    src = write(tmp_path / "s.txt", [b"a"])
+    params = tmp_path / "p"
+    assert run_align("--src", src, "--tgt", src, "--out", str(tmp_path / "o"), "--save-params", str(params)) == 0
+    base = ["--src", src, "--tgt", src, "--out", str(tmp_path / "o")]
+    cases = [(["--aligner", "eflomal", "--iterations", "3"], "--iterations sets fast_align's EM iterations; eflomal"),
+             (["--aligner", "eflomal", "--learner", "systran"], "--learner systran learns fast_align's parameters"),
+             (["--params", str(params), "--save-params", str(tmp_path / "q")], "--save-params applies to learning"),
+             (["--params", str(params), "--iterations", "3", "--learn-sample", "5"],
+              "--iterations, --learn-sample apply to learning parameters, which --params skips")]
+    for argv, message in cases:
+        with pytest.raises(UserError, match=message):
+            run_align(*base, *argv)
+    assert run_align(*base, "--params", str(params)) == 0
+
+
+def _damage(folder, name, how):
+    path = folder / name
+    if how == "cut":
+        path.write_bytes(path.read_bytes()[:200])
+    elif how == "text":
+        path.write_text("{ not json", encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("workers", ["1", "3"])
+def test_damaged_or_swapped_parameters_are_one_line_before_ray_starts(tmp_path, workers, monkeypatch):
+    """A cut-short table was a zip error (with --workers N, hundreds of lines of actor tracebacks after Ray started);
+    a table swapped for the other direction's decoded silently with the wrong model."""
+    import shutil
+
+    import interlingua.core.runtime as runtime
+
+    src, tgt = write(tmp_path / "s.txt", [s.encode() for s in SRC]), write(tmp_path / "t.txt", [t.encode() for t in TGT])
+    good = tmp_path / "good"
+    assert run_align("--src", src, "--tgt", tgt, "--out", str(tmp_path / "o"), "--save-params", str(good)) == 0
+    monkeypatch.setattr(runtime, "init_ray", lambda *a, **k: pytest.fail("Ray started"))
+    base = ["--src", src, "--tgt", tgt, "--out", str(tmp_path / "o"), "--workers", workers, "--params"]
+    for name, how, message in [("forward.npz", "cut", r"forward\.npz is not the file its folder's record names"),
+                               ("fast_align_params.json", "text", r"fast_align_params\.json is not valid JSON"),
+                               ("forward.npz", "swap", r"forward\.npz is not the file its folder's record names")]:
+        folder = tmp_path / f"{how}-{workers}"
+        shutil.copytree(good, folder)
+        if how == "swap":
+            shutil.copyfile(folder / "reverse.npz", folder / "forward.npz")
+        else:
+            _damage(folder, name, how)
+        with pytest.raises(UserError, match=rf"^--params: .*{message}.*--save-params"):
+            run_align(*base, str(folder))
 
 
 def test_choices_match_the_library_and_start_up_imports_only_stdlib():
@@ -180,6 +254,9 @@ def test_choices_match_the_library_and_start_up_imports_only_stdlib():
 
     assert align.SYMMETRIZATIONS == SYMMETRIZATIONS
     assert align.LEARNERS == LEARNERS and align.ALIGNERS == ALIGNERS
+    from interlingua.operators.align.fast_align_training import FastAlignSettings
+
+    assert align.FAST_ALIGN_ITERATIONS == FastAlignSettings().iterations
     code = ("import sys, interlingua.workflows.commands.align as a, argparse; a.add_arguments(argparse.ArgumentParser()); "
             "heavy = {'numpy', 'ray', 'torch', 'systran_align', 'sacremoses'} & set(sys.modules); print(sorted(heavy))")
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip() == "[]"

@@ -20,7 +20,8 @@ symmetrized (default grow-diag-final-and, atools semantics). Parameters are lear
 deterministic fast_align EM (--learner interlingua; the same input gives the same parameters on every
 run, its E-step on --workers Ray actors) or by systran-align's fast_align (--learner systran).
 --aligner eflomal aligns with eflomal instead: priors learned once on the input (or read from
---params), then both directions sampled with them and symmetrized the same way.
+--params), then both directions sampled with them and symmetrized the same way (eflomal's sampler
+is randomized and takes no seed: two eflomal runs give different links).
 
 A run that learns fast_align's parameters (--learner interlingua, no --params) decodes with the
 unpruned, full-precision tables and final tensions it learned, as fast_align's training run
@@ -45,6 +46,8 @@ SYMMETRIZATIONS = ("intersect", "union", "grow-diag", "grow-diag-final", "grow-d
 #: Same as interlingua.operators.align.fast_align_training.LEARNERS (a test keeps them equal).
 LEARNERS = ("interlingua", "systran")
 ALIGNERS = ("fast_align", "eflomal")
+#: fast_align's default EM iterations (``FastAlignSettings.iterations``; a test keeps them equal).
+FAST_ALIGN_ITERATIONS = 5
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -56,7 +59,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--workers", type=int, default=1,
                         help="alignment workers: 1 aligns in this process; N > 1 runs N Ray actors (local Ray unless --address / RAY_ADDRESS)")
     parser.add_argument("--address", default=None, help="Ray cluster address (default: $RAY_ADDRESS, else a local Ray)")
-    parser.add_argument("--iterations", type=int, default=5, help="fast_align EM iterations (default %(default)s)")
+    parser.add_argument("--iterations", type=int, default=None,
+                        help=f"fast_align EM iterations (default {FAST_ALIGN_ITERATIONS}; eflomal sets its own from the corpus size)")
     parser.add_argument("--max-length", type=int, default=256,
                         help="reject a pair whose source or target has more tokens than this (default %(default)s; "
                              "at most 1023 with --aligner eflomal)")
@@ -83,6 +87,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     _validate(args)
+    loaded = _loaded_params(args) if args.params else None  # checked here, before Ray starts and any actor loads it
     from interlingua.core.runtime import state_tempdir
     from interlingua.operators.bitext.parallel_lines import LineCountMismatch, read_parallel_lines
 
@@ -101,7 +106,7 @@ def run(args: argparse.Namespace) -> int:
     for pair in lines:
         src_tokens, tgt_tokens = ([], []) if pair.reject else (tokenize(pair.src, "src"), tokenize(pair.tgt, "tgt"))
         reject = (pair.reject or _nul_reject(pair, src_tokens, tgt_tokens, args)
-                  or _length_reject(pair.number, src_tokens, tgt_tokens, args.max_length))
+                  or _length_reject(pair.number, src_tokens, tgt_tokens, args))
         if reject:
             rejects.append(reject)
             src_tokens, tgt_tokens = [], []
@@ -133,8 +138,8 @@ def run(args: argparse.Namespace) -> int:
         elif args.workers == 1:
             from interlingua.operators.align.align_operator import load_aligner
 
-            forward, reverse, symmetrized = load_aligner(parameters_dir, args.aligner, args.sym).align_pharaoh(
-                sources, targets)
+            aligner = loaded or load_aligner(parameters_dir, args.aligner, args.sym)
+            forward, reverse, symmetrized = aligner.align_pharaoh(sources, targets)
         else:
             if unpruned is not None:  # the actors load the unpruned tables from a private folder (float64: exact)
                 parameters_dir = cleanup.enter_context(state_tempdir("interlingua_align_unpruned_"))
@@ -162,6 +167,20 @@ def run(args: argparse.Namespace) -> int:
 def _validate(args: argparse.Namespace) -> None:
     if args.workers < 1:
         raise UserError(f"--workers must be >= 1, got {args.workers}")
+    if args.aligner == "eflomal" and args.iterations is not None:
+        raise UserError("--iterations sets fast_align's EM iterations; eflomal chooses its own from the corpus size "
+                        "(drop --iterations, or use --aligner fast_align)")
+    if args.aligner == "eflomal" and args.learner != "interlingua":
+        raise UserError(f"--learner {args.learner} learns fast_align's parameters; eflomal learns its own priors "
+                        "(drop --learner, or use --aligner fast_align)")
+    if args.params:
+        learning = [option for option, given in (("--save-params", args.save_params), ("--iterations", args.iterations),
+                                                 ("--learn-sample", args.learn_sample),
+                                                 ("--learner", args.learner != "interlingua")) if given is not None and given is not False]
+        if learning:
+            raise UserError(f"{', '.join(learning)} {'applies' if len(learning) == 1 else 'apply'} to learning parameters, "
+                            "which --params skips (drop it, or drop --params to learn on this input)")
+    args.iterations = FAST_ALIGN_ITERATIONS if args.iterations is None else args.iterations
     if args.iterations < 1:
         raise UserError(f"--iterations must be >= 1, got {args.iterations}")
     if args.max_length < 1:
@@ -176,15 +195,37 @@ def _validate(args: argparse.Namespace) -> None:
         raise UserError(f"--learn-sample must be >= 1, got {args.learn_sample}")
     if args.tokenize == "moses" and not (args.src_lang and args.tgt_lang):
         raise UserError("--tokenize moses needs --src-lang and --tgt-lang (language codes such as en, es, zh)")
-    from interlingua.core.inputs import require_writable, require_writable_file
+    from interlingua.core.inputs import require_distinct_files, require_writable, require_writable_file
 
-    require_writable_file(args.out, "--out")  # before Ray starts and the alignment runs, not after
-    require_writable_file(args.rejects or args.out + ".rejects.jsonl", "--rejects")
+    outputs = {"--out": args.out, "--rejects": args.rejects or args.out + ".rejects.jsonl", "--forward": args.forward,
+               "--reverse": args.reverse}
+    if args.tokenize == "moses":
+        outputs |= {"the source tokens": args.out + ".src.tok", "the target tokens": args.out + ".tgt.tok"}
+    outputs = {option: path for option, path in outputs.items() if path}
+    require_distinct_files({"--src": args.src, "--tgt": args.tgt}, outputs)  # it would overwrite an input, or mix two
+    for option, path in outputs.items():
+        require_writable_file(path, option)  # before Ray starts and the alignment runs, not after
     if args.save_params:
         require_writable(args.save_params, "--save-params folder")
-    marker = "eflomal_params.json" if args.aligner == "eflomal" else "fast_align_params.json"
-    if args.params and not os.path.exists(os.path.join(args.params, marker)) and "://" not in args.params:
-        raise UserError(f"--params {args.params} does not contain {marker} (--aligner {args.aligner}; write one with --save-params)")
+    markers = {"fast_align": "fast_align_params.json", "eflomal": "eflomal_params.json"}
+    if args.params and "://" not in args.params and not os.path.exists(os.path.join(args.params, markers[args.aligner])):
+        other = next((a for a, m in markers.items() if a != args.aligner and os.path.exists(os.path.join(args.params, m))), None)
+        hint = (f"it holds {other}'s parameters: use --aligner {other}" if other else
+                "write one with --save-params")
+        raise UserError(f"--params {args.params} does not contain {markers[args.aligner]} (--aligner {args.aligner}; "
+                        f"{hint})")
+
+
+def _loaded_params(args: argparse.Namespace):
+    """The aligner of ``--params`` (loaded, its files checked against their recorded SHA-256); a folder that is not
+    one, or is damaged or edited, is one line."""
+    from interlingua.operators.align.align_operator import load_aligner
+    from interlingua.operators.align.parameter_files import ParametersError
+
+    try:
+        return load_aligner(args.params, args.aligner, args.sym)
+    except (ParametersError, FileNotFoundError) as err:
+        raise UserError(f"--params: {err}") from None
 
 
 def _tokenizer(args: argparse.Namespace):
@@ -210,12 +251,14 @@ def _nul_reject(pair, src_tokens: list[str], tgt_tokens: list[str], args: argpar
     return None
 
 
-def _length_reject(number: int, src_tokens: list[str], tgt_tokens: list[str], max_length: int) -> dict | None:
-    for side, tokens in (("src", src_tokens), ("tgt", tgt_tokens)):
+def _length_reject(number: int, src_tokens: list[str], tgt_tokens: list[str], args: argparse.Namespace) -> dict | None:
+    max_length = args.max_length
+    for side, tokens, path in (("src", src_tokens, args.src), ("tgt", tgt_tokens, args.tgt)):
         if len(tokens) > max_length:
             return {
                 "line": number,
                 "side": side,
+                "file": path,
                 "reason": "too_long",
                 "tokens": len(tokens),
                 "detail": f"{side} line {number} has {len(tokens)} tokens, more than --max-length {max_length}",

@@ -1,0 +1,101 @@
+"""A saved parameters folder is untrusted input: its JSON records each data file's SHA-256 and size, and loading
+checks them (damaged, cut-short, swapped or edited files are one ParametersError naming the file); folders written
+before the record existed still load."""
+
+import json
+import shutil
+
+import pytest
+
+from interlingua.operators.align.eflomal_backend import PARAMS_FILE as EFLOMAL_PARAMS
+from interlingua.operators.align.eflomal_backend import PRIORS_FILE, EflomalAligner, learn_eflomal_priors
+from interlingua.operators.align.fast_align_training import PARAMS_FILE, FastAlignParameters, learn_fast_align
+from interlingua.operators.align.parameter_files import FILES_KEY, ParametersError
+
+from .test_align_fast_align import synthetic_corpus
+
+
+@pytest.fixture(scope="module")
+def saved(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("params") / "fa"
+    learn_fast_align(synthetic_corpus(60, seed=3), str(folder))
+    return folder
+
+
+def _copy(saved, tmp_path):
+    return shutil.copytree(saved, tmp_path / "copy")
+
+
+def test_the_record_names_each_table_with_its_size_and_sha256(saved):
+    import hashlib
+
+    record = json.loads((saved / PARAMS_FILE).read_text())[FILES_KEY]
+    for name in ("forward.npz", "reverse.npz"):
+        data = (saved / name).read_bytes()
+        assert record[name] == {"sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data)}
+
+
+def test_a_swapped_or_cut_short_table_is_refused(saved, tmp_path):
+    folder = _copy(saved, tmp_path)
+    shutil.copyfile(folder / "reverse.npz", folder / "forward.npz")  # a valid table, of the other direction
+    with pytest.raises(ParametersError, match=r"forward\.npz is not the file its folder's record names"):
+        FastAlignParameters.load(str(folder))
+    shutil.copyfile(saved / "forward.npz", folder / "forward.npz")
+    FastAlignParameters.load(str(folder))  # restored: loads
+    (folder / "reverse.npz").write_bytes((saved / "reverse.npz").read_bytes()[:300])
+    with pytest.raises(ParametersError, match=r"reverse\.npz is not the file"):
+        FastAlignParameters.load(str(folder))
+
+
+def test_without_a_record_a_damaged_table_is_still_one_error(saved, tmp_path):
+    """A folder written before the record existed: loaded unchecked, but a cut-short archive names itself (it was a
+    zipfile.BadZipFile)."""
+    folder = _copy(saved, tmp_path)
+    meta = json.loads((folder / PARAMS_FILE).read_text())
+    del meta[FILES_KEY]
+    (folder / PARAMS_FILE).write_text(json.dumps(meta))
+    FastAlignParameters.load(str(folder))
+    (folder / "forward.npz").write_bytes((saved / "forward.npz").read_bytes()[:300])
+    with pytest.raises(ParametersError, match=r"forward\.npz is not a lexical table archive"):
+        FastAlignParameters.load(str(folder))
+
+
+@pytest.mark.parametrize(("edit", "message"), [
+    (lambda meta: meta.update(forward_tension="abc"), "forward_tension must be a finite number > 0, got 'abc'"),
+    (lambda meta: meta.update(reverse_tension=float("nan")), "reverse_tension must be a finite number > 0, got nan"),
+    (lambda meta: meta.update(forward_tension=True), "forward_tension must be a finite number > 0, got True"),
+    (lambda meta: meta["settings"].update(iterations="five"), "no valid fast_align settings"),
+    (lambda meta: meta.pop("settings"), "no valid fast_align settings"),
+    (lambda meta: meta.update({FILES_KEY: ["forward.npz"]}), "'files' is not a record of file checksums"),
+])
+def test_an_edited_record_is_refused(saved, tmp_path, edit, message):
+    folder = _copy(saved, tmp_path)
+    meta = json.loads((folder / PARAMS_FILE).read_text())
+    edit(meta)
+    (folder / PARAMS_FILE).write_text(json.dumps(meta))
+    with pytest.raises(ParametersError, match=message):
+        FastAlignParameters.load(str(folder))
+
+
+def test_a_record_that_is_not_json_or_absent_is_refused(saved, tmp_path):
+    folder = _copy(saved, tmp_path)
+    (folder / PARAMS_FILE).write_text("{ damaged")
+    with pytest.raises(ParametersError, match=r"fast_align_params\.json is not valid JSON"):
+        FastAlignParameters.load(str(folder))
+    (folder / PARAMS_FILE).unlink()
+    with pytest.raises(ParametersError, match="holds no fast_align_params.json: not a folder of fast_align parameters"):
+        FastAlignParameters.load(str(folder))
+
+
+def test_eflomal_priors_are_checked_against_their_record(tmp_path):
+    folder = tmp_path / "ef"
+    learn_eflomal_priors(synthetic_corpus(40, seed=2), str(folder))
+    assert set(json.loads((folder / EFLOMAL_PARAMS).read_text())[FILES_KEY]) == {PRIORS_FILE}
+    EflomalAligner(str(folder))
+    priors = (folder / PRIORS_FILE).read_text(encoding="utf-8")
+    (folder / PRIORS_FILE).write_text(priors.replace("haus", "hause", 1), encoding="utf-8")
+    with pytest.raises(ParametersError, match=r"eflomal_priors\.txt is not the file its folder's record names"):
+        EflomalAligner(str(folder))
+    (folder / EFLOMAL_PARAMS).write_text(json.dumps({"aligner": "fast_align"}))
+    with pytest.raises(ParametersError, match="names aligner 'fast_align', not 'eflomal'"):
+        EflomalAligner(str(folder))
