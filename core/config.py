@@ -50,6 +50,17 @@ class Config(BaseModel):
         return None
 
 
+def no_repeats(values: list) -> list:
+    """``values`` when no item is given twice, else ValueError naming the repeated items (a repeated seed or
+    variant ran the same again and weighed it double in a mean and its spread). For ``AfterValidator``."""
+    repeated = [v for k, v in enumerate(values) if v in values[:k]]
+    if repeated:
+        listed = ", ".join(map(repr, dict.fromkeys(repeated)))
+        raise ValueError(f"{listed} {'is' if len(set(map(repr, repeated))) == 1 else 'are'} given more than once; "
+                         "give each once")
+    return values
+
+
 def _numbers_only(annotation: Any) -> bool:
     """Whether a field of type ``annotation`` takes numbers (int or float) and nothing else but None: ``int``,
     ``float | None``, ``Annotated[float, ...]``; not ``bool``, ``int | str`` or ``Any``."""
@@ -149,6 +160,44 @@ def _deep_update(base: dict[str, Any], update: dict[str, Any]) -> dict[str, Any]
     return out
 
 
+class _RepeatedKey(ValueError):
+    """A mapping of a YAML file gives one key twice (PyYAML keeps the last silently)."""
+
+    def __init__(self, key: Any, line: int, first: int):
+        super().__init__(f"line {line}: key {key!r} is given twice (first on line {first}); YAML keeps only the "
+                         "last, so remove one")
+
+
+def _unique_keys_SafeLoader():
+    """PyYAML's safe loader, refusing a mapping that gives a key twice (:class:`_RepeatedKey`)."""
+    import yaml
+
+    class UniqueKeyLoader(yaml.SafeLoader):
+        pass
+
+    def construct_mapping(loader, node, deep=False):
+        if not any(key.tag == "tag:yaml.org,2002:merge" for key, _ in node.value):  # "<<:" overrides on purpose
+            seen: dict[Any, int] = {}
+            for key_node, _ in node.value:
+                key = loader.construct_object(key_node, deep=True)
+                if isinstance(key, (str, int, float, bool)) or key is None:
+                    line = key_node.start_mark.line + 1
+                    if key in seen:
+                        raise _RepeatedKey(key, line, seen[key])
+                    seen[key] = line
+        return yaml.SafeLoader.construct_mapping(loader, node, deep)
+
+    UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, construct_mapping)
+    return UniqueKeyLoader
+
+
+def load_yaml_text(stream: Any) -> Any:
+    """``yaml.safe_load`` that refuses a key given twice in one mapping (``_RepeatedKey``, a ValueError)."""
+    import yaml
+
+    return yaml.load(stream, Loader=_unique_keys_SafeLoader())  # a SafeLoader subclass
+
+
 def read_yaml(path: str | Path) -> dict[str, Any]:
     import fsspec
     import yaml
@@ -156,9 +205,11 @@ def read_yaml(path: str | Path) -> dict[str, Any]:
     try:
         with fsspec.open(str(path), "r", encoding="utf-8") as fh:
             try:
-                data = yaml.safe_load(fh) or {}
+                data = load_yaml_text(fh) or {}
             except yaml.YAMLError as err:
                 raise ConfigError(yaml_error(path, err)) from None
+            except _RepeatedKey as err:
+                raise ConfigError(f"{path}, {err}") from None
     except FileNotFoundError:
         raise ConfigError(f"config file {path} not found (hint: check the path given to -c)") from None
     except (IsADirectoryError, PermissionError) as err:
@@ -268,9 +319,23 @@ def section_keys(cls: type[Config] | None, path: tuple) -> list[str]:
     return list(cls.model_fields) if cls is not None else []
 
 
+def nesting_hint(key: str) -> str:
+    """For a dotted key in a file (``train.lr: 1e-4``, ``--set``'s spelling), how to write it there:
+    ``"; in a file, nest it: train: {lr: …}"``; ``""`` for any other key."""
+    parts = [p for p in str(key).split(".") if p]
+    if len(parts) < 2:
+        return ""
+    nested = "…"
+    for part in reversed(parts[1:]):
+        nested = f"{{{part}: {nested}}}"
+    return f"; the dotted spelling is --set's: in a file, nest it: {parts[0]}: {nested}"
+
+
 def _did_you_mean(cls: type[Config] | None, loc: tuple) -> str:
     import difflib
 
+    if nesting_hint(str(loc[-1])) and section_keys(cls, tuple(loc[:-1])):
+        return nesting_hint(str(loc[-1]))
     keys = section_keys(cls, tuple(loc[:-1]))
     close = difflib.get_close_matches(str(loc[-1]), keys, n=1, cutoff=0.5)
     prefix = ".".join(str(p) for p in loc[:-1])

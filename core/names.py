@@ -1,4 +1,5 @@
-"""The one rule for names that become folder names (corpus names, experiments, run names).
+"""The one rule for names that become folder names (corpus names, experiments, run names), and the rule for
+language codes and registered model names in configs.
 
 A safe name is 1–128 characters of letters, digits, ``.``, ``_`` and ``-``, starting with a letter or digit:
 no path separator, no ``..``, nothing that could leave the folder it names (``corpus_name=../../evil``).
@@ -72,3 +73,38 @@ def alias_problem(alias: object) -> str:
 
 RegistryAlias = Annotated[str, AfterValidator(_validator(alias_problem))]
 """A config field type for a registered model's alias, checked when the config is validated."""
+
+
+#: an ISO 639 code (2 or 3 lowercase letters), optionally with subtags: ``pt-BR``, ``zh-Hant``, ``sr_Latn``
+LANGUAGE_CODE = re.compile(r"[a-z]{2,3}([-_][A-Za-z0-9]{2,8})*")
+
+
+def language_problem(code: object) -> str:
+    """Why ``code`` is not a language code, or ``""`` (``english``, ``EN``, ``en es`` and ``""`` are not)."""
+    if not isinstance(code, str):
+        return f"expected a language code, got {type(code).__name__}"
+    if LANGUAGE_CODE.fullmatch(code):
+        return ""
+    hint = f" (lowercase: {code.lower()!r})" if LANGUAGE_CODE.fullmatch(code.lower()) else ""
+    return (f"{code!r} is not a language code{hint}: use an ISO 639 code such as en, es, zh, optionally with a region "
+            "or script (pt-BR, zh-Hant)")
+
+
+LanguageCode = Annotated[str, AfterValidator(_validator(language_problem))]
+"""A config field type: a language code (:func:`language_problem`), checked when the config is validated."""
+
+
+def registered_model_problem(name: object) -> str:
+    """Why ``name`` cannot name a model in the MLflow registry, or ``""``: MLflow refuses an empty name and ``/`` or
+    ``:`` in it (the registration would fail after training); the rest is free text up to 256 characters."""
+    if not isinstance(name, str):
+        return f"expected a registered model name, got {type(name).__name__}"
+    if (not name.strip() or len(name) > 256 or "/" in name or ":" in name or name != name.strip() or name == "."
+            or name.startswith("..")):
+        return (f"{name!r} cannot name a registered model: 1-256 characters, no '/' or ':', not '.' or starting with "
+                "'..', no leading or trailing space (MLflow's rule; e.g. team-encoder)")
+    return ""
+
+
+RegisteredModelName = Annotated[str, AfterValidator(_validator(registered_model_problem))]
+"""A config field type for an MLflow registered model name, checked when the config is validated."""

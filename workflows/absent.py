@@ -22,13 +22,14 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
 import numpy as np
-from pydantic import Field, PositiveInt, field_validator
+from pydantic import AfterValidator, Field, PositiveInt, field_validator
 
-from interlingua.core.config import Config
+from interlingua.core.config import Config, no_repeats
 from interlingua.core.errors import UserError
+from interlingua.core.names import SafeName
 from interlingua.workflows.frozen_bitext import BitextSource
 
 DESCRIPTION = "ABSent GAN mapping of word-vector sentence embeddings vs least squares / Procrustes / CSLS, P@1/P@5 by parallel ratio"
@@ -65,12 +66,12 @@ class AbsentConfig(Config):
     center: bool = Field(True, description="unit length, minus the training side's mean, unit length again "
                          "(averaged word vectors share a large common direction)")
     ratios: list[float] = Field([0.1, 0.2, 0.4, 1.0], min_length=1)
-    variants: list[Literal["absent", "uni-sent", "no-mismatch", "cgan"]] = Field(["absent", "uni-sent"], min_length=1,
-                                                                                 description="GAN variants")
-    seeds: list[int] = Field([1], min_length=1)
+    variants: Annotated[list[Literal["absent", "uni-sent", "no-mismatch", "cgan"]], AfterValidator(no_repeats)] = Field(
+        ["absent", "uni-sent"], min_length=1, description="GAN variants")
+    seeds: Annotated[list[int], AfterValidator(no_repeats)] = Field([1], min_length=1)
     csls_k: int = Field(10, ge=1)
     train: AbsentTrainConfig = Field(default_factory=AbsentTrainConfig)
-    experiment: str = "absent"
+    experiment: SafeName = "absent"
 
     @field_validator("ratios")
     @classmethod

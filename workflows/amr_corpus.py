@@ -30,10 +30,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pydantic import Field, field_validator
+from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from interlingua.core.config import Config
-from interlingua.core.names import SafeName
+from interlingua.core.names import LanguageCode, SafeName
 from interlingua.core.redact import redact
 
 DESCRIPTION = "NLI triples -> translations -> AMR graphs -> linearized corpus (Cai et al. 2022)"
@@ -47,7 +47,7 @@ class AmrCorpusConfig(Config):
 
     source: str = SAMPLE_NLI
     split: str = "train"
-    languages: list[str] = Field(default_factory=lambda: ["es"])
+    languages: list[LanguageCode] = Field(default_factory=lambda: ["es"])
     translate: dict[str, dict[str, Any]] = Field(default_factory=lambda: {"es": {"backend": "apertium", "mark_unknown": False}})
     parser_model: str | None = None
     parser: dict[str, Any] = Field(default_factory=dict)
@@ -82,6 +82,24 @@ class AmrCorpusConfig(Config):
         if "en" in languages:
             raise ValueError("languages lists translation targets; English is always included, remove 'en'")
         return languages
+
+    @field_validator("translate_gpus", "parse_gpus")
+    @classmethod
+    def _ray_gpu_amount(cls, gpus: float, info: ValidationInfo) -> float:
+        """Ray takes a fraction of one GPU or a whole number of GPUs (1.5 is refused when the actors start)."""
+        if gpus > 1 and gpus != int(gpus):
+            raise ValueError(f"{info.field_name} {gpus}: Ray takes a fraction of one GPU (up to 1) or whole GPUs "
+                             f"({int(gpus)} or {int(gpus) + 1})")
+        return gpus
+
+    @model_validator(mode="after")
+    def _translate_only_listed_languages(self) -> "AmrCorpusConfig":
+        unused = sorted(set(self.translate) - set(self.languages))
+        if unused and "translate" in self.model_fields_set:  # the default's entry for es is not the user's mistake
+            raise ValueError(f"translate has settings for {', '.join(map(repr, unused))}, which languages "
+                             f"({', '.join(self.languages)}) does not list: add it to languages, or remove its settings "
+                             "(each listed language without settings uses the default Marian model)")
+        return self
 
 
 CONFIG = AmrCorpusConfig

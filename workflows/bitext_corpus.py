@@ -48,7 +48,7 @@ from pydantic import Field, model_validator
 from interlingua.core.archives import DECOMPRESSION_ERRORS, TruncatedInputError, cut_short, open_compressed
 from interlingua.core.config import Config
 from interlingua.core.errors import UserError
-from interlingua.core.names import SafeName
+from interlingua.core.names import LanguageCode, SafeName
 from interlingua.core.redact import redact
 
 DESCRIPTION = "raw bitext -> hygiene -> Moses tokens -> fast_align (both ways, symmetrized) -> word pairs corpus"
@@ -71,8 +71,8 @@ class BitextCorpusConfig(Config):
     src_column: str | None = Field(default=None, description="Parquet source column (default: src_lang if present, else 'src')")
     tgt_column: str | None = Field(default=None, description="Parquet target column (default: tgt_lang if present, else 'tgt')")
     id_column: str | None = Field(default=None, description="Parquet id column (default: 'id' if present, else the row number)")
-    src_lang: str = "en"
-    tgt_lang: str = "es"
+    src_lang: LanguageCode = "en"
+    tgt_lang: LanguageCode = "es"
     max_pairs: int | None = Field(default=None, ge=1, description="read only the first N input rows")
     sample_fraction: float = Field(default=1.0, gt=0.0, le=1.0)
     seed: int = 0
@@ -106,6 +106,13 @@ class BitextCorpusConfig(Config):
         if self.aligner == "eflomal" and self.max_tokens > MAX_TOKENS:
             raise ValueError(f"max_tokens {self.max_tokens} is above eflomal's {MAX_TOKENS} tokens per sentence (it gives a "
                              f"longer one no link): set max_tokens to {MAX_TOKENS} or less with aligner eflomal")
+        return self
+
+    @model_validator(mode="after")
+    def _two_columns(self) -> BitextCorpusConfig:
+        if self.src_column is not None and self.src_column == self.tgt_column:
+            raise ValueError(f"src_column and tgt_column are both {self.src_column!r}: each pair would be a sentence and "
+                             "itself; name the target's column in tgt_column")
         return self
 
     @model_validator(mode="after")
@@ -240,6 +247,9 @@ def _read_parquet(config: BitextCorpusConfig, source: str) -> list[dict[str, Any
             src_col = config.src_column or (config.src_lang if config.src_lang in names else "src")
             tgt_col = config.tgt_column or (config.tgt_lang if config.tgt_lang in names else "tgt")
             id_col = config.id_column or ("id" if "id" in names else None)
+            if src_col == tgt_col:  # src_lang == tgt_lang, both found as a column: each pair would be a sentence twice
+                raise UserError(f"{source}: source and target would both be column {src_col!r} (src_lang and tgt_lang "
+                                "are both that language): name the two columns with src_column and tgt_column")
             missing = [c for c in (src_col, tgt_col, id_col) if c is not None and c not in names]
             if missing:
                 raise UserError(f"{source} has no column(s) {missing}; its columns are {names} "

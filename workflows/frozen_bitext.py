@@ -16,6 +16,7 @@ import numpy as np
 from pydantic import Field, model_validator
 
 from interlingua.core.config import Config
+from interlingua.core.names import LanguageCode
 from interlingua.core.errors import UserError
 
 
@@ -24,8 +25,8 @@ class BitextSource(Config):
 
     corpus: str | None = Field(None, description="published corpus NAME or NAME@VERSION in the state's corpus store")
     file: str | None = Field(None, description="Parquet (columns src/tgt or the two language codes) or TSV src<TAB>tgt")
-    src_lang: str = Field("en", min_length=2, description="language of the src side (file or corpus without language columns)")
-    tgt_lang: str = Field("es", min_length=2, description="language of the tgt side")
+    src_lang: LanguageCode = Field("en", description="language of the src side (file or corpus without language columns)")
+    tgt_lang: LanguageCode = Field("es", description="language of the tgt side")
     max_pairs: int | None = Field(8000, ge=1, description="use this many pairs (deterministic sample; null = all)")
     data_seed: int = Field(0, description="seed of the pair sample and the validation split")
     exclude_bible_heldout: bool = Field(True, description="drop verses whose id the Bible held-out split tests on")

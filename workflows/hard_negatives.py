@@ -30,7 +30,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from interlingua.core.config import Config
 from interlingua.core.names import SafeName, split_corpus_ref
@@ -50,6 +50,15 @@ class HardNegativesConfig(Config):
                                                            "max_ratio x a positive cosine (false-negative guard)")
     name: SafeName | None = Field(None, description="corpus name in the store; default: <corpus>-hn")
     state_dir: str | None = Field(None, description="default: $INTERLINGUA_HOME or ./.interlingua")
+
+    @model_validator(mode="after")
+    def _not_the_source_name(self) -> "HardNegativesConfig":
+        source = split_corpus_ref(self.corpus)[0]
+        if self.name is not None and self.name == source:
+            raise ValueError(f"name {self.name!r} is the corpus it reads: the mined version would become {source}'s "
+                             f"latest, and a reader of the bitext would get the negatives' version; leave name unset "
+                             f"({default_name(self.corpus)}) or choose another")
+        return self
 
 
 CONFIG = HardNegativesConfig

@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import Field
 
 from interlingua.workflows.pack_eval import PackEvaluationConfig
-from interlingua.core.names import RegistryAlias
+from interlingua.core.names import RegisteredModelName, RegistryAlias, SafeName
 
 DESCRIPTION = "interpolate two encoders' weights (WiSE-FT: (1-a)*first + a*second), evaluate, register"
 
@@ -25,9 +25,9 @@ class InterpolateConfig(PackEvaluationConfig):
     first: str | None = Field(None, description="encoder URI of θ at α = 0 (the base); default: the e5-small asset")
     second: str = Field(description="encoder URI of θ at α = 1 (fine-tuned from first; same architecture)")
     alpha: float = Field(0.5, ge=0.0, le=1.0, description="mixing coefficient α (WiSE-FT's default: 0.5)")
-    registered_model: str = "interlingua-interpolated"
+    registered_model: RegisteredModelName = "interlingua-interpolated"
     alias: RegistryAlias = "interpolate"
-    experiment: str = "interpolate"
+    experiment: SafeName = "interpolate"
     evaluate_second: bool = Field(False, description="also evaluate the second part (a recipe's training stage has "
                                   "usually evaluated it already)")
 

@@ -22,15 +22,15 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import Literal, get_args
+from typing import Annotated, Literal, get_args
 
 import numpy as np
-from pydantic import Field, model_validator
+from pydantic import AfterValidator, Field, model_validator
 
-from interlingua.core.config import Config
+from interlingua.core.config import Config, no_repeats
 from interlingua.core.errors import UserError
 from interlingua.workflows.frozen_bitext import BitextSource, check_language_sizes
-from interlingua.core.names import RegistryAlias
+from interlingua.core.names import RegisteredModelName, RegistryAlias, SafeName
 
 DESCRIPTION = "meaning/language heads over a frozen encoder (Tiyajamorn et al. 2021) vs raw/centered/projected; register"
 Term = Literal["reconstruction", "meaning_cross", "meaning_mono", "language_mono", "language_id"]
@@ -54,15 +54,16 @@ class MeaningHeadConfig(Config):
                               "default: the e5-small asset")
     state_dir: str | None = None
     bitext: BitextSource = Field(default_factory=BitextSource)
-    seeds: list[int] = Field([1], min_length=1)
-    ablations: list[Term] = Field([], description="loss terms to switch off one at a time (extra rows)")
+    seeds: Annotated[list[int], AfterValidator(no_repeats)] = Field([1], min_length=1)
+    ablations: Annotated[list[Term], AfterValidator(no_repeats)] = Field(
+        [], description="loss terms to switch off one at a time (extra rows)")
     train: MeaningTrainConfig = Field(default_factory=MeaningTrainConfig)
     pack: str | None = Field(None, description="benchmark pack folder (default <state>/bench-pack, built when missing)")
-    tasks: list[str] = Field(["bible_retrieval", "debian_retrieval_*", "debian_mining_*"],
+    tasks: list[str] = Field(["bible_retrieval", "debian_retrieval_*", "debian_mining_*"], min_length=1,
                              description="pack tasks (names or wildcards; retrieval and mining)")
     embed_chunk: int = Field(4000, ge=1, description="texts per embedding call (one cache part each)")
-    experiment: str = "meaning-head"
-    registered_model: str = "interlingua-meaning-head"
+    experiment: SafeName = "meaning-head"
+    registered_model: RegisteredModelName = "interlingua-meaning-head"
     alias: RegistryAlias = "meaning-head"
     register_model: bool = Field(True, description="register the composed encoder (first seed) in MLflow")
     pca_sentences: int = Field(300, ge=10, description="held-out pairs drawn in the PCA picture")

@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Sequence
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from interlingua.core.config import Config
 from interlingua.evaluation.tasks.records import Measurement
@@ -27,6 +27,18 @@ class PackEvaluationConfig(Config):
     eval_tasks: list[str] = Field(default_factory=lambda: ["all"])
     eval_seeds: list[int] = Field(default_factory=lambda: [1, 2, 3], min_length=1)
     state_dir: str | None = Field(None, description="default: $INTERLINGUA_HOME or ./.interlingua")
+
+    @model_validator(mode="after")
+    def _some_tasks(self):
+        require_eval_tasks(self.evaluate, self.eval_tasks)
+        return self
+
+
+def require_eval_tasks(evaluate: bool, tasks: list[str]) -> None:
+    """ValueError when evaluation is on but ``tasks`` names none (an empty list evaluated nothing, silently)."""
+    if evaluate and not tasks:
+        raise ValueError("eval_tasks is empty: name at least one pack task or kind (default: all), or set evaluate: "
+                         "false")
 
 
 #: The sizes of the reference table in evaluation/README.md (``interlingua bench-pack --bible-pairs 500 ...``).

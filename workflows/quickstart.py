@@ -14,7 +14,7 @@ from pydantic import Field
 
 from interlingua.trainers.engine.config import TrainConfig
 from interlingua.core.config import Config
-from interlingua.core.names import RegistryAlias, SafeName
+from interlingua.core.names import RegisteredModelName, RegistryAlias, SafeName
 from interlingua.core import tracking
 
 DESCRIPTION = "fine-tune multilingual-e5-small on the en-es Bible with translation ranking; evaluate; register"
@@ -35,7 +35,7 @@ class QuickstartConfig(Config):
     rows_per_shard: int = Field(4096, ge=1)
     max_length_ratio: float = Field(3.0, ge=1.0, description="hygiene: max token-length ratio of a pair")
     experiment: SafeName = "quickstart"
-    registered_model: str = "interlingua-e5-small-bible"
+    registered_model: RegisteredModelName = "interlingua-e5-small-bible"
     alias: RegistryAlias = "quickstart"
     eval_bible_pairs: int = Field(500, ge=10, description="held-out Bible verses evaluated")
     eval_debian_pairs: int = Field(300, ge=10, description="debian-reference pairs per language evaluated")

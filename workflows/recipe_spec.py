@@ -285,8 +285,10 @@ def check_stage_config(name: str, stage: StageSpec, config_class: type[Config]) 
                 continue
             key = ".".join(str(p) for p in error["loc"]) or "config"
             if error["type"] == "extra_forbidden":
-                raise RecipeError(f"stage {name!r} ({stage.workflow}): unknown config key {key!r}; "
-                                  f"see: interlingua run {stage.workflow} --list-keys") from None
+                from interlingua.core.config import nesting_hint
+
+                hint = nesting_hint(str(error["loc"][-1])) or f"; see: interlingua run {stage.workflow} --list-keys"
+                raise RecipeError(f"stage {name!r} ({stage.workflow}): unknown config key {key!r}{hint}") from None
             raise RecipeError(f"stage {name!r} ({stage.workflow}): {key}: {error['msg']}") from None
 
 

@@ -29,7 +29,7 @@ from pydantic import Field, model_validator
 from interlingua.core.config import Config
 from interlingua.core import tracking
 from interlingua.trainers.engine.config import TrainConfig
-from interlingua.core.names import RegistryAlias, SafeName, split_corpus_ref
+from interlingua.core.names import RegisteredModelName, RegistryAlias, SafeName, split_corpus_ref
 from interlingua.workflows.word_retrieval_check import check_corpus, select_heldout, wanted_rows, word_columns
 
 DESCRIPTION = "train any objective on any corpus version; evaluate base vs tuned on the pack; register"
@@ -54,9 +54,9 @@ class TrainWorkflowConfig(Config):
     model: str | None = Field(None, description="encoder URI to start from; default: the e5-small asset")
     max_rows: int | None = Field(None, ge=1, description="train on a seeded sample of this many rows")
     exclude_pack: bool = Field(True, description="drop rows with any text that occurs in the benchmark pack")
-    registered_model: str = "interlingua-encoder"
+    registered_model: RegisteredModelName = "interlingua-encoder"
     alias: RegistryAlias = "train"
-    experiment: str = "train"
+    experiment: SafeName = "train"
     evaluate: bool = Field(True, description="evaluate base vs tuned on the benchmark pack")
     pack: str | None = Field(None, description="benchmark pack folder; default: <state>/bench-pack (built if missing)")
     eval_tasks: list[str] = Field(default_factory=lambda: ["all"], description="pack task names or kinds")
@@ -68,6 +68,13 @@ class TrainWorkflowConfig(Config):
                                                     "stage on the same corpus holds out the same rows)")
     state_dir: str | None = Field(None, description="default: $INTERLINGUA_HOME or ./.interlingua")
     train: TrainConfig = Field(default_factory=_train_defaults)
+
+    @model_validator(mode="after")
+    def _some_tasks(self) -> "TrainWorkflowConfig":
+        from interlingua.workflows.pack_eval import require_eval_tasks
+
+        require_eval_tasks(self.evaluate, self.eval_tasks)
+        return self
 
     @model_validator(mode="before")
     @classmethod

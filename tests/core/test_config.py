@@ -14,6 +14,7 @@ from interlingua.core.config import (
     config_fields_help,
     load_config,
     parse_override,
+    read_yaml,
     validate,
 )
 from interlingua.core.errors import UserError
@@ -344,3 +345,34 @@ def test_workflow_configs_refuse_a_bool_for_a_number(config_class, key):
     module, name = config_class.split(":")
     with pytest.raises(ConfigError, match=rf"{key} = True: {key} must be a number, got True"):
         validate(getattr(importlib.import_module(module), name), {key: True})
+
+
+def test_a_key_given_twice_in_a_file_is_refused_with_both_lines(tmp_path):
+    """PyYAML keeps the last of two equal keys silently: ``corpus: a`` then ``corpus: b`` trained on b."""
+    path = write_yaml(tmp_path / "c.yaml", "name: x\ntrain:\n  lr: 0.1\n  steps: 3\n  lr: 0.2\n")
+    with pytest.raises(ConfigError) as info:
+        load_config(ExampleConfig, path)
+    assert str(info.value) == f"{path}, line 5: key 'lr' is given twice (first on line 3); YAML keeps only the last, " \
+                              "so remove one"
+    merged = write_yaml(tmp_path / "m.yaml", "base: &b {lr: 0.1}\ntrain:\n  <<: *b\n  lr: 0.3\n")  # a merge overrides
+    assert read_yaml(merged) == {"base": {"lr": 0.1}, "train": {"lr": 0.3}}
+
+
+def test_a_dotted_key_in_a_file_gets_the_nested_spelling():
+    with pytest.raises(ConfigError, match=r"train\.lr: unknown key \(value 0\.1\); the dotted spelling is --set's: in a "
+                                          r"file, nest it: train: \{lr: …\}$"):
+        validate(ExampleConfig, {"train.lr": 0.1}, source="c.yaml")
+    with pytest.raises(ConfigError, match=r"nest it: train: \{options: \{x: …\}\}"):
+        validate(ExampleConfig, {"train.options.x": 1}, source="c.yaml")
+    with pytest.raises(ConfigError, match=r"traine: unknown key .*did you mean train\?"):  # an undotted one as before
+        validate(ExampleConfig, {"traine": 1}, source="c.yaml")
+
+
+def test_no_repeats_names_each_repeated_item_once():
+    from interlingua.core.config import no_repeats
+
+    assert no_repeats([3, 1, 2]) == [3, 1, 2]
+    with pytest.raises(ValueError, match=r"^1 is given more than once; give each once$"):
+        no_repeats([1, 2, 1, 1])
+    with pytest.raises(ValueError, match=r"^'a', 'b' are given more than once"):
+        no_repeats(["a", "b", "a", "b"])

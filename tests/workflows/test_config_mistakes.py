@@ -286,3 +286,45 @@ def test_a_secret_named_unknown_key_in_a_config_file_is_not_shown(state, tmp_pat
     logs = "".join(p.read_text(encoding="utf-8") for p in (state / "logs").rglob("*.log"))
     assert "s3cr3tVALUE" not in out + err + logs
     assert "api_token (value not shown, the key names a credential): unknown key; did you mean" in err
+
+
+# Mistakes a config audit found accepted at load (each failed later, after Ray or training, or silently)
+
+@pytest.mark.parametrize(("workflow", "data", "message"), [
+    ("bitext-corpus", {"src_lang": "english"}, "src_lang = 'english': 'english' is not a language code"),
+    ("bitext-corpus", {"src_column": "en", "tgt_column": "en"}, "src_column and tgt_column are both 'en'"),
+    ("amr-corpus", {"languages": ["english"]}, r"languages\.0 = 'english': 'english' is not a language code"),
+    ("amr-corpus", {"translate": {"fr": {"backend": "apertium"}}}, "translate has settings for 'fr', which languages"),
+    ("amr-corpus", {"parse_gpus": 1.5}, "parse_gpus 1.5: Ray takes a fraction of one GPU"),
+    ("amr-retrofit", {"languages": ["EN"]}, r"'EN' is not a language code \(lowercase: 'en'\)"),
+    ("absent", {"bitext": {"src_lang": "english"}}, r"bitext\.src_lang = 'english'"),
+    ("absent", {"seeds": [1, 1]}, "seeds = \\[1, 1\\]: 1 is given more than once"),
+    ("absent", {"variants": ["absent", "absent"]}, "'absent' is given more than once"),
+    ("meaning-head", {"seeds": [1, 2, 1]}, "1 is given more than once"),
+    ("meaning-head", {"ablations": ["language_id", "language_id"]}, "'language_id' is given more than once"),
+    ("meaning-head", {"tasks": []}, "tasks = \\[\\]: List should have at least 1 item"),
+    ("train", {"corpus": "c", "eval_tasks": []}, "eval_tasks is empty: name at least one pack task"),
+    ("combine", {"first": "a", "second": "b", "eval_tasks": []}, "eval_tasks is empty"),
+    ("train", {"corpus": "c", "experiment": ""}, "experiment = '': '' is not a safe name"),
+    ("train", {"corpus": "c", "registered_model": "team/encoder"}, "'team/encoder' cannot name a registered model"),
+    ("hard-negatives", {"corpus": "bible@v-1", "name": "bible"}, "name 'bible' is the corpus it reads"),
+])
+def test_audited_mistakes_are_refused_at_load(workflow, data, message):
+    from interlingua.workflows.registry import load_workflow
+
+    with pytest.raises(ConfigError, match=message):
+        validate(load_workflow(workflow).CONFIG, data, source="t")
+
+
+def test_the_audited_checks_keep_what_is_right():
+    from interlingua.workflows.registry import load_workflow
+
+    def ok(workflow, data):
+        return validate(load_workflow(workflow).CONFIG, data, source="t")
+
+    assert ok("train", {"corpus": "c", "eval_tasks": [], "evaluate": False}).eval_tasks == []
+    assert ok("amr-corpus", {"languages": ["fr"]}).translate == {"es": {"backend": "apertium", "mark_unknown": False}}
+    assert ok("amr-corpus", {"parse_gpus": 2, "translate_gpus": 0.25}).parse_gpus == 2
+    assert ok("bitext-corpus", {"src_lang": "pt-BR", "tgt_lang": "en"}).src_lang == "pt-BR"
+    assert ok("hard-negatives", {"corpus": "bible", "name": "bible-mined"}).name == "bible-mined"
+    assert ok("train", {"corpus": "c", "registered_model": "My Encoder v2"}).registered_model == "My Encoder v2"
