@@ -40,8 +40,13 @@ class Config(BaseModel):
     @field_validator("*", mode="before")
     @classmethod
     def _no_bool_for_a_number(cls, value: Any, info: ValidationInfo) -> Any:
-        if isinstance(value, bool) and info.field_name and _numbers_only(cls.model_fields[info.field_name].annotation):
+        if not info.field_name:
+            return value
+        annotation = cls.model_fields[info.field_name].annotation
+        if isinstance(value, bool) and _numbers_only(annotation):
             raise ValueError(f"{info.field_name} must be a number, got {value!r}")  # as the objectives' Number says
+        if isinstance(value, list) and any(isinstance(v, bool) for v in value) and _number_items(annotation):
+            raise ValueError(f"{info.field_name} must be numbers, got {value!r}")  # seeds: [1, true] read as [1, 1]
         return value
 
     @classmethod
@@ -72,6 +77,19 @@ def _numbers_only(annotation: Any) -> bool:
         return annotation in (int, float)
     options = [a for a in typing.get_args(annotation) if a is not type(None)]
     return bool(options) and all(_numbers_only(a) for a in options)
+
+
+def _number_items(annotation: Any) -> bool:
+    """Whether a field of type ``annotation`` is a list of numbers only (``list[int]``, ``list[float] | None``, an
+    annotated one)."""
+    import typing
+
+    if typing.get_origin(annotation) is typing.Annotated:
+        return _number_items(typing.get_args(annotation)[0])
+    if _is_union(annotation):
+        options = [a for a in typing.get_args(annotation) if a is not type(None)]
+        return bool(options) and all(_number_items(a) for a in options)
+    return typing.get_origin(annotation) is list and all(_numbers_only(a) for a in typing.get_args(annotation))
 
 
 def _is_union(annotation: Any) -> bool:
@@ -334,7 +352,7 @@ def nesting_hint(key: str) -> str:
 def _did_you_mean(cls: type[Config] | None, loc: tuple) -> str:
     import difflib
 
-    if nesting_hint(str(loc[-1])) and section_keys(cls, tuple(loc[:-1])):
+    if nesting_hint(str(loc[-1])) and str(loc[-1]).split(".")[0] in section_keys(cls, tuple(loc[:-1])):
         return nesting_hint(str(loc[-1]))
     keys = section_keys(cls, tuple(loc[:-1]))
     close = difflib.get_close_matches(str(loc[-1]), keys, n=1, cutoff=0.5)

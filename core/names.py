@@ -108,3 +108,17 @@ def registered_model_problem(name: object) -> str:
 
 RegisteredModelName = Annotated[str, AfterValidator(_validator(registered_model_problem))]
 """A config field type for an MLflow registered model name, checked when the config is validated."""
+
+
+def experiment_problem(name: object) -> str:
+    """Why ``name`` cannot name an MLflow experiment, or ``""``: MLflow takes any non-empty name (``team/nightly runs``
+    included) but refuses an empty one, after Ray and the work before the run started."""
+    if not isinstance(name, str):
+        return f"expected an experiment name, got {type(name).__name__}"
+    if not name.strip():
+        return f"{name!r} cannot name an MLflow experiment: give a non-empty name"
+    return ""
+
+
+ExperimentName = Annotated[str, AfterValidator(_validator(experiment_problem))]
+"""A config field type for an MLflow experiment name (non-empty), checked when the config is validated."""

@@ -29,7 +29,7 @@ from pydantic import AfterValidator, Field, PositiveInt, field_validator
 
 from interlingua.core.config import Config, no_repeats
 from interlingua.core.errors import UserError
-from interlingua.core.names import SafeName
+from interlingua.core.names import ExperimentName
 from interlingua.workflows.frozen_bitext import BitextSource
 
 DESCRIPTION = "ABSent GAN mapping of word-vector sentence embeddings vs least squares / Procrustes / CSLS, P@1/P@5 by parallel ratio"
@@ -71,7 +71,7 @@ class AbsentConfig(Config):
     seeds: Annotated[list[int], AfterValidator(no_repeats)] = Field([1], min_length=1)
     csls_k: int = Field(10, ge=1)
     train: AbsentTrainConfig = Field(default_factory=AbsentTrainConfig)
-    experiment: SafeName = "absent"
+    experiment: ExperimentName = "absent"
 
     @field_validator("ratios")
     @classmethod

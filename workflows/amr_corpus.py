@@ -94,8 +94,11 @@ class AmrCorpusConfig(Config):
 
     @model_validator(mode="after")
     def _translate_only_listed_languages(self) -> "AmrCorpusConfig":
-        unused = sorted(set(self.translate) - set(self.languages))
-        if unused and "translate" in self.model_fields_set:  # the default's entry for es is not the user's mistake
+        default = type(self).model_fields["translate"].default_factory()
+        # the default's entry (es) is not the user's mistake, also when a dumped config (a submitted job's) repeats it
+        unused = sorted(lang for lang, spec in self.translate.items()
+                        if lang not in self.languages and default.get(lang) != spec)
+        if unused:
             raise ValueError(f"translate has settings for {', '.join(map(repr, unused))}, which languages "
                              f"({', '.join(self.languages)}) does not list: add it to languages, or remove its settings "
                              "(each listed language without settings uses the default Marian model)")

@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from interlingua.core.names import SafeName
+from interlingua.core.names import ExperimentName
 from interlingua.workflows.pack_eval import PackEvaluationConfig
 
 DESCRIPTION = "combine two encoders (s/|s| + h/|h| concatenation by default) into one encoder folder, evaluated"
@@ -24,7 +24,7 @@ class CombineConfig(PackEvaluationConfig):
     second: str = Field(description="encoder URI of h")
     mode: Literal["concat", "sum", "norm_concat", "norm_sum"] = Field(
         "norm_concat", description="s ⊕ h, s + h, s/‖s‖ ⊕ h/‖h‖ or s/‖s‖ + h/‖h‖")
-    experiment: SafeName = "combine"
+    experiment: ExperimentName = "combine"
 
 
 CONFIG = CombineConfig

@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import Field
 
 from interlingua.workflows.pack_eval import PackEvaluationConfig
-from interlingua.core.names import RegisteredModelName, RegistryAlias, SafeName
+from interlingua.core.names import ExperimentName, RegisteredModelName, RegistryAlias
 
 DESCRIPTION = "interpolate two encoders' weights (WiSE-FT: (1-a)*first + a*second), evaluate, register"
 
@@ -27,7 +27,7 @@ class InterpolateConfig(PackEvaluationConfig):
     alpha: float = Field(0.5, ge=0.0, le=1.0, description="mixing coefficient α (WiSE-FT's default: 0.5)")
     registered_model: RegisteredModelName = "interlingua-interpolated"
     alias: RegistryAlias = "interpolate"
-    experiment: SafeName = "interpolate"
+    experiment: ExperimentName = "interpolate"
     evaluate_second: bool = Field(False, description="also evaluate the second part (a recipe's training stage has "
                                   "usually evaluated it already)")
 

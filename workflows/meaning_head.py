@@ -30,7 +30,7 @@ from pydantic import AfterValidator, Field, model_validator
 from interlingua.core.config import Config, no_repeats
 from interlingua.core.errors import UserError
 from interlingua.workflows.frozen_bitext import BitextSource, check_language_sizes
-from interlingua.core.names import RegisteredModelName, RegistryAlias, SafeName
+from interlingua.core.names import ExperimentName, RegisteredModelName, RegistryAlias
 
 DESCRIPTION = "meaning/language heads over a frozen encoder (Tiyajamorn et al. 2021) vs raw/centered/projected; register"
 Term = Literal["reconstruction", "meaning_cross", "meaning_mono", "language_mono", "language_id"]
@@ -62,7 +62,7 @@ class MeaningHeadConfig(Config):
     tasks: list[str] = Field(["bible_retrieval", "debian_retrieval_*", "debian_mining_*"], min_length=1,
                              description="pack tasks (names or wildcards; retrieval and mining)")
     embed_chunk: int = Field(4000, ge=1, description="texts per embedding call (one cache part each)")
-    experiment: SafeName = "meaning-head"
+    experiment: ExperimentName = "meaning-head"
     registered_model: RegisteredModelName = "interlingua-meaning-head"
     alias: RegistryAlias = "meaning-head"
     register_model: bool = Field(True, description="register the composed encoder (first seed) in MLflow")

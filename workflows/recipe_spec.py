@@ -36,6 +36,7 @@ from pydantic import Field, field_validator
 
 from interlingua.core.config import Config
 from interlingua.core.errors import UserError
+from interlingua.core.names import ExperimentName
 
 REFERENCE = re.compile(r"\$\{stages\.([A-Za-z0-9_-]+)\.([A-Za-z0-9_]+)\}")
 SEED = re.compile(r"\$\{seed\}")
@@ -57,7 +58,7 @@ class StageSpec(Config):
 class RecipeConfig(Config):
     name: str = Field(description="recipe name (its state lives in <state>/recipes/NAME)", pattern=r"^[A-Za-z0-9_.-]+$")
     description: str = ""
-    experiment: str = Field("recipe", description="MLflow experiment of the parent run and every stage's run")
+    experiment: ExperimentName = Field("recipe", description="MLflow experiment of the parent run and every stage's run")
     state_dir: str | None = Field(None, description="default: $INTERLINGUA_HOME or ./.interlingua")
     force: list[str] = Field(default_factory=list, description="stages to rerun even when unchanged")
     stop_after: str | None = Field(None, description="stop after this stage (run a long recipe in pieces)")
@@ -244,7 +245,8 @@ def validate_recipe(recipe: RecipeConfig) -> list[str]:
         raise RecipeError(f"seeds {recipe.seeds} repeat a seed")
     for name in order:
         check_references(name, recipe)
-        check_stage_config(name, recipe.stages[name], load_workflow(recipe.stages[name].workflow).CONFIG)
+        check_stage_config(name, recipe.stages[name], load_workflow(recipe.stages[name].workflow).CONFIG,
+                           recipe.experiment)
     return order
 
 
@@ -270,17 +272,21 @@ def did_you_mean(word: str, candidates) -> str:
     return f"did you mean {close[0]!r}? " if close else ""
 
 
-def check_stage_config(name: str, stage: StageSpec, config_class: type[Config]) -> None:
-    """Validate ``stage.config`` against ``config_class``; values holding references are taken on trust."""
+def check_stage_config(name: str, stage: StageSpec, config_class: type[Config], experiment: str | None = None) -> None:
+    """Validate ``stage.config`` against ``config_class``; values holding references are taken on trust. With
+    ``experiment`` (the recipe's), the stage gets it as the run does, so a name its workflow refuses fails here."""
     from pydantic import ValidationError
 
     from interlingua.core.config import _lookup, with_section_defaults
 
+    data = stage.config
+    if experiment is not None and "experiment" in config_class.model_fields:
+        data = {**data, "experiment": experiment}
     try:
-        config_class.model_validate(with_section_defaults(config_class, stage.config))
+        config_class.model_validate(with_section_defaults(config_class, data))
     except ValidationError as err:
         for error in err.errors():
-            value = _lookup(stage.config, error["loc"])
+            value = _lookup(data, error["loc"])
             if references(value) or uses_seed(value):  # a reference, or a section holding one (train: {...})
                 continue
             key = ".".join(str(p) for p in error["loc"]) or "config"

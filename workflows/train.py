@@ -29,7 +29,7 @@ from pydantic import Field, model_validator
 from interlingua.core.config import Config
 from interlingua.core import tracking
 from interlingua.trainers.engine.config import TrainConfig
-from interlingua.core.names import RegisteredModelName, RegistryAlias, SafeName, split_corpus_ref
+from interlingua.core.names import ExperimentName, RegisteredModelName, RegistryAlias, SafeName, split_corpus_ref
 from interlingua.workflows.word_retrieval_check import check_corpus, select_heldout, wanted_rows, word_columns
 
 DESCRIPTION = "train any objective on any corpus version; evaluate base vs tuned on the pack; register"
@@ -56,7 +56,7 @@ class TrainWorkflowConfig(Config):
     exclude_pack: bool = Field(True, description="drop rows with any text that occurs in the benchmark pack")
     registered_model: RegisteredModelName = "interlingua-encoder"
     alias: RegistryAlias = "train"
-    experiment: SafeName = "train"
+    experiment: ExperimentName = "train"
     evaluate: bool = Field(True, description="evaluate base vs tuned on the benchmark pack")
     pack: str | None = Field(None, description="benchmark pack folder; default: <state>/bench-pack (built if missing)")
     eval_tasks: list[str] = Field(default_factory=lambda: ["all"], description="pack task names or kinds")

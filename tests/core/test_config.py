@@ -366,6 +366,8 @@ def test_a_dotted_key_in_a_file_gets_the_nested_spelling():
         validate(ExampleConfig, {"train.options.x": 1}, source="c.yaml")
     with pytest.raises(ConfigError, match=r"traine: unknown key .*did you mean train\?"):  # an undotted one as before
         validate(ExampleConfig, {"traine": 1}, source="c.yaml")
+    with pytest.raises(ConfigError, match=r"foo\.bar: unknown key \(value 1\); see --list-keys$"):  # no section foo
+        validate(ExampleConfig, {"foo.bar": 1}, source="c.yaml")
 
 
 def test_no_repeats_names_each_repeated_item_once():

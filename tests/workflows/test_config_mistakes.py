@@ -305,7 +305,9 @@ def test_a_secret_named_unknown_key_in_a_config_file_is_not_shown(state, tmp_pat
     ("meaning-head", {"tasks": []}, "tasks = \\[\\]: List should have at least 1 item"),
     ("train", {"corpus": "c", "eval_tasks": []}, "eval_tasks is empty: name at least one pack task"),
     ("combine", {"first": "a", "second": "b", "eval_tasks": []}, "eval_tasks is empty"),
-    ("train", {"corpus": "c", "experiment": ""}, "experiment = '': '' is not a safe name"),
+    ("train", {"corpus": "c", "experiment": " "}, "experiment = ' ': ' ' cannot name an MLflow experiment"),
+    ("meaning-head", {"seeds": [1, True]}, r"seeds must be numbers, got \[1, True\]"),
+    ("train", {"corpus": "c", "eval_seeds": [True, 2]}, r"eval_seeds must be numbers"),
     ("train", {"corpus": "c", "registered_model": "team/encoder"}, "'team/encoder' cannot name a registered model"),
     ("hard-negatives", {"corpus": "bible@v-1", "name": "bible"}, "name 'bible' is the corpus it reads"),
 ])
@@ -328,3 +330,18 @@ def test_the_audited_checks_keep_what_is_right():
     assert ok("bitext-corpus", {"src_lang": "pt-BR", "tgt_lang": "en"}).src_lang == "pt-BR"
     assert ok("hard-negatives", {"corpus": "bible", "name": "bible-mined"}).name == "bible-mined"
     assert ok("train", {"corpus": "c", "registered_model": "My Encoder v2"}).registered_model == "My Encoder v2"
+    assert ok("train", {"corpus": "c", "experiment": "team/nightly runs"}).experiment == "team/nightly runs"  # MLflow's
+    # a submitted job's config is the dump of the validated one: the default translate entry (es) is in it
+    dumped = ok("amr-corpus", {"languages": ["fr"]}).model_dump(mode="json")
+    assert ok("amr-corpus", dumped).languages == ["fr"]
+
+
+def test_a_recipe_experiment_a_stage_refuses_is_refused_at_load(tmp_path):
+    """The recipe hands its experiment to every stage: quickstart takes safe names only, so a recipe named with a
+    '/' failed when its quickstart stage ran, after the stages before it."""
+    from interlingua.workflows.recipe_spec import RecipeConfig, RecipeError, validate_recipe
+
+    stages = {"q": {"workflow": "quickstart"}}
+    with pytest.raises(RecipeError, match=r"stage 'q' \(quickstart\): experiment: .*not a safe name"):
+        validate_recipe(RecipeConfig(name="r", experiment="team/nightly", stages=stages))
+    assert validate_recipe(RecipeConfig(name="r", experiment="nightly", stages=stages)) == ["q"]
