@@ -54,6 +54,13 @@ class Config(BaseModel):
         """``--list-keys`` lines for field ``name`` when a config shows it its own way; None: the usual line."""
         return None
 
+    @classmethod
+    def section_base(cls, base: dict[str, Any], given: dict[str, Any]) -> dict[str, Any]:
+        """The workflow's default for this section (``base``, dumped) that ``given`` (the user's partial section) is
+        laid over (:func:`with_section_defaults`): a config whose keys have two spellings drops from ``base`` the
+        default the user's spelling replaces, so that what remains of both spellings is the user's."""
+        return base
+
 
 def no_repeats(values: list) -> list:
     """``values`` when no item is given twice, else ValueError naming the repeated items (a repeated seed or
@@ -163,7 +170,7 @@ def with_section_defaults(cls: type[Config], data: dict[str, Any]) -> dict[str, 
         if not (isinstance(section, type) and issubclass(section, Config) and isinstance(given, dict)):
             continue
         default = field.get_default(call_default_factory=True)
-        base = default.model_dump() if isinstance(default, Config) else {}
+        base = section.section_base(default.model_dump(), given) if isinstance(default, Config) else {}
         out[name] = with_section_defaults(section, _deep_update(base, given))
     return out
 

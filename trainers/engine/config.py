@@ -77,7 +77,11 @@ class TrainConfig(Config):
         section = dict(sections.get(name) or {})
         for key in [k for k in data if k not in cls.model_fields]:
             if key in chosen.Options.model_fields:
-                section[key] = data.pop(key)
+                value = data.pop(key)
+                if key in section and section[key] != value:  # two layers (a file, --set) gave both spellings
+                    raise ValueError(f"{key} is given twice: {key} = {value!r} and options.{name}.{key} = "
+                                     f"{section[key]!r}; keep one (the two spellings are one option)")
+                section[key] = value
             else:
                 owners = [n for n in objective_names() if key in objective_class(n).Options.model_fields]
                 if owners:
@@ -93,6 +97,24 @@ class TrainConfig(Config):
             if other == name:
                 data["options"] = {name: validated.model_dump()}
         return data
+
+    @classmethod
+    def section_base(cls, base: dict[str, Any], given: dict[str, Any]) -> dict[str, Any]:
+        """The workflow's default options of the chosen objective, less those the user gives by their short spelling
+        (``temperature`` for ``options.<objective>.temperature``): what remains under ``options`` then is the
+        user's, and a short and a long spelling given with two values are refused, not decided by spelling."""
+        from interlingua.trainers.objectives.registry import objective_class
+
+        name = given.get("objective", base.get("objective"))
+        try:
+            fields = objective_class(name).Options.model_fields
+        except (ValueError, TypeError):
+            return base  # the objective's validator reports it
+        short = {key for key in given if key not in cls.model_fields and key in fields}
+        options = base.get("options")
+        if not short or not isinstance(options, dict) or not isinstance(options.get(name), dict):
+            return base
+        return {**base, "options": {**options, name: {k: v for k, v in options[name].items() if k not in short}}}
 
     @field_validator("objective")
     @classmethod
