@@ -122,3 +122,15 @@ def experiment_problem(name: object) -> str:
 
 ExperimentName = Annotated[str, AfterValidator(_validator(experiment_problem))]
 """A config field type for an MLflow experiment name (non-empty), checked when the config is validated."""
+
+
+def location_problem(value: object) -> str:
+    """Why ``value`` cannot name an input (a path, URL or model spec), or ``""``: an empty or blank one is refused; as
+    the default it silently stood for (``--set source=$SRC`` with ``SRC`` unset built the Bible corpus)."""
+    if isinstance(value, str) and not value.strip():
+        return f"{value!r} is empty: give a path, URL or model spec, or leave the key out (null) for its default"
+    return ""
+
+
+Location = Annotated[str, AfterValidator(_validator(location_problem))]
+"""A config field type for an input's path, URL or model spec: not empty or blank."""

@@ -29,7 +29,7 @@ from pydantic import AfterValidator, Field, PositiveInt, field_validator
 
 from interlingua.core.config import Config, no_repeats
 from interlingua.core.errors import UserError
-from interlingua.core.names import ExperimentName
+from interlingua.core.names import ExperimentName, Location
 from interlingua.workflows.frozen_bitext import BitextSource
 
 DESCRIPTION = "ABSent GAN mapping of word-vector sentence embeddings vs least squares / Procrustes / CSLS, P@1/P@5 by parallel ratio"
@@ -59,7 +59,7 @@ class AbsentTrainConfig(Config):
 class AbsentConfig(Config):
     state_dir: str | None = None
     bitext: BitextSource = Field(default_factory=BitextSource)
-    test_file: str | None = Field(None, description="test pairs: Parquet with source/target (default: the pack's bible_retrieval)")
+    test_file: Location | None = Field(None, description="test pairs: Parquet with source/target (default: the pack's bible_retrieval)")
     pack: str | None = Field(None, description="benchmark pack folder (default <state>/bench-pack, built when missing)")
     word_vectors: WordVectorConfig = Field(default_factory=WordVectorConfig)
     weighting: Literal["mean", "tfidf"] = Field("tfidf", description="sentence vector: mean or TF-IDF-weighted mean")

@@ -33,7 +33,7 @@ from typing import Any
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from interlingua.core.config import Config
-from interlingua.core.names import LanguageCode, SafeName
+from interlingua.core.names import LanguageCode, Location, SafeName
 from interlingua.core.redact import redact
 
 DESCRIPTION = "NLI triples -> translations -> AMR graphs -> linearized corpus (Cai et al. 2022)"
@@ -45,11 +45,11 @@ COLUMNS = ("source_id", "role", "lang", "text", "penman", "linearized")
 class AmrCorpusConfig(Config):
     """Options of the ``amr-corpus`` workflow."""
 
-    source: str = SAMPLE_NLI
+    source: Location = SAMPLE_NLI
     split: str = "train"
     languages: list[LanguageCode] = Field(default_factory=lambda: ["es"])
     translate: dict[str, dict[str, Any]] = Field(default_factory=lambda: {"es": {"backend": "apertium", "mark_unknown": False}})
-    parser_model: str | None = None
+    parser_model: Location | None = None
     parser: dict[str, Any] = Field(default_factory=dict)
     drop_parentheses: bool = False
     corpus_name: SafeName = "amr-corpus"

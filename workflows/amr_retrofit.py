@@ -29,7 +29,7 @@ from pydantic import Field, field_validator
 
 from interlingua.trainers.engine.config import TrainConfig
 from interlingua.core.config import Config
-from interlingua.core.names import LanguageCode, RegisteredModelName, RegistryAlias, SafeName
+from interlingua.core.names import LanguageCode, Location, RegisteredModelName, RegistryAlias, SafeName
 from interlingua.core import tracking
 
 DESCRIPTION = "retrofit a multilingual encoder with AMR graphs of an amr-corpus version (Cai et al. 2022)"
@@ -53,7 +53,7 @@ def _amr_train() -> TrainConfig:
 class AmrRetrofitConfig(Config):
     corpus: SafeName = Field("amr-corpus", description="name of the amr-corpus corpus in the store")
     version: str | None = Field(None, description="corpus version; None: the latest")
-    model: str | None = Field(None, description="encoder URI to retrofit; default: the e5-small asset")
+    model: Location | None = Field(None, description="encoder URI to retrofit; default: the e5-small asset")
     languages: list[LanguageCode] | None = Field(
         None, description="languages the mixing draws from (English always included); None: all in the corpus")
     min_symbol_count: int = Field(5, ge=1, description="occurrences for a relation/frame to become a token")

@@ -17,14 +17,14 @@ from typing import Any
 from pydantic import Field, field_validator
 
 from interlingua.core.config import Config
-from interlingua.core.names import SafeName
+from interlingua.core.names import Location, SafeName
 from interlingua.operators.translate.apertium_backend import ENGLISH_TO
 
 DESCRIPTION = "English text -> Apertium synthetic bitext (es, ca, gl, eo, hbs) as one versioned corpus"
 
 
 class ApertiumBitextConfig(Config):
-    source: str | None = Field(
+    source: Location | None = Field(
         None, description="English text: a .txt file (one sentence a line) or a .parquet file (column "
                           "`column`), any fsspec URL; default: the Bible asset's English training verses")
     column: str = Field("en", description="text column of a parquet source")

@@ -14,13 +14,13 @@ from typing import Any
 from pydantic import Field
 
 from interlingua.core.config import Config
-from interlingua.core.names import SafeName
+from interlingua.core.names import Location, SafeName
 
 DESCRIPTION = "the en-es Bible (KJV / Reina-Valera) minus the held-out verses, as a bitext corpus"
 
 
 class BibleBitextConfig(Config):
-    bitext: str | None = Field(None, description="parquet with columns id, en, es; default: the Bible asset")
+    bitext: Location | None = Field(None, description="parquet with columns id, en, es; default: the Bible asset")
     name: SafeName = Field("bible-en-es", description="corpus name in the store")
     rows_per_shard: int = Field(4096, ge=1)
     max_length_ratio: float = Field(3.0, ge=1.0, description="hygiene: max token-length ratio of a pair")

@@ -48,7 +48,7 @@ from pydantic import Field, model_validator
 from interlingua.core.archives import DECOMPRESSION_ERRORS, TruncatedInputError, cut_short, open_compressed
 from interlingua.core.config import Config
 from interlingua.core.errors import UserError
-from interlingua.core.names import LanguageCode, SafeName
+from interlingua.core.names import LanguageCode, Location, SafeName
 from interlingua.core.redact import redact
 
 DESCRIPTION = "raw bitext -> hygiene -> Moses tokens -> fast_align (both ways, symmetrized) -> word pairs corpus"
@@ -64,9 +64,9 @@ _OPERATIONAL_KEYS = ("workers", "store_root", "in_process_rows")
 class BitextCorpusConfig(Config):
     """Options of the ``bitext-corpus`` workflow."""
 
-    source: str | None = Field(default=None, description="source text file, TSV or Parquet (fsspec URL); "
+    source: Location | None = Field(default=None, description="source text file, TSV or Parquet (fsspec URL); "
                                "default: the Bible en-es asset")
-    target: str | None = Field(default=None, description="target text file, line for line with source (format text)")
+    target: Location | None = Field(default=None, description="target text file, line for line with source (format text)")
     format: Literal["auto", "text", "tsv", "parquet"] = "auto"
     src_column: str | None = Field(default=None, description="Parquet source column (default: src_lang if present, else 'src')")
     tgt_column: str | None = Field(default=None, description="Parquet target column (default: tgt_lang if present, else 'tgt')")
@@ -88,7 +88,7 @@ class BitextCorpusConfig(Config):
                                                        "systran (systran-align, multithreaded, not reproducible)")
     learn_sample: int | None = Field(default=None, ge=1, description="learn parameters on the first N accepted pairs (default: all)")
     symmetrization: Literal["intersect", "union", "grow-diag", "grow-diag-final", "grow-diag-final-and"] = "grow-diag-final-and"
-    subword_tokenizer: str | None = Field(default=None, description="HF fast tokenizer for first-subword positions")
+    subword_tokenizer: Location | None = Field(default=None, description="HF fast tokenizer for first-subword positions")
     subword_max_length: int | None = Field(default=512, ge=1)
     rows_per_shard: int = Field(default=4096, ge=1)
     workers: int = Field(default=2, ge=1, description="tokenize / align Ray actors")

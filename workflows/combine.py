@@ -13,15 +13,15 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from interlingua.core.names import ExperimentName
+from interlingua.core.names import ExperimentName, Location
 from interlingua.workflows.pack_eval import PackEvaluationConfig
 
 DESCRIPTION = "combine two encoders (s/|s| + h/|h| concatenation by default) into one encoder folder, evaluated"
 
 
 class CombineConfig(PackEvaluationConfig):
-    first: str = Field(description="encoder URI of s (models:/NAME/VERSION, a folder, ...)")
-    second: str = Field(description="encoder URI of h")
+    first: Location = Field(description="encoder URI of s (models:/NAME/VERSION, a folder, ...)")
+    second: Location = Field(description="encoder URI of h")
     mode: Literal["concat", "sum", "norm_concat", "norm_sum"] = Field(
         "norm_concat", description="s ⊕ h, s + h, s/‖s‖ ⊕ h/‖h‖ or s/‖s‖ + h/‖h‖")
     experiment: ExperimentName = "combine"

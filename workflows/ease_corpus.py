@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from interlingua.core.config import Config
-from interlingua.core.names import SafeName
+from interlingua.core.names import Location, SafeName
 from interlingua.core.archives import TruncatedInputError
 from interlingua.core.redact import redact, redact_url
 from interlingua.operators.corpus.input_fingerprints import build_fingerprints
@@ -90,7 +90,7 @@ class EaseCorpusConfig(Config):
     seed: int = 0
     shard_bytes: int = Field(default=64 << 20, ge=1)
     workers: int = Field(default=2, ge=1)
-    entity_vectors: str | None = None
+    entity_vectors: Location | None = None
     entity_vector_ids: str | None = None
     vector_dim: int = Field(default=768, ge=1)
     vector_epochs: int = Field(default=5, ge=1)

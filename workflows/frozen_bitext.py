@@ -16,7 +16,7 @@ import numpy as np
 from pydantic import Field, model_validator
 
 from interlingua.core.config import Config
-from interlingua.core.names import LanguageCode
+from interlingua.core.names import LanguageCode, Location
 from interlingua.core.errors import UserError
 
 
@@ -24,7 +24,7 @@ class BitextSource(Config):
     """Where the training pairs come from (one of ``corpus`` or ``file``; neither = the Bible asset)."""
 
     corpus: str | None = Field(None, description="published corpus NAME or NAME@VERSION in the state's corpus store")
-    file: str | None = Field(None, description="Parquet (columns src/tgt or the two language codes) or TSV src<TAB>tgt")
+    file: Location | None = Field(None, description="Parquet (columns src/tgt or the two language codes) or TSV src<TAB>tgt")
     src_lang: LanguageCode = Field("en", description="language of the src side (file or corpus without language columns)")
     tgt_lang: LanguageCode = Field("es", description="language of the tgt side")
     max_pairs: int | None = Field(8000, ge=1, description="use this many pairs (deterministic sample; null = all)")

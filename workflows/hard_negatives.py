@@ -33,7 +33,7 @@ import numpy as np
 from pydantic import Field, model_validator
 
 from interlingua.core.config import Config
-from interlingua.core.names import SafeName, split_corpus_ref
+from interlingua.core.names import Location, SafeName, split_corpus_ref
 
 DESCRIPTION = "add a mined hard-negative target (column neg) to each pair of a bitext corpus version"
 GROUP_COLUMNS = ("src_lang", "tgt_lang")
@@ -43,7 +43,7 @@ ROWS_PER_SHARD = 4096
 
 class HardNegativesConfig(Config):
     corpus: str = Field(min_length=1, description="the bitext corpus: NAME (its latest version) or NAME@VERSION")
-    model: str | None = Field(None, description="the frozen encoder that ranks the candidates; default: the e5-small "
+    model: Location | None = Field(None, description="the frozen encoder that ranks the candidates; default: the e5-small "
                                                 "asset")
     max_ratio: float = Field(0.95, gt=0, le=1, description="a candidate's cosine with the source must be below "
                                                            "the positive's minus (1 - max_ratio) x its magnitude: "

@@ -16,14 +16,14 @@ from typing import Any
 from pydantic import Field
 
 from interlingua.workflows.pack_eval import PackEvaluationConfig
-from interlingua.core.names import ExperimentName, RegisteredModelName, RegistryAlias
+from interlingua.core.names import ExperimentName, Location, RegisteredModelName, RegistryAlias
 
 DESCRIPTION = "interpolate two encoders' weights (WiSE-FT: (1-a)*first + a*second), evaluate, register"
 
 
 class InterpolateConfig(PackEvaluationConfig):
-    first: str | None = Field(None, description="encoder URI of θ at α = 0 (the base); default: the e5-small asset")
-    second: str = Field(description="encoder URI of θ at α = 1 (fine-tuned from first; same architecture)")
+    first: Location | None = Field(None, description="encoder URI of θ at α = 0 (the base); default: the e5-small asset")
+    second: Location = Field(description="encoder URI of θ at α = 1 (fine-tuned from first; same architecture)")
     alpha: float = Field(0.5, ge=0.0, le=1.0, description="mixing coefficient α (WiSE-FT's default: 0.5)")
     registered_model: RegisteredModelName = "interlingua-interpolated"
     alias: RegistryAlias = "interpolate"

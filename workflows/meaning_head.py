@@ -30,7 +30,7 @@ from pydantic import AfterValidator, Field, model_validator
 from interlingua.core.config import Config, no_repeats
 from interlingua.core.errors import UserError
 from interlingua.workflows.frozen_bitext import BitextSource, check_language_sizes
-from interlingua.core.names import ExperimentName, RegisteredModelName, RegistryAlias
+from interlingua.core.names import ExperimentName, Location, RegisteredModelName, RegistryAlias
 
 DESCRIPTION = "meaning/language heads over a frozen encoder (Tiyajamorn et al. 2021) vs raw/centered/projected; register"
 Term = Literal["reconstruction", "meaning_cross", "meaning_mono", "language_mono", "language_id"]
@@ -50,7 +50,7 @@ class MeaningTrainConfig(Config):
 
 
 class MeaningHeadConfig(Config):
-    model: str | None = Field(None, description="frozen encoder spec: a folder, models:/NAME@ALIAS, use, minilm; "
+    model: Location | None = Field(None, description="frozen encoder spec: a folder, models:/NAME@ALIAS, use, minilm; "
                               "default: the e5-small asset")
     state_dir: str | None = None
     bitext: BitextSource = Field(default_factory=BitextSource)

@@ -14,7 +14,7 @@ from pydantic import Field
 
 from interlingua.trainers.engine.config import TrainConfig
 from interlingua.core.config import Config
-from interlingua.core.names import RegisteredModelName, RegistryAlias, SafeName
+from interlingua.core.names import Location, RegisteredModelName, RegistryAlias, SafeName
 from interlingua.core import tracking
 
 DESCRIPTION = "fine-tune multilingual-e5-small on the en-es Bible with translation ranking; evaluate; register"
@@ -26,9 +26,9 @@ def _quickstart_train() -> TrainConfig:
 
 
 class QuickstartConfig(Config):
-    model: str | None = Field(None, description="encoder URI; default: the e5-small asset")
+    model: Location | None = Field(None, description="encoder URI; default: the e5-small asset")
     state_dir: str | None = Field(None, description="default: $INTERLINGUA_HOME or ./.interlingua")
-    bitext: str | None = Field(None, description="parquet with columns id, en, es; default: the Bible asset")
+    bitext: Location | None = Field(None, description="parquet with columns id, en, es; default: the Bible asset")
     debian_reference_dir: str | None = Field(
         None, description="folder of debian-reference-en-XX.parquet files; default: the asset")
     corpus_name: SafeName = "bible-en-es"

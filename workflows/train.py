@@ -29,7 +29,7 @@ from pydantic import Field, model_validator
 from interlingua.core.config import Config
 from interlingua.core import tracking
 from interlingua.trainers.engine.config import TrainConfig
-from interlingua.core.names import ExperimentName, RegisteredModelName, RegistryAlias, SafeName, split_corpus_ref
+from interlingua.core.names import ExperimentName, Location, RegisteredModelName, RegistryAlias, SafeName, split_corpus_ref
 from interlingua.workflows.word_retrieval_check import check_corpus, select_heldout, wanted_rows, word_columns
 
 DESCRIPTION = "train any objective on any corpus version; evaluate base vs tuned on the pack; register"
@@ -51,7 +51,7 @@ class TrainWorkflowConfig(Config):
                                     description="objective column -> corpus column, e.g. {text: src}")
     entities: str | None = Field(None, description="EASE: the entity-vectors corpus as NAME, NAME@VERSION or NAME/VERSION "
                                                    "(used when train.entity_vectors is not set); default: <corpus>-entities, latest")
-    model: str | None = Field(None, description="encoder URI to start from; default: the e5-small asset")
+    model: Location | None = Field(None, description="encoder URI to start from; default: the e5-small asset")
     max_rows: int | None = Field(None, ge=1, description="train on a seeded sample of this many rows")
     exclude_pack: bool = Field(True, description="drop rows with any text that occurs in the benchmark pack")
     registered_model: RegisteredModelName = "interlingua-encoder"

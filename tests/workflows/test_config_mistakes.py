@@ -310,6 +310,11 @@ def test_a_secret_named_unknown_key_in_a_config_file_is_not_shown(state, tmp_pat
     ("train", {"corpus": "c", "eval_seeds": [True, 2]}, r"eval_seeds must be numbers"),
     ("train", {"corpus": "c", "registered_model": "team/encoder"}, "'team/encoder' cannot name a registered model"),
     ("hard-negatives", {"corpus": "bible@v-1", "name": "bible"}, "name 'bible' is the corpus it reads"),
+    # an empty input silently stood for the default (--set source=$SRC with SRC unset built the Bible corpus)
+    ("bitext-corpus", {"source": ""}, "source = '': '' is empty: give a path, URL or model spec, or leave the key out"),
+    ("quickstart", {"model": " "}, "model = ' ': ' ' is empty"),
+    ("combine", {"first": "", "second": "x"}, "first = '': '' is empty"),
+    ("amr-corpus", {"source": ""}, "source = '': '' is empty"),
 ])
 def test_audited_mistakes_are_refused_at_load(workflow, data, message):
     from interlingua.workflows.registry import load_workflow
