@@ -69,6 +69,16 @@ class MeaningHeadConfig(Config):
     pca_sentences: int = Field(300, ge=10, description="held-out pairs drawn in the PCA picture")
 
     @model_validator(mode="after")
+    def _ablations_of_terms_on(self) -> "MeaningHeadConfig":
+        """Switching off a term that train.terms leaves off gives a row equal to the full head's, labelled as an
+        ablation."""
+        off = [term for term in self.ablations if term not in self.train.terms]
+        if off:
+            raise ValueError(f"ablations {off} name terms train.terms does not switch on ({', '.join(self.train.terms)}): "
+                             "an ablation switches off a term that is on")
+        return self
+
+    @model_validator(mode="after")
     def _batch_fits_the_pairs(self) -> "MeaningHeadConfig":
         """No language can hold a batch when fewer pairs are drawn than one batch: refused at load, not after
         every sentence was embedded."""

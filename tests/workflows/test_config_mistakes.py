@@ -302,6 +302,8 @@ def test_a_secret_named_unknown_key_in_a_config_file_is_not_shown(state, tmp_pat
     ("absent", {"variants": ["absent", "absent"]}, "'absent' is given more than once"),
     ("meaning-head", {"seeds": [1, 2, 1]}, "1 is given more than once"),
     ("meaning-head", {"ablations": ["language_id", "language_id"]}, "'language_id' is given more than once"),
+    ("meaning-head", {"ablations": ["language_id"], "train": {"terms": ["reconstruction", "meaning_cross"]}},
+     r"ablations \['language_id'\] name terms train.terms does not switch on"),
     ("meaning-head", {"tasks": []}, "tasks = \\[\\]: List should have at least 1 item"),
     ("train", {"corpus": "c", "eval_tasks": []}, "eval_tasks is empty: name at least one pack task"),
     ("combine", {"first": "a", "second": "b", "eval_tasks": []}, "eval_tasks is empty"),
