@@ -10,12 +10,14 @@
   wmt20qe   ``**/{split}.{src}{tgt}.df.short.tsv``, split test20 > test > dev > train, the first whose
             header has ``z_mean``                                       -> pearson
   mldoc     ``english.train.{n}`` + ``{language}.dev`` / ``.test``      -> accuracy per language
-  xnli      ``multinli.train.en.tsv`` + ``xnli.dev.tsv`` / ``xnli.test.tsv``
-  pawsx     ``en/train.tsv`` + ``{lang}/dev_2k.tsv`` / ``test_2k.tsv``
-  marc      ``dataset_en_train.json`` + ``dataset_{lang}_{dev,test}.json``
+  xnli      ``multinli.train.en.tsv`` + ``xnli.dev.tsv`` / ``xnli.test.tsv``, each at any depth (the archives unpack
+            into ``XNLI-MT-1.0/multinli/`` and ``XNLI-1.0/``)
+  pawsx     ``en/train.tsv`` + ``{lang}/dev_2k.tsv`` / ``test_2k.tsv``, at the top or below one folder (``x-final/``)
+  marc      ``dataset_en_train.json`` + ``dataset_{lang}_{dev,test}.json``, each at any depth (``json/{split}/``)
   qam       ``QAM.train`` + ``QAM.dev.{lang}`` / ``QAM.test.{lang}``
 Transfer benchmarks give one task whose metrics are the per-language test accuracies (primary: their mean);
 C is chosen on the union of the dev sets of every language (English's included), as the issue's protocol states.
+Rows a transfer loader rejects are counted in the task's result (``rejected_{train,dev,test}``) and named on stderr.
 STS, BUCC, WMT20 QE and MewsC-16 files with malformed rows raise ValueError (naming the rows) instead of
 being scored on the rows that parsed."""
 
@@ -23,6 +25,7 @@ from __future__ import annotations
 
 import posixpath
 import re
+import sys
 from functools import partial
 from pathlib import Path
 
@@ -66,11 +69,43 @@ def _one_per_label(root: DataFolder, pattern: str, group: int = 1) -> dict[str, 
     return found
 
 
-def _transfer_run(load_train, load_dev, load_test, languages, source, encoder, seed):
-    """Trained on ``source`` (English) only; C chosen on the union of the dev sets of ``source`` and ``languages``."""
+def _located(root: DataFolder, pattern: str) -> dict[str, str]:
+    """The files whose name (their last ``/``-separated part) fully matches ``pattern`` at any depth under ``root``, by
+    the pattern's first group (their label): the official archives unpack into subfolders (``XNLI-1.0/xnli.test.tsv``
+    beside ``XNLI-MT-1.0/multinli/multinli.train.en.tsv``; MARC's ``json/test/dataset_de_test.json``), and a folder of
+    the files alone works as well. Two files of one name are a ValueError naming both (two copies of a benchmark)."""
+    regex = re.compile(pattern)
+    found: dict[str, str] = {}
+    for relative in root.files:
+        match = regex.fullmatch(relative.rsplit("/", 1)[-1])
+        if not match:
+            continue
+        label = match[1] if regex.groups else match[0]
+        if label in found:
+            raise ValueError(f"two files named {relative.rsplit('/', 1)[-1]} under {root}: {found[label]} and {relative} "
+                             "(hint: point --data at a folder that holds one copy of the benchmark)")
+        found[label] = relative
+    return found
+
+
+def _transfer_run(load_train, load_dev, load_test, languages, source, encoder, seed, name="transfer"):
+    """Trained on ``source`` (English) only; C chosen on the union of the dev sets of ``source`` and ``languages``.
+    Rows a loader rejected (a label outside the task's, an empty text) are counted in the result
+    (``rejected_train`` / ``_dev`` / ``_test``) and named on stderr, not dropped unseen: a test row left out changes
+    the accuracy's denominator."""
     dev_languages = list(dict.fromkeys([source, *languages]))
-    result = official.transfer_task(load_train(), {l: load_dev(l) for l in dev_languages}, {l: load_test(l) for l in languages}, encoder, seed)
+    train = load_train()
+    dev = {l: load_dev(l) for l in dev_languages}
+    test = {l: load_test(l) for l in languages}
+    result = official.transfer_task(train, dev, test, encoder, seed)
     result["accuracy"] = float(np.mean([result[l] for l in languages]))
+    for split, parts in (("train", [train]), ("dev", list(dev.values())), ("test", list(test.values()))):
+        rejected = [row for part in parts for row in part.rejected]
+        result[f"rejected_{split}"] = float(len(rejected))
+        if rejected:
+            where, why = rejected[0]
+            print(f"[eval] {name}: {len(rejected)} {split} row(s) rejected, not scored (first: {where}: {why})",
+                  file=sys.stderr)
     return result
 
 
@@ -154,37 +189,50 @@ def _mldoc(root):
     if not train or not langs:
         return []
     run = partial(_transfer_run, lambda: load_mldoc(root.url(train[0].string)), lambda l: load_mldoc(root.url(f"{l}.dev")),
-                  lambda l: load_mldoc(root.url(f"{l}.test")), langs, "english")
+                  lambda l: load_mldoc(root.url(f"{l}.test")), langs, "english", name="mldoc")
     return [TaskSpec("mldoc", "transfer", ",".join(langs), "accuracy", run)]
 
 
 def _xnli(root):
     names = ("multinli.train.en.tsv", "xnli.dev.tsv", "xnli.test.tsv")
-    if not all(root.exists(name) for name in names):
+    located = [_located(root, re.escape(name)).get(name) for name in names]
+    if not all(located):
         return []
     from interlingua.evaluation.data.files import read_tsv_dicts
 
-    train, dev, test = (root.url(name) for name in names)
+    train, dev, test = (root.url(relative) for relative in located)
     langs = sorted({row.get("language") for _, row in read_tsv_dicts(test) if row.get("language")})
-    run = partial(_transfer_run, lambda: load_xnli_mt_train(train), lambda l: load_xnli(dev, l), lambda l: load_xnli(test, l), langs, "en")
+    run = partial(_transfer_run, lambda: load_xnli_mt_train(train), lambda l: load_xnli(dev, l), lambda l: load_xnli(test, l), langs, "en", name="xnli")
     return [TaskSpec("xnli", "transfer", ",".join(langs), "accuracy", run)]
 
 
 def _pawsx(root):
-    langs = sorted({m[1] for m in _names(root, r"([a-z]{2})/test_2k\.tsv")})
-    if not root.exists("en/train.tsv") or not langs:
+    # the language folders, at the top or below the archive's x-final/
+    matches = _names(root, r"(.*/)?([a-z]{2})/test_2k\.tsv")
+    bases = sorted({m[1] or "" for m in matches})
+    if len(bases) > 1:
+        raise ValueError(f"two copies of PAWS-X under {root}: in {' and '.join(b or './' for b in bases)} "
+                         "(hint: point --data at a folder that holds one copy of the benchmark)")
+    base = bases[0] if bases else ""
+    langs = sorted({m[2] for m in matches})
+    if not root.exists(f"{base}en/train.tsv") or not langs:
         return []
-    run = partial(_transfer_run, lambda: load_pawsx(root.url("en/train.tsv")), lambda l: load_pawsx(root.url(f"{l}/dev_2k.tsv")),
-                  lambda l: load_pawsx(root.url(f"{l}/test_2k.tsv")), langs, "en")
+    run = partial(_transfer_run, lambda: load_pawsx(root.url(f"{base}en/train.tsv")),
+                  lambda l: load_pawsx(root.url(f"{base}{l}/dev_2k.tsv")),
+                  lambda l: load_pawsx(root.url(f"{base}{l}/test_2k.tsv")), langs, "en", name="pawsx")
     return [TaskSpec("pawsx", "transfer", ",".join(langs), "accuracy", run)]
 
 
 def _marc(root):
-    langs = sorted({m[1] for m in _names(root, r"dataset_([a-z]{2})_test\.json")})
-    if not root.exists("dataset_en_train.json") or not langs:
+    tests, devs, trains = (_located(root, rf"dataset_([a-z]{{2}})_{split}\.json") for split in ("test", "dev", "train"))
+    langs = sorted(tests)
+    if "en" not in trains or not langs:
         return []
-    run = partial(_transfer_run, lambda: load_marc(root.url("dataset_en_train.json")),
-                  lambda l: load_marc(root.url(f"dataset_{l}_dev.json")), lambda l: load_marc(root.url(f"dataset_{l}_test.json")), langs, "en")
+    missing = [f"dataset_{l}_dev.json" for l in ["en", *langs] if l not in devs]
+    if missing:
+        raise ValueError(f"marc under {root} has test files but no {', '.join(missing)} (the dev sets choose C)")
+    run = partial(_transfer_run, lambda: load_marc(root.url(trains["en"])), lambda l: load_marc(root.url(devs[l])),
+                  lambda l: load_marc(root.url(tests[l])), langs, "en", name="marc")
     return [TaskSpec("marc", "transfer", ",".join(langs), "accuracy", run)]
 
 
@@ -193,7 +241,7 @@ def _qam(root):
     if not root.exists("QAM.train") or not langs:
         return []
     run = partial(_transfer_run, lambda: load_qam(root.url("QAM.train")), lambda l: load_qam(root.url(f"QAM.dev.{l}")),
-                  lambda l: load_qam(root.url(f"QAM.test.{l}")), langs, "en")
+                  lambda l: load_qam(root.url(f"QAM.test.{l}")), langs, "en", name="qam")
     return [TaskSpec("qam", "transfer", ",".join(langs), "accuracy", run)]
 
 

@@ -239,3 +239,57 @@ def test_transfer_selects_c_on_the_union_of_dev_sets(data_dir, monkeypatch):
     result = task.run(_Letters(), 0)
     assert seen == {"dev": ["de", "en", "fr"], "test": ["de", "fr"]}
     assert result["accuracy"] == pytest.approx((result["de"] + result["fr"]) / 2)
+
+
+def test_transfer_benchmarks_are_found_in_their_archives_layouts(tmp_path):
+    """XNLI's two archives unpack into XNLI-1.0/ and XNLI-MT-1.0/multinli/, MARC's into json/{train,dev,test}/, PAWS-X's
+    into x-final/<lang>/: --data pointed at the folder holding them found nothing ("no xnli files")."""
+    header = "language\tgold_label\tsentence1_binary_parse\tsentence2_binary_parse\tsentence1\tsentence2\tpairID\n"
+    xnli = tmp_path / "xnli"
+    (xnli / "XNLI-1.0").mkdir(parents=True)
+    (xnli / "XNLI-MT-1.0" / "multinli").mkdir(parents=True)
+    for split in ("dev", "test"):
+        (xnli / "XNLI-1.0" / f"xnli.{split}.tsv").write_text(header + "fr\tneutral\t-\t-\ta\tb\t1\nde\tneutral\t-\t-\ta\tb\t2\n")
+    (xnli / "XNLI-MT-1.0" / "multinli" / "multinli.train.en.tsv").write_text("premise\thypo\tlabel\na\tb\tneutral\n")
+    marc = tmp_path / "marc"
+    for split in ("train", "dev", "test"):
+        (marc / "json" / split).mkdir(parents=True)
+        for lang in ("en", "de", "ja"):
+            (marc / "json" / split / f"dataset_{lang}_{split}.json").write_text("")
+    paws = tmp_path / "paws"
+    for lang in ("en", "de", "fr"):
+        (paws / "x-final" / lang).mkdir(parents=True)
+        for name in ("train.tsv", "dev_2k.tsv", "test_2k.tsv"):
+            (paws / "x-final" / lang / name).write_text("")
+    found = {name: [(t.name, t.language) for t in discover_official_tasks(name, folder)]
+             for name, folder in (("xnli", xnli), ("marc", marc), ("pawsx", paws))}
+    assert found == {"xnli": [("xnli", "de,fr")], "marc": [("marc", "de,en,ja")], "pawsx": [("pawsx", "de,en,fr")]}
+    import shutil
+
+    shutil.copytree(xnli / "XNLI-1.0", xnli / "again" / "XNLI-1.0")
+    with pytest.raises(ValueError, match=r"two files named xnli\.dev\.tsv under .*: .*XNLI-1\.0/xnli\.dev\.tsv and "):
+        discover_official_tasks("xnli", xnli)
+    shutil.copytree(paws / "x-final", paws / "copy")
+    with pytest.raises(ValueError, match="two copies of PAWS-X under"):
+        discover_official_tasks("pawsx", paws)
+    (marc / "json" / "dev" / "dataset_ja_dev.json").unlink()
+    with pytest.raises(ValueError, match=r"has test files but no dataset_ja_dev\.json"):
+        discover_official_tasks("marc", marc)
+
+
+def test_rows_a_transfer_loader_rejects_are_counted_and_named(data_dir, capsys):
+    """A test row with a label outside 0/1 was left out of the accuracy without a word."""
+    with open(data_dir / "qam" / "QAM.test.de", "a") as handle:
+        handle.write("dd\tdd\tmaybe\n")
+
+    class Letters:
+        name = "letters"
+
+        def encode(self, texts):
+            return _letters(texts)
+
+    (task,) = discover_official_tasks("qam", data_dir / "qam")
+    result = task.run(Letters(), 1)
+    assert (result["rejected_train"], result["rejected_dev"], result["rejected_test"]) == (0.0, 0.0, 1.0)
+    err = capsys.readouterr().err
+    assert "[eval] qam: 1 test row(s) rejected, not scored (first: " in err and "QAM.test.de:3: expected" in err
