@@ -74,9 +74,19 @@ class TrackingTarget:
     artifact_location: str | None  # set for the local default store only
 
 
+#: The local store :func:`use_tracking_store` exported as ``MLFLOW_TRACKING_URI`` (this process or a parent's), so that
+#: a later call does not take it for one the user set: its experiments keep ``<state>/mlartifacts`` (they were created
+#: with MLflow's default, ``./mlruns`` in the working directory, which ``gc`` never sees).
+OWN_TRACKING_URI = "INTERLINGUA_LOCAL_TRACKING_URI"
+
+
 def tracking_target(state: Path | None = None) -> TrackingTarget:
-    """``$MLFLOW_TRACKING_URI`` when set; otherwise the local SQLite store under the state dir."""
+    """``$MLFLOW_TRACKING_URI`` when the user set it; otherwise the local SQLite store under the state dir (also when
+    the variable holds the local store this process or a parent exported, :data:`OWN_TRACKING_URI`)."""
     uri = os.environ.get("MLFLOW_TRACKING_URI")
+    if uri and uri == os.environ.get(OWN_TRACKING_URI) and uri.startswith("sqlite:///"):
+        root = Path(uri[len("sqlite:///"):]).parent
+        return TrackingTarget(uri, (root / "mlartifacts").as_uri())
     if uri:
         return TrackingTarget(uri, None)
     root = state or state_dir()
@@ -94,6 +104,8 @@ def use_tracking_store(state: Path | None = None) -> TrackingTarget:
     target = tracking_target(state)
     check_tracking_server(target.tracking_uri)
     os.environ["MLFLOW_TRACKING_URI"] = target.tracking_uri
+    if target.artifact_location is not None:  # the local store: recorded as ours, not the user's
+        os.environ[OWN_TRACKING_URI] = target.tracking_uri
     mlflow.set_tracking_uri(target.tracking_uri)
     mlflow.set_registry_uri(target.tracking_uri)
     mlflow_events_to_log_file()

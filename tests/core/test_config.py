@@ -215,6 +215,30 @@ def test_tracking_target_honours_mlflow_tracking_uri(tmp_path, monkeypatch):
     assert target.artifact_location is None
 
 
+def test_the_local_store_exported_earlier_keeps_its_artifact_folder(tmp_path, monkeypatch):
+    """``use_tracking_store`` exports the local store as MLFLOW_TRACKING_URI (for Ray workers); a later call in the
+    process took it for the user's and gave no artifact folder, so experiments were created with MLflow's default,
+    ``./mlruns`` in the working directory (where ``gc`` never looks)."""
+    import mlflow
+
+    from interlingua.core.runtime import OWN_TRACKING_URI, configure_mlflow, tracking_target, use_tracking_store
+
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    monkeypatch.delenv(OWN_TRACKING_URI, raising=False)
+    monkeypatch.chdir(tmp_path)
+    state = tmp_path / "state"
+    try:
+        use_tracking_store(state)  # e.g. eval resolving models:/ before a workflow's run
+        assert tracking_target().artifact_location == (state / "mlartifacts").as_uri()
+        configure_mlflow("later", state)
+        assert mlflow.get_experiment_by_name("later").artifact_location == (state / "mlartifacts").as_uri()
+        monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{tmp_path / 'user.db'}")  # the user's own: untouched
+        assert tracking_target().artifact_location is None
+    finally:
+        mlflow.set_tracking_uri(None)
+        mlflow.set_registry_uri(None)
+
+
 def test_device_plan_cpu_is_gloo_fp32_and_gpu_is_nccl_bf16():
     from interlingua.core.runtime import DevicePlan, device_plan
 
