@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -53,8 +54,8 @@ def decide(candidate: dict[str, float], holder: dict[str, float] | None, margin:
     - otherwise promote only if the candidate is worse than the holder by at most ``margin`` on every
       task **and** its mean over the tasks is strictly higher.
     """
-    if margin < 0:
-        raise ValueError(f"margin must be >= 0; got {margin}")
+    if not math.isfinite(margin) or margin < 0:  # nan compares false: no task would count as worse
+        raise ValueError(f"margin must be a finite number >= 0; got {margin}")
     if not candidate:
         raise ValueError("no gating task produced a score")
     if holder is not None and set(holder) != set(candidate):
@@ -144,8 +145,12 @@ def promote(candidate_uri: str, alias: str, tasks: Sequence[TaskSpec], *, seeds:
 
     if not tasks:
         raise UserError("no gating task given; pass --tasks")
-    if not alias or "/" in alias or "@" in alias:
-        raise UserError(f"alias must be a plain name such as 'champion'; got {alias!r}")
+    from interlingua.core.names import alias_problem
+
+    if not alias or alias_problem(alias):
+        raise UserError(f"alias must be a plain name such as 'champion' ({alias_problem(alias) or 'empty'}); got {alias!r}")
+    if not math.isfinite(margin) or margin < 0:
+        raise UserError(f"margin must be a finite number >= 0; got {margin}")
     client = client or MlflowClient()
     candidate = parse_version_uri(candidate_uri)
     _check_version_exists(client, candidate)

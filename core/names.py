@@ -61,11 +61,14 @@ SafeName = Annotated[str, AfterValidator(_validator(name_problem))]
 
 
 def alias_problem(alias: object) -> str:
-    """Why ``alias`` cannot be an MLflow registry alias, or ``""``: MLflow reserves ``latest`` (any case) and
-    ``v<digits>`` (version references); the rest is the safe-name rule."""
+    """Why ``alias`` cannot be an MLflow registry alias, or ``""``: MLflow takes letters, digits, ``_`` and ``-`` only
+    (no ``.``: the safe-name rule allows it, MLflow refused ``v1.2`` only when the alias was set, after an evaluation)
+    and reserves ``latest`` (any case) and ``v<digits>`` (version references)."""
     problem = name_problem(alias) if alias not in RESERVED_NAMES else ""
     if problem:
         return problem
+    if "." in str(alias):
+        return f"{alias!r} is not a registry alias: use letters, digits, '_' and '-' (MLflow's rule; no '.')"
     if str(alias).lower() == "latest" or re.fullmatch(r"[vV]\d+", str(alias)):
         return f"{alias!r} is reserved by the MLflow registry (latest, v<digits>); choose another alias"
     return ""

@@ -36,8 +36,35 @@ def test_margin_is_inclusive_and_equal_means_do_not_promote():
 def test_rule_rejects_mismatched_tasks_and_negative_margin():
     with pytest.raises(ValueError, match="different tasks"):
         decide({"a": 1.0}, {"b": 1.0}, margin=0)
-    with pytest.raises(ValueError, match="margin must be >= 0"):
-        decide({"a": 1.0}, {"a": 1.0}, margin=-1)
+    for margin in (-1, float("nan"), float("inf")):  # nan: "worse by more than nan" was never true, every gate passed
+        with pytest.raises(ValueError, match="margin must be a finite number >= 0"):
+            decide({"a": 10.0, "b": 95.0}, {"a": 50.0, "b": 40.0}, margin=margin)
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--margin", "nan"], "--margin must be a finite number >= 0; got nan"),
+    (["--alias", "bad alias"], "--alias: 'bad alias' is not a safe name"),
+    (["--alias", "v1.2"], "--alias: 'v1.2' is not a registry alias: use letters, digits, '_' and '-'"),
+    (["--alias", "V3"], "reserved by the MLflow registry"),
+])
+def test_promote_cli_refuses_a_bad_margin_or_alias_before_evaluating(argv, message, monkeypatch, tmp_path):
+    """An invalid alias was evaluated for a minute, recorded as 'promoted' on the version, and then refused by
+    MLflow when set (exit 1, "not promoted"); --margin nan passed every gate."""
+    import argparse
+
+    from interlingua.core.errors import UserError
+    from interlingua.workflows.commands import promote as promote_command
+
+    monkeypatch.setattr("interlingua.evaluation.runner.select_tasks", lambda *a: pytest.fail("tasks were selected"))
+    parser = argparse.ArgumentParser()
+    promote_command.add_arguments(parser)
+    base = {"--alias": "champion", "--margin": "0"}
+    for flag, value in zip(argv[::2], argv[1::2]):
+        base[flag] = value
+    args = parser.parse_args(["models:/enc/1", "--tasks", "bible_retrieval", "--pack", str(tmp_path / "none"),
+                              *[item for pair in base.items() for item in pair]])
+    with pytest.raises(UserError, match=message):
+        promote_command.run(args)
 
 
 def test_primary_scores_average_the_primary_metric_over_seeds():

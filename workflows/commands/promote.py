@@ -13,7 +13,7 @@ DESCRIPTION = (HELP + ". The alias moves when the candidate is worse than the ho
                "(both score tables, data versions, commit) is recorded as tags on the candidate version and an MLflow "
                "run in the 'interlingua-promotion' experiment. Exit 0: promoted (or would be, with --dry-run); "
                "1: not promoted; 2: a mistake, caught before the alias moves (a malformed candidate URI, a version that "
-               "does not exist, an invalid alias, an unknown task, a negative --margin).")
+               "does not exist, an invalid alias, an unknown task, a negative or non-finite --margin).")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -39,8 +39,15 @@ def run(args: argparse.Namespace) -> int:
     from interlingua.core.runtime import use_tracking_store
     from interlingua.evaluation.runner import select_tasks
 
-    if args.margin < 0:
-        raise UserError(f"--margin must be >= 0; got {args.margin}")
+    import math
+
+    from interlingua.core.names import alias_problem
+
+    if not math.isfinite(args.margin) or args.margin < 0:  # nan: no task counted as worse, every gate passed
+        raise UserError(f"--margin must be a finite number >= 0; got {args.margin}")
+    problem = alias_problem(args.alias)
+    if problem:  # before the evaluation: MLflow refused it only when setting it, after recording "promoted"
+        raise UserError(f"--alias: {problem}")
     parse_version_uri(args.model)  # a malformed URI fails before anything loads
     try:
         tasks = select_tasks(_available_tasks(args), args.tasks)
