@@ -30,6 +30,13 @@ def export_version(store: CorpusStore, name: str, version: str, out: str, fmt: E
     manifest = store.manifest(name, version)
     fs, root = url_to_fs(out)
     root = root.rstrip("/")
+    store_fs, store_root = url_to_fs(store.root)
+    store_root = store_root.rstrip("/")
+    inside = root[len(store_root):].strip("/").split("/") if root == store_root or root.startswith(store_root + "/") else None
+    if type(fs) is type(store_fs) and inside is not None and (len(inside) > 1 or inside[0] in ("", *store.corpus_names())):
+        # a copy inside a corpus's folder looks like a version of it, and the store reads it as one
+        raise ValueError(f"{out} is inside the corpus store {store.root} (in a corpus's folder); export to a folder "
+                         "outside it")
     if fs.exists(root) and fs.ls(root, detail=False):
         raise ValueError(f"{out} exists and is not empty; export into a new folder")
     if fmt == "hf":

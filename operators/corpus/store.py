@@ -277,12 +277,20 @@ class CorpusStore:
             )
         return manifest
 
-    def list_versions(self, name: str | None = None) -> list[VersionSummary]:
-        """Summaries of every published version (of ``name`` only, if given), by name then age."""
+    def list_versions(self, name: str | None = None, problems: list[str] | None = None) -> list[VersionSummary]:
+        """Summaries of every published version (of ``name`` only, if given), by name then age. With ``problems``
+        (a list) and no ``name``, a corpus whose manifests are refused (:class:`CorruptVersionError`) is left out
+        and the reason appended there: one damaged corpus of a shared store does not hide the others."""
         names = [_validate_name(name)] if name is not None else self.corpus_names()
         summaries = []
         for corpus in names:
-            manifests = self._published_manifests(corpus)
+            try:
+                manifests = self._published_manifests(corpus)
+            except CorruptVersionError as error:
+                if name is not None or problems is None:
+                    raise
+                problems.append(f"corpus {corpus!r} left out: {error}")
+                continue
             if name is not None and not manifests:
                 raise CorpusLookupError(self._unknown_corpus_message(corpus))
             latest = self.latest_version(corpus) if manifests else None

@@ -442,6 +442,24 @@ def test_cli_list_and_show(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     assert "unknown version 'v-000000000000'" in error and v1.version in error and v2.version in error
 
 
+def test_one_damaged_corpus_does_not_hide_the_others_from_list(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A corrupt manifest of one corpus made `corpus list` fail (exit 2) for the whole store, a shared one included."""
+    root = str(tmp_path)
+    good = publish_source(CorpusStore(root), name="bible")
+    bad = publish_source(CorpusStore(root), name="other")
+    (tmp_path / "other" / bad.version / "manifest.json").write_text("{ damaged", encoding="utf-8")
+    assert run_cli("list", "--root", root) == 1
+    captured = capsys.readouterr()
+    listed = [line.split()[:2] for line in captured.out.splitlines()[1:] if line.startswith(("bible", "other"))]
+    assert listed == [["bible", good.version]]
+    assert captured.err.startswith("interlingua corpus: error: corpus 'other' left out: refusing the manifest ")
+    assert run_cli("list", "--name", "other", "--root", root) == 2  # asked for by name: its error, as before
+    capsys.readouterr()
+    assert run_cli("export", "bible", "--root", root, "--out", str(tmp_path / "bible" / "v-000000000000")) == 2
+    assert "is inside the corpus store" in capsys.readouterr().err
+    assert not (tmp_path / "bible" / "v-000000000000").exists()
+
+
 def test_cli_default_root_is_under_interlingua_home(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -143,7 +143,12 @@ def run(args: argparse.Namespace) -> int:
                    f"{error} (hint: pip install it into this environment)")
             return 2
         if args.corpus_action == "list":
-            _say(_format_version_list(store.list_versions(args.name), root))
+            problems: list[str] = []
+            _say(_format_version_list(store.list_versions(args.name, problems), root))
+            for problem in problems:
+                _error(problem)
+            if problems:
+                return 1
         elif args.corpus_action == "show":
             manifest = store.manifest(args.name, args.version)
             # a store may be shared and older manifests may hold credentials: never print them
