@@ -119,10 +119,17 @@ def _run_command(args: argparse.Namespace, log_path) -> int:
         # The reader went away (`interlingua corpus show --json | head`): stop quietly, as `cat` would.
         _silence_stdout()
         return 141
-    except (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError) as err:
+    except (FileNotFoundError, FileExistsError, IsADirectoryError, NotADirectoryError, PermissionError) as err:
         if err.filename is None:
             return _unexpected(args, err, log_path)
         print(f"interlingua {args.command}: error: {err.strerror}: {redact_text(str(err.filename))}", file=sys.stderr)
+        return 2
+    except ImportError as err:
+        if not str(err).startswith("Install "):
+            return _unexpected(args, err, log_path)
+        # fsspec names the package a URL's scheme needs ("Install s3fs to access S3"): the user's environment
+        print(f"interlingua {args.command}: error: a URL given needs a package that is not installed: "
+              f"{redact_text(str(err))} (hint: pip install it into this environment)", file=sys.stderr)
         return 2
     except Exception as err:  # a bug or a failure deep in a library: one line here, the traceback in the log
         return _unexpected(args, err, log_path)

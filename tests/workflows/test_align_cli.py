@@ -153,6 +153,16 @@ def test_options_are_validated(tmp_path):
         run_align("--src", src, "--tgt", src, "--out", str(tmp_path / "o"), "--aligner", "eflomal", "--max-length", "1024")
 
 
+def test_an_empty_or_missing_input_file_is_one_line(tmp_path):
+    """Two 0-byte files said "aligned 0 lines" with exit 0."""
+    empty = tmp_path / "e.txt"
+    empty.write_bytes(b"")
+    with pytest.raises(UserError, match=r"input .*e\.txt is empty \(0 bytes\)"):
+        run_align("--src", str(empty), "--tgt", str(empty), "--out", str(tmp_path / "o"))
+    with pytest.raises(UserError, match=r"input .*nope\.txt not found"):
+        run_align("--src", str(tmp_path / "nope.txt"), "--tgt", str(empty), "--out", str(tmp_path / "o"))
+
+
 def test_all_empty_input_gives_empty_alignments(tmp_path):
     src, tgt = write(tmp_path / "s.txt", [b"", b"x"]), write(tmp_path / "t.txt", [b"y", b""])
     out = str(tmp_path / "o.txt")

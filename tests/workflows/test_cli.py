@@ -191,3 +191,17 @@ def test_a_state_folder_that_cannot_hold_the_log_is_a_note_not_a_traceback(tmp_p
     assert run_main(["corpus", "list", "--root", str(tmp_path / "store")]) == 0
     err = capsys.readouterr().err
     assert "(Read-only file system); the log is " in err and len(err.strip().splitlines()) == 1
+
+
+def test_embed_names_the_blank_lines_it_embeds(tmp_path, monkeypatch, capsys):
+    """Blank input lines become vectors of the empty text (rows stay line-aligned): the summary says how many."""
+    (tmp_path / "const_encoder.py").write_text(
+        "import numpy as np\nclass E:\n    name = 'e'\n    def encode(self, texts):\n"
+        "        return np.ones((len(texts), 3))\ndef make():\n    return E()\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    (tmp_path / "in.txt").write_text("one\n\n   \ntwo\n", encoding="utf-8")
+    out = tmp_path / "v.npy"
+    assert run_main(["embed", "--model", "py:const_encoder:make", "--input", str(tmp_path / "in.txt"),
+                     "--out", str(out)]) == 0
+    assert capsys.readouterr().out.strip() == (f"wrote 4 x 3 vectors to {out} (2 blank line(s) embedded as empty "
+                                               "text, so rows stay line-aligned)")

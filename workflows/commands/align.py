@@ -91,6 +91,9 @@ def run(args: argparse.Namespace) -> int:
     from interlingua.core.runtime import state_tempdir
     from interlingua.operators.bitext.parallel_lines import LineCountMismatch, read_parallel_lines
 
+    from interlingua.core.inputs import require_input_files
+
+    require_input_files([args.src, args.tgt], "input")  # missing, a folder or 0 bytes: one line, as other commands
     try:
         lines = list(read_parallel_lines(args.src, args.tgt))
     except FileNotFoundError as err:

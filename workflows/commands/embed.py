@@ -76,7 +76,9 @@ def run(args: argparse.Namespace) -> int:
     if args.out:
         with open(args.out, "wb") as handle:  # np.save(path) would add ".npy" to a name without it
             np.save(handle, vectors, allow_pickle=False)
-        print(f"wrote {vectors.shape[0]} x {vectors.shape[1]} vectors to {args.out}")
+        blank = sum(1 for text in texts if not text.strip())
+        note = f" ({blank} blank line(s) embedded as empty text, so rows stay line-aligned)" if blank else ""
+        print(f"wrote {vectors.shape[0]} x {vectors.shape[1]} vectors to {args.out}{note}")
     else:
         np.set_printoptions(precision=5, suppress=True, linewidth=160, threshold=8)
         for text, vec in zip(texts, vectors):
