@@ -460,6 +460,15 @@ def test_one_damaged_corpus_does_not_hide_the_others_from_list(tmp_path: Path, c
     assert not (tmp_path / "bible" / "v-000000000000").exists()
 
 
+def test_an_empty_root_or_a_file_as_root_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``--root ""`` listed the default store; a file as the root said "no published corpora" with exit 0."""
+    (tmp_path / "afile").write_text("x")
+    assert run_cli("list", "--root", "") == 2
+    assert "--root is empty" in capsys.readouterr().err
+    assert run_cli("list", "--root", str(tmp_path / "afile")) == 2
+    assert "is a file, not a corpus store folder" in capsys.readouterr().err
+
+
 def test_cli_default_root_is_under_interlingua_home(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -25,6 +25,7 @@ import json
 import os
 import sys
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -134,7 +135,13 @@ def run(args: argparse.Namespace) -> int:
     from interlingua.core.redact import redact, redact_text
     from interlingua.operators.corpus import CorpusLookupError, CorpusStore
 
+    if args.root is not None and not args.root.strip():  # --root "$STORE" with STORE unset: not the default store
+        _error("--root is empty: give the store's folder or URL, or leave --root out for the default store")
+        return 2
     root = args.root or default_corpus_root()
+    if "://" not in root and Path(root).is_file():
+        _error(f"--root {redact_text(root)} is a file, not a corpus store folder")
+        return 2
     try:
         try:
             store = CorpusStore(root)
