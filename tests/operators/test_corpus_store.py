@@ -467,6 +467,8 @@ def test_an_empty_root_or_a_file_as_root_is_refused(tmp_path: Path, capsys: pyte
     assert "--root is empty" in capsys.readouterr().err
     assert run_cli("list", "--root", str(tmp_path / "afile")) == 2
     assert "is a file, not a corpus store folder" in capsys.readouterr().err
+    assert run_cli("prune", "bible", "--keep", "0", "--root", str(tmp_path)) == 2  # the option's name, not keep_last
+    assert "--keep must be >= 1 (the newest version always stays), got 0" in capsys.readouterr().err
 
 
 def test_cli_default_root_is_under_interlingua_home(

@@ -135,6 +135,9 @@ def run(args: argparse.Namespace) -> int:
     from interlingua.core.redact import redact, redact_text
     from interlingua.operators.corpus import CorpusLookupError, CorpusStore
 
+    if args.corpus_action == "prune" and args.keep < 1:  # before the store is opened (and its names listed)
+        _error(f"--keep must be >= 1 (the newest version always stays), got {args.keep}")
+        return 2
     if args.root is not None and not args.root.strip():  # --root "$STORE" with STORE unset: not the default store
         _error("--root is empty: give the store's folder or URL, or leave --root out for the default store")
         return 2
