@@ -156,8 +156,12 @@ def _bucc(root):
                             for split in ("sample", "training"))
         result = official.bucc_task(sample, training, enc)
         return {k: result[k] for k in ("f1", "precision", "recall", "threshold")}
-    return [TaskSpec("bucc", "mining", f"{lang}-en", "f1", partial(run, lang, folder))
-            for lang, folder in found.items() if root.exists(posixpath.join(folder, f"{lang}-en.training.gold"))]
+    untested = [lang for lang, folder in found.items() if not root.exists(posixpath.join(folder, f"{lang}-en.training.gold"))]
+    if untested:  # the threshold is tuned on sample and F1 measured on training: without it there is no score
+        raise ValueError(f"bucc under {root}: {', '.join(f'{l}-en' for l in untested)} has a sample split but no "
+                         "training split (its .gold, .{src} and .en files): add them, or point --data at the languages "
+                         "that have both")
+    return [TaskSpec("bucc", "mining", f"{lang}-en", "f1", partial(run, lang, folder)) for lang, folder in found.items()]
 
 
 def _mewsc16(root):

@@ -203,6 +203,12 @@ def test_malformed_official_files_raise_instead_of_being_scored(tmp_path):
     [task] = discover_official_tasks("bucc", tmp_path / "bucc")
     with pytest.raises(ValueError, match=r"BUCC de-en sample.*de-en.sample.gold:2: gold pair"):
         task.run(_Letters(), 0)
+    fr = tmp_path / "bucc" / "fr-en"  # a language with its sample split only was left out without a word
+    fr.mkdir()
+    for side in ("fr", "en", "gold"):
+        (fr / f"fr-en.sample.{side}").write_text("")
+    with pytest.raises(ValueError, match=r"fr-en has a sample split but no training split"):
+        discover_official_tasks("bucc", tmp_path / "bucc")
 
 
 def test_wmt20qe_prefers_scored_test20_then_dev(tmp_path):
