@@ -55,6 +55,13 @@ class Config(BaseModel):
         return None
 
     @classmethod
+    def normalize_layer(cls, given: dict[str, Any], base: dict[str, Any]) -> dict[str, Any]:
+        """One layer of this section (a file's, or the data after one ``--set``) with a key that has two spellings
+        written in one (``base``: the workflow's default for the section, dumped), so that merging layers lets the
+        later one win whatever spelling each uses (:func:`one_spelling`)."""
+        return given
+
+    @classmethod
     def section_base(cls, base: dict[str, Any], given: dict[str, Any]) -> dict[str, Any]:
         """The workflow's default for this section (``base``, dumped) that ``given`` (the user's partial section) is
         laid over (:func:`with_section_defaults`): a config whose keys have two spellings drops from ``base`` the
@@ -144,8 +151,9 @@ def load_config(cls: type[C], path: str | Path | None = None, overrides: list[st
     sees the merged data first, before validation (whose errors show values): e.g. ``submit`` refuses credentials."""
     data: dict[str, Any] = {}
     if path is not None:
-        data = read_yaml(path)
-    data = apply_overrides(data, overrides or [])
+        data = one_spelling(cls, read_yaml(path))
+    for item in overrides or []:  # one at a time, so that a later layer wins whichever spelling each layer uses
+        data = one_spelling(cls, apply_overrides(data, [item]))
     if check is not None:
         check(data)
     return validate(cls, data, source=str(path) if path else "--set")
@@ -156,6 +164,20 @@ def validate(cls: type[C], data: dict[str, Any], source: str = "config") -> C:
         return cls.model_validate(with_section_defaults(cls, data))
     except ValidationError as err:
         raise ConfigError(format_validation_error(err, data, source, cls)) from None
+
+
+def one_spelling(cls: type[Config], data: Any, base: dict[str, Any] | None = None) -> Any:
+    """``data`` (one layer: a file, or the data after one ``--set``) with each section's keys in one spelling
+    (:meth:`Config.normalize_layer`, recursively; ``base``: the workflow's default for ``cls``, dumped)."""
+    if not isinstance(data, dict):
+        return data
+    out = cls.normalize_layer(dict(data), base or {})
+    for name, field in cls.model_fields.items():
+        section = field.annotation
+        if isinstance(section, type) and issubclass(section, Config) and isinstance(out.get(name), dict):
+            default = field.get_default(call_default_factory=True)
+            out[name] = one_spelling(section, out[name], default.model_dump() if isinstance(default, Config) else {})
+    return out
 
 
 def with_section_defaults(cls: type[Config], data: dict[str, Any]) -> dict[str, Any]:

@@ -314,8 +314,8 @@ def check_reachable(address: str, timeout: float = 3.0) -> None:
                         f"`ray start --head`, fix --address / RAY_ADDRESS, or leave both unset for a local Ray")
 
 
-_FORWARDED_ENV = ("MLFLOW_TRACKING_URI", "INTERLINGUA_HOME", "TORCH_EXTENSIONS_DIR", "DS_ACCELERATOR", "HF_HUB_OFFLINE",
-                  "INTERLINGUA_VERBOSE", "INTERLINGUA_LOG_FILE")
+_FORWARDED_ENV = ("MLFLOW_TRACKING_URI", OWN_TRACKING_URI, "INTERLINGUA_HOME", "TORCH_EXTENSIONS_DIR", "DS_ACCELERATOR",
+                  "HF_HUB_OFFLINE", "INTERLINGUA_VERBOSE", "INTERLINGUA_LOG_FILE")
 
 
 @dataclass(frozen=True)

@@ -125,7 +125,7 @@ def _run_command(args: argparse.Namespace, log_path) -> int:
         print(f"interlingua {args.command}: error: {err.strerror}: {redact_text(str(err.filename))}", file=sys.stderr)
         return 2
     except ImportError as err:
-        if not str(err).startswith("Install "):
+        if not _missing_fsspec_driver(err):
             return _unexpected(args, err, log_path)
         # fsspec names the package a URL's scheme needs ("Install s3fs to access S3"): the user's environment
         print(f"interlingua {args.command}: error: a URL given needs a package that is not installed: "
@@ -133,6 +133,16 @@ def _run_command(args: argparse.Namespace, log_path) -> int:
         return 2
     except Exception as err:  # a bug or a failure deep in a library: one line here, the traceback in the log
         return _unexpected(args, err, log_path)
+
+
+def _missing_fsspec_driver(err: ImportError) -> bool:
+    """Whether ``err`` is fsspec saying which package a URL's scheme needs (its registry's messages: "Install s3fs to
+    access S3", "Please install gcsfs to access Google Storage", "HTTPFileSystem requires ...")."""
+    try:
+        from fsspec.registry import known_implementations
+    except ImportError:
+        return False
+    return str(err).startswith("Install ") or str(err) in {entry.get("err") for entry in known_implementations.values()}
 
 
 #: Commands that run long enough for the log file's path to be worth a line.

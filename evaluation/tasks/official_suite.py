@@ -104,7 +104,9 @@ def _transfer_run(load_train, load_dev, load_test, languages, source, encoder, s
         result[f"rejected_{split}"] = float(len(rejected))
         if rejected:
             where, why = rejected[0]
-            print(f"[eval] {name}: {len(rejected)} {split} row(s) rejected, not scored (first: {where}: {why})",
+            from interlingua.core.redact import redact_text
+
+            print(redact_text(f"[eval] {name}: {len(rejected)} {split} row(s) rejected, not scored (first: {where}: {why})"),
                   file=sys.stderr)
     return result
 

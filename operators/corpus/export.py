@@ -32,6 +32,10 @@ def export_version(store: CorpusStore, name: str, version: str, out: str, fmt: E
     root = root.rstrip("/")
     store_fs, store_root = url_to_fs(store.root)
     store_root = store_root.rstrip("/")
+    if "://" not in out and "://" not in store.root:  # local: the folders links lead to
+        import os
+
+        root, store_root = os.path.realpath(root), os.path.realpath(store_root)
     inside = root[len(store_root):].strip("/").split("/") if root == store_root or root.startswith(store_root + "/") else None
     if type(fs) is type(store_fs) and inside is not None and (len(inside) > 1 or inside[0] in ("", *store.corpus_names())):
         # a copy inside a corpus's folder looks like a version of it, and the store reads it as one

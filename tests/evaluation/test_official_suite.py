@@ -299,3 +299,25 @@ def test_rows_a_transfer_loader_rejects_are_counted_and_named(data_dir, capsys):
     assert (result["rejected_train"], result["rejected_dev"], result["rejected_test"]) == (0.0, 0.0, 1.0)
     err = capsys.readouterr().err
     assert "[eval] qam: 1 test row(s) rejected, not scored (first: " in err and "QAM.test.de:3: expected" in err
+
+
+def test_the_rejected_rows_line_masks_a_credential_in_the_url(capsys):
+    import fsspec
+
+    fs = fsspec.filesystem("memory")
+    base = "memory://user:s3cr3t@host/qam"
+    for name, text in (("QAM.train", "aa\taa\t1\naa\tjj\t0\nbb\tbb\t1\nbb\tff\t0\n"), ("QAM.dev.en", "aa\taa\t1\nbb\tff\t0\n"),
+                       ("QAM.dev.de", "cc\tcc\t1\ncc\thh\t0\n"), ("QAM.test.de", "dd\tdd\t1\ndd\tee\t0\ndd\tdd\tmaybe\n")):
+        with fs.open(f"{base}/{name}", "w") as handle:
+            handle.write(text)
+
+    class Letters:
+        name = "letters"
+
+        def encode(self, texts):
+            return _letters(texts)
+
+    (task,) = discover_official_tasks("qam", base)
+    assert task.run(Letters(), 1)["rejected_test"] == 1.0
+    err = capsys.readouterr().err
+    assert "1 test row(s) rejected" in err and "s3cr3t" not in err

@@ -354,24 +354,30 @@ def test_a_recipe_experiment_a_stage_refuses_is_refused_at_load(tmp_path):
     assert validate_recipe(RecipeConfig(name="r", experiment="nightly", stages=stages)) == ["q"]
 
 
-def test_an_objective_option_given_in_both_spellings_with_two_values_is_refused(tmp_path):
+def test_an_objective_option_in_either_spelling_the_later_layer_wins(tmp_path):
     """``temperature`` and ``options.<objective>.temperature`` are one option: a file giving one and ``--set`` the
-    other kept the short one whatever the order (the override was lost). Two values are refused; one value, or one
-    spelling over the workflow's default, is taken."""
+    other kept the short one whatever the order (the override was lost). Each layer is written in one spelling
+    before the next is laid over it, so the later layer wins; a config printed by --show-config (long spelling
+    throughout) takes a short --set. One mapping giving two values (a recipe stage) is refused."""
+    import yaml
+
     from interlingua.core.config import load_config
     from interlingua.workflows.train import TrainWorkflowConfig
 
-    path = tmp_path / "m.yaml"
-    path.write_text("corpus: c\ntrain: {objective: simcse_unsup, temperature: 0.05}\n", encoding="utf-8")
-    with pytest.raises(ConfigError, match=r"temperature is given twice: temperature = 0\.05 and "
-                                          r"options\.simcse_unsup\.temperature = 0\.1; keep one"):
-        load_config(TrainWorkflowConfig, path, ["train.options.simcse_unsup.temperature=0.1"])
-
-    def temperature(*overrides, file=path):
-        config = load_config(TrainWorkflowConfig, file, list(overrides))
+    def temperature(*overrides, text="corpus: c\ntrain: {objective: simcse_unsup, temperature: 0.05}\n"):
+        path = tmp_path / "m.yaml"
+        path.write_text(text, encoding="utf-8")
+        config = load_config(TrainWorkflowConfig, path, list(overrides))
         return config.train.options[config.train.objective]["temperature"]
 
-    assert temperature("train.options.simcse_unsup.temperature=0.05") == 0.05  # the same value twice
-    assert temperature("train.temperature=0.2") == 0.2  # one spelling: the later layer wins
-    assert temperature("corpus=c", "train.temperature=0.3", file=None) == 0.3  # over the workflow's default options
-    assert temperature("corpus=c", "train.options.translation_ranking.temperature=0.3", file=None) == 0.3
+    assert temperature() == 0.05
+    assert temperature("train.options.simcse_unsup.temperature=0.1") == 0.1  # long over short
+    assert temperature("train.temperature=0.2") == 0.2
+    assert temperature("train.temperature=0.2", "train.options.simcse_unsup.temperature=0.3") == 0.3
+    assert temperature("train.options.simcse_unsup.temperature=0.3", "train.temperature=0.2") == 0.2
+    shown = load_config(TrainWorkflowConfig, None, ["corpus=c"]).model_dump(mode="json")
+    assert temperature("train.temperature=0.2", text=yaml.safe_dump(shown)) == 0.2  # short over a shown config
+    with pytest.raises(ConfigError, match=r"temperature is given twice: temperature = 0\.05 and "
+                                          r"options\.simcse_unsup\.temperature = 0\.1; keep one"):
+        validate(TrainWorkflowConfig, {"corpus": "c", "train": {"objective": "simcse_unsup", "temperature": 0.05,
+                                                                "options": {"simcse_unsup": {"temperature": 0.1}}}})

@@ -63,7 +63,7 @@ class TrainConfig(Config):
         name = data.get("objective", cls.model_fields["objective"].default)
         try:
             chosen = objective_class(name)
-        except ValueError:
+        except (ValueError, TypeError):  # TypeError: a list or mapping as the objective
             return data  # the objective field's validator reports it
         options = data.get("options") or {}
         if not isinstance(options, dict):
@@ -78,7 +78,7 @@ class TrainConfig(Config):
         for key in [k for k in data if k not in cls.model_fields]:
             if key in chosen.Options.model_fields:
                 value = data.pop(key)
-                if key in section and section[key] != value:  # two layers (a file, --set) gave both spellings
+                if key in section and section[key] != value:  # one mapping gives both spellings (a recipe stage)
                     raise ValueError(f"{key} is given twice: {key} = {value!r} and options.{name}.{key} = "
                                      f"{section[key]!r}; keep one (the two spellings are one option)")
                 section[key] = value
@@ -97,6 +97,25 @@ class TrainConfig(Config):
             if other == name:
                 data["options"] = {name: validated.model_dump()}
         return data
+
+    @classmethod
+    def normalize_layer(cls, given: dict[str, Any], base: dict[str, Any]) -> dict[str, Any]:
+        """The chosen objective's options given at the top level (``temperature``) moved to ``options.<objective>``,
+        over what the layer had there: a layer holds one value per option, and the later layer wins."""
+        from interlingua.trainers.objectives.registry import objective_class
+
+        name = given.get("objective", base.get("objective", cls.model_fields["objective"].default))
+        try:
+            fields = objective_class(name).Options.model_fields
+        except (ValueError, TypeError):
+            return given  # the objective's validator reports it
+        short = [key for key in given if key not in cls.model_fields and key in fields]
+        options = given.get("options", {})
+        if not short or not isinstance(options, dict) or not isinstance(options.get(name, {}), dict):
+            return given  # nothing to move, or options that are not mappings: the validator says so
+        moved = {key: value for key, value in given.items() if key not in short}
+        moved["options"] = {**options, name: {**options.get(name, {}), **{key: given[key] for key in short}}}
+        return moved
 
     @classmethod
     def section_base(cls, base: dict[str, Any], given: dict[str, Any]) -> dict[str, Any]:
