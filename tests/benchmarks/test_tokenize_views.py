@@ -1,4 +1,5 @@
-"""The tokenize_views benchmark end to end on a tiny run: both methods measured every round, speeds in (0, 2)."""
+"""The tokenize_views benchmark end to end on a tiny run: both methods measured every round, every figure a positive
+finite number (no bound on a speed ratio: the machine's load decides it, and an upper bound of 2 failed under load)."""
 
 from __future__ import annotations
 
@@ -15,5 +16,5 @@ def test_tokenize_views_reports_both_methods_for_every_round(tmp_path, capsys):
         assert sorted(result[figure]) == ["batch_tokenize", "tokenizer call"]
         assert all(len(values) == 2 for values in result[figure].values())
     assert all(value > 0 for values in result["seconds"].values() for value in values)
-    assert all(0 < value < 2 for values in result["main_thread_speed"].values() for value in values)
+    assert all(0 < value < float("inf") for values in result["main_thread_speed"].values() for value in values)
     assert "batch_tokenize vs the call" in capsys.readouterr().out
