@@ -12,8 +12,17 @@ from interlingua.workflows.commands import COMMANDS
 from interlingua.core.errors import UserError
 
 
+class _OneLineParser(argparse.ArgumentParser):
+    """argparse's parser, whose mistakes (a missing argument, a bad value, an unknown choice) are one line with a hint
+    instead of the usage lines followed by the error; ``--help`` still prints the usage. Subcommands' parsers are of
+    this class too (argparse makes them of their parent's class)."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message} (hint: {self.prog} --help lists the arguments)\n")
+
+
 def build_parser(load: str | None = None) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _OneLineParser(
         prog="interlingua",
         description="Distributed data-and-training workflow for multilingual sentence embeddings.",
     )

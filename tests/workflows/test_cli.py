@@ -205,3 +205,15 @@ def test_embed_names_the_blank_lines_it_embeds(tmp_path, monkeypatch, capsys):
                      "--out", str(out)]) == 0
     assert capsys.readouterr().out.strip() == (f"wrote 4 x 3 vectors to {out} (2 blank line(s) embedded as empty "
                                                "text, so rows stay line-aligned)")
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["eval", "--seeds", "-1"], "interlingua eval: error: argument --seeds: --seeds must be integers from 0"),
+    (["promote"], "interlingua promote: error: the following arguments are required: models:/NAME/VERSION"),
+    (["corpus", "prune", "c1", "--keep", "abc"], "interlingua corpus prune: error: argument --keep: invalid int value"),
+])
+def test_an_argument_mistake_is_one_line_with_a_hint(argv, message, capsys):
+    """argparse printed its usage lines before the error (two to four lines for one mistake)."""
+    assert run_main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(message) and err[0].endswith("--help lists the arguments)")
