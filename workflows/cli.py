@@ -79,7 +79,8 @@ def main(argv: list[str] | None = None) -> int:
     if named is None and hasattr(args._module, "log_state_dir"):
         named = args._module.log_state_dir(args)  # `run W --set state_dir=D` or its -c file's state_dir
     if named and getattr(args._module, "STATE_DIR_MUST_EXIST", False) and not os.path.isdir(os.path.expanduser(named)):
-        print(f"interlingua {args.command}: error: --state-dir {named} does not exist (hint: the folder a workflow "
+        what = "is a file, not a folder" if os.path.exists(os.path.expanduser(named)) else "does not exist"
+        print(f"interlingua {args.command}: error: --state-dir {named} {what} (hint: the folder a workflow "
               "wrote its state to, e.g. ./.interlingua)", file=sys.stderr)
         return 2
     if named:

@@ -269,6 +269,14 @@ class CorpusStore:
         name = _validate_name(name)
         resolved = self.latest_version(name) if version == LATEST else version
         manifest = self._read_manifest_if_published(name, resolved) if _NAME_PATTERN.match(resolved) else None
+        if manifest is None and version == LATEST:
+            from interlingua.core.console import printable
+
+            published = ", ".join(self.versions(name)) or "none"
+            raise CorpusLookupError(
+                f"the latest pointer of corpus {name!r} under {self.root!r} names {printable(resolved[:80])!r}, which is "
+                f"not a published version of {name!r} (the pointer is damaged); published versions: {published} "
+                "(hint: read one by its id)")
         if manifest is None:
             published = ", ".join(self.versions(name)) or "none"
             raise CorpusLookupError(

@@ -471,6 +471,19 @@ def test_an_empty_root_or_a_file_as_root_is_refused(tmp_path: Path, capsys: pyte
     assert "--keep must be >= 1 (the newest version always stays), got 0" in capsys.readouterr().err
 
 
+def test_unpinning_a_version_never_pinned_says_so(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``pin V --remove`` of a version that held no pin printed "unpinned", as if one had been taken away."""
+    root = str(tmp_path)
+    version = publish_source(CorpusStore(root)).version
+    assert run_cli("pin", "bible", version, "--remove", "--root", root) == 0
+    assert capsys.readouterr().out.strip() == f"bible/{version} was not pinned: nothing to remove"
+    assert run_cli("pin", "bible", "latest", "--root", root) == 0
+    capsys.readouterr()
+    assert run_cli("pin", "bible", "latest", "--remove", "--root", root) == 0
+    assert capsys.readouterr().out.strip() == f"unpinned bible/{version}"
+    assert CorpusStore(root).pins("bible") == []
+
+
 def test_cli_default_root_is_under_interlingua_home(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -482,3 +495,15 @@ def test_cli_default_root_is_under_interlingua_home(
     assert "bible" in capsys.readouterr().out
     monkeypatch.delenv("INTERLINGUA_HOME")
     assert corpus_command.default_corpus_root() == ".interlingua/corpus"
+
+
+def test_a_latest_pointer_naming_no_version_of_its_corpus_is_named_as_damaged(tmp_path: Path) -> None:
+    """It read "unknown version 'latest' ... (or 'latest')"."""
+    store = CorpusStore(str(tmp_path))
+    version = publish_source(store).version
+    (tmp_path / "bible" / "latest").write_text("../other/v-000000000000\n")
+    with pytest.raises(CorpusLookupError, match=r"the latest pointer of corpus 'bible' under .* names "
+                                                r"'\.\./other/v-000000000000', which is not a published version of "
+                                                rf"'bible' \(the pointer is damaged\); published versions: {version}"):
+        store.manifest("bible")
+    assert store.manifest("bible", version).version == version  # by its id, still read

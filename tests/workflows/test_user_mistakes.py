@@ -157,3 +157,12 @@ def test_a_tracking_server_that_does_not_answer_is_one_line_at_once(state, capsy
 def test_gc_of_a_state_folder_that_does_not_exist(state, capsys):
     assert main(["gc", "--dry-run", "--state-dir", str(state / "typo")]) == 2
     assert "--state-dir" in capsys.readouterr().err and not (state / "typo").exists()
+
+
+def test_gc_names_a_file_given_as_its_state_folder(state, tmp_path, capsys):
+    """``gc --state-dir FILE`` said the folder "does not exist"."""
+    (tmp_path / "afile").write_text("x")
+    assert main(["gc", "--state-dir", str(tmp_path / "afile")]) == 2
+    assert f"--state-dir {tmp_path / 'afile'} is a file, not a folder" in capsys.readouterr().err
+    assert main(["gc", "--state-dir", str(tmp_path / "nope")]) == 2
+    assert "does not exist" in capsys.readouterr().err

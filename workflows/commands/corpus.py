@@ -178,8 +178,12 @@ def run(args: argparse.Namespace) -> int:
                 _say(format_diff(printable_data(redact(diff))))
         elif args.corpus_action == "pin":
             if args.remove:
-                store.unpin(args.name, store.manifest(args.name, args.version).version)
-                _say(f"unpinned {args.name}/{args.version}")
+                version = store.manifest(args.name, args.version).version
+                if version not in store.pins(args.name):  # "unpinned" read as if a pin had been taken away
+                    _say(f"{args.name}/{version} was not pinned: nothing to remove")
+                else:
+                    store.unpin(args.name, version)
+                    _say(f"unpinned {args.name}/{version}")
             else:
                 _say(f"pinned {args.name}/{store.pin(args.name, args.version)}: retention never deletes it")
         elif args.corpus_action == "verify":
