@@ -69,6 +69,13 @@ class Config(BaseModel):
         return base
 
 
+def require_order(config: Config, low: str, high: str) -> None:
+    """ValueError when field ``low`` is above field ``high`` (``min_chars`` above ``max_chars``: nothing would pass)."""
+    if getattr(config, low) > getattr(config, high):
+        raise ValueError(f"{low} ({getattr(config, low)}) is larger than {high} ({getattr(config, high)}): no text "
+                         "would pass both")
+
+
 def no_repeats(values: list) -> list:
     """``values`` when no item is given twice, else ValueError naming the repeated items (a repeated seed or
     variant ran the same again and weighed it double in a mean and its spread). For ``AfterValidator``."""

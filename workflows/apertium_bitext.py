@@ -14,9 +14,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
-from interlingua.core.config import Config
+from interlingua.core.config import Config, require_order
 from interlingua.core.names import Location, SafeName
 from interlingua.operators.translate.apertium_backend import ENGLISH_TO
 
@@ -39,6 +39,11 @@ class ApertiumBitextConfig(Config):
     name: SafeName = Field("apertium-bitext", description="corpus name in the store")
     workers: int = Field(2, ge=1, description="Apertium actors per language")
     state_dir: str | None = Field(None, description="default: $INTERLINGUA_HOME or ./.interlingua")
+
+    @model_validator(mode="after")
+    def _char_bounds(self) -> "ApertiumBitextConfig":
+        require_order(self, "min_chars", "max_chars")  # at load, not when the run starts
+        return self
 
     @field_validator("languages")
     @classmethod

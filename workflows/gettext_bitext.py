@@ -16,9 +16,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
-from interlingua.core.config import Config
+from interlingua.core.config import Config, require_order
 from interlingua.core.names import SafeName
 
 DESCRIPTION = "English messages and their translations from gettext catalogs (.mo) -> bitext corpus, a shard per language"
@@ -43,6 +43,11 @@ class GettextBitextConfig(Config):
     name: SafeName = Field("gettext-bitext", description="corpus name in the store")
     state_dir: str | None = Field(None, description="default: $INTERLINGUA_HOME or ./.interlingua")
 
+    @model_validator(mode="after")
+    def _char_bounds(self) -> "GettextBitextConfig":
+        require_order(self, "min_chars", "max_chars")  # at load, not when the run starts
+        return self
+
     @field_validator("languages")
     @classmethod
     def _languages(cls, languages: list[str]) -> list[str]:
@@ -63,8 +68,6 @@ def run(config: GettextBitextConfig, *, address: str | None = None) -> dict[str,
     from interlingua.operators.corpus.store import CorpusStore
     from interlingua.workflows.bitext_source import publish_shards, published_summary
 
-    if config.min_chars > config.max_chars:
-        raise UserError(f"min_chars ({config.min_chars}) is larger than max_chars ({config.max_chars})")
     stages = Stages("gettext-bitext")
     with stages("catalogs"):
         catalogs = find_catalogs(config.locale_dir, config.languages, config.domains)

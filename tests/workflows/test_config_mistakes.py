@@ -312,6 +312,8 @@ def test_a_secret_named_unknown_key_in_a_config_file_is_not_shown(state, tmp_pat
     ("train", {"corpus": "c", "eval_seeds": [True, 2]}, r"eval_seeds must be numbers"),
     ("train", {"corpus": "c", "registered_model": "team/encoder"}, "'team/encoder' cannot name a registered model"),
     ("hard-negatives", {"corpus": "bible@v-1", "name": "bible"}, "name 'bible' is the corpus it reads"),
+    ("apertium-bitext", {"min_chars": 500}, r"min_chars \(500\) is larger than max_chars \(300\): no text would pass"),
+    ("gettext-bitext", {"min_chars": 400, "max_chars": 50}, r"min_chars \(400\) is larger than max_chars \(50\)"),
     # an empty input silently stood for the default (--set source=$SRC with SRC unset built the Bible corpus)
     ("bitext-corpus", {"source": ""}, "source = '': '' is empty: give a path, URL or model spec, or leave the key out"),
     ("quickstart", {"model": " "}, "model = ' ': ' ' is empty"),
