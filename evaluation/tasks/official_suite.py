@@ -69,25 +69,6 @@ def _one_per_label(root: DataFolder, pattern: str, group: int = 1) -> dict[str, 
     return found
 
 
-def _located(root: DataFolder, pattern: str) -> dict[str, str]:
-    """The files whose name (their last ``/``-separated part) fully matches ``pattern`` at any depth under ``root``, by
-    the pattern's first group (their label): the official archives unpack into subfolders (``XNLI-1.0/xnli.test.tsv``
-    beside ``XNLI-MT-1.0/multinli/multinli.train.en.tsv``; MARC's ``json/test/dataset_de_test.json``), and a folder of
-    the files alone works as well. Two files of one name are a ValueError naming both (two copies of a benchmark)."""
-    regex = re.compile(pattern)
-    found: dict[str, str] = {}
-    for relative in root.files:
-        match = regex.fullmatch(relative.rsplit("/", 1)[-1])
-        if not match:
-            continue
-        label = match[1] if regex.groups else match[0]
-        if label in found:
-            raise ValueError(f"two files named {relative.rsplit('/', 1)[-1]} under {root}: {found[label]} and {relative} "
-                             "(hint: point --data at a folder that holds one copy of the benchmark)")
-        found[label] = relative
-    return found
-
-
 def _transfer_run(load_train, load_dev, load_test, languages, source, encoder, seed, name="transfer"):
     """Trained on ``source`` (English) only; C chosen on the union of the dev sets of ``source`` and ``languages``.
     Rows a loader rejected (a label outside the task's, an empty text) are counted in the result
@@ -201,7 +182,9 @@ def _mldoc(root):
 
 def _xnli(root):
     names = ("multinli.train.en.tsv", "xnli.dev.tsv", "xnli.test.tsv")
-    located = [_located(root, re.escape(name)).get(name) for name in names]
+    # each at any depth: the archives unpack into XNLI-1.0/ and XNLI-MT-1.0/multinli/
+    located = [(m.string if (m := _one_per_label(root, rf"(?:.*/)?({re.escape(name)})").get(name)) else None)
+               for name in names]
     if not all(located):
         return []
     from interlingua.evaluation.data.files import read_tsv_dicts
@@ -230,7 +213,10 @@ def _pawsx(root):
 
 
 def _marc(root):
-    tests, devs, trains = (_located(root, rf"dataset_([a-z]{{2}})_{split}\.json") for split in ("test", "dev", "train"))
+    # each at any depth: the release unpacks into json/{train,dev,test}/
+    tests, devs, trains = ({label: m.string for label, m in
+                            _one_per_label(root, rf"(?:.*/)?dataset_([a-z]{{2}})_{split}\.json").items()}
+                           for split in ("test", "dev", "train"))
     langs = sorted(tests)
     if "en" not in trains or not langs:
         return []

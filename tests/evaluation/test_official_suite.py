@@ -273,7 +273,7 @@ def test_transfer_benchmarks_are_found_in_their_archives_layouts(tmp_path):
     import shutil
 
     shutil.copytree(xnli / "XNLI-1.0", xnli / "again" / "XNLI-1.0")
-    with pytest.raises(ValueError, match=r"two files named xnli\.dev\.tsv under .*: .*XNLI-1\.0/xnli\.dev\.tsv and "):
+    with pytest.raises(ValueError, match=r"two files for xnli\.dev\.tsv under .*: .*XNLI-1\.0/xnli\.dev\.tsv and "):
         discover_official_tasks("xnli", xnli)
     shutil.copytree(paws / "x-final", paws / "copy")
     with pytest.raises(ValueError, match="two copies of PAWS-X under"):

@@ -177,9 +177,10 @@ def _validate(args: argparse.Namespace) -> None:
         raise UserError(f"--learner {args.learner} learns fast_align's parameters; eflomal learns its own priors "
                         "(drop --learner, or use --aligner fast_align)")
     if args.params:
-        learning = [option for option, given in (("--save-params", args.save_params), ("--iterations", args.iterations),
-                                                 ("--learn-sample", args.learn_sample),
-                                                 ("--learner", args.learner != "interlingua")) if given is not None and given is not False]
+        learning = [option for option, given in (("--save-params", args.save_params is not None),
+                                                 ("--iterations", args.iterations is not None),
+                                                 ("--learn-sample", args.learn_sample is not None),
+                                                 ("--learner", args.learner != "interlingua")) if given]
         if learning:
             raise UserError(f"{', '.join(learning)} {'applies' if len(learning) == 1 else 'apply'} to learning parameters, "
                             "which --params skips (drop it, or drop --params to learn on this input)")
