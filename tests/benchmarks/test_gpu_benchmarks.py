@@ -76,7 +76,7 @@ def test_deepspeed_overrides_are_merged_into_the_engine_config(monkeypatch):
 @pytest.mark.slow
 def test_engine_mfu_smoke_run_on_cpu(tmp_path):
     """The benchmark's CPU path end to end, in its own process (it opens a process group and sets the rank
-    variables): the engine's step on a tiny XLM-R, every timing positive."""
+    variables): the engine's step on a tiny XLM-R, every timing positive, the host probes included."""
     import json
     import subprocess
     import sys
@@ -87,13 +87,16 @@ def test_engine_mfu_smoke_run_on_cpu(tmp_path):
     subprocess.run([sys.executable, "-m", "interlingua.benchmarks.engine_mfu", "--tokenizer", str(tokenizer),
                     "--batch", "4", "--max-length", "16", "--layers", "1", "--hidden", "32", "--heads", "2",
                     "--intermediate", "64", "--steps", "2", "--warmup", "1", "--cpu", "--zero-stage", "0", "1",
-                    "--profile", "--json", str(out)],
+                    "--profile", "--host-probes", "--json", str(out)],
                    check=True, capture_output=True, timeout=300)
     results = json.loads(out.read_text())
     assert [(r["zero_stage"], r["optimizer_wrapper"]) for r in results] == [(0, "AdamW"), (1, "DeepSpeedZeroOptimizer")]
     for result in results:
         assert result["tokens_per_step"] == 4 * 2 * 16  # two views, every row filled to max_length
-        assert all(result[key] > 0 for key in ("inline_s", "step_s", "forward_backward_s", "optimizer_s"))
+        assert all(result[key] > 0 for key in ("inline_s", "step_s", "forward_backward_s", "optimizer_s",
+                                               "beside_tokenizing_s", "beside_copying_s",
+                                               "beside_copying_side_stream_s", "views_cpu_s"))
+        assert result["copy_s"] >= 0  # on CPU the views are already where the step runs
 
 
 def _xlmr_tokenizer(folder):
