@@ -29,7 +29,9 @@ class BitextSource(Config):
     tgt_lang: LanguageCode = Field("es", description="language of the tgt side")
     max_pairs: int | None = Field(8000, ge=1, description="use this many pairs (deterministic sample; null = all)")
     data_seed: int = Field(0, description="seed of the pair sample and the validation split")
-    exclude_bible_heldout: bool = Field(True, description="drop verses whose id the Bible held-out split tests on")
+    exclude_bible_heldout: bool | None = Field(
+        None, description="drop the pairs the Bible held-out split tests on (by the table's id column); null: for "
+                          "the default Bible source only; true: for any source (it needs an id column); false: never")
 
     @model_validator(mode="after")
     def _one_source(self):
@@ -84,7 +86,13 @@ def load_bitext(source: BitextSource, state: Path) -> Bitext:
     tgt_langs = list(table.get("tgt_lang") or [source.tgt_lang] * n)
     rejected: dict[str, int] = {}
     keep = []
-    heldout = _bible_heldout(ids) if source.exclude_bible_heldout and not source.corpus and not source.file else np.zeros(n, bool)
+    exclude = source.exclude_bible_heldout
+    if exclude is None:
+        exclude = not source.corpus and not source.file
+    if exclude and table.get("id") is None:
+        raise UserError(f"{origin}: bitext.exclude_bible_heldout is true but the table has no id column to find the "
+                        "held-out verses by; add an id column or set bitext.exclude_bible_heldout=false")
+    heldout = _bible_heldout(ids) if exclude else np.zeros(n, bool)
     for i in range(n):
         if heldout[i]:
             rejected["bible_heldout"] = rejected.get("bible_heldout", 0) + 1

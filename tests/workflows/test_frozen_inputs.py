@@ -29,6 +29,27 @@ def test_file_bitext_counts_empty_sides_and_samples_deterministically(tmp_path):
     assert set(first.src) <= set(bigger.src)  # a smaller sample is part of the larger one: cached vectors reused
 
 
+def test_bible_heldout_is_excluded_from_any_source_that_asks(tmp_path):
+    """The default (null) drops the held-out verses from the default Bible source only; ``true`` drops them from a
+    file or corpus too (by its id column: a copy of the Bible asset given as a file must not leak test verses into
+    training); ``true`` without an id column is refused, before anything is embedded."""
+    from interlingua.evaluation.splits import bible_heldout_split
+
+    ids = [f"Gen.1.{i}" for i in range(1, 101)]
+    tested = bible_heldout_split(ids)
+    assert 0 < tested.sum() < len(ids)
+    path = _parquet(tmp_path / "bible.parquet", [f"s{i}" for i in range(100)], [f"t{i}" for i in range(100)], id=ids)
+    kept = load_bitext(BitextSource(file=path, max_pairs=None, exclude_bible_heldout=True), tmp_path)
+    assert kept.ids == [i for i, t in zip(ids, tested) if not t]
+    assert kept.rejected == {"bible_heldout": int(tested.sum())}
+    untouched = load_bitext(BitextSource(file=path, max_pairs=None), tmp_path)  # null: a file is the user's own
+    assert untouched.ids == ids and untouched.rejected == {}
+    no_ids = _parquet(tmp_path / "plain.parquet", ["a", "b"], ["c", "d"])
+    with pytest.raises(UserError, match="exclude_bible_heldout is true but the table has no id column"):
+        load_bitext(BitextSource(file=no_ids, exclude_bible_heldout=True), tmp_path)
+    assert len(load_bitext(BitextSource(file=no_ids, exclude_bible_heldout=False), tmp_path)) == 2
+
+
 def test_same_language_sides_are_refused(tmp_path):
     path = _parquet(tmp_path / "b.parquet", ["a", "b"], ["c", "d"], src_lang=["en", "en"], tgt_lang=["es", "en"])
     with pytest.raises(UserError, match="1 pairs have both sides in the same language \\('en', e.g. row 1\\)"):
