@@ -65,6 +65,23 @@ def test_entity_vectors_from_word2vec_text_and_npy(tmp_path):
     assert from_npy.rejected[0].reason == "repeated id 'Q7'"
 
 
+def test_non_finite_entity_vectors_are_rejected_in_every_format(tmp_path):
+    """One NaN or infinite row would be a negative for every anchor of its batch and train the batch to NaN: it is
+    written aside with its line, as a malformed row is (word2vec text, .npy, and a float64 value beyond float32)."""
+    text = tmp_path / "entities.txt"
+    text.write_text("4 2\nQ1 0.1 0.2\nQ2 nan 0.3\nQ3 inf -1\nQ4 1e300 0\nQ5 0 1\n", encoding="utf-8")
+    loaded = load_word2vec_text(str(text))
+    assert loaded.ids == ["Q1", "Q5"] and np.isfinite(loaded.vectors).all()
+    assert [(row.line, row.reason) for row in loaded.rejected] == [
+        (3, "a value is not finite"), (4, "a value is not finite"), (5, "a value is not finite")]
+    np.save(tmp_path / "vectors.npy", np.array([[0.0, 1.0], [np.nan, 0.0], [1e300, 0.0]]))
+    (tmp_path / "ids.txt").write_text("Q7\nQ8\nQ9\n", encoding="utf-8")
+    from_npy = load_npy_with_ids(str(tmp_path / "vectors.npy"), str(tmp_path / "ids.txt"))
+    assert from_npy.ids == ["Q7"]
+    assert [(row.line, row.reason) for row in from_npy.rejected] == [(2, "a value is not finite"),
+                                                                      (3, "a value is not finite")]
+
+
 def test_entity_table_starts_from_the_given_vectors():
     vectors = np.random.default_rng(0).normal(size=(3, 4))
     table = EntityEmbeddingTable(["Q1", "Q2", "Q3"], vectors, output_dim=5)

@@ -6,7 +6,7 @@ Two formats, any fsspec URL:
   (Wikipedia2Vec's ``save_text`` writes entities as ``ENTITY/Title``; any id string works).
 * ``.npy`` matrix [count, dim] plus a text file with one id per line, in row order.
 
-Bad rows (wrong number of values, non-numeric values, repeated ids) are counted and returned with
+Bad rows (wrong number of values, non-numeric or non-finite values, repeated ids) are counted and returned with
 their line number and reason in :attr:`EntityVectors.rejected`; they never stop the load.
 """
 
@@ -53,8 +53,9 @@ class _Collector:
         self.rejected.append(RejectedRow(line, reason))
 
     def add(self, line: int, entity_id: str, vector: np.ndarray) -> None:
-        """Keep ``vector`` under ``entity_id`` unless the id is empty or repeated (then reject the row)."""
-        problem = self.id_problem(entity_id)
+        """Keep ``vector`` under ``entity_id`` unless the id is empty or repeated or a value is not finite (then
+        reject the row: one NaN or infinite row would make every batch it is a negative in train to NaN)."""
+        problem = self.id_problem(entity_id) or (None if np.isfinite(vector).all() else "a value is not finite")
         if problem:
             self.reject(line, problem)
             return
