@@ -298,7 +298,7 @@ def format_validation_error(err: ValidationError, data: dict[str, Any], source: 
         if e["type"] == "extra_forbidden":
             hidden = _hidden(e["loc"], e["input"])
             shown = f"{key} ({hidden}): unknown key" if hidden else f"{key}: unknown key (value {e['input']!r})"
-            problems.append(f"{shown}{_did_you_mean(cls, e['loc'])}")
+            problems.append(f"{shown}{unknown_key_hint(cls, e['loc'])}")
             continue
         message = e["msg"].removeprefix("Value error, ")
         if not key or e["type"] == "value_error" and isinstance(e.get("input"), dict):
@@ -385,7 +385,9 @@ def nesting_hint(key: str) -> str:
     return f"; the dotted spelling is --set's: in a file, nest it: {parts[0]}: {nested}"
 
 
-def _did_you_mean(cls: type[Config] | None, loc: tuple) -> str:
+def unknown_key_hint(cls: type[Config] | None, loc: tuple) -> str:
+    """For an unknown key at ``loc`` below ``cls``: how to nest a dotted key, else ``"; did you mean KEY?"`` for
+    the closest known key there, else ``"; see --list-keys"`` (``""`` where the section has no keys)."""
     import difflib
 
     if nesting_hint(str(loc[-1])) and str(loc[-1]).split(".")[0] in section_keys(cls, tuple(loc[:-1])):

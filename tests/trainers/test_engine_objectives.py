@@ -118,6 +118,25 @@ def test_runtime_registration_and_name_clashes():
         registry.register_objective(Other)
 
 
+def test_a_misspelt_objective_option_gets_the_close_name():
+    """A typo in an option, nested or at the top level (where the chosen objective's options may also be set), is
+    named with the option it is closest to; a key close to nothing keeps the plain hint."""
+    from interlingua.core.config import format_validation_error
+
+    def message(data: dict) -> str:
+        with pytest.raises(ValidationError) as info:
+            TrainConfig.model_validate(data)
+        return format_validation_error(info.value, data, "c.yaml", TrainConfig)
+
+    assert message({"options": {"translation_ranking": {"margn": 0.3}}}) == \
+        "invalid config (c.yaml): objective 'translation_ranking': margn: unknown key; did you mean margin?"
+    assert message({"objective": "simcse_sup", "temprature": 0.1}) == \
+        "invalid config (c.yaml): temprature: unknown key; did you mean temperature? (an option of objective " \
+        "'simcse_sup'; see --list-keys)"
+    assert message({"lrr": 0.1}).endswith("lrr: unknown key (value 0.1); did you mean lr?")  # a field of the config
+    assert message({"options": {"translation_ranking": {"zzz": 1}}}).endswith("zzz: unknown key; see --list-keys")
+
+
 def test_objective_keys_at_top_level_and_in_options_round_trip():
     flat = TrainConfig(objective="explicit_alignment", method="weak", align_layer=1, temperature=0.2)
     nested = TrainConfig(objective="explicit_alignment",
