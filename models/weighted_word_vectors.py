@@ -50,7 +50,8 @@ class WordVectorSentenceEncoder:
         return int(self.matrix.shape[1])
 
     def encode_with_mask(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
-        """(vectors (n, dim), known (n,) bool: False where no token had a vector; those rows are 0)."""
+        """(vectors (n, dim), known (n,) bool: False where no token had a vector or their weighted sum is the zero
+        vector (zero vectors in the file, or vectors that cancel); those rows are 0)."""
         out = np.zeros((len(texts), self.dim), dtype=np.float64)
         known = np.zeros(len(texts), dtype=bool)
         for row, text in enumerate(texts):
@@ -65,7 +66,7 @@ class WordVectorSentenceEncoder:
                        for w, c in counts.items()}
             total = sum(weights.values())
             out[row] = sum(self.matrix[self.index[w]] * (v / total) for w, v in weights.items())
-            known[row] = True
+            known[row] = bool(np.any(out[row]))  # a zero sum has no direction: centering would invent one
         vectors = l2_normalize(out).astype(np.float32)
         return vectors, known
 

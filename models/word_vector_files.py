@@ -36,16 +36,17 @@ def read_word_vectors(path: str | Path, binary: bool | None = None) -> tuple[lis
                 raise UserError(f"{path}, line {number}: {len(parts) - 1} values for {parts[0]!r}; the header says {dim} "
                                 "(mixed dimensions or a wrong dimension line)")
             try:
-                rows.append(np.asarray(parts[1:], dtype=np.float32))
+                with np.errstate(over="ignore"):  # a value beyond float32 becomes inf, refused below
+                    row = np.asarray(parts[1:], dtype=np.float32)
             except ValueError:
                 raise UserError(f"{path}, line {number}: a value of {parts[0]!r} is not a number") from None
+            if not np.isfinite(row).all():  # NaN, inf, or beyond float32's range
+                raise UserError(f"{path}, line {number}: the vector of {parts[0]!r} holds NaN or inf")
+            rows.append(row)
             words.append(parts[0])
     if len(words) != count:
         raise UserError(f"{path}: the header says {count} vectors, the file holds {len(words)}")
     matrix = np.stack(rows) if rows else np.zeros((0, dim), dtype=np.float32)
-    if not np.isfinite(matrix).all():
-        bad = int((~np.isfinite(matrix).all(axis=1)).sum())
-        raise UserError(f"{path}: {bad} vectors hold NaN or inf")
     return words, matrix
 
 

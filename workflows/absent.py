@@ -101,7 +101,7 @@ def run(config: AbsentConfig, *, address: str | None = None) -> dict:
         # known once loaded: refused before the word vectors, Ray or any sentence is embedded
         check_language_sizes(bitext.src_langs + bitext.tgt_langs, [src_lang, tgt_lang], config.train.batch_size,
                              bitext.origin)
-        test_src, test_tgt, test_origin = _test_pairs(config, state)
+        test_src, test_tgt, test_ids, test_origin, test_dropped = _test_pairs(config, state)
         print(f"  {len(bitext)} training pairs ({src_lang}-{tgt_lang}) from {bitext.origin}; {len(test_src)} test pairs from {test_origin}")
     with stages("word vectors"):
         # word vectors and IDF are monolingual statistics: learned from every training-side sentence, not
@@ -116,9 +116,14 @@ def run(config: AbsentConfig, *, address: str | None = None) -> dict:
         tx, tx_ok = encoders["src"].encode_with_mask(test_src)
         ty, ty_ok = encoders["tgt"].encode_with_mask(test_tgt)
         test_keep = tx_ok & ty_ok
-        rejects = {"train_no_known_word": int((~keep).sum()), "test_no_known_word": int((~test_keep).sum())}
+        rejects = {"train_no_known_word": int((~keep).sum()), "test_no_known_word": int((~test_keep).sum()),
+                   **{f"test_{reason}": count for reason, count in test_dropped.items()}}
+        rejected_rows = [{"split": split, "id": ids[i], "reason": "no_known_word", "src": src[i], "tgt": tgt[i]}
+                         for split, mask, ids, src, tgt in (("train", keep, bitext.ids, bitext.src, bitext.tgt),
+                                                            ("test", test_keep, test_ids, test_src, test_tgt))
+                         for i in np.flatnonzero(~mask)]
         if rejects["train_no_known_word"] or rejects["test_no_known_word"]:
-            print(f"  rejected pairs with a side without any known word: {rejects}", file=sys.stderr)
+            print(f"  rejected pairs with a side without a usable word vector: {rejects}", file=sys.stderr)
         x, y, tx, ty = x[keep], y[keep], tx[test_keep], ty[test_keep]
         if config.center:  # each side's mean over its training sentences, applied to its test sentences too
             (x, tx), (y, ty) = center_unit(x, tx), center_unit(y, ty)
@@ -148,12 +153,18 @@ def run(config: AbsentConfig, *, address: str | None = None) -> dict:
         table = format_table(rows, config.ratios, src_lang, tgt_lang)
         print(table)
         (out / "results.txt").write_text(table + "\n", encoding="utf-8")
-        (out / "results.json").write_text(json.dumps({"rows": rows, "runs": results}, indent=2) + "\n", encoding="utf-8")
+        counts = {**bitext.rejected, **rejects}
+        (out / "results.json").write_text(json.dumps({"rows": rows, "runs": results, "rejected": counts}, indent=2)
+                                          + "\n", encoding="utf-8")
+        (out / "rejected.jsonl").write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rejected_rows),
+                                            encoding="utf-8")
         chart = _ratio_chart(rows, out / "p_at_1_by_ratio.png", src_lang, tgt_lang)
         weights = _save_generators(saved, out / "generators")
-        _log_run(run_id, histories, rows, [out / "results.txt", out / "results.json", chart], weights)
+        _log_run(run_id, histories, rows, [out / "results.txt", out / "results.json", out / "rejected.jsonl", chart],
+                 weights)
     print(f"absent: done in {sum(stages.seconds.values()):.0f} s; table in {out / 'results.txt'}")
-    return {"run_id": run_id, "results": str(out / "results.json"), "chart": str(chart), "pairs": len(x), "test_pairs": len(tx)}
+    return {"run_id": run_id, "results": str(out / "results.json"), "chart": str(chart), "pairs": len(x),
+            "test_pairs": len(tx), "rejected": counts}
 
 
 # ----------------------------------------------------------------------------------------------- helpers
@@ -168,7 +179,10 @@ def center_unit(train: np.ndarray, *others: np.ndarray) -> list[np.ndarray]:
     return [l2_normalize(np.asarray(a, dtype=np.float64) - mean).astype(np.float32) for a in (train, *others)]
 
 
-def _test_pairs(config: AbsentConfig, state: Path) -> tuple[list[str], list[str], str]:
+def _test_pairs(config: AbsentConfig, state: Path) -> tuple[list[str], list[str], list[str], str, dict[str, int]]:
+    """The test pairs (source texts, target texts, ids: the file's id column, else the row number), where they came
+    from, and the pairs dropped by reason."""
+    from interlingua.evaluation.pack.pairs import clean_pair_indices
     from interlingua.evaluation.pack.tables import read_table
 
     if config.test_file:
@@ -186,7 +200,11 @@ def _test_pairs(config: AbsentConfig, state: Path) -> tuple[list[str], list[str]
     rows = read_table(path)
     if "source" not in rows or "target" not in rows:
         raise UserError(f"{path}: test pairs need columns source and target; has {sorted(rows)}")
-    return list(rows["source"]), list(rows["target"]), str(path)
+    # a repeated text would make the gold target ambiguous (P@k counts row i as the only gold): dropped and counted
+    kept, dropped = clean_pair_indices(list(rows["source"]), list(rows["target"]))
+    ids = [str(v) for v in rows["id"]] if "id" in rows else [str(i) for i in range(len(rows["source"]))]
+    return ([rows["source"][i] for i in kept], [rows["target"][i] for i in kept], [ids[i] for i in kept], str(path),
+            dict(dropped))
 
 
 def _sentence_encoder(config: AbsentConfig, state: Path, side: str, lang: str, texts: list[str], origin: str):

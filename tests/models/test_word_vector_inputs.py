@@ -35,7 +35,8 @@ def test_text_round_trip_and_binary(tmp_path):
     ("2 2\nel 1 2 3\ngato 1 2\n", "line 2: 3 values for 'el'; the header says 2"),
     ("3 2\nel 1 2\ngato 1 2\n", "the header says 3 vectors, the file holds 2"),
     ("1 2\nel 1 x\n", "a value of 'el' is not a number"),
-    ("1 2\nel 1 nan\n", "NaN or inf"),
+    ("1 2\nel 1 nan\n", "line 2: the vector of 'el' holds NaN or inf"),
+    ("2 2\nel 1 2\ngato 1e39 0\n", "line 3: the vector of 'gato' holds NaN or inf"),  # beyond float32
 ])
 def test_bad_text_files_are_named(tmp_path, content, message):
     path = tmp_path / "bad.vec"
@@ -68,3 +69,14 @@ def test_tfidf_sentence_vectors_by_hand():
     np.testing.assert_allclose(mean, expected / np.linalg.norm(expected), rtol=1e-5)
     with pytest.raises(ValueError, match="tfidf weighting needs idf"):
         WordVectorSentenceEncoder(words, matrix, weighting="tfidf")
+
+
+def test_a_sentence_whose_word_vectors_sum_to_zero_is_not_known():
+    """A zero sum has no direction: kept as known, centering would turn it into minus the mean, a made-up unit
+    vector. Zero vectors in the file, or vectors that cancel, leave the sentence unknown (rejected and counted)."""
+    words = ["up", "down", "pad"]
+    matrix = np.array([[1.0, 2.0], [-1.0, -2.0], [0.0, 0.0]], dtype=np.float32)
+    encoder = WordVectorSentenceEncoder(words, matrix, weighting="mean")
+    vectors, known = encoder.encode_with_mask(["up down", "pad", "up pad"])
+    assert known.tolist() == [False, False, True]
+    assert not vectors[:2].any() and np.linalg.norm(vectors[2]) == pytest.approx(1.0)

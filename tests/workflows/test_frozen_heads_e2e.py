@@ -34,7 +34,7 @@ def _env(state: Path) -> dict:
     return env
 
 
-def _write_inputs(tmp_path: Path) -> tuple[Path, Path]:
+def _write_inputs(tmp_path: Path, extra_test: tuple = ()) -> tuple[Path, Path]:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -44,8 +44,9 @@ def _write_inputs(tmp_path: Path) -> tuple[Path, Path]:
                              "tgt": [p[1] for p in pairs]}), bitext)
     pack = tmp_path / "pack"
     pack.mkdir()
-    pq.write_table(pa.table({"id": [str(i) for i in range(len(EN_ES_PAIRS))], "source": [p[0] for p in EN_ES_PAIRS],
-                             "target": [p[1] for p in EN_ES_PAIRS]}), pack / "bible_retrieval.parquet")
+    test = [*EN_ES_PAIRS, *extra_test]
+    pq.write_table(pa.table({"id": [str(i) for i in range(len(test))], "source": [p[0] for p in test],
+                             "target": [p[1] for p in test]}), pack / "bible_retrieval.parquet")
     (pack / "manifest.json").write_text(json.dumps({"version": 1, "tasks": [
         {"name": "bible_retrieval", "kind": "retrieval", "language": "en-es", "file": "bible_retrieval.parquet"}],
         "skipped": []}))
@@ -103,7 +104,9 @@ def test_meaning_head_tiny_end_to_end_then_embed_and_eval_from_registry(tmp_path
 def test_absent_tiny_end_to_end(tmp_path):
     import mlflow
 
-    bitext, pack = _write_inputs(tmp_path)
+    # a repeated test pair (its gold would be ambiguous) and one without a known word: both dropped, counted and
+    # the second written aside with its reason
+    bitext, pack = _write_inputs(tmp_path, extra_test=(EN_ES_PAIRS[0], ("zzqx vrrk", "qqzz wkkv")))
     state = tmp_path / "state"
     sets = {"bitext.file": str(bitext), "pack": str(pack), "ratios": "[0.5, 1.0]", "seeds": "[1, 2]",
             "variants": '["absent", "uni-sent", "no-mismatch", "cgan"]', "word_vectors.dim": "16",
@@ -118,6 +121,11 @@ def test_absent_tiny_end_to_end(tmp_path):
     assert methods == {(m, r) for m in expected for r in (0.5, 1.0)}
     assert all(r["seeds"] == 2 and 0 <= r["p1_src2tgt"] <= r["p5_src2tgt"] <= 100 for r in document["rows"])
     assert Path(summary["chart"]).stat().st_size > 1000
+    assert document["rejected"] == summary["rejected"] == {
+        "train_no_known_word": 0, "test_no_known_word": 1, "test_duplicate_text": 1}
+    aside = [json.loads(line) for line in (Path(summary["results"]).parent / "rejected.jsonl").read_text().splitlines()]
+    assert aside == [{"split": "test", "id": str(len(EN_ES_PAIRS) + 1), "reason": "no_known_word", "src": "zzqx vrrk",
+                      "tgt": "qqzz wkkv"}]
     mlflow.set_tracking_uri(f"sqlite:///{state / 'mlflow.db'}")
     client = mlflow.tracking.MlflowClient()
     assert len(client.get_metric_history(summary["run_id"], "train.absent.ratio0.5.seed1.d_loss")) == 2
