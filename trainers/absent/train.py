@@ -8,8 +8,9 @@ Variants (``variant``):
                 discriminator D_dir telling (x, G(x)) from (F(y), y) (BiGAN-style), fooled by both generators
 ``uni-sent``    G and D_Y only (one direction), with mismatch pairs
 ``no-mismatch`` ``absent`` without mismatch pairs
-``cgan``        conditional GAN: G, F with discriminators on single vectors (real y vs G(x), real x vs F(y)),
-                so there are no fake or mismatch *pairs* and no direction discriminator
+``cgan``        G, F with discriminators on single vectors (real y vs G(x), real x vs F(y)),
+                so there are no fake or mismatch *pairs* and no direction discriminator (the discriminator is
+                not conditioned on x: an unconditional, MUSE-style adversarial map, not Mirza & Osindero's cGAN)
 ==============  ===============================================================================
 
 Every variant also fits the parallel pairs with :class:`PairedMappingLoss` (``paired_weight``; 0 = off), the
