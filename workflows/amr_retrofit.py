@@ -105,12 +105,21 @@ def run(config: AmrRetrofitConfig, *, address: str | None = None) -> dict[str, A
     with stages("mixing"):
         from interlingua.trainers.objectives.amr_mixing import mixed_triples
 
-        triples, counts = mixed_triples(rows, languages, english=ENGLISH,
-                                        english_graph_probability=config.english_graph_probability,
-                                        seed=config.train.seed)
+        def draw(index: int) -> tuple[list[dict], Any]:
+            return mixed_triples(rows, languages, english=ENGLISH,
+                                 english_graph_probability=config.english_graph_probability,
+                                 seed=config.train.seed + index)
+
+        triples, counts = draw(0)
         print(f"  {len(triples)} triples ({counts['skipped_missing_english']} skipped without English), "
               f"{counts['inputs_graph']} graph / {counts['inputs_text']} text inputs")
         _check_enough(config.train, len(triples))
+        passes, needed = mixing_passes(config.train, len(triples))
+        # Algorithm 1 draws each sentence's input at every visit: one draw per pass over the triples the run makes
+        draws = [triples] + [draw(index)[0] for index in range(1, passes)]
+        if passes > 1:
+            print(f"  {passes} passes over the triples, each with its own draw"
+                  + (f" (of {needed} needed; later passes repeat these draws)" if passes < needed else ""))
 
     with stages("model"):
         from interlingua.workflows.assets.build import e5_asset_uri
@@ -143,7 +152,7 @@ def run(config: AmrRetrofitConfig, *, address: str | None = None) -> dict[str, A
                 "english_graph_probability": config.english_graph_probability,
                 "symbols_frequent": len(symbols), "symbols_added": len(extension.added),
                 "triples": len(triples), "triples_skipped": counts["skipped_missing_english"],
-                "train": config.train.model_dump(),
+                "mixing_passes": passes, "train": config.train.model_dump(),
             })
             tracking.set_tags({"interlingua.workflow": "amr-retrofit", "corpus.version": manifest.version})
             tracking.log_dict({"added": extension.added, "skipped": extension.skipped}, "amr/vocabulary.json")
@@ -152,8 +161,7 @@ def run(config: AmrRetrofitConfig, *, address: str | None = None) -> dict[str, A
         with stages("train"):
             import ray.data
 
-            dataset = ray.data.from_items([{c: t[c] for c in TRIPLE_COLUMNS} for t in triples])
-            dataset = dataset.random_shuffle(seed=config.train.seed).materialize()
+            dataset = ray.data.from_items(shuffled_passes(draws, config.train.seed)).materialize()
             result = fit(str(extended_dir), dataset, config.train, storage_path=state / "ray_results",
                          name=f"amr-retrofit-{run_id[:8]}", run_id=run_id)
 
@@ -170,6 +178,7 @@ def run(config: AmrRetrofitConfig, *, address: str | None = None) -> dict[str, A
         "languages": languages,
         "triples": len(triples),
         "triples_skipped": counts["skipped_missing_english"],
+        "mixing_passes": passes,
         "inputs": {"graph": counts["inputs_graph"], "text": counts["inputs_text"]},
         "symbols_added": len(extension.added),
         "symbols": extension.added,
@@ -215,6 +224,30 @@ def _languages(config: AmrRetrofitConfig, rows: list[dict]) -> list[str]:
     if unknown:
         raise UserError(f"languages {unknown} are not in the corpus (present: {sorted(present)})")
     return [ENGLISH] + [lang for lang in dict.fromkeys(chosen) if lang != ENGLISH]
+
+
+MAX_MIXED_ROWS = 2_000_000  # rows of all draws held at once; beyond, later passes repeat the draws
+
+
+def mixing_passes(train: TrainConfig, triples: int) -> tuple[int, int]:
+    """(passes to draw, passes the run makes over ``triples`` rows): ``train.max_steps`` steps of
+    ``batch_size`` rows on each of ``num_workers`` workers, each worker dropping its last partial batch; the
+    passes drawn stop at :data:`MAX_MIXED_ROWS` rows."""
+    steps_per_pass = max(1, triples // (train.batch_size * train.num_workers))
+    needed = -(-train.max_steps // steps_per_pass)
+    return max(1, min(needed, MAX_MIXED_ROWS // max(1, triples))), needed
+
+
+def shuffled_passes(draws: list[list[dict]], seed: int) -> list[dict]:
+    """The draws' triples (their three text columns) pass after pass, each pass in its own seeded order."""
+    import random
+
+    rows = []
+    for index, triples in enumerate(draws):
+        order = list(range(len(triples)))
+        random.Random(seed + index).shuffle(order)
+        rows.extend({c: triples[i][c] for c in TRIPLE_COLUMNS} for i in order)
+    return rows
 
 
 def _check_enough(train: TrainConfig, triples: int) -> None:

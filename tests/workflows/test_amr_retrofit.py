@@ -91,3 +91,36 @@ def test_the_incomplete_triple_is_the_one_skipped(tmp_path):
     triples, counts = mixed_triples(rows, ["en", "es"], seed=42)
     assert counts["skipped_missing_english"] == 1 and len(triples) == len(TRIPLES) - 1
     assert INCOMPLETE not in {t["source_id"] for t in triples}
+
+
+def test_each_pass_over_the_triples_gets_its_own_draw():
+    """Algorithm 1 draws a sentence's language (and, for English, text or graph) at every visit: a run making
+    several passes draws once per pass (seed, seed + 1, ...), each pass in its own seeded order; a run within one
+    pass draws once; the rows held stop at MAX_MIXED_ROWS (later passes then repeat the draws)."""
+    from interlingua.trainers.engine.config import TrainConfig
+
+    train = TrainConfig(objective="amr_retrofit", batch_size=4, num_workers=2, max_steps=10)
+    assert amr_retrofit.mixing_passes(train, 24) == (4, 4)  # 3 steps a pass: 10 steps need 4 passes
+    assert amr_retrofit.mixing_passes(train, 80) == (1, 1)  # 10 steps a pass
+    assert amr_retrofit.mixing_passes(train, 9) == (10, 10)  # one global batch a pass (the last row dropped)
+    capped = amr_retrofit.MAX_MIXED_ROWS // 2 + 1
+    assert amr_retrofit.mixing_passes(train.model_copy(update={"max_steps": 10**9}), capped)[0] == 1
+
+    draws = [[{"premise": f"p{k}-{i}", "entailment": f"e{i}", "contradiction": f"c{i}", "source_id": str(i)}
+              for i in range(6)] for k in range(2)]
+    rows = amr_retrofit.shuffled_passes(draws, seed=3)
+    assert [r["premise"][:2] for r in rows] == ["p0"] * 6 + ["p1"] * 6  # pass after pass
+    assert sorted(r["premise"] for r in rows[:6]) == [f"p0-{i}" for i in range(6)] and set(rows[0]) == {
+        "premise", "entailment", "contradiction"}
+    assert rows == amr_retrofit.shuffled_passes(draws, seed=3) != amr_retrofit.shuffled_passes(draws, seed=4)
+    assert [r["entailment"] for r in rows[:6]] != [r["entailment"] for r in rows[6:]]  # each pass its own order
+
+
+def test_the_draws_of_two_passes_differ(tmp_path):
+    from interlingua.trainers.objectives.amr_mixing import mixed_triples
+
+    write_tiny_amr_corpus(tmp_path / "corpus")
+    _, rows = amr_retrofit._read_corpus(amr_retrofit.AmrRetrofitConfig(), str(tmp_path / "corpus"))
+    first, second = (mixed_triples(rows, ["en", "es"], seed=seed)[0] for seed in (42, 43))
+    assert [t["source_id"] for t in first] == [t["source_id"] for t in second]
+    assert [t["premise"] for t in first] != [t["premise"] for t in second]
