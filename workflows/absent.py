@@ -244,8 +244,9 @@ def _sweep(config: AbsentConfig, x, y, tx, ty):
         for seed in config.seeds:
             parallel, unpaired = split_parallel(len(x), ratio, seed)
             xp, yp = x[parallel], y[parallel]
+            run = {"ratio": ratio, "seed": seed, "parallel_pairs": len(parallel)}  # at least 2, whatever the ratio
             for method, scores in _baseline_scores(xp, yp, tx, ty, config.csls_k).items():
-                results.append({"method": method, "ratio": ratio, "seed": seed, **scores})
+                results.append({"method": method, **run, **scores})
             for variant in config.variants:
                 started = time.time()
                 settings = AbsentSettings(variant=variant, batch_size=config.train.batch_size, lr=config.train.lr,
@@ -256,7 +257,7 @@ def _sweep(config: AbsentConfig, x, y, tx, ty):
                 histories[(variant, ratio, seed)] = trained.history
                 scores = _mapped_scores(trained.map_x(tx), ty, trained.map_y(ty) if trained.backward else None, tx,
                                         trained.map_x, config.csls_k)
-                results.append({"method": variant, "ratio": ratio, "seed": seed, **scores})
+                results.append({"method": variant, **run, **scores})
                 print(f"  {variant} ratio {ratio:.0%} seed {seed}: P@1 {scores['p1_src2tgt']:.1f} / {scores['p1_tgt2src']:.1f} "
                       f"({time.time() - started:.0f} s)", flush=True)
                 if seed == config.seeds[0] and ratio == config.ratios[-1]:
@@ -311,7 +312,8 @@ def summarize(results: list[dict]) -> list[dict]:
         groups.setdefault((r["method"], r["ratio"]), []).append(r)
     rows = []
     for (method, ratio), runs in groups.items():
-        row = {"method": method, "ratio": ratio, "seeds": len(runs)}
+        row = {"method": method, "ratio": ratio, "seeds": len(runs),
+               "parallel_pairs": sorted({r["parallel_pairs"] for r in runs if "parallel_pairs" in r})}
         for metric in METRICS:
             stats = mean_std([r[metric] for r in runs])
             row[metric], row[metric + "_std"] = stats.mean, stats.std

@@ -120,6 +120,9 @@ def test_absent_tiny_end_to_end(tmp_path):
     expected = {"least squares", "procrustes", "procrustes + CSLS", "absent", "uni-sent", "no-mismatch", "cgan"}
     assert methods == {(m, r) for m in expected for r in (0.5, 1.0)}
     assert all(r["seeds"] == 2 and 0 <= r["p1_src2tgt"] <= r["p5_src2tgt"] <= 100 for r in document["rows"])
+    pairs = summary["pairs"]  # the pairs each ratio actually kept parallel, beside its nominal share
+    assert {(r["ratio"], tuple(r["parallel_pairs"])) for r in document["rows"]} == {
+        (0.5, (round(pairs * 0.5),)), (1.0, (pairs,))}
     assert Path(summary["chart"]).stat().st_size > 1000
     assert document["rejected"] == summary["rejected"] == {
         "train_no_known_word": 0, "test_no_known_word": 1, "test_duplicate_text": 1}
