@@ -154,7 +154,7 @@ def run(config: AbsentConfig, *, address: str | None = None) -> dict:
         print(table)
         (out / "results.txt").write_text(table + "\n", encoding="utf-8")
         counts = {**bitext.rejected, **rejects}
-        (out / "results.json").write_text(json.dumps({"rows": rows, "runs": results, "rejected": counts}, indent=2)
+        (out / "results.json").write_text(json.dumps({"rows": rows, "runs": results, "rejects_by_reason": counts}, indent=2)
                                           + "\n", encoding="utf-8")
         (out / "rejected.jsonl").write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rejected_rows),
                                             encoding="utf-8")
@@ -164,7 +164,7 @@ def run(config: AbsentConfig, *, address: str | None = None) -> dict:
                  weights)
     print(f"absent: done in {sum(stages.seconds.values()):.0f} s; table in {out / 'results.txt'}")
     return {"run_id": run_id, "results": str(out / "results.json"), "chart": str(chart), "pairs": len(x),
-            "test_pairs": len(tx), "rejected": counts}
+            "test_pairs": len(tx), "rejects_by_reason": counts}
 
 
 # ----------------------------------------------------------------------------------------------- helpers

@@ -101,7 +101,7 @@ SHAPES: dict[str, Shape] = {
     **dict.fromkeys(("rows", "rejects", "input_rows", "shards_total", "shards_reused", "shards_resumed", "pairs",
                      "test_pairs", "triples", "triples_skipped", "symbols_added", "dim", "alpha", "final_loss",
                      "seconds", "train_metrics", "epochs", "inputs", "funnel", "funnel_by_lang", "rejects_by_reason",
-                     "lost_race", "heldout"), NUMBERS),
+                     "lost_race", "heldout", "mixing_passes"), NUMBERS),
     **dict.fromkeys(("evaluation", "word_retrieval", "dump_issues", "languages", "symbols", "corpus_versions",
                      "parameters", "nli", "counters"), DATA),
 }
