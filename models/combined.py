@@ -4,6 +4,7 @@ s/‖s‖ ⊕ h/‖h‖ (norm_concat, the AMR-retrofit final embedding) and s/�
 from __future__ import annotations
 
 import functools
+import inspect
 import json
 import shutil
 from pathlib import Path
@@ -66,9 +67,11 @@ class CombinedEncoder:
         return f"{self.mode}({encoder_identity(self.first)}|{encoder_identity(self.second)})"
 
     def encode(self, texts: Sequence[str], batch_size: int | None = None, normalize: bool = False) -> np.ndarray:
-        """The combined embeddings; ``batch_size`` goes to both parts, ``normalize`` scales the result to unit norm."""
-        kwargs = {"batch_size": batch_size} if batch_size else {}
-        out = combine_embeddings(self.first.encode(texts, **kwargs), self.second.encode(texts, **kwargs), self.mode)
+        """The combined embeddings; ``batch_size`` goes to each part whose ``encode`` takes one (``use``, a
+        sentence-transformers folder or word vectors take the texts alone), ``normalize`` scales the result to unit
+        norm."""
+        out = combine_embeddings(_encode_part(self.first, texts, batch_size), _encode_part(self.second, texts, batch_size),
+                                 self.mode)
         return l2_normalize(out).astype(np.float32) if normalize else out
 
     def save(self, path: str | Path) -> Path:
@@ -101,3 +104,9 @@ def load_combined(folder: str | Path, load_part) -> CombinedEncoder:
         raise ValueError(f"{folder / COMBINED_FILE}: parts must be {list(PARTS)}, got {parts!r}")
     first, second = (path_inside(folder, part, f"{folder / COMBINED_FILE}: parts[{k}]") for k, part in enumerate(parts))
     return CombinedEncoder(load_part(str(first)), load_part(str(second)), mode)
+
+
+def _encode_part(part: TextEncoder, texts: Sequence[str], batch_size: int | None) -> np.ndarray:
+    if batch_size and "batch_size" in inspect.signature(part.encode).parameters:
+        return part.encode(texts, batch_size=batch_size)
+    return part.encode(texts)

@@ -39,3 +39,26 @@ def test_combine_workflow_offers_exactly_the_combinations():
     from interlingua.workflows.combine import CombineConfig
 
     assert typing.get_args(CombineConfig.model_fields["mode"].annotation) == COMBINATIONS
+
+
+def test_a_part_whose_encode_takes_the_texts_alone_is_combined_with_a_batch_size(tmp_path):
+    """``use``, a sentence-transformers folder or word vectors take no ``batch_size``: ``embed`` and
+    ``MtebEncoder`` (which pass one) failed with a TypeError on such a combination. The batch size now reaches only
+    the parts that take one, with the same vectors."""
+
+    class TextsOnly:
+        name, dim = "texts-only", 2
+
+        def encode(self, texts):
+            return np.array([[len(t), 1.0] for t in texts], dtype=np.float32)
+
+    tiny = load_encoder(str(build_tiny_bert(tmp_path / "a", seed=0)))
+    seen = []
+    original = tiny.encode
+    tiny.encode = lambda texts, batch_size=32, **kw: seen.append(batch_size) or original(texts, batch_size=batch_size, **kw)
+    combined = CombinedEncoder(tiny, TextsOnly(), "norm_concat")
+    vectors = combined.encode(SENTENCES, batch_size=2)
+    assert vectors.shape == (len(SENTENCES), tiny.dim + 2) and seen == [2]
+    np.testing.assert_allclose(vectors, combined.encode(SENTENCES), rtol=1e-5, atol=1e-6)
+    both = CombinedEncoder(TextsOnly(), TextsOnly(), "sum").encode(["ab", "abc"], batch_size=16)
+    np.testing.assert_array_equal(both, [[4.0, 2.0], [6.0, 2.0]])
