@@ -167,12 +167,16 @@ def run(config: MeaningHeadConfig, *, address: str | None = None) -> dict:
             mlflow.log_metrics(table_metrics(rows))
             for path in [out / "results.txt", out / "results.json", *charts]:
                 mlflow.log_artifact(str(path), artifact_path="evaluation")
-    summary = {"run_id": run_id, "model": spec, "pairs": len(pairs), "results": str(out / "results.json"),
+    summary = {"run_id": run_id, "base_model": spec, "pairs": len(pairs), "results": str(out / "results.json"),
                "epochs": {name: [len(h) for h in hs] for name, hs in histories.items()}}
     if config.register_model:
         with stages("register"):
-            summary["model_uri"] = publish_encoder(spec, heads["meaning head"][0], out / "encoder", config, run_id,
-                                                   bitext, rows)
+            # model: the trained encoder pinned (a registered version, or the run's artifacts for a spec base), as
+            # every workflow's `model` output is; model_uri: the alias (or the same runs:/ URI)
+            by_alias, pinned = publish_encoder(spec, heads["meaning head"][0], out / "encoder", config, run_id,
+                                               bitext, rows)
+            summary["model_uri"] = by_alias
+            summary["model"] = pinned
     print(f"meaning-head: done in {sum(stages.seconds.values()):.0f} s; table in {out / 'results.txt'}")
     return summary
 
@@ -436,13 +440,15 @@ def registrable(spec: str) -> bool:
     return spec not in SPEC_BASES
 
 
-def publish_encoder(spec: str, model, folder: Path, config: MeaningHeadConfig, run_id: str, bitext, rows) -> str:
-    """Save base + meaning head as a composed encoder and publish it; returns the URI ``load_encoder`` reads.
+def publish_encoder(spec: str, model, folder: Path, config: MeaningHeadConfig, run_id: str, bitext,
+                    rows) -> tuple[str, str]:
+    """Save base + meaning head as a composed encoder and publish it; returns the URIs ``load_encoder`` reads:
+    (by alias, pinned).
 
-    A transformer base is registered (``registered_model@alias``, sentence_transformers flavor). A spec base
-    (``use``) cannot be served by that flavor: its composed folder (marker + head, the base named by spec)
-    is logged as plain run artifacts under ``encoder/`` and ``runs:/RUN_ID/encoder`` is returned;
-    ``interlingua embed|eval --model runs:/RUN_ID/encoder`` and ``load_encoder`` read it."""
+    A transformer base is registered (``registered_model@alias`` and ``models:/NAME/VERSION``, sentence_transformers
+    flavor). A spec base (``use``) cannot be served by that flavor: its composed folder (marker + head, the base
+    named by spec) is logged as plain run artifacts under ``encoder/`` and ``runs:/RUN_ID/encoder`` is returned for
+    both; ``interlingua embed|eval --model runs:/RUN_ID/encoder`` and ``load_encoder`` read it."""
     composed = _save_composed(spec, model, folder)
     if not registrable(spec):
         from mlflow.tracking import MlflowClient
@@ -450,10 +456,10 @@ def publish_encoder(spec: str, model, folder: Path, config: MeaningHeadConfig, r
         MlflowClient().log_artifacts(run_id, str(composed), artifact_path="encoder")
         uri = f"runs:/{run_id}/encoder"
         print(f"  {_NOT_REGISTRABLE.format(spec=spec)}; logged as run artifacts: --model {uri}")
-        return uri
+        return uri, uri
     registered = _register(composed, config, run_id, spec, bitext, rows)
     print(f"  registered {registered.uri} (version {registered.version})")
-    return registered.uri
+    return registered.uri, registered.version_uri
 
 
 def _save_composed(spec: str, model, folder: Path) -> Path:

@@ -4,8 +4,8 @@ The state folder may be shared, so a stage the state records as finished is a cl
 into later stages' configs (a ``model`` reaches the encoder resolver, a ``corpus`` the store), and a forged
 ``model: "py:os:system"`` would run code. So every output a skipped stage hands on must be one its workflow declares
 (:data:`~interlingua.workflows.registry.OUTPUTS`) and have the shape that workflow gives it (:data:`SHAPES`,
-:data:`MODEL_SHAPES`): ``model`` a pinned ``models:/NAME/VERSION`` (a folder for ``combine``, the frozen encoder's
-spec for ``meaning-head``), ``corpus`` a safe corpus name, ``version`` ``v-<hex>``, counts and timings numbers only,
+:data:`MODEL_SHAPES`): ``model`` a pinned ``models:/NAME/VERSION`` (a folder for ``combine``; for ``meaning-head``
+the pinned version, or ``runs:/RUN_ID/encoder`` over a spec base), ``corpus`` a safe corpus name, ``version`` ``v-<hex>``, counts and timings numbers only,
 …; a ``py:`` spec only where the stage's own config holds that very spec. A value that does not fit is refused in
 one line naming the state file and the key, with the way out (delete the entry, or force the stage).
 """

@@ -50,7 +50,7 @@ OUTPUTS: dict[str, frozenset[str]] = {name: frozenset(keys) for name, keys in {
     "ease-corpus": ("corpus", "version", "entities", "entity_id_source", "funnel", "funnel_by_lang", "dump_issues"),
     "bitext-corpus": ("corpus", "version", "rows", "rejects", "input_rows", "shards_total", "shards_reused",
                       "shards_resumed", "parameters", "rejects_by_reason", "counters", "lost_race"),
-    "meaning-head": ("run_id", "model", "model_uri", "pairs", "results", "epochs"),  # model_uri: when registered
+    "meaning-head": ("run_id", "model", "model_uri", "base_model", "pairs", "results", "epochs"),  # model*: when registered
     "absent": ("run_id", "results", "chart", "pairs", "test_pairs", "rejects_by_reason"),
     "bible-bitext": (*_CORPUS, "heldout"),
     "apertium-bitext": (*_CORPUS, "seconds"),

@@ -69,7 +69,8 @@ def test_meaning_head_tiny_end_to_end_then_embed_and_eval_from_registry(tmp_path
     proc = _cli(args, env, tmp_path)
     assert "meaning head −reconstruction" in proc.stdout
     summary = json.loads(proc.stdout[proc.stdout.index("{\n"):])
-    assert summary["model_uri"] == "models:/tiny-meaning@e2e"
+    assert summary["model_uri"] == "models:/tiny-meaning@e2e" and summary["model"] == "models:/tiny-meaning/1"
+    assert summary["base_model"] == str(model)  # a recipe's ${stages.X.model} is the trained encoder, not its base
     results = json.loads(Path(summary["results"]).read_text())
     methods = [r["method"] for r in results]
     assert methods == ["raw", "centered", "projected to en", "meaning head", "meaning head −reconstruction"]

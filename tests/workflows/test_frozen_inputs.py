@@ -168,8 +168,8 @@ def test_meaning_head_over_use_is_logged_as_run_artifacts_not_registered(tmp_pat
     with mlflow.start_run() as run:
         pass
     config = MeaningHeadConfig(model="use")
-    uri = publish_encoder("use", model, tmp_path / "out" / "encoder", config, run.info.run_id, None, [])
-    assert uri == f"runs:/{run.info.run_id}/encoder"
+    uri, pinned = publish_encoder("use", model, tmp_path / "out" / "encoder", config, run.info.run_id, None, [])
+    assert uri == pinned == f"runs:/{run.info.run_id}/encoder"
     assert MlflowClient().search_registered_models() == []
     loaded = load_encoder(uri, cache_dir=tmp_path / "cache")
     raw = FakeUSE().encode(["a", "b"])
