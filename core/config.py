@@ -55,10 +55,12 @@ class Config(BaseModel):
         return None
 
     @classmethod
-    def normalize_layer(cls, given: dict[str, Any], base: dict[str, Any]) -> dict[str, Any]:
+    def normalize_layer(cls, given: dict[str, Any], base: dict[str, Any], *, one_mapping: bool = False) -> dict[str, Any]:
         """One layer of this section (a file's, or the data after one ``--set``) with a key that has two spellings
         written in one (``base``: the workflow's default for the section, dumped), so that merging layers lets the
-        later one win whatever spelling each uses (:func:`one_spelling`)."""
+        later one win whatever spelling each uses (:func:`one_spelling`). ``one_mapping``: ``given`` is one mapping
+        as written (a file), where two values of one key under its two spellings are a ValueError, not a later
+        layer's win."""
         return given
 
     @classmethod
@@ -158,7 +160,11 @@ def load_config(cls: type[C], path: str | Path | None = None, overrides: list[st
     sees the merged data first, before validation (whose errors show values): e.g. ``submit`` refuses credentials."""
     data: dict[str, Any] = {}
     if path is not None:
-        data = one_spelling(cls, read_yaml(path))
+        written = read_yaml(path)
+        try:
+            data = one_spelling(cls, written, one_mapping=True)
+        except ValueError as err:  # one key given twice in the file, under its two spellings
+            raise ConfigError(f"invalid config ({path}): {err}") from None
     for item in overrides or []:  # one at a time, so that a later layer wins whichever spelling each layer uses
         data = one_spelling(cls, apply_overrides(data, [item]))
     if check is not None:
@@ -173,17 +179,19 @@ def validate(cls: type[C], data: dict[str, Any], source: str = "config") -> C:
         raise ConfigError(format_validation_error(err, data, source, cls)) from None
 
 
-def one_spelling(cls: type[Config], data: Any, base: dict[str, Any] | None = None) -> Any:
+def one_spelling(cls: type[Config], data: Any, base: dict[str, Any] | None = None, *, one_mapping: bool = False) -> Any:
     """``data`` (one layer: a file, or the data after one ``--set``) with each section's keys in one spelling
-    (:meth:`Config.normalize_layer`, recursively; ``base``: the workflow's default for ``cls``, dumped)."""
+    (:meth:`Config.normalize_layer`, recursively; ``base``: the workflow's default for ``cls``, dumped;
+    ``one_mapping``: ``data`` is a file as written, where a key given under both spellings is refused)."""
     if not isinstance(data, dict):
         return data
-    out = cls.normalize_layer(dict(data), base or {})
+    out = cls.normalize_layer(dict(data), base or {}, one_mapping=one_mapping)
     for name, field in cls.model_fields.items():
         section = field.annotation
         if isinstance(section, type) and issubclass(section, Config) and isinstance(out.get(name), dict):
             default = field.get_default(call_default_factory=True)
-            out[name] = one_spelling(section, out[name], default.model_dump() if isinstance(default, Config) else {})
+            out[name] = one_spelling(section, out[name], default.model_dump() if isinstance(default, Config) else {},
+                                     one_mapping=one_mapping)
     return out
 
 

@@ -79,9 +79,7 @@ class TrainConfig(Config):
         for key in [k for k in data if k not in cls.model_fields]:
             if key in chosen.Options.model_fields:
                 value = data.pop(key)
-                if key in section and section[key] != value:  # one mapping gives both spellings (a recipe stage)
-                    raise ValueError(f"{key} is given twice: {key} = {value!r} and options.{name}.{key} = "
-                                     f"{section[key]!r}; keep one (the two spellings are one option)")
+                _one_value(key, value, section, name)  # one mapping gives both spellings (a recipe stage)
                 section[key] = value
             else:
                 owners = [n for n in objective_names() if key in objective_class(n).Options.model_fields]
@@ -105,9 +103,10 @@ class TrainConfig(Config):
         return data
 
     @classmethod
-    def normalize_layer(cls, given: dict[str, Any], base: dict[str, Any]) -> dict[str, Any]:
+    def normalize_layer(cls, given: dict[str, Any], base: dict[str, Any], *, one_mapping: bool = False) -> dict[str, Any]:
         """The chosen objective's options given at the top level (``temperature``) moved to ``options.<objective>``,
-        over what the layer had there: a layer holds one value per option, and the later layer wins."""
+        over what the layer had there: a layer holds one value per option, and the later layer wins. In one mapping
+        as written (``one_mapping``: a file) both spellings with two values are refused, as a recipe stage's are."""
         from interlingua.trainers.objectives.registry import objective_class
 
         name = given.get("objective", base.get("objective", cls.model_fields["objective"].default))
@@ -119,8 +118,12 @@ class TrainConfig(Config):
         options = given.get("options", {})
         if not short or not isinstance(options, dict) or not isinstance(options.get(name, {}), dict):
             return given  # nothing to move, or options that are not mappings: the validator says so
+        nested = options.get(name) or {}
+        if one_mapping:
+            for key in short:
+                _one_value(key, given[key], nested, name)
         moved = {key: value for key, value in given.items() if key not in short}
-        moved["options"] = {**options, name: {**options.get(name, {}), **{key: given[key] for key in short}}}
+        moved["options"] = {**options, name: {**nested, **{key: given[key] for key in short}}}
         return moved
 
     @classmethod
@@ -203,6 +206,13 @@ class TrainConfig(Config):
         for objective in objective_names():
             lines.extend(config_fields_help(objective_class(objective).Options, f"{prefix}options.{objective}."))
         return lines
+
+
+def _one_value(key: str, value: Any, nested: dict[str, Any], objective: str) -> None:
+    """ValueError when ``options.<objective>.<key>`` (``nested``) holds another value than ``key`` at the top level."""
+    if key in nested and nested[key] != value:
+        raise ValueError(f"{key} is given twice: {key} = {value!r} and options.{objective}.{key} = {nested[key]!r}; "
+                         "keep one (the two spellings are one option)")
 
 
 def _options_error(objective: str, options_cls: type, err: ValidationError, chosen: bool) -> str:
