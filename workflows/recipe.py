@@ -78,6 +78,12 @@ def plan(recipe: RecipeConfig, state: dict[str, dict[str, Any]], name: str, reso
     return "run", digest
 
 
+def preflight(config: RecipeConfig) -> None:
+    """Every stage, reference and stage config checked (:func:`validate_recipe`), for ``--show-config`` and
+    ``submit`` as for a run."""
+    validate_recipe(config)
+
+
 def run(config: RecipeConfig, *, address: str | None = None) -> dict[str, Any]:
     from mlflow.tracking import MlflowClient
 

@@ -2,7 +2,9 @@
 
 A workflow module defines ``CONFIG`` (a :class:`~interlingua.core.config.Config` subclass),
 ``DESCRIPTION`` (one line) and ``run(config, *, address=None) -> dict`` returning a summary; :data:`OUTPUTS`
-declares that summary's keys, which a recipe's ``${stages.NAME.OUTPUT}`` may name.
+declares that summary's keys, which a recipe's ``${stages.NAME.OUTPUT}`` may name. It may define
+``preflight(config)``: the checks across its config that need no cluster, run by every command that takes the
+config (``run`` and its ``--show-config``, ``submit`` and its ``--dry-run``), see :func:`preflight`.
 """
 
 from __future__ import annotations
@@ -73,3 +75,11 @@ def load_workflow(name: str) -> ModuleType:
     if name not in WORKFLOWS:
         raise UnknownWorkflow(name)
     return importlib.import_module(WORKFLOWS[name])
+
+
+def preflight(workflow: ModuleType, config) -> None:
+    """The workflow's own checks of a validated config (its ``preflight``, when it has one): a :class:`UserError`
+    before anything runs or is sent."""
+    check = getattr(workflow, "preflight", None)
+    if check is not None:
+        check(config)

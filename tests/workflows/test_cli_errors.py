@@ -124,3 +124,22 @@ def test_an_unknown_option_before_any_command_is_argparse_s_error(capsys):
         cli.main(["--bogus"])
     assert exit_.value.code == 2
     assert "interlingua: error: unrecognized arguments: --bogus" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", [["run", "recipe", "--show-config"],
+                                     ["submit", "recipe", "--tracking-uri", "http://mlflow:5000", "--dry-run"]])
+def test_a_recipe_is_checked_by_every_command_that_takes_it(tmp_path, capsys, command):
+    """``run recipe --show-config`` and ``submit recipe --dry-run`` printed a recipe with an unknown stage key or
+    workflow and exited 0 (a real submit sent it to the cluster): they now run the recipe's checks as a run does."""
+    bad_key = tmp_path / "bad_key.yaml"
+    bad_key.write_text("name: r\nstages:\n  bible:\n    workflow: bible-bitext\n    config: {nosuchkey: 1}\n")
+    bad_workflow = tmp_path / "bad_workflow.yaml"
+    bad_workflow.write_text("name: r\nstages:\n  x:\n    workflow: nosuch\n")
+    for path, message in ((bad_key, "stage 'bible' (bible-bitext): unknown config key 'nosuchkey'"),
+                          (bad_workflow, "stage 'x': unknown workflow 'nosuch'")):
+        assert cli.main([*command[:2], "-c", str(path), *command[2:]]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and message in err[0]
+    good = tmp_path / "good.yaml"
+    good.write_text("name: r\nstages:\n  bible:\n    workflow: bible-bitext\n")
+    assert cli.main([*command[:2], "-c", str(good), *command[2:]]) == 0

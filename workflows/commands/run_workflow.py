@@ -62,13 +62,14 @@ def log_state_dir(args: argparse.Namespace) -> str | None:
 
 def run(args: argparse.Namespace) -> int:
     from interlingua.core.config import config_fields_help, load_config
-    from interlingua.workflows.registry import load_workflow
+    from interlingua.workflows.registry import load_workflow, preflight
 
     workflow = load_workflow(args.workflow)
     if args.list_keys:
         print("\n".join(config_fields_help(workflow.CONFIG)))
         return 0
     config = load_config(workflow.CONFIG, args.config, args.overrides)
+    preflight(workflow, config)
     from interlingua.core.redact import redact
 
     if args.show_config:

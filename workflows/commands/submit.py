@@ -62,12 +62,13 @@ def run(args: argparse.Namespace) -> int:
     from interlingua.cluster.shared_storage import SharedStorage, require_shared_paths, require_tracking_uri
     from interlingua.core.config import load_config
     from interlingua.workflows.cli import _version as cli_version
-    from interlingua.workflows.registry import load_workflow
+    from interlingua.workflows.registry import load_workflow, preflight
 
     _check_resources(args)
     workflow = load_workflow(args.workflow)
     # -c FILE and --set merged, before validation (whose errors show values): the config travels with the job
     config = load_config(workflow.CONFIG, args.config, args.overrides, check=check_config)
+    preflight(workflow, config)
     # A dry run may check a command meant for another machine (a CronJob pod that mounts the share): a missing
     # --shared-path is a note there, and refused when submitting.
     storage = SharedStorage.declare(args.shared_path, must_exist=not args.dry_run)
