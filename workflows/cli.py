@@ -36,8 +36,6 @@ def build_parser(load: str | None = None) -> argparse.ArgumentParser:
             module = importlib.import_module(module_name)
             p = sub.add_parser(name, help=module.HELP, description=getattr(module, "DESCRIPTION", module.HELP))
             module.add_arguments(p)
-            p.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS,
-                           help="show Ray's, DeepSpeed's and the libraries' output too")
             p.set_defaults(_module=module)
             _remember_parsers(p)
     return parser
@@ -45,8 +43,11 @@ def build_parser(load: str | None = None) -> argparse.ArgumentParser:
 
 def _remember_parsers(parser: argparse.ArgumentParser) -> None:
     """Each (sub)command parser records itself as ``_parser``: the innermost one given wins, and names the command
-    when an argument is left over."""
+    when an argument is left over. Each takes ``-v`` too, so it may follow any command (``corpus list -v``)."""
     parser.set_defaults(_parser=parser)
+    if "-v" not in parser._option_string_actions:
+        parser.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS,
+                            help="show Ray's, DeepSpeed's and the libraries' output too")
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
             for nested in action.choices.values():

@@ -132,3 +132,19 @@ def test_the_table_checks_catch_drift():
     # an option the CLI does not define
     assert unknown_in_reference(readme.replace(embed_row, embed_row.replace("[--similarity]", "[--similarity] [--fp16]")),
                                 parser) == ["embed --fp16"]
+
+
+def test_verbose_follows_any_command():
+    """README: ``-v`` before or after the command. After a nested command (``corpus list -v``, ``jobs list -v``,
+    ``schedule refresh -v``) it was an unrecognized argument."""
+    parser = build_parser()
+    commands = [path + (name,) for path, name in walk(parser) if isinstance(name, str)]
+    assert ("corpus", "list") in commands and ("schedule", "refresh") in commands
+    for command in commands:
+        nested = parser
+        for name in command:
+            nested = next(a for a in nested._actions if isinstance(a, argparse._SubParsersAction)).choices[name]
+        assert "-v" in nested._option_string_actions, " ".join(command)
+    args, extras = parser.parse_known_args(["corpus", "list", "-v"])
+    assert args.verbose is True and extras == []
+    assert parser.parse_known_args(["corpus", "list"])[0].verbose is False
