@@ -70,7 +70,8 @@ class BitextCorpusConfig(Config):
     format: Literal["auto", "text", "tsv", "parquet"] = "auto"
     src_column: str | None = Field(default=None, description="Parquet source column (default: src_lang if present, else 'src')")
     tgt_column: str | None = Field(default=None, description="Parquet target column (default: tgt_lang if present, else 'tgt')")
-    id_column: str | None = Field(default=None, description="Parquet id column (default: 'id' if present, else the row number)")
+    id_column: str | None = Field(default=None, description="Parquet id column (default: 'id' if present, else the row number; a refresh's "
+                                                            "inputs number theirs as '<input key>:<n>', unique across inputs)")
     src_lang: LanguageCode = "en"
     tgt_lang: LanguageCode = "es"
     max_pairs: int | None = Field(default=None, ge=1, description="read only the first N input rows")
@@ -152,17 +153,19 @@ def default_source() -> str:
     return str(path)
 
 
-def read_bitext(config: BitextCorpusConfig, source: str, partial: list[dict] | None = None) -> list[dict[str, Any]]:
-    """Raw rows ``{"id", "src", "tgt", "reject"}`` in input order (``reject`` None or a record). A truncated
-    compressed input (a TSV, or either file of a text pair) raises :class:`TruncatedInputError`, or with
+def read_bitext(config: BitextCorpusConfig, source: str, partial: list[dict] | None = None, *,
+                numbered: str = "") -> list[dict[str, Any]]:
+    """Raw rows ``{"id", "src", "tgt", "reject"}`` in input order (``reject`` None or a record); a row's id is its
+    id column's value, else ``numbered`` + its row number (a prefix that tells the inputs of a corpus apart). A
+    truncated compressed input (a TSV, or either file of a text pair) raises :class:`TruncatedInputError`, or with
     ``allow_truncated_inputs`` ends the rows there and is appended to ``partial`` (``input_url``, ``reason``,
     ``offset``)."""
     fmt = resolve_format(config, source)
     if fmt == "parquet":
-        return _read_parquet(config, source)
+        return _read_parquet(config, source, numbered)
     try:
-        return _read_text(source, config.target, config.max_pairs) if fmt == "text" \
-            else _read_tsv(source, config.max_pairs)
+        return _read_text(source, config.target, config.max_pairs, numbered) if fmt == "text" \
+            else _read_tsv(source, config.max_pairs, numbered)
     except TruncatedInputError as err:
         if not config.allow_truncated_inputs:
             raise
@@ -171,16 +174,17 @@ def read_bitext(config: BitextCorpusConfig, source: str, partial: list[dict] | N
         return err.rows
 
 
-def read_rows(config: BitextCorpusConfig, source: str, partial: list[dict] | None = None) -> list[dict[str, Any]]:
+def read_rows(config: BitextCorpusConfig, source: str, partial: list[dict] | None = None, *,
+              numbered: str = "") -> list[dict[str, Any]]:
     """:func:`read_bitext`, refusing a source with no rows (nothing to build: a version holds at least one shard);
     a source whose every row is rejected is built, its rows as rejects."""
-    rows = read_bitext(config, source, partial)
+    rows = read_bitext(config, source, partial, numbered=numbered)
     if not rows:
         raise UserError(f"{redact(source)} holds no bitext rows: nothing to build (hint: check the file)")
     return rows
 
 
-def _read_text(source: str, target: str, limit: int | None) -> list[dict[str, Any]]:
+def _read_text(source: str, target: str, limit: int | None, numbered: str = "") -> list[dict[str, Any]]:
     from interlingua.operators.bitext.parallel_lines import LineCountMismatch, read_parallel_lines
 
     rows = []
@@ -188,7 +192,7 @@ def _read_text(source: str, target: str, limit: int | None) -> list[dict[str, An
         for pair in read_parallel_lines(source, target):
             if limit is not None and len(rows) >= limit:
                 break
-            rows.append({"id": str(pair.number), "src": pair.src, "tgt": pair.tgt, "reject": pair.reject})
+            rows.append({"id": f"{numbered}{pair.number}", "src": pair.src, "tgt": pair.tgt, "reject": pair.reject})
     except TruncatedInputError as err:
         err.rows = rows  # the pairs before the damage, for allow_truncated_inputs
         raise
@@ -199,7 +203,7 @@ def _read_text(source: str, target: str, limit: int | None) -> list[dict[str, An
     return rows
 
 
-def _read_tsv(source: str, limit: int | None) -> list[dict[str, Any]]:
+def _read_tsv(source: str, limit: int | None, numbered: str = "") -> list[dict[str, Any]]:
     from interlingua.operators.bitext.parallel_lines import _decode
 
     rows, offset = [], 0
@@ -228,13 +232,13 @@ def _read_tsv(source: str, limit: int | None) -> list[dict[str, Any]]:
                     else:
                         reject = {"line": number, "file": source, "reason": "column_count", "columns": len(columns),
                                   "detail": f"line {number} of {source} has {len(columns)} tab-separated columns, expected 2"}
-                rows.append({"id": str(number), "src": src, "tgt": tgt, "reject": reject})
+                rows.append({"id": f"{numbered}{number}", "src": src, "tgt": tgt, "reject": reject})
     except FileNotFoundError as err:
         raise UserError(f"cannot read input: {err}") from err
     return rows
 
 
-def _read_parquet(config: BitextCorpusConfig, source: str) -> list[dict[str, Any]]:
+def _read_parquet(config: BitextCorpusConfig, source: str, numbered: str = "") -> list[dict[str, Any]]:
     import fsspec
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -267,7 +271,7 @@ def _read_parquet(config: BitextCorpusConfig, source: str) -> list[dict[str, Any
     if config.max_pairs is not None:
         table = table.slice(0, config.max_pairs)
     data = table.to_pydict()
-    ids = [str(i) for i in data[id_col]] if id_col else [str(k) for k in range(1, table.num_rows + 1)]
+    ids = [str(i) for i in data[id_col]] if id_col else [f"{numbered}{k}" for k in range(1, table.num_rows + 1)]
     rows = []
     for number, (i, s, t) in enumerate(zip(ids, data[src_col], data[tgt_col]), 1):
         (s, s_reject), (t, t_reject) = _text(s, source, number, "src"), _text(t, source, number, "tgt")

@@ -237,8 +237,12 @@ class _BitextAdapter:
         unchanged = {redact_url(u) for u in plan.unchanged}
         reuse = [s for s in parent.shards if s.input in unchanged] if mode == "incremental" else []
         process = [u for u in plan.urls if u in set(plan.added) | set(plan.changed)] if mode == "incremental" else plan.urls
-        # an input with no rows is refused, as a build refuses it (its shards would be none)
-        rows_by_url = {url: read_rows(config.model_copy(update={"source": url}), url) for url in process}
+        # an input with no rows is refused, as a build refuses it (its shards would be none); rows without an id
+        # column are numbered per input, so each input's numbers carry its key: ids stay unique across inputs
+        def rows_of(url: str) -> list[dict[str, Any]]:
+            return read_rows(config.model_copy(update={"source": url}), url, numbered=f"{_input_key(url)}:")
+
+        rows_by_url = {url: rows_of(url) for url in process}
         inherited = False
         folder = PARAMS_LAYOUT[config.aligner][0]
         seen_pairs: list[tuple[str, str]] = []
@@ -266,8 +270,7 @@ class _BitextAdapter:
                        if has_params else f"the parent has no {folder} parameters")
                 notes.append(f"{folder} parameters learned anew, every shard rebuilt: {why}")
                 mode, reuse, process, seen_pairs = "full", [], plan.urls, []
-                rows_by_url.update({u: read_rows(config.model_copy(update={"source": u}), u)
-                                    for u in process if u not in rows_by_url})
+                rows_by_url.update({u: rows_of(u) for u in process if u not in rows_by_url})
         writer = store.open_version(plan.corpus, plan.spec_config, [redact_url(u) for u in plan.urls],
                                     input_fingerprints=plan.fingerprints, lineage=_lineage(plan, mode, notes))
         reused_ids = []
@@ -283,14 +286,18 @@ class _BitextAdapter:
         shard_inputs: dict[str, str] = {}
         for url in process:
             part = rows_by_url[url]
-            key = hashlib.sha256(url.encode("utf-8")).hexdigest()[:10]
             for planned in plan_shards(len(part), config.rows_per_shard):
-                shard_id = f"in-{key}-{planned.id}"
+                shard_id = f"in-{_input_key(url)}-{planned.id}"
                 shards.append(ShardSpec(shard_id, planned.start + len(rows), planned.stop + len(rows)))
                 shard_inputs[shard_id] = redact_url(url)
             rows += part
         return build_version(config, store, writer, rows, shards, shard_inputs=shard_inputs, seen_pairs=seen_pairs,
                              reused_shards=reused_ids, inherited_parameters=inherited, address=address)
+
+
+def _input_key(url: str) -> str:
+    """A refresh input's key: its shards' ids (``in-<key>-…``) and its numbered rows' ids (``<key>:<n>``) hold it."""
+    return hashlib.sha256(url.encode("utf-8")).hexdigest()[:10]
 
 
 # -- ease-corpus, amr-corpus: full rebuilds with lineage -----------------------------------------

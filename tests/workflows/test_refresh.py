@@ -323,3 +323,10 @@ def test_relearn_share_counts_the_new_pairs_kept_over_the_new_versions_pairs(tmp
     assert [n for n in manifest.lineage.notes if "reused" in n] == [
         f"fast_align parameters of {manifest.lineage.parent} reused: 1 of the new version's 17 pairs (5.9%) were not "
         "seen by them (relearn above relearn_share 20%)"]
+    # rows without an id column are numbered per input: each input's numbers carry its key, so the ids of the
+    # version stay unique (both inputs have a row 1; duplicate ids stopped explicit-alignment training's word
+    # retrieval rows)
+    ids = CorpusStore(store_root).read_table("bt", columns=["id"]).column("id").to_pylist()
+    keys = {s.input: s.shard_id.split("-")[1] for s in manifest.shards}
+    assert len(ids) == len(set(ids)) == 17
+    assert {i.split(":")[0] for i in ids} == set(keys.values()) and len(set(keys.values())) == 2
