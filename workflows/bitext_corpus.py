@@ -89,7 +89,8 @@ class BitextCorpusConfig(Config):
                                                        "systran (systran-align, multithreaded, not reproducible)")
     learn_sample: int | None = Field(default=None, ge=1, description="learn parameters on the first N accepted pairs (default: all)")
     symmetrization: Literal["intersect", "union", "grow-diag", "grow-diag-final", "grow-diag-final-and"] = "grow-diag-final-and"
-    subword_tokenizer: Location | None = Field(default=None, description="HF fast tokenizer for first-subword positions")
+    subword_tokenizer: Location | None = Field(default=None, description="HF fast tokenizer for first-subword positions "
+                                               "(a folder, a hub id, or e5-small: the state's e5-small asset)")
     subword_max_length: int | None = Field(default=512, ge=1)
     rows_per_shard: int = Field(default=4096, ge=1)
     workers: int = Field(default=2, ge=1, description="tokenize / align Ray actors")
@@ -404,14 +405,42 @@ def _protocols(fs) -> tuple[str, ...]:
 # -- 6. word pairs ----------------------------------------------------------------------------
 
 
+ASSET_TOKENIZER = "e5-small"  # subword_tokenizer naming the state's e5-small asset, wherever the state is
+
+
+def subword_tokenizer_folder(name: str | None) -> str | None:
+    """The folder or hub id ``subword_tokenizer`` names: :data:`ASSET_TOKENIZER` (with no such folder here) is the
+    state's e5-small asset, built when missing, so a config or recipe need not spell the state's path."""
+    if name != ASSET_TOKENIZER or Path(name).exists():
+        return name
+    from interlingua.core.runtime import assets_dir
+    from interlingua.workflows.assets.build import e5_asset_uri
+
+    return e5_asset_uri(assets_dir())
+
+
+def with_tokenizer_files(data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` (a bitext-corpus config, dumped) with the file digest of each local model folder it names
+    (:func:`~interlingua.models.identity.with_model_files`), the e5-small asset's under its name when
+    ``subword_tokenizer`` names it: a tokenizer rewritten in place gives another version, or a new refresh line."""
+    from interlingua.models.identity import files_digest, with_model_files
+
+    out = with_model_files(data)
+    folder = subword_tokenizer_folder(data.get("subword_tokenizer"))
+    if data.get("subword_tokenizer") == ASSET_TOKENIZER and folder != ASSET_TOKENIZER:
+        out = {**out, "model_files": {**out.get("model_files", {}), ASSET_TOKENIZER: files_digest(Path(folder))}}
+    return out
+
+
 def _load_subword_tokenizer(name: str | None):
-    """The fast tokenizer ``subword_tokenizer`` names (a folder or a hub id); a name that gives none is a
-    :class:`UserError` of one line with a hint."""
+    """The fast tokenizer ``subword_tokenizer`` names (a folder, a hub id, or :data:`ASSET_TOKENIZER`); a name that
+    gives none is a :class:`UserError` of one line with a hint."""
     if name is None:
         return None
+    name = subword_tokenizer_folder(name)
     from transformers import AutoTokenizer
 
-    hint = "(hint: a folder with a Hugging Face fast tokenizer, tokenizer.json, or a hub id)"
+    hint = f"(hint: a folder with a Hugging Face fast tokenizer, tokenizer.json, a hub id, or {ASSET_TOKENIZER})"
     path = Path(name).expanduser()
     if not path.exists() and (name.startswith((".", "/", "~")) or name.count("/") > 1):
         raise UserError(f"subword_tokenizer {name!r} does not exist {hint}")
@@ -450,9 +479,7 @@ def _links(pairs) -> list[list[int]]:
 def _manifest_config(config: BitextCorpusConfig, source: str) -> dict[str, Any]:
     """The version's config: the options that shape the rows, the source, and the file digest of a local model
     folder it names (``subword_tokenizer``), so a tokenizer rewritten in place gives another version."""
-    from interlingua.models.identity import with_model_files
-
-    return with_model_files({**config.model_dump(exclude=set(_OPERATIONAL_KEYS)), "source": source})
+    return with_tokenizer_files({**config.model_dump(exclude=set(_OPERATIONAL_KEYS)), "source": source})
 
 
 def _shard_counters(rows: list[dict[str, Any]]) -> Counter:

@@ -218,9 +218,9 @@ class _BitextAdapter:
         return list(spec.inputs)
 
     def spec_config(self, config) -> dict[str, Any]:
-        from interlingua.models.identity import with_model_files  # a tokenizer rewritten in place: a new line
+        from interlingua.workflows.bitext_corpus import with_tokenizer_files  # a tokenizer rewritten: a new line
 
-        return with_model_files(config.model_dump(mode="json", exclude=self._OPERATIONAL))
+        return with_tokenizer_files(config.model_dump(mode="json", exclude=self._OPERATIONAL))
 
     def build(self, spec: RefreshSpec, plan: RefreshPlan, config, store, address) -> dict[str, Any]:
         from interlingua.operators.corpus.shards import ShardSpec, plan_shards

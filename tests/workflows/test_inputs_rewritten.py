@@ -379,3 +379,29 @@ def test_a_subword_tokenizer_rewritten_in_place_is_read_again(tmp_path):
         bitext_corpus._load_subword_tokenizer(str(tmp_path / "missing"))
     with pytest.raises(UserError, match="holds no tokenizer"):
         bitext_corpus._load_subword_tokenizer(str(tmp_path))
+
+
+def test_subword_tokenizer_e5_small_names_the_states_asset(tmp_path, monkeypatch):
+    """The shipped alignment recipe named `.interlingua/assets/e5-small`, so it ran only from the repository root
+    with the default state; ``e5-small`` names the state's asset wherever the state is, and its files count in the
+    version's config (and a refresh's line) under that name."""
+    from tiny_models import build_tiny_bert
+
+    import interlingua.workflows.assets.build as assets_build
+    from interlingua.models.identity import files_digest
+    from interlingua.workflows import bitext_corpus
+    from interlingua.workflows.refresh import _ADAPTERS
+
+    asset = Path(build_tiny_bert(tmp_path / "state" / "assets" / "e5-small"))
+    asked = []
+    monkeypatch.setattr(assets_build, "e5_asset_uri", lambda assets: asked.append(assets) or str(asset))
+    monkeypatch.setenv("INTERLINGUA_HOME", str(tmp_path / "state"))
+    monkeypatch.chdir(tmp_path)  # no folder named e5-small here
+    assert bitext_corpus.subword_tokenizer_folder("e5-small") == str(asset)
+    assert asked == [tmp_path / "state" / "assets"]
+    assert bitext_corpus._load_subword_tokenizer("e5-small").is_fast
+    config = bitext_corpus.BitextCorpusConfig(source="pairs.tsv", subword_tokenizer="e5-small")
+    manifest = bitext_corpus._manifest_config(config, "pairs.tsv")
+    assert manifest["subword_tokenizer"] == "e5-small" and manifest["model_files"] == {"e5-small": files_digest(asset)}
+    assert _ADAPTERS["bitext-corpus"].spec_config(config)["model_files"] == {"e5-small": files_digest(asset)}
+    assert bitext_corpus.subword_tokenizer_folder("other/hub-id") == "other/hub-id"
