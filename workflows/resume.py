@@ -57,11 +57,18 @@ def find_resumable(experiment_id: str, key: str) -> str | None:
 
 @contextlib.contextmanager
 def workflow_run(workflow: str, config: Any, experiment_id: str, run_name: str) -> Iterator[WorkflowRun]:
-    """Open (resume or create) the run of ``workflow`` with ``config``; see the module doc."""
+    """Open (resume or create) the run of ``workflow`` with ``config``; see the module doc. With ``MLFLOW_RUN_ID``
+    set (MLflow's convention: a recipe stage's child run, which the recipe creates, resumes and ends), that run."""
+    import os
+
     from mlflow.tracking import MlflowClient
 
     client = MlflowClient()
     key = resume_key(workflow, config)
+    given = os.environ.get("MLFLOW_RUN_ID")
+    if given:
+        yield WorkflowRun(given, False, key)
+        return
     run_id = find_resumable(experiment_id, key)
     resumed = run_id is not None
     if resumed:

@@ -167,47 +167,52 @@ def run(config: TrainWorkflowConfig, *, address: str | None = None) -> dict[str,
 
     import mlflow
 
-    configure_mlflow(config.experiment, state)
-    with mlflow.start_run(run_name=f"train-{train.objective}-{time.strftime('%Y%m%d-%H%M%S')}") as mlflow_run:
-        run_id = mlflow_run.info.run_id
-        tracking.log_params({"model": model_uri, "corpus": f"{manifest.name}@{manifest.version}",
-                             "columns": mapping, "max_rows": config.max_rows, "train": train.model_dump()})
-        tracking.set_tags({"interlingua.workflow": "train", "interlingua.objective": train.objective,
-                           "corpus.version": manifest.version})
-        tracking.log_dict(json.loads(manifest.to_json()), "corpus/manifest.json")
+    from interlingua.workflows.resume import workflow_run
 
-    with stages("data"):
-        heldout = select_heldout(store, manifest, heldout_rows, config.word_retrieval_seed, word_cols) if heldout_rows else None
-        dataset, counts = _dataset(store, manifest, mapping, train, config, pack, heldout["id"] if heldout else ())
-        tracking.log_dict(counts, "corpus/training_rows.json", run_id)
-        print(f"  {counts['rows']} training rows ({counts['excluded_pack']} dropped: text in the benchmark pack"
-              + (f"; {counts['heldout_word_retrieval']} held out for word retrieval)" if heldout else ")"))
-        _check_enough(train, counts["rows"])
-    with stages("train"):
-        from interlingua.trainers.engine.fit import fit
+    experiment_id = configure_mlflow(config.experiment, state)
+    # a rerun with the same config after a crash continues this MLflow run and its Ray Train run (workflows/resume.py)
+    with workflow_run("train", config, experiment_id,
+                      run_name=f"train-{train.objective}-{time.strftime('%Y%m%d-%H%M%S')}") as tracked:
+        run_id = tracked.run_id
+        with mlflow.start_run(run_id=run_id):
+            tracking.log_params({"model": model_uri, "corpus": f"{manifest.name}@{manifest.version}",
+                                 "columns": mapping, "max_rows": config.max_rows, "train": train.model_dump()})
+            tracking.set_tags({"interlingua.workflow": "train", "interlingua.objective": train.objective,
+                               "corpus.version": manifest.version})
+            tracking.log_dict(json.loads(manifest.to_json()), "corpus/manifest.json")
 
-        result = fit(model_uri, dataset, train, storage_path=state / "ray_results", name=f"train-{run_id[:8]}",
-                     run_id=run_id)
+        with stages("data"):
+            heldout = select_heldout(store, manifest, heldout_rows, config.word_retrieval_seed, word_cols) if heldout_rows else None
+            dataset, counts = _dataset(store, manifest, mapping, train, config, pack, heldout["id"] if heldout else ())
+            tracking.log_dict(counts, "corpus/training_rows.json", run_id)
+            print(f"  {counts['rows']} training rows ({counts['excluded_pack']} dropped: text in the benchmark pack"
+                  + (f"; {counts['heldout_word_retrieval']} held out for word retrieval)" if heldout else ")"))
+            _check_enough(train, counts["rows"])
+        with stages("train"):
+            from interlingua.trainers.engine.fit import fit
 
-    out_dir = state / "train" / run_id
-    rows: list[dict] = []
-    word_retrieval = None
-    if config.evaluate or heldout:
-        with stages("evaluate"):
-            rows, word_retrieval = _evaluate(config, model_uri, result, pack, run_id, out_dir, stable, heldout, train,
-                                             "-".join(languages[:2]) if len(languages) == 2 else ",".join(languages))
-    with stages("register"):
-        from interlingua.models.model_card import ModelCard
-        from interlingua.models.registry import log_and_register_encoder
+            result = fit(model_uri, dataset, train, storage_path=state / "ray_results", name=f"train-{run_id[:8]}",
+                         run_id=run_id)
 
-        card = ModelCard(base_model=model_uri, objective=train.objective, workflow="train",
-                         corpus_versions=corpus_versions, languages=languages,
-                         config=config.model_dump(mode="json") | {"train": train.model_dump(mode="json")},
-                         evaluation=rows, description=f"{train.objective} on {manifest.name}@{manifest.version}, "
-                                                      f"{counts['rows']} rows, {train.max_steps} steps")
-        registered = log_and_register_encoder(result.encoder_dir, config.registered_model, config.alias, run_id,
-                                              card=card)
-        print(f"  registered {registered.uri} (version {registered.version})")
+        out_dir = state / "train" / run_id
+        rows: list[dict] = []
+        word_retrieval = None
+        if config.evaluate or heldout:
+            with stages("evaluate"):
+                rows, word_retrieval = _evaluate(config, model_uri, result, pack, run_id, out_dir, stable, heldout, train,
+                                                 "-".join(languages[:2]) if len(languages) == 2 else ",".join(languages))
+        with stages("register"):
+            from interlingua.models.model_card import ModelCard
+            from interlingua.models.registry import log_and_register_encoder
+
+            card = ModelCard(base_model=model_uri, objective=train.objective, workflow="train",
+                             corpus_versions=corpus_versions, languages=languages,
+                             config=config.model_dump(mode="json") | {"train": train.model_dump(mode="json")},
+                             evaluation=rows, description=f"{train.objective} on {manifest.name}@{manifest.version}, "
+                                                          f"{counts['rows']} rows, {train.max_steps} steps")
+            registered = log_and_register_encoder(result.encoder_dir, config.registered_model, config.alias, run_id,
+                                                  card=card)
+            print(f"  registered {registered.uri} (version {registered.version})")
     summary = {"run_id": run_id, "model_uri": registered.uri, "model": registered.version_uri,
                "model_version": registered.version, "base_model": model_uri,
                "corpus": f"{manifest.name}@{manifest.version}", "corpus_versions": corpus_versions,

@@ -53,3 +53,20 @@ def test_a_crashed_run_is_not_continued_after_its_base_model_was_rewritten(track
         raise RuntimeError("crash again")
     with workflow_run("wf-base", config, tracking, "third") as third:  # unchanged since: continued
         assert third.resumed and third.run_id == second.run_id
+
+
+def test_a_recipe_stages_run_is_the_one_mlflow_run_id_names(tracking, monkeypatch):
+    """A recipe runs a stage's workflow with ``MLFLOW_RUN_ID`` set to the stage's child run, which the recipe creates,
+    resumes and ends: the workflow logs there (quickstart and amr-retrofit had opened runs of their own beside it)."""
+    from mlflow.tracking import MlflowClient
+
+    from interlingua.workflows.resume import RESUME_TAG, workflow_run
+
+    client = MlflowClient()
+    child = client.create_run(tracking).info.run_id
+    monkeypatch.setenv("MLFLOW_RUN_ID", child)
+    with workflow_run("wf-stage", {"x": 1}, tracking, "stage") as run:
+        assert run.run_id == child and not run.resumed
+    assert client.get_run(child).info.status == "RUNNING"  # the recipe ends it
+    assert RESUME_TAG not in client.get_run(child).data.tags
+    assert len(client.search_runs([tracking])) == 1

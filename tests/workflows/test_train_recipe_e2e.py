@@ -109,6 +109,8 @@ def test_train_then_recipe_with_combination(tmp_path):
     mv = client.get_model_version_by_alias("tiny-train", "e2e")
     assert mv.tags["interlingua.corpus_versions"] == f"tiny@{version}"
     assert mv.tags["interlingua.languages"] == "en,es" and mv.tags["interlingua.objective"] == "translation_ranking"
+    tags = client.get_run(summary["run_id"]).data.tags  # a rerun after a crash would continue this run
+    assert tags["interlingua.complete"] == "true" and tags["interlingua.resume_key"]
     artifacts = {a.path for a in client.list_artifacts(summary["run_id"], "evaluation")}
     assert {"evaluation/results.png", "evaluation/results.json"} <= artifacts
     assert "tiny_retrieval" in mv.description and str(model) in mv.description  # the model card
@@ -136,6 +138,10 @@ stages:
     children = client.search_runs([parent.info.experiment_id], f"tags.mlflow.parentRunId = '{parent.info.run_id}'")
     assert sorted(r.data.tags["interlingua.stage"] for r in children) == ["both", "tuned"]
     assert all(r.info.status == "FINISHED" for r in children)
+    # the train stage logged into its child run (MLFLOW_RUN_ID), not a run of its own
+    tuned = next(r for r in children if r.data.tags["interlingua.stage"] == "tuned")
+    assert tuned.data.tags["interlingua.objective"] == "translation_ranking" and "train.max_steps" in tuned.data.params
+    assert len(client.search_runs([parent.info.experiment_id], "tags.`interlingua.workflow` = 'train'")) == 1
 
     again = _summary(_cli(["run", "recipe", "-c", str(recipe)], env, tmp_path).stdout)
     assert again["actions"] == {"tuned": "skip", "both": "skip"} and again["outputs"] == first["outputs"]
