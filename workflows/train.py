@@ -170,8 +170,10 @@ def run(config: TrainWorkflowConfig, *, address: str | None = None) -> dict[str,
     from interlingua.workflows.resume import workflow_run
 
     experiment_id = configure_mlflow(config.experiment, state)
-    # a rerun with the same config after a crash continues this MLflow run and its Ray Train run (workflows/resume.py)
-    with workflow_run("train", config, experiment_id,
+    # a rerun with the same config after a crash continues this MLflow run and its Ray Train run (workflows/resume.py),
+    # keyed on what the config resolved to: a corpus's latest version or a model alias that moved since starts anew
+    resolved = {"config": config.model_dump(mode="json"), "corpus_versions": corpus_versions, "model": model_folder}
+    with workflow_run("train", resolved, experiment_id,
                       run_name=f"train-{train.objective}-{time.strftime('%Y%m%d-%H%M%S')}") as tracked:
         run_id = tracked.run_id
         with mlflow.start_run(run_id=run_id):
