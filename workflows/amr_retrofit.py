@@ -114,7 +114,8 @@ def run(config: AmrRetrofitConfig, *, address: str | None = None) -> dict[str, A
         print(f"  {len(triples)} triples ({counts['skipped_missing_english']} skipped without English), "
               f"{counts['inputs_graph']} graph / {counts['inputs_text']} text inputs")
         _check_enough(config.train, len(triples))
-        passes, needed = mixing_passes(config.train, len(triples))
+        passes, needed = mixing_passes(config.train, len(triples),
+                                       sum(len(t[c]) for t in triples for c in TRIPLE_COLUMNS))
         # Algorithm 1 draws each sentence's input at every visit: one draw per pass over the triples the run makes
         draws = [triples] + [draw(index)[0] for index in range(1, passes)]
         if passes > 1:
@@ -137,7 +138,9 @@ def run(config: AmrRetrofitConfig, *, address: str | None = None) -> dict[str, A
 
     experiment_id = configure_mlflow(config.experiment, state)
     # a rerun with the same config after a crash continues this MLflow run and its Ray Train run (workflows/resume.py)
-    with workflow_run("amr-retrofit", config, experiment_id,
+    resolved = {"config": config.model_dump(mode="json"), "corpus": f"{manifest.name}@{manifest.version}",
+                "model": model_uri}  # the latest corpus version and the model as resolved: either moving starts anew
+    with workflow_run("amr-retrofit", resolved, experiment_id,
                       run_name=f"amr-retrofit-{time.strftime('%Y%m%d-%H%M%S')}") as tracked:
         run_id = tracked.run_id
         with mlflow.start_run(run_id=run_id):
@@ -226,16 +229,16 @@ def _languages(config: AmrRetrofitConfig, rows: list[dict]) -> list[str]:
     return [ENGLISH] + [lang for lang in dict.fromkeys(chosen) if lang != ENGLISH]
 
 
-MAX_MIXED_ROWS = 2_000_000  # rows of all draws held at once; beyond, later passes repeat the draws
+MAX_MIXED_TEXT = 256 * 2**20  # characters of all draws held at once on the driver; beyond, later passes repeat
 
 
-def mixing_passes(train: TrainConfig, triples: int) -> tuple[int, int]:
-    """(passes to draw, passes the run makes over ``triples`` rows): ``train.max_steps`` steps of
-    ``batch_size`` rows on each of ``num_workers`` workers, each worker dropping its last partial batch; the
-    passes drawn stop at :data:`MAX_MIXED_ROWS` rows."""
+def mixing_passes(train: TrainConfig, triples: int, text_chars: int) -> tuple[int, int]:
+    """(passes to draw, passes the run makes over ``triples`` rows of ``text_chars`` characters): ``train.max_steps``
+    steps of ``batch_size`` rows on each of ``num_workers`` workers, each worker dropping its last partial batch;
+    the passes drawn stop at :data:`MAX_MIXED_TEXT` characters (the driver holds every draw)."""
     steps_per_pass = max(1, triples // (train.batch_size * train.num_workers))
     needed = -(-train.max_steps // steps_per_pass)
-    return max(1, min(needed, MAX_MIXED_ROWS // max(1, triples))), needed
+    return max(1, min(needed, MAX_MIXED_TEXT // max(1, text_chars))), needed
 
 
 def shuffled_passes(draws: list[list[dict]], seed: int) -> list[dict]:

@@ -96,15 +96,16 @@ def test_the_incomplete_triple_is_the_one_skipped(tmp_path):
 def test_each_pass_over_the_triples_gets_its_own_draw():
     """Algorithm 1 draws a sentence's language (and, for English, text or graph) at every visit: a run making
     several passes draws once per pass (seed, seed + 1, ...), each pass in its own seeded order; a run within one
-    pass draws once; the rows held stop at MAX_MIXED_ROWS (later passes then repeat the draws)."""
+    pass draws once; the text held stops at MAX_MIXED_TEXT characters (later passes then repeat the draws)."""
     from interlingua.trainers.engine.config import TrainConfig
 
     train = TrainConfig(objective="amr_retrofit", batch_size=4, num_workers=2, max_steps=10)
-    assert amr_retrofit.mixing_passes(train, 24) == (4, 4)  # 3 steps a pass: 10 steps need 4 passes
-    assert amr_retrofit.mixing_passes(train, 80) == (1, 1)  # 10 steps a pass
-    assert amr_retrofit.mixing_passes(train, 9) == (10, 10)  # one global batch a pass (the last row dropped)
-    capped = amr_retrofit.MAX_MIXED_ROWS // 2 + 1
-    assert amr_retrofit.mixing_passes(train.model_copy(update={"max_steps": 10**9}), capped)[0] == 1
+    assert amr_retrofit.mixing_passes(train, 24, 1000) == (4, 4)  # 3 steps a pass: 10 steps need 4 passes
+    assert amr_retrofit.mixing_passes(train, 80, 1000) == (1, 1)  # 10 steps a pass
+    assert amr_retrofit.mixing_passes(train, 9, 1000) == (10, 10)  # one global batch a pass (the last row dropped)
+    third = amr_retrofit.MAX_MIXED_TEXT // 3  # three passes' text fit, the fourth does not
+    assert amr_retrofit.mixing_passes(train, 24, third) == (3, 4)
+    assert amr_retrofit.mixing_passes(train, 24, amr_retrofit.MAX_MIXED_TEXT + 1) == (1, 4)
 
     draws = [[{"premise": f"p{k}-{i}", "entailment": f"e{i}", "contradiction": f"c{i}", "source_id": str(i)}
               for i in range(6)] for k in range(2)]
