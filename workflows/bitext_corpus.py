@@ -419,17 +419,25 @@ def subword_tokenizer_folder(name: str | None) -> str | None:
     return e5_asset_uri(assets_dir())
 
 
+def asset_model_files(data: dict[str, Any]) -> dict[str, str]:
+    """``{"e5-small": files digest}`` when ``data`` (a bitext-corpus config, dumped) names the state's asset as its
+    ``subword_tokenizer``, else ``{}``: the model files a name, not a path, stands for. A recipe's stage hash counts
+    them too (a workflow module's ``asset_model_files``, :func:`~interlingua.workflows.recipe_spec.stage_hash`)."""
+    from interlingua.models.identity import files_digest
+
+    name = data.get("subword_tokenizer")
+    folder = subword_tokenizer_folder(name)
+    return {name: files_digest(Path(folder))} if name == ASSET_TOKENIZER and folder != name else {}
+
+
 def with_tokenizer_files(data: dict[str, Any]) -> dict[str, Any]:
     """``data`` (a bitext-corpus config, dumped) with the file digest of each local model folder it names
-    (:func:`~interlingua.models.identity.with_model_files`), the e5-small asset's under its name when
-    ``subword_tokenizer`` names it: a tokenizer rewritten in place gives another version, or a new refresh line."""
-    from interlingua.models.identity import files_digest, with_model_files
+    (:func:`~interlingua.models.identity.with_model_files`) and of the asset it names (:func:`asset_model_files`): a
+    tokenizer rewritten in place gives another version, or a new refresh line."""
+    from interlingua.models.identity import with_model_files
 
-    out = with_model_files(data)
-    folder = subword_tokenizer_folder(data.get("subword_tokenizer"))
-    if data.get("subword_tokenizer") == ASSET_TOKENIZER and folder != ASSET_TOKENIZER:
-        out = {**out, "model_files": {**out.get("model_files", {}), ASSET_TOKENIZER: files_digest(Path(folder))}}
-    return out
+    out, assets = with_model_files(data), asset_model_files(data)
+    return {**out, "model_files": {**out.get("model_files", {}), **assets}} if assets else out
 
 
 def _load_subword_tokenizer(name: str | None):

@@ -405,3 +405,9 @@ def test_subword_tokenizer_e5_small_names_the_states_asset(tmp_path, monkeypatch
     assert manifest["subword_tokenizer"] == "e5-small" and manifest["model_files"] == {"e5-small": files_digest(asset)}
     assert _ADAPTERS["bitext-corpus"].spec_config(config)["model_files"] == {"e5-small": files_digest(asset)}
     assert bitext_corpus.subword_tokenizer_folder("other/hub-id") == "other/hub-id"
+    from interlingua.workflows.recipe_spec import stage_hash  # a recipe stage naming it reruns when it is rebuilt
+
+    before = stage_hash("bitext-corpus", {"subword_tokenizer": "e5-small"})
+    (asset / "tokenizer.json").write_text((asset / "tokenizer.json").read_text() + " ")
+    assert stage_hash("bitext-corpus", {"subword_tokenizer": "e5-small"}) != before
+    assert stage_hash("train", {"subword_tokenizer": "e5-small"}) == stage_hash("train", {"subword_tokenizer": "e5-small"})
