@@ -26,6 +26,7 @@ _MODEL_NAME = r"[^/@|()\x00-\x1f]+"  # a registered model's name: no part of a s
 _PINNED = re.compile(rf"models:/{_MODEL_NAME}/[0-9]+")
 _ALIASED = re.compile(rf"models:/{_MODEL_NAME}@(?P<alias>[^/@|()\x00-\x1f]+)")
 _RUN_ID = re.compile(r"[0-9a-f]{32}")
+_RUN_ENCODER = re.compile(r"runs:/[0-9a-f]{32}/encoder")  # a meaning head over a spec base
 _CORPUS_VERSION = re.compile(r"v-[0-9a-f]{1,64}")
 _URL = re.compile(r"[a-z][a-z0-9+.-]*://")
 
@@ -78,6 +79,8 @@ RUN_ID = Shape("an MLflow run id (32 hex digits)", lambda v, own: isinstance(v, 
 PINNED_MODEL = Shape("a pinned registered model, models:/NAME/VERSION",
                      lambda v, own: isinstance(v, str) and bool(_PINNED.fullmatch(v)))
 REGISTERED = Shape("a registered model, models:/NAME/VERSION or models:/NAME@ALIAS", lambda v, own: _registered(v))
+PUBLISHED_HEAD = Shape("a pinned registered model, models:/NAME/VERSION, or runs:/RUN_ID/encoder",
+                       lambda v, own: isinstance(v, str) and (bool(_PINNED.fullmatch(v)) or bool(_RUN_ENCODER.fullmatch(v))))
 MODEL_VERSION = Shape("a model version number", lambda v, own: (isinstance(v, int) and not isinstance(v, bool) and v > 0)
                       or (isinstance(v, str) and v.isascii() and v.isdigit()))
 CORPUS = Shape("a corpus name (letters, digits, '.', '_', '-')", lambda v, own: _corpus(v))
@@ -106,7 +109,7 @@ SHAPES: dict[str, Shape] = {
                      "parameters", "nli", "counters"), DATA),
 }
 #: workflow -> the shape of its ``model`` where it is not a pinned registered version.
-MODEL_SHAPES: dict[str, Shape] = {"combine": PATH, "meaning-head": SPEC}
+MODEL_SHAPES: dict[str, Shape] = {"combine": PATH, "meaning-head": PUBLISHED_HEAD}
 
 
 def checked_stages(stages: Any, state_file: Path) -> dict[str, dict[str, Any]]:

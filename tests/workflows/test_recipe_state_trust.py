@@ -87,7 +87,9 @@ def test_a_forged_finished_stage_cannot_hand_a_py_factory_to_a_later_stage(tmp_p
     ("train", "rows", {"corpus": "py:os:getpid"}, "numbers"),
     ("combine", "model", "py:os:getpid", "an absolute path"),
     ("combine", "model", "relative/folder", "an absolute path"),
-    ("meaning-head", "model", "py:os:getpid", "a py: spec only as the stage's own config gives it"),
+    ("meaning-head", "model", "py:os:getpid", "runs:/RUN_ID/encoder"),
+    ("meaning-head", "model", "minilm", "runs:/RUN_ID/encoder"),  # a base encoder, as state files before 94dc671 hold
+    ("meaning-head", "base_model", "py:os:getpid", "a py: spec only as the stage's own config gives it"),
     ("interpolate", "first", "norm_sum(use|py:os:getpid)", "encoder spec"),
     ("train", "objective", "two\nlines", "encoder spec"),
 ])
