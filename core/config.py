@@ -190,8 +190,12 @@ def one_spelling(cls: type[Config], data: Any, base: dict[str, Any] | None = Non
         section = field.annotation
         if isinstance(section, type) and issubclass(section, Config) and isinstance(out.get(name), dict):
             default = field.get_default(call_default_factory=True)
-            out[name] = one_spelling(section, out[name], default.model_dump() if isinstance(default, Config) else {},
-                                     one_mapping=one_mapping)
+            try:
+                out[name] = one_spelling(section, out[name],
+                                         default.model_dump() if isinstance(default, Config) else {},
+                                         one_mapping=one_mapping)
+            except ValueError as err:  # a key given twice: name the section it is in
+                raise ValueError(f"{name}.{err}") from None
     return out
 
 

@@ -385,7 +385,7 @@ def test_an_objective_option_in_either_spelling_the_later_layer_wins(tmp_path):
                                                                 "options": {"simcse_unsup": {"temperature": 0.1}}}})
     # a file is one mapping too: it said 0.05 (the short spelling silently won) where the README says refused
     both = "corpus: c\ntrain: {objective: simcse_unsup, temperature: 0.05, options: {simcse_unsup: {temperature: 0.1}}}\n"
-    with pytest.raises(ConfigError, match=r"m\.yaml\): temperature is given twice: temperature = 0\.05 and "
+    with pytest.raises(ConfigError, match=r"m\.yaml\): train\.temperature is given twice: temperature = 0\.05 and "
                                           r"options\.simcse_unsup\.temperature = 0\.1; keep one"):
         temperature(text=both)
     assert temperature(text=both.replace("0.1", "0.05")) == 0.05  # the same value twice is one value
