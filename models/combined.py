@@ -4,7 +4,6 @@ s/‖s‖ ⊕ h/‖h‖ (norm_concat, the AMR-retrofit final embedding) and s/�
 from __future__ import annotations
 
 import functools
-import inspect
 import json
 import shutil
 from pathlib import Path
@@ -107,6 +106,7 @@ def load_combined(folder: str | Path, load_part) -> CombinedEncoder:
 
 
 def _encode_part(part: TextEncoder, texts: Sequence[str], batch_size: int | None) -> np.ndarray:
-    if batch_size and "batch_size" in inspect.signature(part.encode).parameters:
-        return part.encode(texts, batch_size=batch_size)
-    return part.encode(texts)
+    from interlingua.models.encode import takes
+
+    return part.encode(texts, batch_size=batch_size) if batch_size and takes(part.encode, "batch_size") \
+        else part.encode(texts)

@@ -66,7 +66,11 @@ class WordVectorSentenceEncoder:
                        for w, c in counts.items()}
             total = sum(weights.values())
             out[row] = sum(self.matrix[self.index[w]] * (v / total) for w, v in weights.items())
-            known[row] = bool(np.any(out[row]))  # a zero sum has no direction: centering would invent one
+            scale = sum(float(np.linalg.norm(self.matrix[self.index[w]])) * (v / total) for w, v in weights.items())
+            # a sum (near) zero against its vectors' sizes has no direction: centering would invent one
+            known[row] = float(np.linalg.norm(out[row])) > 1e-6 * scale
+            if not known[row]:
+                out[row] = 0.0
         vectors = l2_normalize(out).astype(np.float32)
         return vectors, known
 
