@@ -55,12 +55,13 @@ class Config(BaseModel):
         return None
 
     @classmethod
-    def normalize_layer(cls, given: dict[str, Any], base: dict[str, Any], *, one_mapping: bool = False) -> dict[str, Any]:
+    def normalize_layer(cls, given: dict[str, Any], base: dict[str, Any], *, one_mapping: bool = False,
+                        final: dict[str, Any] | None = None) -> dict[str, Any]:
         """One layer of this section (a file's, or the data after one ``--set``) with a key that has two spellings
         written in one (``base``: the workflow's default for the section, dumped), so that merging layers lets the
         later one win whatever spelling each uses (:func:`one_spelling`). ``one_mapping``: ``given`` is one mapping
         as written (a file), where two values of one key under its two spellings are a ValueError, not a later
-        layer's win."""
+        layer's win. ``final``: this section as all layers make it (unnormalized), which decides the spelling."""
         return given
 
     @classmethod
@@ -159,14 +160,17 @@ def load_config(cls: type[C], path: str | Path | None = None, overrides: list[st
     """Build a ``cls`` from an optional YAML file and ``--set`` overrides; raise :class:`ConfigError`. ``check``
     sees the merged data first, before validation (whose errors show values): e.g. ``submit`` refuses credentials."""
     data: dict[str, Any] = {}
+    written = read_yaml(path) if path is not None else {}
+    # every layer is written in the spelling of the config all layers make (a file's `temperature` belongs to the
+    # objective a later --set chooses, not to the one in force when the file was read)
+    final = apply_overrides(written, list(overrides or []))
     if path is not None:
-        written = read_yaml(path)
         try:
-            data = one_spelling(cls, written, one_mapping=True)
+            data = one_spelling(cls, written, one_mapping=True, final=final)
         except ValueError as err:  # one key given twice in the file, under its two spellings
             raise ConfigError(f"invalid config ({path}): {err}") from None
     for item in overrides or []:  # one at a time, so that a later layer wins whichever spelling each layer uses
-        data = one_spelling(cls, apply_overrides(data, [item]))
+        data = one_spelling(cls, apply_overrides(data, [item]), final=final)
     if check is not None:
         check(data)
     return validate(cls, data, source=str(path) if path else "--set")
@@ -179,13 +183,16 @@ def validate(cls: type[C], data: dict[str, Any], source: str = "config") -> C:
         raise ConfigError(format_validation_error(err, data, source, cls)) from None
 
 
-def one_spelling(cls: type[Config], data: Any, base: dict[str, Any] | None = None, *, one_mapping: bool = False) -> Any:
+def one_spelling(cls: type[Config], data: Any, base: dict[str, Any] | None = None, *, one_mapping: bool = False,
+                 final: Any = None) -> Any:
     """``data`` (one layer: a file, or the data after one ``--set``) with each section's keys in one spelling
     (:meth:`Config.normalize_layer`, recursively; ``base``: the workflow's default for ``cls``, dumped;
-    ``one_mapping``: ``data`` is a file as written, where a key given under both spellings is refused)."""
+    ``one_mapping``: ``data`` is a file as written, where a key given under both spellings is refused; ``final``:
+    the data all layers make, unnormalized, which decides what a spelling means)."""
     if not isinstance(data, dict):
         return data
-    out = cls.normalize_layer(dict(data), base or {}, one_mapping=one_mapping)
+    final = final if isinstance(final, dict) else {}
+    out = cls.normalize_layer(dict(data), base or {}, one_mapping=one_mapping, final=final)
     for name, field in cls.model_fields.items():
         section = field.annotation
         if isinstance(section, type) and issubclass(section, Config) and isinstance(out.get(name), dict):
@@ -193,7 +200,7 @@ def one_spelling(cls: type[Config], data: Any, base: dict[str, Any] | None = Non
             try:
                 out[name] = one_spelling(section, out[name],
                                          default.model_dump() if isinstance(default, Config) else {},
-                                         one_mapping=one_mapping)
+                                         one_mapping=one_mapping, final=final.get(name))
             except ValueError as err:  # a key given twice: name the section it is in
                 raise ValueError(f"{name}.{err}") from None
     return out

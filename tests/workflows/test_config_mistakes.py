@@ -389,3 +389,23 @@ def test_an_objective_option_in_either_spelling_the_later_layer_wins(tmp_path):
                                           r"options\.simcse_unsup\.temperature = 0\.1; keep one"):
         temperature(text=both)
     assert temperature(text=both.replace("0.1", "0.05")) == 0.05  # the same value twice is one value
+
+
+def test_a_files_short_option_belongs_to_the_objective_a_later_set_chooses(tmp_path):
+    """A file's ``temperature`` was filed under the objective in force when the file was read (the default), then
+    dropped with that objective's section when ``--set train.objective=...`` chose another: the run trained at the
+    default 0.05. It now belongs to the objective all layers choose; an option that objective lacks is refused,
+    naming its owner."""
+    from interlingua.core.config import load_config
+    from interlingua.workflows.train import TrainWorkflowConfig
+
+    path = tmp_path / "t.yaml"
+    path.write_text("corpus: c\ntrain: {temperature: 0.2}\n", encoding="utf-8")
+    config = load_config(TrainWorkflowConfig, path, ["train.objective=simcse_unsup"])
+    assert config.train.objective == "simcse_unsup" and config.train.options["simcse_unsup"]["temperature"] == 0.2
+    path.write_text("corpus: c\ntrain: {margin: 0.3}\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match="'margin' is an option of objective 'translation_ranking', not of "
+                                          "'simcse_unsup'"):
+        load_config(TrainWorkflowConfig, path, ["train.objective=simcse_unsup"])
+    config = load_config(TrainWorkflowConfig, path, [])  # the file alone: its objective, the default's margin
+    assert config.train.options["translation_ranking"]["margin"] == 0.3

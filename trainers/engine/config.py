@@ -103,13 +103,17 @@ class TrainConfig(Config):
         return data
 
     @classmethod
-    def normalize_layer(cls, given: dict[str, Any], base: dict[str, Any], *, one_mapping: bool = False) -> dict[str, Any]:
+    def normalize_layer(cls, given: dict[str, Any], base: dict[str, Any], *, one_mapping: bool = False,
+                        final: dict[str, Any] | None = None) -> dict[str, Any]:
         """The chosen objective's options given at the top level (``temperature``) moved to ``options.<objective>``,
-        over what the layer had there: a layer holds one value per option, and the later layer wins. In one mapping
-        as written (``one_mapping``: a file) both spellings with two values are refused, as a recipe stage's are."""
+        over what the layer had there: a layer holds one value per option, and the later layer wins. The objective is
+        the one all layers choose (``final``), so a file's ``temperature`` goes to the objective a later ``--set``
+        picks (an option it lacks stays at the top level, where validation names its owner). In one mapping as
+        written (``one_mapping``: a file) both spellings with two values are refused, as a recipe stage's are."""
         from interlingua.trainers.objectives.registry import objective_class
 
-        name = given.get("objective", base.get("objective", cls.model_fields["objective"].default))
+        name = (final or {}).get("objective", given.get("objective", base.get("objective",
+                                                                              cls.model_fields["objective"].default)))
         try:
             fields = objective_class(name).Options.model_fields
         except (ValueError, TypeError):
