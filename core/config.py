@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError, ValidationInfo, field_validator
@@ -404,18 +404,25 @@ def nesting_hint(key: str) -> str:
     return f"; the dotted spelling is --set's: in a file, nest it: {parts[0]}: {nested}"
 
 
+def closest(word: Any, candidates: Iterable[str], cutoff: float = 0.6) -> str | None:
+    """The candidate closest to ``word`` (difflib's similarity at least ``cutoff``; the first of equals), or None:
+    what a "did you mean" hint names."""
+    import difflib
+
+    close = difflib.get_close_matches(str(word), list(candidates), n=1, cutoff=cutoff)
+    return close[0] if close else None
+
+
 def unknown_key_hint(cls: type[Config] | None, loc: tuple) -> str:
     """For an unknown key at ``loc`` below ``cls``: how to nest a dotted key, else ``"; did you mean KEY?"`` for
     the closest known key there, else ``"; see --list-keys"`` (``""`` where the section has no keys)."""
-    import difflib
-
     if nesting_hint(str(loc[-1])) and str(loc[-1]).split(".")[0] in section_keys(cls, tuple(loc[:-1])):
         return nesting_hint(str(loc[-1]))
     keys = section_keys(cls, tuple(loc[:-1]))
-    close = difflib.get_close_matches(str(loc[-1]), keys, n=1, cutoff=0.5)
+    close = closest(loc[-1], keys, cutoff=0.5)
     prefix = ".".join(str(p) for p in loc[:-1])
     if close:
-        return f"; did you mean {prefix + '.' if prefix else ''}{close[0]}?"
+        return f"; did you mean {prefix + '.' if prefix else ''}{close}?"
     return "; see --list-keys" if keys else ""
 
 

@@ -266,10 +266,10 @@ def check_references(name: str, recipe: RecipeConfig) -> None:
 
 def did_you_mean(word: str, candidates) -> str:
     """``"did you mean 'X'? "`` for the candidate closest to ``word``, or ``""``."""
-    from difflib import get_close_matches
+    from interlingua.core.config import closest
 
-    close = get_close_matches(word, sorted(candidates), n=1)
-    return f"did you mean {close[0]!r}? " if close else ""
+    close = closest(word, sorted(candidates))
+    return f"did you mean {close!r}? " if close else ""
 
 
 def check_stage_config(name: str, stage: StageSpec, config_class: type[Config], experiment: str | None = None) -> None:

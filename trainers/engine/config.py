@@ -8,12 +8,11 @@ configs written before options existed working. Only the chosen objective's opti
 
 from __future__ import annotations
 
-import difflib
 from typing import Any
 
 from pydantic import Field, ValidationError, field_validator, model_validator
 
-from interlingua.core.config import Config, unknown_key_hint
+from interlingua.core.config import Config, closest, unknown_key_hint
 
 #: ZeRO stages that support gradient caching. Caching calls backward once per chunk before one
 #: optimizer step; ZeRO 2/3 reduce-scatter and partition gradients inside every backward (the
@@ -86,10 +85,9 @@ class TrainConfig(Config):
                 if owners:
                     raise ValueError(f"{key!r} is an option of objective {' / '.join(map(repr, owners))}, "
                                      f"not of {name!r}")
-                close = difflib.get_close_matches(str(key), [*cls.model_fields, *chosen.Options.model_fields],
-                                                  n=1, cutoff=0.5)
-                if close and close[0] not in cls.model_fields:  # a misspelt option of the chosen objective
-                    raise ValueError(f"{key}: unknown key; did you mean {close[0]}? (an option of objective "
+                close = closest(key, [*cls.model_fields, *chosen.Options.model_fields], cutoff=0.5)
+                if close and close not in cls.model_fields:  # a misspelt option of the chosen objective
+                    raise ValueError(f"{key}: unknown key; did you mean {close}? (an option of objective "
                                      f"{name!r}; see --list-keys)")
         sections[name] = section
         for other, values in sections.items():

@@ -13,8 +13,9 @@ Adding an objective is one file (and, for a built-in, one line here); no engine 
 
 from __future__ import annotations
 
-import difflib
 import importlib
+
+from interlingua.core.config import closest
 
 BUILTIN: dict[str, str] = {
     "translation_ranking": "interlingua.trainers.objectives.translation_ranking:TranslationRanking",
@@ -56,8 +57,8 @@ def objective_class(name: str) -> type:
         cls = getattr(importlib.import_module(module), attr)
         _registered[name] = cls
         return cls
-    close = difflib.get_close_matches(str(name), objective_names(), n=1)
-    hint = f"; did you mean {close[0]!r}?" if close else ""
+    close = closest(name, objective_names())
+    hint = f"; did you mean {close!r}?" if close else ""
     raise ValueError(f"unknown objective {name!r}: choose one of {', '.join(objective_names())}{hint}")
 
 
