@@ -11,6 +11,7 @@ from interlingua.trainers.objectives.amr_retrofit import AMRRetrofitLoss, AMRRet
 from interlingua.trainers.objectives.contrastive import info_nce
 from interlingua.trainers.objectives.ease import EASELoss, EASEOptions
 from interlingua.trainers.objectives.explicit_alignment import ContrastiveAlignmentLoss, ExplicitAlignmentOptions
+from interlingua.trainers.objectives.options import MIN_TEMPERATURE
 from interlingua.trainers.objectives.simcse import SimCSEOptions, SupervisedSimCSELoss, UnsupervisedSimCSELoss
 from interlingua.trainers.objectives.translation_ranking import TranslationRankingLoss, TranslationRankingOptions
 
@@ -64,10 +65,46 @@ def test_options_refuse(options, name, value, message):
 def test_options_still_take_numbers_written_as_text_and_ints():
     assert TranslationRankingOptions(temperature="0.1", margin=0).temperature == 0.1
     assert TranslationRankingOptions(temperature=1).temperature == 1.0
-    with pytest.raises(ValueError, match="greater than 0"):
+    with pytest.raises(ValueError, match="greater than or equal to 0.0001"):
         TranslationRankingOptions(temperature=0)
     for text in ("inf", "-Infinity", "nan", "1e999"):  # YAML/CLI text: the same message as a float
         with pytest.raises(ValueError, match=f"margin must be a finite number, got '{text}'"):
             TranslationRankingOptions(margin=text)
     with pytest.raises(ValueError, match="margin\n  Input should be a valid number"):  # other text: pydantic's
         TranslationRankingOptions(margin="wide")
+
+
+TEMPERATURE_OPTIONS = [TranslationRankingOptions, SimCSEOptions, AMRRetrofitOptions, ExplicitAlignmentOptions,
+                       EASEOptions]
+TEMPERATURE_LOSSES = [
+    lambda v: info_nce(torch.randn(2, 3), torch.randn(2, 3), temperature=v),
+    lambda v: TranslationRankingLoss(temperature=v), lambda v: UnsupervisedSimCSELoss(v),
+    lambda v: SupervisedSimCSELoss(v), lambda v: AMRRetrofitLoss(v), lambda v: EASELoss(entity_temperature=v),
+    lambda v: EASELoss(simcse_temperature=v), lambda v: ContrastiveAlignmentLoss(4, temperature=v),
+]
+
+
+@pytest.mark.parametrize("value", [1e-40, 5e-5, 0.0])
+@pytest.mark.parametrize("build", TEMPERATURE_LOSSES)
+def test_a_temperature_below_the_floor_is_refused(build, value):
+    """1e-40 passed the old "> 0" check and gave a NaN loss (1/τ overflows float32); the floor is MIN_TEMPERATURE."""
+    with pytest.raises(ValueError, match=r"temperature must be a number >= 0.0001 \(a softmax temperature\)"):
+        build(value)
+
+
+@pytest.mark.parametrize("options", TEMPERATURE_OPTIONS)
+def test_option_fields_share_the_floor(options):
+    required = {"entity_vectors": "vectors.txt"} if options is EASEOptions else {}
+    assert options(**required, temperature=MIN_TEMPERATURE).temperature == MIN_TEMPERATURE
+    with pytest.raises(ValueError, match="temperature\n  Input should be greater than or equal to 0.0001"):
+        options(**required, temperature=1e-40)
+
+
+def test_the_floor_gives_a_finite_loss_and_gradient():
+    """At the floor the loss and its gradient stay finite (the NaN came from 1/τ overflowing, far below it)."""
+    anchors = torch.randn(4, 8, requires_grad=True)
+    loss = info_nce(anchors, torch.randn(4, 8), temperature=MIN_TEMPERATURE)
+    loss.backward()
+    assert torch.isfinite(loss) and torch.isfinite(anchors.grad).all()
+    with torch.no_grad():  # what the floor keeps out: the same loss at 1e-40 is not a number
+        assert not torch.isfinite(torch.nn.functional.cross_entropy(torch.randn(4, 4) / 1e-40, torch.arange(4)))

@@ -45,7 +45,7 @@ def test_supervised_contradictions_of_all_premises_are_negatives():
 
 
 def test_validation():
-    with pytest.raises(ValueError, match="temperature must be a number > 0, got 0"):
+    with pytest.raises(ValueError, match="temperature must be a number >= 0.0001 \\(a softmax temperature\\), got 0"):
         UnsupervisedSimCSELoss(temperature=0)
     with pytest.raises(ValueError, match="must have the same shape"):
         SupervisedSimCSELoss()(torch.randn(3, 4), torch.randn(3, 5))

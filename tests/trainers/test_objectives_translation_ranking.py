@@ -70,7 +70,7 @@ def test_margin_makes_the_loss_larger():
 
 
 def test_options_and_shapes_are_validated():
-    with pytest.raises(ValueError, match="temperature must be a number > 0, got -1"):
+    with pytest.raises(ValueError, match="temperature must be a number >= 0.0001 \\(a softmax temperature\\), got -1"):
         TranslationRankingLoss(temperature=-1)
     with pytest.raises(ValueError, match="margin must be a number >= 0"):
         TranslationRankingLoss(margin=-0.2)

@@ -55,7 +55,7 @@ class AMRRetrofitLoss(nn.Module):
     """Supervised contrastive loss of the AMR encoder on mixed NLI triples (τ = 0.05 by default).
 
     Args:
-        temperature: τ > 0.
+        temperature: τ >= 1e-4 (MIN_TEMPERATURE).
         group: process group for cross-worker negatives.
         reverse_direction: False (default): the paper's equation, premise → entailment with the contradictions
             as hard negatives. True: the authors' released code, that term plus the entailment → premise term

@@ -37,7 +37,7 @@ import torch
 from torch import Tensor
 from torch.autograd.function import once_differentiable
 
-from interlingua.trainers.objectives.options import require_non_negative, require_positive
+from interlingua.trainers.objectives.options import require_non_negative, require_temperature
 
 #: Logit rows computed at once: above this many query rows the loss never holds the full [n, C]
 #: matrix (O(DEFAULT_BLOCK_ROWS x C) memory); at or below it the dense path is used.
@@ -148,7 +148,7 @@ def blockwise_cosine_cross_entropy(
         queries: [n, D] unit-normalised query rows (normalisation is the caller's, with autograd).
         keys: [C, D] unit-normalised candidate rows, shared by all queries.
         labels: [n] integer column in ``0..C-1`` of each row's positive (always a key, never an extra column).
-        temperature: τ > 0; logits are cosine/τ.
+        temperature: τ >= 1e-4; logits are cosine/τ.
         margin: m >= 0 subtracted from the label cosine before /τ.
         extra_logits: optional [n, k] cosines of each row's own extra candidates (e.g. its own hard
             negatives), appended after the C key columns; they receive gradients.
@@ -160,7 +160,7 @@ def blockwise_cosine_cross_entropy(
     Raises:
         ValueError: on a bad option or inconsistent shapes.
     """
-    require_positive("temperature", temperature)
+    require_temperature("temperature", temperature)
     require_non_negative("margin", margin)
     if isinstance(block_rows, bool) or not isinstance(block_rows, int) or block_rows < 1:
         raise ValueError(f"block_rows must be an int >= 1, got {block_rows!r}")

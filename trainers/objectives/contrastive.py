@@ -41,7 +41,7 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from interlingua.trainers.objectives.blockwise_cross_entropy import DEFAULT_BLOCK_ROWS, blockwise_cosine_cross_entropy
-from interlingua.trainers.objectives.options import require_non_negative, require_positive
+from interlingua.trainers.objectives.options import require_non_negative, require_temperature
 
 Reduction = Literal["mean", "sum", "none"]
 
@@ -69,7 +69,7 @@ def info_nce(
         hard_negatives: optional, rows aligned with ``positives``. Either [M, k, D] (``hard_negatives[j, l]``
             is the l-th hard negative of the pair j) or flat [M*k, D] with the rule *pair-major*:
             rows ``j*k ... j*k+k-1`` belong to pair j (i.e. ``flat.view(M, k, D)``). k >= 1.
-        temperature: τ > 0, finite; logits are cos/τ.
+        temperature: τ >= 1e-4 (``options.MIN_TEMPERATURE``), finite; logits are cos/τ.
         symmetric: also compute the reverse direction (each positive against all anchors of the global
             batch, no hard negatives) and return the mean of both directions.
         anchor_offset: row of ``positives`` where this worker's pairs start (0 on one worker).
@@ -201,7 +201,7 @@ def _require_matrix(name: str, tensor: Tensor) -> tuple[int, int]:
 
 
 def _validate_options(temperature: float, margin: float, reduction: str, anchor_offset: int) -> None:
-    require_positive("temperature", temperature)
+    require_temperature("temperature", temperature)
     require_non_negative("margin", margin)
     if reduction not in ("mean", "sum", "none"):
         raise ValueError(f"reduction must be 'mean', 'sum' or 'none', got {reduction!r}")

@@ -53,7 +53,8 @@ from torch.distributed import ProcessGroup
 
 from interlingua.trainers.objectives.base import Objective, ObjectiveOptions, ObjectiveSetup, ViewMaker, Views
 from interlingua.trainers.objectives.global_info_nce import global_info_nce
-from interlingua.trainers.objectives.options import Number, require_non_negative, require_positive
+from interlingua.trainers.objectives.options import (
+    MIN_TEMPERATURE, Number, require_non_negative, require_positive, require_temperature)
 
 PAPER_POOLING = {"monolingual": "cls", "multilingual": "mean"}
 
@@ -99,8 +100,8 @@ class EASELoss(nn.Module):
     """Entity contrastive loss with hard-negative entities plus λ × unsupervised SimCSE.
 
     Args:
-        entity_temperature: τ_e > 0 of the entity term.
-        simcse_temperature: τ_s > 0 of the SimCSE term (paper: 0.05, as SimCSE).
+        entity_temperature: τ_e >= 1e-4 of the entity term.
+        simcse_temperature: τ_s >= 1e-4 of the SimCSE term (paper: 0.05, as SimCSE).
         simcse_weight: λ >= 0.
         entity_weight: w_ent >= 0.
         group: process group for cross-worker negatives.
@@ -119,8 +120,8 @@ class EASELoss(nn.Module):
         group: ProcessGroup | None = None,
     ) -> None:
         super().__init__()
-        self.entity_temperature = require_positive("entity_temperature", entity_temperature)
-        self.simcse_temperature = require_positive("simcse_temperature", simcse_temperature)
+        self.entity_temperature = require_temperature("entity_temperature", entity_temperature)
+        self.simcse_temperature = require_temperature("simcse_temperature", simcse_temperature)
         self.simcse_weight = require_non_negative("simcse_weight", simcse_weight)
         self.entity_weight = require_non_negative("entity_weight", entity_weight)
         self.group = group
@@ -157,7 +158,7 @@ class EASEOptions(ObjectiveOptions):
     # Same default as EASELoss(simcse_weight=...) (tests/trainers/test_engine_ease.py checks they agree).
     ease_lambda: Number = Field(1.0, ge=0, description="λ, the weight of the SimCSE term")
     ease_entity_weight: Number = Field(1.0, ge=0, description="weight of the entity term (authors' scripts: 0.01)")
-    temperature: Number = Field(0.05, gt=0, description="softmax temperature of both terms (τ_e and τ_s)")
+    temperature: Number = Field(0.05, ge=MIN_TEMPERATURE, description="softmax temperature of both terms (τ_e and τ_s)")
 
     @model_validator(mode="after")
     def _npy_needs_ids(self) -> "EASEOptions":

@@ -53,7 +53,8 @@ from interlingua.models.token_vectors import check_layer, parse_pairs, parse_wor
 from interlingua.trainers.distributed.gather import batch_layout, gather_with_grad, scaled, share_of_global_mean
 from interlingua.trainers.objectives.base import Objective, ObjectiveOptions, ObjectiveSetup, ViewMaker, Views
 from interlingua.trainers.objectives.global_info_nce import global_info_nce
-from interlingua.trainers.objectives.options import Number, require_choice, require_non_negative, require_positive
+from interlingua.trainers.objectives.options import (
+    MIN_TEMPERATURE, Number, require_choice, require_non_negative, require_positive, require_temperature)
 
 
 def _require_pairs(source: Tensor, target: Tensor) -> None:
@@ -176,7 +177,7 @@ class ContrastiveAlignmentLoss(nn.Module):
     Args:
         dim: word-vector dimension D (the head is D → D → 128).
         strength: "weak" (negatives from the other language) or "strong" (both languages).
-        temperature: τ > 0.
+        temperature: τ >= 1e-4 (MIN_TEMPERATURE).
         symmetric: weak only — also rank source words for each target word, and average.
         group: process group for cross-worker negatives.
         anchor: optional :class:`ParameterAnchor` of the encoder; its penalty λ ‖θ − θ⁽⁰⁾‖₂ is added.
@@ -199,7 +200,7 @@ class ContrastiveAlignmentLoss(nn.Module):
     ) -> None:
         super().__init__()
         self.strength = require_choice("strength", strength, ("weak", "strong"))
-        self.temperature = require_positive("temperature", temperature)
+        self.temperature = require_temperature("temperature", temperature)
         self.symmetric = bool(symmetric)
         self.group = group
         self.head = CosineHead(dim)
@@ -249,7 +250,7 @@ class ExplicitAlignmentOptions(ObjectiveOptions):
                               "weak / strong: contrastive with the D-D-128 cosine head")
     align_layer: int | None = Field(None, ge=0, description="hidden layer whose word vectors are aligned "
                                                             "(1..N; 0: embeddings); null: the last")
-    temperature: Number = Field(0.1, gt=0, description="weak/strong: softmax temperature τ")
+    temperature: Number = Field(0.1, ge=MIN_TEMPERATURE, description="weak/strong: softmax temperature τ")
     symmetric: bool = Field(True, description="weak: also rank source words for each target word")
     regularization_weight: Number | None = Field(
         None, ge=0, description="λ of the parameter anchor λ‖θ − θ⁽⁰⁾‖₂ (l2, weak, strong); null: 1 for l2 (as in the "

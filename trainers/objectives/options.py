@@ -30,6 +30,19 @@ def require_positive(name: str, value: float) -> float:
     return float(value)
 
 
+#: the smallest softmax temperature an objective accepts. Cosines lie in [-1, 1], so at τ = 1e-4 the logits already
+#: span ±10⁴ and the softmax is a hard max; a smaller τ adds nothing but overflow (below about 3e-39, 1/τ is
+#: infinite in float32 and the loss NaN). Published settings are 0.01–0.1 (SimCSE 0.05; CLIP caps 1/τ at 100).
+MIN_TEMPERATURE = 1e-4
+
+
+def require_temperature(name: str, value: float) -> float:
+    """Return ``value`` if it is a finite real number >= :data:`MIN_TEMPERATURE`, else raise ValueError."""
+    if not require_number(name, value) >= MIN_TEMPERATURE:
+        raise ValueError(f"{name} must be a number >= {MIN_TEMPERATURE:g} (a softmax temperature), got {value!r}")
+    return float(value)
+
+
 def require_non_negative(name: str, value: float) -> float:
     """Return ``value`` if it is a finite real number >= 0, else raise ValueError."""
     if not require_number(name, value) >= 0:

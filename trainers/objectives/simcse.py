@@ -29,14 +29,14 @@ from torch.distributed import ProcessGroup
 
 from interlingua.trainers.objectives.base import Objective, ObjectiveOptions, ObjectiveSetup
 from interlingua.trainers.objectives.global_info_nce import global_info_nce
-from interlingua.trainers.objectives.options import Number, require_positive
+from interlingua.trainers.objectives.options import MIN_TEMPERATURE, Number, require_temperature
 
 
 class UnsupervisedSimCSELoss(nn.Module):
     """Unsupervised SimCSE loss.
 
     Args:
-        temperature: τ > 0 (paper: 0.05).
+        temperature: τ >= 1e-4 (paper: 0.05).
         group: process group for cross-worker negatives.
 
     Inputs of ``forward``: ``first_view`` and ``second_view`` [n, D], two dropout encodings of the same
@@ -45,7 +45,7 @@ class UnsupervisedSimCSELoss(nn.Module):
 
     def __init__(self, temperature: float = 0.05, group: ProcessGroup | None = None) -> None:
         super().__init__()
-        self.temperature = require_positive("temperature", temperature)
+        self.temperature = require_temperature("temperature", temperature)
         self.group = group
 
     def forward(self, first_view: Tensor, second_view: Tensor) -> Tensor:
@@ -61,7 +61,7 @@ class SupervisedSimCSELoss(nn.Module):
     """Supervised SimCSE loss on NLI triples; the contradiction is the hard negative (optional).
 
     Args:
-        temperature: τ > 0 (paper: 0.05).
+        temperature: τ >= 1e-4 (paper: 0.05).
         group: process group for cross-worker negatives.
 
     Inputs of ``forward``: ``premise`` [n, D], ``entailment`` [n, D], optional ``contradiction`` [n, D]
@@ -70,7 +70,7 @@ class SupervisedSimCSELoss(nn.Module):
 
     def __init__(self, temperature: float = 0.05, group: ProcessGroup | None = None) -> None:
         super().__init__()
-        self.temperature = require_positive("temperature", temperature)
+        self.temperature = require_temperature("temperature", temperature)
         self.group = group
 
     def forward(self, premise: Tensor, entailment: Tensor, contradiction: Tensor | None = None) -> Tensor:
@@ -95,7 +95,7 @@ def triple_hard_negatives(premise: Tensor, entailment: Tensor, contradiction: Te
 
 
 class SimCSEOptions(ObjectiveOptions):
-    temperature: Number = Field(0.05, gt=0, description="softmax temperature τ (paper: 0.05)")
+    temperature: Number = Field(0.05, ge=MIN_TEMPERATURE, description="softmax temperature τ (paper: 0.05)")
 
 
 class TemperatureObjective(Objective):

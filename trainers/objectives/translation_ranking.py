@@ -29,14 +29,14 @@ from torch.distributed import ProcessGroup
 
 from interlingua.trainers.objectives.base import Objective, ObjectiveOptions, ObjectiveSetup
 from interlingua.trainers.objectives.global_info_nce import global_info_nce
-from interlingua.trainers.objectives.options import Number, require_non_negative, require_positive
+from interlingua.trainers.objectives.options import MIN_TEMPERATURE, Number, require_non_negative, require_temperature
 
 
 class TranslationRankingLoss(nn.Module):
     """Bidirectional in-batch translation ranking loss.
 
     Args:
-        temperature: τ > 0 (logits are cos/τ).
+        temperature: τ >= 1e-4 (logits are cos/τ).
         margin: additive margin m >= 0 on the positive cosine.
         symmetric: rank in both directions (source→target and target→source) and average.
         group: process group for cross-worker negatives (default: world; none when not distributed).
@@ -54,7 +54,7 @@ class TranslationRankingLoss(nn.Module):
         group: ProcessGroup | None = None,
     ) -> None:
         super().__init__()
-        self.temperature = require_positive("temperature", temperature)
+        self.temperature = require_temperature("temperature", temperature)
         self.margin = require_non_negative("margin", margin)
         self.symmetric = bool(symmetric)
         self.group = group
@@ -77,7 +77,7 @@ class TranslationRankingLoss(nn.Module):
 
 
 class TranslationRankingOptions(ObjectiveOptions):
-    temperature: Number = Field(0.05, gt=0, description="softmax temperature τ (logits are cos/τ)")
+    temperature: Number = Field(0.05, ge=MIN_TEMPERATURE, description="softmax temperature τ (logits are cos/τ)")
     margin: Number = Field(0.0, ge=0, description="additive margin m on the positive cosine")
     symmetric: bool = Field(True, description="rank in both directions and average")
     hard_negatives: bool = Field(False, description="read column neg (one hard-negative target per pair, e.g. from "
