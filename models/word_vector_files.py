@@ -3,11 +3,13 @@
 The text format is parsed here so a bad file gets an error naming it and the line: a header that is not
 ``<count> <dim>``, a vector with a different number of values (mixed dimensions), a value that is not a
 number, fewer or more vectors than the header says. Binary files go through gensim's
-``KeyedVectors.load_word2vec_format`` (no pickle), after the same header check. ``KeyedVectors.load``
+``KeyedVectors.load_word2vec_format`` (no pickle), after the same header check. A word listed twice keeps its
+first vector in both formats (gensim's rule for either); the later lines are counted (``stats``), not used. ``KeyedVectors.load``
 (pickle) is never used: vector files may come from anywhere."""
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 import numpy as np
@@ -15,8 +17,13 @@ import numpy as np
 from interlingua.core.errors import UserError
 
 
-def read_word_vectors(path: str | Path, binary: bool | None = None) -> tuple[list[str], np.ndarray]:
-    """(words, float32 matrix (count, dim)); ``binary`` defaults to ``path.endswith('.bin')``."""
+def read_word_vectors(path: str | Path, binary: bool | None = None, *,
+                      stats: dict[str, int] | None = None) -> tuple[list[str], np.ndarray]:
+    """(distinct words, float32 matrix (words, dim)); ``binary`` defaults to ``path.endswith('.bin')``.
+
+    A repeated word keeps its first vector; ``stats`` (a dict, if given) gets ``repeated_words``: the lines of the
+    header's count that repeated an earlier word."""
+    stats = {} if stats is None else stats
     path = Path(path)
     if not path.is_file():
         raise UserError(f"word-vector file {path} does not exist")
@@ -24,8 +31,10 @@ def read_word_vectors(path: str | Path, binary: bool | None = None) -> tuple[lis
     with path.open("rb") as handle:
         count, dim = _header(path, handle.readline())
     if binary:
-        return _read_binary(path, count, dim)
-    words, rows = [], []
+        words, matrix = _read_binary(path, count, dim)
+        stats["repeated_words"] = count - len(words)
+        return words, matrix
+    words, rows, seen, repeated = [], [], set(), 0
     with path.open("r", encoding="utf-8", errors="strict") as handle:
         handle.readline()
         for number, line in enumerate(handle, start=2):
@@ -42,10 +51,15 @@ def read_word_vectors(path: str | Path, binary: bool | None = None) -> tuple[lis
                 raise UserError(f"{path}, line {number}: a value of {parts[0]!r} is not a number") from None
             if not np.isfinite(row).all():  # NaN, inf, or beyond float32's range
                 raise UserError(f"{path}, line {number}: the vector of {parts[0]!r} holds NaN or inf")
+            if parts[0] in seen:
+                repeated += 1
+                continue
+            seen.add(parts[0])
             rows.append(row)
             words.append(parts[0])
-    if len(words) != count:
-        raise UserError(f"{path}: the header says {count} vectors, the file holds {len(words)}")
+    if len(words) + repeated != count:
+        raise UserError(f"{path}: the header says {count} vectors, the file holds {len(words) + repeated}")
+    stats["repeated_words"] = repeated
     matrix = np.stack(rows) if rows else np.zeros((0, dim), dtype=np.float32)
     return words, matrix
 
@@ -80,13 +94,21 @@ def _header(path: Path, line: bytes) -> tuple[int, int]:
 def _read_binary(path: Path, count: int, dim: int) -> tuple[list[str], np.ndarray]:
     from gensim.models import KeyedVectors
 
+    logger = logging.getLogger("gensim.models.keyedvectors")  # one warning per repeated word: counted by the caller
+    level = logger.level
+    logger.setLevel(logging.ERROR)
     try:
         vectors = KeyedVectors.load_word2vec_format(str(path), binary=True)
     except (ValueError, EOFError, UnicodeDecodeError) as err:
         raise UserError(f"{path}: not a valid word2vec binary file with {count} vectors of dimension {dim} ({err})") from err
-    matrix = np.asarray(vectors.vectors, dtype=np.float32)
-    if matrix.shape != (count, dim):
+    finally:
+        logger.setLevel(level)
+    # gensim keeps a repeated word's first vector and leaves its row slot empty at the end (key None, zeros); a file
+    # cut short raises EOFError above
+    words = [word for word in vectors.index_to_key if word is not None]
+    matrix = np.asarray(vectors.vectors, dtype=np.float32)[[vectors.key_to_index[word] for word in words]]
+    if matrix.shape != (len(words), dim) or len(vectors.index_to_key) != count:
         raise UserError(f"{path}: header says {count} x {dim}, read {matrix.shape[0]} x {matrix.shape[1]}")
     if not np.isfinite(matrix).all():
         raise UserError(f"{path}: vectors hold NaN or inf")
-    return list(vectors.index_to_key), matrix
+    return words, matrix

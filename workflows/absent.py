@@ -213,8 +213,10 @@ def _sentence_encoder(config: AbsentConfig, state: Path, side: str, lang: str, t
 
     given = getattr(config.word_vectors, side)
     path = Path(given) if given else _trained_vectors(config.word_vectors, state, lang, texts, origin)
-    words, matrix = read_word_vectors(path)
-    print(f"  {side} ({lang}): {len(words)} word vectors of dimension {matrix.shape[1]} from {path}")
+    stats: dict[str, int] = {}
+    words, matrix = read_word_vectors(path, stats=stats)
+    repeated = f" ({stats['repeated_words']} repeated words: first vector kept)" if stats["repeated_words"] else ""
+    print(f"  {side} ({lang}): {len(words)} word vectors of dimension {matrix.shape[1]} from {path}{repeated}")
     idf = fit_idf(texts) if config.weighting == "tfidf" else None
     return WordVectorSentenceEncoder(words, matrix, weighting=config.weighting, idf=idf, name=f"wordvec:{path}")
 

@@ -46,6 +46,31 @@ def test_bad_text_files_are_named(tmp_path, content, message):
     assert str(path) in str(err.value)
 
 
+def test_a_repeated_word_keeps_its_first_vector_in_both_formats(tmp_path):
+    """gensim's rule (``load_word2vec_format`` keeps the first, for text and binary alike); the repeat is counted."""
+    from gensim.models import KeyedVectors
+
+    text = tmp_path / "es.vec"
+    text.write_text("3 2\nel 1 2\ngato 3 4\nel 5 6\n")
+    stats: dict[str, int] = {}
+    words, matrix = read_word_vectors(text, stats=stats)
+    assert words == ["el", "gato"] and stats == {"repeated_words": 1}
+    np.testing.assert_array_equal(matrix, [[1, 2], [3, 4]])
+    reference = KeyedVectors.load_word2vec_format(str(text), binary=False)  # gensim itself, on the same file
+    np.testing.assert_array_equal(matrix, reference.vectors[[reference.key_to_index[w] for w in words]])
+    binary = tmp_path / "es.bin"
+    rows = [("el", [1, 2]), ("gato", [3, 4]), ("el", [5, 6])]
+    binary.write_bytes(b"3 2\n" + b"".join(w.encode() + b" " + np.asarray(v, np.float32).tobytes() + b"\n"
+                                             for w, v in rows))
+    stats = {}
+    words, matrix = read_word_vectors(binary, stats=stats)
+    assert words == ["el", "gato"] and stats == {"repeated_words": 1}
+    np.testing.assert_array_equal(matrix, [[1, 2], [3, 4]])
+    text.write_text("2 2\nel 1 2\nel 5 6\ngato 3 4\n")  # the header counts lines, repeats included
+    with pytest.raises(UserError, match="the header says 2 vectors, the file holds 3"):
+        read_word_vectors(text)
+
+
 def test_truncated_binary_is_named(tmp_path):
     path = tmp_path / "bad.bin"
     path.write_bytes(b"2 3\nel " + np.zeros(3, np.float32).tobytes() + b"\ngato \x00\x00")
