@@ -122,7 +122,7 @@ def test_half_inputs_compute_in_float32(dtype):
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"temperature": 0.0}, "temperature must be a number > 0"),
+        ({"temperature": 0.0}, "temperature must be a number >= 0.0001"),
         ({"margin": -0.1}, "margin must be a number >= 0"),
         ({"block_rows": 0}, "block_rows must be an int >= 1"),
         ({"labels": torch.zeros(3)}, "labels must be an integer tensor"),

@@ -109,7 +109,7 @@ def test_gradient_matches_finite_differences():
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"temperature": 0.0}, "temperature must be a number > 0"),
+        ({"temperature": 0.0}, "temperature must be a number >= 0.0001"),
         ({"margin": -0.1}, "margin must be a number >= 0"),
         ({"reduction": "max"}, "reduction must be"),
         ({"anchor_offset": 3}, "exceeds the 4 rows"),

@@ -39,7 +39,7 @@ def test_two_sentences_by_hand():
 def test_options_are_validated():
     with pytest.raises(ValueError, match="simcse_weight must be a number >= 0, got -1"):
         EASELoss(simcse_weight=-1)
-    with pytest.raises(ValueError, match="entity_temperature must be a number > 0"):
+    with pytest.raises(ValueError, match="entity_temperature must be a number >= 0.0001"):
         EASELoss(entity_temperature=0)
     with pytest.raises(ValueError, match="entities has shape"):
         EASELoss()(torch.randn(2, 3), torch.randn(2, 3), torch.randn(3, 3), torch.randn(2, 3))
