@@ -41,7 +41,7 @@ from pydantic import Field
 from interlingua.trainers.objectives.global_info_nce import global_info_nce
 from interlingua.trainers.objectives.options import require_choice
 from interlingua.trainers.objectives.simcse import (
-    SimCSEOptions,
+    SupervisedSimCSEOptions,
     SupervisedSimCSELoss,
     TemperatureObjective,
     triple_hard_negatives,
@@ -60,17 +60,20 @@ class AMRRetrofitLoss(nn.Module):
         reverse_direction: False (default): the paper's equation, premise → entailment with the contradictions
             as hard negatives. True: the authors' released code, that term plus the entailment → premise term
             (candidates: the premises of the batch), summed.
+        hard_negative_weight: w added to the logit of each premise's own contradiction (as
+            :class:`~interlingua.trainers.objectives.simcse.SupervisedSimCSELoss`; default 0).
 
     Inputs of ``forward``: ``premise``, ``entailment`` [n, D] and optional ``contradiction`` [n, D]
     (hard negative) — AMR-encoder embeddings of the mixed inputs. Output: scalar, mean over this worker.
     """
 
     def __init__(self, temperature: float = 0.05, group: ProcessGroup | None = None,
-                 reverse_direction: bool = False) -> None:
+                 reverse_direction: bool = False, hard_negative_weight: float = 0.0) -> None:
         super().__init__()
         if not isinstance(reverse_direction, bool):
             raise ValueError(f"reverse_direction must be True or False, got {reverse_direction!r}")
-        self.supervised = SupervisedSimCSELoss(temperature=temperature, group=group)
+        self.supervised = SupervisedSimCSELoss(temperature=temperature, group=group,
+                                               hard_negative_weight=hard_negative_weight)
         self.reverse_direction = reverse_direction
 
     def forward(self, premise: Tensor, entailment: Tensor, contradiction: Tensor | None = None) -> Tensor:
@@ -78,7 +81,8 @@ class AMRRetrofitLoss(nn.Module):
             return self.supervised(premise, entailment, contradiction)
         hard_negatives = triple_hard_negatives(premise, entailment, contradiction)
         both = global_info_nce(premise, entailment, hard_negatives, temperature=self.supervised.temperature,
-                               symmetric=True, group=self.supervised.group)
+                               symmetric=True, group=self.supervised.group,
+                               hard_negative_weight=self.supervised.hard_negative_weight)
         return 2.0 * both  # info_nce averages the two directions; the authors' code adds them
 
 
@@ -98,7 +102,7 @@ def combine_embeddings(sentence: Tensor, amr: Tensor, mode: Combination = "conca
     return torch.cat([sentence, amr], dim=-1) if mode.startswith("concat") else sentence + amr
 
 
-class AMRRetrofitOptions(SimCSEOptions):
+class AMRRetrofitOptions(SupervisedSimCSEOptions):
     reverse_direction: bool = Field(
         False, description="false: the paper's loss (premise → entailment, contradictions as hard negatives); true: "
                            "the authors' released code, plus the entailment → premise term, summed")
@@ -114,4 +118,4 @@ class AMRRetrofit(TemperatureObjective):
     loss_class = AMRRetrofitLoss
 
     def loss_options(self, options: AMRRetrofitOptions) -> dict:
-        return {"reverse_direction": options.reverse_direction}
+        return {"reverse_direction": options.reverse_direction, "hard_negative_weight": options.hard_negative_weight}

@@ -1,12 +1,13 @@
 r"""Per-row cross-entropy of cosine logits, computed block by block without the [n, C] logits matrix.
 
 For unit queries q_i [n, D], unit keys k_c [C, D], the label column y_i of each row, optional extra
-logits e_{i,l} [n, k] (cosines of row i's own candidates, appended as columns C..C+k-1), temperature τ
-and additive margin m:
+logits e_{i,l} [n, k] (cosines of row i's own candidates, appended as columns C..C+k-1), temperature τ,
+additive margin m and an optional constant w added to each row's own set of biased columns B_i (a row's own
+hard negatives: SimCSE's hard-negative weight, α = e^w):
 
 .. math::
 
-    z_{i,c} = (q_i \cdot k_c - m\,[c = y_i]) / \tau, \qquad z_{i,C+l} = e_{i,l} / \tau,
+    z_{i,c} = (q_i \cdot k_c - m\,[c = y_i]) / \tau + w\,[c \in B_i], \qquad z_{i,C+l} = e_{i,l} / \tau + w\,[C+l \in B_i],
 
     \ell_i = \log \sum_{c} e^{z_{i,c}} - z_{i,y_i}.
 
@@ -37,7 +38,7 @@ import torch
 from torch import Tensor
 from torch.autograd.function import once_differentiable
 
-from interlingua.trainers.objectives.options import require_non_negative, require_temperature
+from interlingua.trainers.objectives.options import require_non_negative, require_number, require_temperature
 
 #: Logit rows computed at once: above this many query rows the loss never holds the full [n, C]
 #: matrix (O(DEFAULT_BLOCK_ROWS x C) memory); at or below it the dense path is used.
@@ -47,7 +48,8 @@ DEFAULT_BLOCK_ROWS = 256
 class BlockwiseCosineCrossEntropy(torch.autograd.Function):
     """Autograd function behind :func:`blockwise_cosine_cross_entropy` (see the module docstring).
 
-    ``forward(ctx, queries, keys, labels, extra_logits, temperature, margin, block_rows)`` returns the
+    ``forward(ctx, queries, keys, labels, extra_logits, temperature, margin, block_rows, biased_columns,
+    column_bias)`` returns the
     per-row losses [n]. Saved for backward: the inputs (no copies) and the per-row log-sum-exp [n].
     First-order gradients only (``once_differentiable``).
     """
@@ -62,6 +64,8 @@ class BlockwiseCosineCrossEntropy(torch.autograd.Function):
         temperature: float,
         margin: float,
         block_rows: int,
+        biased_columns: Tensor | None = None,
+        column_bias: float = 0.0,
     ) -> Tensor:
         dtype = _compute_dtype(queries, keys, extra_logits)
         n = queries.shape[0]
@@ -72,12 +76,14 @@ class BlockwiseCosineCrossEntropy(torch.autograd.Function):
             for start in range(0, n, block_rows):
                 stop = min(start + block_rows, n)
                 scaled, label_column = _block_logits(
-                    queries, keys_c, labels, extra_logits, start, stop, dtype, temperature, margin
+                    queries, keys_c, labels, extra_logits, start, stop, dtype, temperature, margin,
+                    biased_columns, column_bias,
                 )
                 block_lse = torch.logsumexp(scaled, dim=1)
                 lse[start:stop] = block_lse
                 losses[start:stop] = block_lse - scaled.gather(1, label_column).squeeze(1)
-        ctx.save_for_backward(queries, keys, labels, extra_logits, lse)
+        ctx.save_for_backward(queries, keys, labels, extra_logits, lse, biased_columns)
+        ctx.column_bias = column_bias
         ctx.temperature = temperature
         ctx.margin = margin
         ctx.block_rows = block_rows
@@ -86,7 +92,7 @@ class BlockwiseCosineCrossEntropy(torch.autograd.Function):
     @staticmethod
     @once_differentiable
     def backward(ctx, grad_losses: Tensor):
-        queries, keys, labels, extra_logits, lse = ctx.saved_tensors
+        queries, keys, labels, extra_logits, lse, biased_columns = ctx.saved_tensors
         temperature, margin, block_rows = ctx.temperature, ctx.margin, ctx.block_rows
         need_queries, need_keys, _, need_extra = ctx.needs_input_grad[:4]
         dtype = lse.dtype
@@ -103,7 +109,8 @@ class BlockwiseCosineCrossEntropy(torch.autograd.Function):
                 for start in range(0, n, block_rows):
                     stop = min(start + block_rows, n)
                     scaled, label_column = _block_logits(
-                        queries, keys_c, labels, extra_logits, start, stop, dtype, temperature, margin
+                        queries, keys_c, labels, extra_logits, start, stop, dtype, temperature, margin,
+                        biased_columns, ctx.column_bias,
                     )
                     # d loss / d cosine = g/τ (softmax - one_hot): built in place over the block's logits
                     grad_block = scaled.sub_(lse[start:stop, None]).exp_()
@@ -126,6 +133,8 @@ class BlockwiseCosineCrossEntropy(torch.autograd.Function):
             None,
             None,
             None,
+            None,
+            None,
         )
 
 
@@ -138,10 +147,12 @@ def blockwise_cosine_cross_entropy(
     margin: float = 0.0,
     extra_logits: Tensor | None = None,
     block_rows: int = DEFAULT_BLOCK_ROWS,
+    biased_columns: Tensor | None = None,
+    column_bias: float = 0.0,
 ) -> Tensor:
     """Per-row cross-entropy losses [n] of the cosine logits ``queries @ keys.T`` (plus ``extra_logits``).
 
-    Equal to ``F.cross_entropy(cat([queries @ keys.T - m·onehot(labels), extra_logits]) / τ, labels,
+    Equal to ``F.cross_entropy(cat([queries @ keys.T - m·onehot(labels), extra_logits]) / τ + w·[c ∈ B_i], labels,
     reduction="none")`` but never holds more than ``block_rows`` rows of logits (module docstring).
 
     Args:
@@ -153,6 +164,10 @@ def blockwise_cosine_cross_entropy(
         extra_logits: optional [n, k] cosines of each row's own extra candidates (e.g. its own hard
             negatives), appended after the C key columns; they receive gradients.
         block_rows: rows of logits computed at once (>= 1); memory O(block_rows × (C + k)).
+        biased_columns: optional [n, b] integer columns (``0..C+k-1``, never a row's label) whose logits get
+            ``column_bias`` added after the division by τ (each row its own b columns).
+        column_bias: w, a finite number added to those logits (a log-weight: their terms of the softmax are
+            multiplied by e^w); 0 leaves the loss unchanged.
 
     Returns:
         Losses [n] in the compute dtype (fp32 for fp16/bf16 inputs, else the inputs' dtype).
@@ -173,8 +188,16 @@ def blockwise_cosine_cross_entropy(
         raise ValueError(f"labels must be an integer tensor of shape ({n},), got {labels.dtype} {tuple(labels.shape)}")
     if extra_logits is not None and (extra_logits.dim() != 2 or extra_logits.shape[0] != n):
         raise ValueError(f"extra_logits has shape {tuple(extra_logits.shape)}, expected ({n}, k)")
+    column_bias = require_number("column_bias", column_bias)
+    if biased_columns is not None:
+        if biased_columns.dim() != 2 or biased_columns.shape[0] != n or biased_columns.dtype.is_floating_point:
+            raise ValueError(f"biased_columns must be an integer tensor of shape ({n}, b), got "
+                             f"{biased_columns.dtype} {tuple(biased_columns.shape)}")
+        if not column_bias:
+            biased_columns = None
     return BlockwiseCosineCrossEntropy.apply(
-        queries, keys, labels.long(), extra_logits, float(temperature), float(margin), block_rows
+        queries, keys, labels.long(), extra_logits, float(temperature), float(margin), block_rows,
+        None if biased_columns is None else biased_columns.long(), column_bias,
     )
 
 
@@ -188,8 +211,11 @@ def _block_logits(
     dtype: torch.dtype,
     temperature: float,
     margin: float,
+    biased_columns: Tensor | None = None,
+    column_bias: float = 0.0,
 ) -> tuple[Tensor, Tensor]:
-    """Scaled logits z of rows start..stop-1 ([b, C+k], margin applied) and their label columns [b, 1]."""
+    """Scaled logits z of rows start..stop-1 ([b, C+k], margin and column bias applied) and their label columns
+    [b, 1]."""
     cosine = queries[start:stop].to(dtype) @ keys_c.T
     if extra_logits is not None:
         cosine = torch.cat([cosine, extra_logits[start:stop].to(dtype)], dim=1)
@@ -197,7 +223,11 @@ def _block_logits(
     if margin:
         penalty = torch.full(label_column.shape, -margin, dtype=dtype, device=cosine.device)
         cosine.scatter_add_(1, label_column, penalty)
-    return cosine.div_(temperature), label_column
+    scaled = cosine.div_(temperature)
+    if biased_columns is not None:
+        columns = biased_columns[start:stop]
+        scaled.scatter_add_(1, columns, torch.full(columns.shape, column_bias, dtype=dtype, device=scaled.device))
+    return scaled, label_column
 
 
 def _compute_dtype(*tensors: Tensor | None) -> torch.dtype:

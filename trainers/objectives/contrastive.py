@@ -15,6 +15,11 @@ with temperature τ, additive margin m (0 unless asked for) and H_i = every row 
 (``shared_hard_negatives=True``: the hard negatives of all anchors are negatives for every anchor,
 as in supervised SimCSE) or H_i = {i} (only the anchor's own k hard negatives).
 
+``hard_negative_weight`` w (0 unless asked for) multiplies the terms of the anchor's *own* hard negatives
+(j = i) by α = e^w: SimCSE's weighting (Gao et al. 2021, appendix: α^{1[i=j]} on e^{cos(h_i, h_j^-)/τ}; α = 1,
+w = 0, works best there), which the authors' code applies as w added to those logits after the division by τ
+(their ``hard_negative_weight``; EASE's and MSE-AMR's code carry the same option).
+
 References: van den Oord et al. 2018, "Representation Learning with Contrastive Predictive Coding"
 (InfoNCE); Gao et al. 2021, "SimCSE" (cosine/τ, in-batch negatives, hard negatives shared across the
 batch); Yang et al. 2019, "Improving Multilingual Sentence Embedding using Bi-directional Dual Encoder
@@ -41,7 +46,7 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from interlingua.trainers.objectives.blockwise_cross_entropy import DEFAULT_BLOCK_ROWS, blockwise_cosine_cross_entropy
-from interlingua.trainers.objectives.options import require_non_negative, require_temperature
+from interlingua.trainers.objectives.options import require_non_negative, require_number, require_temperature
 
 Reduction = Literal["mean", "sum", "none"]
 
@@ -59,6 +64,7 @@ def info_nce(
     margin: float = 0.0,
     reduction: Reduction = "mean",
     block_rows: int | None = DEFAULT_BLOCK_ROWS,
+    hard_negative_weight: float = 0.0,
 ) -> Tensor:
     """InfoNCE of local anchors against a (possibly gathered) batch of positives and hard negatives.
 
@@ -86,6 +92,9 @@ def info_nce(
             which never stores the [n, M(+M*k)] logits (memory O(block_rows x candidates) for the loss
             instead of O(n x candidates), so linear in the batch); with at most ``block_rows`` anchors, or
             None, the logits are built densely as one matrix (same result up to float rounding).
+        hard_negative_weight: w, a finite number added to the logits (cos/τ) of each anchor's own k hard negatives
+            (module docstring); 0 (default) is the equation above. No effect without ``hard_negatives``; the
+            reverse direction of ``symmetric`` has no hard negatives.
 
     Returns:
         Scalar loss (or per-anchor losses for ``reduction="none"``).
@@ -94,6 +103,7 @@ def info_nce(
         ValueError: on a bad option (a bool, NaN or ±inf temperature or margin included) or inconsistent shapes.
     """
     _validate_options(temperature, margin, reduction, anchor_offset)
+    hard_negative_weight = require_number("hard_negative_weight", hard_negative_weight)
     if block_rows is not None and (isinstance(block_rows, bool) or not isinstance(block_rows, int) or block_rows < 1):
         raise ValueError(f"block_rows must be None or an int >= 1, got {block_rows!r}")
     n, dim = _require_matrix("anchors", anchors)
@@ -108,9 +118,12 @@ def info_nce(
     anchor_unit = F.normalize(anchors, dim=-1)
     positive_unit = F.normalize(positives, dim=-1)
 
-    shared_negative_unit = own_logits = None
+    shared_negative_unit = own_logits = own_columns = None
     if hard_negatives is not None:
         negative_unit = F.normalize(group_hard_negatives(hard_negatives, total, dim), dim=-1)
+        if hard_negative_weight:
+            own_columns = own_hard_negative_columns(total, negative_unit.shape[1], anchor_offset, n,
+                                                    shared_hard_negatives, anchors.device)
         if shared_hard_negatives:
             shared_negative_unit = negative_unit.reshape(-1, dim)
         else:
@@ -121,7 +134,7 @@ def info_nce(
         keys = positive_unit if shared_negative_unit is None else torch.cat([positive_unit, shared_negative_unit])
         forward_losses = blockwise_cosine_cross_entropy(
             anchor_unit, keys, labels, temperature=temperature, margin=margin, extra_logits=own_logits,
-            block_rows=block_rows,
+            block_rows=block_rows, biased_columns=own_columns, column_bias=hard_negative_weight,
         )
     else:
         logits = anchor_unit @ positive_unit.T
@@ -129,7 +142,8 @@ def info_nce(
             logits = torch.cat([logits, anchor_unit @ shared_negative_unit.T], dim=1)
         elif own_logits is not None:
             logits = torch.cat([logits, own_logits], dim=1)
-        forward_losses = _cross_entropy_with_margin(logits, labels, margin, temperature)
+        forward_losses = _cross_entropy_with_margin(logits, labels, margin, temperature, own_columns,
+                                                    hard_negative_weight)
     if not symmetric:
         return _reduce(forward_losses, reduction)
 
@@ -177,13 +191,31 @@ def group_hard_negatives(hard_negatives: Tensor, pairs: int, dim: int) -> Tensor
     raise ValueError(f"hard_negatives must be 2-D or 3-D, got shape {tuple(hard_negatives.shape)}")
 
 
-def _cross_entropy_with_margin(logits: Tensor, labels: Tensor, margin: float, temperature: float) -> Tensor:
-    """Per-row cross-entropy of cosine logits [n, C] (label column gets ``-margin``), scaled by 1/τ."""
+def own_hard_negative_columns(pairs: int, k: int, anchor_offset: int, n: int, shared: bool,
+                              device: torch.device) -> Tensor:
+    """[n, k] columns of each local anchor's own k hard negatives in ``info_nce``'s forward logits (positives
+    first, ``pairs`` columns): with shared hard negatives pair j's sit at ``pairs + j*k + l``; without, every
+    anchor's own k follow the positives (``pairs + l``)."""
+    within = torch.arange(k, device=device)
+    if not shared:
+        return (pairs + within).expand(n, k)
+    rows = torch.arange(anchor_offset, anchor_offset + n, device=device)
+    return pairs + rows[:, None] * k + within[None, :]
+
+
+def _cross_entropy_with_margin(logits: Tensor, labels: Tensor, margin: float, temperature: float,
+                               biased_columns: Tensor | None = None, column_bias: float = 0.0) -> Tensor:
+    """Per-row cross-entropy of cosine logits [n, C] (label column gets ``-margin``), scaled by 1/τ, plus
+    ``column_bias`` at each row's ``biased_columns``."""
     if margin:
         logits = logits - margin * F.one_hot(labels, logits.shape[1]).to(logits.dtype)
     if logits.dtype in (torch.float16, torch.bfloat16):
         logits = logits.float()  # softmax over thousands of candidates in fp32
-    return F.cross_entropy(logits / temperature, labels, reduction="none")
+    scaled = logits / temperature
+    if biased_columns is not None:
+        bias = torch.zeros_like(scaled).scatter_(1, biased_columns, column_bias)
+        scaled = scaled + bias
+    return F.cross_entropy(scaled, labels, reduction="none")
 
 
 def _reduce(losses: Tensor, reduction: Reduction) -> Tensor:

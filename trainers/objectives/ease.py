@@ -30,12 +30,13 @@ above. The authors' released run scripts (github.com/studio-ousia/ease) differ i
   ``entity_temperature=100`` (or 10), ``simcse_temperature=0.05``. The engine objective ``ease`` has one
   ``temperature`` for both terms, so it cannot express this;
 * ``hard_negative_weight`` 1.0: in their ``cl_forward`` it is added to the logit (after the division by
-  ``ease_temp``) of each sentence's *own* hard-negative entity, a term the paper's equation does not have and
-  we do not implement; their loss equals ours only with ``hard_negative_weight`` 0.
+  ``ease_temp``) of each sentence's *own* hard-negative entity, a term the paper's equation does not have (it
+  multiplies that term by e^w, as SimCSE's hard-negative weighting): our ``hard_negative_weight`` (default 0, the
+  paper's equation).
 
 So :class:`EASELoss` with ``entity_weight=0.01, simcse_weight=1, entity_temperature=ease_temp,
-simcse_temperature=0.05`` is their scripts' loss except for the +1 own-hard-negative logit; no option set of the
-``ease`` objective reproduces their scripts exactly.
+simcse_temperature=0.05, hard_negative_weight=1`` is their scripts' loss; the ``ease`` objective, with one
+temperature for both terms, reproduces them only where ``ease_temp`` equals the SimCSE temperature.
 """
 
 from __future__ import annotations
@@ -54,7 +55,7 @@ from torch.distributed import ProcessGroup
 from interlingua.trainers.objectives.base import Objective, ObjectiveOptions, ObjectiveSetup, ViewMaker, Views
 from interlingua.trainers.objectives.global_info_nce import global_info_nce
 from interlingua.trainers.objectives.options import (
-    MIN_TEMPERATURE, Number, require_non_negative, require_positive, require_temperature)
+    MIN_TEMPERATURE, Number, require_non_negative, require_number, require_positive, require_temperature)
 
 PAPER_POOLING = {"monolingual": "cls", "multilingual": "mean"}
 
@@ -105,6 +106,8 @@ class EASELoss(nn.Module):
         simcse_weight: λ >= 0.
         entity_weight: w_ent >= 0.
         group: process group for cross-worker negatives.
+        hard_negative_weight: w added to the logit of each sentence's own hard-negative entity (α = e^w; default 0,
+            the paper's equation; the authors' scripts use 1).
 
     Inputs of ``forward``: ``sentences`` [n, D] (first dropout view), ``sentences_again`` [n, D] (second
     dropout view of the same sentences), ``entities`` [n, D] (entity of each sentence) and
@@ -118,12 +121,14 @@ class EASELoss(nn.Module):
         simcse_weight: float = 1.0,
         entity_weight: float = 1.0,
         group: ProcessGroup | None = None,
+        hard_negative_weight: float = 0.0,
     ) -> None:
         super().__init__()
         self.entity_temperature = require_temperature("entity_temperature", entity_temperature)
         self.simcse_temperature = require_temperature("simcse_temperature", simcse_temperature)
         self.simcse_weight = require_non_negative("simcse_weight", simcse_weight)
         self.entity_weight = require_non_negative("entity_weight", entity_weight)
+        self.hard_negative_weight = require_number("hard_negative_weight", hard_negative_weight)
         self.group = group
 
     def forward(
@@ -134,7 +139,8 @@ class EASELoss(nn.Module):
                 raise ValueError(f"{name} has shape {tuple(tensor.shape)}, expected {tuple(sentences.shape)}")
         negatives = hard_negative_entities.unsqueeze(1) if hard_negative_entities.dim() == 2 else hard_negative_entities
         entity_loss = global_info_nce(
-            sentences, entities, negatives, temperature=self.entity_temperature, group=self.group
+            sentences, entities, negatives, temperature=self.entity_temperature, group=self.group,
+            hard_negative_weight=self.hard_negative_weight,
         )
         simcse_loss = global_info_nce(
             sentences, sentences_again, temperature=self.simcse_temperature, group=self.group
@@ -159,6 +165,9 @@ class EASEOptions(ObjectiveOptions):
     ease_lambda: Number = Field(1.0, ge=0, description="λ, the weight of the SimCSE term")
     ease_entity_weight: Number = Field(1.0, ge=0, description="weight of the entity term (authors' scripts: 0.01)")
     temperature: Number = Field(0.05, ge=MIN_TEMPERATURE, description="softmax temperature of both terms (τ_e and τ_s)")
+    hard_negative_weight: Number = Field(
+        0.0, description="w added to the logit of each sentence's own hard-negative entity (α = e^w; 0: the paper's "
+                         "equation; the authors' scripts: 1)")
 
     @model_validator(mode="after")
     def _npy_needs_ids(self) -> "EASEOptions":
@@ -249,7 +258,7 @@ class EASE(Objective):
         self.add_module(ENTITY_MODULE, table)
         self.criterion = EASELoss(entity_temperature=options.temperature, simcse_temperature=options.temperature,
                                   simcse_weight=options.ease_lambda, entity_weight=options.ease_entity_weight,
-                                  group=setup.group)
+                                  group=setup.group, hard_negative_weight=options.hard_negative_weight)
 
     @classmethod
     def columns(cls, options: EASEOptions) -> tuple[str, ...]:

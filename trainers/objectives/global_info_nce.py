@@ -30,6 +30,7 @@ def global_info_nce(
     reduction: Reduction = "mean",
     group: ProcessGroup | None = None,
     block_rows: int | None = DEFAULT_BLOCK_ROWS,
+    hard_negative_weight: float = 0.0,
 ) -> Tensor:
     """Local InfoNCE over the global batch.
 
@@ -38,7 +39,7 @@ def global_info_nce(
         positives: [n, D] this worker's positives (row i pairs with ``anchors[i]``).
         hard_negatives: optional [n, k, D] (or pair-major flat [n*k, D]) hard negatives of the local pairs;
             gathered as [n, k, D] blocks so they stay attached to their own pair.
-        temperature, symmetric, shared_hard_negatives, margin, reduction: as in ``info_nce``.
+        temperature, symmetric, shared_hard_negatives, margin, reduction, hard_negative_weight: as in ``info_nce``.
         group: process group to gather over (default: the world; no gather when not distributed).
         block_rows: as in ``info_nce``: rows of the logits computed at once; None: dense. Compared with
             the number of *local* anchors; the candidates are the gathered batch.
@@ -71,5 +72,6 @@ def global_info_nce(
         margin=margin,
         reduction=reduction,
         block_rows=block_rows,
+        hard_negative_weight=hard_negative_weight,
     )
     return scaled(loss, weight) if reduction == "mean" else loss

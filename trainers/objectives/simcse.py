@@ -16,7 +16,9 @@ anchor is scored against all positives and all hard negatives of the batch:
     \ell_i = -\log \frac{e^{\cos(h_i, h_i^+)/\tau}}
         {\sum_{j=1}^{N} \left(e^{\cos(h_i, h_j^+)/\tau} + e^{\cos(h_i, h_j^-)/\tau}\right)}
 
-τ = 0.05 in the paper. Across workers N is the global batch (local anchors, gathered candidates).
+τ = 0.05 in the paper. ``hard_negative_weight`` w (supervised; default 0) multiplies each premise's own
+contradiction term by α = e^w (the paper's appendix weighting α^{1[i=j]}; the authors' code adds w to that logit;
+α = 1 was best there). Across workers N is the global batch (local anchors, gathered candidates).
 Encoding both views (a dropout model in train mode) is the caller's job; with
 :func:`interlingua.trainers.gradcache.cached_step` pass the same batch twice as two views.
 """
@@ -29,7 +31,7 @@ from torch.distributed import ProcessGroup
 
 from interlingua.trainers.objectives.base import Objective, ObjectiveOptions, ObjectiveSetup
 from interlingua.trainers.objectives.global_info_nce import global_info_nce
-from interlingua.trainers.objectives.options import MIN_TEMPERATURE, Number, require_temperature
+from interlingua.trainers.objectives.options import MIN_TEMPERATURE, Number, require_number, require_temperature
 
 
 class UnsupervisedSimCSELoss(nn.Module):
@@ -63,19 +65,24 @@ class SupervisedSimCSELoss(nn.Module):
     Args:
         temperature: τ >= 1e-4 (paper: 0.05).
         group: process group for cross-worker negatives.
+        hard_negative_weight: w added to the logit of each premise's own contradiction(s) (α = e^w; default 0,
+            the paper's main equation; the authors' ``--hard_negative_weight``).
 
     Inputs of ``forward``: ``premise`` [n, D], ``entailment`` [n, D], optional ``contradiction`` [n, D]
     (or [n, k, D] for k hard negatives per premise). Output: scalar loss, mean over this worker's premises.
     """
 
-    def __init__(self, temperature: float = 0.05, group: ProcessGroup | None = None) -> None:
+    def __init__(self, temperature: float = 0.05, group: ProcessGroup | None = None,
+                 hard_negative_weight: float = 0.0) -> None:
         super().__init__()
         self.temperature = require_temperature("temperature", temperature)
+        self.hard_negative_weight = require_number("hard_negative_weight", hard_negative_weight)
         self.group = group
 
     def forward(self, premise: Tensor, entailment: Tensor, contradiction: Tensor | None = None) -> Tensor:
         hard_negatives = triple_hard_negatives(premise, entailment, contradiction)
-        return global_info_nce(premise, entailment, hard_negatives, temperature=self.temperature, group=self.group)
+        return global_info_nce(premise, entailment, hard_negatives, temperature=self.temperature, group=self.group,
+                               hard_negative_weight=self.hard_negative_weight)
 
 
 def triple_hard_negatives(premise: Tensor, entailment: Tensor, contradiction: Tensor | None) -> Tensor | None:
@@ -96,6 +103,12 @@ def triple_hard_negatives(premise: Tensor, entailment: Tensor, contradiction: Te
 
 class SimCSEOptions(ObjectiveOptions):
     temperature: Number = Field(0.05, ge=MIN_TEMPERATURE, description="softmax temperature τ (paper: 0.05)")
+
+
+class SupervisedSimCSEOptions(SimCSEOptions):
+    hard_negative_weight: Number = Field(
+        0.0, description="w added to the logit of each premise's own contradiction (its term weighted by α = e^w; "
+                         "0: the paper's equation; the authors' --hard_negative_weight)")
 
 
 class TemperatureObjective(Objective):
@@ -125,5 +138,9 @@ class SupervisedSimCSE(TemperatureObjective):
     """Engine objective ``simcse_sup``: columns ``premise``, ``entailment``, ``contradiction`` (hard negative)."""
 
     name = "simcse_sup"
+    Options = SupervisedSimCSEOptions
     text_columns = ("premise", "entailment", "contradiction")
     loss_class = SupervisedSimCSELoss
+
+    def loss_options(self, options: SupervisedSimCSEOptions) -> dict:
+        return {"hard_negative_weight": options.hard_negative_weight}
