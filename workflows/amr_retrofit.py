@@ -126,6 +126,11 @@ def run(config: AmrRetrofitConfig, *, address: str | None = None) -> dict[str, A
         from interlingua.workflows.assets.build import e5_asset_uri
 
         model_uri = config.model or e5_asset_uri(assets_dir(state))
+        model_folder = model_uri  # the asset's folder
+        if config.model:  # a URI that names nothing fails here, as one line, before Ray and an MLflow run start
+            from interlingua.workflows.model_uri import resolve_in_state
+
+            model_folder = resolve_in_state(model_uri, state)
 
     with stages("ray"):
         init_ray(address)
@@ -139,14 +144,14 @@ def run(config: AmrRetrofitConfig, *, address: str | None = None) -> dict[str, A
     experiment_id = configure_mlflow(config.experiment, state)
     # a rerun with the same config after a crash continues this MLflow run and its Ray Train run (workflows/resume.py)
     resolved = {"config": config.model_dump(mode="json"), "corpus": f"{manifest.name}@{manifest.version}",
-                "model": model_uri}  # the latest corpus version and the model as resolved: either moving starts anew
+                "model": model_folder}  # the latest corpus version and the model folder: either moving starts anew
     with workflow_run("amr-retrofit", resolved, experiment_id,
                       run_name=f"amr-retrofit-{time.strftime('%Y%m%d-%H%M%S')}") as tracked:
         run_id = tracked.run_id
         with mlflow.start_run(run_id=run_id):
             out_dir = state / "amr_retrofit" / run_id
             with stages("vocabulary"):
-                extended_dir, extension = _extend_encoder(model_uri, symbols, out_dir / "extended-encoder")
+                extended_dir, extension = _extend_encoder(model_folder, symbols, out_dir / "extended-encoder")
                 print(f"  added {len(extension.added)} tokens ({len(extension.skipped)} kept aside: {extension.skipped}); "
                       f"extended encoder in {extended_dir}")
             tracking.log_params({
@@ -263,12 +268,12 @@ def _check_enough(train: TrainConfig, triples: int) -> None:
                         f"corpus or a smaller batch")
 
 
-def _extend_encoder(model_uri: str, symbols: list[str], target):
+def _extend_encoder(model_folder: str, symbols: list[str], target):
     """Load the encoder, add ``symbols`` to its vocabulary (mean sub-token init), save it to ``target``."""
     from interlingua.models.load import load_encoder
     from interlingua.trainers.objectives.amr_vocabulary import VocabularyExtension, extend_vocabulary
 
-    encoder = load_encoder(model_uri)
+    encoder = load_encoder(model_folder)
     # no symbols (a corpus without graphs): keep the encoder as it is, embedding matrix included
     extension = extend_vocabulary(encoder.tokenizer, encoder.transformer, symbols) if symbols else VocabularyExtension()
     encoder.save(target)

@@ -125,3 +125,50 @@ def test_the_draws_of_two_passes_differ(tmp_path):
     first, second = (mixed_triples(rows, ["en", "es"], seed=seed)[0] for seed in (42, 43))
     assert [t["source_id"] for t in first] == [t["source_id"] for t in second]
     assert [t["premise"] for t in first] != [t["premise"] for t in second]
+
+
+def _small_run_config(tmp_path, model):
+    from interlingua.core.runtime import corpus_root, state_dir
+
+    write_tiny_amr_corpus(corpus_root(state_dir(str(tmp_path / "state"))))
+    return load_config(amr_retrofit.CONFIG, None, [f"state_dir={tmp_path / 'state'}", f"model={model}",
+                                                   "min_symbol_count=1", "train.batch_size=2", "train.num_workers=1"])
+
+
+def test_a_model_uri_naming_nothing_fails_before_ray(tmp_path, monkeypatch):
+    import interlingua.core.runtime as runtime
+
+    monkeypatch.setattr(runtime, "init_ray", lambda *a, **k: pytest.fail("Ray started"))
+    with pytest.raises(UserError, match="absent-encoder"):
+        amr_retrofit.run(_small_run_config(tmp_path, "models:/absent-encoder@prod"))
+
+
+def test_the_resume_key_holds_the_model_folder_the_uri_resolved_to(tmp_path, monkeypatch):
+    """An alias that moved resolves to another folder: the rerun starts a new MLflow run instead of continuing the
+    one trained from the old version (the key held the URI as written, which does not change when the alias moves)."""
+    import interlingua.core.runtime as runtime
+    import interlingua.workflows.model_uri as model_uri
+    import interlingua.workflows.resume as resume
+
+    folders = {"now": str(build_tiny_bert(tmp_path / "v2"))}
+    keys = []
+
+    class Stop(Exception):
+        pass
+
+    def capture(name, resolved, *args, **kwargs):
+        keys.append(resolved)
+        raise Stop
+
+    monkeypatch.setattr(model_uri, "resolve_in_state", lambda uri, state: folders["now"])
+    monkeypatch.setattr(runtime, "init_ray", lambda *a, **k: None)
+    monkeypatch.setattr(runtime, "configure_mlflow", lambda *a, **k: "0")
+    monkeypatch.setattr(resume, "workflow_run", capture)
+    config = _small_run_config(tmp_path, "models:/encoder@prod")
+    with pytest.raises(Stop):
+        amr_retrofit.run(config)
+    folders["now"] = str(tmp_path / "v3")  # the alias moved
+    with pytest.raises(Stop):
+        amr_retrofit.run(config)
+    assert [key["model"] for key in keys] == [str(tmp_path / "v2"), str(tmp_path / "v3")]
+    assert keys[0]["config"] == keys[1]["config"]
