@@ -69,6 +69,14 @@ def test_ease_objective_options_and_columns(tmp_path):
     assert objective.criterion.entity_temperature == objective.criterion.simcse_temperature == 0.1
     assert EASE.columns(config.objective_options) == ("sentence", "entity_id", "hard_negative_ids")
     assert objective.negatives_per_anchor(8) == 15
+    # the authors' scripts: τ_e (their ease_temp) apart from the SimCSE term's τ_s, and the +1 own-hard-negative logit
+    scripts = TrainConfig(objective="ease", entity_vectors=str(vectors), temperature=0.05, ease_entity_temperature=10,
+                          ease_entity_weight=0.01, hard_negative_weight=1)
+    criterion = EASE(scripts.objective_options, ObjectiveSetup(encoder=encoder, seed=7)).criterion
+    assert (criterion.entity_temperature, criterion.simcse_temperature) == (10.0, 0.05)
+    assert (criterion.entity_weight, criterion.simcse_weight, criterion.hard_negative_weight) == (0.01, 1.0, 1.0)
+    with pytest.raises(ValidationError, match="ease_entity_temperature"):
+        TrainConfig(objective="ease", entity_vectors=str(vectors), ease_entity_temperature=1e-40)
 
 
 class _TableObjective(nn.Module):

@@ -27,16 +27,17 @@ above. The authors' released run scripts (github.com/studio-ousia/ease) differ i
   (``ease_entity_weight`` of the engine objective), ``simcse_weight=1``;
 * ``ease_temp`` — 100 in the monolingual script, 10 in the multilingual one — the τ_e of the entity term (their
   logits are cos/``ease_temp``), with ``simcse_temp`` 0.05 for the SimCSE term: :class:`EASELoss`
-  ``entity_temperature=100`` (or 10), ``simcse_temperature=0.05``. The engine objective ``ease`` has one
-  ``temperature`` for both terms, so it cannot express this;
+  ``entity_temperature=100`` (or 10), ``simcse_temperature=0.05``; on the engine objective ``ease``,
+  ``ease_entity_temperature=100`` (or 10) beside ``temperature=0.05``;
 * ``hard_negative_weight`` 1.0: in their ``cl_forward`` it is added to the logit (after the division by
   ``ease_temp``) of each sentence's *own* hard-negative entity, a term the paper's equation does not have (it
   multiplies that term by e^w, as SimCSE's hard-negative weighting): our ``hard_negative_weight`` (default 0, the
   paper's equation).
 
 So :class:`EASELoss` with ``entity_weight=0.01, simcse_weight=1, entity_temperature=ease_temp,
-simcse_temperature=0.05, hard_negative_weight=1`` is their scripts' loss; the ``ease`` objective, with one
-temperature for both terms, reproduces them only where ``ease_temp`` equals the SimCSE temperature.
+simcse_temperature=0.05, hard_negative_weight=1`` is their scripts' loss, and so is the ``ease`` objective with
+``ease_entity_weight: 0.01, ease_lambda: 1, ease_entity_temperature: <ease_temp>, temperature: 0.05,
+hard_negative_weight: 1``.
 """
 
 from __future__ import annotations
@@ -164,7 +165,12 @@ class EASEOptions(ObjectiveOptions):
     # Same default as EASELoss(simcse_weight=...) (tests/trainers/test_engine_ease.py checks they agree).
     ease_lambda: Number = Field(1.0, ge=0, description="λ, the weight of the SimCSE term")
     ease_entity_weight: Number = Field(1.0, ge=0, description="weight of the entity term (authors' scripts: 0.01)")
-    temperature: Number = Field(0.05, ge=MIN_TEMPERATURE, description="softmax temperature of both terms (τ_e and τ_s)")
+    temperature: Number = Field(0.05, ge=MIN_TEMPERATURE,
+                                description="softmax temperature of the SimCSE term (τ_s) and, unless "
+                                            "ease_entity_temperature is set, of the entity term (τ_e)")
+    ease_entity_temperature: Number | None = Field(
+        None, ge=MIN_TEMPERATURE, description="τ_e of the entity term; null: temperature (authors' scripts: their "
+                                              "ease_temp, 100 monolingual, 10 multilingual, with temperature 0.05)")
     hard_negative_weight: Number = Field(
         0.0, description="w added to the logit of each sentence's own hard-negative entity (α = e^w; 0: the paper's "
                          "equation; the authors' scripts: 1)")
@@ -256,7 +262,9 @@ class EASE(Objective):
         super().__init__(options, setup)
         table = build_entity_table(options.entity_vectors, options.entity_vector_ids, setup.dim, setup.seed)
         self.add_module(ENTITY_MODULE, table)
-        self.criterion = EASELoss(entity_temperature=options.temperature, simcse_temperature=options.temperature,
+        entity_temperature = options.temperature if options.ease_entity_temperature is None \
+            else options.ease_entity_temperature
+        self.criterion = EASELoss(entity_temperature=entity_temperature, simcse_temperature=options.temperature,
                                   simcse_weight=options.ease_lambda, entity_weight=options.ease_entity_weight,
                                   group=setup.group, hard_negative_weight=options.hard_negative_weight)
 
