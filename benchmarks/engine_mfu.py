@@ -6,7 +6,7 @@ Usage::
         [--layers 12 --hidden 768 --heads 12 --intermediate 3072] [--steps 10] [--peak-tflops 989]
         [--zero-stage 0 1] [--compile off|on|both] [--compile-scope layers|model] [--sdpa auto|cudnn|flash|...]
         [--inductor KEY=VALUE ...] [--deepspeed KEY=VALUE ...] [--dropout 0.1] [--freeze-embeddings] [--profile]
-        [--host-probes] [--json OUT.json]
+        [--host-probes] [--side-stream-copy] [--json OUT.json]
 
 Each combination of ``--batch``, ``--zero-stage`` and ``--compile`` is one row. ``--profile`` adds torch.profiler's
 tables of two steps (operators by device time and by CPU time) and ``kernel_s_per_step``, the device time of the
@@ -17,6 +17,10 @@ transformer as one graph (as ``compile_encoder`` did before it compiled layer by
 ``--deepspeed`` sets a key of the DeepSpeed config the engine is built with (``bf16.immediate_grad_update=true``).
 ``--host-probes`` times the compute alone beside each part of the prefetching in turn (:func:`host_probes`): on an
 H200 the step took 9 ms more than the compute alone, and these rows say which part costs it.
+``--side-stream-copy`` also times the prefetched step with :class:`EngineViews`' ``side_stream_copy`` (text views
+copied from pinned memory on a stream of their own), alternating with the shipped views over two rounds in the same
+process (``step_s`` and ``step_side_stream_copy_s``, medians; the table's last columns); the candidate for the
+host-side time the probes find.
 
 The step is the engine's own, in one process (a world of one; NCCL on GPU, gloo on CPU): the configured
 objective (:class:`TrainConfig`, default translation ranking), :class:`TrainModule`, :func:`build_engine` (DeepSpeed
@@ -284,6 +288,13 @@ def measure(args, batch: int, fused: bool, use_gpu: bool, zero_stage: int = 0, c
     inline_s, views = timed_steps(inline)
     prefetch_s, _ = timed_steps(prefetched(iter(pool),
                                            lambda rows: objective.views(rows, make), ahead=1))
+    side_stream_s = []
+    if args.side_stream_copy:  # A B A B: the candidate beside the shipped views, two rounds each
+        side_make = EngineViews(encoder, device, config.max_length, side_stream_copy=True)
+        for _ in range(2):
+            side_stream_s += timed_steps(prefetched(iter(pool), lambda rows: objective.views(rows, side_make),
+                                                    ahead=1))[0]
+            prefetch_s += timed_steps(prefetched(iter(pool), lambda rows: objective.views(rows, make), ahead=1))[0]
     backward_s, optimizer_s = [], []
     for _ in range(args.steps):
         sync()
@@ -312,7 +323,8 @@ def measure(args, batch: int, fused: bool, use_gpu: bool, zero_stage: int = 0, c
               "attention": encoder.transformer.config._attn_implementation, "warmup_s": warmup_s,
               "views": len(lengths),
               "tokens_per_step": count_tokens(views.tensors), "inline_s": median(inline_s),
-              "step_s": median(prefetch_s), "forward_backward_s": median(backward_s),
+              "step_s": median(prefetch_s), "step_side_stream_copy_s": median(side_stream_s) if side_stream_s else None,
+              "forward_backward_s": median(backward_s),
               "optimizer_s": median(optimizer_s), "step_tflop": flops / 1e12,
               "peak_memory_gib": torch.cuda.max_memory_allocated() / 2**30 if use_gpu else None,
               "profile": profile, **(probes or {})}
@@ -434,6 +446,9 @@ def main(argv: list[str] | None = None) -> list[dict]:
     parser.add_argument("--host-probes", action="store_true",
                         help="also time the compute beside each part of the prefetching: tokenizing, the copy, a "
                              "side-stream copy (host_probes)")
+    parser.add_argument("--side-stream-copy", action="store_true",
+                        help="also time the step with EngineViews(side_stream_copy=True), alternating with the "
+                             "shipped views")
     parser.add_argument("--profile", action="store_true",
                         help="profile two steps: operators by device and CPU time, kernel time per step")
     parser.add_argument("--grad-cache-chunk", type=int, default=None)
@@ -505,6 +520,15 @@ def main(argv: list[str] | None = None) -> list[dict]:
         for r in probed:
             print(f"| {r['batch']} | {r['compute_s']:.4f} | {r['beside_tokenizing_s']:.4f} | {r['beside_copying_s']:.4f} | "
                   f"{r['beside_copying_side_stream_s']:.4f} | {r['views_cpu_s']:.4f} | {r['copy_s']:.4f} |", flush=True)
+    compared = [r for r in results if r.get("step_side_stream_copy_s")]
+    if compared:
+        print("\nviews copied on a side stream (EngineViews side_stream_copy) against the shipped copy, same process")
+        print("| pairs/step | step s, shipped | step s, side-stream copy | ratio (shipped / candidate) | MFU, candidate |")
+        print("|---:|---:|---:|---:|---:|")
+        for r in compared:
+            candidate = r["step_side_stream_copy_s"]
+            print(f"| {r['batch']} | {r['step_s']:.4f} | {candidate:.4f} | {r['step_s'] / candidate:.3f} | "
+                  f"{fmt(r['step_tflop'] / candidate / args.peak_tflops if use_gpu else None)} |", flush=True)
     if args.json:
         with open(args.json, "w", encoding="utf-8") as handle:
             json.dump(results, handle, indent=2)

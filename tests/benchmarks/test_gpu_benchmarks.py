@@ -87,16 +87,35 @@ def test_engine_mfu_smoke_run_on_cpu(tmp_path):
     subprocess.run([sys.executable, "-m", "interlingua.benchmarks.engine_mfu", "--tokenizer", str(tokenizer),
                     "--batch", "4", "--max-length", "16", "--layers", "1", "--hidden", "32", "--heads", "2",
                     "--intermediate", "64", "--steps", "2", "--warmup", "1", "--cpu", "--zero-stage", "0", "1",
-                    "--profile", "--host-probes", "--json", str(out)],
-                   check=True, capture_output=True, timeout=300)
+                    "--profile", "--host-probes", "--side-stream-copy", "--json", str(out)],
+                   check=True, capture_output=True, timeout=300, text=True)
     results = json.loads(out.read_text())
     assert [(r["zero_stage"], r["optimizer_wrapper"]) for r in results] == [(0, "AdamW"), (1, "DeepSpeedZeroOptimizer")]
     for result in results:
         assert result["tokens_per_step"] == 4 * 2 * 16  # two views, every row filled to max_length
         assert all(result[key] > 0 for key in ("inline_s", "step_s", "forward_backward_s", "optimizer_s",
                                                "beside_tokenizing_s", "beside_copying_s",
-                                               "beside_copying_side_stream_s", "views_cpu_s"))
+                                               "beside_copying_side_stream_s", "views_cpu_s",
+                                               "step_side_stream_copy_s"))
         assert isinstance(result["copy_s"], float)  # on CPU the views are already where the step runs: about 0
+
+
+def test_side_stream_copy_is_the_plain_copy_off_cuda():
+    """EngineViews(side_stream_copy=True) makes the same text views as the shipped one where there is no CUDA stream
+    (the benchmark's CPU smoke run above takes this path; the CUDA path is measured on a GPU)."""
+    import torch
+
+    from interlingua.trainers.engine.train_module import EngineViews
+
+    class Encoder:
+        def tokenize(self, texts):
+            return {"input_ids": torch.tensor([[len(t), 2] for t in texts]), "attention_mask": torch.ones(len(texts), 2)}
+
+    plain = EngineViews(Encoder(), torch.device("cpu"), 8)
+    side = EngineViews(Encoder(), torch.device("cpu"), 8, side_stream_copy=True)
+    assert side.copy_stream is None
+    made, expected = side.text(["a", "bcd"]), plain.text(["a", "bcd"])
+    assert made.keys() == expected.keys() and all(torch.equal(made[k], expected[k]) for k in made)
 
 
 def _xlmr_tokenizer(folder):

@@ -39,15 +39,35 @@ class TrainModule(nn.Module):
 
 
 class EngineViews:
-    """The :class:`~interlingua.trainers.objectives.base.ViewMaker` of one worker: tensors on ``device``."""
+    """The :class:`~interlingua.trainers.objectives.base.ViewMaker` of one worker: tensors on ``device``.
 
-    def __init__(self, encoder, device: torch.device, max_length: int) -> None:
+    ``side_stream_copy`` (CUDA only; a candidate the training loop does not use yet, measured by
+    ``benchmarks/engine_mfu --side-stream-copy``): text views are copied from pinned memory on a CUDA stream of
+    their own, and the calling thread (the loop's prefetch thread) waits for that copy, so the copy overlaps the
+    running step's kernels instead of queueing between them on the default stream. Each copied tensor is recorded
+    on the consumer's stream (``consumer_stream``, default: the device's current stream when the views are made)
+    so the caching allocator never hands its memory to a later copy while the step still reads it. On other
+    devices the views are made as without it."""
+
+    def __init__(self, encoder, device: torch.device, max_length: int, side_stream_copy: bool = False) -> None:
         self.encoder = encoder
         self.device = device
         self.max_length = max_length
+        self.copy_stream = self.consumer_stream = None
+        if side_stream_copy and device.type == "cuda":
+            self.copy_stream = torch.cuda.Stream(device)
+            self.consumer_stream = torch.cuda.current_stream(device)
 
     def text(self, texts: Sequence[str]) -> dict[str, Tensor]:
-        return {k: v.to(self.device) for k, v in self.encoder.tokenize(list(texts)).items()}
+        tokens = self.encoder.tokenize(list(texts))
+        if self.copy_stream is None:
+            return {k: v.to(self.device) for k, v in tokens.items()}
+        with torch.cuda.stream(self.copy_stream):
+            copied = {k: v.pin_memory().to(self.device, non_blocking=True) for k, v in tokens.items()}
+        self.copy_stream.synchronize()
+        for tensor in copied.values():
+            tensor.record_stream(self.consumer_stream)
+        return copied
 
     def words(self, words: Sequence[Sequence[str]]) -> TokenizedWords:
         return tokenize_words(self.encoder.tokenizer, words, self.max_length).to(self.device)
