@@ -103,11 +103,11 @@ def _read_binary(path: Path, count: int, dim: int) -> tuple[list[str], np.ndarra
         raise UserError(f"{path}: not a valid word2vec binary file with {count} vectors of dimension {dim} ({err})") from err
     finally:
         logger.setLevel(level)
-    # gensim keeps a repeated word's first vector and leaves its row slot empty at the end (key None, zeros); a file
-    # cut short raises EOFError above
+    # gensim keeps a repeated word's first vector (4.4 leaves the repeat's slot at the end: key None, a zero row; a
+    # later version may drop it); a file cut short raises EOFError above
     words = [word for word in vectors.index_to_key if word is not None]
     matrix = np.asarray(vectors.vectors, dtype=np.float32)[[vectors.key_to_index[word] for word in words]]
-    if matrix.shape != (len(words), dim) or len(vectors.index_to_key) != count:
+    if matrix.shape != (len(words), dim) or len(words) > count:
         raise UserError(f"{path}: header says {count} x {dim}, read {matrix.shape[0]} x {matrix.shape[1]}")
     if not np.isfinite(matrix).all():
         raise UserError(f"{path}: vectors hold NaN or inf")
