@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import pytest
+import torch
 
 
 @pytest.mark.parametrize("seq_len", [8, 24])
@@ -96,7 +97,7 @@ def test_engine_mfu_smoke_run_on_cpu(tmp_path):
         assert all(result[key] > 0 for key in ("inline_s", "step_s", "forward_backward_s", "optimizer_s",
                                                "beside_tokenizing_s", "beside_copying_s",
                                                "beside_copying_side_stream_s", "views_cpu_s",
-                                               "step_side_stream_copy_s"))
+                                               "step_side_stream_copy_s", "step_shipped_alternated_s"))
         assert isinstance(result["copy_s"], float)  # on CPU the views are already where the step runs: about 0
 
 
@@ -116,6 +117,36 @@ def test_side_stream_copy_is_the_plain_copy_off_cuda():
     assert side.copy_stream is None
     made, expected = side.text(["a", "bcd"]), plain.text(["a", "bcd"])
     assert made.keys() == expected.keys() and all(torch.equal(made[k], expected[k]) for k in made)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_side_stream_copies_survive_the_allocator_on_cuda():
+    """On a GPU: the copies equal the plain ones; a view freed while a long kernel still reads it on the step's stream
+    keeps its memory until that kernel is done (``record_stream``), so the next view's copy cannot overwrite it."""
+    from interlingua.trainers.engine.train_module import EngineViews
+
+    class Encoder:
+        def __init__(self):
+            self.value = 0
+
+        def tokenize(self, texts):
+            self.value += 1
+            return {"input_ids": torch.full((len(texts), 1 << 20), self.value, dtype=torch.int64)}
+
+    device = torch.device("cuda", 0)
+    views = EngineViews(Encoder(), device, 8, side_stream_copy=True)
+    assert views.copy_stream is not None
+    first = views.text(["a", "b"])
+    assert first["input_ids"].device == device and bool((first["input_ids"] == 1).all())
+    total = torch.zeros((), dtype=torch.int64, device=device)
+    big = torch.randn(4096, 4096, device=device)
+    for _ in range(20):  # keep the step's stream busy before it reads the view
+        big = big @ big / 4096
+    total += first["input_ids"].sum()
+    del first  # freed while the sum above may still be queued
+    second = views.text(["c", "d"])
+    torch.cuda.synchronize()
+    assert int(total) == 2 << 20 and bool((second["input_ids"] == 2).all())
 
 
 def _xlmr_tokenizer(folder):

@@ -42,12 +42,10 @@ class EngineViews:
     """The :class:`~interlingua.trainers.objectives.base.ViewMaker` of one worker: tensors on ``device``.
 
     ``side_stream_copy`` (CUDA only; a candidate the training loop does not use yet, measured by
-    ``benchmarks/engine_mfu --side-stream-copy``): text views are copied from pinned memory on a CUDA stream of
-    their own, and the calling thread (the loop's prefetch thread) waits for that copy, so the copy overlaps the
-    running step's kernels instead of queueing between them on the default stream. Each copied tensor is recorded
-    on the consumer's stream (``consumer_stream``, default: the device's current stream when the views are made)
-    so the caching allocator never hands its memory to a later copy while the step still reads it. On other
-    devices the views are made as without it."""
+    ``benchmarks/engine_mfu --side-stream-copy``): text views go through :func:`copy_on_side_stream`, so their copy
+    overlaps the running step's kernels instead of queueing between them on the default stream. The consumer stream
+    is the device's current stream in the thread that builds this object (the step's), captured here. Word and
+    module views are copied as without it. On other devices the views are made as without it."""
 
     def __init__(self, encoder, device: torch.device, max_length: int, side_stream_copy: bool = False) -> None:
         self.encoder = encoder
@@ -62,18 +60,27 @@ class EngineViews:
         tokens = self.encoder.tokenize(list(texts))
         if self.copy_stream is None:
             return {k: v.to(self.device) for k, v in tokens.items()}
-        with torch.cuda.stream(self.copy_stream):
-            copied = {k: v.pin_memory().to(self.device, non_blocking=True) for k, v in tokens.items()}
-        self.copy_stream.synchronize()
-        for tensor in copied.values():
-            tensor.record_stream(self.consumer_stream)
-        return copied
+        return copy_on_side_stream(tokens, self.device, self.copy_stream, self.consumer_stream)
 
     def words(self, words: Sequence[Sequence[str]]) -> TokenizedWords:
         return tokenize_words(self.encoder.tokenizer, words, self.max_length).to(self.device)
 
     def module(self, name: str, inputs: Tensor) -> dict[str, Tensor]:
         return {name + MODULE_INPUT: inputs.to(self.device)}
+
+
+def copy_on_side_stream(tensors: dict[str, Tensor], device: torch.device, copy_stream,
+                        consumer_stream=None) -> dict[str, Tensor]:
+    """``tensors`` copied to ``device`` from pinned memory on ``copy_stream``; returns once the copy is done (the
+    calling thread waits, not the device). Each copy is recorded on ``consumer_stream`` when given, so the caching
+    allocator does not hand its memory to a later copy while that stream's queued kernels still read it."""
+    with torch.cuda.stream(copy_stream):
+        copied = {k: v.pin_memory().to(device, non_blocking=True) for k, v in tensors.items()}
+    copy_stream.synchronize()
+    if consumer_stream is not None:
+        for tensor in copied.values():
+            tensor.record_stream(consumer_stream)
+    return copied
 
 
 def prepare_encoder(encoder, config) -> str | None:
