@@ -85,7 +85,7 @@ CONFIG = AmrRetrofitConfig
 
 def run(config: AmrRetrofitConfig, *, address: str | None = None) -> dict[str, Any]:
     from interlingua.core.progress import Stages
-    from interlingua.core.runtime import assets_dir, configure_mlflow, corpus_root, init_ray, state_dir
+    from interlingua.core.runtime import configure_mlflow, corpus_root, init_ray, state_dir
 
     stages = Stages("amr-retrofit")
     state = state_dir(config.state_dir)
@@ -123,14 +123,10 @@ def run(config: AmrRetrofitConfig, *, address: str | None = None) -> dict[str, A
                   + (f" (of {needed} needed; later passes repeat these draws)" if passes < needed else ""))
 
     with stages("model"):
-        from interlingua.workflows.assets.build import e5_asset_uri
+        from interlingua.workflows.model_uri import model_and_folder
 
-        model_uri = config.model or e5_asset_uri(assets_dir(state))
-        model_folder = model_uri  # the asset's folder
-        if config.model:  # a URI that names nothing fails here, as one line, before Ray and an MLflow run start
-            from interlingua.workflows.model_uri import resolve_in_state
-
-            model_folder = resolve_in_state(model_uri, state)
+        # a URI that names nothing fails here, as one line, before Ray and an MLflow run start
+        model_uri, model_folder = model_and_folder(config.model, state)
 
     with stages("ray"):
         init_ray(address)

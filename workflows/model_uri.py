@@ -14,3 +14,16 @@ def resolve_in_state(uri: str, state: Path) -> str:
 
     use_tracking_store(state)
     return resolve_model_folder(uri)
+
+
+def model_and_folder(model: str | None, state: Path) -> tuple[str, str]:
+    """The URI a workflow starts from (``model``, or the state's e5-small asset folder, built when missing) and the
+    local folder it names now (:func:`resolve_in_state`). A resume key holds the folder: a ``models:/name@alias``
+    that moves resolves to another one."""
+    if not model:
+        from interlingua.core.runtime import assets_dir
+        from interlingua.workflows.assets.build import e5_asset_uri
+
+        folder = e5_asset_uri(assets_dir(state))
+        return folder, folder
+    return model, resolve_in_state(model, state)

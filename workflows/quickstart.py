@@ -60,7 +60,7 @@ def run(config: QuickstartConfig, *, address: str | None = None) -> dict:
         model_uri, bible, debian = _ensure_assets(assets, config)
         require_input_files([str(bible)], "bitext")
         require_writable(corpus_root(state), "corpus store")
-        _check_before_ray(config, model_uri, bible, state, address)
+        model_folder = _check_before_ray(config, model_uri, bible, state, address)
 
     with stages("ray"):
         init_ray(address)
@@ -79,8 +79,11 @@ def run(config: QuickstartConfig, *, address: str | None = None) -> dict:
 
     experiment_id = configure_mlflow(config.experiment, state)
     # A rerun with the same config after a crash continues the same MLflow run, and with it the Ray Train
-    # run named after it, which resumes from its last complete checkpoint (workflows/resume.py).
-    with workflow_run("quickstart", config, experiment_id,
+    # run named after it, which resumes from its last complete checkpoint (workflows/resume.py); keyed on the
+    # corpus version published and the model folder resolved, so another bitext or a moved alias starts anew.
+    resolved = {"config": config.model_dump(mode="json"), "corpus": f"{manifest.name}@{manifest.version}",
+                "model": model_folder}
+    with workflow_run("quickstart", resolved, experiment_id,
                       run_name=f"quickstart-{time.strftime('%Y%m%d-%H%M%S')}") as tracked:
         run_id = tracked.run_id
         with mlflow.start_run(run_id=run_id):
@@ -128,18 +131,20 @@ BITEXT_COLUMNS = ("id", "en", "es")
 CORPUS_COLUMNS = ("src", "tgt")
 
 
-def _check_before_ray(config: QuickstartConfig, model_uri: str, bible: Path, state: Path, address: str | None) -> None:
+def _check_before_ray(config: QuickstartConfig, model_uri: str, bible: Path, state: Path, address: str | None) -> str:
     """Mistakes the driver can see, as one line before Ray starts: a model that names nothing, an objective that
-    reads columns the Bible corpus lacks, a bitext without its columns, and resources a local Ray cannot give."""
+    reads columns the Bible corpus lacks, a bitext without its columns, and resources a local Ray cannot give.
+    Returns the model's local folder."""
     import pyarrow.parquet as pq
 
     from interlingua.core.errors import UserError
     from interlingua.workflows.train import check_local_resources, objective_columns
 
+    model_folder = model_uri  # the e5-small asset's folder
     if config.model:
         from interlingua.workflows.model_uri import resolve_in_state
 
-        resolve_in_state(model_uri, state)
+        model_folder = resolve_in_state(model_uri, state)
     needed = objective_columns(config.train)
     missing = [c for c in needed if c not in CORPUS_COLUMNS]
     if missing:
@@ -156,6 +161,7 @@ def _check_before_ray(config: QuickstartConfig, model_uri: str, bible: Path, sta
         raise UserError(f"bitext {bible} lacks columns {lacking} (it has {names}); the quickstart reads a Parquet "
                         f"with columns {list(BITEXT_COLUMNS)} (English, Spanish)")
     check_local_resources(config.train, address)
+    return model_folder
 
 
 def _ensure_assets(assets: Path, config: QuickstartConfig):

@@ -145,15 +145,11 @@ def run(config: TrainWorkflowConfig, *, address: str | None = None) -> dict[str,
         print(f"  corpus {manifest.name}@{manifest.version}: {manifest.total_rows} rows, columns "
               f"{', '.join(f'{k}<-{v}' if k != v else k for k, v in mapping.items())}; languages {', '.join(languages) or '-'}")
     with stages("model"):
-        from interlingua.workflows.assets.build import e5_asset_uri, e5_model_dir
+        from interlingua.workflows.assets.build import e5_model_dir
+        from interlingua.workflows.model_uri import model_and_folder
 
-        model_uri = config.model or e5_asset_uri(assets_dir(state))
-        if config.model:  # a URI that names nothing fails here, as one line, before Ray and an MLflow run start
-            from interlingua.workflows.model_uri import resolve_in_state
-
-            model_folder = resolve_in_state(model_uri, state)
-        else:
-            model_folder = str(e5_model_dir(assets_dir(state)))
+        # a URI that names nothing fails here, as one line, before Ray and an MLflow run start
+        model_uri, model_folder = model_and_folder(config.model, state)
         check_model_config(train, model_uri, model_folder)  # e.g. align_layer vs num_hidden_layers: config.json only
         stable = [str(e5_model_dir(assets_dir(state)).resolve())]
         pack = None

@@ -125,6 +125,45 @@ def test_quickstart_checks_before_ray(home, tmp_path, bert):
         quickstart.run(QuickstartConfig(**{**ok, "debian_reference_dir": "/nonexistent/dir"}))
 
 
+def test_quickstart_resume_key_holds_the_resolved_model_folder(home, tmp_path, bert, monkeypatch):
+    """A ``models:/name@alias`` that moved resolves to another folder, so the rerun starts a new run instead of
+    continuing the one (and the Ray Train checkpoint) trained from the old version; so does another corpus version."""
+    from types import SimpleNamespace
+
+    from interlingua.core import runtime
+    from interlingua.workflows import model_uri, quickstart, resume
+    from interlingua.workflows.quickstart import QuickstartConfig
+
+    class Stop(Exception):
+        pass
+
+    keys, now = [], {"folder": str(bert), "version": "v-1"}
+
+    def capture(name, resolved, *args, **kwargs):
+        keys.append(resolved)
+        raise Stop
+
+    monkeypatch.setattr(model_uri, "resolve_in_state", lambda uri, state: now["folder"])
+    monkeypatch.setattr(runtime, "init_ray", lambda *a, **k: None)
+    monkeypatch.setattr(runtime, "configure_mlflow", lambda *a, **k: "0")
+    monkeypatch.setattr(resume, "workflow_run", capture)
+    monkeypatch.setattr(quickstart, "_publish_corpus", lambda *a: (SimpleNamespace(
+        name="quickstart-bible", version=now["version"], total_rows=2, total_rejects=0), []))
+    bible = tmp_path / "bible.parquet"
+    pq.write_table(pa.table({"id": ["1", "2"], "en": ["a", "b"], "es": ["c", "d"]}), bible)
+    debian = tmp_path / "debian"
+    debian.mkdir()
+    config = QuickstartConfig(model="models:/encoder@prod", bitext=str(bible), debian_reference_dir=str(debian),
+                              train={"num_workers": 1, "batch_size": 2, "max_steps": 1, "use_gpu": False})
+    for folder, version in ((str(bert), "v-1"), (str(tmp_path / "moved"), "v-1"), (str(tmp_path / "moved"), "v-2")):
+        now.update(folder=folder, version=version)
+        with pytest.raises(Stop):
+            quickstart.run(config)
+    assert [(key["model"], key["corpus"]) for key in keys] == [
+        (str(bert), "quickstart-bible@v-1"), (str(tmp_path / "moved"), "quickstart-bible@v-1"),
+        (str(tmp_path / "moved"), "quickstart-bible@v-2")]
+
+
 def test_interpolate_refuses_before_an_mlflow_run_exists(home, tmp_path, bert, monkeypatch):
     import mlflow
 
