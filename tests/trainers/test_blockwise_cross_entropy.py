@@ -128,6 +128,11 @@ def test_half_inputs_compute_in_float32(dtype):
         ({"labels": torch.zeros(3)}, "labels must be an integer tensor"),
         ({"extra_logits": torch.zeros(2, 1)}, "extra_logits has shape"),
         ({"keys": torch.zeros(4, 3)}, "must be \\[n, D\\] and \\[C>=1, D\\]"),
+        ({"biased_columns": torch.ones(3, 1, dtype=torch.bool), "column_bias": 1.0}, "biased_columns must be an integer"),
+        ({"biased_columns": torch.full((3, 1), 4), "column_bias": 1.0}, "biased_columns must lie in 0..3"),
+        ({"biased_columns": torch.full((3, 1), -1), "column_bias": 1.0}, "biased_columns must lie in 0..3"),
+        ({"biased_columns": torch.zeros(3, 1, dtype=torch.long), "column_bias": float("nan")},
+         "column_bias must be a finite number"),
     ],
 )
 def test_bad_arguments_are_rejected(kwargs, message):

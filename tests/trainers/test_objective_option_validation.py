@@ -106,5 +106,3 @@ def test_the_floor_gives_a_finite_loss_and_gradient():
     loss = info_nce(anchors, torch.randn(4, 8), temperature=MIN_TEMPERATURE)
     loss.backward()
     assert torch.isfinite(loss) and torch.isfinite(anchors.grad).all()
-    with torch.no_grad():  # what the floor keeps out: the same loss at 1e-40 is not a number
-        assert not torch.isfinite(torch.nn.functional.cross_entropy(torch.randn(4, 4) / 1e-40, torch.arange(4)))

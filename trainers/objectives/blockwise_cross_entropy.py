@@ -190,9 +190,13 @@ def blockwise_cosine_cross_entropy(
         raise ValueError(f"extra_logits has shape {tuple(extra_logits.shape)}, expected ({n}, k)")
     column_bias = require_number("column_bias", column_bias)
     if biased_columns is not None:
-        if biased_columns.dim() != 2 or biased_columns.shape[0] != n or biased_columns.dtype.is_floating_point:
+        columns = keys.shape[0] + (0 if extra_logits is None else extra_logits.shape[1])
+        if (biased_columns.dim() != 2 or biased_columns.shape[0] != n or biased_columns.dtype.is_floating_point
+                or biased_columns.dtype == torch.bool):
             raise ValueError(f"biased_columns must be an integer tensor of shape ({n}, b), got "
                              f"{biased_columns.dtype} {tuple(biased_columns.shape)}")
+        if biased_columns.numel() and not 0 <= int(biased_columns.min()) <= int(biased_columns.max()) < columns:
+            raise ValueError(f"biased_columns must lie in 0..{columns - 1} (the {columns} logit columns)")
         if not column_bias:
             biased_columns = None
     return BlockwiseCosineCrossEntropy.apply(
