@@ -289,12 +289,12 @@ def measure(args, batch: int, fused: bool, use_gpu: bool, zero_stage: int = 0, c
     prefetch_s, _ = timed_steps(prefetched(iter(pool),
                                            lambda rows: objective.views(rows, make), ahead=1))
     side_stream_s, shipped_ab_s = [], []
-    if args.side_stream_copy:  # A B A B: the candidate beside the shipped views, two rounds each
+    if args.side_stream_copy:  # B A A B: the candidate beside the shipped views, two rounds each, order swapped
         side_make = EngineViews(encoder, device, config.max_length, side_stream_copy=True)
-        for _ in range(2):
-            side_stream_s += timed_steps(prefetched(iter(pool), lambda rows: objective.views(rows, side_make),
-                                                    ahead=1))[0]
-            shipped_ab_s += timed_steps(prefetched(iter(pool), lambda rows: objective.views(rows, make), ahead=1))[0]
+        for order in ((side_make, side_stream_s), (make, shipped_ab_s)), ((make, shipped_ab_s), (side_make, side_stream_s)):
+            for maker, seconds in order:
+                seconds += timed_steps(prefetched(iter(pool), lambda rows, maker=maker: objective.views(rows, maker),
+                                                  ahead=1))[0]
     backward_s, optimizer_s = [], []
     for _ in range(args.steps):
         sync()

@@ -172,6 +172,8 @@ def _ensure_assets(assets: Path, config: QuickstartConfig):
     needed = [name for name, given in (("e5-small", config.model), ("bible", config.bitext),
                                        ("debian-reference", config.debian_reference_dir)) if not given]
     report = build_assets(assets, only=tuple(needed))
+    if "e5-small" in report.missing:
+        raise UserError(f"the e5-small asset is unavailable (or set model=...): {report.missing['e5-small']}")
     if "bible" in report.missing:
         raise UserError(f"the quickstart needs the Bible bitext (or set bitext=...): {report.missing['bible']}")
     if "debian-reference" in report.missing:

