@@ -154,3 +154,20 @@ def test_options():
             SupervisedSimCSEOptions(hard_negative_weight=bad)
         with pytest.raises(ValueError, match="hard_negative_weight must be a"):
             info_nce(torch.randn(2, 3), torch.randn(2, 3), hard_negative_weight=bad)
+
+
+@pytest.mark.parametrize("objective", ["simcse_sup", "amr_retrofit"])
+def test_the_engine_objective_hands_the_weight_to_its_loss(objective):
+    """``train.hard_negative_weight`` reaches the criterion the engine steps with (``loss_options``)."""
+    from interlingua.trainers.engine.config import TrainConfig
+    from interlingua.trainers.engine.train_loop import build_objective
+
+    class Encoder(torch.nn.Module):
+        dim = 8
+
+    def weight(config):
+        built = build_objective(config, Encoder())
+        return (built.criterion.supervised if objective == "amr_retrofit" else built.criterion).hard_negative_weight
+
+    assert weight(TrainConfig(objective=objective, hard_negative_weight=1.5)) == 1.5
+    assert weight(TrainConfig(objective=objective)) == 0.0
