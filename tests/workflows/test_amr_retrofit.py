@@ -146,29 +146,15 @@ def test_a_model_uri_naming_nothing_fails_before_ray(tmp_path, monkeypatch):
 def test_the_resume_key_holds_the_model_folder_the_uri_resolved_to(tmp_path, monkeypatch):
     """An alias that moved resolves to another folder: the rerun starts a new MLflow run instead of continuing the
     one trained from the old version (the key held the URI as written, which does not change when the alias moves)."""
-    import interlingua.core.runtime as runtime
-    import interlingua.workflows.model_uri as model_uri
-    import interlingua.workflows.resume as resume
+    from resume_capture import StopAtResume, capture_resume_keys
 
     folders = {"now": str(build_tiny_bert(tmp_path / "v2"))}
-    keys = []
-
-    class Stop(Exception):
-        pass
-
-    def capture(name, resolved, *args, **kwargs):
-        keys.append(resolved)
-        raise Stop
-
-    monkeypatch.setattr(model_uri, "resolve_in_state", lambda uri, state: folders["now"])
-    monkeypatch.setattr(runtime, "init_ray", lambda *a, **k: None)
-    monkeypatch.setattr(runtime, "configure_mlflow", lambda *a, **k: "0")
-    monkeypatch.setattr(resume, "workflow_run", capture)
+    keys = capture_resume_keys(monkeypatch, lambda: folders["now"])
     config = _small_run_config(tmp_path, "models:/encoder@prod")
-    with pytest.raises(Stop):
+    with pytest.raises(StopAtResume):
         amr_retrofit.run(config)
     folders["now"] = str(tmp_path / "v3")  # the alias moved
-    with pytest.raises(Stop):
+    with pytest.raises(StopAtResume):
         amr_retrofit.run(config)
     assert [key["model"] for key in keys] == [str(tmp_path / "v2"), str(tmp_path / "v3")]
     assert keys[0]["config"] == keys[1]["config"]

@@ -147,23 +147,13 @@ def test_quickstart_resume_key_holds_the_resolved_model_folder(home, tmp_path, b
     continuing the one (and the Ray Train checkpoint) trained from the old version; so does another corpus version."""
     from types import SimpleNamespace
 
-    from interlingua.core import runtime
-    from interlingua.workflows import model_uri, quickstart, resume
+    from resume_capture import StopAtResume, capture_resume_keys
+
+    from interlingua.workflows import quickstart
     from interlingua.workflows.quickstart import QuickstartConfig
 
-    class Stop(Exception):
-        pass
-
-    keys, now = [], {"folder": str(bert), "version": "v-1"}
-
-    def capture(name, resolved, *args, **kwargs):
-        keys.append(resolved)
-        raise Stop
-
-    monkeypatch.setattr(model_uri, "resolve_in_state", lambda uri, state: now["folder"])
-    monkeypatch.setattr(runtime, "init_ray", lambda *a, **k: None)
-    monkeypatch.setattr(runtime, "configure_mlflow", lambda *a, **k: "0")
-    monkeypatch.setattr(resume, "workflow_run", capture)
+    now = {"folder": str(bert), "version": "v-1"}
+    keys = capture_resume_keys(monkeypatch, lambda: now["folder"])
     monkeypatch.setattr(quickstart, "_publish_corpus", lambda *a: (SimpleNamespace(
         name="quickstart-bible", version=now["version"], total_rows=2, total_rejects=0), []))
     bible = tmp_path / "bible.parquet"
@@ -174,7 +164,7 @@ def test_quickstart_resume_key_holds_the_resolved_model_folder(home, tmp_path, b
                               train={"num_workers": 1, "batch_size": 2, "max_steps": 1, "use_gpu": False})
     for folder, version in ((str(bert), "v-1"), (str(tmp_path / "moved"), "v-1"), (str(tmp_path / "moved"), "v-2")):
         now.update(folder=folder, version=version)
-        with pytest.raises(Stop):
+        with pytest.raises(StopAtResume):
             quickstart.run(config)
     assert [(key["model"], key["corpus"]) for key in keys] == [
         (str(bert), "quickstart-bible@v-1"), (str(tmp_path / "moved"), "quickstart-bible@v-1"),
