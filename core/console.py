@@ -349,27 +349,51 @@ def split_forwarded_lines(data: dict) -> tuple[dict, list[str]]:
     return {**data, "lines": kept}, [f"({who} pid={data.get('pid')}) {line}" for line in chatter]
 
 
+#: A raylet warning that only says workers started faster than its startup concurrency (a busy machine, Ray Train's
+#: and Ray Data's actors starting together): ``WARNING: 8 PYTHON worker processes have been started on node: ...``.
+#: Other raylet messages (a task killed for memory, ...) stay on the console.
+RAYLET_CHATTER = re.compile(r"^WARNING: \d+ PYTHON worker processes have been started on node")
+
+
+def split_raylet_lines(data: dict) -> tuple[dict, list[str]]:
+    """A raylet message batch the driver prints (``{"lines": [...], "pid": "raylet", ...}``) split into the batch
+    without :data:`RAYLET_CHATTER` lines, and those lines prefixed ``(raylet)``; other batches are kept whole."""
+    if data.get("pid") != "raylet":
+        return data, []
+    kept = [line for line in data.get("lines", ()) if not RAYLET_CHATTER.match(line)]
+    chatter = [f"(raylet) {line}" for line in data.get("lines", ()) if RAYLET_CHATTER.match(line)]
+    return {**data, "lines": kept}, chatter
+
+
 def forward_ray_cpp_lines_to_log_file() -> None:
     """Unless verbose: in the batches of worker output Ray forwards to the driver, C++ log lines (an actor's
     constructor arguments "in the object store and max_restarts > 0" for Ray Train's PreemptionWatcher, ...)
     go to the log file; the rest (our workers' prints, tracebacks) still reaches the console. Called after
-    ``ray.init``; wraps the dispatcher handler that prints the batches."""
-    path = log_file()
-    if path is None or is_verbose():
+    ``ray.init``; wraps the dispatcher handler that prints the batches. The raylet's messages, which the driver
+    prints itself (``ray._private.worker.print_to_stdstream``), lose their :data:`RAYLET_CHATTER` the same way."""
+    if log_file() is None or is_verbose():
         return
     try:
+        from ray._private import worker
         from ray._private.ray_logging import global_worker_stdstream_dispatcher as dispatcher
     except ImportError:  # pragma: no cover - another Ray layout: the lines stay on the console
         return
     with dispatcher._lock:  # noqa: SLF001 - no public API to filter forwarded worker output
-        dispatcher.handlers = [(name, _without_cpp_lines(handler, path) if name == "ray_print_logs" and
-                                not getattr(handler, "_interlingua", False) else handler)
+        dispatcher.handlers = [(name, _without_chatter(handler, split_forwarded_lines)
+                                if name == "ray_print_logs" and not getattr(handler, "_interlingua", False) else handler)
                                for name, handler in dispatcher.handlers]
+    if not getattr(worker.print_to_stdstream, "_interlingua", False):
+        print_raylet = worker.print_to_stdstream
+        worker.print_to_stdstream = _without_chatter(
+            lambda data, *args, **kwargs: print_raylet(data, *args, **kwargs), split_raylet_lines)
 
 
-def _without_cpp_lines(print_batch, path: str):
-    def handle(data: dict) -> None:
-        kept, chatter = split_forwarded_lines(data)
+def _without_chatter(print_batch, split):
+    """``print_batch`` that writes the lines ``split`` calls chatter to the current command's log file instead (all of
+    a batch prints when there is none)."""
+    def handle(data: dict, *args, **kwargs) -> None:
+        path = log_file()
+        kept, chatter = split(data) if path else (data, [])
         if chatter:
             try:
                 with open(path, "a", encoding="utf-8") as log:
@@ -377,7 +401,7 @@ def _without_cpp_lines(print_batch, path: str):
             except OSError:  # the log is a convenience: never fail the command over it
                 pass
         if kept["lines"]:
-            print_batch(kept)
+            print_batch(kept, *args, **kwargs)
 
     handle._interlingua = True  # type: ignore[attr-defined]
     return handle

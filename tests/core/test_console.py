@@ -103,12 +103,34 @@ def test_ray_cpp_lines_forwarded_to_the_driver_go_to_the_log_file(quiet_console,
     dispatcher = ray_logging.WorkerStandardStreamDispatcher()
     dispatcher.add_handler("ray_print_logs", printed.append)
     monkeypatch.setattr(ray_logging, "global_worker_stdstream_dispatcher", dispatcher)
+    from ray._private import worker
+
+    monkeypatch.setattr(worker, "print_to_stdstream", worker.print_to_stdstream)  # wrapped too: restored after
     console.forward_ray_cpp_lines_to_log_file()
     console.forward_ray_cpp_lines_to_log_file()  # idempotent: wrapped once
     dispatcher.emit({"lines": ["[train] done", CPP_LINE], "pid": 7, "actor_name": "TrainController"})
     dispatcher.emit({"lines": [CPP_LINE], "pid": 8, "actor_name": None})
     assert [batch["lines"] for batch in printed] == [["[train] done"]]  # an all-chatter batch prints nothing
     assert log.read_text().splitlines() == [f"(TrainController pid=7) {CPP_LINE}", f"(worker pid=8) {CPP_LINE}"]
+
+
+def test_the_raylet_worker_pool_warning_goes_to_the_log_file(quiet_console, monkeypatch, capsys):
+    """The raylet's "N PYTHON worker processes have been started" (a busy machine) reached the console through the
+    driver's own printing of raylet messages; it goes to the log file, other raylet messages still print."""
+    from ray._private import worker
+
+    log = quiet_console()
+    monkeypatch.setattr(worker, "print_to_stdstream", worker.print_to_stdstream)  # restored after the test
+    console.forward_ray_cpp_lines_to_log_file()
+    console.forward_ray_cpp_lines_to_log_file()  # idempotent: wrapped once
+    pool = ("WARNING: 8 PYTHON worker processes have been started on node: 7df1 with address: 127.0.0.1, which is 4x "
+            "the maximum expected startup concurrency (2).")
+    memory = "Task was killed due to the node running low on memory."
+    worker.print_to_stdstream({"lines": [pool], "pid": "raylet", "is_err": False}, ignore_prefix=False)
+    worker.print_to_stdstream({"lines": [memory, pool], "pid": "raylet", "is_err": False}, ignore_prefix=False)
+    printed = capsys.readouterr().out
+    assert memory in printed and "PYTHON worker processes" not in printed
+    assert log.read_text().splitlines() == [f"(raylet) {pool}", f"(raylet) {pool}"]
 
 
 @pytest.fixture
