@@ -339,38 +339,29 @@ def logger_through_our_handlers(name: str) -> None:
 CPP_LOG_LINE = re.compile(r"^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+ [DIWEF] \d+ \d+\] (\([\w.-]+\) )?\S+\.(cc|h):\d+: ")
 
 
-def split_forwarded_lines(data: dict) -> tuple[dict, list[str]]:
-    """A batch of worker output that Ray forwards to the driver (``{"lines": [...], "pid", "actor_name", ...}``)
-    split into the batch without Ray's C++ log lines, and those lines prefixed with their process."""
-    kept, chatter = [], []
-    for line in data.get("lines", ()):
-        (chatter if CPP_LOG_LINE.match(line) else kept).append(line)
-    who = data.get("actor_name") or data.get("task_name") or "worker"
-    return {**data, "lines": kept}, [f"({who} pid={data.get('pid')}) {line}" for line in chatter]
-
-
 #: A raylet warning that only says workers started faster than its startup concurrency (a busy machine, Ray Train's
 #: and Ray Data's actors starting together): ``WARNING: 8 PYTHON worker processes have been started on node: ...``.
 #: Other raylet messages (a task killed for memory, ...) stay on the console.
 RAYLET_CHATTER = re.compile(r"^WARNING: \d+ PYTHON worker processes have been started on node")
 
 
-def split_raylet_lines(data: dict) -> tuple[dict, list[str]]:
-    """A raylet message batch the driver prints (``{"lines": [...], "pid": "raylet", ...}``) split into the batch
-    without :data:`RAYLET_CHATTER` lines, and those lines prefixed ``(raylet)``; other batches are kept whole."""
-    if data.get("pid") != "raylet":
-        return data, []
-    kept = [line for line in data.get("lines", ()) if not RAYLET_CHATTER.match(line)]
-    chatter = [f"(raylet) {line}" for line in data.get("lines", ()) if RAYLET_CHATTER.match(line)]
-    return {**data, "lines": kept}, chatter
+def split_forwarded_lines(data: dict) -> tuple[dict, list[str]]:
+    """A batch of worker or raylet output that Ray prints on the driver (``{"lines": [...], "pid", "actor_name",
+    ...}``) split into the batch without Ray's C++ log lines and :data:`RAYLET_CHATTER`, and those lines prefixed with
+    their process."""
+    kept, chatter = [], []
+    for line in data.get("lines", ()):
+        (chatter if CPP_LOG_LINE.match(line) or RAYLET_CHATTER.match(line) else kept).append(line)
+    who = data.get("actor_name") or data.get("task_name") or "worker"
+    return {**data, "lines": kept}, [f"({who} pid={data.get('pid')}) {line}" for line in chatter]
 
 
 def forward_ray_cpp_lines_to_log_file() -> None:
     """Unless verbose: in the batches of worker output Ray forwards to the driver, C++ log lines (an actor's
     constructor arguments "in the object store and max_restarts > 0" for Ray Train's PreemptionWatcher, ...)
     go to the log file; the rest (our workers' prints, tracebacks) still reaches the console. Called after
-    ``ray.init``; wraps the dispatcher handler that prints the batches. The raylet's messages, which the driver
-    prints itself (``ray._private.worker.print_to_stdstream``), lose their :data:`RAYLET_CHATTER` the same way."""
+    ``ray.init``; wraps the dispatcher handler that prints the batches, and the function that prints the raylet's
+    messages (``ray._private.worker.print_to_stdstream``), so :data:`RAYLET_CHATTER` goes there too, by either path."""
     if log_file() is None or is_verbose():
         return
     try:
@@ -385,7 +376,7 @@ def forward_ray_cpp_lines_to_log_file() -> None:
     if not getattr(worker.print_to_stdstream, "_interlingua", False):
         print_raylet = worker.print_to_stdstream
         worker.print_to_stdstream = _without_chatter(
-            lambda data, *args, **kwargs: print_raylet(data, *args, **kwargs), split_raylet_lines)
+            lambda data, *args, **kwargs: print_raylet(data, *args, **kwargs), split_forwarded_lines)
 
 
 def _without_chatter(print_batch, split):

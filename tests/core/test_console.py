@@ -117,9 +117,13 @@ def test_ray_cpp_lines_forwarded_to_the_driver_go_to_the_log_file(quiet_console,
 def test_the_raylet_worker_pool_warning_goes_to_the_log_file(quiet_console, monkeypatch, capsys):
     """The raylet's "N PYTHON worker processes have been started" (a busy machine) reached the console through the
     driver's own printing of raylet messages; it goes to the log file, other raylet messages still print."""
-    from ray._private import worker
+    from ray._private import ray_logging, worker
 
     log = quiet_console()
+    printed = []
+    dispatcher = ray_logging.WorkerStandardStreamDispatcher()
+    dispatcher.add_handler("ray_print_logs", printed.append)
+    monkeypatch.setattr(ray_logging, "global_worker_stdstream_dispatcher", dispatcher)
     monkeypatch.setattr(worker, "print_to_stdstream", worker.print_to_stdstream)  # restored after the test
     console.forward_ray_cpp_lines_to_log_file()
     console.forward_ray_cpp_lines_to_log_file()  # idempotent: wrapped once
@@ -128,9 +132,12 @@ def test_the_raylet_worker_pool_warning_goes_to_the_log_file(quiet_console, monk
     memory = "Task was killed due to the node running low on memory."
     worker.print_to_stdstream({"lines": [pool], "pid": "raylet", "is_err": False}, ignore_prefix=False)
     worker.print_to_stdstream({"lines": [memory, pool], "pid": "raylet", "is_err": False}, ignore_prefix=False)
-    printed = capsys.readouterr().out
-    assert memory in printed and "PYTHON worker processes" not in printed
-    assert log.read_text().splitlines() == [f"(raylet) {pool}", f"(raylet) {pool}"]
+    console_out = capsys.readouterr().out
+    assert memory in console_out and "PYTHON worker processes" not in console_out
+    # and by the dispatcher's path (the log monitor's batches), where the same line arrived once without a prefix
+    dispatcher.emit({"lines": [pool, "ours"], "pid": "raylet"})
+    assert [batch["lines"] for batch in printed] == [["ours"]]
+    assert log.read_text().splitlines() == [f"(worker pid=raylet) {pool}"] * 3
 
 
 @pytest.fixture
