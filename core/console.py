@@ -370,21 +370,19 @@ def forward_ray_cpp_lines_to_log_file() -> None:
     except ImportError:  # pragma: no cover - another Ray layout: the lines stay on the console
         return
     with dispatcher._lock:  # noqa: SLF001 - no public API to filter forwarded worker output
-        dispatcher.handlers = [(name, _without_chatter(handler, split_forwarded_lines)
+        dispatcher.handlers = [(name, _without_chatter(handler)
                                 if name == "ray_print_logs" and not getattr(handler, "_interlingua", False) else handler)
                                for name, handler in dispatcher.handlers]
     if not getattr(worker.print_to_stdstream, "_interlingua", False):
-        print_raylet = worker.print_to_stdstream
-        worker.print_to_stdstream = _without_chatter(
-            lambda data, *args, **kwargs: print_raylet(data, *args, **kwargs), split_forwarded_lines)
+        worker.print_to_stdstream = _without_chatter(worker.print_to_stdstream)
 
 
-def _without_chatter(print_batch, split):
-    """``print_batch`` that writes the lines ``split`` calls chatter to the current command's log file instead (all of
-    a batch prints when there is none)."""
+def _without_chatter(print_batch):
+    """``print_batch`` that writes the lines :func:`split_forwarded_lines` calls chatter to the current command's log
+    file instead (all of a batch prints when there is none)."""
     def handle(data: dict, *args, **kwargs) -> None:
         path = log_file()
-        kept, chatter = split(data) if path else (data, [])
+        kept, chatter = split_forwarded_lines(data) if path else (data, [])
         if chatter:
             try:
                 with open(path, "a", encoding="utf-8") as log:
