@@ -17,7 +17,7 @@ transformer as one graph (as ``compile_encoder`` did before it compiled layer by
 ``--deepspeed`` sets a key of the DeepSpeed config the engine is built with (``bf16.immediate_grad_update=true``).
 ``--host-probes`` times the compute alone beside each part of the prefetching in turn (:func:`host_probes`): on an
 H200 the step took 9 ms more than the compute alone, and these rows say which part costs it.
-``--side-stream-copy`` also times the prefetched step with :class:`EngineViews`' ``side_stream_copy`` (text views
+``--side-stream-copy`` also times the prefetched step with :class:`SideStreamViews` (text views
 copied from pinned memory on a stream of their own), alternating with the shipped views over two rounds in the same
 process (``step_shipped_alternated_s`` and ``step_side_stream_copy_s``, medians; a table of their own); the candidate for the
 host-side time the probes find.
@@ -231,7 +231,8 @@ def measure(args, batch: int, fused: bool, use_gpu: bool, zero_stage: int = 0, c
     from interlingua.trainers.engine.deepspeed_setup import build_engine
     from interlingua.trainers.engine.prefetch import prefetched
     from interlingua.trainers.engine.train_loop import build_objective, step_function
-    from interlingua.trainers.engine.train_module import EngineViews, TrainModule, count_tokens, prepare_encoder
+    from interlingua.trainers.engine.train_module import (EngineViews, SideStreamViews, TrainModule, count_tokens,
+                                                          prepare_encoder)
 
     device = torch.device("cuda", 0) if use_gpu else torch.device("cpu")
     whole_graph = compiled and args.compile_scope == "model"
@@ -290,7 +291,7 @@ def measure(args, batch: int, fused: bool, use_gpu: bool, zero_stage: int = 0, c
                                            lambda rows: objective.views(rows, make), ahead=1))
     side_stream_s, shipped_ab_s = [], []
     if args.side_stream_copy:  # B A A B: the candidate beside the shipped views, two rounds each, order swapped
-        side_make = EngineViews(encoder, device, config.max_length, side_stream_copy=True)
+        side_make = SideStreamViews(encoder, device, config.max_length)
         for order in ((side_make, side_stream_s), (make, shipped_ab_s)), ((make, shipped_ab_s), (side_make, side_stream_s)):
             for maker, seconds in order:
                 seconds += timed_steps(prefetched(iter(pool), lambda rows, maker=maker: objective.views(rows, maker),
@@ -365,7 +366,7 @@ def host_probes(compute_step, sync, steps: int, device, make_cpu_views: list) ->
     def to_device(views) -> list:
         return [{k: t.to(device) for k, t in d.items()} for d in views.tensors]
 
-    def to_device_side_stream(views) -> list:  # as EngineViews(side_stream_copy=True); the copies are dropped
+    def to_device_side_stream(views) -> list:  # as SideStreamViews; the copies are dropped
         if side is None:
             return to_device(views)
         return [copy_on_side_stream(d, device, side) for d in views.tensors]
@@ -446,7 +447,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
                         help="also time the compute beside each part of the prefetching: tokenizing, the copy, a "
                              "side-stream copy (host_probes)")
     parser.add_argument("--side-stream-copy", action="store_true",
-                        help="also time the step with EngineViews(side_stream_copy=True), alternating with the "
+                        help="also time the step with SideStreamViews, alternating with the "
                              "shipped views")
     parser.add_argument("--profile", action="store_true",
                         help="profile two steps: operators by device and CPU time, kernel time per step")
@@ -521,7 +522,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
                   f"{r['beside_copying_side_stream_s']:.4f} | {r['views_cpu_s']:.4f} | {r['copy_s']:.4f} |", flush=True)
     compared = [r for r in results if r.get("step_side_stream_copy_s")]
     if compared:
-        print("\nviews copied on a side stream (EngineViews side_stream_copy) against the shipped copy, same process")
+        print("\nviews copied on a side stream (SideStreamViews) against the shipped copy, same process")
         print("| pairs/step | step s, shipped (alternated rounds) | step s, side-stream copy | ratio (shipped / candidate) "
               "| MFU, candidate |")
         print("|---:|---:|---:|---:|---:|")

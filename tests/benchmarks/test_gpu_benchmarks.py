@@ -102,18 +102,18 @@ def test_engine_mfu_smoke_run_on_cpu(tmp_path):
 
 
 def test_side_stream_copy_is_the_plain_copy_off_cuda():
-    """EngineViews(side_stream_copy=True) makes the same text views as the shipped one where there is no CUDA stream
+    """SideStreamViews makes the same text views as the shipped one where there is no CUDA stream
     (the benchmark's CPU smoke run above takes this path; the CUDA path is measured on a GPU)."""
     import torch
 
-    from interlingua.trainers.engine.train_module import EngineViews
+    from interlingua.trainers.engine.train_module import EngineViews, SideStreamViews
 
     class Encoder:
         def tokenize(self, texts):
             return {"input_ids": torch.tensor([[len(t), 2] for t in texts]), "attention_mask": torch.ones(len(texts), 2)}
 
     plain = EngineViews(Encoder(), torch.device("cpu"), 8)
-    side = EngineViews(Encoder(), torch.device("cpu"), 8, side_stream_copy=True)
+    side = SideStreamViews(Encoder(), torch.device("cpu"), 8)
     assert side.copy_stream is None
     made, expected = side.text(["a", "bcd"]), plain.text(["a", "bcd"])
     assert made.keys() == expected.keys() and all(torch.equal(made[k], expected[k]) for k in made)
@@ -123,7 +123,7 @@ def test_side_stream_copy_is_the_plain_copy_off_cuda():
 def test_side_stream_copies_survive_the_allocator_on_cuda():
     """On a GPU: the copies equal the plain ones; a view freed while a long kernel still reads it on the step's stream
     keeps its memory until that kernel is done (``record_stream``), so the next view's copy cannot overwrite it."""
-    from interlingua.trainers.engine.train_module import EngineViews
+    from interlingua.trainers.engine.train_module import SideStreamViews
 
     class Encoder:
         def __init__(self):
@@ -134,7 +134,7 @@ def test_side_stream_copies_survive_the_allocator_on_cuda():
             return {"input_ids": torch.full((len(texts), 1 << 20), self.value, dtype=torch.int64)}
 
     device = torch.device("cuda", 0)
-    views = EngineViews(Encoder(), device, 8, side_stream_copy=True)
+    views = SideStreamViews(Encoder(), device, 8)
     assert views.copy_stream is not None
     first = views.text(["a", "b"])
     assert first["input_ids"].device == device and bool((first["input_ids"] == 1).all())

@@ -39,34 +39,42 @@ class TrainModule(nn.Module):
 
 
 class EngineViews:
-    """The :class:`~interlingua.trainers.objectives.base.ViewMaker` of one worker: tensors on ``device``.
+    """The :class:`~interlingua.trainers.objectives.base.ViewMaker` of one worker: tensors on ``device``."""
 
-    ``side_stream_copy`` (CUDA only; a candidate the training loop does not use yet, measured by
-    ``benchmarks/engine_mfu --side-stream-copy``): text views go through :func:`copy_on_side_stream`, so their copy
-    overlaps the running step's kernels instead of queueing between them on the default stream. The consumer stream
-    is the device's current stream in the thread that builds this object (the step's), captured here. Word and
-    module views are copied as without it. On other devices the views are made as without it."""
-
-    def __init__(self, encoder, device: torch.device, max_length: int, side_stream_copy: bool = False) -> None:
+    def __init__(self, encoder, device: torch.device, max_length: int) -> None:
         self.encoder = encoder
         self.device = device
         self.max_length = max_length
-        self.copy_stream = self.consumer_stream = None
-        if side_stream_copy and device.type == "cuda":
-            self.copy_stream = torch.cuda.Stream(device)
-            self.consumer_stream = torch.cuda.current_stream(device)
 
     def text(self, texts: Sequence[str]) -> dict[str, Tensor]:
-        tokens = self.encoder.tokenize(list(texts))
-        if self.copy_stream is None:
-            return {k: v.to(self.device) for k, v in tokens.items()}
-        return copy_on_side_stream(tokens, self.device, self.copy_stream, self.consumer_stream)
+        return {k: v.to(self.device) for k, v in self.encoder.tokenize(list(texts)).items()}
 
     def words(self, words: Sequence[Sequence[str]]) -> TokenizedWords:
         return tokenize_words(self.encoder.tokenizer, words, self.max_length).to(self.device)
 
     def module(self, name: str, inputs: Tensor) -> dict[str, Tensor]:
         return {name + MODULE_INPUT: inputs.to(self.device)}
+
+
+class SideStreamViews(EngineViews):
+    """:class:`EngineViews` whose text views go through :func:`copy_on_side_stream` on CUDA (a candidate the training
+    loop does not use yet, measured by ``benchmarks/engine_mfu --side-stream-copy``), so their copy overlaps the
+    running step's kernels instead of queueing between them on the default stream. The consumer stream is the
+    device's current stream in the thread that builds this object (the step's), captured here. Word and module views,
+    and every view on other devices, are made as :class:`EngineViews` makes them."""
+
+    def __init__(self, encoder, device: torch.device, max_length: int) -> None:
+        super().__init__(encoder, device, max_length)
+        self.copy_stream = self.consumer_stream = None
+        if device.type == "cuda":
+            self.copy_stream = torch.cuda.Stream(device)
+            self.consumer_stream = torch.cuda.current_stream(device)
+
+    def text(self, texts: Sequence[str]) -> dict[str, Tensor]:
+        if self.copy_stream is None:
+            return super().text(texts)
+        tokens = self.encoder.tokenize(list(texts))
+        return copy_on_side_stream(tokens, self.device, self.copy_stream, self.consumer_stream)
 
 
 def copy_on_side_stream(tensors: dict[str, Tensor], device: torch.device, copy_stream,
