@@ -389,8 +389,8 @@ def _without_chatter(print_batch):
                     log.write("".join(line + "\n" for line in chatter))
             except OSError:  # the log is a convenience: never fail the command over it
                 pass
-        if kept["lines"]:
-            print_batch(kept, *args, **kwargs)
+        if any(line.strip() for line in kept["lines"]) or (kept["lines"] and not chatter):
+            print_batch(kept, *args, **kwargs)  # a batch left with blank lines once its chatter went prints nothing
 
     handle._interlingua = True  # type: ignore[attr-defined]
     return handle

@@ -110,8 +110,11 @@ def test_ray_cpp_lines_forwarded_to_the_driver_go_to_the_log_file(quiet_console,
     console.forward_ray_cpp_lines_to_log_file()  # idempotent: wrapped once
     dispatcher.emit({"lines": ["[train] done", CPP_LINE], "pid": 7, "actor_name": "TrainController"})
     dispatcher.emit({"lines": [CPP_LINE], "pid": 8, "actor_name": None})
-    assert [batch["lines"] for batch in printed] == [["[train] done"]]  # an all-chatter batch prints nothing
-    assert log.read_text().splitlines() == [f"(TrainController pid=7) {CPP_LINE}", f"(worker pid=8) {CPP_LINE}"]
+    dispatcher.emit({"lines": [CPP_LINE, ""], "pid": 9, "actor_name": None})  # printed a blank line on the console
+    dispatcher.emit({"lines": [""], "pid": 10, "actor_name": None})  # a worker's own blank line still prints
+    assert [batch["lines"] for batch in printed] == [["[train] done"], [""]]  # an all-chatter batch prints nothing
+    assert log.read_text().splitlines() == [f"(TrainController pid=7) {CPP_LINE}", f"(worker pid=8) {CPP_LINE}",
+                                            f"(worker pid=9) {CPP_LINE}"]
 
 
 def test_the_raylet_worker_pool_warning_goes_to_the_log_file(quiet_console, monkeypatch, capsys):
