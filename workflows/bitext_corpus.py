@@ -21,8 +21,9 @@ The corpus of the explicit-alignment method (Wu & Dredze 2020) and of the meanin
    (``fast_align/``), so a resumed run aligns its remaining shards with the same parameters. With
    ``aligner: eflomal`` eflomal's priors are learned instead (``eflomal/``).
 5. **Align** (:class:`~interlingua.operators.align.align_operator.FastAlignOperator` on ``workers``
-   Ray actors): forward + reverse links (fast_align Viterbi, compiled; or eflomal), symmetrized (``symmetrization``, default
-   grow-diag-final-and), Pharaoh ``i-j`` strings.
+   Ray actors): forward + reverse links (fast_align Viterbi, compiled; or eflomal, one seeded run per shard's
+   pairs: :class:`~interlingua.operators.align.align_operator.AlignUnitsOperator`), symmetrized
+   (``symmetrization``, default grow-diag-final-and), Pharaoh ``i-j`` strings.
 6. **Word pairs** (:func:`~interlingua.operators.align.word_pairs.word_pairs`): links joining two
    identical words dropped, then the one-to-one links among the rest kept (Wu & Dredze's order), as
    word indices (``word_pairs``); with ``subword_tokenizer`` (a Hugging Face fast tokenizer, local
@@ -584,7 +585,7 @@ def build_version(config: BitextCorpusConfig, store, writer, rows: list[dict[str
     id and whether they were learned on it: ``fast_align``, ``fast_align.learned_on``).
     """
     from interlingua.core.runtime import init_ray
-    from interlingua.operators.align.align_operator import FastAlignOperator
+    from interlingua.operators.align.align_operator import AlignUnitsOperator, FastAlignOperator, pack_units
     from interlingua.operators.runner import map_rows
 
     summary: dict[str, Any] = {"corpus": config.corpus_name, "version": writer.version, "input_rows": len(rows),
@@ -632,11 +633,15 @@ def build_version(config: BitextCorpusConfig, store, writer, rows: list[dict[str
             if params_dir is not None and to_align:
                 items = [{"k": k, "src_tokens": " ".join(tokens[k][0]), "tgt_tokens": " ".join(tokens[k][1])}
                          for k in to_align]
-                if len(items) > config.in_process_rows:
+                in_process = len(items) <= config.in_process_rows
+                if not in_process:
                     init_ray(address, num_cpus=None if address else max(config.workers, 2))
-                batches = map_rows(items, FastAlignOperator, {"parameters_dir": params_dir, "aligner": config.aligner,
-                                                              "symmetrization": config.symmetrization},
-                                   in_process_rows=config.in_process_rows, concurrency=config.workers, batch_size=1024)
+                operator, options = FastAlignOperator, {"parameters_dir": params_dir, "aligner": config.aligner,
+                                                        "symmetrization": config.symmetrization}
+                if config.aligner == "eflomal":  # a shard's pairs sampled together, whatever the workers
+                    operator, items = AlignUnitsOperator, pack_units(items, lambda item: shard_of[item["k"]].id)
+                batches = map_rows(items, operator, options, in_process_rows=len(items) if in_process else 0,
+                                   concurrency=config.workers, batch_size=1024)
                 remaining = Counter(shard_of[k].id for k in to_align)
                 for batch in batches:
                     finished = set()

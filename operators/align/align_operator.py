@@ -4,11 +4,16 @@ fast_align's parameters are global to a corpus, so they are learned once
 (:func:`~interlingua.operators.align.fast_align_training.learn_fast_align`) and every actor loads
 them from the parameters directory in ``__init__``; shards are then aligned independently and the
 output does not depend on how rows are split into batches or actors.
+
+eflomal samples the pairs it aligns together jointly, so its links depend on which pairs those are: it gets
+*units* (:func:`pack_units`: one row holding a unit's pairs, e.g. a shard's) through :class:`AlignUnitsOperator`,
+never Ray's batches, and the output is again the same on any number of actors.
 """
 
 from __future__ import annotations
 
-from typing import ClassVar
+from collections.abc import Callable, Hashable
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -64,3 +69,42 @@ class FastAlignOperator(Operator):
         batch["reverse"] = np.array(reverse, dtype=object)
         batch["alignment"] = np.array(symmetrized, dtype=object)
         return batch
+
+
+class AlignUnitsOperator(Operator):
+    """Rows that are units of pairs (:func:`pack_units`): columns ``k`` (each pair's id), ``src_tokens`` and
+    ``tgt_tokens`` (as :class:`FastAlignOperator` takes them), one list per unit. Each unit's pairs are aligned
+    together, apart from every other unit's, and returned one row per pair: ``k``, ``forward``, ``reverse`` and
+    ``alignment``."""
+
+    num_cpus: ClassVar[float] = 1.0
+    concurrency: ClassVar[int | tuple[int, int]] = 1
+    batch_size: ClassVar[int | None] = 1
+    name: ClassVar[str] = "fast_align"
+
+    def __init__(self, parameters_dir: str, symmetrization: str = "grow-diag-final-and", aligner: str = "eflomal"):
+        self.aligner = load_aligner(parameters_dir, aligner, symmetrization)
+
+    def __call__(self, batch: Batch) -> Batch:
+        out: dict[str, list] = {"k": [], "forward": [], "reverse": [], "alignment": []}
+        for keys, sources, targets in zip(batch["k"], batch["src_tokens"], batch["tgt_tokens"]):
+            forward, reverse, symmetrized = self.aligner.align_pharaoh([split_tokens(str(t)) for t in sources],
+                                                                       [split_tokens(str(t)) for t in targets])
+            for column, values in zip(out, (list(keys), forward, reverse, symmetrized)):
+                out[column] += values
+        return {"k": np.asarray(out["k"], np.int64), **{c: np.array(v, dtype=object) for c, v in out.items() if c != "k"}}
+
+
+def pack_units(rows: list[dict[str, Any]], unit_of: Callable[[dict[str, Any]], Hashable]) -> list[dict[str, list]]:
+    """Rows with ``k``, ``src_tokens`` and ``tgt_tokens`` (in order) as :class:`AlignUnitsOperator`'s units: each run of
+    consecutive rows with the same ``unit_of(row)`` is one unit."""
+    units: list[dict[str, list]] = []
+    last = object()
+    for row in rows:
+        unit = unit_of(row)
+        if not units or unit != last:
+            units.append({"k": [], "src_tokens": [], "tgt_tokens": []})
+            last = unit
+        for column in ("k", "src_tokens", "tgt_tokens"):
+            units[-1][column].append(row[column])
+    return units

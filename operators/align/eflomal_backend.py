@@ -8,7 +8,15 @@ own text format). As with fast_align, priors are learned once on the corpus
 (:class:`EflomalAligner`), so new shards get the corpus's statistics. The directional links are
 symmetrized with :func:`~interlingua.operators.align.symmetrize.symmetrize`, as fast_align's.
 
-eflomal's sampler is randomized: two runs on the same input may give different links.
+eflomal's sampler is randomized and its library takes no seed: its binary reads one from ``/dev/urandom``, and
+its samplers draw their streams from that seed in whatever order OpenMP threads reach them. Each run here is
+seeded from its input (:func:`_seed_bytes`: the pairs and the priors), through a copy of the binary that reads
+``seed`` in its working folder instead (:func:`_seeded_binary`), with OpenMP limited to 2 threads (one per
+direction; each direction's samplers then run one after the other, in order). So the same pairs and priors
+give the same links whatever the machine's core count, and the links of a pair depend only on the other pairs
+of its *unit*: :class:`EflomalAligner` aligns consecutive runs of :data:`UNIT_PAIRS` pairs one by one, so a
+caller that hands it the same units (``bitext-corpus``: a shard's pairs; ``interlingua align``: lines
+``k * UNIT_PAIRS ..``) gets the same bytes on one worker or several.
 
 eflomal reads its text with ``str.split()``, which also splits at no-break and other Unicode spaces; our tokens
 (fast_align's: split at spaces and tabs only) may hold those, so a token holding any is passed escaped
@@ -20,9 +28,12 @@ and size, checked when an :class:`EflomalAligner` opens the folder).
 
 from __future__ import annotations
 
+import hashlib
 import json
+import math
 import os
 import re
+import subprocess
 import tempfile
 from collections.abc import Iterable, Sequence
 
@@ -34,6 +45,15 @@ PRIORS_FILE = "eflomal_priors.txt"
 PARAMS_FILE = "eflomal_params.json"
 #: Most tokens a side of a pair may have: eflomal gives a sentence of 1,024 tokens or more no link at all, silently.
 MAX_TOKENS = 1023
+#: Pairs :class:`EflomalAligner` aligns in one eflomal run (``bitext-corpus``'s default shard size): a unit's links
+#: depend on its own pairs only, so units cut at the same places give the same links on any number of workers.
+UNIT_PAIRS = 4096
+#: OpenMP threads an eflomal run may use: one per direction, so each direction's samplers draw their random streams
+#: in order (on more threads they take them in the order the threads arrive, and the links vary from run to run).
+THREAD_LIMIT = 2
+SEED_FILE = "seed"  # what the seeded binary opens in its working folder where eflomal's opens /dev/urandom
+_SYSTEM_SEED = b"/dev/urandom\0"
+_seeded_image: bytes | None = None  # this process's seeded copy of the binary, made once
 #: Introduces an escaped character in a token given to eflomal (a private-use character).
 ESCAPE_MARK = "\ue000"
 _ESCAPED = re.compile("[\\s\ue000]")  # what str.split() splits at (Unicode spaces), and the mark itself
@@ -52,7 +72,8 @@ def _eflomal_lines(sentences: Sequence[Sequence[str]]) -> list[str]:
 
 def _run_eflomal(sources: Sequence[Sequence[str]], targets: Sequence[Sequence[str]], priors_path: str | None) -> tuple[list[str], list[str]]:
     """Forward and reverse Pharaoh lines (source-target order) of pairs with two non-empty sides of at most
-    :data:`MAX_TOKENS` tokens (a longer side is a ``ValueError``: eflomal would give it no link)."""
+    :data:`MAX_TOKENS` tokens (a longer side is a ``ValueError``: eflomal would give it no link), from one seeded
+    eflomal run over all of them (its defaults: model 3, 3 samplers, NULL prior 0.2, iterations from the pair count)."""
     import eflomal
 
     for k, (source, target) in enumerate(zip(sources, targets)):
@@ -60,15 +81,31 @@ def _run_eflomal(sources: Sequence[Sequence[str]], targets: Sequence[Sequence[st
             raise ValueError(f"pair {k} has a side of {max(len(source), len(target))} tokens; eflomal aligns at most "
                              f"{MAX_TOKENS} (it gives a longer sentence no link): reject longer pairs first")
 
+    src_lines, tgt_lines = _eflomal_lines(sources), _eflomal_lines(targets)
     with tempfile.TemporaryDirectory(prefix="interlingua_eflomal_") as work:
+        src_file, tgt_file, converted = (os.path.join(work, name) for name in ("source", "target", "priors"))
+        with open(src_file, "wb") as src, open(tgt_file, "wb") as tgt, open(converted, "w", encoding="utf-8") as out:
+            if priors_path is None:
+                eflomal.Aligner().prepare_files(src_lines, src, tgt_lines, tgt, None, None)
+            else:
+                with open(priors_path, encoding="utf-8") as priors:
+                    eflomal.Aligner().prepare_files(src_lines, src, tgt_lines, tgt, priors, out)
+        with open(os.path.join(work, SEED_FILE), "wb") as seed:
+            seed.write(_seed_bytes(src_lines, tgt_lines, priors_path))
+        binary = os.path.join(work, "eflomal")
+        with open(binary, "wb") as handle:
+            handle.write(_seeded_binary())
+        os.chmod(binary, 0o700)
         fwd, rev = os.path.join(work, "fwd"), os.path.join(work, "rev")
-        aligner = eflomal.Aligner()
-        src_lines, tgt_lines = _eflomal_lines(sources), _eflomal_lines(targets)
-        if priors_path is None:
-            aligner.align(src_lines, tgt_lines, links_filename_fwd=fwd, links_filename_rev=rev, quiet=True)
-        else:
-            with open(priors_path, encoding="utf-8") as priors:
-                aligner.align(src_lines, tgt_lines, links_filename_fwd=fwd, links_filename_rev=rev, priors_input=priors, quiet=True)
+        command = [binary, "-m", "3", "-n", "3", "-N", "0.2", "-q", "-s", src_file, "-t", tgt_file, "-f", fwd, "-r", rev,
+                   *_iteration_options(len(src_lines))] + (["-p", converted] if priors_path is not None else [])
+        try:
+            done = subprocess.run(command, cwd=work, env=_thread_limited(os.environ), capture_output=True, text=True)
+        except PermissionError as err:
+            raise RuntimeError(f"cannot run eflomal's seeded binary in {work} ({err}): a temporary folder mounted noexec? "
+                               "set TMPDIR to a folder programs may run from") from err
+        if done.returncode != 0:
+            raise RuntimeError(f"eflomal exited with {done.returncode}: {done.stderr.strip()[-2000:]}")
         with open(fwd, encoding="utf-8") as handle:
             forward = handle.read().split("\n")[: len(sources)]
         with open(rev, encoding="utf-8") as handle:
@@ -76,6 +113,62 @@ def _run_eflomal(sources: Sequence[Sequence[str]], targets: Sequence[Sequence[st
     if len(forward) != len(sources) or len(reverse) != len(sources):
         raise RuntimeError(f"eflomal returned {len(forward)} / {len(reverse)} alignments for {len(sources)} pairs")
     return forward, reverse
+
+
+def _iteration_options(pairs: int) -> list[str]:
+    """eflomal's own iteration counts for ``pairs`` sentence pairs with model 3 (its library's rule: n = 5000 / sqrt(pairs)
+    rounded, at least 2, sampled with the fertility model; a quarter of that, at least 2 and 1, with IBM1 and the HMM)."""
+    iterations = max(2, int(round(5000 / math.sqrt(pairs))))
+    quarter = max(1, iterations // 4)
+    return ["-1", str(max(2, quarter)), "-2", str(quarter), "-3", str(iterations)]
+
+
+def _seed_bytes(src_lines: Sequence[str], tgt_lines: Sequence[str], priors_path: str | None) -> bytes:
+    """eflomal's 64-bit seed for a run: the first 8 bytes of the SHA-256 of its input lines and priors file."""
+    digest = hashlib.sha256(b"interlingua eflomal seed\0")
+    for lines in (src_lines, tgt_lines):
+        for line in lines:
+            digest.update(line.encode("utf-8"))
+        digest.update(b"\0")
+    if priors_path is not None:
+        with open(priors_path, "rb") as priors:
+            for block in iter(lambda: priors.read(1 << 20), b""):
+                digest.update(block)
+    return digest.digest()[:8]
+
+
+def _seeded_binary() -> bytes:
+    """This process's seeded copy of eflomal's binary (:func:`seeded_image`), read and made once."""
+    global _seeded_image
+    if _seeded_image is None:
+        import eflomal
+
+        path = os.path.join(os.path.dirname(eflomal.__file__), "bin", "eflomal")
+        with open(path, "rb") as handle:
+            _seeded_image = seeded_image(handle.read(), path)
+    return _seeded_image
+
+
+def seeded_image(image: bytes, path: str) -> bytes:
+    """eflomal's binary ``image`` (read from ``path``) with the path it reads its seed from (``/dev/urandom``) replaced by
+    :data:`SEED_FILE` (a relative path, padded with NUL bytes to the same length): run in a folder holding that file,
+    it is seeded from it. A binary without exactly one such path is a ``RuntimeError``."""
+    found = image.count(_SYSTEM_SEED)
+    if found != 1:
+        raise RuntimeError(f"{path} does not read its seed from /dev/urandom once as eflomal 2.0's binary does (the path "
+                           f"occurs {found} times): its runs cannot be seeded")
+    return image.replace(_SYSTEM_SEED, SEED_FILE.encode().ljust(len(_SYSTEM_SEED), b"\0"))
+
+
+def _thread_limited(environment) -> dict[str, str]:
+    """``environment`` with ``OMP_THREAD_LIMIT`` at most :data:`THREAD_LIMIT` (a lower one set by the user is kept)."""
+    env = dict(environment)
+    try:
+        limit = min(int(env.get("OMP_THREAD_LIMIT", THREAD_LIMIT)), THREAD_LIMIT)
+    except ValueError:
+        limit = THREAD_LIMIT
+    env["OMP_THREAD_LIMIT"] = str(max(1, limit))
+    return env
 
 
 def learn_eflomal_priors(pairs: Iterable[tuple[Sequence[str], Sequence[str]]], directory: str) -> int:
@@ -114,12 +207,15 @@ class EflomalAligner:
         self.symmetrization = symmetrization
 
     def align_pharaoh(self, sources: Sequence[Sequence[str]], targets: Sequence[Sequence[str]]) -> tuple[list[str], list[str], list[str]]:
-        """Forward, reverse and symmetrized Pharaoh strings, one per pair (empty for a pair with an empty side)."""
+        """Forward, reverse and symmetrized Pharaoh strings, one per pair (empty for a pair with an empty side); pairs
+        ``k * UNIT_PAIRS .. (k + 1) * UNIT_PAIRS - 1`` are one eflomal run (its pairs with two non-empty sides)."""
         if len(sources) != len(targets):
             raise ValueError(f"sources has {len(sources)} sentences but targets has {len(targets)}")
         forward, reverse, symmetrized = [""] * len(sources), [""] * len(sources), [""] * len(sources)
-        keep = [k for k, (s, t) in enumerate(zip(sources, targets)) if len(s) and len(t)]
-        if keep:
+        for start in range(0, len(sources), UNIT_PAIRS):
+            keep = [k for k in range(start, min(start + UNIT_PAIRS, len(sources))) if len(sources[k]) and len(targets[k])]
+            if not keep:
+                continue
             fwd, rev = _run_eflomal([sources[k] for k in keep], [targets[k] for k in keep], self.priors_path)
             for k, f, r in zip(keep, fwd, rev):
                 f_links, r_links = parse_pharaoh(f), parse_pharaoh(r)

@@ -45,3 +45,88 @@ def test_a_sentence_longer_than_eflomal_aligns_is_refused_not_left_without_links
     assert MAX_TOKENS == 1023 and forward[0] and reverse[0]
     with pytest.raises(ValueError, match="pair 0 has a side of 1024 tokens; eflomal aligns at most 1023"):
         aligner.align_pharaoh([["the"]], [longest + ["the"]])
+
+
+def _noisy(n: int, seed: int):
+    """A corpus on which two unseeded eflomal runs usually give different links (random samplers)."""
+    return synthetic_corpus(n, seed=seed)
+
+
+def test_the_same_pairs_give_the_same_priors_and_links(tmp_path):
+    """eflomal's library takes no seed (its binary reads /dev/urandom, its samplers take their streams in thread order):
+    two runs on the same pairs gave different priors and links (a corpus version's bytes changed from build to build)."""
+    corpus = _noisy(120, seed=5)
+    learn_eflomal_priors(corpus, str(tmp_path / "a"))
+    learn_eflomal_priors(corpus, str(tmp_path / "b"))
+    assert (tmp_path / "a" / PRIORS_FILE).read_bytes() == (tmp_path / "b" / PRIORS_FILE).read_bytes()
+    new = _noisy(60, seed=8)
+    sources, targets = [s for s, _ in new], [t for _, t in new]
+    runs = [EflomalAligner(str(tmp_path / "a")).align_pharaoh(sources, targets) for _ in range(3)]
+    assert runs[0] == runs[1] == runs[2]
+    assert any(runs[0][0]) and any(runs[0][1])
+
+
+def test_links_do_not_depend_on_the_thread_count(tmp_path, monkeypatch):
+    """With more OpenMP threads than directions, the samplers took their random streams in whatever order the threads
+    arrived: the links depended on the machine and the moment, seeded or not."""
+    corpus = _noisy(120, seed=11)
+    learn_eflomal_priors(corpus, str(tmp_path))
+    sources, targets = [s for s, _ in corpus], [t for _, t in corpus]
+    links = {}
+    for threads in ("1", "2", "8"):
+        monkeypatch.setenv("OMP_NUM_THREADS", threads)
+        links[threads] = EflomalAligner(str(tmp_path)).align_pharaoh(sources, targets)
+    assert links["1"] == links["2"] == links["8"]
+
+
+def test_pairs_are_aligned_in_units_of_unit_pairs(tmp_path, monkeypatch):
+    """A unit's links depend on its own pairs only: aligning 130 pairs at once equals aligning lines 0-49, 50-99 and
+    100-129 apart (so a caller that hands the same units to any number of workers gets the same bytes)."""
+    from interlingua.operators.align import eflomal_backend
+
+    learn_eflomal_priors(_noisy(120, seed=5), str(tmp_path))
+    monkeypatch.setattr(eflomal_backend, "UNIT_PAIRS", 50)
+    corpus = _noisy(130, seed=12)
+    corpus[57] = ([], ["das"])  # an empty side inside a unit: skipped there, the unit's cut unchanged
+    sources, targets = [s for s, _ in corpus], [t for _, t in corpus]
+    aligner = EflomalAligner(str(tmp_path))
+    whole = aligner.align_pharaoh(sources, targets)
+    apart = [aligner.align_pharaoh(sources[a:b], targets[a:b]) for a, b in ((0, 50), (50, 100), (100, 130))]
+    assert whole == tuple(sum((part[d] for part in apart), []) for d in range(3))
+    assert whole[2][57] == ""
+    monkeypatch.setattr(eflomal_backend, "UNIT_PAIRS", 200)  # one unit: other links (the sampler saw other pairs)
+    assert aligner.align_pharaoh(sources, targets) != whole
+
+
+def test_units_operator_aligns_each_unit_apart(tmp_path, monkeypatch):
+    """AlignUnitsOperator (the Ray path of bitext-corpus and `interlingua align --workers N`) gives each unit's pairs
+    the links one aligner gives that unit, one row per pair."""
+    import numpy as np
+
+    from interlingua.operators.align import eflomal_backend
+    from interlingua.operators.align.align_operator import AlignUnitsOperator, pack_units
+    from interlingua.operators.runner import run_in_process
+
+    learn_eflomal_priors(_noisy(120, seed=5), str(tmp_path))
+    monkeypatch.setattr(eflomal_backend, "UNIT_PAIRS", 40)
+    corpus = _noisy(100, seed=13)
+    rows = [{"k": 1000 + k, "src_tokens": " ".join(s), "tgt_tokens": " ".join(t)} for k, (s, t) in enumerate(corpus)]
+    units = pack_units(rows, lambda row: (row["k"] - 1000) // 40)
+    assert [len(u["k"]) for u in units] == [40, 40, 20] and units[1]["k"][0] == 1040
+    batches = list(run_in_process(units, AlignUnitsOperator, {"parameters_dir": str(tmp_path)}))
+    assert len(batches) == 3 and batches[0]["k"].dtype == np.int64
+    got = {int(k): (f, r, a) for b in batches for k, f, r, a in zip(b["k"], b["forward"], b["reverse"], b["alignment"])}
+    expected = EflomalAligner(str(tmp_path)).align_pharaoh([s for s, _ in corpus], [t for _, t in corpus])
+    assert [got[1000 + k] for k in range(100)] == list(zip(*expected))
+
+
+def test_a_binary_that_does_not_read_dev_urandom_once_is_refused():
+    from interlingua.operators.align.eflomal_backend import SEED_FILE, seeded_image
+
+    image = b"\x7fELF....%s....Warning: can not open /dev/urandom, using time()\0" % b"/dev/urandom\0"
+    patched = seeded_image(image, "bin/eflomal")
+    assert len(patched) == len(image) and b"/dev/urandom\0" not in patched
+    assert SEED_FILE.encode() + b"\0" * (13 - len(SEED_FILE)) in patched
+    for bad in (b"\x7fELF nothing", image + b"/dev/urandom\0"):
+        with pytest.raises(RuntimeError, match="does not read its seed from /dev/urandom once"):
+            seeded_image(bad, "bin/eflomal")

@@ -356,3 +356,24 @@ def test_a_memory_store_s_parameters_copy_is_removed_when_the_build_ends(tmp_pat
     [(copy, files)] = copies
     assert copy.startswith(str(tmp_path / "state" / "tmp")) and "fast_align_params.json" in files
     assert not os.path.exists(copy) and os.listdir(tmp_path / "state" / "tmp") == []
+
+
+@pytest.mark.slow
+def test_eflomal_builds_the_same_bytes_in_process_and_on_ray_actors(tmp_path, ray_local):
+    """eflomal's links varied from build to build (an unseeded sampler) and with how Ray cut its batches: each shard's
+    pairs are now sampled together in one seeded run, on any number of workers."""
+    from .test_align_fast_align import synthetic_corpus
+
+    corpus = synthetic_corpus(150, seed=5)
+    src, tgt = tmp_path / "src.txt", tmp_path / "tgt.txt"
+    src.write_text("".join(" ".join(s) + "\n" for s, _ in corpus))
+    tgt.write_text("".join(" ".join(t) + "\n" for _, t in corpus))
+    shards = {}
+    for name, rows, workers in (("here", 10_000, 1), ("actors", 0, 2), ("again", 10_000, 1)):
+        config = config_for(tmp_path, str(src), str(tgt), in_process_rows=rows, workers=workers, aligner="eflomal",
+                            rows_per_shard=50, store_root=str(tmp_path / name))
+        version = tmp_path / name / "bitext-corpus" / run(config)["version"]
+        shards[name] = {str(p.relative_to(version)): p.read_bytes() for part in ("data", "rejects", "eflomal")
+                        for p in sorted((version / part).iterdir())}
+    assert sum(name.startswith("data/") for name in shards["here"]) == 3 and "eflomal/eflomal_priors.txt" in shards["here"]
+    assert shards["here"] == shards["actors"] == shards["again"]

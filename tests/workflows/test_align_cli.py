@@ -270,3 +270,25 @@ def test_choices_match_the_library_and_start_up_imports_only_stdlib():
     code = ("import sys, interlingua.workflows.commands.align as a, argparse; a.add_arguments(argparse.ArgumentParser()); "
             "heavy = {'numpy', 'ray', 'torch', 'systran_align', 'sacremoses'} & set(sys.modules); print(sorted(heavy))")
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip() == "[]"
+
+
+@pytest.mark.slow
+def test_eflomal_gives_the_same_links_on_one_worker_and_on_ray_actors(tmp_path, monkeypatch, ray_local):
+    """eflomal's links varied from run to run (an unseeded sampler) and with how Ray cut its batches: one worker aligns
+    lines k * UNIT_PAIRS .. together, and so do the actors."""
+    from interlingua.operators.align import eflomal_backend
+
+    from ..operators.test_align_fast_align import synthetic_corpus
+
+    monkeypatch.setattr(eflomal_backend, "UNIT_PAIRS", 50)  # the driver's cut (the actors align each unit whole)
+    corpus = synthetic_corpus(130, seed=21)
+    src = write(tmp_path / "src", [" ".join(s).encode() for s, _ in corpus])
+    tgt = write(tmp_path / "tgt", [" ".join(t).encode() for _, t in corpus])
+    outputs = {}
+    for workers in ("1", "2"):
+        out = tmp_path / f"out{workers}"
+        assert run_align("--src", src, "--tgt", tgt, "--out", str(out), "--aligner", "eflomal", "--workers", workers,
+                         "--forward", str(out) + ".f", "--reverse", str(out) + ".r") == 0
+        outputs[workers] = [(out.parent / (out.name + ext)).read_text() for ext in ("", ".f", ".r")]
+    assert outputs["1"] == outputs["2"]
+    assert len(outputs["1"][0].splitlines()) == 130 and outputs["1"][0].count("-") > 300

@@ -21,7 +21,7 @@ deterministic fast_align EM (--learner interlingua; the same input gives the sam
 run, its E-step on --workers Ray actors) or by systran-align's fast_align (--learner systran).
 --aligner eflomal aligns with eflomal instead: priors learned once on the input (or read from
 --params), then both directions sampled with them and symmetrized the same way (eflomal's sampler
-is randomized and takes no seed: two eflomal runs give different links).
+is seeded from its input: the same lines give the same links, on one worker or several).
 
 A run that learns fast_align's parameters (--learner interlingua, no --params) decodes with the
 unpruned, full-precision tables and final tensions it learned, as fast_align's training run
@@ -305,19 +305,24 @@ def _save_unpruned(parameters, directory: str) -> None:
 def _align_on_ray(parameters_dir, sources, targets, args):
     import ray.data
 
-    from interlingua.operators.align.align_operator import FastAlignOperator
+    from interlingua.operators.align.align_operator import AlignUnitsOperator, FastAlignOperator, pack_units
     from interlingua.operators.runner import run_operator
     from interlingua.core.runtime import init_ray
 
     init_ray(args.address, num_cpus=None if args.address else max(args.workers, 1))
-    rows = [{"index": k, "src_tokens": " ".join(s), "tgt_tokens": " ".join(t)} for k, (s, t) in enumerate(zip(sources, targets))]
-    ds = ray.data.from_items(rows, override_num_blocks=max(args.workers * 4, 1))
-    out = run_operator(ds, FastAlignOperator, {"parameters_dir": os.path.abspath(parameters_dir), "symmetrization": args.sym,
-                                               "aligner": args.aligner},
-                       concurrency=args.workers, batch_size=1024)
-    forward, reverse, symmetrized = [""] * len(rows), [""] * len(rows), [""] * len(rows)
+    rows = [{"k": k, "src_tokens": " ".join(s), "tgt_tokens": " ".join(t)} for k, (s, t) in enumerate(zip(sources, targets))]
+    operator, batch_size = FastAlignOperator, 1024
+    if args.aligner == "eflomal":  # lines k * UNIT_PAIRS .. sampled together, as one worker's aligner cuts them
+        from interlingua.operators.align.eflomal_backend import UNIT_PAIRS
+
+        operator, batch_size, rows = AlignUnitsOperator, None, pack_units(rows, lambda row: row["k"] // UNIT_PAIRS)
+    ds = ray.data.from_items(rows, override_num_blocks=max(min(len(rows), args.workers * 4), 1))
+    out = run_operator(ds, operator, {"parameters_dir": os.path.abspath(parameters_dir), "symmetrization": args.sym,
+                                      "aligner": args.aligner},
+                       concurrency=args.workers, batch_size=batch_size)
+    forward, reverse, symmetrized = [""] * len(sources), [""] * len(sources), [""] * len(sources)
     for batch in out.iter_batches(batch_format="numpy", batch_size=4096):
-        for k, f, r, s in zip(batch["index"], batch["forward"], batch["reverse"], batch["alignment"]):
+        for k, f, r, s in zip(batch["k"], batch["forward"], batch["reverse"], batch["alignment"]):
             forward[int(k)], reverse[int(k)], symmetrized[int(k)] = str(f), str(r), str(s)
     return forward, reverse, symmetrized
 
