@@ -11,7 +11,10 @@ A plain ``.bz2`` (or uncompressed ``.xml``) dump is one shard: the whole file.
 
 Decompression is chunked (memory flat in the dump size) and reports truncation: a stream that ends without
 its end-of-stream marker, or corrupt compressed data, yields a :class:`StreamBreak` with the compressed byte
-offset where it broke instead of raising.
+offset where it broke instead of raising. The file is read in 1 MiB chunks and fed to the decompressor in 64 KiB
+slices (:data:`FEED_BYTES`), so the offset of corrupt data is that of the slice the decompressor refused (bz2
+checks a block's CRC at its end: within a block's compressed size of the damage), and the pages of the slices
+before it are kept.
 """
 
 from __future__ import annotations
@@ -27,6 +30,9 @@ from interlingua.core.archives import open_compressed
 
 BZ2_MAGIC = b"BZh"
 READ_CHUNK_BYTES = 1 << 20
+#: The decompressor is fed slices of the chunks read: on corrupt data it raises and its output for the whole slice is
+#: lost, so a break is reported at most this far before the damage and costs at most this slice's pages.
+FEED_BYTES = 64 << 10
 
 
 @dataclass(frozen=True)
@@ -147,6 +153,13 @@ def _prepend(first: bytes, rest: Iterator[bytes]) -> Iterator[bytes]:
     yield from rest
 
 
+def _slices(chunks: Iterator[bytes]) -> Iterator[bytes]:
+    """The chunks cut into pieces of at most :data:`FEED_BYTES`."""
+    for chunk in chunks:
+        for start in range(0, len(chunk), FEED_BYTES):
+            yield chunk[start : start + FEED_BYTES]
+
+
 def _decompress_streams(chunks: Iterator[bytes], base_offset: int) -> Iterator[bytes | StreamBreak]:
     """Decompress concatenated bz2 streams; report (not raise) corrupt or truncated data.
 
@@ -155,7 +168,7 @@ def _decompress_streams(chunks: Iterator[bytes], base_offset: int) -> Iterator[b
     decompressor = bz2.BZ2Decompressor()
     stream_open = False  # bytes were fed to the current stream and its end marker was not seen yet
     consumed = base_offset
-    for chunk in chunks:
+    for chunk in _slices(chunks):
         data = chunk
         while data:
             try:

@@ -228,3 +228,31 @@ def test_a_30_mb_page_is_rejected_by_default_and_extracted_in_linear_time_when_a
 def test_input_that_is_not_a_dump_is_reported():
     pages, result = read_text("just some text, no pages")
     assert pages == [] and [i.reason for i in result.issues] == ["no_pages"]
+
+
+def test_corrupt_bz2_mid_dump_breaks_near_the_damage_and_keeps_the_pages_before(tmp_path):
+    """The decompressor is fed 64 KiB slices, not the 1 MiB reads: the break is reported within a slice (and a bz2
+    block) of the damage, not at the read's start 600 kB before it, and the pages decoded before it are kept."""
+    import random
+    import string
+
+    from interlingua.operators.wiki.dump_shards import FEED_BYTES, StreamBreak
+
+    rng = random.Random(5)
+    text = (HEADER + "".join(page_xml(i, f"P{i}", "".join(rng.choices(string.ascii_letters + "     ", k=400)))
+                             for i in range(1, 7000)) + "</mediawiki>").encode()
+    data = bytearray(bz2.compress(text, compresslevel=1))  # 100 kB blocks, ~60 kB compressed each
+    damage = (1 << 20) + 600_000
+    assert len(data) > damage + 300_000
+    data[damage : damage + 64] = bytes(64)
+    (tmp_path / "bad.xml.bz2").write_bytes(bytes(data))
+    reference, decompressor = bytearray(), bz2.BZ2Decompressor()  # what 4 KiB feeds decode before the damage
+    with pytest.raises(OSError):
+        for start in range(0, len(data), 4096):
+            reference += decompressor.decompress(bytes(data[start : start + 4096]))
+    pieces = list(iter_shard_bytes(plan_shards(str(tmp_path / "bad.xml.bz2"), "en")[0]))
+    (brk,) = [p for p in pieces if isinstance(p, StreamBreak)]
+    assert -FEED_BYTES <= brk.offset - damage <= 100_000 and "corrupt bz2 data" in brk.reason
+    kept = b"".join(p for p in pieces if isinstance(p, bytes))
+    assert reference.startswith(kept) and len(reference) - len(kept) <= 200_000  # at most the slice's 2 blocks
+    assert kept.count(b"</page>") > 5000
