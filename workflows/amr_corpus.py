@@ -108,6 +108,23 @@ class AmrCorpusConfig(Config):
 CONFIG = AmrCorpusConfig
 
 
+def preflight(config: AmrCorpusConfig) -> None:
+    """Per language, its translation settings usable here (an installed Apertium mode, a model folder with its
+    config and tokenizer, or a hub id's shape) and the parser a seq2seq model: a :class:`UserError` naming the
+    key, before Ray starts or a model loads (inside an actor each was a traceback of hundreds of lines)."""
+    from interlingua.core.errors import UserError
+    from interlingua.operators.amr.parser import parser_model_problem
+    from interlingua.operators.translate.backend import BackendSpec
+    from interlingua.operators.translate.preflight import translation_problem
+
+    for lang in config.languages:
+        problem = translation_problem(BackendSpec(**config.translate.get(lang, {})), f"en-{lang}")
+        if problem:
+            raise UserError(f"translate.{lang}: {problem}")
+    if config.parser_model is not None and (problem := parser_model_problem(config.parser_model)):
+        raise UserError(problem)
+
+
 def _english_rows(triples) -> list[dict[str, Any]]:
     return [
         {"source_id": t.triple_id, "role": role, "lang": "en", "text": getattr(t, role)}
@@ -204,7 +221,8 @@ def run(config: AmrCorpusConfig, *, address: str | None = None) -> dict[str, Any
     from interlingua.models.identity import with_model_files
     from interlingua.operators.corpus.input_fingerprints import build_fingerprints
 
-    require_input_files(input_urls(config))  # the user's mistakes, before Ray starts
+    preflight(config)  # the user's mistakes, before Ray starts
+    require_input_files(input_urls(config))
     require_writable(config.store_root or corpus_root(), "corpus store")
     fingerprints = build_fingerprints(input_urls(config))  # before reading: a file rewritten meanwhile is recorded as read
     build = build_triples(read_nli_rows(config.source, config.split))

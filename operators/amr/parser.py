@@ -60,6 +60,30 @@ def tokenizer_source(model: str) -> str:
     return model
 
 
+def parser_model_problem(model: str) -> str:
+    """Why ``model`` cannot be loaded as a seq2seq parser (offline checks: a local folder must hold a ``config.json``
+    of an encoder-decoder model type; a hub id is checked for its shape only), or ``""``."""
+    from interlingua.operators.translate.preflight import local_folder_problem
+
+    problem = local_folder_problem(model, "parser_model")
+    if problem is None:
+        return ""
+    if problem:
+        return f"{problem}: give a seq2seq AMR parser folder (BART/T5, amrlib parse_xfm) or a hub id"
+    from transformers.models.auto.modeling_auto import MODEL_FOR_SEQ_TO_SEQ_CAUSAL_LM_MAPPING_NAMES
+
+    try:
+        config = json.loads((Path(model).expanduser() / "config.json").read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as err:
+        return f"parser_model {model}/config.json is not readable JSON ({err})"
+    model_type = config.get("model_type") if isinstance(config, dict) else None
+    if model_type in MODEL_FOR_SEQ_TO_SEQ_CAUSAL_LM_MAPPING_NAMES or (isinstance(config, dict)
+                                                                     and config.get("is_encoder_decoder") is True):
+        return ""
+    return (f"parser_model {model} is a {model_type or 'model without model_type'} model, not an encoder-decoder "
+            f"(seq2seq) one: give a BART/T5-style AMR parser (model_type e.g. bart, t5, mbart)")
+
+
 class Seq2SeqAmrParser:
     """Parse sentences into validated PENMAN graphs (see the module docstring)."""
 

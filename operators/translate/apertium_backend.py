@@ -45,6 +45,16 @@ def apertium_mode(source: str, target: str) -> str:
     return next((mode for mode in candidates if mode in installed), candidates[0])
 
 
+def install_hint(mode: str) -> str:
+    """What to install for ``mode``: the Debian package when one is known."""
+    package = next((package for package, installs in ENGLISH_TO.values() if installs == mode), None)
+    if package:
+        return f"apt-get install apertium {package}"
+    known = ", ".join(f"{lang} ({package})" for lang, (package, _) in ENGLISH_TO.items())
+    return (f"no known Debian package installs mode {mode} (`apertium -l` lists the installed ones; English -> X "
+            f"packages: {known}); or use backend marian")
+
+
 def installed_modes() -> set[str]:
     """Modes ``apertium -l`` lists (empty when Apertium is not installed)."""
     if shutil.which("apertium") is None:
@@ -67,7 +77,7 @@ class ApertiumTranslator:
         if chunk_size < 1:
             raise ValueError(f"chunk_size must be >= 1, got {chunk_size}")
         if not apertium_available(mode):
-            raise ValueError(f"apertium mode {mode!r} is not installed (apt-get install apertium apertium-eng-spa)")
+            raise ValueError(f"apertium mode {mode!r} is not installed ({install_hint(mode)})")
         self.spec = spec
         self.mode = mode
         self.chunk_size = chunk_size

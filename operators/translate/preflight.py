@@ -1,0 +1,83 @@
+"""Offline checks of one pair's translation settings, before Ray starts or a model loads: what a translate actor
+would otherwise find out in its constructor (a missing Apertium mode, a model folder that is not one, an OPUS-MT
+model for a language code that names no language), with a hint.
+
+A hub id is checked for its shape only (no network here); the default OPUS-MT id of a pair is refused when its
+target is a two-letter code that is not ISO 639-1 (``xx``). Three-letter targets are left to the hub (OPUS-MT
+has group models such as ``en-mul`` or ``en-roa``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from interlingua.operators.translate.backend import BackendSpec
+
+#: ISO 639-1 codes: a two-letter target outside these has no OPUS-MT model.
+ISO_639_1 = frozenset("""
+aa ab ae af ak am an ar as av ay az ba be bg bh bi bm bn bo br bs ca ce ch co cr cs cu cv cy da de dv dz ee el en eo
+es et eu fa ff fi fj fo fr fy ga gd gl gn gu gv ha he hi ho hr ht hu hy hz ia id ie ig ii ik io is it iu ja jv ka kg
+ki kj kk kl km kn ko kr ks ku kv kw ky la lb lg li ln lo lt lu lv mg mh mi mk ml mn mr ms mt my na nb nd ne ng nl nn
+no nr nv ny oc oj om or os pa pi pl ps pt qu rm rn ro ru rw sa sc sd se sg si sk sl sm sn so sq sr ss st su sv sw ta
+te tg th ti tk tl tn to tr ts tt tw ty ug uk ur uz ve vi vo wa wo xh yi yo za zh zu""".split())
+#: Files of which a model folder holds at least one, to load its tokenizer from.
+TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "source.spm", "vocab.json", "sentencepiece.bpe.model",
+                   "spiece.model")
+
+
+def is_remote(model: str) -> bool:
+    """A URL or registered-model spec: neither a local folder nor a hub id (checked where it is read)."""
+    return "://" in model or model.startswith("models:/")
+
+
+def local_folder_problem(model: str, what: str) -> str | None:
+    """For ``model`` naming a local path: why it is not a usable folder (``""`` if it is); ``None``: not a local
+    path (a hub id, checked for its shape only, or a URL)."""
+    path = Path(model).expanduser()
+    if is_remote(model):
+        return None
+    if path.exists():
+        if not path.is_dir():
+            return f"{what} {model} is a file, not a model folder"
+        return "" if (path / "config.json").is_file() else f"{what} folder {model} has no config.json"
+    from huggingface_hub.utils import HFValidationError, validate_repo_id
+
+    try:
+        validate_repo_id(model)
+        hub_id = not model.startswith((".", "~"))
+    except HFValidationError:
+        hub_id = False
+    if not hub_id:
+        return f"{what} folder {model} does not exist (nor is it a Hugging Face hub id)"
+    return None
+
+
+def translation_problem(spec: BackendSpec, pair: str) -> str:
+    """Why ``spec`` cannot translate ``pair`` on this machine (offline checks), or ``""``."""
+    from interlingua.operators.translate.factory import default_model, parse_pair
+
+    source, target = parse_pair(pair)
+    model = default_model(spec, pair)
+    if spec.backend == "apertium":
+        return _apertium_problem(source, target, model)
+    problem = local_folder_problem(model, f"{spec.backend} model")
+    if problem is None:
+        if spec.model is None and len(target) == 2 and target not in ISO_639_1:
+            return (f"{target!r} is not an ISO 639-1 language code: there is no OPUS-MT model {model}; "
+                    f"fix languages, or set translate.{target}.model")
+        return ""
+    if problem:
+        return f"{problem}: set translate.{target}.model to a Marian/CTranslate2 model folder or a hub id"
+    folder = Path(model).expanduser()
+    if not any((folder / name).is_file() for name in TOKENIZER_FILES):
+        return (f"{spec.backend} model folder {model} has no tokenizer files ({', '.join(TOKENIZER_FILES)}): "
+                "save the tokenizer beside the model (tokenizer.save_pretrained)")
+    return ""
+
+
+def _apertium_problem(source: str, target: str, mode: str) -> str:
+    from interlingua.operators.translate.apertium_backend import apertium_available, install_hint
+
+    if apertium_available(mode):
+        return ""
+    return f"apertium mode {mode!r} ({source} -> {target}) is not installed: {install_hint(mode)}"

@@ -1,0 +1,104 @@
+"""amr-corpus settings that an actor found out after Ray started (hundreds of lines of traceback) are refused by its
+preflight, one line with a hint, before Ray or a model starts."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from interlingua.core.errors import UserError
+from interlingua.operators.translate import apertium_backend
+from interlingua.workflows import amr_corpus
+from interlingua.workflows.amr_corpus import AmrCorpusConfig
+from interlingua.workflows.cli import main
+
+
+def _folder(path, config: dict, *files: str):
+    path.mkdir(parents=True)
+    (path / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    for name in files:
+        (path / name).write_text("x", encoding="utf-8")
+    return str(path)
+
+
+@pytest.fixture()
+def marian(tmp_path):
+    return _folder(tmp_path / "marian", {"model_type": "marian"}, "source.spm", "vocab.json")
+
+
+@pytest.fixture()
+def modes(monkeypatch):
+    """Apertium installed with the modes listed (whatever this machine has)."""
+    installed: set[str] = set()
+    monkeypatch.setattr(apertium_backend.shutil, "which", lambda name: "/usr/bin/apertium")
+    monkeypatch.setattr(apertium_backend, "installed_modes", lambda: installed)
+    return installed
+
+
+def _problem(**settings) -> str:
+    with pytest.raises(UserError) as caught:
+        amr_corpus.preflight(AmrCorpusConfig(**settings))
+    message = str(caught.value)
+    assert "\n" not in message
+    return message
+
+
+def test_a_language_code_without_an_opus_mt_model_is_refused(modes):
+    assert "'xx' is not an ISO 639-1 language code: there is no OPUS-MT model Helsinki-NLP/opus-mt-en-xx" in _problem(
+        languages=["xx"], translate={})
+
+
+def test_translation_model_folders_are_checked(tmp_path, modes, marian):
+    missing = str(tmp_path / "nowhere" / "opus")
+    assert f"marian model folder {missing} does not exist (nor is it a Hugging Face hub id): set translate.fr.model" in _problem(
+        languages=["fr"], translate={"fr": {"model": missing}})
+    no_tokenizer = _folder(tmp_path / "bare", {"model_type": "marian"})
+    assert "has no tokenizer files" in _problem(languages=["fr"], translate={"fr": {"backend": "ctranslate2",
+                                                                                    "model": no_tokenizer}})
+    no_config = tmp_path / "empty"
+    no_config.mkdir()
+    assert "has no config.json" in _problem(languages=["fr"], translate={"fr": {"model": str(no_config)}})
+    # what passes: a model folder, a hub id (its shape), the default OPUS-MT id of a real language
+    amr_corpus.preflight(AmrCorpusConfig(languages=["fr", "de", "it"], translate={
+        "fr": {"model": marian}, "de": {"backend": "ctranslate2", "model": "someone/opus-mt-en-de"}}))
+
+
+def test_a_missing_apertium_mode_names_its_own_package(modes):
+    assert ("translate.ca: apertium mode 'eng-cat' (en -> ca) is not installed: apt-get install apertium "
+            "apertium-eng-cat") in _problem(languages=["ca"], translate={"ca": {"backend": "apertium"}})
+    french = _problem(languages=["fr"], translate={"fr": {"backend": "apertium"}})
+    assert "mode 'eng-fra'" in french and "no known Debian package" in french and "install apertium apertium-eng-spa" not in french
+    modes.update({"eng-spa", "eng-cat"})
+    amr_corpus.preflight(AmrCorpusConfig(languages=["es", "ca"], translate={"ca": {"backend": "apertium"}}))
+
+
+def test_the_apertium_translator_names_the_package_of_its_mode(modes):
+    from interlingua.operators.translate.backend import BackendSpec
+
+    with pytest.raises(ValueError, match=r"apt-get install apertium apertium-eng-cat\)"):
+        apertium_backend.ApertiumTranslator(BackendSpec(backend="apertium"), "eng-cat")
+
+
+def test_the_parser_must_be_a_seq2seq_model_folder(tmp_path, modes, marian):
+    modes.add("eng-spa")
+    bert = _folder(tmp_path / "bert", {"model_type": "bert"}, "tokenizer.json")
+    assert "parser_model " + bert + " is a bert model, not an encoder-decoder (seq2seq) one" in _problem(
+        parser_model=bert)
+    missing = str(tmp_path / "no-parser")
+    assert f"parser_model folder {missing} does not exist" in _problem(parser_model=missing)
+    bart = _folder(tmp_path / "bart", {"model_type": "bart"}, "tokenizer.json")
+    for parser in (bart, marian, "someone/amr-parser"):
+        amr_corpus.preflight(AmrCorpusConfig(parser_model=parser))
+
+
+def test_the_cli_refuses_before_ray_in_one_line(tmp_path, monkeypatch, capsys, modes):
+    from interlingua.core import runtime
+
+    monkeypatch.setenv("INTERLINGUA_HOME", str(tmp_path / "state"))
+    monkeypatch.setattr(runtime, "init_ray", lambda *a, **k: pytest.fail("Ray started"))
+    bert = _folder(tmp_path / "bert", {"model_type": "bert"})
+    modes.add("eng-spa")
+    code = main(["run", "amr-corpus", "--set", f"parser_model={bert}", "--set", f"store_root={tmp_path / 's'}"])
+    err = [line for line in capsys.readouterr().err.splitlines() if line.strip() and not line.startswith("[")]
+    assert code == 2 and len(err) == 1 and "is a bert model, not an encoder-decoder" in err[0]
