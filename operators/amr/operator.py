@@ -2,7 +2,8 @@
 
 :class:`ParseOperator` reads ``batch[text_column]`` and adds ``penman`` (the validated graph, one
 line), ``parse_raw`` (the model output, kept so rejects can be inspected) and ``parse_beam``; a row
-whose output is not a valid graph gets its reason in ``REJECT_REASON``. It asks for half a GPU by
+whose output is not a valid graph gets its reason in ``REJECT_REASON``; if the parser raises, every row of the
+batch is marked with the error instead of failing the job. It asks for half a GPU by
 default so it can share a device with the translator. :func:`linearize_batch` adds ``linearized``
 (Cai et al. 2022 rules, :mod:`~interlingua.operators.amr.linearize`) to rows that have a graph.
 """
@@ -50,7 +51,13 @@ class ParseOperator(Operator):
         for i, t in enumerate(texts):
             if not t.strip() and not reasons[i]:
                 reasons[i] = "parse: empty text"
-        for i, result in zip(todo, self.parser.parse([texts[i] for i in todo])):
+        try:
+            results = self.parser.parse([texts[i] for i in todo])
+        except Exception as error:  # a parser failure rejects the batch, it does not kill the job
+            results = []
+            for i in todo:
+                reasons[i] = f"parse: parser error: {type(error).__name__}: {error}"
+        for i, result in zip(todo, results):
             graphs[i], raw[i], beams[i] = result.penman, result.raw, result.beam_size
             if result.reason:
                 reasons[i] = f"parse: {result.reason}"

@@ -26,6 +26,8 @@ ids (the same input gives the same ids, in any run).
 from __future__ import annotations
 
 import hashlib
+import json
+import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -109,6 +111,28 @@ def _unique_premise_ids(premises: Mapping[str, _Premise]) -> dict[str, str]:
             else f"{group.premise_id}-{_text_hash(premise)[:8]}" for premise, group in premises.items()}
 
 
+def text_problem(text: str) -> str:
+    """Why ``text`` cannot be a sentence of the corpus, or ``""``: a lone surrogate (``"\\ud800"`` in JSON) does not
+    encode as UTF-8, so the shard write failed on it; a NUL or other control character (tab and newlines aside,
+    whitespace) Apertium deletes silently, merging the words around it."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as error:
+        return f"not valid Unicode: {error.reason} (U+{ord(text[error.start]):04X} at character {error.start})"
+    bad = next((i for i, char in enumerate(text) if char not in "\t\n\r" and unicodedata.category(char) == "Cc"), None)
+    return "" if bad is None else f"control character U+{ord(text[bad]):04X} at character {bad}"
+
+
+def writable_row(row: Mapping[str, Any]) -> dict[str, Any] | str:
+    """A malformed row as its reject record keeps it: as read, or, when it holds text UTF-8 cannot carry (a lone
+    surrogate), its JSON with every non-ASCII character escaped (the row intact, and writable)."""
+    try:
+        json.dumps(row, ensure_ascii=False, default=str).encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(row, ensure_ascii=True, default=str)
+    return dict(row)
+
+
 def normalize_pair(row: Mapping[str, Any]) -> tuple[str, str, str, str] | str:
     """(premise, hypothesis, label, premise id) of a row in either convention, or a reason string."""
     if JSON_ERROR in row:
@@ -119,6 +143,9 @@ def normalize_pair(row: Mapping[str, Any]) -> tuple[str, str, str, str] | str:
         return "missing premise"
     if not isinstance(hypothesis, str) or not hypothesis.strip():
         return "missing hypothesis"
+    for role, text in (("premise", premise), ("hypothesis", hypothesis)):
+        if problem := text_problem(text):
+            return f"{role}: {problem}"
     label = _label(row)
     if label is None:
         return f"unknown label {row.get('gold_label', row.get('label'))!r}"
@@ -133,7 +160,7 @@ def build_triples(rows: Iterable[Mapping[str, Any]]) -> TripleBuild:
     for row in rows:
         pair = normalize_pair(row)
         if isinstance(pair, str):
-            build.malformed_rows.append({"reason": pair, "row": dict(row)})
+            build.malformed_rows.append({"reason": pair, "row": writable_row(row)})
             continue
         premise, hypothesis, label, premise_id = pair
         group = premises.setdefault(premise, _Premise(premise_id))
