@@ -2,8 +2,8 @@
 
 :class:`ParseOperator` reads ``batch[text_column]`` and adds ``penman`` (the validated graph, one
 line), ``parse_raw`` (the model output, kept so rejects can be inspected) and ``parse_beam``; a row
-whose output is not a valid graph gets its reason in ``REJECT_REASON``; if the parser raises, every row of the
-batch is marked with the error instead of failing the job. It asks for half a GPU by
+whose output is not a valid graph gets its reason in ``REJECT_REASON``; if the parser raises on a batch, its rows are
+parsed again by halves and only the rows that still fail alone are rejected, each with its own error. It asks for half a GPU by
 default so it can share a device with the translator. :func:`linearize_batch` adds ``linearized``
 (Cai et al. 2022 rules, :mod:`~interlingua.operators.amr.linearize`) to rows that have a graph.
 """
@@ -17,6 +17,7 @@ import numpy as np
 from interlingua.operators.amr.linearize import linearize
 from interlingua.operators.amr.parser import Seq2SeqAmrParser
 from interlingua.operators.base import REJECT_REASON, Batch, Operator, reject_column
+from interlingua.operators.by_halves import run_by_halves
 
 
 def _reasons(batch: Batch, rows: int) -> np.ndarray:
@@ -51,13 +52,13 @@ class ParseOperator(Operator):
         for i, t in enumerate(texts):
             if not t.strip() and not reasons[i]:
                 reasons[i] = "parse: empty text"
-        try:
-            results = self.parser.parse([texts[i] for i in todo])
-        except Exception as error:  # a parser failure rejects the batch, it does not kill the job
-            results = []
-            for i in todo:
-                reasons[i] = f"parse: parser error: {type(error).__name__}: {error}"
-        for i, result in zip(todo, results):
+        # a parser failure rejects only the rows that fail alone (retried by halves), it does not kill the job
+        results, errors = run_by_halves(self.parser.parse, [texts[i] for i in todo])
+        for k, i in enumerate(todo):
+            if k in errors:
+                reasons[i] = f"parse: parser error: {type(errors[k]).__name__}: {errors[k]}"
+                continue
+            result = results[k]
             graphs[i], raw[i], beams[i] = result.penman, result.raw, result.beam_size
             if result.reason:
                 reasons[i] = f"parse: {result.reason}"

@@ -2,8 +2,9 @@
 
 Input batch: a ``text`` column (name configurable). Output: the batch plus ``translation`` and
 ``lang`` (the target language) columns. A row with empty text, or whose translation comes back
-empty, gets a reason in :data:`~interlingua.operators.base.REJECT_REASON`; if the backend raises,
-every row of the batch is marked with the error instead of failing the job.
+empty, gets a reason in :data:`~interlingua.operators.base.REJECT_REASON`; if the backend raises on a
+batch, its rows are translated again by halves (:func:`~interlingua.operators.by_halves.run_by_halves`) and only
+the rows that still fail alone are rejected, each with its own error, instead of failing the job.
 Resources: GPU backends ask for ``num_gpus`` (fractional by default, 0.5, so the parser can share
 the device); Apertium needs none. On a GPU two actors share the device by default (``gpu_concurrency``):
 beam search launches many small kernels from Python, so one actor left an H200 busy 28 % of the time while
@@ -18,6 +19,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from interlingua.operators.base import REJECT_REASON, Batch, Operator, reject_column
+from interlingua.operators.by_halves import run_by_halves
 from interlingua.operators.translate.backend import BackendSpec
 from interlingua.operators.translate.factory import make_translator, parse_pair
 
@@ -53,15 +55,14 @@ class TranslateOperator(Operator):
             if not t.strip() and not reasons[i]:
                 reasons[i] = "translate: empty source text"
         translations = np.full(len(texts), "", dtype=object)
-        try:
-            outputs = self.translator.translate([texts[i] for i in todo])
-        except Exception as error:  # a backend failure rejects the batch, it does not kill the job
-            for i in todo:
-                reasons[i] = f"translate: backend error: {type(error).__name__}: {error}"
-            outputs = [""] * len(todo)
-        for i, text in zip(todo, outputs):
-            translations[i] = text
-            if not text.strip() and not reasons[i]:
+        # a backend failure rejects only the rows that fail alone (retried by halves), it does not kill the job
+        outputs, errors = run_by_halves(self.translator.translate, [texts[i] for i in todo])
+        for k, i in enumerate(todo):
+            if k in errors:
+                reasons[i] = f"translate: backend error: {type(errors[k]).__name__}: {errors[k]}"
+                continue
+            translations[i] = outputs[k]
+            if not outputs[k].strip() and not reasons[i]:
                 reasons[i] = "translate: empty translation"
         out = dict(batch)
         out["translation"] = translations
