@@ -8,6 +8,18 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 
+class RowRejected(ValueError):
+    """A failure that is the input's own fault (an over-long source): its message is the row's reason as it stands,
+    not a backend error."""
+
+
+def row_reason(error: Exception, failure: str) -> str:
+    """A row's reject reason for ``error``: a :class:`RowRejected`'s message, else ``failure: Type: message``."""
+    if isinstance(error, RowRejected):
+        return str(error)
+    return f"{failure}: {type(error).__name__}: {error}"
+
+
 def run_by_halves(function: Callable[[list[Any]], Sequence[Any]], items: Sequence[Any]
                   ) -> tuple[list[Any], dict[int, Exception]]:
     """(outputs, errors): ``outputs[k]`` is ``function``'s output for ``items[k]`` (``None`` where it failed);

@@ -220,6 +220,7 @@ def run(config: AmrCorpusConfig, *, address: str | None = None) -> dict[str, Any
     from interlingua.core.runtime import corpus_root, init_ray
     from interlingua.models.identity import with_model_files
     from interlingua.operators.corpus.input_fingerprints import build_fingerprints
+    from interlingua.operators.translate.operator import AT_MAX_LENGTH
 
     preflight(config)  # the user's mistakes, before Ray starts
     require_input_files(input_urls(config))
@@ -248,9 +249,11 @@ def run(config: AmrCorpusConfig, *, address: str | None = None) -> dict[str, Any
             rejects = (malformed if shard is shards[0] else []) + rejects
             unparsed = len(kept) if config.parser_model is None else 0
             text_only = sum(1 for row in kept if row.get("graph_rejected"))
+            at_max_length = sum(1 for row in kept if row.get(AT_MAX_LENGTH))  # kept, and counted
             writer.write_shard(shard.id, _shard_table(kept), redact(rejects),
                                counters={"rows": len(kept), "rows_unparsed": unparsed, "triples": len(part),
-                                         "rows_english_text_only": text_only})
+                                         "rows_english_text_only": text_only,
+                                         "rows_translation_at_max_length": at_max_length})
         writer.add_counters({
             f"premises_dropped_{k.replace(' ', '_')}": v for k, v in build.dropped_premises.items()
         } | {f"pairs_unused_{'no_gold' if k == '-' else k}": v for k, v in build.unused_pairs.items()}

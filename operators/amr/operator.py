@@ -17,7 +17,7 @@ import numpy as np
 from interlingua.operators.amr.linearize import linearize
 from interlingua.operators.amr.parser import Seq2SeqAmrParser
 from interlingua.operators.base import REJECT_REASON, Batch, Operator, reject_column
-from interlingua.operators.by_halves import run_by_halves
+from interlingua.operators.by_halves import row_reason, run_by_halves
 
 
 def _reasons(batch: Batch, rows: int) -> np.ndarray:
@@ -56,7 +56,7 @@ class ParseOperator(Operator):
         results, errors = run_by_halves(self.parser.parse, [texts[i] for i in todo])
         for k, i in enumerate(todo):
             if k in errors:
-                reasons[i] = f"parse: parser error: {type(errors[k]).__name__}: {errors[k]}"
+                reasons[i] = f"parse: {row_reason(errors[k], 'parser error')}"
                 continue
             result = results[k]
             graphs[i], raw[i], beams[i] = result.penman, result.raw, result.beam_size

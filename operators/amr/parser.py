@@ -10,7 +10,8 @@ own de-serializer turns into PENMAN; pass ``postprocess=`` a callable doing that
 
 Every output is validated with :func:`~interlingua.operators.amr.validate.validate_penman`. Sentences
 whose output is invalid are generated again once with ``retry_beam_size`` beams (if set); what is
-still invalid is returned with its reason and raw output, never dropped.
+still invalid is returned with its reason and raw output, never dropped. A sentence longer than the model's
+positions is refused (``source has K tokens > N``, the operator rejects its row), never truncated.
 """
 
 from __future__ import annotations
@@ -24,7 +25,12 @@ from typing import Any
 import penman
 
 from interlingua.operators.amr.validate import validate_penman
-from interlingua.operators.translate.backend import length_sorted_batches, resolve_device
+from interlingua.operators.translate.backend import (
+    length_sorted_batches,
+    position_limit,
+    refuse_long_sources,
+    resolve_device,
+)
 
 AMRLIB_META = "amrlib_meta.json"
 
@@ -107,15 +113,17 @@ class Seq2SeqAmrParser:
 
             self.tokenizer = AutoTokenizer.from_pretrained(tokenizer_source(model))
             self.model = AutoModelForSeq2SeqLM.from_pretrained(model).to(self.device).eval()
+            self.source_limit = position_limit(getattr(self.model.config, "max_position_embeddings", None),
+                                               self.tokenizer.model_max_length)
 
     def generate(self, sentences: list[str], beam_size: int) -> list[str]:
         """Raw decoder outputs, one per sentence, in input order."""
         import torch
 
+        refuse_long_sources([len(ids) for ids in self.tokenizer(sentences)["input_ids"]], self.source_limit)
         outputs = [""] * len(sentences)
         for indices in length_sorted_batches(sentences, self.batch_size):
-            encoded = self.tokenizer([sentences[i] for i in indices], return_tensors="pt", padding=True,
-                                     truncation=True).to(self.device)
+            encoded = self.tokenizer([sentences[i] for i in indices], return_tensors="pt", padding=True).to(self.device)
             with torch.inference_mode():
                 ids = self.model.generate(**encoded, num_beams=beam_size, do_sample=False, max_length=self.max_length)
             for i, text in zip(indices, self.tokenizer.batch_decode(ids, skip_special_tokens=True)):

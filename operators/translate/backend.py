@@ -17,7 +17,9 @@ OPUS_MT_TEMPLATE = "Helsinki-NLP/opus-mt-{source}-{target}"
 
 
 class Translator(Protocol):
-    """Translate sentences; the output has one translation per input, in input order."""
+    """Translate sentences; the output has one translation per input, in input order. A neural backend also sets
+    ``at_max_length``: per sentence of the last call, whether its output stopped at ``max_length`` without an end
+    token (kept, and counted by the operator)."""
 
     def translate(self, sentences: list[str]) -> list[str]: ...
 
@@ -84,6 +86,27 @@ def resolve_device(device: str) -> str:
     import torch
 
     return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+#: A tokenizer's ``model_max_length`` when nothing set it (transformers' VERY_LARGE_INTEGER): no limit known.
+_UNSET_LENGTH = 10**9
+
+
+def position_limit(*limits: int | None) -> int | None:
+    """The most source tokens a model takes: the smallest of the limits it declares (``max_position_embeddings``, a
+    tokenizer's ``model_max_length``), ``None`` when it declares none."""
+    known = [int(n) for n in limits if isinstance(n, int) and 0 < n < _UNSET_LENGTH]
+    return min(known) if known else None
+
+
+def refuse_long_sources(lengths: list[int], limit: int | None) -> None:
+    """Raise :class:`RowRejected` (``source has K tokens > N``) for the first source longer than the model's positions:
+    it is rejected, never cut (the operator retries the batch by halves, so only its row is rejected)."""
+    from interlingua.operators.by_halves import RowRejected
+
+    for length in lengths:
+        if limit is not None and length > limit:
+            raise RowRejected(f"source has {length} tokens > {limit}")
 
 
 def length_sorted_batches(sentences: list[str], batch_size: int) -> list[list[int]]:

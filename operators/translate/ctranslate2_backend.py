@@ -9,14 +9,22 @@ and renamed into place when finished, so translate actors converting at the same
 short, never leave an entry that later runs take for a model or fail on. Compute type ``default`` is int8 on
 CPU and float16 on GPU. Tokenization is the model's own SentencePiece tokenizer (loaded with transformers); decoding uses
 ``translate_batch`` with ``max_decoding_length = max_length - 1``, matching transformers'
-``max_length`` which counts the decoder start token.
+``max_length`` which counts the decoder start token. A source longer than the tokenizer's ``model_max_length`` (the
+model's positions; 1024, CTranslate2's own cut-off, when unset) is refused (``source has K tokens > N``) as the
+Marian backend refuses it, never cut; an output of ``max_length - 1`` tokens (no end token) is flagged in
+:attr:`CTranslate2Translator.at_max_length`.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from interlingua.operators.translate.backend import BackendSpec, length_sorted_batches
+from interlingua.operators.translate.backend import (
+    BackendSpec,
+    length_sorted_batches,
+    position_limit,
+    refuse_long_sources,
+)
 
 COMPUTE_TYPES = ("default", "auto", "int8", "int8_float32", "int8_float16", "int8_bfloat16", "int16",
                  "float16", "bfloat16", "float32")
@@ -37,6 +45,9 @@ def convert_marian(model: str, output_dir: str | Path, quantization: str | None 
     converter = ctranslate2.converters.TransformersConverter(model, copy_files=copy_files or None)
     return Path(converter.convert(str(output_dir), quantization=quantization, force=force))
 
+
+#: Source tokens a model takes when its tokenizer names no ``model_max_length`` (CTranslate2's own default cut-off).
+CT2_INPUT_LIMIT = 1024
 
 #: Where conversions are kept on each machine that translates (``interlingua gc`` prunes interrupted ones).
 DEFAULT_CT2_CACHE = Path.home() / ".cache" / "interlingua" / "ct2"
@@ -86,6 +97,8 @@ class CTranslate2Translator:
             str(folder), device=self.device, compute_type=compute_type, inter_threads=spec.inter_threads,
             intra_threads=spec.intra_threads,
         )
+        self.source_limit = position_limit(self.tokenizer.model_max_length) or CT2_INPUT_LIMIT
+        self.at_max_length: list[bool] = []
 
     def _source_tokens(self, sentence: str) -> list[str]:
         if self.spec.target_token is not None:
@@ -94,16 +107,23 @@ class CTranslate2Translator:
 
     def translate(self, sentences: list[str]) -> list[str]:
         outputs: list[str] = [""] * len(sentences)
+        at_max_length = [False] * len(sentences)
         batches = length_sorted_batches(sentences, self.spec.batch_size)
         order = [i for batch in batches for i in batch]
+        sources = [self._source_tokens(sentences[i]) for i in order]
+        refuse_long_sources([len(tokens) for tokens in sources], self.source_limit)
         results = self.translator.translate_batch(
-            [self._source_tokens(sentences[i]) for i in order],
+            sources,
             beam_size=self.spec.beam_size,
             max_decoding_length=self.spec.max_length - 1,
             max_batch_size=self.spec.batch_size,
             batch_type="examples",
+            max_input_length=0,  # never cut: longer sources were refused above
         )
         for i, result in zip(order, results):
             ids = self.tokenizer.convert_tokens_to_ids(result.hypotheses[0])
             outputs[i] = self.tokenizer.decode(ids, skip_special_tokens=True)
+            # the end token takes a decoding step and is not returned: a full-length hypothesis never ended
+            at_max_length[i] = len(result.hypotheses[0]) >= self.spec.max_length - 1
+        self.at_max_length = at_max_length
         return outputs

@@ -5,11 +5,21 @@ Sentences are batched by length (:func:`length_sorted_batches`) and translated w
 ``spec.beam_size`` (1 = greedy), ``max_length`` new-sequence tokens; on GPU the model runs in
 ``float16`` or ``bfloat16`` when ``spec.precision`` asks for it. Multilingual models take a
 ``>>lang<<`` token before every source sentence (``spec.target_token``).
+
+A source longer than the model's positions (``max_position_embeddings``, or the tokenizer's ``model_max_length``
+when smaller) is refused (``source has K tokens > N``: the operator rejects its row), never truncated; an output
+that reaches ``max_length`` without an end token is kept and flagged in :attr:`MarianTranslator.at_max_length`.
 """
 
 from __future__ import annotations
 
-from interlingua.operators.translate.backend import BackendSpec, length_sorted_batches, resolve_device
+from interlingua.operators.translate.backend import (
+    BackendSpec,
+    length_sorted_batches,
+    position_limit,
+    refuse_long_sources,
+    resolve_device,
+)
 
 _TORCH_DTYPES = {"default": "float32", "float32": "float32", "float16": "float16", "bfloat16": "bfloat16"}
 
@@ -31,6 +41,11 @@ class MarianTranslator:
         self.tokenizer = AutoTokenizer.from_pretrained(model)
         self.model = AutoModelForSeq2SeqLM.from_pretrained(model, dtype=getattr(torch, dtype_name))
         self.model.to(self.device).eval()
+        self.source_limit = position_limit(getattr(self.model.config, "max_position_embeddings", None),
+                                           self.tokenizer.model_max_length)
+        self.at_max_length: list[bool] = []
+        end = self.model.generation_config.eos_token_id
+        self.end_ids = torch.tensor(end if isinstance(end, list) else [end])
 
     def _prepare(self, sentences: list[str]) -> list[str]:
         if self.spec.target_token is None:
@@ -40,10 +55,13 @@ class MarianTranslator:
     def translate(self, sentences: list[str]) -> list[str]:
         import torch
 
+        refuse_long_sources([len(ids) for ids in self.tokenizer(self._prepare(sentences))["input_ids"]],
+                            self.source_limit)
         outputs: list[str] = [""] * len(sentences)
+        at_max_length = [False] * len(sentences)
         for indices in length_sorted_batches(sentences, self.spec.batch_size):
             batch = self._prepare([sentences[i] for i in indices])
-            encoded = self.tokenizer(batch, return_tensors="pt", padding=True, truncation=True).to(self.device)
+            encoded = self.tokenizer(batch, return_tensors="pt", padding=True).to(self.device)
             with torch.inference_mode():
                 generated = self.model.generate(
                     **encoded,
@@ -51,6 +69,9 @@ class MarianTranslator:
                     do_sample=False,
                     max_length=self.spec.max_length,
                 )
-            for i, text in zip(indices, self.tokenizer.batch_decode(generated, skip_special_tokens=True)):
+            ended = torch.isin(generated[:, 1:], self.end_ids.to(generated.device)).any(dim=1).tolist()
+            for i, text, end in zip(indices, self.tokenizer.batch_decode(generated, skip_special_tokens=True), ended):
                 outputs[i] = text
+                at_max_length[i] = not end
+        self.at_max_length = at_max_length
         return outputs
