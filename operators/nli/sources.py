@@ -3,7 +3,9 @@
 ``source`` ending in ``.jsonl``/``.json``, optionally followed by a compression suffix that
 :func:`~interlingua.core.archives.open_compressed` decompresses (``.gz``, ``.bz2``, ``.xz``, ``.zst`` …:
 :func:`~interlingua.core.archives.compressed_suffixes`; a ``.zst`` with no zstd module installed is refused in one
-line, not read as a dataset id), is read line by line with fsspec; a line that is not valid JSON becomes ``{JSON_ERROR: message, "line": n}`` so that
+line, not read as a dataset id), is read line by line with fsspec, as bytes decoded line by line (a line that is not UTF-8 becomes
+``{ENCODING_ERROR: "invalid UTF-8 at byte B of line n", "line": n}``); a line that is not valid JSON becomes
+``{JSON_ERROR: message, "line": n}``, so that
 :func:`~interlingua.operators.nli.triples.build_triples` keeps it aside with its reason. Anything
 else is a dataset id for ``datasets.load_dataset(source, split=split)`` (e.g. ``snli``,
 ``nyu-mll/multi_nli``), imported only when used.
@@ -16,7 +18,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from interlingua.core.archives import open_compressed, strip_compression
-from interlingua.operators.nli.triples import JSON_ERROR
+from interlingua.operators.nli.triples import ENCODING_ERROR, JSON_ERROR
 
 _FILE_SUFFIXES = (".jsonl", ".json")
 
@@ -26,8 +28,13 @@ def is_jsonl_source(source: str) -> bool:
 
 
 def read_jsonl_rows(url: str) -> Iterator[dict[str, Any]]:
-    with open_compressed(url, "rt", encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
+    with open_compressed(url, "rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as error:
+                yield {ENCODING_ERROR: f"invalid UTF-8 at byte {error.start} of line {number}", "line": number}
+                continue
             if not line.strip():
                 continue
             try:

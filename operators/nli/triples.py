@@ -39,6 +39,8 @@ CONTRADICTION = "contradiction"
 NO_GOLD = "-"
 #: Key a reader puts in a row for a line that is not valid JSON (see ``sources.read_nli_rows``).
 JSON_ERROR = "_json_error"
+#: Key a reader puts in a row for a line whose bytes are not UTF-8, its reason the value.
+ENCODING_ERROR = "_encoding_error"
 _HF_LABELS = {0: ENTAILMENT, 1: NEUTRAL, 2: CONTRADICTION, -1: NO_GOLD}
 
 
@@ -137,6 +139,8 @@ def normalize_pair(row: Mapping[str, Any]) -> tuple[str, str, str, str] | str:
     """(premise, hypothesis, label, premise id) of a row in either convention, or a reason string."""
     if JSON_ERROR in row:
         return f"invalid JSON: {row[JSON_ERROR]}"
+    if ENCODING_ERROR in row:
+        return str(row[ENCODING_ERROR])
     premise = row.get("sentence1", row.get("premise"))
     hypothesis = row.get("sentence2", row.get("hypothesis"))
     if not isinstance(premise, str) or not premise.strip():

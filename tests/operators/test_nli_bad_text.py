@@ -63,3 +63,15 @@ def test_a_parser_exception_rejects_its_rows_and_not_the_run():
     out = ParseOperator("unused", parser=_Raising())({"text": np.array(["a man sleeps", ""], dtype=object)})
     assert list(out[REJECT_REASON]) == ["parse: parser error: RuntimeError: tokenizer exploded", "parse: empty text"]
     assert list(out["penman"]) == ["", ""]
+
+
+def test_a_line_whose_bytes_are_not_utf8_is_set_aside_with_its_line(tmp_path):
+    from interlingua.operators.nli.sources import read_nli_rows
+
+    nli = tmp_path / "nli.jsonl"
+    good = [json.dumps(_pair("A man sleeps.")), json.dumps(_pair("A man sleeps.", "A man runs.", "contradiction"))]
+    nli.write_bytes(good[0].encode() + b"\n" + b'{"sentence1": "caf\xe9 \xff"}\n' + good[1].encode() + b"\n")
+    build = build_triples(read_nli_rows(str(nli)))
+    assert len(build.triples) == 1 and build.triples[0].contradiction == "A man runs."
+    assert build.malformed_rows == [{"reason": "invalid UTF-8 at byte 18 of line 2",
+                                     "row": {"_encoding_error": "invalid UTF-8 at byte 18 of line 2", "line": 2}}]
