@@ -33,7 +33,8 @@ class BackendSpec:
       CTranslate2 model folder or a Marian folder to convert (``ctranslate2``), or the Apertium mode
       (``apertium``, e.g. ``eng-spa``). ``None`` → the OPUS-MT model of the pair, or the Apertium
       mode made from the pair's ISO 639-3 codes.
-    - ``target_token``: for multilingual Marian models, the prefix ``>>xx<<`` put before each source.
+    - ``target_token``: for multi-target Marian models, the prefix ``>>xx<<`` put before each source; checked when
+      the translator is built (:func:`resolve_target_token`): default ``>>target<<`` when the model has it.
     - ``beam_size``, ``max_length`` (tokens), ``batch_size`` (sentences per forward pass).
     - ``device``: ``auto`` (GPU if present), ``cpu`` or ``cuda``.
     - ``precision``: ``marian``: ``float32`` / ``float16`` / ``bfloat16`` (half only on GPU);
@@ -107,6 +108,37 @@ def refuse_long_sources(lengths: list[int], limit: int | None) -> None:
     for length in lengths:
         if limit is not None and length > limit:
             raise RowRejected(f"source has {length} tokens > {limit}")
+
+
+def language_codes(vocabulary) -> list[str]:
+    """The ``>>xx<<`` target-language tokens of a multi-target (OPUS-MT ``en-mul`` style) model's vocabulary."""
+    return sorted(token for token in vocabulary if token.startswith(">>") and token.endswith("<<") and len(token) > 4)
+
+
+def resolve_target_token(codes: list[str], token: str | None, target: str | None) -> str | None:
+    """The ``>>xx<<`` token to put before each source: the one given, checked against the model's ``codes`` and the
+    pair's ``target``, else ``>>target<<`` (or its ISO 639-3 spelling) when the model has codes; ``None`` for a
+    single-target model. A mistake is a ``ValueError`` naming the fix."""
+    from interlingua.operators.translate.apertium_backend import ISO_639_3
+
+    shown = ", ".join(codes[:30]) + (" ..." if len(codes) > 30 else "")
+    spellings = {f">>{code}<<" for code in (target, ISO_639_3.get(target or "")) if code}
+    if token is None:
+        if not codes:
+            return None
+        found = sorted(spellings & set(codes))
+        if found:
+            return found[0]
+        raise ValueError(f"the model is multi-target and has no token for {target!r}: set target_token to one of {shown}")
+    if not codes:
+        raise ValueError(f"target_token {token} is given but the model has no >>xx<< language tokens (a single-target "
+                         "model): remove target_token")
+    if token not in codes:
+        raise ValueError(f"target_token {token} is not one of the model's language tokens: {shown}")
+    code = token[2:-2].replace("-", "_").split("_")[0]
+    if target and token not in spellings and (len(code) == 2 or code in ISO_639_3.values()):
+        raise ValueError(f"target_token {token} names another language than the pair's target {target!r}")
+    return token
 
 
 def length_sorted_batches(sentences: list[str], batch_size: int) -> list[list[int]]:

@@ -21,9 +21,11 @@ from pathlib import Path
 
 from interlingua.operators.translate.backend import (
     BackendSpec,
+    language_codes,
     length_sorted_batches,
     position_limit,
     refuse_long_sources,
+    resolve_target_token,
 )
 
 COMPUTE_TYPES = ("default", "auto", "int8", "int8_float32", "int8_float16", "int8_bfloat16", "int16",
@@ -76,7 +78,7 @@ def ctranslate2_device(device: str) -> str:
 class CTranslate2Translator:
     """Translate with a CTranslate2 model (see the module docstring)."""
 
-    def __init__(self, spec: BackendSpec, model: str, cache_dir: str | Path | None = None):
+    def __init__(self, spec: BackendSpec, model: str, cache_dir: str | Path | None = None, target: str | None = None):
         import ctranslate2
         from transformers import AutoTokenizer
 
@@ -93,6 +95,7 @@ class CTranslate2Translator:
             folder = converted_folder(model, cache)
         self.folder = folder
         self.tokenizer = AutoTokenizer.from_pretrained(str(folder))
+        self.target_token = resolve_target_token(language_codes(self.tokenizer.get_vocab()), spec.target_token, target)
         self.translator = ctranslate2.Translator(
             str(folder), device=self.device, compute_type=compute_type, inter_threads=spec.inter_threads,
             intra_threads=spec.intra_threads,
@@ -101,8 +104,8 @@ class CTranslate2Translator:
         self.at_max_length: list[bool] = []
 
     def _source_tokens(self, sentence: str) -> list[str]:
-        if self.spec.target_token is not None:
-            sentence = f"{self.spec.target_token} {sentence}"
+        if self.target_token is not None:
+            sentence = f"{self.target_token} {sentence}"
         return self.tokenizer.convert_ids_to_tokens(self.tokenizer.encode(sentence))
 
     def translate(self, sentences: list[str]) -> list[str]:

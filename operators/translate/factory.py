@@ -28,14 +28,15 @@ def default_model(spec: BackendSpec, pair: str) -> str:
 def make_translator(spec: BackendSpec, pair: str) -> Translator:
     """The backend object translating ``pair`` as ``spec`` says."""
     model = default_model(spec, pair)
+    target = parse_pair(pair)[1]
     if spec.backend == "marian":
         from interlingua.operators.translate.marian_backend import MarianTranslator
 
-        return MarianTranslator(spec, model)
+        return MarianTranslator(spec, model, target=target)
     if spec.backend == "ctranslate2":
         from interlingua.operators.translate.ctranslate2_backend import CTranslate2Translator
 
-        return CTranslate2Translator(spec, model)
+        return CTranslate2Translator(spec, model, target=target)
     from interlingua.operators.translate.apertium_backend import ApertiumTranslator
 
     return ApertiumTranslator(spec, model, mark_unknown=spec.mark_unknown)

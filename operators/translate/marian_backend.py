@@ -15,9 +15,11 @@ from __future__ import annotations
 
 from interlingua.operators.translate.backend import (
     BackendSpec,
+    language_codes,
     length_sorted_batches,
     position_limit,
     refuse_long_sources,
+    resolve_target_token,
     resolve_device,
 )
 
@@ -27,7 +29,7 @@ _TORCH_DTYPES = {"default": "float32", "float32": "float32", "float16": "float16
 class MarianTranslator:
     """Translate with a Marian seq2seq model folder / HF id (see the module docstring)."""
 
-    def __init__(self, spec: BackendSpec, model: str):
+    def __init__(self, spec: BackendSpec, model: str, target: str | None = None):
         import torch
         from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
@@ -39,6 +41,7 @@ class MarianTranslator:
         if self.device == "cpu" and dtype_name != "float32":
             raise ValueError(f"precision {spec.precision!r} needs a GPU; use float32 on CPU")
         self.tokenizer = AutoTokenizer.from_pretrained(model)
+        self.target_token = resolve_target_token(language_codes(self.tokenizer.get_vocab()), spec.target_token, target)
         self.model = AutoModelForSeq2SeqLM.from_pretrained(model, dtype=getattr(torch, dtype_name))
         self.model.to(self.device).eval()
         self.source_limit = position_limit(getattr(self.model.config, "max_position_embeddings", None),
@@ -48,9 +51,9 @@ class MarianTranslator:
         self.end_ids = torch.tensor(end if isinstance(end, list) else [end])
 
     def _prepare(self, sentences: list[str]) -> list[str]:
-        if self.spec.target_token is None:
+        if self.target_token is None:
             return sentences
-        return [f"{self.spec.target_token} {s}" for s in sentences]
+        return [f"{self.target_token} {s}" for s in sentences]
 
     def translate(self, sentences: list[str]) -> list[str]:
         import torch

@@ -72,6 +72,25 @@ def translation_problem(spec: BackendSpec, pair: str) -> str:
     if not any((folder / name).is_file() for name in TOKENIZER_FILES):
         return (f"{spec.backend} model folder {model} has no tokenizer files ({', '.join(TOKENIZER_FILES)}): "
                 "save the tokenizer beside the model (tokenizer.save_pretrained)")
+    return _target_token_problem(folder / "vocab.json", spec, target)
+
+
+def _target_token_problem(vocab: Path, spec: BackendSpec, target: str) -> str:
+    """The model's ``>>xx<<`` tokens (its ``vocab.json``, where it has one) against ``target_token`` and the pair."""
+    import json
+
+    from interlingua.operators.translate.backend import language_codes, resolve_target_token
+
+    if not vocab.is_file():
+        return ""
+    try:
+        vocabulary = json.loads(vocab.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as err:
+        return f"{vocab} is not readable JSON ({err})"
+    try:
+        resolve_target_token(language_codes(vocabulary), spec.target_token, target)
+    except ValueError as err:
+        return f"{err} (translate.{target}.target_token)"
     return ""
 
 

@@ -24,7 +24,9 @@ def _folder(path, config: dict, *files: str):
 
 @pytest.fixture()
 def marian(tmp_path):
-    return _folder(tmp_path / "marian", {"model_type": "marian"}, "source.spm", "vocab.json")
+    folder = _folder(tmp_path / "marian", {"model_type": "marian"}, "source.spm")
+    (tmp_path / "marian" / "vocab.json").write_text("{}", encoding="utf-8")
+    return folder
 
 
 @pytest.fixture()
