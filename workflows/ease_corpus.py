@@ -28,6 +28,12 @@ Stages (each resumable: a rerun with the same config skips finished work):
    the entities manifest's config says which (``vector_source``).
 
 The funnel (pages → sentences → pairs → kept) is returned and stored in the manifest counters.
+
+Refused in one line, with nothing published: before Ray, a dump of a format the reader does not take (bz2, gzip,
+xz and uncompressed XML are read, told by their magic bytes; zstd, 7z, a Wikidata JSON or SQL file given as the
+dump are not; :mod:`interlingua.operators.wiki.dump_check`); after the extraction, a dump that yields no page and
+a build that keeps no pair (the message names the funnel stage that emptied;
+:mod:`interlingua.operators.wiki.empty_build`).
 """
 
 from __future__ import annotations
@@ -139,6 +145,7 @@ def run(config: EaseCorpusConfig, *, address: str | None = None) -> dict[str, An
     """Build and publish the corpus; returns a summary with the funnel of counts."""
     import ray.data
     from interlingua.operators.runner import run_operator
+    from interlingua.operators.wiki.dump_check import check_dump
     from interlingua.operators.wiki.dump_shards import plan_shards
     from interlingua.operators.wiki.extract_operator import ExtractShards, shards_to_rows
     from interlingua.core.inputs import require_input_files, require_writable
@@ -159,6 +166,8 @@ def run(config: EaseCorpusConfig, *, address: str | None = None) -> dict[str, An
     entity_inputs += vector_files(config.entity_vectors, config.entity_vector_ids) if config.entity_vectors else []
     require_input_files(dict.fromkeys(entity_inputs), "entity input")
     require_writable(config.store or corpus_root(), "corpus store")
+    for dump in config.dumps:  # a file of another format (zstd, 7z, a Wikidata JSON given as the dump) in one line
+        check_dump(dump.url, dump.lang, dump.index_url)
     # before anything is read: the versions record the inputs as they were when read, not as a rewrite during the
     # (long) extraction left them
     fingerprints = build_fingerprints(input_urls(config))
@@ -227,6 +236,7 @@ def build_corpus(
     import pyarrow as pa
     from interlingua.operators.corpus.store import CorpusStore
     from interlingua.operators.wiki.corpus_inputs import load_catalog
+    from interlingua.operators.wiki.empty_build import require_pages, require_pairs
 
     funnel: Counter = Counter()
     by_lang: dict[str, Counter] = {shard.lang: Counter() for shard in shards}
@@ -234,11 +244,13 @@ def build_corpus(
         counters = reports.get(shard.shard_id, {}).get("counters", {})
         funnel.update({f"extract_{k}": v for k, v in counters.items()})
         by_lang[shard.lang].update({k: counters.get(k, 0) for k in ("pages", "articles", "sentences", "links")})
+    require_pages(config.dumps, shards, reports)
     catalog, redirects, _titles = load_catalog(config, shards, work_dir)
     pairs_by_shard, link_counts = _link_pairs(shards, work_dir, catalog, redirects, funnel)
     kept = {entity for entity, count in link_counts.items() if count > config.min_entity_links}
     funnel["entities_linked"], funnel["entities_kept"] = len(link_counts), len(kept)
     tables, mask, rejects, untyped = _negatives_and_caps(config, shards, reports, pairs_by_shard, kept, catalog, funnel)
+    require_pairs(int(mask.sum()), funnel, link_counts, config.min_entity_links, catalog.id_source)
     manifest_config = config.model_dump(mode="json") | {
         "entity_id_source": catalog.id_source,
         "negative_sampling": (

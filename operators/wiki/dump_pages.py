@@ -18,10 +18,10 @@ extractor rejects pages that contain a replacement character, with reason ``inva
 forbids (C0 controls but tab/newline/return, U+FFFE/U+FFFF) would break the parse: they become spaces and are
 counted (``invalid_xml_chars``).
 
-End of input: a ``StreamBreak`` (truncated or corrupt bz2) ends the stream with ``truncated_archive`` and the
-compressed offset where it broke; text that ends inside a ``<page>`` is ``truncated_xml``, and so is a complete
-document (one that opened ``<mediawiki>``) that ends without ``</mediawiki>``; input with neither a root nor a
-page is ``no_pages``. Bare ``<page>`` elements (a multistream shard) need no root. Every issue names the last
+End of input: a ``StreamBreak`` (truncated or corrupt compressed data) ends the stream with ``truncated_archive``
+and the compressed offset where it broke; text that ends inside a ``<page>`` is ``truncated_xml``, and so is a
+complete document (one that opened ``<mediawiki>``) that ends without ``</mediawiki>``; input with neither a root
+nor a page is ``no_pages``. Bare ``<page>`` elements (a multistream shard) need no root. Every issue names the last
 complete page before it.
 """
 
@@ -145,7 +145,7 @@ def iter_pages(chunks: Iterator[bytes | StreamBreak], result: PageStreamResult) 
             stream_break = chunk
             break
         if decoder is None:
-            decoder = _decoder_for(chunk)
+            decoder = decoder_for(chunk)
         yield from pages_of(splitter.feed(_clean_text(decoder.decode(chunk), result)))
     if decoder is None and stream_break is None:
         issue("empty_input", "the shard holds no bytes")
@@ -269,7 +269,8 @@ def _clean_text(text: str, result: PageStreamResult) -> str:
     return text
 
 
-def _decoder_for(first_chunk: bytes) -> codecs.IncrementalDecoder:
+def decoder_for(first_chunk: bytes) -> codecs.IncrementalDecoder:
+    """The decoder of a dump's text: the codec its byte-order mark names, else UTF-8 (invalid bytes escaped)."""
     for bom, codec in _BOMS:
         if first_chunk.startswith(bom):
             return codecs.getincrementaldecoder(codec)(

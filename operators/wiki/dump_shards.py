@@ -7,7 +7,8 @@ shards of about ``shard_bytes`` compressed bytes; each shard is a byte range ``[
 seek to and decompress on its own. The first stream (the ``<siteinfo>`` header) and the last one
 (``</mediawiki>``) hold no page and sit outside every shard's page content.
 
-A plain ``.bz2`` (or uncompressed ``.xml``) dump is one shard: the whole file.
+A plain dump is one shard: the whole file, bz2, gzip or xz (told by its magic bytes, :data:`DUMP_CODECS`; each
+may be a concatenation of streams or members) or uncompressed XML.
 
 Decompression is chunked (memory flat in the dump size) and reports truncation: a stream that ends without
 its end-of-stream marker, or corrupt compressed data, yields a :class:`StreamBreak` with the compressed byte
@@ -21,14 +22,22 @@ from __future__ import annotations
 
 import bz2
 import io
+import lzma
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 import fsspec
 
-from interlingua.core.archives import open_compressed
+from interlingua.core.archives import DECOMPRESSION_ERRORS, open_compressed
 
 BZ2_MAGIC = b"BZh"
+#: The compressions a dump may use: name -> (its magic bytes, a new streaming decompressor of one stream / member).
+DUMP_CODECS = {
+    "bz2": (BZ2_MAGIC, bz2.BZ2Decompressor),
+    "gzip": (b"\x1f\x8b", lambda: zlib.decompressobj(wbits=31)),
+    "xz": (b"\xfd7zXZ\x00", lzma.LZMADecompressor),
+}
 READ_CHUNK_BYTES = 1 << 20
 #: The decompressor is fed slices of the chunks read: on corrupt data it raises and its output for the whole slice is
 #: lost, so a break is reported at most this far before the damage and costs at most this slice's pages.
@@ -122,7 +131,7 @@ def read_header_bytes(url: str, first_page_offset: int) -> bytes:
 def iter_shard_bytes(shard: DumpShard) -> Iterator[bytes | StreamBreak]:
     """Decompressed bytes of a shard, chunk by chunk; a :class:`StreamBreak` last if the data ended early.
 
-    Uncompressed files (no ``BZh`` magic) are passed through.
+    Files that start with none of :data:`DUMP_CODECS`' magic bytes are passed through (uncompressed XML).
     """
     with fsspec.open(shard.url, "rb") as handle:
         handle.seek(shard.start)
@@ -141,11 +150,17 @@ def iter_shard_bytes(shard: DumpShard) -> Iterator[bytes | StreamBreak]:
 
         chunks = compressed_chunks()
         first = next(chunks, b"")
-        if not first.startswith(BZ2_MAGIC):
+        codec = dump_codec(first)
+        if codec is None:
             yield first
             yield from chunks
             return
-        yield from _decompress_streams(_prepend(first, chunks), base_offset=shard.start)
+        yield from _decompress_streams(_prepend(first, chunks), base_offset=shard.start, codec=codec)
+
+
+def dump_codec(head: bytes) -> str | None:
+    """The :data:`DUMP_CODECS` compression whose magic bytes ``head`` starts with, else None."""
+    return next((name for name, (magic, _) in DUMP_CODECS.items() if head.startswith(magic)), None)
 
 
 def _prepend(first: bytes, rest: Iterator[bytes]) -> Iterator[bytes]:
@@ -160,12 +175,15 @@ def _slices(chunks: Iterator[bytes]) -> Iterator[bytes]:
             yield chunk[start : start + FEED_BYTES]
 
 
-def _decompress_streams(chunks: Iterator[bytes], base_offset: int) -> Iterator[bytes | StreamBreak]:
-    """Decompress concatenated bz2 streams; report (not raise) corrupt or truncated data.
+def _decompress_streams(
+    chunks: Iterator[bytes], base_offset: int, codec: str = "bz2"
+) -> Iterator[bytes | StreamBreak]:
+    """Decompress concatenated ``codec`` (:data:`DUMP_CODECS`) streams; report (not raise) corrupt or truncated data.
 
     ``base_offset`` is the file offset of the first compressed byte, so a break reports a file offset.
     """
-    decompressor = bz2.BZ2Decompressor()
+    new_decompressor = DUMP_CODECS[codec][1]
+    decompressor = new_decompressor()
     stream_open = False  # bytes were fed to the current stream and its end marker was not seen yet
     consumed = base_offset
     for chunk in _slices(chunks):
@@ -173,8 +191,8 @@ def _decompress_streams(chunks: Iterator[bytes], base_offset: int) -> Iterator[b
         while data:
             try:
                 out = decompressor.decompress(data)
-            except OSError as error:
-                yield StreamBreak(offset=consumed, reason=f"corrupt bz2 data: {error}")
+            except DECOMPRESSION_ERRORS as error:
+                yield StreamBreak(offset=consumed, reason=f"corrupt {codec} data: {error}")
                 return
             stream_open = True
             if out:
@@ -182,10 +200,10 @@ def _decompress_streams(chunks: Iterator[bytes], base_offset: int) -> Iterator[b
             if decompressor.eof:
                 consumed += len(data) - len(decompressor.unused_data)
                 data = decompressor.unused_data
-                decompressor = bz2.BZ2Decompressor()
+                decompressor = new_decompressor()
                 stream_open = False
             else:
                 consumed += len(data)
                 data = b""
     if stream_open:
-        yield StreamBreak(offset=consumed, reason="truncated bz2 stream: data ended before the end-of-stream marker")
+        yield StreamBreak(offset=consumed, reason=f"truncated {codec} stream: data ended before the end-of-stream marker")

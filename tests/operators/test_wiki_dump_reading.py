@@ -256,3 +256,24 @@ def test_corrupt_bz2_mid_dump_breaks_near_the_damage_and_keeps_the_pages_before(
     kept = b"".join(p for p in pieces if isinstance(p, bytes))
     assert reference.startswith(kept) and len(reference) - len(kept) <= 200_000  # at most the slice's 2 blocks
     assert kept.count(b"</page>") > 5000
+
+
+@pytest.mark.parametrize("suffix", [".gz", ".xz"])
+def test_gzip_and_xz_dumps_read_as_the_bz2_one_and_report_a_cut(tmp_path, suffix, enwiki_pages):
+    """Told by their magic bytes, concatenated members / streams included; a cut is a truncated_archive at its
+    offset, as for bz2."""
+    import gzip
+    import lzma
+
+    compress = {".gz": gzip.compress, ".xz": lambda data: lzma.compress(data, preset=0)}[suffix]
+    raw = bz2.open(ENWIKI).read()
+    path = tmp_path / f"enwiki.xml{suffix}"
+    path.write_bytes(compress(raw[:200_000]) + compress(raw[200_000:]))
+    pages, results = read(str(path))
+    assert [(p.page_id, p.title, p.text) for p in pages] == [(p.page_id, p.title, p.text) for p in enwiki_pages]
+    assert len(pages) == 206 and not results[0].issues
+    data = compress(raw)
+    path.write_bytes(data[: len(data) // 2])
+    pages, results = read(str(path))
+    (issue,) = results[0].issues
+    assert issue.reason == "truncated_archive" and issue.offset == len(data) // 2 and 0 < len(pages) < 206

@@ -13,11 +13,12 @@ import pytest
 from interlingua.operators.corpus.store import CorpusStore
 
 PAGE = ("<page><title>{title}</title><ns>0</ns><id>{id}</id><revision><id>{id}0</id><text>{title} is a city in "
-        "[[France]] near [[Lyon]]. It has a long history of trade and many old buildings.</text></revision></page>")
+        "[[{country}]] near [[Lyon]]. It has a long history of trade and many old buildings.</text></revision></page>")
 
 
 def _dump(titles) -> bytes:
-    pages = "".join(PAGE.format(title=t, id=i) for i, t in enumerate(titles, start=1))
+    pages = "".join(PAGE.format(title=t, id=i, country=("France", "Spain")[i % 2])  # each pair has a negative
+                    for i, t in enumerate(titles, start=1))
     return bz2.compress(f'<mediawiki xml:lang="en"><siteinfo><sitename>W</sitename></siteinfo>{pages}</mediawiki>'
                         .encode())
 

@@ -17,7 +17,7 @@ from interlingua.core.config import load_config
 from interlingua.workflows.bitext_corpus import BitextCorpusConfig, read_bitext
 
 PAGE = ("<page><title>{title}</title><ns>0</ns><id>{id}</id><revision><id>{id}0</id><text>{title} is a city in "
-        "[[France]] near [[Lyon]]. It has a long history of trade and many old buildings.</text></revision></page>")
+        "[[{country}]] near [[Lyon]]. It has a long history of trade and many old buildings.</text></revision></page>")
 
 
 def _tsv(tmp_path, compress, suffix, cut: int):
@@ -71,9 +71,11 @@ def test_manifest_marks_a_partial_version(tmp_path):
 
 
 def _dump(tmp_path, cut: int):
-    pages = "".join(PAGE.format(title=t, id=i) for i, t in enumerate(["Paris", "Lyon", "Nice", "Metz"], start=1))
-    xml = f'<mediawiki xml:lang="en"><siteinfo><sitename>W</sitename></siteinfo>{pages}</mediawiki>'
-    blob = bz2.compress(xml.encode())
+    """Cities of France and Spain; the last page and the footer in a second bz2 stream, which ``cut`` cuts short."""
+    pages = [PAGE.format(title=t, id=i, country=("France", "Spain")[i % 2])
+             for i, t in enumerate(["Paris", "Madrid", "Nice", "Metz"], start=1)]
+    head = f'<mediawiki xml:lang="en"><siteinfo><sitename>W</sitename></siteinfo>{"".join(pages[:3])}'
+    blob = bz2.compress(head.encode()) + bz2.compress(f"{pages[3]}</mediawiki>".encode())
     path = tmp_path / "enwiki.xml.bz2"
     path.write_bytes(blob[: len(blob) - cut])
     return str(path), len(blob) - cut
@@ -100,7 +102,7 @@ def test_truncated_wikipedia_dump_is_damage_with_its_offset_and_publishes_partia
     from interlingua.operators.corpus.store import CorpusStore
 
     manifest = CorpusStore(str(tmp_path / "store")).manifest("ease")
-    assert manifest.partial and manifest.partial_inputs[0].offset == size
+    assert manifest.partial and manifest.partial_inputs[0].offset == size and manifest.total_rows > 0
     assert summary["dump_issues"][0]["reason"] == "truncated_archive"
 
 

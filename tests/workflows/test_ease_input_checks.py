@@ -1,0 +1,139 @@
+"""ease-corpus refuses inputs that would publish an empty or wrong corpus, in one line: before Ray what the files'
+first bytes show, after the extraction a dump without pages and a build without pairs (nothing is published)."""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import json
+import lzma
+
+import numpy as np
+import pytest
+
+from interlingua.core.errors import UserError
+from interlingua.operators.corpus.store import CorpusStore
+from interlingua.workflows import ease_corpus
+from interlingua.workflows.ease_corpus import EaseCorpusConfig, WikiDump
+
+PAGE = ("<page><title>{title}</title><ns>0</ns><id>{id}</id><revision><id>{id}0</id><text>{title} is a city in "
+        "[[{country}]], a country of many old towns and long rivers.</text></revision></page>")
+CITIES = [("Paris", "France"), ("Lyon", "France"), ("Madrid", "Spain"), ("Seville", "Spain")]
+
+
+def _xml(dbname: str | None = "enwiki", cities=CITIES) -> bytes:
+    site = f"<dbname>{dbname}</dbname>" if dbname else ""
+    pages = "".join(PAGE.format(title=t, id=i, country=c) for i, (t, c) in enumerate(cities, start=1))
+    return f'<mediawiki xml:lang="en"><siteinfo><sitename>W</sitename>{site}</siteinfo>{pages}</mediawiki>'.encode()
+
+
+def _config(tmp_path, dump, **changes) -> EaseCorpusConfig:
+    fields = {"dumps": [WikiDump(lang="en", url=str(dump))], "min_entity_links": 0, "min_sentence_chars": 5,
+              "vector_method": "skipgram", "vector_dim": 4, "vector_epochs": 1, "store": str(tmp_path / "store"),
+              "work_dir": str(tmp_path / "work")}
+    return EaseCorpusConfig(**(fields | changes))
+
+
+@pytest.fixture
+def no_ray(monkeypatch, tmp_path):
+    from interlingua.core import runtime
+
+    monkeypatch.setenv("INTERLINGUA_HOME", str(tmp_path / "home"))
+    monkeypatch.setattr(runtime, "init_ray", lambda *a, **k: pytest.fail("Ray started"))
+
+
+@pytest.fixture
+def extract_here(monkeypatch, tmp_path):
+    """The extraction runs here, not on Ray actors."""
+    import ray.data
+
+    from interlingua.core import runtime
+    from interlingua.operators import runner
+
+    def extract_in_process(rows, op_cls, op_kwargs, **_):
+        out = op_cls(**op_kwargs)({key: np.array([row[key] for row in rows], dtype=object) for key in rows[0]})
+
+        class Extracted:
+            def take_all(self):
+                return [{"shard_id": s, "report": r} for s, r in zip(out["shard_id"], out["report"], strict=True)]
+
+        return Extracted()
+
+    monkeypatch.setenv("INTERLINGUA_HOME", str(tmp_path / "home"))
+    monkeypatch.setattr(ray.data, "from_items", lambda items, **_: items)
+    monkeypatch.setattr(runtime, "init_ray", lambda *a, **k: None)
+    monkeypatch.setattr(runner, "run_operator", extract_in_process)
+
+
+WIKIDATA_LINE = json.dumps({"id": "Q90", "sitelinks": {"enwiki": {"title": "Paris"}}})
+
+
+@pytest.mark.parametrize("name, data, message", [
+    ("enwiki-zstd.xml", b"\x28\xb5\x2f\xfd" + bytes(20), "is zstd-compressed; the dump reader takes bz2"),
+    ("enwiki.xml.7z", b"7z\xbc\xaf\x27\x1c" + bytes(20), "is 7z-compressed; the dump reader takes bz2"),
+    ("enwiki.json", f"[\n{WIKIDATA_LINE},\n]\n".encode(), r"is not MediaWiki export XML: it starts with '\[.*a Wikidata "
+                                                          r"JSON dump\? it goes in wikidata_json"),
+    ("wd.json.bz2", bz2.compress(f"[\n{WIKIDATA_LINE}\n]\n".encode()), "is not MediaWiki export XML.*wikidata_json"),
+    ("props.sql.gz", gzip.compress(b"-- MySQL dump\nINSERT INTO page_props VALUES (1,'x','y',NULL);\n"),
+     "is not MediaWiki export XML: .*an SQL dump"),
+    ("error.html", b"<!DOCTYPE html><html><body>404</body></html>", r"is not MediaWiki export XML: no <mediawiki> or <page> element"),
+    ("enwiki.xml.bz2", gzip.compress(_xml()), "is named bz2-compressed but holds gzip data"),
+    ("enwiki.xml.bz2", _xml(), "is named bz2-compressed but holds uncompressed data"),
+    ("enwiki.xml.gz", gzip.compress(b"  \n"), "holds no text once decompressed"),
+], ids=["zstd", "7z", "wikidata-json", "wikidata-json-bz2", "sql", "html", "gzip-named-bz2", "xml-named-bz2", "blank"])
+def test_a_file_that_is_no_readable_dump_is_refused_before_ray(tmp_path, no_ray, name, data, message):
+    (tmp_path / name).write_bytes(data)
+    with pytest.raises(UserError, match=f"^dump .*{name.replace('.', '[.]')} {message}") as caught:
+        ease_corpus.run(_config(tmp_path, tmp_path / name))
+    assert "\n" not in str(caught.value) and not list(tmp_path.rglob("manifest.json"))
+
+
+def test_a_multistream_index_needs_a_bz2_dump(tmp_path, no_ray):
+    (tmp_path / "enwiki.xml.gz").write_bytes(gzip.compress(_xml()))
+    (tmp_path / "index.txt").write_text("10:1:Paris\n")
+    config = _config(tmp_path, tmp_path / "enwiki.xml.gz")
+    config = config.model_copy(update={"dumps": [WikiDump(lang="en", url=str(tmp_path / "enwiki.xml.gz"),
+                                                          index_url=str(tmp_path / "index.txt"))]})
+    with pytest.raises(UserError, match="is gzip, but index_url makes it a multistream dump, which is bz2"):
+        ease_corpus.run(config)
+
+
+@pytest.mark.parametrize("name, compress", [("enwiki.xml.gz", gzip.compress), ("enwiki.xml.xz", lzma.compress),
+                                            ("enwiki.xml", lambda data: data)], ids=["gzip", "xz", "plain"])
+def test_gzip_xz_and_plain_dumps_build_the_corpus_of_the_bz2_one(tmp_path, extract_here, name, compress):
+    """The audit's .gz dump published an empty version with exit 0; read by its magic bytes, it gives the rows of
+    the same dump as .bz2."""
+    (tmp_path / "enwiki.xml.bz2").write_bytes(bz2.compress(_xml()))
+    (tmp_path / name).write_bytes(compress(_xml()))
+    store = CorpusStore(str(tmp_path / "store"))
+    rows = {}
+    for dump in ("enwiki.xml.bz2", name):
+        summary = ease_corpus.run(_config(tmp_path, tmp_path / dump, work_dir=str(tmp_path / f"work-{dump}")))
+        rows[dump] = store.read_table("ease", summary["corpus"].split("/")[1]).to_pylist()
+    assert len(rows[name]) == 4 and rows[name] == rows["enwiki.xml.bz2"]
+    assert {(r["entity_id"], tuple(r["hard_negative_ids"])) for r in rows[name]} == {("France", ("Spain",)),
+                                                                                        ("Spain", ("France",))}
+
+
+def test_a_dump_without_pages_fails_naming_it(tmp_path, extract_here):
+    dump = tmp_path / "enwiki.xml.bz2"
+    dump.write_bytes(bz2.compress(_xml(cities=[])))
+    with pytest.raises(UserError, match=r"^dump .*enwiki\.xml\.bz2 \(lang en\) yields no <page>: nothing to build"):
+        ease_corpus.run(_config(tmp_path, dump))
+    assert not list((tmp_path / "store").rglob("manifest.json"))
+
+
+@pytest.mark.parametrize("cities, changes, message", [
+    ([("Paris", "France")], {"min_sentence_chars": 500}, "their 1 articles hold no sentence with an article link"),
+    (CITIES, {"min_entity_links": 2}, r"no entity is linked more than min_entity_links=2 times \(the most linked "
+                                      r"one: 2\) \(hint: lower min_entity_links"),
+    ([("Paris", "France"), ("Lyon", "France")], {}, r"no pair of the 1 kept entities got a hard negative \(dropped: "
+                                                    r"no_negative_candidate 2\)"),
+], ids=["no-linked-sentence", "no-entity-kept", "no-negative"])
+def test_a_build_that_keeps_no_pair_fails_naming_where_they_ran_out(tmp_path, extract_here, cities, changes, message):
+    dump = tmp_path / "enwiki.xml.bz2"
+    dump.write_bytes(bz2.compress(_xml(cities=cities)))
+    config = _config(tmp_path, dump, **({"max_sentence_chars": 2000} | changes))
+    with pytest.raises(UserError, match=f"^ease-corpus: no pair to publish: {message}"):
+        ease_corpus.run(config)
+    assert not list((tmp_path / "store").rglob("manifest.json"))
