@@ -29,10 +29,11 @@ Stages (each resumable: a rerun with the same config skips finished work):
 
 The funnel (pages → sentences → pairs → kept) is returned and stored in the manifest counters.
 
-Refused in one line, with nothing published: before Ray, a dump of a format the reader does not take (bz2, gzip,
-xz and uncompressed XML are read, told by their magic bytes; zstd, 7z, a Wikidata JSON or SQL file given as the
-dump are not; :mod:`interlingua.operators.wiki.dump_check`); after the extraction, a dump that yields no page and
-a build that keeps no pair (the message names the funnel stage that emptied;
+Refused in one line, with nothing published: at load, a ``lang`` that is no Wikipedia language code; before Ray,
+a dump of a format the reader does not take (bz2, gzip, xz and uncompressed XML are read, told by their magic
+bytes; zstd, 7z, a Wikidata JSON or SQL file given as the dump are not) and a dump whose ``<siteinfo>`` names
+another wiki than its ``lang`` (:mod:`interlingua.operators.wiki.dump_check`); after the extraction, a dump that
+yields no page and a build that keeps no pair (the message names the funnel stage that emptied;
 :mod:`interlingua.operators.wiki.empty_build`).
 """
 
@@ -68,6 +69,20 @@ class WikiDump(Config):
     url: str
     index_url: str | None = None
     page_props_url: str | None = None
+
+    @field_validator("lang")
+    @classmethod
+    def _wikipedia_language(cls, lang: str) -> str:
+        """One of the Wikipedia language codes (:data:`WIKIPEDIA_LANGUAGE_CODES`), with a did-you-mean hint."""
+        from interlingua.core.config import closest
+        from interlingua.operators.wiki.wikitext_markup import WIKIPEDIA_LANGUAGE_CODES
+
+        if lang in WIKIPEDIA_LANGUAGE_CODES:
+            return lang
+        prefixes = [code for code in WIKIPEDIA_LANGUAGE_CODES if lang.startswith(code)]  # eng, en-gb -> en
+        close = max(sorted(prefixes), key=len) if prefixes else closest(lang, sorted(WIKIPEDIA_LANGUAGE_CODES))
+        raise ValueError(f"{lang!r} is not a Wikipedia language code ({f'did you mean {close!r}? ' if close else ''}"
+                         f"the code is the wiki's subdomain, <code>.wikipedia.org, and its dump's prefix: enwiki -> en)")
 
 
 def _default_dumps() -> list[WikiDump]:

@@ -6,11 +6,17 @@ bz2, gzip and xz of :data:`dump_shards.DUMP_CODECS`, or uncompressed XML), a fil
 compression than its bytes (the Wikipedia2Vec trainer opens the dump by its name), a multistream index given with a
 dump that is not bz2, and a file that is not MediaWiki export XML (a Wikidata JSON or SQL dump given as the dump,
 an HTML error page). Damage (a file cut short) is left to the extraction, which reports where it broke.
+
+It also refuses a dump of another wiki than its configured language names: the ``<dbname>`` of its
+``<siteinfo>`` (``enwiki``; dumps without one are taken on trust) must be the language's database name, which
+Wikidata's sitelinks use (:func:`wikidata.wikidata_site_id`: ``de`` -> ``dewiki``, ``be-tarask`` -> ``be_x_oldwiki``),
+so ``lang: de`` on an English dump fails in one line instead of publishing a corpus without pairs.
 """
 
 from __future__ import annotations
 
 import contextlib
+import re
 from dataclasses import dataclass
 
 import fsspec
@@ -18,12 +24,15 @@ import fsspec
 from interlingua.core.errors import UserError
 from interlingua.core.redact import redact_text
 from interlingua.operators.wiki.dump_shards import DumpShard, StreamBreak, dump_codec, iter_shard_bytes
+from interlingua.operators.wiki.wikidata import wikidata_site_id
+from interlingua.operators.wiki.wikitext_markup import WIKIPEDIA_LANGUAGE_CODES
 
 #: Decompressed bytes read at most: a dump's ``<siteinfo>`` header is a few kB.
 HEAD_BYTES = 1 << 20
 #: Magic bytes of compressions the dump reader does not decompress.
 FOREIGN_CODECS = {b"\x28\xb5\x2f\xfd": "zstd", b"7z\xbc\xaf\x27\x1c": "7z", b"PK\x03\x04": "zip",
                   b"\x04\x22\x4d\x18": "lz4"}
+_DBNAME = re.compile(r"<dbname>\s*([^<\s]+)\s*</dbname>")
 _NAMED = {"bz2": "bz2", "gzip": "gzip", "xz": "xz", "lzma": "xz", "zstd": "zstd", "zip": "zip", "lz4": "lz4"}
 
 
@@ -34,6 +43,13 @@ class DumpHead:
     codec: str | None
     text: str
     damaged: bool  # decompression broke inside the head
+
+    @property
+    def dbname(self) -> str | None:
+        """The ``<dbname>`` of the ``<siteinfo>`` header (before the first page), if the head holds one."""
+        first_page = self.text.find("<page")
+        match = _DBNAME.search(self.text, 0, first_page if first_page >= 0 else len(self.text))
+        return match.group(1) if match else None
 
 
 def check_dump(url: str, lang: str, index_url: str | None = None) -> DumpHead:
@@ -66,7 +82,14 @@ def check_dump(url: str, lang: str, index_url: str | None = None) -> DumpHead:
     if start and not damaged and "<mediawiki" not in text and "<page" not in text:
         raise UserError(f"dump {shown} is not MediaWiki export XML: no <mediawiki> or <page> element in its first "
                         f"{len(text)} characters (hint: give a pages-articles .xml.bz2 dump)")
-    return DumpHead(codec=codec, text=text, damaged=damaged)
+    head = DumpHead(codec=codec, text=text, damaged=damaged)
+    site = wikidata_site_id(lang)
+    if head.dbname is not None and head.dbname != site:
+        langs = sorted(code for code in WIKIPEDIA_LANGUAGE_CODES if wikidata_site_id(code) == head.dbname)
+        hint = f"lang: {langs[0]}" if langs else "give the pages-articles dump of a Wikipedia"
+        raise UserError(f"dump {shown} is a dump of {head.dbname} (its <siteinfo> <dbname>), but its lang {lang!r} "
+                        f"names {site} (hint: {hint})")
+    return head
 
 
 def read_head(url: str, lang: str) -> tuple[str, bool]:

@@ -137,3 +137,40 @@ def test_a_build_that_keeps_no_pair_fails_naming_where_they_ran_out(tmp_path, ex
     with pytest.raises(UserError, match=f"^ease-corpus: no pair to publish: {message}"):
         ease_corpus.run(config)
     assert not list((tmp_path / "store").rglob("manifest.json"))
+
+
+@pytest.mark.parametrize("lang, hint", [("eng", "did you mean 'en'?"), ("deu", "did you mean 'de'?"),
+                                        ("english", "did you mean 'en'?"), ("xx", "the code is the wiki's subdomain")])
+def test_lang_must_be_a_wikipedia_language_code(lang, hint):
+    from interlingua.core.config import validate
+
+    with pytest.raises(UserError, match=rf"dumps\.0\.lang = '{lang}': '{lang}' is not a Wikipedia language code "
+                                        rf"\(.*{hint}"):
+        validate(EaseCorpusConfig, {"dumps": [{"lang": lang, "url": "enwiki.xml.bz2"}]}, source="test")
+    for known in ("en", "zh-min-nan", "be-tarask", "simple"):
+        assert validate(EaseCorpusConfig, {"dumps": [{"lang": known, "url": "x"}]}, source="test").dumps[0].lang == known
+
+
+@pytest.mark.parametrize("dbname, lang, message", [
+    ("enwiki", "de", r"is a dump of enwiki \(its <siteinfo> <dbname>\), but its lang 'de' names dewiki \(hint: lang: "
+                     r"en\)"),
+    ("zh_min_nanwiki", "nan", r"is a dump of zh_min_nanwiki .* names nanwiki \(hint: lang: zh-min-nan\)"),
+    ("enwiktionary", "en", r"is a dump of enwiktionary .* names enwiki \(hint: give the pages-articles dump of a "
+                           r"Wikipedia\)"),
+])
+def test_a_dump_of_another_wiki_than_its_lang_is_refused_before_ray(tmp_path, no_ray, dbname, lang, message):
+    dump = tmp_path / "dump.xml.bz2"
+    dump.write_bytes(bz2.compress(_xml(dbname)))
+    config = _config(tmp_path, dump, dumps=[WikiDump(lang=lang, url=str(dump))])
+    with pytest.raises(UserError, match=f"^dump .*dump.xml.bz2 {message}$"):
+        ease_corpus.run(config)
+
+
+@pytest.mark.parametrize("dbname, lang", [("enwiki", "en"), (None, "de"), ("be_x_oldwiki", "be-tarask"),
+                                          ("be_x_oldwiki", "be-x-old"), ("zh_yuewiki", "zh-yue")])
+def test_a_dump_of_its_langs_wiki_or_without_dbname_is_taken(tmp_path, dbname, lang):
+    from interlingua.operators.wiki.dump_check import check_dump
+
+    dump = tmp_path / "dump.xml.bz2"
+    dump.write_bytes(bz2.compress(_xml(dbname)))
+    assert check_dump(str(dump), lang).dbname == dbname
