@@ -42,6 +42,11 @@ ROLES = ("premise", "entailment", "contradiction")
 COLUMNS = ("source_id", "role", "lang", "text", "penman", "linearized")
 
 
+#: Keys that say where and on what a build runs, not what it builds: left out of the version's config (and so its
+#: id), so a rerun with more actors or another store reopens the version built before.
+OPERATIONAL_KEYS = ("store_root", "translate_actors", "parse_actors", "translate_gpus", "parse_gpus")
+
+
 class AmrCorpusConfig(Config):
     """Options of the ``amr-corpus`` workflow."""
 
@@ -230,7 +235,8 @@ def run(config: AmrCorpusConfig, *, address: str | None = None) -> dict[str, Any
     triples = build.triples[: config.max_triples] if config.max_triples else build.triples
     store = CorpusStore(config.store_root or corpus_root())
     # a parser or translation model rewritten in place: another version
-    writer = store.open_version(config.corpus_name, redact(with_model_files(config.model_dump())),
+    writer = store.open_version(config.corpus_name,
+                                redact(with_model_files(config.model_dump(exclude=set(OPERATIONAL_KEYS)))),
                                 redact([config.source]), input_fingerprints=fingerprints)
     # no triple (every pair neutral, malformed or without a partner): one empty shard, a version holds at least one
     shards = plan_shards(max(1, len(triples)), config.triples_per_shard)

@@ -72,3 +72,27 @@ def test_triples_cut_off_by_max_triples_are_counted(tmp_path, monkeypatch):
     counters = CorpusStore(str(tmp_path / "store")).manifest("amr-corpus", summary["version"]).counters
     assert summary["nli"]["triples"] == 5 and parts == [2]
     assert counters["triples"] == 2 and counters["triples_beyond_max_triples"] == 3
+
+
+def test_actor_counts_gpu_shares_and_the_store_are_not_part_of_the_version(tmp_path, monkeypatch):
+    """translate_actors, parse_actors, the GPU shares and store_root entered the version's config: a rerun with 2 actors
+    built and published a second version of byte-identical rows instead of reopening the first."""
+    import json
+    import shutil
+
+    from interlingua.core import runtime
+    from interlingua.workflows import amr_corpus
+
+    nli = tmp_path / "nli.jsonl"
+    nli.write_text("".join(json.dumps({"captionID": f"c{i}", "pairID": f"c{i}#{j}", "sentence1": f"A man sleeps {i}.",
+                                       "sentence2": f"hypothesis {i} {j}", "gold_label": label}) + "\n"
+                           for i in range(3) for j, label in enumerate(["entailment", "contradiction"])))
+    monkeypatch.setattr(runtime, "init_ray", lambda *a, **k: None)  # no translation or parsing: rows are stubbed
+    monkeypatch.setattr(amr_corpus, "_build_shard", lambda part, config: ([], []))
+    base = dict(source=str(nli), store_root=str(tmp_path / "store"))
+    first = amr_corpus.run(amr_corpus.AmrCorpusConfig(**base))["version"]
+    shutil.copytree(tmp_path / "store", tmp_path / "other")
+    for operational in ({"translate_actors": 2, "parse_actors": 3}, {"translate_gpus": 1.0, "parse_gpus": 0.25},
+                        {"store_root": str(tmp_path / "other")}):
+        assert amr_corpus.run(amr_corpus.AmrCorpusConfig(**(base | operational)))["version"] == first, operational
+    assert amr_corpus.run(amr_corpus.AmrCorpusConfig(**base, drop_parentheses=True))["version"] != first
