@@ -32,9 +32,11 @@ The funnel (pages → sentences → pairs → kept) is returned and stored in th
 Refused in one line, with nothing published: at load, a ``lang`` that is no Wikipedia language code; before Ray,
 a dump of a format the reader does not take (bz2, gzip, xz and uncompressed XML are read, told by their magic
 bytes; zstd, 7z, a Wikidata JSON or SQL file given as the dump are not) and a dump whose ``<siteinfo>`` names
-another wiki than its ``lang`` (:mod:`interlingua.operators.wiki.dump_check`); after the extraction, a dump that
-yields no page and a build that keeps no pair (the message names the funnel stage that emptied;
-:mod:`interlingua.operators.wiki.empty_build`).
+another wiki than its ``lang`` (:mod:`interlingua.operators.wiki.dump_check`), and a Wikidata JSON whose first
+8 MiB hold no entity (or, when that is all of it, no sitelink to a dump's language); after the extraction, a dump
+that yields no page, a Wikidata JSON without a sitelink to a dump's language, and a build that keeps no pair (the
+message names the funnel stage that emptied; :mod:`interlingua.operators.wiki.empty_build`). Wikidata lines that
+are no entity are counted (``wikidata_lines_rejected[_<reason>]``) and kept in the rejects (operator ``wikidata``).
 """
 
 from __future__ import annotations
@@ -163,6 +165,7 @@ def run(config: EaseCorpusConfig, *, address: str | None = None) -> dict[str, An
     from interlingua.operators.wiki.dump_check import check_dump
     from interlingua.operators.wiki.dump_shards import plan_shards
     from interlingua.operators.wiki.extract_operator import ExtractShards, shards_to_rows
+    from interlingua.operators.wiki.wikidata import check_wikidata_head
     from interlingua.core.inputs import require_input_files, require_writable
     from interlingua.core.runtime import corpus_root, init_ray, state_dir
     from interlingua.operators.wiki.entity_vectors import vector_files
@@ -183,6 +186,8 @@ def run(config: EaseCorpusConfig, *, address: str | None = None) -> dict[str, An
     require_writable(config.store or corpus_root(), "corpus store")
     for dump in config.dumps:  # a file of another format (zstd, 7z, a Wikidata JSON given as the dump) in one line
         check_dump(dump.url, dump.lang, dump.index_url)
+    if config.wikidata_json:  # the wrong file, or (when its head is all of it) no sitelink to a dump's language
+        check_wikidata_head(config.wikidata_json, [d.lang for d in config.dumps])
     # before anything is read: the versions record the inputs as they were when read, not as a rewrite during the
     # (long) extraction left them
     fingerprints = build_fingerprints(input_urls(config))
@@ -250,7 +255,7 @@ def build_corpus(
         fingerprints = build_fingerprints(input_urls(config))
     import pyarrow as pa
     from interlingua.operators.corpus.store import CorpusStore
-    from interlingua.operators.wiki.corpus_inputs import load_catalog
+    from interlingua.operators.wiki.corpus_inputs import load_catalog, wikidata_rejects
     from interlingua.operators.wiki.empty_build import require_pages, require_pairs
 
     funnel: Counter = Counter()
@@ -265,6 +270,10 @@ def build_corpus(
     kept = {entity for entity, count in link_counts.items() if count > config.min_entity_links}
     funnel["entities_linked"], funnel["entities_kept"] = len(link_counts), len(kept)
     tables, mask, rejects, untyped = _negatives_and_caps(config, shards, reports, pairs_by_shard, kept, catalog, funnel)
+    if catalog.lines_rejected:  # Wikidata lines that are no entity: counted and kept aside with the first shard's
+        funnel["wikidata_lines_rejected"] = catalog.lines_rejected
+        funnel.update({f"wikidata_lines_rejected_{k}": v for k, v in sorted(catalog.rejected_reasons.items())})
+        rejects[shards[0].shard_id] += wikidata_rejects(catalog, config.wikidata_json)
     require_pairs(int(mask.sum()), funnel, link_counts, config.min_entity_links, catalog.id_source)
     manifest_config = config.model_dump(mode="json") | {
         "entity_id_source": catalog.id_source,

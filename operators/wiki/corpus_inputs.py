@@ -4,6 +4,7 @@
 - :func:`load_catalog`: per-language redirect tables, page titles, and the entity catalog from the configured
   source (Wikidata JSON → ``page_props`` → titles fallback).
 - :func:`shard_rejects`: a shard report's rejected pages and dump issues as corpus-store reject records.
+- :func:`wikidata_rejects`: the Wikidata JSON lines the catalog rejected, as reject records.
 - :func:`train_vectors_from_extracts`: skip-gram entity vectors over the extracted linked sentences.
 """
 
@@ -25,6 +26,7 @@ from interlingua.operators.wiki.wikidata import (
     add_page_props,
     load_wikidata_json,
     read_page_props_qids,
+    require_sitelinks,
     title_catalog,
 )
 
@@ -61,6 +63,7 @@ def load_catalog(
         }
     if config.wikidata_json:
         catalog = load_wikidata_json(config.wikidata_json, langs)
+        require_sitelinks(catalog, config.wikidata_json, langs)
     elif any(dump.page_props_url for dump in config.dumps):
         catalog = EntityCatalog(id_source="page_props")
         for dump in config.dumps:
@@ -80,6 +83,12 @@ def shard_rejects(report: dict) -> list[dict]:
         {"operator": "wiki_dump", "reason": issue["reason"], "row": issue} for issue in report.get("dump_issues", [])
     ]
     return records
+
+
+def wikidata_rejects(catalog: EntityCatalog, url: str) -> list[dict]:
+    """Reject records (operator, reason, row: input, line number, the line's start) of the listed rejected lines."""
+    return [{"operator": "wikidata", "reason": r["reason"], "row": {"input": url, "line": r["line"], "text": r["text"]}}
+            for r in catalog.rejects]
 
 
 def train_vectors_from_extracts(

@@ -11,19 +11,32 @@ Sources, in order of preference:
 3. Neither: the title itself is the entity id (the monolingual EASE setting; English titles as ids, other
    languages prefixed ``<lang>wiki:``). :attr:`EntityCatalog.id_source` says which one was used, and the
    workflow writes it into the corpus manifest.
+
+Rejected Wikidata lines (invalid UTF-8, invalid JSON, JSON that is no entity) are counted by reason and the first
+:data:`MAX_REJECTS_LISTED` kept with their line number and start, for the workflow's counters and rejects.
+:func:`require_sitelinks` refuses a file where no entity has a sitelink to a configured language's Wikipedia
+(the wrong file, or a subset without that language), and :func:`check_wikidata_head` runs the load on the file's
+first :data:`HEAD_BYTES` before Ray: the whole check on a small file, "is it Wikidata JSON at all" on a large one.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from interlingua.core.archives import open_compressed
+from interlingua.core.errors import UserError
+from interlingua.core.redact import redact_text
 
 _SQL_TUPLE = re.compile(r"\((\d+),'((?:[^'\\]|\\.)*)','((?:[^'\\]|\\.)*)',(?:NULL|[-+0-9.eE]+)\)")
 _SQL_ESCAPE = re.compile(r"\\(.)")
+MAX_REJECTS_LISTED = 1_000
+REJECT_TEXT_CHARS = 200
+#: Decompressed bytes of a Wikidata JSON file :func:`check_wikidata_head` reads (its lines up to the one crossing it).
+HEAD_BYTES = 8 << 20
 
 
 @dataclass
@@ -34,6 +47,11 @@ class EntityCatalog:
     titles: dict[str, dict[str, str]] = field(default_factory=dict)
     types: dict[str, tuple[str, ...]] = field(default_factory=dict)
     lines_rejected: int = 0
+    rejected_reasons: Counter = field(default_factory=Counter)
+    rejects: list[dict] = field(default_factory=list)  # the first MAX_REJECTS_LISTED: line, reason, text
+    lines_read: int = 0
+    entities_read: int = 0  # lines that are entities, whatever their sitelinks
+    complete: bool = True  # the whole file was read (not only its first max_bytes)
 
     def entity_id(self, lang: str, title: str) -> str | None:
         """The entity a (normalized, redirect-resolved) title of ``lang`` names, or ``None`` if unmapped."""
@@ -63,31 +81,40 @@ def title_catalog() -> EntityCatalog:
     return EntityCatalog(id_source="titles")
 
 
-def load_wikidata_json(url: str, langs: Iterable[str]) -> EntityCatalog:
+def load_wikidata_json(url: str, langs: Iterable[str], *, max_bytes: int | None = None) -> EntityCatalog:
     """Stream a Wikidata JSON dump; keep entities with a sitelink in one of ``langs`` (e.g. ``["en", "bg"]``).
 
-    Lines that are not valid entity JSON (bad JSON, invalid UTF-8, no string ``id``, ``sitelinks`` / ``claims``
-    of the wrong shape) are counted in ``lines_rejected`` (the array brackets are not); the load never stops on
-    one. P31 values of claims ranked ``deprecated`` (known to be wrong) are not types.
+    Lines that are not valid entity JSON (invalid UTF-8, invalid JSON, no string ``id``, ``sitelinks`` /
+    ``claims`` of the wrong shape) are counted in ``lines_rejected`` by reason and listed (the array brackets are
+    not); the load never stops on one. P31 values of claims ranked ``deprecated`` (known to be wrong) are not
+    types. With ``max_bytes``, reading stops after the line that crosses it (``complete`` says whether it did).
     """
     wanted = {wikidata_site_id(lang): lang for lang in langs}
     catalog = EntityCatalog(id_source="wikidata_json", titles={lang: {} for lang in wanted.values()})
+    read, number = 0, 0
     with open_compressed(url, "rb") as handle:
-        for raw in handle:
+        while True:
+            if max_bytes is not None and read >= max_bytes:
+                catalog.complete = not handle.read(1)
+                break
+            raw = handle.readline(-1 if max_bytes is None else max_bytes - read)
+            if not raw:
+                break
+            number, read = number + 1, read + len(raw)
+            if max_bytes is not None and read >= max_bytes and not raw.endswith(b"\n") and handle.read(1):
+                catalog.complete = False  # a line cut by the limit: not judged
+                break
+            catalog.lines_read = number
             line = raw.strip().rstrip(b",")
             if not line or line in (b"[", b"]"):
                 continue
-            try:
-                entity = json.loads(line.decode("utf-8"))
-                qid = entity["id"]
-                sitelinks = entity.get("sitelinks") or {}
-                if not isinstance(qid, str) or not qid or not isinstance(sitelinks, Mapping):
-                    raise TypeError("not an entity")
-            except (ValueError, KeyError, TypeError, AttributeError):
-                catalog.lines_rejected += 1
+            entity, reason = _entity(line)
+            if reason:
+                _reject(catalog, number, reason, line)
                 continue
-            linked = False
-            for site, link in sitelinks.items():
+            catalog.entities_read += 1
+            qid, linked = entity["id"], False
+            for site, link in (entity.get("sitelinks") or {}).items():
                 lang = wanted.get(site)
                 if lang is None or not isinstance(link, Mapping):
                     continue
@@ -100,6 +127,71 @@ def load_wikidata_json(url: str, langs: Iterable[str]) -> EntityCatalog:
                 if types:
                     catalog.types[qid] = types
     return catalog
+
+
+def _entity(line: bytes) -> tuple[Mapping | None, str | None]:
+    """``(entity, None)`` for a line holding an entity (a string ``id``, ``sitelinks`` a mapping), else
+    ``(None, reason)``."""
+    try:
+        text = line.decode("utf-8")
+    except UnicodeDecodeError:
+        return None, "invalid_utf8"
+    try:
+        entity = json.loads(text)
+    except ValueError:
+        return None, "invalid_json"
+    try:
+        qid = entity["id"]
+        sitelinks = entity.get("sitelinks") or {}
+        if not isinstance(qid, str) or not qid or not isinstance(sitelinks, Mapping):
+            raise TypeError("not an entity")
+    except (KeyError, TypeError, AttributeError):
+        return None, "not_an_entity"
+    return entity, None
+
+
+def _reject(catalog: EntityCatalog, number: int, reason: str, line: bytes) -> None:
+    catalog.lines_rejected += 1
+    catalog.rejected_reasons[reason] += 1
+    if len(catalog.rejects) < MAX_REJECTS_LISTED:
+        text = line[: REJECT_TEXT_CHARS * 4].decode("utf-8", errors="replace")[:REJECT_TEXT_CHARS]
+        catalog.rejects.append({"line": number, "reason": reason, "text": text})
+
+
+def require_sitelinks(catalog: EntityCatalog, url: str, langs: Iterable[str]) -> None:
+    """:class:`UserError` when ``catalog`` (a :func:`load_wikidata_json` of ``url``) holds no entity, or no
+    entity with a sitelink to one of ``langs``' Wikipedias: the wrong file, or one without that language."""
+    shown = redact_text(str(url))
+    if not catalog.entities_read:
+        raise UserError(f"wikidata_json {shown} holds no Wikidata entity{_first_reject(catalog)} (hint: give "
+                        f"Wikidata's JSON dump, latest-all.json.bz2 or .gz)")
+    missing = [wikidata_site_id(lang) for lang in langs if not catalog.titles.get(lang)]
+    if missing:
+        raise UserError(f"wikidata_json {shown}: none of its {catalog.entities_read} entities has a sitelink to "
+                        f"{', '.join(missing)} (hint: a Wikidata JSON dump that covers these Wikipedias, or leave "
+                        f"wikidata_json out)")
+
+
+def check_wikidata_head(url: str, langs: Iterable[str]) -> EntityCatalog:
+    """Before Ray: :func:`require_sitelinks` on the first :data:`HEAD_BYTES` of ``url`` when that is the whole
+    file, else :class:`UserError` only when none of those lines is an entity."""
+    langs = list(langs)
+    head = load_wikidata_json(url, langs, max_bytes=HEAD_BYTES)
+    if head.complete:
+        require_sitelinks(head, url, langs)
+    elif not head.entities_read:
+        raise UserError(f"wikidata_json {redact_text(str(url))} is not Wikidata JSON: none of its first "
+                        f"{head.lines_read} lines is an entity{_first_reject(head)} (hint: give Wikidata's JSON dump, "
+                        f"latest-all.json.bz2 or .gz)")
+    return head
+
+
+def _first_reject(catalog: EntityCatalog) -> str:
+    if not catalog.rejects:
+        return ""
+    first = catalog.rejects[0]
+    return (f": {catalog.lines_rejected} lines rejected, the first line {first['line']} ({first['reason']}: "
+            f"{first['text'][:60]!r})")
 
 
 def _p31_types(entity: Mapping) -> tuple[str, ...]:

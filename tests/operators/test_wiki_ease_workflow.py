@@ -380,3 +380,29 @@ def test_strict_link_threshold_page_wide_exclusion_and_bad_pages(tmp_path):
     assert funnel["pairs_dropped_no_negative_candidate"] == 5
     assert [i["reason"] for i in summary["dump_issues"]] == ["malformed_page"]
     assert funnel["extract_malformed_pages"] == 1 and funnel["extract_redirects"] == 1
+
+
+def test_rejected_wikidata_lines_are_counted_and_kept_aside(setup, tmp_path):
+    """Lines of the Wikidata JSON that are no entity reach the funnel, the manifest's counters and the rejects (with
+    their line number and start); the corpus rows are those of the clean file."""
+    config, work, store_url = setup
+    shards, reports, _, _ = extract(config, work)
+    clean = build_corpus(config, shards, reports, work, str(tmp_path / "clean"))
+    path = tmp_path / "wd.json"
+    lines = path.read_bytes().split(b"\n")
+    path.write_bytes(b"\n".join(lines[:2] + [b'{"id": "Q1", "sitelinks": {"enwiki": {"title": "\xff"}}},',
+                                             b"{not json,", b'{"sitelinks": {}},'] + lines[2:]))
+    summary = build_corpus(config, shards, reports, work, store_url)
+    funnel = summary["funnel"]
+    assert (funnel["wikidata_lines_rejected"], funnel["wikidata_lines_rejected_invalid_utf8"],
+            funnel["wikidata_lines_rejected_invalid_json"], funnel["wikidata_lines_rejected_not_an_entity"]) == (3, 1, 1, 1)
+    store = CorpusStore(store_url)
+    assert store.manifest("ease").counters["wikidata_lines_rejected"] == 3
+    rejected = [(r["reason"], json.loads(r["row"])) for r in store.read_rejects("ease").to_pylist()
+                if r["operator"] == "wikidata"]
+    assert [(reason, row["line"], row["text"]) for reason, row in rejected] == [
+        ("invalid_utf8", 3, '{"id": "Q1", "sitelinks": {"enwiki": {"title": "\ufffd"}}}'),
+        ("invalid_json", 4, "{not json"), ("not_an_entity", 5, '{"sitelinks": {}}')]
+    assert rejected[0][1]["input"] == str(path)
+    assert store.read_table("ease").to_pylist() == CorpusStore(str(tmp_path / "clean")).read_table("ease").to_pylist()
+    assert "wikidata_lines_rejected" not in clean["funnel"]

@@ -140,3 +140,23 @@ def test_malformed_wikidata_lines_are_counted_and_never_stop_the_load(tmp_path):
     catalog = load_wikidata_json(str(path), ["en"])
     assert catalog.titles["en"] == {"Good": "Q1", "No claims": "Q2"}
     assert catalog.types == {"Q1": ("Q5",)} and catalog.lines_rejected == 5
+    assert catalog.rejected_reasons == {"not_an_entity": 3, "invalid_utf8": 1, "invalid_json": 1}
+    assert [(r["line"], r["reason"]) for r in catalog.rejects] == [
+        (4, "not_an_entity"), (5, "not_an_entity"), (6, "not_an_entity"), (7, "invalid_utf8"), (9, "invalid_json")]
+    assert catalog.rejects[3]["text"] == '{"id": "Q6", "sitelinks": {"enwiki": {"title": "Bad \ufffd bytes"}}}'
+    assert catalog.rejects[4]["text"] == "{truncated" and catalog.entities_read == 3 and catalog.complete
+
+
+def test_no_entity_or_no_sitelink_to_a_configured_language_is_refused(tmp_path):
+    from interlingua.core.errors import UserError
+    from interlingua.operators.wiki.wikidata import require_sitelinks
+
+    path = tmp_path / "wd.json"
+    path.write_text("[\n" + json.dumps({"id": "Q1", "sitelinks": {"enwiki": {"title": "A"}}}) + "\n]\n")
+    require_sitelinks(load_wikidata_json(str(path), ["en"]), str(path), ["en"])
+    with pytest.raises(UserError, match=r"wd\.json: none of its 1 entities has a sitelink to bgwiki, zh_yuewiki"):
+        require_sitelinks(load_wikidata_json(str(path), ["en", "bg", "zh-yue"]), str(path), ["en", "bg", "zh-yue"])
+    path.write_text("<mediawiki>\n<page>\n")
+    with pytest.raises(UserError, match=r"wd\.json holds no Wikidata entity: 2 lines rejected, the first line 1 "
+                                        r"\(invalid_json: '<mediawiki>'\)"):
+        require_sitelinks(load_wikidata_json(str(path), ["en"]), str(path), ["en"])

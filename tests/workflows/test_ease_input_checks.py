@@ -174,3 +174,42 @@ def test_a_dump_of_its_langs_wiki_or_without_dbname_is_taken(tmp_path, dbname, l
     dump = tmp_path / "dump.xml.bz2"
     dump.write_bytes(bz2.compress(_xml(dbname)))
     assert check_dump(str(dump), lang).dbname == dbname
+
+
+def _wikidata(path, site: str = "enwiki", count: int = 4) -> str:
+    lines = [json.dumps({"id": f"Q{i}", "sitelinks": {site: {"title": title}}})
+             for i, title in enumerate(["France", "Spain", "Paris", "Madrid"][:count], start=1)]
+    path.write_text("[\n" + ",\n".join(lines) + "\n]\n")
+    return str(path)
+
+
+def test_a_wikidata_json_that_is_no_wikidata_or_misses_a_language_is_refused_before_ray(tmp_path, no_ray):
+    dump = tmp_path / "enwiki.xml.bz2"
+    dump.write_bytes(bz2.compress(_xml()))
+    with pytest.raises(UserError, match=r"^wikidata_json .*enwiki\.xml\.bz2 holds no Wikidata entity: 1 lines "
+                                        r"rejected, the first line 1 \(invalid_json: '<mediawiki"):
+        ease_corpus.run(_config(tmp_path, dump, wikidata_json=str(dump)))
+    german = _wikidata(tmp_path / "wd.json", site="dewiki")
+    with pytest.raises(UserError, match=r"^wikidata_json .*wd\.json: none of its 4 entities has a sitelink to enwiki "
+                                        r"\(hint"):
+        ease_corpus.run(_config(tmp_path, dump, wikidata_json=german))
+
+
+def test_a_large_wikidata_json_is_checked_by_its_head_before_ray_and_whole_after(tmp_path, monkeypatch, extract_here):
+    from interlingua.operators.wiki import wikidata
+
+    monkeypatch.setattr(wikidata, "HEAD_BYTES", 64)  # the files below are "large": only their head is read first
+    dump = tmp_path / "enwiki.xml.bz2"
+    dump.write_bytes(bz2.compress(_xml()))
+    xml = tmp_path / "dump.json"
+    xml.write_text("<mediawiki>\n" * 10)
+    with pytest.raises(UserError, match=r"^wikidata_json .*dump\.json is not Wikidata JSON: none of its first 5 lines "
+                                        r"is an entity: 5 lines rejected"):
+        ease_corpus.run(_config(tmp_path, dump, wikidata_json=str(xml)))
+    assert not (tmp_path / "work").exists()  # before the extraction
+    german = _wikidata(tmp_path / "wd.json", site="dewiki")
+    with pytest.raises(UserError, match=r"^wikidata_json .*wd\.json: none of its 4 entities has a sitelink to enwiki"):
+        ease_corpus.run(_config(tmp_path, dump, wikidata_json=german))
+    assert (tmp_path / "work").exists() and not list(tmp_path.rglob("manifest.json"))
+    summary = ease_corpus.run(_config(tmp_path, dump, wikidata_json=_wikidata(tmp_path / "wd.json")))
+    assert summary["entity_id_source"] == "wikidata_json" and summary["funnel"]["pairs_kept_after_caps"] == 4
