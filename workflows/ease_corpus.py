@@ -123,8 +123,9 @@ class EaseCorpusConfig(Config):
     min_sentence_chars: int = Field(default=10, ge=1)
     max_sentence_chars: int = Field(default=2_000, ge=1)
     allow_truncated_inputs: bool = Field(
-        default=False, description="a truncated/corrupt dump publishes the pages read before the damage, the version "
-                                   "marked partial in its manifest (default: the run fails naming file and byte offset)")
+        default=False, description="a truncated/corrupt dump, Wikidata JSON or page_props file publishes what was read "
+                                   "before the damage, the versions marked partial in their manifests (default: the run "
+                                   "fails naming file and byte offset)")
 
     @model_validator(mode="after")
     def _sentence_bounds(self) -> "EaseCorpusConfig":
@@ -187,7 +188,7 @@ def run(config: EaseCorpusConfig, *, address: str | None = None) -> dict[str, An
     for dump in config.dumps:  # a file of another format (zstd, 7z, a Wikidata JSON given as the dump) in one line
         check_dump(dump.url, dump.lang, dump.index_url)
     if config.wikidata_json:  # the wrong file, or (when its head is all of it) no sitelink to a dump's language
-        check_wikidata_head(config.wikidata_json, [d.lang for d in config.dumps])
+        check_wikidata_head(config.wikidata_json, [d.lang for d in config.dumps], config.allow_truncated_inputs)
     # before anything is read: the versions record the inputs as they were when read, not as a rewrite during the
     # (long) extraction left them
     fingerprints = build_fingerprints(input_urls(config))
@@ -285,8 +286,8 @@ def build_corpus(
     store = CorpusStore(store_url)
     writer = store.open_version(config.name, redact(manifest_config), redact([d.url for d in config.dumps]),
                                 input_fingerprints=fingerprints)
-    if not writer.published:  # reached only with allow_truncated_inputs when a dump is damaged
-        for damaged in archive_damage(shards, reports):
+    if not writer.published:  # reached only with allow_truncated_inputs when an input is damaged
+        for damaged in archive_damage(shards, reports) + catalog.partial_inputs:
             writer.mark_partial(**damaged)
     offset = 0
     vocabulary: set[str] = set()

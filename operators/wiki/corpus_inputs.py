@@ -42,7 +42,9 @@ def read_extracted(work_url: str, shard: DumpShard, table: str) -> pa.Table:
 def load_catalog(
     config: Any, shards: list[DumpShard], work_url: str
 ) -> tuple[EntityCatalog, dict[str, RedirectTable], dict[str, dict[int, str]]]:
-    """``(catalog, redirects by lang, page id → title by lang)`` for the workflow config's dumps."""
+    """``(catalog, redirects by lang, page id → title by lang)`` for the workflow config's dumps. A damaged
+    compressed Wikidata JSON or ``page_props`` file raises :class:`TruncatedInputError`; with the config's
+    ``allow_truncated_inputs`` what was read is used and the damage is in ``catalog.partial_inputs``."""
     langs = [dump.lang for dump in config.dumps]
     redirects: dict[str, RedirectTable] = {}
     titles: dict[str, dict[int, str]] = {}
@@ -61,16 +63,19 @@ def load_catalog(
                 *read_extracted(work_url, s, "pages").select(["page_id", "title"]).to_pydict().values(), strict=True
             )
         }
+    partial = [] if config.allow_truncated_inputs else None  # else a damaged file raises TruncatedInputError
     if config.wikidata_json:
-        catalog = load_wikidata_json(config.wikidata_json, langs)
+        catalog = load_wikidata_json(config.wikidata_json, langs, partial=partial)
         require_sitelinks(catalog, config.wikidata_json, langs)
     elif any(dump.page_props_url for dump in config.dumps):
         catalog = EntityCatalog(id_source="page_props")
         for dump in config.dumps:
             if dump.page_props_url:
-                add_page_props(catalog, dump.lang, titles[dump.lang], read_page_props_qids(dump.page_props_url))
+                qids = read_page_props_qids(dump.page_props_url, partial)
+                add_page_props(catalog, dump.lang, titles[dump.lang], qids)
     else:
         catalog = title_catalog()
+    catalog.partial_inputs = partial or []
     return catalog, redirects, titles
 
 

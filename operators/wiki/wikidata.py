@@ -24,12 +24,12 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
-from interlingua.core.archives import open_compressed
+from interlingua.core.archives import DECOMPRESSION_ERRORS, cut_short, open_compressed
 from interlingua.core.errors import UserError
-from interlingua.core.redact import redact_text
+from interlingua.core.redact import redact, redact_text
 
 _SQL_TUPLE = re.compile(r"\((\d+),'((?:[^'\\]|\\.)*)','((?:[^'\\]|\\.)*)',(?:NULL|[-+0-9.eE]+)\)")
 _SQL_ESCAPE = re.compile(r"\\(.)")
@@ -52,6 +52,7 @@ class EntityCatalog:
     lines_read: int = 0
     entities_read: int = 0  # lines that are entities, whatever their sitelinks
     complete: bool = True  # the whole file was read (not only its first max_bytes)
+    partial_inputs: list[dict] = field(default_factory=list)  # inputs read in part (allow_truncated_inputs)
 
     def entity_id(self, lang: str, title: str) -> str | None:
         """The entity a (normalized, redirect-resolved) title of ``lang`` names, or ``None`` if unmapped."""
@@ -81,52 +82,80 @@ def title_catalog() -> EntityCatalog:
     return EntityCatalog(id_source="titles")
 
 
-def load_wikidata_json(url: str, langs: Iterable[str], *, max_bytes: int | None = None) -> EntityCatalog:
+def load_wikidata_json(url: str, langs: Iterable[str], *, max_bytes: int | None = None,
+                       partial: list[dict] | None = None) -> EntityCatalog:
     """Stream a Wikidata JSON dump; keep entities with a sitelink in one of ``langs`` (e.g. ``["en", "bg"]``).
 
     Lines that are not valid entity JSON (invalid UTF-8, invalid JSON, no string ``id``, ``sitelinks`` /
     ``claims`` of the wrong shape) are counted in ``lines_rejected`` by reason and listed (the array brackets are
     not); the load never stops on one. P31 values of claims ranked ``deprecated`` (known to be wrong) are not
     types. With ``max_bytes``, reading stops after the line that crosses it (``complete`` says whether it did).
+    A compressed file cut short or corrupt raises :class:`TruncatedInputError` (file, compressed offset, complete
+    lines before the damage); with ``partial`` (``allow_truncated_inputs``) the lines before it are kept and the
+    damage is appended there instead (``input_url``, ``reason``, ``offset``: :meth:`VersionWriter.mark_partial`'s).
     """
     wanted = {wikidata_site_id(lang): lang for lang in langs}
     catalog = EntityCatalog(id_source="wikidata_json", titles={lang: {} for lang in wanted.values()})
-    read, number = 0, 0
     with open_compressed(url, "rb") as handle:
-        while True:
-            if max_bytes is not None and read >= max_bytes:
-                catalog.complete = not handle.read(1)
-                break
-            raw = handle.readline(-1 if max_bytes is None else max_bytes - read)
-            if not raw:
-                break
-            number, read = number + 1, read + len(raw)
-            if max_bytes is not None and read >= max_bytes and not raw.endswith(b"\n") and handle.read(1):
-                catalog.complete = False  # a line cut by the limit: not judged
-                break
-            catalog.lines_read = number
-            line = raw.strip().rstrip(b",")
-            if not line or line in (b"[", b"]"):
-                continue
-            entity, reason = _entity(line)
-            if reason:
-                _reject(catalog, number, reason, line)
-                continue
-            catalog.entities_read += 1
-            qid, linked = entity["id"], False
-            for site, link in (entity.get("sitelinks") or {}).items():
-                lang = wanted.get(site)
-                if lang is None or not isinstance(link, Mapping):
-                    continue
-                title = link.get("title")
-                if isinstance(title, str) and title:
-                    catalog.titles[lang][title] = qid
-                    linked = True
-            if linked:
-                types = _p31_types(entity)
-                if types:
-                    catalog.types[qid] = types
+        try:
+            for number, line in _lines(handle, max_bytes, catalog):
+                _add_entity(catalog, wanted, number, line)
+        except DECOMPRESSION_ERRORS as error:
+            _damaged(url, handle, error, catalog.lines_read, partial)
     return catalog
+
+
+def _lines(handle, max_bytes: int | None, catalog: EntityCatalog) -> Iterator[tuple[int, bytes]]:
+    """``(line number, line)`` of the entity lines (brackets, blank lines and the trailing commas left out); with
+    ``max_bytes``, up to the line that crosses it, setting ``catalog.complete``; ``catalog.lines_read`` counts."""
+    read, number = 0, 0
+    while True:
+        if max_bytes is not None and read >= max_bytes:
+            catalog.complete = not handle.read(1)
+            return
+        raw = handle.readline(-1 if max_bytes is None else max_bytes - read)
+        if not raw:
+            return
+        number, read = number + 1, read + len(raw)
+        if max_bytes is not None and read >= max_bytes and not raw.endswith(b"\n") and handle.read(1):
+            catalog.complete = False  # a line cut by the limit: not judged
+            return
+        catalog.lines_read = number
+        line = raw.strip().rstrip(b",")
+        if line and line not in (b"[", b"]"):
+            yield number, line
+
+
+def _add_entity(catalog: EntityCatalog, wanted: Mapping[str, str], number: int, line: bytes) -> None:
+    """The entity of ``line`` into ``catalog``: its titles in the ``wanted`` sites (site id -> lang) and, if it has
+    one, its P31 types; a line that is no entity is rejected."""
+    entity, reason = _entity(line)
+    if reason:
+        _reject(catalog, number, reason, line)
+        return
+    catalog.entities_read += 1
+    qid, linked = entity["id"], False
+    for site, link in (entity.get("sitelinks") or {}).items():
+        lang = wanted.get(site)
+        if lang is None or not isinstance(link, Mapping):
+            continue
+        title = link.get("title")
+        if isinstance(title, str) and title:
+            catalog.titles[lang][title] = qid
+            linked = True
+    if linked:
+        types = _p31_types(entity)
+        if types:
+            catalog.types[qid] = types
+
+
+def _damaged(url: str, handle, error: BaseException, lines: int, partial: list[dict] | None) -> None:
+    """Raise the :class:`TruncatedInputError` of ``url`` (``handle`` broke with ``error`` after ``lines``
+    complete lines) or, with ``partial``, record it there."""
+    damage = cut_short(url, handle, error, lines)
+    if partial is None:
+        raise damage from None
+    partial.append({"input_url": redact(damage.url), "reason": damage.detail, "offset": damage.offset})
 
 
 def _entity(line: bytes) -> tuple[Mapping | None, str | None]:
@@ -172,11 +201,12 @@ def require_sitelinks(catalog: EntityCatalog, url: str, langs: Iterable[str]) ->
                         f"wikidata_json out)")
 
 
-def check_wikidata_head(url: str, langs: Iterable[str]) -> EntityCatalog:
+def check_wikidata_head(url: str, langs: Iterable[str], allow_truncated: bool = False) -> EntityCatalog:
     """Before Ray: :func:`require_sitelinks` on the first :data:`HEAD_BYTES` of ``url`` when that is the whole
-    file, else :class:`UserError` only when none of those lines is an entity."""
+    file (or all that a damaged file holds), else :class:`UserError` only when none of those lines is an entity.
+    Damage inside the head raises :class:`TruncatedInputError` unless ``allow_truncated``."""
     langs = list(langs)
-    head = load_wikidata_json(url, langs, max_bytes=HEAD_BYTES)
+    head = load_wikidata_json(url, langs, max_bytes=HEAD_BYTES, partial=[] if allow_truncated else None)
     if head.complete:
         require_sitelinks(head, url, langs)
     elif not head.entities_read:
@@ -210,16 +240,22 @@ def _p31_types(entity: Mapping) -> tuple[str, ...]:
     return tuple(types)
 
 
-def read_page_props_qids(url: str) -> dict[int, str]:
-    """``page id → QID`` from a ``page_props`` SQL dump (``wikibase_item`` rows only)."""
+def read_page_props_qids(url: str, partial: list[dict] | None = None) -> dict[int, str]:
+    """``page id → QID`` from a ``page_props`` SQL dump (``wikibase_item`` rows only). A compressed file cut short
+    or corrupt: as :func:`load_wikidata_json` (raised, or with ``partial`` recorded there and the rows before kept)."""
     qids: dict[int, str] = {}
+    lines = 0
     with open_compressed(url, "rt", encoding="utf-8", errors="replace") as handle:
-        for line in handle:
-            if not line.startswith("INSERT INTO"):
-                continue
-            for match in _SQL_TUPLE.finditer(line):
-                if _SQL_ESCAPE.sub(r"\1", match.group(2)) == "wikibase_item":
-                    qids[int(match.group(1))] = _SQL_ESCAPE.sub(r"\1", match.group(3))
+        try:
+            for line in handle:
+                lines += 1
+                if not line.startswith("INSERT INTO"):
+                    continue
+                for match in _SQL_TUPLE.finditer(line):
+                    if _SQL_ESCAPE.sub(r"\1", match.group(2)) == "wikibase_item":
+                        qids[int(match.group(1))] = _SQL_ESCAPE.sub(r"\1", match.group(3))
+        except DECOMPRESSION_ERRORS as error:
+            _damaged(url, handle.buffer, error, lines, partial)
     return qids
 
 

@@ -160,3 +160,32 @@ def test_no_entity_or_no_sitelink_to_a_configured_language_is_refused(tmp_path):
     with pytest.raises(UserError, match=r"wd\.json holds no Wikidata entity: 2 lines rejected, the first line 1 "
                                         r"\(invalid_json: '<mediawiki>'\)"):
         require_sitelinks(load_wikidata_json(str(path), ["en"]), str(path), ["en"])
+
+
+@pytest.mark.parametrize("suffix", [".gz", ".bz2"])
+def test_a_cut_wikidata_json_or_page_props_raises_with_file_and_offset_or_keeps_what_was_read(tmp_path, suffix):
+    import bz2
+
+    from interlingua.core.archives import TruncatedInputError
+
+    compress = {".gz": gzip.compress, ".bz2": lambda data: bz2.compress(data, 1)}[suffix]
+    entities = "[\n" + ",\n".join(json.dumps({"id": f"Q{i}", "sitelinks": {"enwiki": {"title": f"T{i} " + "x" * 40}}})
+                                  for i in range(1, 6000)) + "\n]\n"
+    sql = "".join(f"INSERT INTO `page_props` VALUES ({i},'wikibase_item','Q{i}',NULL);\n" for i in range(1, 6000))
+    for name, text, load in [("wd.json", entities, lambda url, partial=None: load_wikidata_json(url, ["en"],
+                                                                                               partial=partial)),
+                             ("props.sql", sql, read_page_props_qids)]:
+        blob = compress(text.encode())
+        path = tmp_path / f"{name}{suffix}"
+        path.write_bytes(blob[: len(blob) * 3 // 4])
+        with pytest.raises(TruncatedInputError, match=rf"input .*{name}{suffix} is truncated or corrupt at byte \d+: "
+                                                      r"EOFError.*allow_truncated_inputs") as caught:
+            load(str(path))
+        assert caught.value.url == str(path) and 0 < caught.value.offset <= len(blob) * 3 // 4
+        partial: list[dict] = []
+        loaded = load(str(path), partial)
+        read = len(loaded.titles["en"]) if name == "wd.json" else len(loaded)
+        assert 0 < read < 5999 and caught.value.lines >= read  # lines before the damage kept
+        (record,) = partial
+        assert record["input_url"] == str(path) and record["offset"] == caught.value.offset
+        assert "EOFError" in record["reason"]

@@ -213,3 +213,56 @@ def test_a_large_wikidata_json_is_checked_by_its_head_before_ray_and_whole_after
     assert (tmp_path / "work").exists() and not list(tmp_path.rglob("manifest.json"))
     summary = ease_corpus.run(_config(tmp_path, dump, wikidata_json=_wikidata(tmp_path / "wd.json")))
     assert summary["entity_id_source"] == "wikidata_json" and summary["funnel"]["pairs_kept_after_caps"] == 4
+
+
+def _cut(path, data: bytes, keep: float = 0.6) -> str:
+    path.write_bytes(data[: int(len(data) * keep)])
+    return str(path)
+
+
+def test_a_cut_wikidata_json_fails_with_file_and_offset_before_ray_not_an_eoferror(tmp_path, no_ray):
+    """The audit's truncated Wikidata JSON stopped the run with a bare EOFError after the whole extraction; a file
+    this small is read whole before Ray."""
+    from interlingua.core.archives import TruncatedInputError
+
+    dump = tmp_path / "enwiki.xml.bz2"
+    dump.write_bytes(bz2.compress(_xml()))
+    (tmp_path / "full.json").write_text("")
+    cut = _cut(tmp_path / "wd.json.gz", gzip.compress(open(_wikidata(tmp_path / "full.json"), "rb").read()))
+    with pytest.raises(TruncatedInputError, match=r"^input .*wd\.json\.gz is truncated or corrupt at byte \d+: "
+                                                  r"EOFError: .*allow_truncated_inputs") as caught:
+        ease_corpus.run(_config(tmp_path, dump, wikidata_json=cut))
+    assert caught.value.url == cut and 0 < caught.value.offset <= (tmp_path / "wd.json.gz").stat().st_size
+
+
+@pytest.mark.parametrize("source", ["wikidata_json", "page_props_url"])
+def test_a_cut_entity_source_read_after_the_extraction_fails_or_is_published_partial(tmp_path, monkeypatch,
+                                                                                      extract_here, source):
+    """A large Wikidata JSON (only its head is read before Ray) or a page_props dump cut short: the project's
+    truncated-input error naming file and offset; with allow_truncated_inputs what was read is used and the corpus
+    version lists the file in its partial inputs."""
+    from interlingua.core.archives import TruncatedInputError
+    from interlingua.operators.wiki import wikidata
+
+    monkeypatch.setattr(wikidata, "HEAD_BYTES", 64)
+    dump = tmp_path / "enwiki.xml.bz2"  # the countries are pages too: page_props map their page ids
+    dump.write_bytes(bz2.compress(_xml(cities=CITIES + [("France", "Spain"), ("Spain", "France")])))
+    if source == "wikidata_json":  # the four entities, then lines enough that the cut falls among them
+        entities = [{"id": f"Q{i}", "sitelinks": {"enwiki": {"title": title}}}
+                    for i, title in enumerate(["France", "Spain", "Paris", "Madrid"], start=1)]
+        entities += [{"id": f"Q{i}", "sitelinks": {"dewiki": {"title": f"T{i}"}}} for i in range(100, 9000)]
+        text = "[\n" + ",\n".join(json.dumps(e) for e in entities) + "\n]\n"
+        inputs = {"wikidata_json": _cut(tmp_path / "wd.json.gz", gzip.compress(text.encode()))}
+    else:
+        rows = [f"INSERT INTO `page_props` VALUES ({i},'wikibase_item','Q{i}',NULL);\n" for i in range(1, 9000)]
+        props = _cut(tmp_path / "props.sql.gz", gzip.compress("".join(rows).encode()))
+        inputs = {"dumps": [WikiDump(lang="en", url=str(dump), page_props_url=props)]}
+    cut = inputs.get("wikidata_json") or inputs["dumps"][0].page_props_url
+    with pytest.raises(TruncatedInputError, match=r"^input .* is truncated or corrupt at byte \d+: EOFError") as caught:
+        ease_corpus.run(_config(tmp_path, dump, **inputs))
+    assert caught.value.url == cut and (tmp_path / "work").exists() and not list(tmp_path.rglob("manifest.json"))
+    summary = ease_corpus.run(_config(tmp_path, dump, allow_truncated_inputs=True, **inputs))
+    manifest = CorpusStore(str(tmp_path / "store")).manifest("ease")
+    assert manifest.partial and [(p.input, p.offset) for p in manifest.partial_inputs] == [(cut, caught.value.offset)]
+    assert summary["entity_id_source"] == {"wikidata_json": "wikidata_json", "page_props_url": "page_props"}[source]
+    assert summary["funnel"]["pairs_kept_after_caps"] == 4
