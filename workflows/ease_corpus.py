@@ -286,8 +286,9 @@ def build_corpus(
     store = CorpusStore(store_url)
     writer = store.open_version(config.name, redact(manifest_config), redact([d.url for d in config.dumps]),
                                 input_fingerprints=fingerprints)
-    if not writer.published:  # reached only with allow_truncated_inputs when an input is damaged
-        for damaged in archive_damage(shards, reports) + catalog.partial_inputs:
+    partial = archive_damage(shards, reports) + catalog.partial_inputs  # only with allow_truncated_inputs
+    if not writer.published:
+        for damaged in partial:
             writer.mark_partial(**damaged)
     offset = 0
     vocabulary: set[str] = set()
@@ -313,7 +314,7 @@ def build_corpus(
     manifest = writer.publish(expected_shards=[s.shard_id for s in shards])
     entities = _publish_entities(
         config, store, manifest_config, sorted(vocabulary), link_counts, catalog, redirects, work_dir, shards,
-        fingerprints,
+        fingerprints, partial,
     )
     return {
         "corpus": f"{config.name}/{manifest.version}",
@@ -384,9 +385,11 @@ def _shard_counters(report: dict) -> dict[str, int]:
 
 
 def _publish_entities(
-    config, store, manifest_config, vocabulary, link_counts, catalog, redirects, work_dir, shards, fingerprints
+    config, store, manifest_config, vocabulary, link_counts, catalog, redirects, work_dir, shards, fingerprints,
+    partial=(),
 ) -> str:
-    """Stage 5b: the entity vocabulary (ids, link counts, P31 types, vectors) as corpus ``<name>-entities``."""
+    """Stage 5b: the entity vocabulary (ids, link counts, P31 types, vectors) as corpus ``<name>-entities``; marked
+    partial with the corpus (``partial``: the inputs read in part)."""
     import pyarrow as pa
     from interlingua.operators.wiki.entity_vectors import vectors_for
 
@@ -405,6 +408,8 @@ def _publish_entities(
     writer = store.open_version(f"{config.name}-entities", redact(entities_config),
                                 redact([d.url for d in config.dumps]), input_fingerprints=fingerprints)
     if not writer.published:
+        for damaged in partial:
+            writer.mark_partial(**damaged)
         counters = {"entities": len(vocabulary), "vectors_missing_random_init": missing}
         writer.write_shard("entities-00000", table, counters=counters)
     manifest = writer.publish(expected_shards=["entities-00000"])

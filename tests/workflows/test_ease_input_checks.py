@@ -263,6 +263,8 @@ def test_a_cut_entity_source_read_after_the_extraction_fails_or_is_published_par
     assert caught.value.url == cut and (tmp_path / "work").exists() and not list(tmp_path.rglob("manifest.json"))
     summary = ease_corpus.run(_config(tmp_path, dump, allow_truncated_inputs=True, **inputs))
     manifest = CorpusStore(str(tmp_path / "store")).manifest("ease")
-    assert manifest.partial and [(p.input, p.offset) for p in manifest.partial_inputs] == [(cut, caught.value.offset)]
+    entities = CorpusStore(str(tmp_path / "store")).manifest("ease-entities")
+    for version in (manifest, entities):
+        assert version.partial and [(p.input, p.offset) for p in version.partial_inputs] == [(cut, caught.value.offset)]
     assert summary["entity_id_source"] == {"wikidata_json": "wikidata_json", "page_props_url": "page_props"}[source]
     assert summary["funnel"]["pairs_kept_after_caps"] == 4

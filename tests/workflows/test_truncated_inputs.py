@@ -103,6 +103,8 @@ def test_truncated_wikipedia_dump_is_damage_with_its_offset_and_publishes_partia
 
     manifest = CorpusStore(str(tmp_path / "store")).manifest("ease")
     assert manifest.partial and manifest.partial_inputs[0].offset == size and manifest.total_rows > 0
+    entities = CorpusStore(str(tmp_path / "store")).manifest("ease-entities")  # built from the same partial read
+    assert entities.partial and [(p.input, p.offset) for p in entities.partial_inputs] == [(path, size)]
     assert summary["dump_issues"][0]["reason"] == "truncated_archive"
 
 
