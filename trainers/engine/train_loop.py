@@ -92,6 +92,7 @@ def train_loop_per_worker(loop_config: dict[str, Any]) -> None:
             t0 = time.perf_counter()
             views = next(upcoming)
             loss = run_step(views.tensors)
+            lr = scheduler.get_last_lr()[0]  # the rate this step uses: engine.step() moves the schedule on
             engine.step()
             objective.after_step()
             step += 1
@@ -104,7 +105,7 @@ def train_loop_per_worker(loop_config: dict[str, Any]) -> None:
             tokens = totals.pop(_TOKENS)
             metrics = {
                 "loss": loss_value,
-                "lr": scheduler.get_last_lr()[0],
+                "lr": lr,
                 "samples_per_s": global_batch / elapsed,
                 "tokens_per_s": tokens / elapsed,
                 "negatives_per_anchor": negatives,
