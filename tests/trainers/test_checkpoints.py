@@ -58,3 +58,29 @@ def test_rng_state_round_trips(tmp_path):
     torch.testing.assert_close(torch.rand(4), expected)
     assert not restore_rng(tmp_path, 1)
     assert np.load(tmp_path / "rng-rank0.npy", allow_pickle=False).dtype == np.uint8
+
+
+def test_cuda_generators_are_sealed_and_restored(tmp_path, monkeypatch):
+    """On a GPU, dropout draws from the CUDA generators: a resumed run re-seeded them (seed + rank) and repeated the
+    masks of the first steps. Their states are sealed beside the CPU one and restored (CUDA mocked here)."""
+    states = [torch.arange(16, dtype=torch.uint8), torch.arange(16, 32, dtype=torch.uint8)]
+    restored = []
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "is_initialized", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 2)
+    monkeypatch.setattr(torch.cuda, "get_rng_state_all", lambda: states)
+    monkeypatch.setattr(torch.cuda, "set_rng_state_all", lambda new: restored.extend(new))
+    _part(tmp_path, 1, 2, 5)
+    saved = np.load(tmp_path / "rng-rank1-cuda.npy", allow_pickle=False)
+    assert saved.dtype == np.uint8 and saved.shape == (2, 16)
+    assert restore_rng(tmp_path, 1)
+    assert [t.tolist() for t in restored] == [s.tolist() for s in states]
+    assert complete_checkpoint(tmp_path) is None  # rank 0 of 2 has not sealed: the file is listed, not a checkpoint
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)  # another machine's device count: CPU state only
+    restored.clear()
+    assert restore_rng(tmp_path, 1) and restored == []
+
+
+def test_no_cuda_file_without_cuda(tmp_path):
+    _part(tmp_path, 0, 1, 1)
+    assert not (tmp_path / "rng-rank0-cuda.npy").exists()

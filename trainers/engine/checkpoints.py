@@ -26,6 +26,7 @@ import numpy as np
 
 MARKER_PREFIX = "complete-rank"
 RNG_PREFIX = "rng-rank"
+CUDA_SUFFIX = "-cuda.npy"  # the worker's CUDA generators' states, one row per visible device
 
 
 @dataclass(frozen=True)
@@ -43,6 +44,8 @@ def seal(folder: str | os.PathLike, *, rank: int, world_size: int, step: int, me
 
     folder = Path(folder)
     np.save(folder / f"{RNG_PREFIX}{rank}.npy", torch.get_rng_state().numpy())
+    if torch.cuda.is_available() and torch.cuda.is_initialized():  # dropout on a GPU draws from the device's generator
+        np.save(folder / f"{RNG_PREFIX}{rank}{CUDA_SUFFIX}", np.stack([s.numpy() for s in torch.cuda.get_rng_state_all()]))
     files = {p.relative_to(folder).as_posix(): p.stat().st_size
              for p in sorted(folder.rglob("*")) if p.is_file() and not p.name.startswith(MARKER_PREFIX)}
     marker = {"step": int(step), "rank": int(rank), "world_size": int(world_size), "files": files,
@@ -87,7 +90,8 @@ def latest_complete(run_dir: str | os.PathLike) -> CheckpointInfo | None:
 
 
 def restore_rng(folder: str | os.PathLike, rank: int) -> bool:
-    """Set torch's RNG to the state ``rank`` sealed in ``folder``; False when the folder has none."""
+    """Set torch's RNG to the state ``rank`` sealed in ``folder``, and its CUDA generators' when it sealed them and this
+    worker sees as many devices; False when the folder has no state for ``rank``."""
     import torch
 
     from interlingua.core.safe_load import load_array
@@ -96,4 +100,9 @@ def restore_rng(folder: str | os.PathLike, rank: int) -> bool:
     if not path.is_file():
         return False
     torch.set_rng_state(torch.from_numpy(load_array(str(path)).astype(np.uint8)))
+    cuda = Path(folder) / f"{RNG_PREFIX}{rank}{CUDA_SUFFIX}"
+    if cuda.is_file() and torch.cuda.is_available():
+        states = load_array(str(cuda)).astype(np.uint8)
+        if states.ndim == 2 and len(states) == torch.cuda.device_count():
+            torch.cuda.set_rng_state_all([torch.from_numpy(np.ascontiguousarray(row)) for row in states])
     return True
