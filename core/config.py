@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 from collections.abc import Callable, Iterable
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError, ValidationInfo, field_validator
 
@@ -36,6 +36,9 @@ class Config(BaseModel):
     not a bool (pydantic reads ``max_steps: true`` as 1 and ``lr: true`` as 1.0)."""
 
     model_config = ConfigDict(extra="forbid", validate_assignment=True, frozen=False, allow_inf_nan=False)
+    #: Keys a user of other tools looks for here that this config leaves out on purpose: why, and what to set instead
+    #: (the hint of an unknown key, instead of the closest key's name).
+    ABSENT_KEYS: ClassVar[dict[str, str]] = {}
 
     @field_validator("*", mode="before")
     @classmethod
@@ -383,13 +386,19 @@ def type_label(annotation: Any) -> str:
     return "None" if annotation is type(None) else (name if name and not args else str(annotation).replace("typing.", ""))
 
 
-def section_keys(cls: type[Config] | None, path: tuple) -> list[str]:
-    """The keys allowed at ``path`` (a tuple of section names) below ``cls``."""
+def section_class(cls: type[Config] | None, path: tuple) -> type[Config] | None:
+    """The config class of the section at ``path`` (a tuple of section names) below ``cls`` (None: not a section)."""
     for part in path:
         field = cls.model_fields.get(str(part)) if cls is not None else None
         ann = field.annotation if field is not None else None
         cls = ann if isinstance(ann, type) and issubclass(ann, Config) else None
-    return list(cls.model_fields) if cls is not None else []
+    return cls
+
+
+def section_keys(cls: type[Config] | None, path: tuple) -> list[str]:
+    """The keys allowed at ``path`` (a tuple of section names) below ``cls``."""
+    section = section_class(cls, path)
+    return list(section.model_fields) if section is not None else []
 
 
 def nesting_hint(key: str) -> str:
@@ -414,8 +423,12 @@ def closest(word: Any, candidates: Iterable[str], cutoff: float = 0.6) -> str | 
 
 
 def unknown_key_hint(cls: type[Config] | None, loc: tuple) -> str:
-    """For an unknown key at ``loc`` below ``cls``: how to nest a dotted key, else ``"; did you mean KEY?"`` for
-    the closest known key there, else ``"; see --list-keys"`` (``""`` where the section has no keys)."""
+    """For an unknown key at ``loc`` below ``cls``: why the section has no such key when it says so
+    (:attr:`Config.ABSENT_KEYS`), how to nest a dotted key, else ``"; did you mean KEY?"`` for the closest known key
+    there, else ``"; see --list-keys"`` (``""`` where the section has no keys)."""
+    section = section_class(cls, tuple(loc[:-1]))
+    if section is not None and str(loc[-1]) in section.ABSENT_KEYS:
+        return f"; {section.ABSENT_KEYS[str(loc[-1])]}"
     if nesting_hint(str(loc[-1])) and str(loc[-1]).split(".")[0] in section_keys(cls, tuple(loc[:-1])):
         return nesting_hint(str(loc[-1]))
     keys = section_keys(cls, tuple(loc[:-1]))

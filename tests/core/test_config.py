@@ -402,3 +402,17 @@ def test_no_repeats_names_each_repeated_item_once():
         no_repeats([1, 2, 1, 1])
     with pytest.raises(ValueError, match=r"^'a', 'b' are given more than once"):
         no_repeats(["a", "b", "a", "b"])
+
+
+def test_a_key_left_out_on_purpose_says_why_and_what_to_set():
+    """train.gradient_accumulation_steps was refused with "did you mean train.gradient_clipping?": accumulation adds
+    no in-batch negatives, so the engine has no such key; the hint now says so and names grad_cache_chunk."""
+    from interlingua.workflows.train import TrainWorkflowConfig
+
+    with pytest.raises(ConfigError, match=r"train\.gradient_accumulation_steps: unknown key \(value 4\); gradient "
+                                          r"accumulation adds no in-batch negatives .* set grad_cache_chunk"):
+        load_config(TrainWorkflowConfig, None, ["corpus=x", "train.gradient_accumulation_steps=4"])
+    with pytest.raises(ConfigError, match=r"train\.epochs: unknown key \(value 2\); training length is max_steps"):
+        load_config(TrainWorkflowConfig, None, ["corpus=x", "train.epochs=2"])
+    with pytest.raises(ConfigError, match=r"train\.lrr: unknown key \(value 2\); did you mean train\.lr\?"):
+        load_config(TrainWorkflowConfig, None, ["corpus=x", "train.lrr=2"])

@@ -8,7 +8,7 @@ configs written before options existed working. Only the chosen objective's opti
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from pydantic import Field, ValidationError, field_validator, model_validator
 
@@ -21,6 +21,13 @@ GRAD_CACHE_ZERO_STAGES = (0, 1)
 
 
 class TrainConfig(Config):
+    ABSENT_KEYS: ClassVar[dict[str, str]] = {
+        "gradient_accumulation_steps": "gradient accumulation adds no in-batch negatives (each micro-batch's loss sees "
+                                       "only its own rows): for a larger batch in the same memory set grad_cache_chunk "
+                                       "(gradient caching: the whole batch's negatives, encoded chunk by chunk)",
+        "epochs": "training length is max_steps (the data repeats, reshuffled each pass)",
+        "num_epochs": "training length is max_steps (the data repeats, reshuffled each pass)",
+    }
     objective: str = Field("translation_ranking", description="training objective (see --list-keys: options.<objective>.*)")
     options: dict[str, dict[str, Any]] = Field(
         default_factory=dict, description="per objective: its options; the chosen objective's may also be set "
