@@ -14,7 +14,8 @@ Link targets are normalized (:func:`titles.normalize_title`); a link to a sectio
 (``[[#History|history]]``) targets the page's own title. Redirects are resolved later, once the whole dump's
 redirect table is known. ``linked_titles`` lists every article link of the raw page (prose, lists, tables,
 template arguments, image captions, references; deliberately also links hidden in comments or ``<nowiki>``, so
-that a hard negative is never something the page links), not only those in extracted sentences. A link whose
+that a hard negative is never something the page links; a comment inside a link's target is not part of it), not
+only those in extracted sentences. A link whose
 label straddles a sentence boundary is dropped and counted (``link_across_sentences``).
 """
 
@@ -28,7 +29,7 @@ from interlingua.operators.wiki.dump_pages import RawPage
 from interlingua.operators.wiki.sentence_split import split_sentences
 from interlingua.operators.wiki.titles import normalize_title
 from interlingua.operators.wiki.wikitext_links import iter_paragraphs, render_paragraph
-from interlingua.operators.wiki.wikitext_markup import NamespacePrefixes, strip_markup
+from interlingua.operators.wiki.wikitext_markup import NamespacePrefixes, split_comments, strip_markup
 
 ARTICLE_NAMESPACE = 0
 _ANY_LINK_TARGET = re.compile(r"\[\[([^\[\]|\n]++)(?=\||\]\])")
@@ -94,14 +95,18 @@ class PageExtraction:
 
 def page_link_titles(text: str, settings: ExtractionSettings, page_title: str | None = None) -> tuple[str, ...]:
     """Normalized targets of every article link anywhere in the raw page (prose, lists, tables, templates,
-    captions), sorted and distinct: the "linked on the same page" set that hard negatives must avoid."""
+    captions), sorted and distinct: the "linked on the same page" set that hard negatives must avoid. The text is
+    scanned with its HTML comments removed and each comment's body apart, so a comment inside a link
+    (``[[Lyon<!-- twin -->]]``) leaves its target ``Lyon`` and a link inside a comment still counts."""
     titles: set[str] = set()
-    for match in _ANY_LINK_TARGET.finditer(text):
-        target = match.group(1)
-        if settings.prefixes.classify(target) == "article":
-            title = normalize_title(settings.prefixes.local_target(target), settings.first_letter_case, page_title)
-            if title:
-                titles.add(title)
+    outside, comments, _ = split_comments(text)
+    for part in (outside, *comments):
+        for match in _ANY_LINK_TARGET.finditer(part):
+            target = match.group(1)
+            if settings.prefixes.classify(target) == "article":
+                title = normalize_title(settings.prefixes.local_target(target), settings.first_letter_case, page_title)
+                if title:
+                    titles.add(title)
     return tuple(sorted(titles))
 
 

@@ -207,22 +207,32 @@ def strip_markup(text: str, prefixes: NamespacePrefixes, max_template_depth: int
 
 
 def _strip_comments(text: str, issues: Counter) -> str:
+    outside, _, unclosed = split_comments(text)
+    if unclosed:
+        issues["unclosed_comment"] += 1
+    return outside
+
+
+def split_comments(text: str) -> tuple[str, list[str], bool]:
+    """``(the text without its HTML comments, the comments' bodies, whether the last one is unclosed)``; an unclosed
+    ``<!--`` hides the rest of the page, as in MediaWiki."""
     if "<!--" not in text:
-        return text
+        return text, [], False
     pieces: list[str] = []
+    bodies: list[str] = []
     cursor = 0
     while True:
         start = text.find("<!--", cursor)
         if start < 0:
             pieces.append(text[cursor:])
-            break
+            return "".join(pieces), bodies, False
         pieces.append(text[cursor:start])
         end = text.find("-->", start + 4)
         if end < 0:
-            issues["unclosed_comment"] += 1
-            break
+            bodies.append(text[start + 4 :])
+            return "".join(pieces), bodies, True
+        bodies.append(text[start + 4 : end])
         cursor = end + 3
-    return "".join(pieces)
 
 
 def _strip_elements(text: str, issues: Counter) -> str:

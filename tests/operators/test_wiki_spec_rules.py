@@ -312,3 +312,14 @@ def test_entities_are_decoded_in_text_and_labels_but_never_make_markup():
         "A café near the city and [[Rome]] today.",
         [("the city", "Paris")],
     )
+
+
+def test_a_comment_inside_a_link_target_leaves_the_target_on_the_page():
+    """``[[Lyon<!-- sister city -->]]`` links Lyon: the page's link set holds Lyon (never its hard negative), not
+    'Lyon<!-- sister city -->'; links inside comments still count, as the module documents."""
+    text = ("Alpha is near [[Paris]] today.\n* Twin: [[Lyon<!-- sister city -->]]\n* [[Rome|<!-- x -->Roma]] "
+            "[[Nice<!-- a [[Metz]] note -->|Nizza]] <!-- [[Hidden]] --> [[Berlin]]<!-- unclosed [[Tail]]")
+    assert page_link_titles(text, SETTINGS, "Alpha") == ("Berlin", "Hidden", "Lyon", "Metz", "Nice", "Paris", "Rome",
+                                                        "Tail")
+    result = extract_page(RawPage(1, "Alpha", 0, None, text), "en", SETTINGS)
+    assert "Lyon" in result.linked_titles and not any("<!--" in t for t in result.linked_titles)
