@@ -406,3 +406,40 @@ def test_rejected_wikidata_lines_are_counted_and_kept_aside(setup, tmp_path):
     assert rejected[0][1]["input"] == str(path)
     assert store.read_table("ease").to_pylist() == CorpusStore(str(tmp_path / "clean")).read_table("ease").to_pylist()
     assert "wikidata_lines_rejected" not in clean["funnel"]
+
+
+def test_what_the_readme_says_of_untyped_entities_disambiguation_pages_and_inline_templates(tmp_path):
+    """README (ease-corpus): with a typed catalog, a kept entity without P31 gets no negative (its pairs dropped,
+    counted ``pairs_dropped_entity_has_no_type``, kept in the rejects); a disambiguation page is an ordinary
+    article; inline templates are removed from the sentences."""
+    pages = [("Paris", "Paris is a city in [[France]] about {{convert|105|km2}} wide and near [[Lyon]]. It is twinned "
+                       "with [[Rome]] in [[Italy]]."),
+             ("Lyon", "Lyon is a city in [[France]] and [[Spain]] is far away from [[Paris]] and [[Mercury]]."),
+             ("Mercury", "{{disambiguation}}'''Mercury''' may refer to:\n* [[Paris]], a city in [[France]] too.\n"
+                         "Mercury is a name for the planet [[Spain]] and for the city [[Lyon]] of old.")]
+    dump = tmp_path / "enwiki.xml.bz2"
+    dump.write_bytes(bz2.compress(("<mediawiki><siteinfo><case>first-letter</case></siteinfo>" + "".join(
+        f"<page><title>{t}</title><ns>0</ns><id>{i}</id><revision><text>{x}</text></revision></page>"
+        for i, (t, x) in enumerate(pages, start=1)) + "</mediawiki>").encode()))
+    claims = {"Q90": ("Paris", "Q515"), "Q456": ("Lyon", "Q515"), "Q142": ("France", "Q6256"),
+              "Q29": ("Spain", "Q6256"), "Q220": ("Rome", "Q515"), "Q38": ("Italy", "Q6256"), "Q5": ("Mercury", None)}
+    (tmp_path / "wd.json").write_text("[\n" + ",\n".join(json.dumps(
+        {"id": q, "sitelinks": {"enwiki": {"title": t}},
+         "claims": {"P31": [{"mainsnak": {"datavalue": {"value": {"id": k}}}}]} if k else {}})
+        for q, (t, k) in claims.items()) + "\n]\n")
+    (tmp_path / "vectors.txt").write_text("1 2\nQ90 1 0\n")
+    config = EaseCorpusConfig(dumps=[WikiDump(lang="en", url=str(dump))], wikidata_json=str(tmp_path / "wd.json"),
+                              min_entity_links=0, entity_vectors=str(tmp_path / "vectors.txt"), min_sentence_chars=5)
+    work, store_url = str(tmp_path / "work"), str(tmp_path / "store")
+    shards, reports, _, _ = extract(config, work)
+    assert reports[shards[0].shard_id]["counters"]["articles"] == 3  # the disambiguation page too
+    summary = build_corpus(config, shards, reports, work, store_url)
+    store = CorpusStore(store_url)
+    rows = store.read_table("ease").to_pylist()
+    sentences = {r["sentence"] for r in rows}
+    assert "Paris is a city in France about wide and near Lyon." in sentences  # {{convert|105|km2}} removed
+    assert {r["page_id"] for r in rows} == {1, 2, 3}  # the disambiguation page's pairs are corpus rows
+    assert summary["funnel"]["entities_kept"] == 7 and summary["funnel"]["pairs_dropped_entity_has_no_type"] == 1
+    assert "Q5" not in {r["entity_id"] for r in rows}  # Mercury: kept, untyped, never a pair of a typed catalog
+    (dropped,) = [r for r in store.read_rejects("ease").to_pylist() if r["reason"] == "entity_has_no_type"]
+    assert json.loads(dropped["row"])["entity_id"] == "Q5"
