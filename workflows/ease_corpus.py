@@ -96,6 +96,11 @@ def _default_dumps() -> list[WikiDump]:
     ]
 
 
+#: Keys that say where and on how many workers a build runs, not what it builds: left out of the versions' config (and
+#: so their ids), so a rerun with other workers or another store reopens the versions built before.
+OPERATIONAL_KEYS = ("store", "work_dir", "workers")
+
+
 class EaseCorpusConfig(Config):
     dumps: list[WikiDump] = Field(default_factory=_default_dumps, min_length=1)
     wikidata_json: str | None = None
@@ -276,7 +281,7 @@ def build_corpus(
         funnel.update({f"wikidata_lines_rejected_{k}": v for k, v in sorted(catalog.rejected_reasons.items())})
         rejects[shards[0].shard_id] += wikidata_rejects(catalog, config.wikidata_json)
     require_pairs(int(mask.sum()), funnel, link_counts, config.min_entity_links, catalog.id_source)
-    manifest_config = config.model_dump(mode="json") | {
+    manifest_config = config.model_dump(mode="json", exclude=set(OPERATIONAL_KEYS)) | {
         "entity_id_source": catalog.id_source,
         "negative_sampling": (
             "untyped: any kept entity the pair's language links (no P31 source)" if untyped

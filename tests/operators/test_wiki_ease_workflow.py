@@ -443,3 +443,16 @@ def test_what_the_readme_says_of_untyped_entities_disambiguation_pages_and_inlin
     assert "Q5" not in {r["entity_id"] for r in rows}  # Mercury: kept, untyped, never a pair of a typed catalog
     (dropped,) = [r for r in store.read_rejects("ease").to_pylist() if r["reason"] == "entity_has_no_type"]
     assert json.loads(dropped["row"])["entity_id"] == "Q5"
+
+
+def test_workers_store_and_work_dir_are_not_part_of_the_versions(setup, tmp_path):
+    """workers, store and work_dir entered the versions' config: a rerun with 1 worker instead of 2 published second
+    ease and ease-entities versions of byte-identical rows instead of reopening the first ones."""
+    config, work, store_url = setup
+    shards, reports, _, _ = extract(config, work)
+    first = build_corpus(config, shards, reports, work, store_url)
+    other = config.model_copy(update={"workers": 1, "store": str(tmp_path / "elsewhere"), "work_dir": str(tmp_path / "w")})
+    again = build_corpus(other, shards, reports, work, store_url)
+    assert (again["corpus"], again["entities"]) == (first["corpus"], first["entities"])
+    changed = build_corpus(config.model_copy(update={"seed": 4}), shards, reports, work, store_url)
+    assert changed["corpus"] != first["corpus"]
