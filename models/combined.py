@@ -15,10 +15,20 @@ from interlingua.core.confined import path_inside
 from interlingua.models.protocol import TextEncoder, l2_normalize
 
 COMBINATIONS = ("concat", "sum", "norm_concat", "norm_sum")
+#: The modes that combine the parts' raw outputs (not unit-normalized). Until they did (they combined the parts'
+#: normalized outputs, the norm_ modes' vectors), so their identities carry :data:`RAW_MARK`: an embedding cache or a
+#: corpus version keyed by an identity of before cannot serve those vectors as theirs.
+RAW_MODES = ("concat", "sum")
+RAW_MARK = "+raw"
 #: Marker file of a saved combination: ``{"mode": ..., "parts": ["first", "second"]}``, the parts being
 #: encoder folders (sentence-transformers layout) below it.
 COMBINED_FILE = "interlingua_combined.json"
 PARTS = ("first", "second")
+
+
+def combination_identity(mode: str, first: str, second: str) -> str:
+    """``MODE(first|second)`` of the parts' identities, ``MODE+raw(first|second)`` for :data:`RAW_MODES`."""
+    return f"{mode}{RAW_MARK if mode in RAW_MODES else ''}({first}|{second})"
 
 
 def combine_embeddings(s: np.ndarray, h: np.ndarray, mode: str) -> np.ndarray:
@@ -63,14 +73,16 @@ class CombinedEncoder:
         parts = (self.first, self.second)
         if not all(getattr(p, "identity", None) or getattr(p, "source_folder", None) for p in parts):
             return None
-        return f"{self.mode}({encoder_identity(self.first)}|{encoder_identity(self.second)})"
+        return combination_identity(self.mode, encoder_identity(self.first), encoder_identity(self.second))
 
     def encode(self, texts: Sequence[str], batch_size: int | None = None, normalize: bool = False) -> np.ndarray:
         """The combined embeddings; ``batch_size`` goes to each part whose ``encode`` takes one (``use``, a
         sentence-transformers folder or word vectors take the texts alone), ``normalize`` scales the result to unit
-        norm."""
-        out = combine_embeddings(_encode_part(self.first, texts, batch_size), _encode_part(self.second, texts, batch_size),
-                                 self.mode)
+        norm. ``concat`` and ``sum`` combine the parts' raw outputs (a part that normalizes by default is asked not
+        to; one whose ``encode`` takes no ``normalize`` gives what its pipeline gives)."""
+        raw = self.mode in RAW_MODES
+        out = combine_embeddings(_encode_part(self.first, texts, batch_size, raw),
+                                 _encode_part(self.second, texts, batch_size, raw), self.mode)
         return l2_normalize(out).astype(np.float32) if normalize else out
 
     def save(self, path: str | Path) -> Path:
@@ -91,6 +103,16 @@ def is_combined_folder(folder: str | Path) -> bool:
     return (Path(folder) / COMBINED_FILE).is_file()
 
 
+def saved_mark(folder: str | Path) -> str:
+    """:data:`RAW_MARK` for a saved combination of a raw mode (its files are those written before the mend, so its
+    content identity carries the mark), else ``""``."""
+    try:
+        mode = json.loads((Path(folder) / COMBINED_FILE).read_text(encoding="utf-8")).get("mode")
+    except (OSError, ValueError, AttributeError):
+        return ""
+    return RAW_MARK if mode in RAW_MODES else ""
+
+
 def load_combined(folder: str | Path, load_part) -> CombinedEncoder:
     """The combination saved in ``folder``; ``load_part(subfolder)`` loads each part."""
     folder = Path(folder)
@@ -105,8 +127,12 @@ def load_combined(folder: str | Path, load_part) -> CombinedEncoder:
     return CombinedEncoder(load_part(str(first)), load_part(str(second)), mode)
 
 
-def _encode_part(part: TextEncoder, texts: Sequence[str], batch_size: int | None) -> np.ndarray:
+def _encode_part(part: TextEncoder, texts: Sequence[str], batch_size: int | None, raw: bool) -> np.ndarray:
+    """``part.encode(texts)``, with ``batch_size`` where it takes one and ``normalize=False`` where ``raw`` and it
+    takes one (our transformer encoders normalize by default)."""
     from interlingua.models.encode import takes
 
-    return part.encode(texts, batch_size=batch_size) if batch_size and takes(part.encode, "batch_size") \
-        else part.encode(texts)
+    options = {"batch_size": batch_size} if batch_size and takes(part.encode, "batch_size") else {}
+    if raw and takes(part.encode, "normalize"):
+        options["normalize"] = False
+    return part.encode(texts, **options)

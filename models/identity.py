@@ -11,7 +11,9 @@ ids for the same bytes after the second, so both are keyed by :func:`model_ident
   folder :func:`~interlingua.models.load.resolve_model_folder` gives (the alias resolved now);
 - the packaged encoders (``use``, ``minilm``), ``spacy:MODEL`` and ``py:module:factory``: the spec itself
   (their files come with installed packages, pinned by the lock file);
-- ``MODE(A|B)``: ``MODE(identity of A|identity of B)``.
+- ``MODE(A|B)``: ``MODE(identity of A|identity of B)`` (``concat+raw(…)``, ``sum+raw(…)``: those modes combine
+  the parts' raw outputs since they were mended, and must not be taken for their identities of before; a saved
+  combination of those modes: its digest + ``+raw``).
 
 A digest is remembered in this process by the path and every file's size, modification and change times, inode and
 device: an unchanged folder (two encoders over one model, a corpus config naming it again) is read once, a folder
@@ -97,13 +99,15 @@ def model_identity(spec: str, *, cache_dir: str | os.PathLike | None = None) -> 
     """The content identity of the model ``spec`` names now (see the module docstring). Raises what
     :func:`~interlingua.models.load.resolve_model_folder` raises for a spec that names nothing
     (:class:`~interlingua.core.errors.UserError` with a hint)."""
+    from interlingua.models.combined import combination_identity, saved_mark
     from interlingua.models.resolve import split_combination
 
     spec = spec.strip()
     combination = split_combination(spec)
     if combination:
         mode, first, second = combination
-        return f"{mode}({model_identity(first, cache_dir=cache_dir)}|{model_identity(second, cache_dir=cache_dir)})"
+        return combination_identity(mode, model_identity(first, cache_dir=cache_dir),
+                                    model_identity(second, cache_dir=cache_dir))
     if spec in PACKAGED or spec.startswith(_BY_NAME_PREFIXES):
         return spec
     for prefix in ("st:", "wordvec:"):
@@ -111,7 +115,8 @@ def model_identity(spec: str, *, cache_dir: str | os.PathLike | None = None) -> 
             return prefix + DIGEST_PREFIX + files_digest(_existing(spec[len(prefix):], spec))
     from interlingua.models.load import resolve_model_folder
 
-    return DIGEST_PREFIX + files_digest(resolve_model_folder(spec, cache_dir=cache_dir))
+    folder = resolve_model_folder(spec, cache_dir=cache_dir)
+    return DIGEST_PREFIX + files_digest(folder) + saved_mark(folder)
 
 
 def _existing(path: str, spec: str) -> Path:

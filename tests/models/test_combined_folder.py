@@ -62,3 +62,25 @@ def test_a_part_whose_encode_takes_the_texts_alone_is_combined_with_a_batch_size
     np.testing.assert_allclose(vectors, combined.encode(SENTENCES), rtol=1e-5, atol=1e-6)
     both = CombinedEncoder(TextsOnly(), TextsOnly(), "sum").encode(["ab", "abc"], batch_size=16)
     np.testing.assert_array_equal(both, [[4.0, 2.0], [6.0, 2.0]])
+
+
+@pytest.mark.parametrize("mode", ["concat", "sum"])
+def test_concat_and_sum_combine_the_raw_outputs_under_a_marked_identity(tmp_path, mode):
+    """concat is s ⊕ h and sum s + h of the parts' raw outputs (Cai et al. Table 6's unnormalized rows): they gave the
+    normalized ones (a SentenceEncoder normalizes by default), the norm_ modes' vectors. Their identities carry
+    ``+raw``, so an embedding cache or corpus version keyed before cannot serve those vectors as theirs."""
+    from interlingua.models.identity import model_identity
+
+    a, b = build_tiny_bert(tmp_path / "a", seed=0), build_tiny_bert(tmp_path / "b", seed=1)
+    first, second = load_encoder(str(a)), load_encoder(str(b))
+    s, h = first.encode(SENTENCES, normalize=False), second.encode(SENTENCES, normalize=False)
+    assert not np.allclose(np.linalg.norm(s, axis=1), 1.0)
+    expected = np.concatenate([s, h], 1) if mode == "concat" else s + h
+    combined = CombinedEncoder(first, second, mode)
+    np.testing.assert_allclose(combined.encode(SENTENCES), expected, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(combined.encode(SENTENCES, batch_size=2), expected, rtol=1e-5, atol=1e-6)
+    normed = CombinedEncoder(first, second, f"norm_{mode}")
+    assert combined.identity.startswith(f"{mode}+raw(") and normed.identity.startswith(f"norm_{mode}(")
+    assert model_identity(f"{mode}({a}|{b})").startswith(f"{mode}+raw(")
+    assert model_identity(str(combined.save(tmp_path / "c"))).endswith("+raw")
+    assert not model_identity(str(normed.save(tmp_path / "n"))).endswith("+raw")

@@ -73,7 +73,8 @@ def test_model_identity_by_spec_kind(tmp_path):
     assert model_identity(f"wordvec:{words}") == f"wordvec:sha256:{files_digest(words)}"
     for packaged in ("use", "minilm", "spacy:fr_core_news_md", "py:pkg.mod:make"):
         assert model_identity(packaged) == packaged
-    assert model_identity(f"concat(use|{folder})") == f"concat(use|sha256:{digest})"
+    assert model_identity(f"concat(use|{folder})") == f"concat+raw(use|sha256:{digest})"
+    assert model_identity(f"norm_concat(use|{folder})") == f"norm_concat(use|sha256:{digest})"
     with pytest.raises(ValueError, match="combination mode 'avg'"):
         model_identity(f"avg(use|{folder})")
     with pytest.raises(UserError, match="does not exist"):
