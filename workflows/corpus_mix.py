@@ -9,6 +9,7 @@ inputs, so the mix of the same sources is the same version and a new source vers
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from pydantic import Field
@@ -16,6 +17,8 @@ from pydantic import Field
 from interlingua.core.config import Config
 from interlingua.core.names import SafeName, split_corpus_ref
 
+#: A list type's item field (``list<item: …>``, ``large_list<element: …>``): its name is not part of the type.
+_LIST_ITEM = re.compile(r"\b((?:large_|fixed_size_)?list)<(?:item|element): ")
 DESCRIPTION = "mix published corpus versions (with per-source row caps) into one corpus version"
 
 
@@ -51,12 +54,12 @@ def run(config: CorpusMixConfig, *, address: str | None = None) -> dict[str, Any
             manifests.append(store.manifest(name, version or "latest"))
         except (CorpusLookupError, ValueError) as err:
             raise UserError(f"sources[{k}].corpus: {err}") from None
-    columns = dict(manifests[0].columns)
     for k, manifest in enumerate(manifests[1:], start=1):
-        if dict(manifest.columns) != columns:
-            raise UserError(f"sources[{k}] {manifest.name}@{manifest.version} has columns {dict(manifest.columns)}; "
-                            f"sources[0] {manifests[0].name}@{manifests[0].version} has {columns} (a mix needs the same "
-                            "columns and types in every source)")
+        difference = column_differences(manifest.columns, manifests[0].columns)
+        if difference:
+            raise UserError(f"sources[{k}] {manifest.name}@{manifest.version} differs from sources[0] "
+                            f"{manifests[0].name}@{manifests[0].version}: {difference} (hint: a mix needs the same "
+                            "columns and types in every source: mix corpora of one kind, e.g. bitext with bitext)")
     pinned = [f"{m.name}@{m.version}" for m in manifests]
     manifest_config = {"sources": [{"corpus": ref, "rows": s.rows} for ref, s in zip(pinned, config.sources)],
                        "seed": config.seed}
@@ -76,6 +79,19 @@ def run(config: CorpusMixConfig, *, address: str | None = None) -> dict[str, Any
     languages = store.languages(published.name, published.version)
     return {"corpus": f"{published.name}@{published.version}", "rows": published.total_rows, "sources": pinned,
             "languages": languages, "seconds": stages.seconds}
+
+
+def column_differences(columns: dict[str, str], reference: dict[str, str]) -> str:
+    """What ``columns`` (a manifest's ``{name: Arrow type}``) lacks, adds and types otherwise than ``reference``, in
+    one phrase; ``""`` when they agree. Types are compared without their list item's field name: a version written
+    from Arrow arrays records ``list<item: string>``, one re-published from a read table (corpus-mix, hard-negatives)
+    ``list<element: string>``, which are the same column (and read back as the same type)."""
+    missing = [name for name in reference if name not in columns]
+    extra = [name for name in columns if name not in reference]
+    retyped = [f"{name} ({columns[name]}, not {reference[name]})" for name in columns
+               if name in reference and _LIST_ITEM.sub(r"\1<", columns[name]) != _LIST_ITEM.sub(r"\1<", reference[name])]
+    return "; ".join(f"{label} {', '.join(names)}" for label, names in
+                     (("lacks", missing), ("has extra", extra), ("types otherwise", retyped)) if names)
 
 
 def sample_rows(table, rows: int | None, seed: int):

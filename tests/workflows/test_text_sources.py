@@ -157,10 +157,30 @@ def test_corpus_mix_refuses_unknown_sources_and_different_columns(tmp_path):
     _publish(store, "c", pa.table({"text": ["x", "y"]}))
     with pytest.raises(UserError, match=r"sources\[1\].corpus: .*nope"):
         corpus_mix.run(corpus_mix.CorpusMixConfig(sources=[{"corpus": "a"}, {"corpus": "nope"}], state_dir=str(tmp_path)))
-    with pytest.raises(UserError, match=r"sources\[1\] c@.* has columns"):
+    with pytest.raises(UserError, match=r"sources\[1\] c@\S+ differs from sources\[0\] a@\S+: lacks id, src, tgt, "
+                                        r"src_lang, tgt_lang; has extra text \(hint: ") as refused:
         corpus_mix.run(corpus_mix.CorpusMixConfig(sources=[{"corpus": "a"}, {"corpus": "c"}], state_dir=str(tmp_path)))
+    assert "\n" not in str(refused.value)
     with pytest.raises(ConfigError, match="sources"):
         load_config(corpus_mix.CorpusMixConfig, None, ["sources=[]"])
+
+
+def test_corpus_mix_takes_list_columns_whatever_their_item_field_is_called(tmp_path):
+    """A bitext-corpus version records its token lists as ``list<item: string>``, a re-published one (corpus-mix,
+    hard-negatives output) as ``list<element: string>``: the same column, refused as different types (the recorded
+    strings were compared). A list of another item type is still refused, named."""
+    store = CorpusStore(str(tmp_path / "corpus"))
+    item = _bitext("a", 3, "de").append_column("src_tokens", pa.array([["a"], ["b", "c"], []], pa.list_(pa.string())))
+    element_type = pa.list_(pa.field("element", pa.string()))
+    element = _bitext("b", 2, "fr").append_column("src_tokens", pa.array([["x"], ["y"]], element_type))
+    _publish(store, "a", item), _publish(store, "b", element)
+    assert store.manifest("a").columns["src_tokens"] != store.manifest("b").columns["src_tokens"]
+    out = corpus_mix.run(corpus_mix.CorpusMixConfig(sources=[{"corpus": "a"}, {"corpus": "b"}], state_dir=str(tmp_path)))
+    assert out["rows"] == 5
+    assert store.read_table("corpus-mix").column("src_tokens").to_pylist() == [["a"], ["b", "c"], [], ["x"], ["y"]]
+    _publish(store, "c", _bitext("c", 1, "fr").append_column("src_tokens", pa.array([[1]], pa.list_(pa.int64()))))
+    with pytest.raises(UserError, match=r"types otherwise src_tokens \(list<item: int64>, not list<item: string>\)"):
+        corpus_mix.run(corpus_mix.CorpusMixConfig(sources=[{"corpus": "a"}, {"corpus": "c"}], state_dir=str(tmp_path)))
 
 
 def test_gettext_catalogs_found_through_an_fsspec_url(locale_dir):
