@@ -7,7 +7,9 @@ back much of what fine-tuning lost elsewhere (the paper's finding for zero-shot 
 ordinary sentence-transformers folder — same size and speed as either part — unlike an output concatenation.
 
 Both folders must hold the same tensors (names, shapes, dtypes) and the same tokenizer; anything else is an
-error naming the first difference. Each must be one transformer encoder: a combined encoder (two parts) or a
+error naming the first difference. A sentence-transformers module with weights of its own (a ``Dense`` head's
+``2_Dense/model.safetensors``) is interpolated like the transformer, tensor by tensor with the same checks: both
+folders must have the same weighted modules. Each must be one transformer encoder: a combined encoder (two parts) or a
 composed one (base + meaning head) is refused. Weights are read and written as safetensors only.
 """
 
@@ -58,18 +60,34 @@ def interpolate_folders(first: str | Path, second: str | Path, alpha: float, out
     first, second, out = Path(first), Path(second), Path(out)
     if not checked:
         check_folders(first, second, alpha)
-    mixed = interpolate_state(load_file(str(first / WEIGHTS)), load_file(str(second / WEIGHTS)), alpha)
+    files = weight_files(second)
+    mixed = {name: interpolate_state(load_file(str(first / name)), load_file(str(second / name)), alpha)
+             for name in files}
     if out.exists():
         shutil.rmtree(out)
-    shutil.copytree(second, out, ignore=shutil.ignore_patterns(WEIGHTS, "README.md"))
-    save_file(mixed, str(out / WEIGHTS), metadata={"format": "pt", "interlingua.interpolation_alpha": repr(alpha)})
+    top = {WEIGHTS, "README.md"}  # the card: of second, not of the result; the weights: written below
+    shutil.copytree(second, out, ignore=lambda folder, names: [
+        name for name in names if (Path(folder) == second and name in top) or
+        (Path(folder).parent == second and f"{Path(folder).name}/{name}" in files)])
+    for name, tensors in mixed.items():
+        save_file(tensors, str(out / name), metadata={"format": "pt", "interlingua.interpolation_alpha": repr(alpha)})
     return add_layout(out)
+
+
+def weight_files(folder: str | Path) -> list[str]:
+    """The safetensors weights an interpolation mixes, relative to ``folder``: ``model.safetensors`` (the
+    transformer's) and each module folder's (``2_Dense/model.safetensors``: a sentence-transformers module with
+    weights of its own)."""
+    folder = Path(folder)
+    return [WEIGHTS] * (folder / WEIGHTS).is_file() + sorted(
+        f"{sub.name}/{WEIGHTS}" for sub in folder.iterdir() if sub.is_dir() and (sub / WEIGHTS).is_file())
 
 
 def check_folders(first: str | Path, second: str | Path, alpha: float) -> None:
     """What :func:`interpolate_folders` refuses, checked without loading weights, one line each: ``alpha`` outside
     [0, 1], a folder that is not one transformer (:func:`check_one_transformer`) or has no safetensors weights,
-    different tokenizer vocabularies, and different tensors (names, shapes, dtypes, from the safetensors headers).
+    different tokenizer vocabularies, different weighted modules, and different tensors (names, shapes, dtypes,
+    from the safetensors headers of the transformer and of each module).
     A caller that must refuse before it starts anything (the ``interpolate`` workflow, before its MLflow run) calls
     it first."""
     _check_alpha(alpha)
@@ -80,10 +98,22 @@ def check_folders(first: str | Path, second: str | Path, alpha: float) -> None:
     for folder in (first, second):
         if not (folder / WEIGHTS).is_file():
             raise UserError(f"{folder} has no {WEIGHTS}; interpolation reads safetensors weights only")
-        headers.append(_tensor_header(folder / WEIGHTS))
+        unread = sorted(sub.name for sub in folder.iterdir() if sub.is_dir() and (sub / "pytorch_model.bin").is_file()
+                        and not (sub / WEIGHTS).is_file())
+        if unread:
+            raise UserError(f"{folder}: module {unread[0]} has pytorch_model.bin and no {WEIGHTS}; interpolation "
+                            "reads safetensors weights only (hint: re-save the model with sentence-transformers, "
+                            "which writes safetensors)")
+        headers.append({(name, tensor): entry for name in weight_files(folder)
+                        for tensor, entry in _tensor_header(folder / name).items()})
     if _vocabulary(first) != _vocabulary(second):
         raise UserError(f"{first} and {second} have different tokenizer vocabularies; interpolation needs one")
-    _check_same_tensors(*headers)
+    modules = [{name.rsplit("/", 1)[0] for name, _ in header if name != WEIGHTS} for header in headers]
+    if modules[0] != modules[1]:
+        raise UserError(f"the two encoders have different weighted modules ({', '.join(sorted(modules[0])) or 'none'} "
+                        f"vs {', '.join(sorted(modules[1])) or 'none'}); interpolation needs one architecture, a head "
+                        "included")
+    _check_same_tensors(*({_tensor_label(*key): entry for key, entry in header.items()} for header in headers))
 
 
 def _check_same_tensors(a: dict, b: dict) -> None:
@@ -97,6 +127,11 @@ def _check_same_tensors(a: dict, b: dict) -> None:
         if (tuple(shape), dtype) != (tuple(b[name][0]), b[name][1]):
             raise UserError(f"tensor {name!r}: {tuple(shape)} {dtype} vs {tuple(b[name][0])} {b[name][1]}; "
                             "interpolation needs one architecture")
+
+
+def _tensor_label(file: str, tensor: str) -> str:
+    """A tensor's name in messages: its own for the transformer's, ``2_Dense/linear.weight`` for a module's."""
+    return tensor if file == WEIGHTS else f"{file.rsplit('/', 1)[0]}/{tensor}"
 
 
 def check_one_transformer(label: str, folder: str | Path) -> None:

@@ -133,3 +133,46 @@ def test_a_meaning_head_encoder_is_refused_not_its_head_dropped(parts, tmp_path,
     with pytest.raises(UserError, match=f"^{side}: {composed} is a composed encoder \\(base \\+ meaning head\\)"):
         interpolate_folders(first, second, 0.5, tmp_path / "out")
     assert not (tmp_path / "out").exists()
+
+
+def _with_dense(transformer, out, seed):
+    from sentence_transformers import SentenceTransformer, models
+
+    from tiny_models import HIDDEN_SIZE
+
+    torch.manual_seed(seed)
+    modules = [models.Transformer(str(transformer), max_seq_length=32), models.Pooling(HIDDEN_SIZE, "mean"),
+               models.Dense(HIDDEN_SIZE, 8)]
+    SentenceTransformer(modules=modules, device="cpu").save(str(out))
+    return out
+
+
+def test_a_dense_head_is_interpolated_with_the_transformer(parts, tmp_path):
+    """A sentence-transformers folder with a Dense head: the copy of second skipped every module's
+    model.safetensors (the head lost its weights, and the run crashed after its MLflow run existed). Each module's
+    weights are now interpolated like the transformer's, and the result loads."""
+    from sentence_transformers import SentenceTransformer
+
+    a, b = parts
+    first, second = _with_dense(a, tmp_path / "a_dense", 0), _with_dense(b, tmp_path / "b_dense", 1)
+    folder = interpolate_folders(first, second, 0.25, tmp_path / "out")
+    head = {side: load_file(str(side / "2_Dense" / "model.safetensors")) for side in (first, second, folder)}
+    assert set(head[folder]) == set(head[first]) and head[folder]
+    for name, value in head[first].items():
+        np.testing.assert_allclose(head[folder][name].numpy(), 0.75 * value.numpy() + 0.25 * head[second][name].numpy(),
+                                   rtol=1e-6, atol=1e-7)
+    assert SentenceTransformer(str(folder), device="cpu", local_files_only=True).encode(SENTENCES).shape == (7, 8)
+
+
+def test_a_head_on_one_side_only_is_refused(parts, tmp_path):
+    from sentence_transformers import SentenceTransformer, models
+
+    from tiny_models import HIDDEN_SIZE
+
+    a, b = parts
+    plain = tmp_path / "b_plain"
+    SentenceTransformer(modules=[models.Transformer(str(b)), models.Pooling(HIDDEN_SIZE, "mean")],
+                        device="cpu").save(str(plain))
+    with pytest.raises(UserError, match=r"different weighted modules \(2_Dense vs none\)"):
+        interpolate_folders(_with_dense(a, tmp_path / "a_dense", 0), plain, 0.5, tmp_path / "out")
+    assert not (tmp_path / "out").exists()
