@@ -4,7 +4,8 @@ For each pair (x, y) the negative is the target-language text of another pair th
 e5-small asset) ranks highest for x, among the targets of the pairs with the same ``src_lang`` → ``tgt_lang``,
 subject to two guards against false negatives (a translation of x that is not y):
 
-- it is not y, nor the target of any pair whose source is x's text;
+- it is not y, nor the target of any pair whose source is x's text, texts compared by :func:`text_key` (NFC,
+  whitespace collapsed and stripped, casefolded: "El gato " is "el gato"), nor a target whose vector is y's own;
 - its cosine with x is below cos(x, y) − (1 − ``max_ratio``) × |cos(x, y)|: the positive-aware threshold of
   NV-Retriever's "TopK-PercPos" (Moreira et al. 2024, "NV-Retriever: Improving text embedding models with
   effective hard-negative mining", 95 % of the positive's score), written so that it holds for either sign. For
@@ -27,6 +28,7 @@ the version's config records).
 
 from __future__ import annotations
 
+import unicodedata
 from typing import Any
 
 import numpy as np
@@ -76,29 +78,40 @@ def guard_threshold(positive, max_ratio: float):
     return max_ratio * positive if positive >= 0 else (2 - max_ratio) * positive
 
 
+def text_key(text: str) -> str:
+    """What two texts share when they are one text to the guards: NFC, whitespace runs collapsed to one space and
+    stripped, casefolded ("El  gato " and "el gato" are one candidate, and one is never the other's negative)."""
+    return " ".join(unicodedata.normalize("NFC", text).split()).casefold()
+
+
 def mine_hard_negatives(src: np.ndarray, tgt: np.ndarray, src_text: list[str], tgt_text: list[str],
-                        max_ratio: float = 0.95, block_bytes: int = 256 << 20) -> tuple[np.ndarray, np.ndarray]:
+                        max_ratio: float = 0.95, block_bytes: int = 256 << 20,
+                        stats: dict | None = None) -> tuple[np.ndarray, np.ndarray]:
     """For pairs i with unit source vectors ``src[i]`` and target vectors ``tgt[i]`` (one language pair): the index
     of pair i's hard negative (a pair whose target is the candidate) and its cosine, or -1 and NaN where no
-    candidate passes the guards (see the module docstring). Candidates are the distinct target texts; ties go to the
-    first pair in row order.
+    candidate passes the guards (see the module docstring). Candidates are the distinct target texts (by
+    :func:`text_key`); ties go to the first pair in row order. ``stats``, when given, receives ``same_vector`` (how
+    many picks a candidate whose vector is the pair's own target's displaced: with ``max_ratio`` 1 the two cosines,
+    computed apart, may differ by an ulp).
 
     The search is exact: every source against every candidate, in row blocks whose similarities take at most
     ``block_bytes``. Its cost grows with pairs × targets of a language pair (15,802 pairs in five language pairs: under
     a second); for millions of pairs, mine a sample or the corpus in parts."""
     n = len(src_text)
+    src_keys, tgt_keys = [text_key(t) for t in src_text], [text_key(t) for t in tgt_text]
     first_of = {}
-    for i, text in enumerate(tgt_text):
-        first_of.setdefault(text, i)
+    for i, key in enumerate(tgt_keys):
+        first_of.setdefault(key, i)
     candidates = np.array(sorted(first_of.values()), dtype=np.int64)  # one pair per distinct target, row order
     cand_vectors = tgt[candidates]
     positive = np.einsum("ij,ij->i", src, tgt)
     own = {}  # source text -> the candidate columns of all its targets
-    column_of = {tgt_text[c]: k for k, c in enumerate(candidates)}
-    for i, text in enumerate(src_text):
-        own.setdefault(text, set()).add(column_of[tgt_text[i]])
+    column_of = {tgt_keys[c]: k for k, c in enumerate(candidates)}
+    for i, key in enumerate(src_keys):
+        own.setdefault(key, set()).add(column_of[tgt_keys[i]])
     index = np.full(n, -1, dtype=np.int64)
     score = np.full(n, np.nan, dtype=np.float32)
+    same_vector = 0
     block = max(1, block_bytes // (4 * max(1, len(candidates))))
     for start in range(0, n, block):
         stop = min(n, start + block)
@@ -106,11 +119,16 @@ def mine_hard_negatives(src: np.ndarray, tgt: np.ndarray, src_text: list[str], t
         for row in range(stop - start):
             i = start + row
             s = sims[row].copy()
-            s[list(own[src_text[i]])] = -np.inf
+            s[list(own[src_keys[i]])] = -np.inf
             s[s >= guard_threshold(positive[i], max_ratio)] = -np.inf
             best = int(np.argmax(s))  # the first maximum: ties go to the earlier pair
+            while np.isfinite(s[best]) and np.array_equal(cand_vectors[best], tgt[i]):  # y's own vector: not a negative
+                s[best], same_vector = -np.inf, same_vector + 1
+                best = int(np.argmax(s))
             if np.isfinite(s[best]):
                 index[i], score[i] = candidates[best], s[best]
+    if stats is not None:
+        stats["same_vector"] = same_vector
     return index, score
 
 
@@ -158,22 +176,28 @@ def run(config: HardNegativesConfig, *, address: str | None = None) -> dict[str,
     for i, key in enumerate(zip(*(table.column(c).to_pylist() for c in GROUP_COLUMNS))):
         if finite[i]:
             groups.setdefault(key, []).append(i)
+    rules = set()  # the guards added since versions were first mined that change this corpus's rows
     with stages("mine"):
         for (src_lang, tgt_lang), rows in sorted(groups.items()):
-            rows_arr = np.array(rows)
+            rows_arr, stats = np.array(rows), {}
+            texts = [src_text[i] for i in rows], [tgt_text[i] for i in rows]
             local, scores = mine_hard_negatives(l2_normalize(src[rows_arr], dtype=np.float32),
-                                                l2_normalize(tgt[rows_arr], dtype=np.float32),
-                                                [src_text[i] for i in rows], [tgt_text[i] for i in rows],
-                                                config.max_ratio)
+                                                l2_normalize(tgt[rows_arr], dtype=np.float32), *texts,
+                                                config.max_ratio, stats=stats)
             found = local >= 0
             neg_index[rows_arr[found]] = rows_arr[local[found]]
             neg_score[rows_arr] = scores
+            rules |= {"text_key"} if any(len(set(t)) != len(set(map(text_key, t))) for t in texts) else set()
+            rules |= {"same_vector"} if stats["same_vector"] else set()
             print(f"  {src_lang} -> {tgt_lang}: {int(found.sum())} of {len(rows)} pairs have a hard negative")
     reasons = np.where(~finite, "embedding not finite", np.where(neg_index < 0, "no candidate under max_ratio", ""))
     out_name = config.name or default_name(source.name)
-    writer = store.open_version(out_name, {"source": f"{source.name}@{source.version}", "model": encoder.identity,
-                                           "max_ratio": config.max_ratio, "rows_per_shard": ROWS_PER_SHARD},
-                                [f"corpus:{source.name}@{source.version}"])
+    # a corpus these guards change gets a new version (its rows, or its rejects' reasons, differ from those mined
+    # before them under the same settings); any other keeps its version id and bytes
+    version_config = {"source": f"{source.name}@{source.version}", "model": encoder.identity,
+                      "max_ratio": config.max_ratio, "rows_per_shard": ROWS_PER_SHARD,
+                      **({"guards": sorted(rules)} if rules else {})}
+    writer = store.open_version(out_name, version_config, [f"corpus:{source.name}@{source.version}"])
     # the store's plan and shard names; an empty source still has one (empty) shard: a version holds at least one
     shards = {shard.id: shard for shard in plan_shards(max(1, table.num_rows), ROWS_PER_SHARD)}
 
@@ -191,8 +215,8 @@ def run(config: HardNegativesConfig, *, address: str | None = None) -> dict[str,
 
     published = publish_shards(writer, list(shards), write)
     print(f"hard-negatives: {published.name}@{published.version}: {published.total_rows} pairs with a negative, "
-          f"{published.total_rejects} written aside (no candidate under max_ratio {config.max_ratio}, or a "
-          f"non-finite embedding)")
+          f"{published.total_rejects} written aside (no candidate under max_ratio "
+          f"{config.max_ratio}, or a non-finite embedding)")
     return {"corpus": f"{published.name}@{published.version}", "rows": published.total_rows,
             "rejects": published.total_rejects, "languages": store.languages(published.name, published.version),
             "seconds": stages.seconds}

@@ -208,3 +208,46 @@ def test_the_version_uses_the_stores_shards_and_reads_back_the_same_rows(store_w
     rejects = [r["row"] for r in store.read_rejects(*split["corpus"].split("@")).to_pylist()]
     assert rejects == [r["row"] for r in store.read_rejects(*whole["corpus"].split("@")).to_pylist()] and len(rejects) == 1
     assert [s.shard_id for s in store.manifest(*whole["corpus"].split("@")).shards] == ["shard-00000"]
+
+
+def test_case_and_whitespace_variants_of_a_text_are_one_text_to_the_guards():
+    """"El  gato " and "el gato" were two candidates: one was the other's pair's negative (a false negative: the
+    same translation). Texts are compared by text_key (NFC, whitespace collapsed and stripped, casefolded), sources
+    as well as targets."""
+    src = _unit([[1, 0, 0], [0.9, 0.1, 0], [0, 1, 0], [0, 0, 1]])
+    tgt = _unit([[1, 0.3, 0], [1, 0.5, 0], [0.5, 1, 0], [0, 0.2, 1]])
+    texts = ["the cat", "The  cat ", "the dog", "a bird"], ["el gato", "El  gato ", "el perro", "un pájaro"]
+    index, _ = mine_hard_negatives(src, tgt, *texts, max_ratio=1.0)
+    assert index[0] not in (0, 1) and index[1] not in (0, 1)  # was 1 and 0: each other's target
+    assert hard_negatives.text_key("  Cafe\u0301\tAU  lait ") == "café au lait"
+
+
+def test_a_candidate_with_the_positives_own_vector_is_not_taken_at_max_ratio_one():
+    """With max_ratio 1.0 a target whose vector is the positive's (another text the encoder maps to the same
+    vector: a truncated long text) must stay out; the positive's cosine (einsum) and the candidate's (matmul)
+    differ by an ulp, so it was taken in about 4 runs of 10."""
+    from interlingua.models.protocol import l2_normalize
+
+    rng = np.random.default_rng(0)
+    for _ in range(40):
+        src = l2_normalize(rng.normal(size=(3, 384)).astype(np.float32), dtype=np.float32)
+        t0 = l2_normalize((src[0] + rng.normal(size=384).astype(np.float32))[None], dtype=np.float32)[0]
+        other = l2_normalize(rng.normal(size=384).astype(np.float32)[None], dtype=np.float32)[0]
+        index, _ = mine_hard_negatives(src, np.stack([t0, t0, other]), ["x", "y", "z"], ["long a", "long b", "otro"],
+                                       max_ratio=1.0)
+        assert index[0] != 1 and index[1] != 0
+
+
+def test_a_corpus_the_new_guards_change_gets_a_new_version_and_others_keep_theirs(store_with_bitext):
+    store, tmp_path = store_with_bitext
+    plain = hard_negatives.run(hard_negatives.HardNegativesConfig(corpus="bt", model="m", state_dir=str(tmp_path)))
+    assert "guards" not in store.manifest(*plain["corpus"].split("@")).config
+    writer = store.open_version("variants", {}, ["variants"])
+    writer.write_shard("s0", pa.table({"id": ["p0", "p1", "p2"], "src": ["source 0", "source 0.1", "source 3"],
+                                       "tgt": ["target 0", "Target  0", "target 3"], "src_lang": ["en"] * 3,
+                                       "tgt_lang": ["es"] * 3}))
+    writer.publish(expected_shards=["s0"])
+    out = hard_negatives.run(hard_negatives.HardNegativesConfig(corpus="variants", model="m", state_dir=str(tmp_path)))
+    assert store.manifest(*out["corpus"].split("@")).config["guards"] == ["text_key"]
+    assert [row["neg"] for row in store.read_table(*out["corpus"].split("@")).to_pylist()] == ["target 3"] * 2 + \
+        ["target 0"]  # not each other's targets
