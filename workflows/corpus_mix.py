@@ -3,7 +3,9 @@
 Each source is ``{corpus: NAME or NAME@VERSION, rows: N}``: its rows (all, or a seeded sample of ``rows``, kept in
 source order) become one shard of the mix (``s<k>-<name>``). Every source must have the same columns (a bitext mix:
 ``id, src, tgt, src_lang, tgt_lang``); ``train`` shuffles the whole mix, so a batch draws from every source in
-proportion to its rows. The sources are resolved to pinned versions first and recorded as the version's
+proportion to its rows. Ids stay unique: when an ``id`` occurs in two sources, every row's id becomes
+``s<k>:<id>`` (:data:`ID_FORMAT`, k the source's index; the version's config says so with ``ids``), since ``train``
+holds rows out by id. The sources are resolved to pinned versions first and recorded as the version's
 inputs, so the mix of the same sources is the same version and a new source version gives a new mix.
 """
 
@@ -19,6 +21,8 @@ from interlingua.core.names import SafeName, split_corpus_ref
 
 #: A list type's item field (``list<item: …>``, ``large_list<element: …>``): its name is not part of the type.
 _LIST_ITEM = re.compile(r"\b((?:large_|fixed_size_)?list)<(?:item|element): ")
+#: A row's id in a mix whose sources' ids repeat: the source's index and its id in the source (``s1:42``).
+ID_FORMAT = "s{k}:{id}"
 DESCRIPTION = "mix published corpus versions (with per-source row caps) into one corpus version"
 
 
@@ -39,6 +43,8 @@ CONFIG = CorpusMixConfig
 
 def run(config: CorpusMixConfig, *, address: str | None = None) -> dict[str, Any]:
     """``address`` is accepted like every workflow's; mixing reads the store directly, without Ray."""
+    import pyarrow as pa
+
     from interlingua.core.errors import UserError
     from interlingua.core.progress import Stages
     from interlingua.core.runtime import corpus_root, state_dir
@@ -63,6 +69,9 @@ def run(config: CorpusMixConfig, *, address: str | None = None) -> dict[str, Any
     pinned = [f"{m.name}@{m.version}" for m in manifests]
     manifest_config = {"sources": [{"corpus": ref, "rows": s.rows} for ref, s in zip(pinned, config.sources)],
                        "seed": config.seed}
+    prefixed = ids_repeat(store, manifests)
+    if prefixed:  # a mix whose sources' ids are distinct keeps them (and its version id and bytes)
+        manifest_config["ids"] = ID_FORMAT
     writer = store.open_version(config.name, manifest_config, [f"corpus:{ref}" for ref in pinned])
     shard_ids = [f"s{k}-{m.name}" for k, m in enumerate(manifests)]
 
@@ -71,6 +80,10 @@ def run(config: CorpusMixConfig, *, address: str | None = None) -> dict[str, Any
         manifest, source = manifests[k], config.sources[k]
         with stages(f"{shard_id} ({manifest.name}@{manifest.version})"):
             table, counters = sample_rows(store.read_table(manifest.name, manifest.version), source.rows, config.seed + k)
+            if prefixed:
+                ids = table.column("id")
+                table = table.set_column(table.schema.get_field_index("id"), table.schema.field("id"), pa.array(
+                    [None if v is None else ID_FORMAT.format(k=k, id=v) for v in ids.to_pylist()], ids.type))
             writer.write_shard(shard_id, table, counters=counters)
             print(f"  {table.num_rows} of {manifest.total_rows} rows")
 
@@ -79,6 +92,20 @@ def run(config: CorpusMixConfig, *, address: str | None = None) -> dict[str, Any
     languages = store.languages(published.name, published.version)
     return {"corpus": f"{published.name}@{published.version}", "rows": published.total_rows, "sources": pinned,
             "languages": languages, "seconds": stages.seconds}
+
+
+def ids_repeat(store, manifests) -> bool:
+    """Whether an ``id`` occurs in two of the sources (``train`` holds out by id: a held-out id would take the other
+    source's rows with it)."""
+    if any("id" not in manifest.columns for manifest in manifests):
+        return False
+    seen: set = set()
+    for manifest in manifests:
+        ids = set(store.read_table(manifest.name, manifest.version, columns=["id"]).column("id").to_pylist()) - {None}
+        if ids & seen:
+            return True
+        seen |= ids
+    return False
 
 
 def column_differences(columns: dict[str, str], reference: dict[str, str]) -> str:

@@ -165,6 +165,27 @@ def test_corpus_mix_refuses_unknown_sources_and_different_columns(tmp_path):
         load_config(corpus_mix.CorpusMixConfig, None, ["sources=[]"])
 
 
+def test_corpus_mix_ids_stay_unique_when_sources_share_ids(tmp_path):
+    """Each source kept its own ids, so a mix of two corpora numbered from 0 repeated them, and train's hold-out by
+    id dropped rows of the other source. When ids repeat, every id becomes s<k>:<id>; a mix whose ids are
+    distinct keeps them (and its version)."""
+    store = CorpusStore(str(tmp_path / "corpus"))
+    first, second = _bitext("a", 3, "de"), _bitext("b", 2, "fr")
+    _publish(store, "a", first.set_column(0, "id", pa.array(["0", "1", "2"])))
+    _publish(store, "b", second.set_column(0, "id", pa.array(["1", "2"])))
+    out = corpus_mix.run(corpus_mix.CorpusMixConfig(sources=[{"corpus": "a"}, {"corpus": "b", "rows": 1}],
+                                                    state_dir=str(tmp_path)))
+    mixed = store.read_table(*out["corpus"].split("@")).to_pylist()
+    assert [(r["id"], r["src"]) for r in mixed] == [("s0:0", "a source 0"), ("s0:1", "a source 1"),
+                                                    ("s0:2", "a source 2"), (f"s1:{int(mixed[3]['src'][-1]) + 1}", mixed[3]["src"])]
+    assert store.manifest(*out["corpus"].split("@")).config["ids"] == "s{k}:{id}"
+    _publish(store, "c", _bitext("c", 2, "fr"))
+    distinct = corpus_mix.run(corpus_mix.CorpusMixConfig(sources=[{"corpus": "a"}, {"corpus": "c"}], name="m2",
+                                                         state_dir=str(tmp_path)))
+    assert [r["id"] for r in store.read_table("m2").to_pylist()] == ["0", "1", "2", "c0", "c1"]
+    assert "ids" not in store.manifest(*distinct["corpus"].split("@")).config
+
+
 def test_corpus_mix_takes_list_columns_whatever_their_item_field_is_called(tmp_path):
     """A bitext-corpus version records its token lists as ``list<item: string>``, a re-published one (corpus-mix,
     hard-negatives output) as ``list<element: string>``: the same column, refused as different types (the recorded
