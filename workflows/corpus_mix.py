@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from interlingua.core.config import Config
 from interlingua.core.names import SafeName, split_corpus_ref
@@ -36,6 +36,22 @@ class CorpusMixConfig(Config):
     seed: int = 0
     name: SafeName = Field("corpus-mix", description="corpus name in the store")
     state_dir: str | None = Field(None, description="default: $INTERLINGUA_HOME or ./.interlingua")
+
+    @model_validator(mode="after")
+    def _each_source_once(self) -> "CorpusMixConfig":
+        refusal = repeated_source([source.corpus.strip() for source in self.sources])
+        if refusal:
+            raise ValueError(refusal)
+        return self
+
+
+def repeated_source(refs: list[str]) -> str:
+    """One line refusing the first source listed twice in ``refs`` (NAME or NAME@VERSION), ``""`` if none is."""
+    for k, ref in enumerate(refs):
+        if ref in refs[:k]:
+            return (f"sources[{k}] {ref} is also sources[{refs.index(ref)}]: its rows would be in the mix twice (hint: "
+                    "list each corpus version once; rows sets how many of its rows the mix takes)")
+    return ""
 
 
 CONFIG = CorpusMixConfig
@@ -67,6 +83,8 @@ def run(config: CorpusMixConfig, *, address: str | None = None) -> dict[str, Any
                             f"{manifests[0].name}@{manifests[0].version}: {difference} (hint: a mix needs the same "
                             "columns and types in every source: mix corpora of one kind, e.g. bitext with bitext)")
     pinned = [f"{m.name}@{m.version}" for m in manifests]
+    if repeated_source(pinned):  # e.g. NAME and NAME@ITS-LATEST-VERSION
+        raise UserError(repeated_source(pinned))
     manifest_config = {"sources": [{"corpus": ref, "rows": s.rows} for ref, s in zip(pinned, config.sources)],
                        "seed": config.seed}
     prefixed = ids_repeat(store, manifests)

@@ -186,6 +186,18 @@ def test_corpus_mix_ids_stay_unique_when_sources_share_ids(tmp_path):
     assert "ids" not in store.manifest(*distinct["corpus"].split("@")).config
 
 
+def test_corpus_mix_refuses_a_source_listed_twice(tmp_path):
+    """The same version listed twice was mixed silently (16 rows, 8 distinct): refused in one line, whether the
+    two spellings are the same or resolve to the same version."""
+    store = CorpusStore(str(tmp_path / "corpus"))
+    pinned = _publish(store, "a", _bitext("a", 3, "de"))
+    with pytest.raises(ConfigError, match=r"sources\[1\] a is also sources\[0\]: .*\(hint: .*rows"):
+        load_config(corpus_mix.CorpusMixConfig, None, ["sources=[{corpus: a}, {corpus: a, rows: 2}]"])
+    with pytest.raises(UserError, match=rf"^sources\[1\] {pinned} is also sources\[0\]: .*\(hint: .*rows[^\n]*$"):
+        corpus_mix.run(corpus_mix.CorpusMixConfig(sources=[{"corpus": "a"}, {"corpus": pinned}], state_dir=str(tmp_path)))
+    assert store.corpus_names() == ["a"]
+
+
 def test_corpus_mix_takes_list_columns_whatever_their_item_field_is_called(tmp_path):
     """A bitext-corpus version records its token lists as ``list<item: string>``, a re-published one (corpus-mix,
     hard-negatives output) as ``list<element: string>``: the same column, refused as different types (the recorded
