@@ -86,7 +86,8 @@ def weight_files(folder: str | Path) -> list[str]:
 def check_folders(first: str | Path, second: str | Path, alpha: float) -> None:
     """What :func:`interpolate_folders` refuses, checked without loading weights, one line each: ``alpha`` outside
     [0, 1], a folder that is not one transformer (:func:`check_one_transformer`) or has no safetensors weights,
-    different tokenizer vocabularies, different weighted modules, and different tensors (names, shapes, dtypes,
+    different tokenizer vocabularies, tokenizer normalization, pre-tokenization or lowercasing, pooling or prefix
+    (the result would take the second's), different weighted modules, and different tensors (names, shapes, dtypes,
     from the safetensors headers of the transformer and of each module).
     A caller that must refuse before it starts anything (the ``interpolate`` workflow, before its MLflow run) calls
     it first."""
@@ -108,6 +109,12 @@ def check_folders(first: str | Path, second: str | Path, alpha: float) -> None:
                         for tensor, entry in _tensor_header(folder / name).items()})
     if _vocabulary(first) != _vocabulary(second):
         raise UserError(f"{first} and {second} have different tokenizer vocabularies; interpolation needs one")
+    for what, a, b in zip(("the tokenizer's normalizer", "the tokenizer's pre-tokenizer", "lowercasing (do_lower_case)",
+                           "pooling", "prefix"), _text_settings(first), _text_settings(second)):
+        if a is not None and b is not None and a != b:
+            raise UserError(f"{first} and {second} differ in {what}: {_difference(a, b)}; the result would silently "
+                            "take the second's (hint: interpolate two encoders that read text alike, e.g. a base and a "
+                            "model fine-tuned from it)")
     modules = [{name.rsplit("/", 1)[0] for name, _ in header if name != WEIGHTS} for header in headers]
     if modules[0] != modules[1]:
         raise UserError(f"the two encoders have different weighted modules ({', '.join(sorted(modules[0])) or 'none'} "
@@ -171,6 +178,31 @@ def _vocabulary(folder: Path) -> list[str]:
         if (folder / name).exists():
             digests.append(f"{name}:" + hashlib.sha256((folder / name).read_bytes()).hexdigest())
     return digests
+
+
+def _text_settings(folder: Path) -> tuple:
+    """How the encoder in ``folder`` turns text into input: the normalizer and pre-tokenizer of its
+    ``tokenizer.json``, ``do_lower_case`` of its ``tokenizer_config.json``, its pooling and prefix; None where the
+    folder does not say."""
+    from interlingua.models.sentence_encoder import folder_pooling_and_prefix
+
+    def read(name: str) -> dict:
+        try:
+            return json.loads((folder / name).read_text(encoding="utf-8")) if (folder / name).is_file() else {}
+        except (OSError, ValueError):
+            return {}
+
+    tokenizer, config = read("tokenizer.json"), read("tokenizer_config.json")
+    return (tokenizer.get("normalizer"), tokenizer.get("pre_tokenizer"), config.get("do_lower_case"),
+            *folder_pooling_and_prefix(folder))
+
+
+def _difference(a, b) -> str:
+    """``a vs b``, or for two dicts the keys whose values differ (``lowercase: True vs False``)."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        keys = [key for key in sorted(set(a) | set(b)) if a.get(key) != b.get(key)]
+        return ", ".join(f"{key}: {a.get(key)!r} vs {b.get(key)!r}" for key in keys[:3])
+    return f"{a!r} vs {b!r}"
 
 
 def _tensor_header(path: Path) -> dict[str, tuple[list[int], str]]:

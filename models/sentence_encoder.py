@@ -168,6 +168,12 @@ _LEGACY_POOLING_KEYS = {"pooling_mode_cls_token": "cls", "pooling_mode_max_token
 _OFFSET_POSITIONS = frozenset({"roberta", "xlm-roberta", "xlm-roberta-xl", "camembert"})
 
 
+def folder_pooling_and_prefix(path: str | Path) -> tuple[str, str]:
+    """The pooling and prefix a folder's encoder uses (:meth:`SentenceEncoder.from_folder` without overrides)."""
+    settings = _settings(_read_folder_settings(Path(path)), None)
+    return settings["pooling"], settings["prefix"]
+
+
 def _read_folder_settings(path: Path) -> dict:
     """Pooling / max length / prefix from our config, else from a sentence-transformers layout as
     sentence-transformers reads it: ``1_Pooling/config.json``'s ``pooling_mode`` (v6) or its ``pooling_mode_*``

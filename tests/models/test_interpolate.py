@@ -113,8 +113,9 @@ def test_a_sentence_transformers_second_keeps_its_own_layout(parts, tmp_path):
     from interlingua.models.sentence_encoder import SentenceEncoder
 
     a, b = parts
+    first = SentenceEncoder.from_folder(a, pooling="cls", prefix="query: ").save(tmp_path / "st_a")
     second = SentenceEncoder.from_folder(b, pooling="cls", max_length=16, prefix="query: ").save(tmp_path / "st")
-    folder = interpolate_folders(a, second, 0.5, tmp_path / "half")
+    folder = interpolate_folders(first, second, 0.5, tmp_path / "half")
     encoder = load_encoder(str(folder))
     assert (encoder.pooling, encoder.max_length, encoder.prefix) == ("cls", 16, "query: ")
 
@@ -175,4 +176,30 @@ def test_a_head_on_one_side_only_is_refused(parts, tmp_path):
                         device="cpu").save(str(plain))
     with pytest.raises(UserError, match=r"different weighted modules \(2_Dense vs none\)"):
         interpolate_folders(_with_dense(a, tmp_path / "a_dense", 0), plain, 0.5, tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("change, message", [
+    ("lowercase", r"the tokenizer's normalizer: lowercase: True vs False"),
+    ("pooling", r"pooling: 'mean' vs 'cls'"),
+    ("prefix", r"prefix: '' vs 'query: '"),
+])
+def test_encoders_that_read_text_differently_are_refused(parts, tmp_path, change, message):
+    """Same vocabulary, but a cased tokenizer, another pooling or a prefix: accepted before, the result silently
+    read text as the second did. Refused in one line naming what differs."""
+    import shutil
+
+    from interlingua.models.sentence_encoder import SentenceEncoder
+
+    a, b = parts
+    other = tmp_path / "other"
+    if change == "lowercase":
+        shutil.copytree(b, other)
+        tokenizer = json.loads((other / "tokenizer.json").read_text())
+        tokenizer["normalizer"]["lowercase"] = False
+        (other / "tokenizer.json").write_text(json.dumps(tokenizer))
+    else:
+        SentenceEncoder.from_folder(b, **{"pooling": "cls"} if change == "pooling" else {"prefix": "query: "}).save(other)
+    with pytest.raises(UserError, match=rf"^{a} and {other} differ in {message}; [^\n]*\(hint: "):
+        interpolate_folders(a, other, 0.5, tmp_path / "out")
     assert not (tmp_path / "out").exists()
