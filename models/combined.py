@@ -46,16 +46,42 @@ def combine_embeddings(s: np.ndarray, h: np.ndarray, mode: str) -> np.ndarray:
     return np.concatenate([s, h], axis=1).astype(np.float32)
 
 
+def check_sum_dims(mode: str, first: tuple[str, int | None], second: tuple[str, int | None]) -> None:
+    """ValueError (one line) when ``mode`` sums parts (name, dim) of unequal dims; a dim of None is not checked."""
+    (first_name, d1), (second_name, d2) = first, second
+    if mode.endswith("sum") and None not in (d1, d2) and d1 != d2:
+        raise ValueError(f"mode {mode!r} needs encoders of equal dims; first {first_name!r} has {d1}, "
+                         f"second {second_name!r} has {d2} (use concat or norm_concat)")
+
+
+def folder_dim(spec: str) -> int | None:
+    """The embedding dim of the encoder in local folder ``spec`` (a path or ``file://`` URL) read from its
+    ``config.json`` (``hidden_size``) without loading it; None for anything else (a registry URI, a combined or
+    composed encoder, a module stack beyond Transformer, Pooling and Normalize, a config that does not say)."""
+    from interlingua.models.meaning_head import is_composed_folder
+
+    folder = Path(spec[len("file://"):] if spec.startswith("file://") else spec).expanduser()
+    try:
+        if not (folder / "config.json").is_file() or is_combined_folder(folder) or is_composed_folder(folder):
+            return None
+        if (folder / "modules.json").is_file():
+            kinds = {str(m.get("type", "")).rsplit(".", 1)[-1] for m in json.loads((folder / "modules.json").read_text())}
+            if not kinds <= {"Transformer", "Pooling", "Normalize"}:
+                return None
+        dim = json.loads((folder / "config.json").read_text(encoding="utf-8")).get("hidden_size")
+    except (OSError, ValueError, AttributeError, TypeError):
+        return None
+    return dim if isinstance(dim, int) and not isinstance(dim, bool) else None
+
+
 class CombinedEncoder:
     """Encodes with both encoders and combines the outputs with ``mode``."""
 
     def __init__(self, first: TextEncoder, second: TextEncoder, mode: str):
         if mode not in COMBINATIONS:
             raise ValueError(f"mode must be one of {COMBINATIONS}; got {mode!r}")
-        dims = getattr(first, "dim", None), getattr(second, "dim", None)  # a py: encoder may not say (encode checks)
-        if mode.endswith("sum") and None not in dims and dims[0] != dims[1]:
-            raise ValueError(f"mode {mode!r} needs encoders of equal dims; first {first.name!r} has {dims[0]}, "
-                             f"second {second.name!r} has {dims[1]} (use concat or norm_concat)")
+        # a py: encoder may not say its dim (encode checks)
+        check_sum_dims(mode, (first.name, getattr(first, "dim", None)), (second.name, getattr(second, "dim", None)))
         self.first, self.second, self.mode = first, second, mode
         self.name = f"{mode}({first.name}|{second.name})"
 

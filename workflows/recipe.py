@@ -90,12 +90,14 @@ def run(config: RecipeConfig, *, address: str | None = None) -> dict[str, Any]:
     from interlingua.core.runtime import configure_mlflow, state_dir
     from interlingua.core.runtime import state_path as state_folder
     from interlingua.workflows.recipe_corpora import check_stored_corpora, finished_stages
+    from interlingua.workflows.recipe_models import check_literal_models
 
     order = validate_recipe(config)
     state_path = state_folder(config.state_dir) / "recipes" / config.name / "state.json"
     state = load_state(state_path)
     # a corpus read by name that nothing builds or holds: before MLflow starts (stages a rerun skips excepted)
     check_stored_corpora(config, order, finished_stages(state))
+    check_literal_models(config, order, finished_stages(state))  # interpolate's and combine's model checks
     state_root = state_dir(config.state_dir)
     experiment_id = configure_mlflow(config.experiment, state_root)
     client = MlflowClient()
