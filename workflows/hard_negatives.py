@@ -17,8 +17,9 @@ subject to two guards against false negatives (a translation of x that is not y)
 Guo et al. 2018 ("Effective Parallel Corpus Mining using Bilingual Sentence Embeddings") train translation ranking
 with such hard negatives; ``translation_ranking`` reads the column with ``hard_negatives: true``.
 
-A pair with no candidate left (its group has no other target under the threshold) is written aside as a reject
-with its reason, and a pair whose embedding is not finite likewise; nothing is dropped silently. The version's config
+A pair with no candidate left is written aside as a reject with its reason (:data:`NO_OTHER_TARGET` when its group
+has no other target at all, :data:`NONE_UNDER_RATIO` when none is under the threshold), and a pair whose embedding is
+not finite likewise; nothing is dropped silently. The version's config
 holds the source version, the encoder's content identity (:func:`~interlingua.models.identity.model_identity`, not
 its path) and the settings, so the same inputs give the same version wherever the state folder is, and a model
 rewritten in place gives a new one; the rows keep their source order, in the store's shards
@@ -41,6 +42,8 @@ DESCRIPTION = "add a mined hard-negative target (column neg) to each pair of a b
 GROUP_COLUMNS = ("src_lang", "tgt_lang")
 #: Source rows per shard of the version.
 ROWS_PER_SHARD = 4096
+NONE_UNDER_RATIO = "no candidate under max_ratio"
+NO_OTHER_TARGET = "no other target in its language pair"
 
 
 class HardNegativesConfig(Config):
@@ -90,9 +93,9 @@ def mine_hard_negatives(src: np.ndarray, tgt: np.ndarray, src_text: list[str], t
     """For pairs i with unit source vectors ``src[i]`` and target vectors ``tgt[i]`` (one language pair): the index
     of pair i's hard negative (a pair whose target is the candidate) and its cosine, or -1 and NaN where no
     candidate passes the guards (see the module docstring). Candidates are the distinct target texts (by
-    :func:`text_key`); ties go to the first pair in row order. ``stats``, when given, receives ``same_vector`` (how
-    many picks a candidate whose vector is the pair's own target's displaced: with ``max_ratio`` 1 the two cosines,
-    computed apart, may differ by an ulp).
+    :func:`text_key`); ties go to the first pair in row order. ``stats``, when given, receives ``no_other_target``
+    (the pairs with no candidate but their own texts) and ``same_vector`` (how many picks a candidate whose vector
+    is the pair's own target's displaced: with ``max_ratio`` 1 the two cosines, computed apart, may differ by an ulp).
 
     The search is exact: every source against every candidate, in row blocks whose similarities take at most
     ``block_bytes``. Its cost grows with pairs × targets of a language pair (15,802 pairs in five language pairs: under
@@ -111,7 +114,7 @@ def mine_hard_negatives(src: np.ndarray, tgt: np.ndarray, src_text: list[str], t
         own.setdefault(key, set()).add(column_of[tgt_keys[i]])
     index = np.full(n, -1, dtype=np.int64)
     score = np.full(n, np.nan, dtype=np.float32)
-    same_vector = 0
+    lonely, same_vector = [], 0
     block = max(1, block_bytes // (4 * max(1, len(candidates))))
     for start in range(0, n, block):
         stop = min(n, start + block)
@@ -120,6 +123,8 @@ def mine_hard_negatives(src: np.ndarray, tgt: np.ndarray, src_text: list[str], t
             i = start + row
             s = sims[row].copy()
             s[list(own[src_keys[i]])] = -np.inf
+            if len(own[src_keys[i]]) == len(candidates):
+                lonely.append(i)
             s[s >= guard_threshold(positive[i], max_ratio)] = -np.inf
             best = int(np.argmax(s))  # the first maximum: ties go to the earlier pair
             while np.isfinite(s[best]) and np.array_equal(cand_vectors[best], tgt[i]):  # y's own vector: not a negative
@@ -128,6 +133,7 @@ def mine_hard_negatives(src: np.ndarray, tgt: np.ndarray, src_text: list[str], t
             if np.isfinite(s[best]):
                 index[i], score[i] = candidates[best], s[best]
     if stats is not None:
+        stats["no_other_target"] = lonely
         stats["same_vector"] = same_vector
     return index, score
 
@@ -176,6 +182,7 @@ def run(config: HardNegativesConfig, *, address: str | None = None) -> dict[str,
     for i, key in enumerate(zip(*(table.column(c).to_pylist() for c in GROUP_COLUMNS))):
         if finite[i]:
             groups.setdefault(key, []).append(i)
+    lonely = np.zeros(table.num_rows, dtype=bool)
     rules = set()  # the guards added since versions were first mined that change this corpus's rows
     with stages("mine"):
         for (src_lang, tgt_lang), rows in sorted(groups.items()):
@@ -187,10 +194,13 @@ def run(config: HardNegativesConfig, *, address: str | None = None) -> dict[str,
             found = local >= 0
             neg_index[rows_arr[found]] = rows_arr[local[found]]
             neg_score[rows_arr] = scores
+            lonely[rows_arr[stats["no_other_target"]]] = True
             rules |= {"text_key"} if any(len(set(t)) != len(set(map(text_key, t))) for t in texts) else set()
             rules |= {"same_vector"} if stats["same_vector"] else set()
+            rules |= {"no_other_target"} if stats["no_other_target"] else set()
             print(f"  {src_lang} -> {tgt_lang}: {int(found.sum())} of {len(rows)} pairs have a hard negative")
-    reasons = np.where(~finite, "embedding not finite", np.where(neg_index < 0, "no candidate under max_ratio", ""))
+    reasons = np.where(~finite, "embedding not finite", np.where(
+        neg_index >= 0, "", np.where(lonely, NO_OTHER_TARGET, NONE_UNDER_RATIO)))
     out_name = config.name or default_name(source.name)
     # a corpus these guards change gets a new version (its rows, or its rejects' reasons, differ from those mined
     # before them under the same settings); any other keeps its version id and bytes
@@ -215,7 +225,7 @@ def run(config: HardNegativesConfig, *, address: str | None = None) -> dict[str,
 
     published = publish_shards(writer, list(shards), write)
     print(f"hard-negatives: {published.name}@{published.version}: {published.total_rows} pairs with a negative, "
-          f"{published.total_rejects} written aside (no candidate under max_ratio "
+          f"{published.total_rejects} written aside (no other target, no candidate under max_ratio "
           f"{config.max_ratio}, or a non-finite embedding)")
     return {"corpus": f"{published.name}@{published.version}", "rows": published.total_rows,
             "rejects": published.total_rejects, "languages": store.languages(published.name, published.version),

@@ -131,7 +131,7 @@ def test_the_workflow_adds_neg_writes_aside_pairs_without_one_and_is_determinist
     assert out["rows"] == 6 and out["rejects"] == 1
     # the only en -> de pair has no other German target: written aside with its reason, not dropped silently
     rejects = store.read_rejects("bt-hn").to_pylist()
-    assert [r["reason"] for r in rejects] == ["no candidate under max_ratio"] and "lonely 0" in rejects[0]["row"]
+    assert [r["reason"] for r in rejects] == ["no other target in its language pair"] and "lonely 0" in rejects[0]["row"]
     for row in rows:
         k = int(row["src"].split()[-1])
         assert row["neg"] != row["tgt"] and row["neg"].startswith("target ")
@@ -240,7 +240,11 @@ def test_a_candidate_with_the_positives_own_vector_is_not_taken_at_max_ratio_one
 
 def test_a_corpus_the_new_guards_change_gets_a_new_version_and_others_keep_theirs(store_with_bitext):
     store, tmp_path = store_with_bitext
-    plain = hard_negatives.run(hard_negatives.HardNegativesConfig(corpus="bt", model="m", state_dir=str(tmp_path)))
+    writer = store.open_version("clean", {}, ["clean"])
+    writer.write_shard("s0", pa.table({"id": ["p0", "p1"], "src": ["source 0", "source 3"],
+                                       "tgt": ["target 0", "target 3"], "src_lang": ["en"] * 2, "tgt_lang": ["es"] * 2}))
+    writer.publish(expected_shards=["s0"])
+    plain = hard_negatives.run(hard_negatives.HardNegativesConfig(corpus="clean", model="m", state_dir=str(tmp_path)))
     assert "guards" not in store.manifest(*plain["corpus"].split("@")).config
     writer = store.open_version("variants", {}, ["variants"])
     writer.write_shard("s0", pa.table({"id": ["p0", "p1", "p2"], "src": ["source 0", "source 0.1", "source 3"],
@@ -251,3 +255,5 @@ def test_a_corpus_the_new_guards_change_gets_a_new_version_and_others_keep_their
     assert store.manifest(*out["corpus"].split("@")).config["guards"] == ["text_key"]
     assert [row["neg"] for row in store.read_table(*out["corpus"].split("@")).to_pylist()] == ["target 3"] * 2 + \
         ["target 0"]  # not each other's targets
+    lone = hard_negatives.run(hard_negatives.HardNegativesConfig(corpus="bt", model="m", state_dir=str(tmp_path)))
+    assert store.manifest(*lone["corpus"].split("@")).config["guards"] == ["no_other_target"]  # its reject's reason
