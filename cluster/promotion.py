@@ -47,9 +47,12 @@ class Decision:
     holder_mean: float | None
 
 
-def decide(candidate: dict[str, float], holder: dict[str, float] | None, margin: float) -> Decision:
+def decide(candidate: dict[str, float], holder: dict[str, float] | None, margin: float, *,
+           candidate_label: str = "the candidate", holder_label: str = "the holder") -> Decision:
     """The promotion rule over the gating tasks' primary scores (higher is better).
 
+    - a score that is not a finite number (a collapsed encoder's STS correlation is nan), the candidate's or
+      the holder's: do not promote — nothing can be compared;
     - no holder (the alias names no version yet): promote — the first promotion;
     - otherwise promote only if the candidate is worse than the holder by at most ``margin`` on every
       task **and** its mean over the tasks is strictly higher.
@@ -62,9 +65,14 @@ def decide(candidate: dict[str, float], holder: dict[str, float] | None, margin:
         raise ValueError(f"candidate and holder were scored on different tasks: {sorted(candidate)} vs {sorted(holder)}")
     rows = [TaskComparison(task, candidate[task], None if holder is None else holder[task]) for task in candidate]
     candidate_mean = sum(candidate.values()) / len(candidate)
+    holder_mean = None if holder is None else sum(holder.values()) / len(holder)
+    for label, scores in ((candidate_label, candidate), (holder_label, holder or {})):
+        for task, value in scores.items():  # nan compares false: "worse" and "not above" were never true
+            if not math.isfinite(value):
+                return Decision(False, f"{label} scored {_score_name(value)} on task {task}", margin, rows,
+                                candidate_mean, holder_mean)
     if holder is None:
         return Decision(True, "first promotion: the alias has no holder", margin, rows, candidate_mean, None)
-    holder_mean = sum(holder.values()) / len(holder)
     worse = [r for r in rows if r.delta < -margin]
     if worse:
         worst = min(worse, key=lambda r: r.delta)
@@ -76,6 +84,10 @@ def decide(candidate: dict[str, float], holder: dict[str, float] | None, margin:
         return Decision(False, reason, margin, rows, candidate_mean, holder_mean)
     reason = (f"mean {candidate_mean:.2f} > holder's {holder_mean:.2f} and no task worse by more than {margin:g}")
     return Decision(True, reason, margin, rows, candidate_mean, holder_mean)
+
+
+def _score_name(value: float) -> str:
+    return "NaN" if math.isnan(value) else f"{value}"
 
 
 def primary_scores(measurements: Sequence[Measurement], model: str) -> dict[str, float]:
@@ -176,7 +188,13 @@ def promote(candidate_uri: str, alias: str, tasks: Sequence[TaskSpec], *, seeds:
                                 f"{type(err).__name__}: {err}") from err
 
     scores = {label: primary_scores(measurements, label) for label in labels}
-    decision = decide(scores[candidate.uri], scores[holder.uri] if holder else None, margin)
+    try:
+        decision = decide(scores[candidate.uri], scores[holder.uri] if holder else None, margin,
+                          candidate_label=candidate.uri, holder_label=holder.uri if holder else "the holder")
+    except ValueError as err:  # a task that gave one model no primary score: one line, nothing moved
+        raise UserError(f"cannot compare {candidate.uri} with {holder.uri if holder else 'no holder'}: {err} "
+                        "(hint: a gating task produced no primary score for one of them; check those tasks "
+                        "with `interlingua eval`)") from None
     table = format_decision(decision, candidate.uri, holder.uri if holder else None)
     record = {
         "candidate": candidate.uri, "alias": alias, "holder": holder.uri if holder else None,

@@ -82,3 +82,19 @@ def test_candidate_must_name_one_registered_version(uri):
 def test_version_uri_parts():
     ref = parse_version_uri("models:/team/enc/12")
     assert (ref.name, ref.version, ref.uri) == ("team/enc", "12", "models:/team/enc/12")
+
+
+NAN = float("nan")
+
+
+@pytest.mark.parametrize(("candidate", "holder", "reason"), [
+    ({"a": NAN}, {"a": 90.0}, "the candidate scored NaN on task a"),            # "mean nan > 90" passed
+    ({"a": 95.0, "b": NAN}, {"a": 90.0, "b": 1.0}, "the candidate scored NaN on task b"),
+    ({"a": 95.0}, {"a": NAN}, "the holder scored NaN on task a"),                # "95 > nan" passed
+    ({"a": NAN}, None, "the candidate scored NaN on task a"),                    # a nan first promotion
+    ({"a": float("inf")}, {"a": 1.0}, "the candidate scored inf on task a"),
+])
+def test_a_score_that_is_not_a_finite_number_never_promotes(candidate, holder, reason):
+    decision = decide(candidate, holder, margin=0.5)
+    assert decision.promote is False
+    assert decision.reason == reason

@@ -1,0 +1,107 @@
+"""``promote`` and ``interlingua promote`` over an in-memory registry: what moves the alias, what is recorded and
+when, and what is refused (no MLflow server; the server test is test_promotion_server.py)."""
+
+from __future__ import annotations
+
+import argparse
+import types
+
+import pytest
+
+import interlingua.cluster.promotion as promotion
+from interlingua.core.errors import UserError
+from interlingua.evaluation.tasks.spec import TaskSpec
+
+
+class FakeRegistry:
+    """The registry calls ``promote`` makes: aliases, and a log of what happened in which order."""
+
+    def __init__(self, aliases=None):
+        self.aliases = dict(aliases or {})
+        self.events: list[tuple] = []
+        self.lookup_error: Exception | None = None
+
+    def get_model_version_by_alias(self, name, alias):
+        self.events.append(("get-alias", alias))
+        if self.lookup_error is not None:
+            raise self.lookup_error
+        if alias not in self.aliases:
+            from mlflow.exceptions import MlflowException
+
+            raise MlflowException(f"Registered model alias {alias} not found.", error_code="INVALID_PARAMETER_VALUE")
+        return types.SimpleNamespace(version=self.aliases[alias])
+
+    def set_registered_model_alias(self, name, alias, version):
+        self.events.append(("set-alias", alias, version))
+        self.aliases[alias] = version
+
+
+def _task(scores: dict[str, dict[str, float]], name="t", on_run=None):
+    """A task whose primary metric is ``scores[task name][version]`` for the encoder of that version."""
+
+    def run(encoder, seed):
+        if on_run:
+            on_run(encoder)
+        return {"acc": scores[name][encoder.rsplit("/", 1)[1]]}
+
+    return TaskSpec(name, "retrieval", "en", "acc", run)
+
+
+@pytest.fixture
+def registry(monkeypatch):
+    registry = FakeRegistry({"champion": "1"})
+    monkeypatch.setattr(promotion, "_check_version_exists", lambda client, ref: None)
+    monkeypatch.setattr(promotion, "_check_servable", lambda client, ref: {})
+    monkeypatch.setattr("interlingua.models.load.load_text_encoder", lambda uri, mlmodel=None: uri)
+
+    def record(client, candidate, alias, record, table):
+        client.events.append(("record", record["decision"] if "decision" in record else record["promote"],
+                              record["reason"]))
+        return "run-1"
+
+    monkeypatch.setattr(promotion, "_record", record)
+    return registry
+
+
+def _cli(argv, registry, tasks, monkeypatch, tmp_path):
+    from interlingua.workflows.commands import promote as promote_command
+
+    monkeypatch.setattr("mlflow.tracking.MlflowClient", lambda *a, **k: registry)
+    monkeypatch.setattr("interlingua.core.runtime.use_tracking_store", lambda *a, **k: None)
+    monkeypatch.setattr(promote_command, "_available_tasks", lambda args: tasks)
+    monkeypatch.setattr("interlingua.evaluation.runner.select_tasks", lambda available, names: available)
+    parser = argparse.ArgumentParser()
+    promote_command.add_arguments(parser)
+    return promote_command.run(parser.parse_args([*argv, "--tasks", "t", "--pack", str(tmp_path / "none")]))
+
+
+def test_a_candidate_that_scores_nan_is_not_promoted(registry, monkeypatch, tmp_path, capsys):
+    """A collapsed encoder's STS spearman is nan; nan compared false with everything, so it was promoted."""
+    tasks = [_task({"t": {"1": 80.0, "2": float("nan")}})]
+    rc = _cli(["models:/enc/2", "--alias", "champion"], registry, tasks, monkeypatch, tmp_path)
+    assert rc == 1
+    assert "not promoted: @champion stays on models:/enc/1: models:/enc/2 scored NaN on task t/en" in capsys.readouterr().out
+    assert registry.aliases == {"champion": "1"}
+    assert not [e for e in registry.events if e[0] == "set-alias"]
+
+
+def test_a_holder_that_scores_nan_blocks_the_move(registry):
+    result = promotion.promote("models:/enc/2", "champion", [_task({"t": {"1": float("nan"), "2": 95.0}})],
+                               client=registry)
+    assert not result.moved and registry.aliases == {"champion": "1"}
+    assert result.decision.reason == "models:/enc/1 scored NaN on task t/en"
+
+
+def test_tasks_scored_for_one_model_only_are_one_line(registry, monkeypatch):
+    """A task that gave the holder no primary score raised a bare ValueError ("failed: ValueError")."""
+    from interlingua.evaluation.tasks.records import Measurement
+
+    def evaluate(encoders, tasks, seeds):
+        (label, _), = encoders.items()
+        return [] if label.endswith("/1") else [Measurement(label, "t", "en", "acc", 1, 90.0, True)]
+
+    monkeypatch.setattr("interlingua.evaluation.runner.evaluate_models", evaluate)
+    with pytest.raises(UserError, match=r"cannot compare models:/enc/2 with models:/enc/1: candidate and holder "
+                                        r"were scored on different tasks.*\(hint: "):
+        promotion.promote("models:/enc/2", "champion", [_task({"t": {}})], client=registry)
+    assert registry.aliases == {"champion": "1"}
