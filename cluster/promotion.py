@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -294,15 +295,26 @@ def _artifact_files(location: str):
                 yield entry.path
 
 
+#: MLflow's answer for an alias that names no version (its stores raise INVALID_PARAMETER_VALUE with this message;
+#: over REST the message comes back after "CODE: ").
+_NO_SUCH_ALIAS = re.compile(r"^(?:[A-Z_]+: )?Registered model alias \S+ not found")
+
+
 def _alias_holder(client, name: str, alias: str) -> ModelVersionRef | None:
+    """The version ``alias`` names, or None when the registry answers that it names none. Any other failure (a
+    proxy's 502, a refused connection) is a UserError: read as "no holder", it made any candidate a first promotion."""
     from mlflow.exceptions import MlflowException
 
     try:
         return ModelVersionRef(name, str(client.get_model_version_by_alias(name, alias).version))
     except MlflowException as err:
-        if "RESOURCE_DOES_NOT_EXIST" in str(getattr(err, "error_code", "")) or "alias" in str(err).lower():
+        code = str(getattr(err, "error_code", ""))
+        if code == "RESOURCE_DOES_NOT_EXIST" or _NO_SUCH_ALIAS.match(str(getattr(err, "message", err))):
             return None
-        raise
+        first_line = (str(getattr(err, "message", err)).strip().splitlines() or [""])[0][:200]
+        raise UserError(f"the model registry did not answer which version @{alias} of {name} names ({code}: "
+                        f"{first_line}); nothing was moved (hint: check that the tracking server is up and "
+                        "MLFLOW_TRACKING_URI, then rerun)") from None
 
 
 def _record(client, candidate: ModelVersionRef, alias: str, record: dict, table: str) -> str:

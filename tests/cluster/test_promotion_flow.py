@@ -105,3 +105,68 @@ def test_tasks_scored_for_one_model_only_are_one_line(registry, monkeypatch):
                                         r"were scored on different tasks.*\(hint: "):
         promotion.promote("models:/enc/2", "champion", [_task({"t": {}})], client=registry)
     assert registry.aliases == {"champion": "1"}
+
+
+@pytest.fixture
+def answering_registry(monkeypatch):
+    """A registry URL whose alias lookup answers ``answer[0]`` (status, content type, body)."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from mlflow.tracking import MlflowClient
+
+    answer = [(502, "text/html", b"<html>502 Bad Gateway</html>")]
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self):
+            status, kind, body = answer[0]
+            self.send_response(status)
+            self.send_header("Content-Type", kind)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    monkeypatch.setenv("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "0")
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    uri = f"http://127.0.0.1:{server.server_port}"
+    yield MlflowClient(tracking_uri=uri, registry_uri=uri), answer
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.mark.parametrize("answer", [
+    (502, "text/html", b"<html>502 Bad Gateway</html>"),          # a proxy while the server restarts
+    (404, "text/html", b"<html>404 Not Found</html>"),            # not MLflow's answer, though it says "not found"
+    (500, "application/json", b'{"error_code": "INTERNAL_ERROR", "message": "database is locked"}'),
+])
+def test_a_registry_that_does_not_answer_is_not_read_as_no_holder(answering_registry, answer):
+    """The REST path (/registered-models/alias) holds "alias": every failed lookup read as "no holder", and the
+    candidate was promoted as a first promotion."""
+    client, answers = answering_registry
+    answers[0] = answer
+    with pytest.raises(UserError, match=r"^the model registry did not answer which version @champion of enc names "
+                                        r"\(.*\); nothing was moved \(hint: "):
+        promotion._alias_holder(client, "enc", "champion")
+
+
+def test_mlflow_saying_the_alias_names_no_version_is_no_holder(answering_registry):
+    client, answers = answering_registry
+    answers[0] = (400, "application/json",
+                  b'{"error_code": "INVALID_PARAMETER_VALUE", "message": "Registered model alias champion not found."}')
+    assert promotion._alias_holder(client, "enc", "champion") is None
+    answers[0] = (200, "application/json", b'{"model_version": {"name": "enc", "version": "3"}}')
+    assert promotion._alias_holder(client, "enc", "champion") == promotion.ModelVersionRef("enc", "3")
+
+
+def test_a_failed_holder_lookup_moves_and_records_nothing(registry):
+    from mlflow.exceptions import MlflowException
+
+    registry.lookup_error = MlflowException("API request to endpoint /api/2.0/mlflow/registered-models/alias failed "
+                                            "with error code 502 != 200", error_code="TEMPORARILY_UNAVAILABLE")
+    with pytest.raises(UserError, match="did not answer"):
+        promotion.promote("models:/enc/2", "champion", [_task({"t": {"1": 1.0, "2": 2.0}})], client=registry)
+    assert registry.aliases == {"champion": "1"} and [e[0] for e in registry.events] == ["get-alias"]
