@@ -14,7 +14,7 @@ import json
 import math
 import re
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Sequence
 
@@ -208,11 +208,36 @@ def promote(candidate_uri: str, alias: str, tasks: Sequence[TaskSpec], *, seeds:
     result = PromotionResult(candidate, alias, holder, decision, table, moved=False, dry_run=dry_run, record=record)
     if dry_run:
         return result
-    result.run_id = _record(client, candidate, alias, record, table)
+    record["decision"] = "promoted" if decision.promote else "rejected"
     if decision.promote:
-        client.set_registered_model_alias(candidate.name, alias, candidate.version)
-        result.moved = True
+        _move_alias(client, result)
+    result.run_id = _record(client, candidate, alias, record, table)
     return result
+
+
+def _move_alias(client, result: PromotionResult) -> None:
+    """Set the alias to the candidate if it still names the holder the candidate was compared with; otherwise the
+    decision becomes "holder changed" (not moved: the comparison was with a version that no longer holds it).
+
+    MLflow has no compare-and-set for aliases: the holder is read again right before the set, which narrows the
+    window in which a concurrent promotion is overwritten to the time between those two calls (milliseconds,
+    not the evaluation's minutes); it does not close it. Promotions of one alias are meant to run one at a time."""
+    candidate, alias, record = result.candidate, result.alias, result.record
+    now = _alias_holder(client, candidate.name, alias)
+    if now != result.holder:
+        reason = (f"holder changed during evaluation ({result.holder.uri if result.holder else 'no holder'} -> "
+                  f"{now.uri if now else 'no holder'}); rerun")
+        record.update(decision="holder changed", promote=False, reason=reason)
+        result.decision = replace(result.decision, promote=False, reason=reason)
+        return
+    try:
+        client.set_registered_model_alias(candidate.name, alias, candidate.version)
+    except Exception as err:  # recorded as such: a "promoted" record was left on a version the alias never named
+        reason = f"the registry did not move @{alias}: {type(err).__name__}: {str(err).strip()[:200]}"
+        record.update(decision="move failed", promote=False, reason=reason)
+        result.run_id = _record(client, candidate, alias, record, result.table)
+        raise UserError(f"{reason} (recorded in MLflow run {result.run_id}; hint: rerun when the registry answers)") from None
+    result.moved = True
 
 
 def data_fingerprint(path: str | Path) -> str:
@@ -334,7 +359,7 @@ def _record(client, candidate: ModelVersionRef, alias: str, record: dict, table:
     client.set_terminated(run_id)
     prefix = f"{TAG_PREFIX}.{alias}"
     tags = {
-        "decision": "promoted" if record["promote"] else "rejected",
+        "decision": record["decision"],
         "reason": record["reason"],
         "holder": record["holder"] or "none",
         "candidate_mean": f"{record['candidate_mean']:.4f}",

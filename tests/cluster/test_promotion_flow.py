@@ -55,7 +55,7 @@ def registry(monkeypatch):
     monkeypatch.setattr("interlingua.models.load.load_text_encoder", lambda uri, mlmodel=None: uri)
 
     def record(client, candidate, alias, record, table):
-        client.events.append(("record", record["decision"] if "decision" in record else record["promote"],
+        client.events.append(("record", record["decision"],
                               record["reason"]))
         return "run-1"
 
@@ -170,3 +170,41 @@ def test_a_failed_holder_lookup_moves_and_records_nothing(registry):
     with pytest.raises(UserError, match="did not answer"):
         promotion.promote("models:/enc/2", "champion", [_task({"t": {"1": 1.0, "2": 2.0}})], client=registry)
     assert registry.aliases == {"champion": "1"} and [e[0] for e in registry.events] == ["get-alias"]
+
+
+def test_a_holder_that_changes_during_the_evaluation_is_not_overwritten(registry, monkeypatch, tmp_path, capsys):
+    """B read holder v1; A moved @champion to v3 (better than B's v2) while B evaluated; B then moved it to v2."""
+    def meanwhile(encoder):
+        if encoder.endswith("/1"):
+            registry.aliases["champion"] = "3"
+
+    tasks = [_task({"t": {"1": 50.0, "2": 60.0, "3": 90.0}}, on_run=meanwhile)]
+    rc = _cli(["models:/enc/2", "--alias", "champion"], registry, tasks, monkeypatch, tmp_path)
+    assert rc == 1
+    assert ("not promoted: @champion holder changed during evaluation (models:/enc/1 -> models:/enc/3); rerun"
+            in capsys.readouterr().out)
+    assert registry.aliases == {"champion": "3"}
+    assert registry.events[-1] == ("record", "holder changed",
+                                   "holder changed during evaluation (models:/enc/1 -> models:/enc/3); rerun")
+
+
+def test_the_decision_is_recorded_after_the_alias_moved(registry, monkeypatch, tmp_path, capsys):
+    """'promoted' was tagged on the version before the alias was set, so a refused set left a false record."""
+    rc = _cli(["models:/enc/2", "--alias", "champion"], registry, [_task({"t": {"1": 50.0, "2": 60.0}})],
+              monkeypatch, tmp_path)
+    assert rc == 0 and registry.aliases == {"champion": "2"}
+    assert [e[:2] for e in registry.events] == [("get-alias", "champion"), ("get-alias", "champion"),
+                                                ("set-alias", "champion"), ("record", "promoted")]
+
+
+def test_a_refused_move_is_recorded_as_such(registry):
+    def refuse(name, alias, version):
+        registry.events.append(("set-alias", alias, version))
+        raise RuntimeError("permission denied")
+
+    registry.set_registered_model_alias = refuse
+    with pytest.raises(UserError, match=r"^the registry did not move @champion: RuntimeError: permission denied "
+                                        r"\(recorded in MLflow run run-1"):
+        promotion.promote("models:/enc/2", "champion", [_task({"t": {"1": 50.0, "2": 60.0}})], client=registry)
+    assert registry.events[-1][:2] == ("record", "move failed")
+    assert registry.aliases == {"champion": "1"}

@@ -12,8 +12,9 @@ DESCRIPTION = (HELP + ". The alias moves when the candidate is worse than the ho
                "gating task and better on their mean; an alias with no holder is a first promotion. The decision "
                "(both score tables, data versions, commit) is recorded as tags on the candidate version and an MLflow "
                "run in the 'interlingua-promotion' experiment. Exit 0: promoted (or would be, with --dry-run); "
-               "1: not promoted; 2: a mistake, caught before the alias moves (a malformed candidate URI, a version that "
-               "does not exist, an invalid alias, an unknown task, a negative or non-finite --margin).")
+               "1: not promoted (or the alias moved to another version during the evaluation: rerun); 2: a "
+               "mistake, caught before the alias moves (a malformed candidate URI, a version that does not exist, an "
+               "invalid alias, an unknown task, a negative or non-finite --margin), or a registry that did not answer.")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -69,9 +70,11 @@ def run(args: argparse.Namespace) -> int:
         print(f"dry run: @{args.alias} {verdict} to {result.candidate.uri} ({holder} now): {result.decision.reason}")
     elif result.moved:
         print(f"promoted: {result.candidate.uri} now holds @{args.alias} (was {holder}): {result.decision.reason}")
+    elif result.record.get("decision") == "holder changed":
+        print(f"not promoted: @{args.alias} {result.decision.reason}")
     else:
         print(f"not promoted: @{args.alias} stays on {holder}: {result.decision.reason}")
     if result.run_id:
         print(f"decision recorded: tags interlingua.promotion.{args.alias}.* on {result.candidate.uri}, "
               f"MLflow run {result.run_id}", file=sys.stderr)
-    return 0 if result.decision.promote else 1
+    return 0 if (result.decision.promote if args.dry_run else result.moved) else 1
