@@ -22,10 +22,11 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
-from urllib.parse import parse_qsl, urlsplit
+from urllib.parse import urlsplit
 
 from interlingua.core.errors import UserError
-from interlingua.core.redact import is_secret_key, redact_text, redact_url
+from interlingua.core.redact import redact_text, redact_url
+from interlingua.core.tracking_credentials import refuse_tracking_uri_credentials
 
 #: URL schemes of storage every node reaches (fsspec protocols, MLflow model/run URIs, the HF hub).
 SHARED_SCHEMES = frozenset({"s3", "s3a", "gs", "gcs", "az", "abfs", "abfss", "adl", "hdfs", "webhdfs", "hf",
@@ -182,12 +183,7 @@ def require_tracking_uri(uri: str | None, storage: SharedStorage, *, needed: boo
                             "default: set MLFLOW_TRACKING_URI (or --tracking-uri) to an MLflow server the cluster "
                             "reaches, e.g. http://mlflow.example.internal:5000")
         return None
-    credential = _uri_credential(uri)
-    if credential:
-        raise UserError(f"MLflow tracking URI {redact(uri)} carries {credential}, which would be stored with the job "
-                        "for anyone who can list jobs to read: give the cluster's nodes MLFLOW_TRACKING_USERNAME / "
-                        "MLFLOW_TRACKING_PASSWORD or MLFLOW_TRACKING_TOKEN (e.g. from a Kubernetes Secret) and drop "
-                        "it from the URI")
+    refuse_tracking_uri_credentials(uri)
     scheme = _scheme(uri)
     if scheme in FILE_STORE_SCHEMES:
         path = urlsplit(uri).path if scheme else uri
@@ -200,27 +196,6 @@ def require_tracking_uri(uri: str | None, storage: SharedStorage, *, needed: boo
                             "cannot reach: set MLFLOW_TRACKING_URI (or --tracking-uri) to an MLflow server the "
                             "cluster reaches, e.g. http://mlflow.example.internal:5000")
     return uri
-
-
-def _uri_credential(uri: str) -> str | None:
-    """What credential ``uri`` carries ("a password", ...), or None: any user-info, any credential-like query
-    (or fragment) parameter, or a secret :func:`~interlingua.core.redact.redact_text` would mask."""
-    try:
-        parts = urlsplit(uri)
-    except ValueError:
-        raise UserError(f"MLflow tracking URI {redact(uri)} is not a valid URI; expected e.g. "
-                        "http://mlflow.example.internal:5000") from None
-    if parts.password:
-        return "a password"
-    if "@" in parts.netloc:
-        return "user-info (a user name or token before '@')"
-    names = [k for k, _ in parse_qsl(parts.query, keep_blank_values=True) + parse_qsl(parts.fragment)
-             if is_secret_key(k, query=True)]
-    if names:
-        return f"a credential-like query parameter ({', '.join(sorted(set(names)))})"
-    if redact_text(uri) != uri:
-        return "a credential"
-    return None
 
 
 def redact(url: str) -> str:

@@ -187,11 +187,12 @@ def init_ray(address: str | None = None, *, num_cpus: int | None = None, object_
     os.environ.setdefault("TORCH_EXTENSIONS_DIR", str(state_dir() / "torch_extensions"))
     from interlingua.core.console import QUIET_ENV, child_stderr_to_log, is_verbose, to_log_file_only
 
-    forwarded = (*_FORWARDED_ENV, *QUIET_ENV)
+    if address:
+        check_cluster_address(address)
     if not address and not device_plan_uses_gpu_hint():
         # A local Ray on a machine without GPUs: DeepSpeed would otherwise warn on every worker while detecting it.
         os.environ.setdefault("DS_ACCELERATOR", "cpu")
-    env = {"env_vars": {k: os.environ[k] for k in forwarded if k in os.environ}}
+    env = {"env_vars": forwarded_env(QUIET_ENV)}
     quiet = {} if is_verbose() else {"logging_level": "ERROR",
                                      "logging_config": ray.LoggingConfig(encoding="TEXT", log_level="WARNING")}
     if not is_verbose():
@@ -201,7 +202,6 @@ def init_ray(address: str | None = None, *, num_cpus: int | None = None, object_
     # "Token authentication is enabled for this Ray cluster ...", logged during ray.init on Ray's own handler
     to_log_file_only("ray._private.authentication.authentication_token_setup")
     if address:
-        check_reachable(address)
         ray.init(address=address, runtime_env=env, log_to_driver=True, **quiet)
         _note_ray_logs(ray)
         return ray
@@ -312,6 +312,26 @@ def check_reachable(address: str, timeout: float = 3.0) -> None:
     if reason:
         raise UserError(f"cannot reach a Ray cluster at {redact_text(address)} ({reason}); start one with "
                         f"`ray start --head`, fix --address / RAY_ADDRESS, or leave both unset for a local Ray")
+
+
+def check_cluster_address(address: str) -> None:
+    """Before anything runs on the Ray cluster at ``address``: an ``MLFLOW_TRACKING_URI`` that carries a credential
+    is refused (the driver's environment, which :func:`init_ray` forwards it in, is kept in the cluster's job table,
+    as a submitted job's is), then the address is probed (:func:`check_reachable`)."""
+    from interlingua.core.tracking_credentials import refuse_tracking_uri_credentials
+
+    refuse_tracking_uri_credentials(os.environ.get("MLFLOW_TRACKING_URI"))
+    check_reachable(address)
+
+
+def forwarded_env(extra: tuple[str, ...] = ()) -> dict[str, str]:
+    """The environment :func:`init_ray` gives the workers (``_FORWARDED_ENV`` and ``extra`` that are set). A value
+    that carries a credential is left out: Ray keeps this environment in its job table; a cluster's is refused
+    before (:func:`check_cluster_address`), and a local Ray's workers inherit it from this process anyway."""
+    from interlingua.core.redact import redact_text
+
+    return {k: os.environ[k] for k in (*_FORWARDED_ENV, *extra)
+            if k in os.environ and redact_text(os.environ[k]) == os.environ[k]}
 
 
 _FORWARDED_ENV = ("MLFLOW_TRACKING_URI", OWN_TRACKING_URI, "INTERLINGUA_HOME", "TORCH_EXTENSIONS_DIR", "DS_ACCELERATOR",

@@ -227,3 +227,49 @@ def test_a_dry_run_notes_a_missing_shared_path_and_a_submit_refuses_it(sent, cap
     assert code == 0 and "note: --shared-path /nonexistent/share is not a folder on this machine" in out
     code, out = _submit(["bitext-corpus", "--shared-path", "/nonexistent/share"], capsys)
     assert "does not exist on this machine" in _refused(code, out, sent, tmp_path)
+
+
+@pytest.mark.parametrize("command", [["run", "quickstart"], ["refresh", "SPEC"]])
+def test_run_and_refresh_on_a_cluster_refuse_a_tracking_uri_with_credentials(command, capsys, monkeypatch, tmp_path):
+    """``run`` / ``refresh --address`` forwarded MLFLOW_TRACKING_URI, user-info included, in the driver's runtime_env,
+    which the cluster keeps in its job table; ``submit`` already refused it. Refused before anything is read."""
+    for name in DROP:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("INTERLINGUA_HOME", str(tmp_path / "state"))
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", f"http://alice:{SECRET}@127.0.0.1:5999")
+    monkeypatch.chdir(tmp_path)
+    spec = tmp_path / "spec.yaml"
+    spec.write_text("workflow: bitext-corpus\ninputs: [pairs-*.tsv]\nconfig: {src_lang: en, tgt_lang: es}\n")
+    monkeypatch.setattr("interlingua.workflows.refresh.refresh", lambda *a, **k: pytest.fail("the refresh ran"))
+    argv = [str(spec) if item == "SPEC" else item for item in command]
+    code = main([*argv, "--address", f"127.0.0.1:{closed_port()}"])
+    out = capsys.readouterr()
+    assert code == 2 and SECRET not in out.out + out.err
+    assert ("error: MLflow tracking URI http://***@127.0.0.1:5999 carries a password, which would be stored with the "
+            "job" in out.err) and "MLFLOW_TRACKING_TOKEN" in out.err
+    assert SECRET not in _logs(tmp_path)
+
+
+def test_the_workers_environment_leaves_out_a_value_that_carries_a_credential(monkeypatch):
+    """A local Ray's workers inherit this process's environment; the runtime_env (kept in the job table) need not
+    hold the secret. A cluster's is refused before (the test above)."""
+    from interlingua.core.runtime import forwarded_env
+
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", f"http://alice:{SECRET}@127.0.0.1:5999")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    assert "MLFLOW_TRACKING_URI" not in forwarded_env() and forwarded_env()["HF_HUB_OFFLINE"] == "1"
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", "http://127.0.0.1:5999")
+    assert forwarded_env()["MLFLOW_TRACKING_URI"] == "http://127.0.0.1:5999"
+
+
+def test_init_ray_refuses_a_tracking_uri_with_credentials_before_connecting(monkeypatch):
+    import ray
+
+    from interlingua.core.errors import UserError
+    from interlingua.core.runtime import init_ray
+
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", f"https://{SECRET}@mlflow.example")
+    monkeypatch.setattr(ray, "init", lambda *a, **k: pytest.fail("ray.init was called"))
+    with pytest.raises(UserError, match=r"MLflow tracking URI https://\*\*\*@mlflow.example carries user-info"):
+        init_ray(f"127.0.0.1:{closed_port()}")

@@ -20,9 +20,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from interlingua.core.runtime import check_cluster_address, chosen_ray_address
     from interlingua.workflows.refresh import load_spec, refresh
 
-    summary = refresh(load_spec(args.spec), address=args.address)
+    spec = load_spec(args.spec)
+    address = chosen_ray_address(args.address)
+    if address:  # before the inputs are listed and fingerprinted (minutes over a bucket), as `run` does
+        check_cluster_address(address)
+    summary = refresh(spec, address=args.address)
     if args.json:
         print(json.dumps(summary, indent=2, default=str))
     return 0

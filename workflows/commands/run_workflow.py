@@ -77,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     import os
 
-    from interlingua.core.runtime import check_reachable, chosen_ray_address
+    from interlingua.core.runtime import check_cluster_address, chosen_ray_address
 
     if os.environ.get("RAY_JOB_CONFIG_JSON_ENV_VAR"):
         # A submitted Ray job runs in its unpacked working directory, which Ray may remove while the driver still
@@ -87,7 +87,7 @@ def run(args: argparse.Namespace) -> int:
         os.chdir(state_dir(getattr(config, "state_dir", None)))
     address = chosen_ray_address(args.address)
     if address:
-        check_reachable(address)  # before assets, models or Ray start (not the local Ray of an earlier command)
+        check_cluster_address(address)  # before assets, models or Ray start (not the local Ray of an earlier command)
     summary = workflow.run(config, address=args.address)
     if summary:
         print(json.dumps(redact(summary), indent=2, default=str))
