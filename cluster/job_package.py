@@ -40,6 +40,7 @@ class WorkflowJob:
     version: str  # interlingua's version on the submitting machine
     env: dict[str, str]
     ship_code: bool = False
+    command: str = "run"  # "refresh": the config is a refresh spec, run as `interlingua refresh SPEC`
 
 
 @dataclass(frozen=True)
@@ -123,15 +124,18 @@ def build_package(job: WorkflowJob, folder: Path) -> JobPackage:
         program = ["python", "-m", "interlingua.workflows.cli"]
     else:
         program = ["interlingua"]
-    entrypoint = shlex.join([*program, "run", job.workflow, "-c", CONFIG_FILE])
+    command = ["refresh", CONFIG_FILE] if job.command == "refresh" else ["run", job.workflow, "-c", CONFIG_FILE]
+    entrypoint = shlex.join([*program, *command])
     runtime_env: dict[str, Any] = {"working_dir": str(folder)}
     env = {k: v for k, v in check_env(job.env).items() if v is not None}
     # The workflow's own ray.init(runtime_env=...) adds variables; let Ray merge them with the job's.
     env["RAY_OVERRIDE_JOB_RUNTIME_ENV"] = "1"
     runtime_env["env_vars"] = env
-    metadata = {"interlingua.workflow": job.workflow, "interlingua.version": job.version,
+    metadata = {"interlingua.workflow": job.workflow, "interlingua.command": job.command,
+                "interlingua.version": job.version,
                 "interlingua.code": "shipped checkout" if job.ship_code else "cluster image"}
-    submission_id = f"interlingua-{job.workflow}-{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:6]}"
+    kind = job.workflow if job.command == "run" else f"{job.command}-{job.workflow}"
+    submission_id = f"interlingua-{kind}-{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:6]}"
     return JobPackage(entrypoint, runtime_env, metadata, submission_id, shipped)
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +26,7 @@ class Entrypoint:
     where: str  # e.g. "RayJob quickstart spec.entrypoint"
     argv: tuple[str, ...]
     env: dict[str, str]  # literal env values of the container (secret references left out)
+    files: dict[str, str] = field(default_factory=dict)  # path -> text of the files ConfigMaps of the file mount
 
 
 def manifest_files(kind: str | None = None) -> list[Path]:
@@ -44,7 +45,9 @@ def load_documents(path: Path) -> list[dict[str, Any]]:
 def entrypoints(path: Path) -> list[Entrypoint]:
     rel = str(path.relative_to(MANIFEST_DIR))
     found = []
-    for doc in load_documents(path):
+    documents = load_documents(path)
+    config_maps = {d["metadata"]["name"]: d.get("data") or {} for d in documents if d.get("kind") == "ConfigMap"}
+    for doc in documents:
         if "kind" not in doc:  # a cluster-launcher config
             for section in ("head_start_ray_commands", "worker_start_ray_commands", "setup_commands"):
                 for line in doc.get(section) or []:
@@ -57,8 +60,32 @@ def entrypoints(path: Path) -> list[Entrypoint]:
             argv = [*(container.get("command") or []), *(container.get("args") or [])]
             if argv:
                 env = {e["name"]: e["value"] for e in container.get("env") or [] if "value" in e}
-                found.append(Entrypoint(rel, f"{name} {where}", tuple(str(a) for a in argv), env))
+                found.append(Entrypoint(rel, f"{name} {where}", tuple(str(a) for a in argv), env,
+                                        _mounted_files(doc, container, config_maps)))
     return found
+
+
+def _mounted_files(doc: dict[str, Any], container: dict[str, Any], config_maps: dict[str, dict]) -> dict[str, str]:
+    """The files the container sees from ConfigMaps defined in the same manifest file: mount path/key -> text."""
+    volumes: dict[str, str] = {}
+
+    def collect(node: Any) -> None:
+        if isinstance(node, dict):
+            for volume in node.get("volumes") or []:
+                if isinstance(volume, dict) and "configMap" in volume:
+                    volumes[volume["name"]] = volume["configMap"]["name"]
+            for value in node.values():
+                collect(value)
+        elif isinstance(node, list):
+            for item in node:
+                collect(item)
+
+    collect(doc)
+    files = {}
+    for mount in container.get("volumeMounts") or []:
+        for key, text in config_maps.get(volumes.get(mount["name"], ""), {}).items():
+            files[f"{mount['mountPath'].rstrip('/')}/{key}"] = text
+    return files
 
 
 def _containers(node: Any, path: str = "") -> Iterator[tuple[str, dict[str, Any]]]:

@@ -33,7 +33,7 @@ A refresh that fails midway publishes nothing (``latest`` stays); rerunning resu
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -372,15 +372,18 @@ _ADAPTERS = {
 }
 
 
-def load_spec(path: str) -> RefreshSpec:
-    """The spec at ``path``, its workflow config validated too (a mistake fails now, as one line)."""
+def load_spec(path: str, overrides: Sequence[str] = (), check: Callable[[dict], Any] | None = None) -> RefreshSpec:
+    """The spec at ``path`` (``overrides``: ``--set KEY=VALUE`` on it; ``check``: called with the merged values
+    before validation), its workflow config validated too (a mistake fails now, as one line)."""
     from fsspec.core import url_to_fs
 
     from interlingua.core.config import load_config
 
+    if not path:
+        raise UserError("no refresh spec given (hint: -c SPEC.yaml, the YAML with workflow, inputs and config)")
     fs, local = url_to_fs(path)
     if not fs.exists(local):
         raise UserError(f"refresh spec {path} not found (hint: the YAML with workflow, inputs and config)")
-    spec = load_config(RefreshSpec, path)
+    spec = load_config(RefreshSpec, path, list(overrides), check=check)
     _ADAPTERS[spec.workflow].validate(spec)
     return spec

@@ -24,8 +24,8 @@ def test_the_job_runs_the_installed_cli_on_the_shipped_config(tmp_path):
     assert package.runtime_env["working_dir"] == str(tmp_path / "job")
     assert package.runtime_env["env_vars"] == {"MLFLOW_TRACKING_URI": "http://mlflow:5000",
                                                "RAY_OVERRIDE_JOB_RUNTIME_ENV": "1"}
-    assert package.metadata == {"interlingua.workflow": "bitext-corpus", "interlingua.version": "0.1.0",
-                                "interlingua.code": "cluster image"}
+    assert package.metadata == {"interlingua.workflow": "bitext-corpus", "interlingua.command": "run",
+                                "interlingua.version": "0.1.0", "interlingua.code": "cluster image"}
     assert package.submission_id.startswith("interlingua-bitext-corpus-")
     assert sorted(p.name for p in (tmp_path / "job").iterdir()) == [CONFIG_FILE]
 

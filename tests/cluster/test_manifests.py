@@ -118,12 +118,17 @@ def test_the_launcher_config_is_valid_for_rays_cluster_launcher():
 
 @pytest.mark.parametrize("entry", [e for e in ALL_ENTRYPOINTS if e.argv[0] == "interlingua"],
                          ids=lambda e: f"{e.file}:{e.where}")
-def test_every_interlingua_entrypoint_is_a_real_command_with_a_valid_config(entry, monkeypatch, capsys):
+def test_every_interlingua_entrypoint_is_a_real_command_with_a_valid_config(entry, monkeypatch, capsys, tmp_path):
+    """Files the container gets from a ConfigMap of its manifest (the CronJob's refresh spec) are written under
+    tmp_path and their paths in the command line pointed there."""
     argv = list(entry.argv[1:])
     if argv[0] not in COMMANDS:
-        if argv[0] == "refresh":
-            pytest.skip("`interlingua refresh` is not in this version's CLI yet")
         pytest.fail(f"{entry.file} {entry.where}: `interlingua {argv[0]}` is not an interlingua command")
+    for path, text in entry.files.items():
+        local = tmp_path / path.lstrip("/")
+        local.parent.mkdir(parents=True, exist_ok=True)
+        local.write_text(text)
+        argv = [str(local) if item == path else item for item in argv]
     for name in ("MLFLOW_TRACKING_URI", "RAY_ADDRESS", "RAY_API_SERVER_ADDRESS"):
         monkeypatch.delenv(name, raising=False)
     for name, value in entry.env.items():
@@ -215,3 +220,19 @@ def _containers(node):
     elif isinstance(node, list):
         for item in node:
             yield from _containers(item)
+
+
+def test_the_nightly_job_submits_a_refresh_of_its_spec_with_a_deadline(tmp_path):
+    """It ran `submit bitext-corpus` (a full rebuild each night, versions piling up) while its comment and the
+    README said it refreshed; and one hung `--wait` with concurrencyPolicy Forbid skipped every later night."""
+    from interlingua.workflows.refresh import load_spec
+
+    spec_map, cron = _docs("kuberay/corpus-refresh-cronjob.yaml")
+    (entry,) = entrypoints(MANIFEST_DIR / "kuberay" / "corpus-refresh-cronjob.yaml")
+    assert entry.argv[:5] == ("interlingua", "submit", "refresh", "-c", "/etc/interlingua/refresh.yaml")
+    assert "--wait" in entry.argv and cron["spec"]["concurrencyPolicy"] == "Forbid"
+    assert 0 < cron["spec"]["jobTemplate"]["spec"]["activeDeadlineSeconds"] <= 24 * 3600
+    (tmp_path / "refresh.yaml").write_text(entry.files["/etc/interlingua/refresh.yaml"])
+    spec = load_spec(str(tmp_path / "refresh.yaml"))
+    assert spec.keep_versions and all(i.startswith("/mnt/interlingua/") for i in spec.inputs)
+    assert spec_map["kind"] == "ConfigMap"

@@ -273,3 +273,23 @@ def test_init_ray_refuses_a_tracking_uri_with_credentials_before_connecting(monk
     monkeypatch.setattr(ray, "init", lambda *a, **k: pytest.fail("ray.init was called"))
     with pytest.raises(UserError, match=r"MLflow tracking URI https://\*\*\*@mlflow.example carries user-info"):
         init_ray(f"127.0.0.1:{closed_port()}")
+
+
+def test_submit_refresh_ships_the_spec_and_runs_interlingua_refresh_on_it(sent, capsys, tmp_path):
+    """`interlingua submit refresh` was "unknown workflow 'refresh'": the documented nightly refresh could not run."""
+    (tmp_path / "raw").mkdir()
+    (tmp_path / "raw" / "pairs-1.tsv").write_text("a\tb\n")
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(f"workflow: bitext-corpus\ninputs: ['{tmp_path}/raw/pairs-*.tsv']\n"
+                    "config: {src_lang: en, tgt_lang: de}\nkeep_versions: 3\n")
+    code, out = _submit(["refresh", "-c", str(spec), "--shared-path", str(tmp_path), "--set", "keep_versions=5"],
+                        capsys)
+    assert code == 0, out
+    (call,) = sent
+    assert call["entrypoint"] == "interlingua refresh interlingua-job.yaml"
+    assert f"- {tmp_path}/raw/pairs-*.tsv" in call["config_file"] and "keep_versions: 5" in call["config_file"]
+    assert call["metadata"]["interlingua.command"] == "refresh" and call["submission_id"].startswith(
+        "interlingua-refresh-bitext-corpus-")
+    spec.write_text("workflow: bitext-corpus\ninputs: ['/elsewhere/pairs-*.tsv']\nconfig: {src_lang: en, tgt_lang: de}\n")
+    code, out = _submit(["refresh", "-c", str(spec), "--shared-path", str(tmp_path)], capsys)
+    assert "inputs=/elsewhere/pairs-*.tsv is a path on this machine" in _refused(code, out, sent[1:], tmp_path)

@@ -29,6 +29,18 @@ def add_workflow_arguments(parser: argparse.ArgumentParser) -> None:
                         help="override one config value, e.g. --set train.max_steps=20 (repeatable)")
 
 
+def leave_job_working_dir(state: str | None = None) -> None:
+    """In a submitted Ray job, once its config is read: change to the state folder. The job runs in its unpacked
+    working directory, which Ray may remove while the driver still runs (seen after Ray Train finished: every later
+    cwd lookup failed)."""
+    import os
+
+    if os.environ.get("RAY_JOB_CONFIG_JSON_ENV_VAR"):
+        from interlingua.core.runtime import state_dir
+
+        os.chdir(state_dir(state))
+
+
 def log_state_dir(args: argparse.Namespace) -> str | None:
     """The state folder the workflow's config names (``--set state_dir=D``, else a top-level ``state_dir`` of a
     local ``-c`` file), read before the config is validated so that the command's log goes under ``D/logs``
@@ -75,16 +87,9 @@ def run(args: argparse.Namespace) -> int:
     if args.show_config:
         print(json.dumps(redact(config.model_dump(mode="json")), indent=2))
         return 0
-    import os
-
     from interlingua.core.runtime import check_cluster_address, chosen_ray_address
 
-    if os.environ.get("RAY_JOB_CONFIG_JSON_ENV_VAR"):
-        # A submitted Ray job runs in its unpacked working directory, which Ray may remove while the driver still
-        # runs (seen after Ray Train finished: every later cwd lookup failed). The config is read: leave it.
-        from interlingua.core.runtime import state_dir
-
-        os.chdir(state_dir(getattr(config, "state_dir", None)))
+    leave_job_working_dir(getattr(config, "state_dir", None))
     address = chosen_ray_address(args.address)
     if address:
         check_cluster_address(address)  # before assets, models or Ray start (not the local Ray of an earlier command)

@@ -15,11 +15,16 @@ import sys
 HELP = "submit a workflow as a Ray job to a cluster (Ray's job API; --wait streams its log)"
 DESCRIPTION = (
     "Resolve and validate a workflow's config here, then run it on a Ray cluster as a job "
-    "(`interlingua run WORKFLOW` on the cluster). The cluster is --address, else $RAY_API_SERVER_ADDRESS, "
+    "(`interlingua run WORKFLOW` on the cluster; `submit refresh -c SPEC.yaml` runs `interlingua refresh` on "
+    "that refresh spec there). The cluster is --address, else $RAY_API_SERVER_ADDRESS, "
     "else $RAY_ADDRESS; Ray's token (RAY_AUTH_TOKEN, RAY_AUTH_TOKEN_PATH or ~/.ray/auth_token) is sent when "
     "present. Paths in the config must be shared storage (s3://, gs://, or under a --shared-path mount). "
     "Exit status with --wait: 0 succeeded, 1 failed, 3 stopped; 2 for a mistake caught before submitting."
 )
+
+
+#: ``interlingua submit refresh -c SPEC.yaml``: the job runs ``interlingua refresh`` on the spec (shipped in its package).
+REFRESH = "refresh"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -65,10 +70,21 @@ def run(args: argparse.Namespace) -> int:
     from interlingua.workflows.registry import load_workflow, preflight
 
     _check_resources(args)
-    workflow = load_workflow(args.workflow)
-    # -c FILE and --set merged, before validation (whose errors show values): the config travels with the job
-    config = load_config(workflow.CONFIG, args.config, args.overrides, check=check_config)
-    preflight(workflow, config)
+    command = "refresh" if args.workflow == REFRESH else "run"
+    if command == "refresh":  # -c is a refresh spec: the job runs `interlingua refresh SPEC` on the cluster
+        from interlingua.workflows.refresh import RefreshSpec, load_spec
+
+        config = load_spec(args.config, args.overrides, check=check_config)
+        name = config.workflow
+        workflow = load_workflow(name)
+        config_class = RefreshSpec
+    else:
+        name = args.workflow
+        workflow = load_workflow(name)
+        # -c FILE and --set merged, before validation (whose errors show values): the config travels with the job
+        config = load_config(workflow.CONFIG, args.config, args.overrides, check=check_config)
+        preflight(workflow, config)
+        config_class = workflow.CONFIG
     # A dry run may check a command meant for another machine (a CronJob pod that mounts the share): a missing
     # --shared-path is a note there, and refused when submitting.
     storage = SharedStorage.declare(args.shared_path, must_exist=not args.dry_run)
@@ -76,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
         if not Path(mount).is_dir():
             print(f"note: --shared-path {mount} is not a folder on this machine; submitting from here would refuse it",
                   file=sys.stderr)
-    defaults = _defaults(workflow.CONFIG)
+    defaults = _defaults(config_class)
     resolved = require_shared_paths(config.model_dump(mode="json"), defaults, storage)
     env = check_env(dict(_pair(item, "--env") for item in args.env))
     uses_mlflow = bool({"experiment", "registered_model"} & set(workflow.CONFIG.model_fields))
@@ -89,7 +105,7 @@ def run(args: argparse.Namespace) -> int:
     elif not args.dry_run:
         print("note: the job keeps its state (corpora, checkpoints) in the cluster's INTERLINGUA_HOME "
               "(the image's /mnt/interlingua/state); choose it with --state-dir", file=sys.stderr)
-    job = WorkflowJob(args.workflow, resolved, cli_version(), env, ship_code=args.ship_code)
+    job = WorkflowJob(name, resolved, cli_version(), env, ship_code=args.ship_code, command=command)
 
     with tempfile.TemporaryDirectory(prefix="interlingua-job-") as tmp:
         package = build_package(job, Path(tmp) / "job")
@@ -106,7 +122,8 @@ def run(args: argparse.Namespace) -> int:
         job_id = client.submit(entrypoint=package.entrypoint, runtime_env=package.runtime_env,
                                metadata=package.metadata, submission_id=package.submission_id,
                                entrypoint_num_cpus=args.num_cpus, entrypoint_num_gpus=args.num_gpus)
-    print(f"submitted job {job_id} ({args.workflow}) to {client.address.shown}", file=sys.stderr, flush=True)
+    what = name if command == "run" else f"refresh of a {name} corpus"
+    print(f"submitted job {job_id} ({what}) to {client.address.shown}", file=sys.stderr, flush=True)
     if not args.wait:
         print(job_id)
         print(f"follow it: interlingua jobs logs {job_id} --follow", file=sys.stderr)
