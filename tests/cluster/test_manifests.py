@@ -210,16 +210,21 @@ def test_every_container_running_interlingua_has_a_writable_state_folder():
     assert checked >= 1
 
 
-def _containers(node):
-    """Every container spec (a mapping with an image and a name) anywhere in a document."""
+def _mappings(node, matches):
+    """Every mapping anywhere in a document for which ``matches`` is true."""
     if isinstance(node, dict):
-        if "image" in node and "name" in node:
+        if matches(node):
             yield node
         for value in node.values():
-            yield from _containers(value)
+            yield from _mappings(value, matches)
     elif isinstance(node, list):
         for item in node:
-            yield from _containers(item)
+            yield from _mappings(item, matches)
+
+
+def _containers(node):
+    """Every container spec (a mapping with an image and a name) anywhere in a document."""
+    return _mappings(node, lambda n: "image" in n and "name" in n)
 
 
 def test_the_nightly_job_submits_a_refresh_of_its_spec_with_a_deadline(tmp_path):
@@ -236,3 +241,38 @@ def test_the_nightly_job_submits_a_refresh_of_its_spec_with_a_deadline(tmp_path)
     spec = load_spec(str(tmp_path / "refresh.yaml"))
     assert spec.keep_versions and all(i.startswith("/mnt/interlingua/") for i in spec.inputs)
     assert spec_map["kind"] == "ConfigMap"
+
+
+def _pod_specs(node):
+    """Every pod spec (a mapping with ``containers``) anywhere in a document."""
+    return _mappings(node, lambda n: isinstance(n.get("containers"), list))
+
+
+def test_every_shipped_pod_runs_unprivileged():
+    """No securityContext anywhere: root, privilege escalation and Linux capabilities were the runtime's defaults."""
+    checked = 0
+    for doc in (d for f in KUBE_FILES for d in load_documents(f)):
+        for pod in _pod_specs(doc):
+            where = doc["metadata"]["name"]
+            security = pod.get("securityContext") or {}
+            assert security.get("runAsNonRoot") is True and security.get("runAsUser", 0) > 0, where
+            assert security.get("seccompProfile") == {"type": "RuntimeDefault"}, where
+            for container in pod["containers"]:
+                own = container.get("securityContext") or {}
+                assert own.get("allowPrivilegeEscalation") is False, (where, container["name"])
+                assert own.get("capabilities", {}).get("drop") == ["ALL"], (where, container["name"])
+                if own.get("readOnlyRootFilesystem"):  # then /tmp is a volume of its own
+                    tmp = next(m for m in container["volumeMounts"] if m["mountPath"] == "/tmp")
+                    assert any(v["name"] == tmp["name"] and "emptyDir" in v for v in pod["volumes"]), where
+            checked += 1
+    assert checked >= 5  # Ray head, CPU and GPU workers, MLflow, the CronJob's submitter
+
+
+def test_the_mlflow_server_is_replaced_not_rolled_and_reachable_from_its_namespace_only():
+    pvc, deployment, service, policy = _docs("kuberay/mlflow.yaml")
+    assert pvc["spec"]["accessModes"] == ["ReadWriteOnce"] and deployment["spec"]["strategy"] == {"type": "Recreate"}
+    assert deployment["spec"]["template"]["spec"]["containers"][0]["securityContext"]["readOnlyRootFilesystem"]
+    assert policy["kind"] == "NetworkPolicy" and policy["spec"]["podSelector"]["matchLabels"] == {"app": "mlflow"}
+    (rule,) = policy["spec"]["ingress"]
+    assert rule["from"] == [{"podSelector": {}}]  # this namespace's pods; no namespaceSelector, no ipBlock
+    assert rule["ports"] == [{"protocol": "TCP", "port": service["spec"]["ports"][0]["targetPort"]}]
