@@ -276,3 +276,13 @@ def test_the_mlflow_server_is_replaced_not_rolled_and_reachable_from_its_namespa
     (rule,) = policy["spec"]["ingress"]
     assert rule["from"] == [{"podSelector": {}}]  # this namespace's pods; no namespaceSelector, no ipBlock
     assert rule["ports"] == [{"protocol": "TCP", "port": service["spec"]["ports"][0]["targetPort"]}]
+
+
+def test_the_readme_pins_a_kuberay_operator_that_knows_the_clusters_fields():
+    """An unpinned `helm install` took whatever chart was newest (or oldest in a mirror); authOptions.secretName,
+    which raycluster.yaml uses, exists from KubeRay v1.7 on."""
+    (cluster,) = _docs("kuberay/raycluster.yaml")
+    assert cluster["spec"]["authOptions"]["secretName"]
+    (line,) = [l for l in (REPO / "README.md").read_text().splitlines() if l.startswith("helm install kuberay-operator")]
+    version = re.search(r"--version (\d+)\.(\d+)\.(\d+)\b", line)
+    assert version and (int(version[1]), int(version[2])) >= (1, 7), line
