@@ -111,6 +111,10 @@ def enable_token_auth() -> str | None:
     mode = os.environ.get("RAY_AUTH_MODE")
     if mode is not None and mode.lower() != "token":
         return None
+    path = os.environ.get("RAY_AUTH_TOKEN_PATH")
+    if path and not os.environ.get("RAY_AUTH_TOKEN") and not Path(path).expanduser().is_file():
+        raise UserError(f"RAY_AUTH_TOKEN_PATH names {path}, which is not a file (hint - point it at the file holding "
+                        "the cluster's token, or unset it to use RAY_AUTH_TOKEN or ~/.ray/auth_token)")
     source = token_source()
     if source is None:
         if mode is not None:

@@ -201,9 +201,10 @@ def _api_errors(address: ClusterAddress, token: str | None, job_id: str | None =
     except AuthenticationError as err:
         text = str(err)
         if "Authentication failed" in text or "403" in text:
-            raise UserError(f"the Ray cluster at {address.shown} rejected the token from {token or 'nowhere'}: "
-                            "use the cluster's token (`ray get-auth-token` on the head) in RAY_AUTH_TOKEN or the "
-                            "file RAY_AUTH_TOKEN_PATH") from None
+            # no "NAME: text" here: the console's masking reads "$RAY_AUTH_TOKEN: use" as a secret pair
+            raise UserError(f"the Ray cluster at {address.shown} rejected the token from {token or 'nowhere'} "
+                            "(hint - give this machine the cluster's token, printed by `ray get-auth-token` on the "
+                            "head, in RAY_AUTH_TOKEN or in the file RAY_AUTH_TOKEN_PATH names)") from None
         raise UserError(f"the Ray cluster at {address.shown} requires a token and none was sent: set RAY_AUTH_TOKEN, "
                         "or RAY_AUTH_TOKEN_PATH to a file holding the cluster's token (default ~/.ray/auth_token)") from None
     except ConnectionError as err:

@@ -285,9 +285,14 @@ def _note_ray_logs(ray) -> None:
     logging.getLogger("interlingua.runtime").info("Ray's own logs: %s", logs)
 
 
-def check_reachable(address: str, timeout: float = 3.0) -> None:
+#: How a command that was given a job-submission URL is submitted as a Ray job instead.
+_SUBMIT_INSTEAD = {"run": "interlingua submit WORKFLOW", "refresh": "interlingua submit refresh -c SPEC.yaml",
+                   "schedule": "interlingua submit refresh -c SPEC.yaml (from a scheduler: the CronJob in cluster/kuberay)"}
+
+
+def check_reachable(address: str, timeout: float = 3.0, *, command: str = "run") -> None:
     """Fail fast, with a hint, when nothing listens at a Ray address (Ray itself retries for ~90 s).
-    ``auto`` and ``local`` are left to Ray."""
+    ``auto`` and ``local`` are left to Ray. ``command``: the interlingua command given the address, for the hint."""
     from urllib.parse import urlsplit
 
     from interlingua.core.errors import UserError
@@ -299,8 +304,9 @@ def check_reachable(address: str, timeout: float = 3.0) -> None:
     parts = urlsplit(address if "://" in address else f"gcs://{address}")
     if parts.scheme in ("http", "https"):
         shown = redact_text(address)
-        raise UserError(f"--address {shown} is a dashboard/job-submission URL; `run` needs the cluster's GCS address "
-                        f"(HOST:6379), or use `interlingua submit --address {shown}`")
+        submit = _SUBMIT_INSTEAD.get(command, _SUBMIT_INSTEAD["run"])
+        raise UserError(f"--address {shown} is a dashboard/job-submission URL; `{command}` needs the cluster's GCS "
+                        f"address (HOST:6379), or submit it as a job with `{submit} --address {shown}`")
     try:
         host, port = parts.hostname, parts.port
     except ValueError:
@@ -314,14 +320,14 @@ def check_reachable(address: str, timeout: float = 3.0) -> None:
                         f"`ray start --head`, fix --address / RAY_ADDRESS, or leave both unset for a local Ray")
 
 
-def check_cluster_address(address: str) -> None:
+def check_cluster_address(address: str, *, command: str = "run") -> None:
     """Before anything runs on the Ray cluster at ``address``: an ``MLFLOW_TRACKING_URI`` that carries a credential
     is refused (the driver's environment, which :func:`init_ray` forwards it in, is kept in the cluster's job table,
     as a submitted job's is), then the address is probed (:func:`check_reachable`)."""
     from interlingua.core.tracking_credentials import refuse_tracking_uri_credentials
 
     refuse_tracking_uri_credentials(os.environ.get("MLFLOW_TRACKING_URI"))
-    check_reachable(address)
+    check_reachable(address, command=command)
 
 
 def forwarded_env(extra: tuple[str, ...] = ()) -> dict[str, str]:

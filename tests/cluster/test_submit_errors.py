@@ -118,6 +118,7 @@ run("missing", ["jobs", "list", "--address", address], RAY_AUTH_MODE=None)
 run("wrong", ["jobs", "list", "--address", address], RAY_AUTH_TOKEN="f" * 32)
 open(os.path.join(home, ".ray", "auth_token"), "w").write(token)  # the token file Ray reads by default
 run("unknown", ["jobs", "status", "raysubmit_nope", "--address", address], RAY_AUTH_TOKEN=None)
+run("no-file", ["jobs", "list", "--address", address], RAY_AUTH_TOKEN_PATH=os.path.join(home, "no-such-token"))
 print(json.dumps(results))
 """
 
@@ -139,7 +140,13 @@ def test_token_and_job_id_mistakes_against_a_job_api_with_token_auth(tmp_path):
         assert TOKEN not in err and "f" * 32 not in err
     assert "requires a token and none was sent: set RAY_AUTH_TOKEN" in _one_line_error(results["missing"][1], "jobs")
     assert "requires a token" in _one_line_error(results["disabled"][1], "jobs")  # RAY_AUTH_MODE=disabled respected
-    assert "rejected the token from $RAY_AUTH_TOKEN" in _one_line_error(results["wrong"][1], "jobs")
+    # the hint read "$RAY_AUTH_TOKEN: *** the cluster's token": the console masked it as a NAME: secret pair
+    assert _one_line_error(results["wrong"][1], "jobs").endswith(
+        "rejected the token from $RAY_AUTH_TOKEN (hint - give this machine the cluster's token, printed by "
+        "`ray get-auth-token` on the head, in RAY_AUTH_TOKEN or in the file RAY_AUTH_TOKEN_PATH names)")
+    # a RAY_AUTH_TOKEN_PATH naming no file read as "none was sent: set ... RAY_AUTH_TOKEN_PATH"
+    assert (f"error: RAY_AUTH_TOKEN_PATH names {home}/no-such-token, which is not a file"
+            in _one_line_error(results["no-file"][1], "jobs"))
     assert "no job 'raysubmit_nope' on the Ray cluster" in _one_line_error(results["unknown"][1], "jobs")
 
 
@@ -151,3 +158,24 @@ def test_a_bare_host_port_that_answers_http_is_taken_as_the_dashboard():
         assert sdk_address(ClusterAddress(bare, "--address")) == address  # answers 401: an HTTP server
     assert sdk_address(ClusterAddress(f"127.0.0.1:{closed_port()}", "--address")).count("://") == 0
     assert sdk_address(ClusterAddress("http://h:8265", "--address")) == "http://h:8265"
+
+
+def test_refresh_given_a_job_api_url_points_at_submit_refresh(capsys, tmp_path):
+    """It suggested `interlingua submit --address URL`, which cannot run a refresh."""
+    spec = tmp_path / "spec.yaml"
+    spec.write_text("workflow: bitext-corpus\ninputs: [pairs-*.tsv]\nconfig: {src_lang: en, tgt_lang: es}\n")
+    code, err = _main(["refresh", str(spec), "--address", "http://127.0.0.1:8265"], capsys)
+    assert code == 2 and _one_line_error(err, "refresh").endswith(
+        "`refresh` needs the cluster's GCS address (HOST:6379), or submit it as a job with "
+        "`interlingua submit refresh -c SPEC.yaml --address http://127.0.0.1:8265`")
+
+
+def test_refresh_checks_its_address_before_fingerprinting_the_inputs(capsys, monkeypatch, tmp_path):
+    monkeypatch.setattr("interlingua.operators.corpus.input_fingerprints.build_fingerprints",
+                        lambda urls: pytest.fail("inputs were fingerprinted before the address was checked"))
+    monkeypatch.setenv("INTERLINGUA_HOME", str(tmp_path / "state"))
+    (tmp_path / "pairs-1.tsv").write_text("a\tb\n")
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(f"workflow: bitext-corpus\ninputs: ['{tmp_path}/pairs-*.tsv']\nconfig: {{src_lang: en, tgt_lang: es}}\n")
+    code, err = _main(["refresh", str(spec), "--address", f"127.0.0.1:{closed_port()}"], capsys)
+    assert code == 2 and "cannot reach a Ray cluster at 127.0.0.1:" in _one_line_error(err, "refresh")

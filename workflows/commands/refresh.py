@@ -28,7 +28,7 @@ def run(args: argparse.Namespace) -> int:
     leave_job_working_dir()  # `submit refresh`: the spec came in the job's package
     address = chosen_ray_address(args.address)
     if address:  # before the inputs are listed and fingerprinted (minutes over a bucket), as `run` does
-        check_cluster_address(address)
+        check_cluster_address(address, command="refresh")
     summary = refresh(spec, address=args.address)
     if args.json:
         print(json.dumps(summary, indent=2, default=str))

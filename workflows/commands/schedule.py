@@ -41,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(f"--max-runs must be >= 1, got {args.max_runs}")
     address = chosen_ray_address(args.address)
     if address:
-        check_cluster_address(address)  # a wrong --address / $RAY_ADDRESS fails now, as `interlingua run` does
+        check_cluster_address(address, command="schedule")  # a wrong --address / $RAY_ADDRESS fails now, as `interlingua run` does
     log_path = Path(args.log) if args.log else state_dir() / "logs" / f"schedule-refresh-{Path(args.spec).stem}.log"
     log_path.parent.mkdir(parents=True, exist_ok=True)
     print(f"[schedule] logging every run to {log_path}")
