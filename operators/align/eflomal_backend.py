@@ -161,14 +161,24 @@ def seeded_image(image: bytes, path: str) -> bytes:
 
 
 def _thread_limited(environment) -> dict[str, str]:
-    """``environment`` with ``OMP_THREAD_LIMIT`` at most :data:`THREAD_LIMIT` (a lower one set by the user is kept)."""
+    """``environment`` with ``OMP_THREAD_LIMIT`` at most :data:`THREAD_LIMIT` (a lower one set by the user is kept) and
+    ``OMP_NUM_THREADS`` one team of at most that many for the directions, then 1 for the samplers (a user's nested
+    ``1,4`` gave the samplers threads of their own again)."""
     env = dict(environment)
-    try:
-        limit = min(int(env.get("OMP_THREAD_LIMIT", THREAD_LIMIT)), THREAD_LIMIT)
-    except ValueError:
-        limit = THREAD_LIMIT
-    env["OMP_THREAD_LIMIT"] = str(max(1, limit))
+    limit = _first_count(env.get("OMP_THREAD_LIMIT"))
+    env["OMP_THREAD_LIMIT"] = str(min(limit or THREAD_LIMIT, THREAD_LIMIT))
+    outer = _first_count(env.get("OMP_NUM_THREADS"))
+    env["OMP_NUM_THREADS"] = f"{min(outer or THREAD_LIMIT, THREAD_LIMIT)},1"
     return env
+
+
+def _first_count(value: str | None) -> int | None:
+    """The first positive count of an OpenMP thread setting (``"4"``, ``"2,1"``), or None."""
+    try:
+        count = int(str(value).split(",")[0])
+    except ValueError:
+        return None
+    return count if count > 0 else None
 
 
 def learn_eflomal_priors(pairs: Iterable[tuple[Sequence[str], Sequence[str]]], directory: str) -> int:

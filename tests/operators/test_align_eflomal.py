@@ -73,10 +73,10 @@ def test_links_do_not_depend_on_the_thread_count(tmp_path, monkeypatch):
     learn_eflomal_priors(corpus, str(tmp_path))
     sources, targets = [s for s, _ in corpus], [t for _, t in corpus]
     links = {}
-    for threads in ("1", "2", "8"):
+    for threads in ("1", "2", "8", "1,4"):  # "1,4": a nested team for the samplers
         monkeypatch.setenv("OMP_NUM_THREADS", threads)
         links[threads] = EflomalAligner(str(tmp_path)).align_pharaoh(sources, targets)
-    assert links["1"] == links["2"] == links["8"]
+    assert links["1"] == links["2"] == links["8"] == links["1,4"]
 
 
 def test_pairs_are_aligned_in_units_of_unit_pairs(tmp_path, monkeypatch):

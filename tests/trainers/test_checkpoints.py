@@ -60,7 +60,7 @@ def test_rng_state_round_trips(tmp_path):
     assert np.load(tmp_path / "rng-rank0.npy", allow_pickle=False).dtype == np.uint8
 
 
-def test_cuda_generators_are_sealed_and_restored(tmp_path, monkeypatch):
+def test_cuda_generators_are_sealed_and_restored(tmp_path, monkeypatch, capsys):
     """On a GPU, dropout draws from the CUDA generators: a resumed run re-seeded them (seed + rank) and repeated the
     masks of the first steps. Their states are sealed beside the CPU one and restored (CUDA mocked here)."""
     states = [torch.arange(16, dtype=torch.uint8), torch.arange(16, 32, dtype=torch.uint8)]
@@ -79,6 +79,7 @@ def test_cuda_generators_are_sealed_and_restored(tmp_path, monkeypatch):
     monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)  # another machine's device count: CPU state only
     restored.clear()
     assert restore_rng(tmp_path, 1) and restored == []
+    assert "holds 2 CUDA generator state(s), this worker sees 1 device(s)" in capsys.readouterr().out
 
 
 def test_no_cuda_file_without_cuda(tmp_path):

@@ -105,4 +105,8 @@ def restore_rng(folder: str | os.PathLike, rank: int) -> bool:
         states = load_array(str(cuda)).astype(np.uint8)
         if states.ndim == 2 and len(states) == torch.cuda.device_count():
             torch.cuda.set_rng_state_all([torch.from_numpy(np.ascontiguousarray(row)) for row in states])
+        else:
+            print(f"[train] warning: the checkpoint holds {len(states)} CUDA generator state(s), this worker sees "
+                  f"{torch.cuda.device_count()} device(s): dropout continues from the seed, not where it stopped",
+                  flush=True)
     return True
