@@ -215,12 +215,18 @@ def run(config: EaseCorpusConfig, *, address: str | None = None) -> dict[str, An
     return build_corpus(config, shards, reports, work_dir, config.store or corpus_root(), fingerprints=fingerprints)
 
 
+#: What the extraction writes, in its version: raised whenever a change to the dump reading or page extraction makes
+#: earlier extractions wrong (2: dumps read by their magic bytes, link targets scanned without comments), so a rerun
+#: never builds on shards extracted by the code before.
+EXTRACTOR_VERSION = 2
+
+
 def extraction_work_dir(config: EaseCorpusConfig, settings: dict[str, int], base: str,
                         fingerprints: dict | None = None) -> str:
     """``<base>/<name>/extract-<hash>``: the hash covers the dumps (with their files' fingerprints: from
     ``fingerprints``, those of :func:`input_urls` taken before reading, else taken now), shard size and extraction
-    settings, so a rerun with the same ones resumes, and a changed setting or a dump rewritten in place never reuses
-    stale shard extractions."""
+    settings and :data:`EXTRACTOR_VERSION`, so a rerun with the same ones resumes, and a changed setting, a dump
+    rewritten in place or an extractor that now reads dumps otherwise never reuses stale shard extractions."""
     import hashlib
 
     dump_files = [url for d in config.dumps for url in (d.url, d.index_url) if url]
@@ -228,7 +234,8 @@ def extraction_work_dir(config: EaseCorpusConfig, settings: dict[str, int], base
         fingerprints = build_fingerprints(dump_files)
     identity = json.dumps(
         {"dumps": [d.model_dump() for d in config.dumps], "shard_bytes": config.shard_bytes, "settings": settings,
-         "fingerprints": {redact_url(url): fingerprints[redact_url(url)].model_dump() for url in dump_files}},
+         "fingerprints": {redact_url(url): fingerprints[redact_url(url)].model_dump() for url in dump_files},
+         "extractor": EXTRACTOR_VERSION},
         sort_keys=True,
     )
     return f"{base.rstrip('/')}/{config.name}/extract-{hashlib.sha256(identity.encode()).hexdigest()[:12]}"

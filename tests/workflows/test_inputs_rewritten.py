@@ -162,6 +162,20 @@ def test_the_ease_extraction_folder_follows_the_dump_files(tmp_path):
     assert extraction_work_dir(config, settings, str(tmp_path / "work")) != first
 
 
+def test_an_extractor_that_reads_dumps_otherwise_never_reuses_older_extractions(tmp_path, monkeypatch):
+    """The extraction folder's key had no extractor version: a `.gz` dump extracted (as nothing) by the code before the
+    magic-byte reading was reused, and the rerun failed "yields no <page>" on a valid file; a page's links scanned with
+    its comments were reused too."""
+    from interlingua.workflows import ease_corpus
+
+    dump = tmp_path / "en.xml.bz2"
+    dump.write_bytes(b"first")
+    config = ease_corpus.EaseCorpusConfig(dumps=[{"lang": "en", "url": str(dump)}])
+    now = ease_corpus.extraction_work_dir(config, {}, str(tmp_path / "work"))
+    monkeypatch.setattr(ease_corpus, "EXTRACTOR_VERSION", ease_corpus.EXTRACTOR_VERSION - 1)
+    assert ease_corpus.extraction_work_dir(config, {}, str(tmp_path / "work")) != now
+
+
 def test_a_stage_hash_counts_its_input_files(tmp_path):
     import hashlib
 
@@ -412,3 +426,24 @@ def test_subword_tokenizer_e5_small_names_the_states_asset(tmp_path, monkeypatch
     (asset / "tokenizer.json").write_text((asset / "tokenizer.json").read_text() + " ")
     assert stage_hash("bitext-corpus", {"subword_tokenizer": "e5-small"}) != before
     assert stage_hash("train", {"subword_tokenizer": "e5-small"}) == train_before
+
+
+def test_a_combine_stage_in_a_raw_mode_hashes_apart_from_before_the_raw_mend():
+    """combine's concat and sum now give the parts' raw outputs: a recipe rerun skipped such a stage (same config, same
+    hash) and kept the evaluation of the normalized vectors; the norm_ modes and other workflows hash as before."""
+    import hashlib
+    import json
+
+    from interlingua.workflows.recipe_spec import stage_hash
+
+    def before(workflow, config):  # the hash as it was computed before: workflow and config only (no model folders)
+        text = json.dumps({"workflow": workflow, "config": config}, sort_keys=True, default=str)
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+    for mode in ("concat", "sum"):
+        config = {"first": "models:/a/1", "second": "models:/b/1", "mode": mode}
+        assert stage_hash("combine", config) != before("combine", config)
+    for mode in ("norm_concat", "norm_sum"):
+        config = {"first": "models:/a/1", "second": "models:/b/1", "mode": mode}
+        assert stage_hash("combine", config) == before("combine", config)
+    assert stage_hash("corpus-mix", {"mode": "concat"}) == before("corpus-mix", {"mode": "concat"})
