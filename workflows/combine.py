@@ -30,6 +30,15 @@ class CombineConfig(PackEvaluationConfig):
 CONFIG = CombineConfig
 
 
+def stage_marks(config: dict[str, Any]) -> dict[str, str]:
+    """A recipe stage's marks (:func:`~interlingua.workflows.recipe_spec.stage_hash`): ``concat`` and ``sum`` combine
+    the parts' raw outputs since they were mended (they gave the normalized ones), so such a stage runs again once
+    instead of keeping the evaluation of the normalized vectors."""
+    from interlingua.models.combined import RAW_MARK, RAW_MODES
+
+    return {"outputs": RAW_MARK} if config.get("mode") in RAW_MODES else {}
+
+
 def run(config: CombineConfig, *, address: str | None = None) -> dict[str, Any]:
     import mlflow
 

@@ -305,15 +305,21 @@ def stage_hash(workflow: str, resolved_config: dict[str, Any], input_files: Sequ
     stage again, plus the fingerprint of every file in ``input_files`` (what a corpus workflow's ``input_urls``
     names), so an input rewritten in place does too. A config that names no model folder and no input file hashes
     as it did before either counted. A workflow whose config names a model by an asset name (``bitext-corpus``'s
-    ``subword_tokenizer: e5-small``) counts that folder's digest too (its module's ``asset_model_files``)."""
+    ``subword_tokenizer: e5-small``) counts that folder's digest too (its module's ``asset_model_files``); one whose
+    results from the same config changed (``combine``'s raw ``concat``/``sum``) adds its module's ``stage_marks``."""
     from interlingua.models.identity import with_model_files
     from interlingua.workflows.registry import WORKFLOWS, load_workflow
 
     payload = with_model_files({"workflow": workflow, "config": resolved_config})
-    counted = getattr(load_workflow(workflow), "asset_model_files", None) if workflow in WORKFLOWS else None
+    module = load_workflow(workflow) if workflow in WORKFLOWS else None
+    counted = getattr(module, "asset_model_files", None)
     assets = counted(resolved_config) if counted is not None else {}
     if assets:
         payload["asset_files"] = assets
+    marked = getattr(module, "stage_marks", None)  # what the workflow now computes otherwise from the same config
+    marks = marked(resolved_config) if marked is not None else {}
+    if marks:
+        payload["marks"] = marks
     if input_files:
         payload["input_files"] = {url: _input_fingerprint(url) for url in input_files}
     text = json.dumps(payload, sort_keys=True, default=str)
