@@ -24,7 +24,6 @@ from pathlib import Path
 import fsspec
 import numpy as np
 
-from interlingua.core.archives import open_compressed
 from interlingua.core.redact import redact_text
 from interlingua.core.runtime import state_tempdir
 from interlingua.core.safe_load import UnsafeFileError
@@ -96,16 +95,20 @@ def wikipedia2vec_entity_vectors(
 def _local_path(url: str, scratch: Path) -> Path:
     """A local UTF-8 bz2 file with the dump (Wikipedia2Vec reads local UTF-8 files only): the file itself when
     it already is one, else a transcoded copy (e.g. gensim's UTF-16 Bulgarian dump, or a remote URL)."""
+    from interlingua.operators.wiki.dump_shards import dump_codec
+
     fs, path = fsspec.core.url_to_fs(url)
     protocols = fs.protocol if isinstance(fs.protocol, tuple) else (fs.protocol,)
-    with open_compressed(url, "rb") as handle:
+    with fsspec.open(url, "rb") as handle:  # by its magic bytes, as the extraction reads it, not by its name
+        codec = dump_codec(handle.read(8))
+    with fsspec.open(url, "rb", compression=codec) as handle:
         head = handle.read(4)
     utf16 = head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE))
-    if "file" in protocols and path.endswith(".bz2") and not utf16:
+    if "file" in protocols and codec == "bz2" and path.endswith(".bz2") and not utf16:
         return Path(path)
     local = scratch / "dump.xml.bz2"
     with (
-        open_compressed(url, "rt", encoding="utf-16" if utf16 else "utf-8") as source,
+        fsspec.open(url, "rt", compression=codec, encoding="utf-16" if utf16 else "utf-8") as source,
         bz2.open(local, "wt", encoding="utf-8") as target,
     ):
         shutil.copyfileobj(source, target)

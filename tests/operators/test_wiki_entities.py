@@ -189,3 +189,23 @@ def test_a_cut_wikidata_json_or_page_props_raises_with_file_and_offset_or_keeps_
         (record,) = partial
         assert record["input_url"] == str(path) and record["offset"] == caught.value.offset
         assert "EOFError" in record["reason"]
+
+
+@pytest.mark.parametrize("name, pack", [("enwiki.xml", "gzip"), ("enwiki.xml", "bz2"), ("enwiki.dump", "xz"),
+                                        ("enwiki.xml.bz2", "bz2")])
+def test_wikipedia2vec_gets_a_bz2_copy_of_a_dump_read_by_its_magic_bytes(tmp_path, name, pack):
+    """The extraction reads a dump by its magic bytes, but the Wikipedia2Vec path opened it by its name: a gzip or bz2
+    dump without the suffix was read as text (UnicodeDecodeError after the whole extraction)."""
+    import bz2
+    import gzip
+    import lzma
+
+    from interlingua.operators.wiki.wikipedia2vec_vectors import _local_path
+
+    text = "<mediawiki><page><title>Été</title><ns>0</ns><revision><text>x</text></revision></page></mediawiki>\n"
+    dump = tmp_path / name
+    dump.write_bytes({"gzip": gzip.compress, "bz2": bz2.compress, "xz": lzma.compress}[pack](text.encode("utf-8")))
+    (tmp_path / "scratch").mkdir()
+    local = _local_path(str(dump), tmp_path / "scratch")
+    assert local.name.endswith(".bz2") and bz2.decompress(local.read_bytes()).decode("utf-8") == text
+    assert (local == dump) == (name.endswith(".bz2") and pack == "bz2")  # a bz2 named so is used in place
