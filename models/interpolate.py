@@ -192,9 +192,24 @@ def _text_settings(folder: Path) -> tuple:
         except (OSError, ValueError):
             return {}
 
-    tokenizer, config = read("tokenizer.json"), read("tokenizer_config.json")
+    tokenizer, config = _canonical_tokenizer(folder) or read("tokenizer.json"), read("tokenizer_config.json")
     return (tokenizer.get("normalizer"), tokenizer.get("pre_tokenizer"), config.get("do_lower_case"),
             *folder_pooling_and_prefix(folder))
+
+
+def _canonical_tokenizer(folder: Path) -> dict:
+    """``tokenizer.json`` as the tokenizers library writes it back after loading it (so two spellings of one
+    setting, e.g. an older Metaspace's ``add_prefix_space`` and a newer ``prepend_scheme``, compare equal); ``{}``
+    when there is none or it does not load."""
+    path = folder / "tokenizer.json"
+    if not path.is_file():
+        return {}
+    try:
+        from tokenizers import Tokenizer
+
+        return json.loads(Tokenizer.from_file(str(path)).to_str())
+    except Exception:  # noqa: BLE001 - a file the library cannot read is compared as written
+        return {}
 
 
 def _difference(a, b) -> str:

@@ -203,3 +203,26 @@ def test_encoders_that_read_text_differently_are_refused(parts, tmp_path, change
     with pytest.raises(UserError, match=rf"^{a} and {other} differ in {message}; [^\n]*\(hint: "):
         interpolate_folders(a, other, 0.5, tmp_path / "out")
     assert not (tmp_path / "out").exists()
+
+
+def test_two_spellings_of_one_tokenizer_setting_are_one_setting(tmp_path):
+    """An older Metaspace spelling (add_prefix_space) and the current one (prepend_scheme) give the same token ids,
+    but compared as written they were refused as "differ in the tokenizer's pre-tokenizer" (a Hub base against a
+    locally fine-tuned copy)."""
+    from tokenizers import Tokenizer, models, pre_tokenizers
+
+    from interlingua.models.interpolate import _text_settings
+
+    tokenizer = Tokenizer(models.Unigram([("<unk>", 0.0), ("▁a", -1.0), ("▁b", -1.5), ("a", -2.0), ("b", -2.0)], 0))
+    tokenizer.pre_tokenizer = pre_tokenizers.Metaspace()
+    new, old = tmp_path / "new", tmp_path / "old"
+    for folder in (new, old):
+        folder.mkdir()
+    tokenizer.save(str(new / "tokenizer.json"))
+    written = json.loads((new / "tokenizer.json").read_text(encoding="utf-8"))
+    assert written["pre_tokenizer"].get("prepend_scheme") == "always"
+    written["pre_tokenizer"] = {"type": "Metaspace", "replacement": "▁", "add_prefix_space": True}
+    (old / "tokenizer.json").write_text(json.dumps(written), encoding="utf-8")
+    assert (Tokenizer.from_file(str(old / "tokenizer.json")).encode("a b").ids
+            == Tokenizer.from_file(str(new / "tokenizer.json")).encode("a b").ids)
+    assert _text_settings(old)[:2] == _text_settings(new)[:2]
