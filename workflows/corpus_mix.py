@@ -100,8 +100,9 @@ def run(config: CorpusMixConfig, *, address: str | None = None) -> dict[str, Any
             table, counters = sample_rows(store.read_table(manifest.name, manifest.version), source.rows, config.seed + k)
             if prefixed:
                 ids = table.column("id")
-                table = table.set_column(table.schema.get_field_index("id"), table.schema.field("id"), pa.array(
-                    [None if v is None else ID_FORMAT.format(k=k, id=v) for v in ids.to_pylist()], ids.type))
+                kind = ids.type if pa.types.is_large_string(ids.type) else pa.string()  # an int id becomes text
+                table = table.set_column(table.schema.get_field_index("id"), pa.field("id", kind), pa.array(
+                    [None if v is None else ID_FORMAT.format(k=k, id=v) for v in ids.to_pylist()], kind))
             writer.write_shard(shard_id, table, counters=counters)
             print(f"  {table.num_rows} of {manifest.total_rows} rows")
 

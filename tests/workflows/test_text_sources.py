@@ -186,6 +186,17 @@ def test_corpus_mix_ids_stay_unique_when_sources_share_ids(tmp_path):
     assert "ids" not in store.manifest(*distinct["corpus"].split("@")).config
 
 
+def test_corpus_mix_prefixes_integer_ids_as_text(tmp_path):
+    """Hand-published corpora with int64 ids that repeat: the s<k>:<id> prefix raised ArrowInvalid after the version
+    was opened."""
+    store = CorpusStore(str(tmp_path / "corpus"))
+    _publish(store, "a", _bitext("a", 2, "de").set_column(0, "id", pa.array([0, 1])))
+    _publish(store, "b", _bitext("b", 2, "fr").set_column(0, "id", pa.array([1, 2])))
+    out = corpus_mix.run(corpus_mix.CorpusMixConfig(sources=[{"corpus": "a"}, {"corpus": "b"}], state_dir=str(tmp_path)))
+    mixed = store.read_table(*out["corpus"].split("@"))
+    assert mixed.column("id").to_pylist() == ["s0:0", "s0:1", "s1:1", "s1:2"] and mixed.schema.field("id").type == pa.string()
+
+
 def test_corpus_mix_refuses_a_source_listed_twice(tmp_path):
     """The same version listed twice was mixed silently (16 rows, 8 distinct): refused in one line, whether the
     two spellings are the same or resolve to the same version."""
