@@ -7,7 +7,7 @@ import functools
 import json
 import shutil
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -52,6 +52,12 @@ def check_sum_dims(mode: str, first: tuple[str, int | None], second: tuple[str, 
     if mode.endswith("sum") and None not in (d1, d2) and d1 != d2:
         raise ValueError(f"mode {mode!r} needs encoders of equal dims; first {first_name!r} has {d1}, "
                          f"second {second_name!r} has {d2} (use concat or norm_concat)")
+
+
+def check_folder_sum_dims(mode: str, first: Any, second: Any) -> None:
+    """:func:`check_sum_dims` of two encoder specs by their local folders' dims (:func:`folder_dim`; anything but a
+    local folder is not checked)."""
+    check_sum_dims(mode, *((spec, folder_dim(spec) if isinstance(spec, str) else None) for spec in (first, second)))
 
 
 def folder_dim(spec: str) -> int | None:

@@ -46,7 +46,7 @@ def run(config: CombineConfig, *, address: str | None = None) -> dict[str, Any]:
     from interlingua.core import tracking
     from interlingua.core.progress import Stages
     from interlingua.core.runtime import configure_mlflow, state_dir
-    from interlingua.models.combined import CombinedEncoder, check_sum_dims, folder_dim
+    from interlingua.models.combined import CombinedEncoder, check_folder_sum_dims
     from interlingua.models.load import load_encoder
 
     stages = Stages("combine")
@@ -57,7 +57,7 @@ def run(config: CombineConfig, *, address: str | None = None) -> dict[str, Any]:
 
         pack = ensure_pack(config.pack, state, tasks=config.eval_tasks)
     try:  # a sum of local folders of unequal dims: from their config.json, before either model loads
-        check_sum_dims(config.mode, (config.first, folder_dim(config.first)), (config.second, folder_dim(config.second)))
+        check_folder_sum_dims(config.mode, config.first, config.second)
     except ValueError as err:
         raise UserError(str(err)) from None
     configure_mlflow(config.experiment, state)

@@ -17,7 +17,7 @@ def check_literal_models(recipe: RecipeConfig, order: list[str], done: frozenset
     """:class:`~interlingua.workflows.recipe_spec.RecipeError` (one line, naming the stage) for the first stage in
     ``order`` (those in ``done`` excepted: a rerun skips them) whose literal model folders its workflow refuses."""
     from interlingua.core.errors import UserError
-    from interlingua.models.combined import check_sum_dims, folder_dim
+    from interlingua.models.combined import check_folder_sum_dims
     from interlingua.models.interpolate import check_folders
     from interlingua.models.load import find_model_root
 
@@ -34,9 +34,8 @@ def check_literal_models(recipe: RecipeConfig, order: list[str], done: frozenset
                     check_folders(*(find_model_root(folder) for folder in folders), alpha)
             else:
                 mode = config.get("mode", "norm_concat")
-                parts = [(config.get(key), _local_folder(config.get(key))) for key in ("first", "second")]
-                if isinstance(mode, str) and all(folder for _, folder in parts):
-                    check_sum_dims(mode, *((value, folder_dim(str(folder))) for value, folder in parts))
+                if isinstance(mode, str) and all(_local_folder(config.get(key)) for key in ("first", "second")):
+                    check_folder_sum_dims(mode, config.get("first"), config.get("second"))
         except (UserError, ValueError) as err:
             raise RecipeError(f"stage {name!r} ({stage.workflow}): {err}") from None
 
