@@ -95,12 +95,16 @@ def sdk_address(address: ClusterAddress, timeout: float = PROBE_TIMEOUT_S) -> st
 
 
 def token_source() -> str | None:
-    """Where Ray would take the token from (a name, never the token), or None."""
+    """Where Ray would take the token from (a name, never the token), or None; a ``RAY_AUTH_TOKEN_PATH`` that names no
+    file (and no ``RAY_AUTH_TOKEN`` before it) is a :class:`UserError`."""
     if os.environ.get("RAY_AUTH_TOKEN"):
         return "$RAY_AUTH_TOKEN"
     path = os.environ.get("RAY_AUTH_TOKEN_PATH")
     if path:
-        return f"$RAY_AUTH_TOKEN_PATH ({path})" if Path(path).expanduser().is_file() else None
+        if not Path(path).expanduser().is_file():
+            raise UserError(f"RAY_AUTH_TOKEN_PATH names {path}, which is not a file (hint - point it at the file holding "
+                            "the cluster's token, or unset it to use RAY_AUTH_TOKEN or ~/.ray/auth_token)")
+        return f"$RAY_AUTH_TOKEN_PATH ({path})"
     default = Path.home() / ".ray" / "auth_token"
     return str(default) if default.is_file() else None
 
@@ -111,10 +115,6 @@ def enable_token_auth() -> str | None:
     mode = os.environ.get("RAY_AUTH_MODE")
     if mode is not None and mode.lower() != "token":
         return None
-    path = os.environ.get("RAY_AUTH_TOKEN_PATH")
-    if path and not os.environ.get("RAY_AUTH_TOKEN") and not Path(path).expanduser().is_file():
-        raise UserError(f"RAY_AUTH_TOKEN_PATH names {path}, which is not a file (hint - point it at the file holding "
-                        "the cluster's token, or unset it to use RAY_AUTH_TOKEN or ~/.ray/auth_token)")
     source = token_source()
     if source is None:
         if mode is not None:
