@@ -320,12 +320,16 @@ def check_reachable(address: str, timeout: float = 3.0, *, command: str = "run")
                         f"`ray start --head`, fix --address / RAY_ADDRESS, or leave both unset for a local Ray")
 
 
-def check_cluster_address(address: str, *, command: str = "run") -> None:
-    """Before anything runs on the Ray cluster at ``address``: an ``MLFLOW_TRACKING_URI`` that carries a credential
-    is refused (the driver's environment, which :func:`init_ray` forwards it in, is kept in the cluster's job table,
-    as a submitted job's is), then the address is probed (:func:`check_reachable`)."""
+def check_cluster_address(address: str | None, *, command: str = "run") -> None:
+    """Before anything runs on the Ray cluster ``address`` (``--address``, else ``RAY_ADDRESS``:
+    :func:`chosen_ray_address`; nothing to check for a local Ray): an ``MLFLOW_TRACKING_URI`` that carries a
+    credential is refused (the driver's environment, which :func:`init_ray` forwards it in, is kept in the cluster's
+    job table, as a submitted job's is), then the address is probed (:func:`check_reachable`)."""
     from interlingua.core.tracking_credentials import refuse_tracking_uri_credentials
 
+    address = chosen_ray_address(address)
+    if not address:
+        return
     refuse_tracking_uri_credentials(os.environ.get("MLFLOW_TRACKING_URI"))
     check_reachable(address, command=command)
 

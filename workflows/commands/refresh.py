@@ -20,15 +20,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from interlingua.core.runtime import check_cluster_address, chosen_ray_address
+    from interlingua.core.runtime import check_cluster_address
     from interlingua.workflows.commands.run_workflow import leave_job_working_dir
     from interlingua.workflows.refresh import load_spec, refresh
 
     spec = load_spec(args.spec)
     leave_job_working_dir()  # `submit refresh`: the spec came in the job's package
-    address = chosen_ray_address(args.address)
-    if address:  # before the inputs are listed and fingerprinted (minutes over a bucket), as `run` does
-        check_cluster_address(address, command="refresh")
+    # before the inputs are listed and fingerprinted (minutes over a bucket), as `run` does
+    check_cluster_address(args.address, command="refresh")
     summary = refresh(spec, address=args.address)
     if args.json:
         print(json.dumps(summary, indent=2, default=str))

@@ -87,12 +87,10 @@ def run(args: argparse.Namespace) -> int:
     if args.show_config:
         print(json.dumps(redact(config.model_dump(mode="json")), indent=2))
         return 0
-    from interlingua.core.runtime import check_cluster_address, chosen_ray_address
+    from interlingua.core.runtime import check_cluster_address
 
     leave_job_working_dir(getattr(config, "state_dir", None))
-    address = chosen_ray_address(args.address)
-    if address:
-        check_cluster_address(address)  # before assets, models or Ray start (not the local Ray of an earlier command)
+    check_cluster_address(args.address)  # before assets, models or Ray start (not the local Ray of an earlier command)
     summary = workflow.run(config, address=args.address)
     if summary:
         print(json.dumps(redact(summary), indent=2, default=str))

@@ -31,7 +31,7 @@ def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from interlingua.core.errors import UserError
-    from interlingua.core.runtime import check_cluster_address, chosen_ray_address, state_dir
+    from interlingua.core.runtime import check_cluster_address, state_dir
     from interlingua.workflows.local_schedule import cron_trigger, run_schedule
     from interlingua.workflows.refresh import load_spec
 
@@ -39,9 +39,7 @@ def run(args: argparse.Namespace) -> int:
     cron_trigger(args.cron)
     if args.max_runs is not None and args.max_runs < 1:
         raise UserError(f"--max-runs must be >= 1, got {args.max_runs}")
-    address = chosen_ray_address(args.address)
-    if address:
-        check_cluster_address(address, command="schedule")  # a wrong --address / $RAY_ADDRESS fails now, as `interlingua run` does
+    check_cluster_address(args.address, command="schedule")  # a wrong --address / $RAY_ADDRESS fails now, as `run` does
     log_path = Path(args.log) if args.log else state_dir() / "logs" / f"schedule-refresh-{Path(args.spec).stem}.log"
     log_path.parent.mkdir(parents=True, exist_ok=True)
     print(f"[schedule] logging every run to {log_path}")
