@@ -185,14 +185,10 @@ def _text_settings(folder: Path) -> tuple:
     ``tokenizer.json``, ``do_lower_case`` of its ``tokenizer_config.json``, its pooling and prefix; None where the
     folder does not say."""
     from interlingua.models.sentence_encoder import folder_pooling_and_prefix
+    from interlingua.models.transformer_files import json_or_empty
 
-    def read(name: str) -> dict:
-        try:
-            return json.loads((folder / name).read_text(encoding="utf-8")) if (folder / name).is_file() else {}
-        except (OSError, ValueError):
-            return {}
-
-    tokenizer, config = _canonical_tokenizer(folder) or read("tokenizer.json"), read("tokenizer_config.json")
+    tokenizer = _canonical_tokenizer(folder) or json_or_empty(folder / "tokenizer.json")
+    config = json_or_empty(folder / "tokenizer_config.json")
     return (tokenizer.get("normalizer"), tokenizer.get("pre_tokenizer"), config.get("do_lower_case"),
             *folder_pooling_and_prefix(folder))
 

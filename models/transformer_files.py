@@ -73,7 +73,7 @@ def load_tokenizer(path: str | Path):
     if not (path / "tokenizer.json").is_file():
         return AutoTokenizer.from_pretrained(path)
     extra = {}
-    if "added_tokens_decoder" not in _json_or_empty(path / "tokenizer_config.json"):
+    if "added_tokens_decoder" not in json_or_empty(path / "tokenizer_config.json"):
         added = added_tokens_of(path / "tokenizer.json")
         if added is not None:
             extra["added_tokens_decoder"] = added
@@ -104,7 +104,8 @@ def added_tokens_of(tokenizer_json: Path, head_bytes: int = 1 << 16) -> dict | N
     return added
 
 
-def _json_or_empty(path: Path) -> dict:
+def json_or_empty(path: Path) -> dict:
+    """The JSON object in ``path``; ``{}`` when it is missing or not JSON."""
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
