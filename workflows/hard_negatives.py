@@ -94,7 +94,8 @@ def mine_hard_negatives(src: np.ndarray, tgt: np.ndarray, src_text: list[str], t
     of pair i's hard negative (a pair whose target is the candidate) and its cosine, or -1 and NaN where no
     candidate passes the guards (see the module docstring). Candidates are the distinct target texts (by
     :func:`text_key`); ties go to the first pair in row order. ``stats``, when given, receives ``no_other_target``
-    (the pairs with no candidate but their own texts) and ``same_vector`` (how many picks a candidate whose vector
+    (the pairs with no candidate but their own texts), ``text_key`` (whether normalizing merged two texts) and
+    ``same_vector`` (how many picks a candidate whose vector
     is the pair's own target's displaced: with ``max_ratio`` 1 the two cosines, computed apart, may differ by an ulp).
 
     The search is exact: every source against every candidate, in row blocks whose similarities take at most
@@ -135,6 +136,7 @@ def mine_hard_negatives(src: np.ndarray, tgt: np.ndarray, src_text: list[str], t
     if stats is not None:
         stats["no_other_target"] = lonely
         stats["same_vector"] = same_vector
+        stats["text_key"] = len(set(src_text)) != len(set(src_keys)) or len(set(tgt_text)) != len(set(tgt_keys))
     return index, score
 
 
@@ -195,9 +197,7 @@ def run(config: HardNegativesConfig, *, address: str | None = None) -> dict[str,
             neg_index[rows_arr[found]] = rows_arr[local[found]]
             neg_score[rows_arr] = scores
             lonely[rows_arr[stats["no_other_target"]]] = True
-            rules |= {"text_key"} if any(len(set(t)) != len(set(map(text_key, t))) for t in texts) else set()
-            rules |= {"same_vector"} if stats["same_vector"] else set()
-            rules |= {"no_other_target"} if stats["no_other_target"] else set()
+            rules |= {rule for rule in ("text_key", "same_vector", "no_other_target") if stats[rule]}
             print(f"  {src_lang} -> {tgt_lang}: {int(found.sum())} of {len(rows)} pairs have a hard negative")
     reasons = np.where(~finite, "embedding not finite", np.where(
         neg_index >= 0, "", np.where(lonely, NO_OTHER_TARGET, NONE_UNDER_RATIO)))
