@@ -395,12 +395,6 @@ def section_class(cls: type[Config] | None, path: tuple) -> type[Config] | None:
     return cls
 
 
-def section_keys(cls: type[Config] | None, path: tuple) -> list[str]:
-    """The keys allowed at ``path`` (a tuple of section names) below ``cls``."""
-    section = section_class(cls, path)
-    return list(section.model_fields) if section is not None else []
-
-
 def nesting_hint(key: str) -> str:
     """For a dotted key in a file (``train.lr: 1e-4``, ``--set``'s spelling), how to write it there:
     ``"; in a file, nest it: train: {lr: …}"``; ``""`` for any other key."""
@@ -429,9 +423,9 @@ def unknown_key_hint(cls: type[Config] | None, loc: tuple) -> str:
     section = section_class(cls, tuple(loc[:-1]))
     if section is not None and str(loc[-1]) in section.ABSENT_KEYS:
         return f"; {section.ABSENT_KEYS[str(loc[-1])]}"
-    if nesting_hint(str(loc[-1])) and str(loc[-1]).split(".")[0] in section_keys(cls, tuple(loc[:-1])):
+    keys = list(section.model_fields) if section is not None else []
+    if nesting_hint(str(loc[-1])) and str(loc[-1]).split(".")[0] in keys:
         return nesting_hint(str(loc[-1]))
-    keys = section_keys(cls, tuple(loc[:-1]))
     close = closest(loc[-1], keys, cutoff=0.5)
     prefix = ".".join(str(p) for p in loc[:-1])
     if close:

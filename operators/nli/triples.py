@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-import unicodedata
+import re
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -41,6 +41,8 @@ NO_GOLD = "-"
 JSON_ERROR = "_json_error"
 #: Key a reader puts in a row for a line whose bytes are not UTF-8, its reason the value.
 ENCODING_ERROR = "_encoding_error"
+#: Unicode's control characters (category Cc) but tab, newline and carriage return.
+_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 _HF_LABELS = {0: ENTAILMENT, 1: NEUTRAL, 2: CONTRADICTION, -1: NO_GOLD}
 
 
@@ -121,8 +123,8 @@ def text_problem(text: str) -> str:
         text.encode("utf-8")
     except UnicodeEncodeError as error:
         return f"not valid Unicode: {error.reason} (U+{ord(text[error.start]):04X} at character {error.start})"
-    bad = next((i for i, char in enumerate(text) if char not in "\t\n\r" and unicodedata.category(char) == "Cc"), None)
-    return "" if bad is None else f"control character U+{ord(text[bad]):04X} at character {bad}"
+    bad = _CONTROL.search(text)
+    return "" if bad is None else f"control character U+{ord(bad.group()):04X} at character {bad.start()}"
 
 
 def writable_row(row: Mapping[str, Any]) -> dict[str, Any] | str:
