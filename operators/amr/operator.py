@@ -2,7 +2,8 @@
 
 :class:`ParseOperator` reads ``batch[text_column]`` and adds ``penman`` (the validated graph, one
 line), ``parse_raw`` (the model output, kept so rejects can be inspected) and ``parse_beam``; a row
-whose output is not a valid graph gets its reason in ``REJECT_REASON``; if the parser raises on a batch, its rows are
+whose output is not a valid graph, or was cut off at the parser's ``max_length`` (``max-length``), gets its reason in
+``REJECT_REASON``; if the parser raises on a batch, its rows are
 parsed again by halves and only the rows that still fail alone are rejected, each with its own error. It asks for half a GPU by
 default so it can share a device with the translator. :func:`linearize_batch` adds ``linearized``
 (Cai et al. 2022 rules, :mod:`~interlingua.operators.amr.linearize`) to rows that have a graph.

@@ -8,9 +8,11 @@ then loaded from ``base_model``. amrlib's models emit a variable-free serializat
 own de-serializer turns into PENMAN; pass ``postprocess=`` a callable doing that (e.g. built on
 ``amrlib`` when installed) — by default outputs are validated as they come.
 
-Every output is validated with :func:`~interlingua.operators.amr.validate.validate_penman`. Sentences
-whose output is invalid are generated again once with ``retry_beam_size`` beams (if set); what is
-still invalid is returned with its reason and raw output, never dropped. A sentence longer than the model's
+An output that filled ``max_length`` tokens without ending (no end token before the last position) is cut off:
+it is a ``max-length`` failure, never validated (a cut-off graph may still parse). Every other output is validated
+with :func:`~interlingua.operators.amr.validate.validate_penman`. Sentences whose output failed either way are
+generated again once with ``retry_beam_size`` beams (if set; a wider beam may find an output that ends, or hit
+``max_length`` again); what still fails is returned with its reason and raw output, never dropped. A sentence longer than the model's
 positions is refused (``source has K tokens > N``, the operator rejects its row), never truncated.
 """
 
@@ -29,7 +31,9 @@ from interlingua.operators.translate.backend import (
     length_sorted_batches,
     position_limit,
     refuse_long_sources,
+    end_token_ids,
     resolve_device,
+    stopped_at_max_length,
 )
 
 AMRLIB_META = "amrlib_meta.json"
@@ -115,22 +119,27 @@ class Seq2SeqAmrParser:
             self.model = AutoModelForSeq2SeqLM.from_pretrained(model).to(self.device).eval()
             self.source_limit = position_limit(getattr(self.model.config, "max_position_embeddings", None),
                                                self.tokenizer.model_max_length)
+            self.end_ids = end_token_ids(self.model)
 
-    def generate(self, sentences: list[str], beam_size: int) -> list[str]:
-        """Raw decoder outputs, one per sentence, in input order."""
+    def generate(self, sentences: list[str], beam_size: int) -> list[tuple[str, bool]]:
+        """(raw decoder output, cut off at ``max_length``) per sentence, in input order."""
         import torch
 
         refuse_long_sources([len(ids) for ids in self.tokenizer(sentences)["input_ids"]], self.source_limit)
-        outputs = [""] * len(sentences)
+        outputs: list[tuple[str, bool]] = [("", False)] * len(sentences)
         for indices in length_sorted_batches(sentences, self.batch_size):
             encoded = self.tokenizer([sentences[i] for i in indices], return_tensors="pt", padding=True).to(self.device)
             with torch.inference_mode():
                 ids = self.model.generate(**encoded, num_beams=beam_size, do_sample=False, max_length=self.max_length)
-            for i, text in zip(indices, self.tokenizer.batch_decode(ids, skip_special_tokens=True)):
-                outputs[i] = text
+            cut = stopped_at_max_length(ids, self.end_ids, self.max_length)
+            for i, text, stopped in zip(indices, self.tokenizer.batch_decode(ids, skip_special_tokens=True), cut):
+                outputs[i] = (text, stopped)
         return outputs
 
-    def _check(self, raw: str, beam_size: int) -> ParseResult:
+    def _check(self, raw: str, cut_off: bool, beam_size: int) -> ParseResult:
+        if cut_off:
+            return ParseResult("", f"max-length: output reached max_length {self.max_length} without an end token",
+                               raw, beam_size)
         text = self.postprocess(raw) if self.postprocess else raw
         validation = validate_penman(text, check_roles=self.check_roles)
         if not validation.ok:
@@ -138,13 +147,13 @@ class Seq2SeqAmrParser:
         return ParseResult(penman.encode(validation.graph, indent=None), "", raw, beam_size)
 
     def parse(self, sentences: list[str]) -> list[ParseResult]:
-        """Parse, validate, retry invalid outputs once with the larger beam."""
-        results = [self._check(raw, self.beam_size) for raw in self.generate(sentences, self.beam_size)]
+        """Parse, validate, retry cut-off or invalid outputs once with the larger beam."""
+        results = [self._check(raw, cut, self.beam_size) for raw, cut in self.generate(sentences, self.beam_size)]
         failed = [i for i, r in enumerate(results) if r.reason]
         if failed and self.retry_beam_size:
             retried = self.generate([sentences[i] for i in failed], self.retry_beam_size)
-            for i, raw in zip(failed, retried):
-                result = self._check(raw, self.retry_beam_size)
+            for i, (raw, cut) in zip(failed, retried):
+                result = self._check(raw, cut, self.retry_beam_size)
                 results[i] = result if not result.reason else ParseResult(
                     "", f"{result.reason} (after retry with beam {self.retry_beam_size})", raw, self.retry_beam_size)
         return results

@@ -110,6 +110,26 @@ def refuse_long_sources(lengths: list[int], limit: int | None) -> None:
             raise RowRejected(f"source has {length} tokens > {limit}")
 
 
+def end_token_ids(model):
+    """The end token ids of a transformers ``model``'s generation config, as a tensor (for :func:`stopped_at_max_length`)."""
+    import torch
+
+    end = model.generation_config.eos_token_id
+    return torch.tensor(end if isinstance(end, list) else [end])
+
+
+def stopped_at_max_length(generated, end_ids, max_length: int) -> list[bool]:
+    """Per sequence of ``generate``'s output (the decoder start token first): it filled all ``max_length`` positions
+    without an end token before the last one, i.e. it was cut off. An end token in the last position does not count as
+    ending: a generation config with ``forced_eos_token_id`` (BART's, OPUS-MT's) puts one there when the limit is hit."""
+    import torch
+
+    if generated.shape[1] < max_length:
+        return [False] * generated.shape[0]
+    body = generated[:, 1 : max_length - 1]
+    return (~torch.isin(body, end_ids.to(generated.device)).any(dim=1)).tolist()
+
+
 def language_codes(vocabulary) -> list[str]:
     """The ``>>xx<<`` target-language tokens of a multi-target (OPUS-MT ``en-mul`` style) model's vocabulary."""
     return sorted(token for token in vocabulary if token.startswith(">>") and token.endswith("<<") and len(token) > 4)

@@ -8,19 +8,21 @@ Sentences are batched by length (:func:`length_sorted_batches`) and translated w
 
 A source longer than the model's positions (``max_position_embeddings``, or the tokenizer's ``model_max_length``
 when smaller) is refused (``source has K tokens > N``: the operator rejects its row), never truncated; an output
-that reaches ``max_length`` without an end token is kept and flagged in :attr:`MarianTranslator.at_max_length`.
+that reaches ``max_length`` without an end token before its last position is kept and flagged in :attr:`MarianTranslator.at_max_length`.
 """
 
 from __future__ import annotations
 
 from interlingua.operators.translate.backend import (
     BackendSpec,
+    end_token_ids,
     language_codes,
     length_sorted_batches,
     position_limit,
     refuse_long_sources,
     resolve_target_token,
     resolve_device,
+    stopped_at_max_length,
 )
 
 _TORCH_DTYPES = {"default": "float32", "float32": "float32", "float16": "float16", "bfloat16": "bfloat16"}
@@ -47,8 +49,7 @@ class MarianTranslator:
         self.source_limit = position_limit(getattr(self.model.config, "max_position_embeddings", None),
                                            self.tokenizer.model_max_length)
         self.at_max_length: list[bool] = []
-        end = self.model.generation_config.eos_token_id
-        self.end_ids = torch.tensor(end if isinstance(end, list) else [end])
+        self.end_ids = end_token_ids(self.model)
 
     def _prepare(self, sentences: list[str]) -> list[str]:
         if self.target_token is None:
@@ -72,9 +73,9 @@ class MarianTranslator:
                     do_sample=False,
                     max_length=self.spec.max_length,
                 )
-            ended = torch.isin(generated[:, 1:], self.end_ids.to(generated.device)).any(dim=1).tolist()
-            for i, text, end in zip(indices, self.tokenizer.batch_decode(generated, skip_special_tokens=True), ended):
+            cut = stopped_at_max_length(generated, self.end_ids, self.spec.max_length)
+            for i, text, stopped in zip(indices, self.tokenizer.batch_decode(generated, skip_special_tokens=True), cut):
                 outputs[i] = text
-                at_max_length[i] = not end
+                at_max_length[i] = stopped
         self.at_max_length = at_max_length
         return outputs

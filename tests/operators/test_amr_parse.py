@@ -18,14 +18,15 @@ VALID = "(w / want-01 :ARG0 (b / boy) :ARG1 (g / go-02 :ARG0 b))"
 class ScriptedParser(Seq2SeqAmrParser):
     """A parser whose 'model' returns hand-written outputs per (sentence, beam)."""
 
-    def __init__(self, outputs: dict[tuple[str, int], str], **kwargs):
+    def __init__(self, outputs: dict[tuple[str, int], str], cut_off: set[tuple[str, int]] = frozenset(), **kwargs):
         super().__init__("unused", load=False, **kwargs)
         self.outputs = outputs
+        self.cut_off = cut_off  # the (sentence, beam) outputs that stopped at max_length
         self.calls: list[tuple[int, list[str]]] = []
 
     def generate(self, sentences, beam_size):
         self.calls.append((beam_size, list(sentences)))
-        return [self.outputs.get((s, beam_size), "") for s in sentences]
+        return [(self.outputs.get((s, beam_size), ""), (s, beam_size) in self.cut_off) for s in sentences]
 
 
 @pytest.mark.parametrize(
@@ -101,6 +102,26 @@ def test_invalid_outputs_are_retried_with_larger_beam_and_kept_as_rejects():
     assert lin["linearized"][0] == "( want-01 :ARG0 ( boy ) :ARG1 ( go-02 :ARG0 boy ) )"
     assert lin["linearized"][1] == "( sleep-01 :ARG0 ( cat ) )"
     assert lin["linearized"][2] == "" and lin["linearized"][3] == ""
+
+
+def test_outputs_cut_off_at_max_length_are_rejected_as_max_length_before_validation():
+    """A cut-off output that happens to parse ("short" at beam 2) is no graph; a wider beam that ends is taken."""
+    parser = ScriptedParser(
+        {("short", 2): "(w / want-01)", ("short", 5): VALID, ("long", 2): "(w / want-01 :ARG0 (b / boy",
+         ("long", 5): "(w / want-01 :ARG0 (b / boy :ARG1", ("fine", 2): VALID},
+        cut_off={("short", 2), ("long", 2), ("long", 5)}, beam_size=2, retry_beam_size=5, max_length=12,
+    )
+    out = ParseOperator("unused", parser=parser)({"text": np.array(["short", "long", "fine"], dtype=object)})
+    assert parser.calls == [(2, ["short", "long", "fine"]), (5, ["short", "long"])]
+    assert out["penman"][0] == VALID and out["parse_beam"][0] == 5 and out[REJECT_REASON][0] == ""
+    assert out[REJECT_REASON][1] == ("parse: max-length: output reached max_length 12 without an end token "
+                                     "(after retry with beam 5)")
+    assert out["penman"][1] == "" and out["parse_raw"][1] == "(w / want-01 :ARG0 (b / boy :ARG1"
+    assert out["penman"][2] == VALID and out[REJECT_REASON][2] == ""
+    without_retry = ScriptedParser({("short", 2): "(w / want-01)"}, cut_off={("short", 2)}, beam_size=2,
+                                   retry_beam_size=None, max_length=12)
+    assert [(r.penman, r.reason) for r in without_retry.parse(["short"])] == [
+        ("", "max-length: output reached max_length 12 without an end token")]
 
 
 def test_parser_options_are_validated():
