@@ -84,13 +84,18 @@ def is_verbose() -> bool:
 
 
 def configure_console(command: str, *, verbose: bool = False, log_dir: str | os.PathLike | None = None) -> Path:
-    """Set up the console and the log file for one CLI command; returns the log file's path."""
-    if verbose:
-        os.environ[VERBOSE_ENV] = "1"
+    """Set up the console and the log file for one CLI command; returns the log file's path. What an earlier
+    command in this process set up for itself (``--verbose``, the quieting environment) is taken back first, and
+    MLflow's logger, if MLflow is imported already, goes through our handlers (:func:`mlflow_events_to_log_file`),
+    so the quieting holds whatever ran before in the process."""
+    _take_back_command_env()
+    if verbose and not is_verbose():
+        _set_for_this_command(VERBOSE_ENV, "1")
     verbose = is_verbose()
     if not verbose:
         for key, value in QUIET_ENV.items():
-            os.environ.setdefault(key, value)
+            if key not in os.environ:  # a value of the user's own stays
+                _set_for_this_command(key, value)
         import warnings
 
         warnings.filterwarnings("ignore", category=DeprecationWarning)
@@ -122,10 +127,32 @@ def configure_console(command: str, *, verbose: bool = False, log_dir: str | os.
     _HANDLERS[:] = [file_handler, console]
     restore_handlers()
     logging.captureWarnings(True)
+    if "mlflow" in sys.modules:  # imported before this command: its logger kept the level and stream handler it got
+        mlflow_events_to_log_file()
     return path
 
 
 _HANDLERS: list[logging.Handler] = []
+
+#: The environment variables :func:`configure_console` set for the current command: name -> (value set, value before).
+_COMMAND_ENV: dict[str, tuple[str, str | None]] = {}
+
+
+def _set_for_this_command(key: str, value: str) -> None:
+    _COMMAND_ENV.setdefault(key, (value, os.environ.get(key)))
+    os.environ[key] = value
+
+
+def _take_back_command_env() -> None:
+    """The variables the previous command set (and nobody changed since) as they were before it: one command's
+    ``--verbose`` does not make the next command in the same process verbose."""
+    for key, (value, before) in _COMMAND_ENV.items():
+        if os.environ.get(key) == value:
+            if before is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = before
+    _COMMAND_ENV.clear()
 
 
 def restore_handlers() -> None:
@@ -399,7 +426,8 @@ def _without_chatter(print_batch):
 def mlflow_events_to_log_file() -> None:
     """Unless verbose, what MLflow prints on its event stream ("Successfully registered model 'x'.", "Created
     version '1' of model 'x'.") goes to the log file only; MLflow's logger propagates to our handlers, so its
-    errors still reach the console. Called once MLflow is imported (``use_tracking_store``)."""
+    errors still reach the console. Called by each command once MLflow is imported (:func:`configure_console`,
+    ``use_tracking_store``); a later ``--verbose`` command in the same process has the events on the console again."""
     path = log_file()
     if path is None or is_verbose():
         return
@@ -408,6 +436,8 @@ def mlflow_events_to_log_file() -> None:
     stream = logging_utils.MLFLOW_LOGGING_STREAM
     if not getattr(stream, "_interlingua", False):
         def write(text: str) -> int:
+            if is_verbose():
+                return sys.stderr.write(text)
             try:
                 with open(log_file() or path, "a", encoding="utf-8") as log:
                     log.write(text)

@@ -66,3 +66,30 @@ def ray_local():
              log_to_driver=False)
     yield ray
     ray.shutdown()
+
+
+@pytest.fixture()
+def mlflow_logging_as_imported(monkeypatch):
+    """MLflow's loggers as ``import mlflow`` sets them up without ``MLFLOW_LOGGING_LEVEL`` (``mlflow`` at INFO with a
+    handler of its own on MLflow's stderr stream, not propagating), and that stream as MLflow made it: what a test or a
+    command earlier in the process may leave. Loggers and stream are restored after."""
+    import logging
+
+    from mlflow.utils import logging_utils
+
+    names = ("mlflow", "sqlalchemy.engine", "alembic", "huey")
+    saved = {name: (list(logger.handlers), logger.level, logger.propagate)
+             for name, logger in ((name, logging.getLogger(name)) for name in names)}
+    stream = logging_utils.MLFLOW_LOGGING_STREAM.__dict__
+    ours = ("write", "flush", "_interlingua")
+    patched = {key: stream.pop(key) for key in ours if key in stream}
+    monkeypatch.delenv("MLFLOW_LOGGING_LEVEL", raising=False)
+    logging_utils._configure_mlflow_loggers(root_module_name="mlflow")
+    yield logging_utils
+    for key in ours:
+        stream.pop(key, None)
+    stream.update(patched)
+    for name, (handlers, level, propagate) in saved.items():
+        logger = logging.getLogger(name)
+        logger.handlers[:], logger.propagate = handlers, propagate
+        logger.setLevel(level)

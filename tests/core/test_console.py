@@ -168,11 +168,22 @@ def test_mlflow_registration_lines_go_to_the_log_file(mlflow_stream, quiet_conso
     assert "Successfully registered model 'enc'." in text and "the store failed" in text
 
 
+def test_mlflow_imported_before_the_command_logs_to_the_file_only(mlflow_logging_as_imported, quiet_console, capsys):
+    """MLflow imported (its logger at INFO with its own stderr handler) before the command set MLFLOW_LOGGING_LEVEL:
+    its INFO records go to the log file from the start of the command, not only once the tracking store is set."""
+    log = quiet_console()
+    logging.getLogger("mlflow.store.db.utils").info("Creating initial MLflow database tables...")
+    for handler in logging.getLogger().handlers:
+        handler.flush()
+    assert "Creating initial" not in capsys.readouterr().err
+    assert "Creating initial MLflow database tables..." in log.read_text()
+
+
 def test_verbose_keeps_mlflow_and_ray_auth_lines_on_the_console(tmp_path, monkeypatch, restore_root_logging,
                                                                mlflow_stream, capsys):
+    monkeypatch.delenv(console.VERBOSE_ENV, raising=False)  # first: removed again after the test, not restored as "1"
     monkeypatch.setenv(console.LOG_FILE_ENV, "")
     console.configure_console("unit", verbose=True, log_dir=tmp_path)
-    monkeypatch.delenv(console.VERBOSE_ENV, raising=False)
     monkeypatch.setenv(console.VERBOSE_ENV, "1")
     console.mlflow_events_to_log_file()
     console.to_log_file_only("interlingua.unit.auth")

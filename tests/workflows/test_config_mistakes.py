@@ -219,6 +219,23 @@ def test_combine_workflow_refuses_sum_of_unequal_dims_before_a_run(state, capsys
     assert not (state / "combine").exists()
 
 
+def test_a_verbose_command_does_not_make_the_next_one_in_the_process_verbose(state, capsys, monkeypatch,
+                                                                               mlflow_logging_as_imported):
+    """Two commands through the public API in one process, the first with --verbose, MLflow imported at INFO (no
+    MLFLOW_LOGGING_LEVEL yet): the second, quiet, command's mistake is still its only line (the first left
+    INTERLINGUA_VERBOSE set, and MLflow's "Creating initial MLflow database tables" reached the console)."""
+    import interlingua.models.load as load_module
+
+    monkeypatch.delenv("INTERLINGUA_VERBOSE", raising=False)
+    assert main(["--verbose", "run", "combine", "--set", "first=a", "--set", "second=b", "--show-config"]) == 0
+    capsys.readouterr()
+    dims = {"first-model": 3, "second-model": 4}
+    monkeypatch.setattr(load_module, "load_encoder", lambda uri, *a, **k: _Fake(uri, dims[uri]))
+    code, err = _run(capsys, "combine", "--set", "first=first-model", "--set", "second=second-model",
+                     "--set", "mode=sum", "--set", "evaluate=false")
+    assert code == 2 and len(err.splitlines()) == 1 and "equal dims" in err, err
+
+
 def test_combine_without_second_is_refused_at_load(state, capsys):
     code, err = _run(capsys, "combine", "--set", "first=minilm", "--show-config")
     assert code == 2 and "second" in err
