@@ -141,16 +141,18 @@ def encoder_identity(encoder) -> str:
 
 def with_model_files(data: dict[str, Any]) -> dict[str, Any]:
     """``data`` (a config, or a payload holding one) plus ``model_files``: ``{spec: files_digest}`` for every string
-    anywhere in it that names a local model folder (:func:`local_model_folders`). What a recipe stage's hash and a
-    corpus version's config count, so a model (a tokenizer, a parser, a translation model) rewritten in place is
-    not taken for the one used before. ``data`` unchanged when it names no model folder: it hashes as before."""
+    anywhere in it that names a local model folder, or part of a combination that does (:func:`local_model_folders`).
+    What a recipe stage's hash and a corpus version's config count, so a model (a tokenizer, a parser, a translation
+    model, a part of ``concat(A|B)``) rewritten in place is not taken for the one used before. ``data`` unchanged
+    when it names no model folder: it hashes as before."""
     digests = {spec: files_digest(_model_folder(spec)) for spec in local_model_folders(data)}
     return {**data, "model_files": digests} if digests else data
 
 
 def local_model_folders(value: Any) -> list[str]:
     """The strings anywhere in ``value`` that name a local model folder (a path or ``file://`` URL to a folder
-    :func:`~interlingua.models.load.is_model_folder` accepts), sorted."""
+    :func:`~interlingua.models.load.is_model_folder` accepts), sorted; a combination spec ``MODE(A|B)`` is looked
+    into, so each part that names one is among them."""
     found: set[str] = set()
 
     def visit(item: Any) -> None:
@@ -160,11 +162,25 @@ def local_model_folders(value: Any) -> list[str]:
         elif isinstance(item, (list, tuple)):
             for v in item:
                 visit(v)
-        elif isinstance(item, str) and _model_folder(item) is not None:
-            found.add(item)
+        elif isinstance(item, str):
+            if _model_folder(item) is not None:
+                found.add(item)
+            else:
+                visit(_combination_parts(item))
 
     visit(value)
     return sorted(found)
+
+
+def _combination_parts(text: str) -> list[str]:
+    """The two specs of a combination ``MODE(A|B)`` (stripped, as the encoder resolves them), or none."""
+    from interlingua.models.resolve import split_combination
+
+    try:
+        combination = split_combination(text)
+    except ValueError:  # NAME(A|B) with a NAME no combination has: a text, not a spec
+        return []
+    return [part.strip() for part in combination[1:]] if combination else []
 
 
 def _model_folder(text: str) -> Path | None:

@@ -32,7 +32,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from pydantic import Field, field_validator
+from pydantic import Field, PrivateAttr, field_validator
 
 from interlingua.core.config import Config
 from interlingua.core.errors import UserError
@@ -67,6 +67,8 @@ class RecipeConfig(Config):
     compare: list[str] = Field(default_factory=list, description="encoder specs (e.g. use, minilm) evaluated once on "
                                "the pack of the recipe's last evaluating stage and shown beside it in the results table")
     stages: dict[str, StageSpec] = Field(min_length=1)
+    #: (the recipe as validated, its execution order): :func:`~interlingua.workflows.recipe.checked_order`
+    _checked: tuple[str, list[str]] | None = PrivateAttr(None)
 
     @field_validator("stages")
     @classmethod
@@ -301,8 +303,8 @@ def check_stage_config(name: str, stage: StageSpec, config_class: type[Config], 
 def stage_hash(workflow: str, resolved_config: dict[str, Any], input_files: Sequence[str] = ()) -> str:
     """Identity of a stage run: its workflow and its config with every reference resolved (so a changed
     upstream output, e.g. a new model version, changes it), plus the content digest of every local model folder
-    the config names (:func:`~interlingua.models.identity.with_model_files`), so a model rewritten in place runs the
-    stage again, plus the fingerprint of every file in ``input_files`` (what a corpus workflow's ``input_urls``
+    the config names, alone or as a part of ``concat(A|B)`` (:func:`~interlingua.models.identity.with_model_files`),
+    so a model rewritten in place runs the stage again, plus the fingerprint of every file in ``input_files`` (what a corpus workflow's ``input_urls``
     names), so an input rewritten in place does too. A config that names no model folder and no input file hashes
     as it did before either counted. A workflow whose config names a model by an asset name (``bitext-corpus``'s
     ``subword_tokenizer: e5-small``) counts that folder's digest too (its module's ``asset_model_files``); one whose
