@@ -81,7 +81,17 @@ def plan(recipe: RecipeConfig, state: dict[str, dict[str, Any]], name: str, reso
 def preflight(config: RecipeConfig) -> None:
     """Every stage, reference and stage config checked (:func:`validate_recipe`), for ``--show-config`` and
     ``submit`` as for a run."""
-    validate_recipe(config)
+    checked_order(config)
+
+
+def checked_order(config: RecipeConfig) -> list[str]:
+    """The execution order :func:`validate_recipe` gives, computed once per content of ``config``: ``interlingua run
+    recipe`` checks the recipe (:func:`preflight`) before :func:`run`, which checks it only when it is not the recipe
+    checked (a config changed since, or one that no command checked)."""
+    content = config.model_dump_json()
+    if config._checked is None or config._checked[0] != content:
+        config._checked = (content, validate_recipe(config))
+    return list(config._checked[1])
 
 
 def run(config: RecipeConfig, *, address: str | None = None) -> dict[str, Any]:
@@ -92,7 +102,7 @@ def run(config: RecipeConfig, *, address: str | None = None) -> dict[str, Any]:
     from interlingua.workflows.recipe_corpora import check_stored_corpora, finished_stages
     from interlingua.workflows.recipe_models import check_literal_models
 
-    order = validate_recipe(config)
+    order = checked_order(config)  # once: the command's preflight checked it already
     state_path = state_folder(config.state_dir) / "recipes" / config.name / "state.json"
     state = load_state(state_path)
     # a corpus read by name that nothing builds or holds: before MLflow starts (stages a rerun skips excepted)

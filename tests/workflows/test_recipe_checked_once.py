@@ -1,0 +1,53 @@
+"""``interlingua run recipe`` checks the recipe once: the command's preflight and the run shared the work twice
+(every stage's config validated, every reference checked); a recipe changed after its check is checked again."""
+
+from __future__ import annotations
+
+import pytest
+
+from interlingua.workflows.recipe_spec import RecipeConfig, RecipeError
+
+
+@pytest.fixture
+def counted(monkeypatch):
+    """The calls of ``validate_recipe`` the recipe workflow makes (the real checks still run)."""
+    from interlingua.workflows import recipe
+
+    calls = []
+    real = recipe.validate_recipe
+    monkeypatch.setattr(recipe, "validate_recipe", lambda config: calls.append(config.name) or real(config))
+    return calls
+
+
+def test_a_plain_run_validates_the_recipe_once(tmp_path, monkeypatch, counted):
+    import mlflow
+
+    from interlingua.workflows import bible_bitext
+    from interlingua.workflows.cli import main
+
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    monkeypatch.setenv("INTERLINGUA_HOME", str(tmp_path / "state"))
+    monkeypatch.chdir(tmp_path)
+    ran = []
+    monkeypatch.setattr(bible_bitext, "run", lambda config, *, address=None: ran.append(config) or {})
+    path = tmp_path / "once.yaml"
+    path.write_text("name: once\nstages:\n  bible:\n    workflow: bible-bitext\n")
+    try:
+        assert main(["run", "recipe", "-c", str(path)]) == 0
+    finally:
+        mlflow.set_tracking_uri(None)
+        mlflow.set_registry_uri(None)
+    assert len(ran) == 1 and counted == ["once"]
+
+
+def test_a_recipe_changed_after_its_check_is_checked_again(counted):
+    from interlingua.workflows import recipe
+
+    config = RecipeConfig.model_validate({"name": "r", "stages": {"bible": {"workflow": "bible-bitext"}}})
+    recipe.preflight(config)
+    recipe.preflight(config)
+    assert counted == ["r"]
+    config.stages = {**config.stages, "x": {"workflow": "nosuch"}}
+    with pytest.raises(RecipeError, match="stage 'x': unknown workflow 'nosuch'"):
+        recipe.run(config)
+    assert counted == ["r", "r"]
