@@ -135,12 +135,12 @@ def run(config: AmrRetrofitConfig, *, address: str | None = None) -> dict[str, A
 
     from interlingua.trainers.engine.fit import fit
     from interlingua.models.registry import log_and_register_encoder
-    from interlingua.workflows.resume import workflow_run
+    from interlingua.workflows.resume import resume_inputs, workflow_run
 
     experiment_id = configure_mlflow(config.experiment, state)
-    # a rerun with the same config after a crash continues this MLflow run and its Ray Train run (workflows/resume.py)
-    resolved = {"config": config.model_dump(mode="json"), "corpus": f"{manifest.name}@{manifest.version}",
-                "model": model_folder}  # the latest corpus version and the model folder: either moving starts anew
+    # a rerun with the same config after a crash continues this MLflow run and its Ray Train run (workflows/resume.py);
+    # keyed on the latest corpus version and the model folder: either moving starts anew
+    resolved = resume_inputs(config, model_folder, corpus=f"{manifest.name}@{manifest.version}")
     with workflow_run("amr-retrofit", resolved, experiment_id,
                       run_name=f"amr-retrofit-{time.strftime('%Y%m%d-%H%M%S')}") as tracked:
         run_id = tracked.run_id

@@ -75,14 +75,13 @@ def run(config: QuickstartConfig, *, address: str | None = None) -> dict:
     from interlingua.operators.corpus.store import CorpusStore
     from interlingua.trainers.engine.fit import fit
     from interlingua.models.registry import log_and_register_encoder
-    from interlingua.workflows.resume import workflow_run
+    from interlingua.workflows.resume import resume_inputs, workflow_run
 
     experiment_id = configure_mlflow(config.experiment, state)
     # A rerun with the same config after a crash continues the same MLflow run, and with it the Ray Train
     # run named after it, which resumes from its last complete checkpoint (workflows/resume.py); keyed on the
     # corpus version published and the model folder resolved, so another bitext or a moved alias starts anew.
-    resolved = {"config": config.model_dump(mode="json"), "corpus": f"{manifest.name}@{manifest.version}",
-                "model": model_folder}
+    resolved = resume_inputs(config, model_folder, corpus=f"{manifest.name}@{manifest.version}")
     with workflow_run("quickstart", resolved, experiment_id,
                       run_name=f"quickstart-{time.strftime('%Y%m%d-%H%M%S')}") as tracked:
         run_id = tracked.run_id

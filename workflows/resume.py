@@ -38,6 +38,13 @@ def resume_key(workflow: str, config: Any) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
+def resume_inputs(config: Any, model_folder: str, **resolved: Any) -> dict[str, Any]:
+    """What a training workflow hands :func:`workflow_run` as its config: its own config, the model folder its model
+    resolved to and what else it resolved (``corpus=NAME@VERSION``, ``corpus_versions=...``), so a corpus's newer
+    latest version or a ``models:/name@alias`` that moved starts a new run instead of continuing the old one."""
+    return {"config": config.model_dump(mode="json"), "model": model_folder, **resolved}
+
+
 @dataclass(frozen=True)
 class WorkflowRun:
     run_id: str

@@ -163,12 +163,12 @@ def run(config: TrainWorkflowConfig, *, address: str | None = None) -> dict[str,
 
     import mlflow
 
-    from interlingua.workflows.resume import workflow_run
+    from interlingua.workflows.resume import resume_inputs, workflow_run
 
     experiment_id = configure_mlflow(config.experiment, state)
     # a rerun with the same config after a crash continues this MLflow run and its Ray Train run (workflows/resume.py),
     # keyed on what the config resolved to: a corpus's latest version or a model alias that moved since starts anew
-    resolved = {"config": config.model_dump(mode="json"), "corpus_versions": corpus_versions, "model": model_folder}
+    resolved = resume_inputs(config, model_folder, corpus_versions=corpus_versions)
     with workflow_run("train", resolved, experiment_id,
                       run_name=f"train-{train.objective}-{time.strftime('%Y%m%d-%H%M%S')}") as tracked:
         run_id = tracked.run_id

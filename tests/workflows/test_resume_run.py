@@ -70,3 +70,20 @@ def test_a_recipe_stages_run_is_the_one_mlflow_run_id_names(tracking, monkeypatc
     assert client.get_run(child).info.status == "RUNNING"  # the recipe ends it
     assert RESUME_TAG not in client.get_run(child).data.tags
     assert len(client.search_runs([tracking])) == 1
+
+
+def test_the_training_workflows_resume_inputs_key_as_before():
+    """quickstart, amr-retrofit and train build their resume inputs with one helper: a run that crashed before it
+    (keyed on the dict each wrote out) is still found, and another corpus version or model folder is another key."""
+    from interlingua.workflows.resume import resume_inputs, resume_key
+    from interlingua.workflows.train import TrainWorkflowConfig
+
+    config = TrainWorkflowConfig(corpus="c")
+    before = {"config": config.model_dump(mode="json"), "corpus": "c@v-01", "model": "/m"}
+    assert resume_key("quickstart", resume_inputs(config, "/m", corpus="c@v-01")) == resume_key("quickstart", before)
+    train_before = {"config": config.model_dump(mode="json"), "corpus_versions": {"c": "v-01"}, "model": "/m"}
+    assert resume_key("train", resume_inputs(config, "/m", corpus_versions={"c": "v-01"})) == \
+        resume_key("train", train_before)
+    keys = {resume_key("train", resume_inputs(config, folder, corpus_versions={"c": version}))
+            for folder in ("/m", "/n") for version in ("v-01", "v-02")}
+    assert len(keys) == 4
