@@ -114,9 +114,24 @@ CONFIG = AmrCorpusConfig
 
 
 def preflight(config: AmrCorpusConfig) -> None:
-    """Per language, its translation settings usable here (an installed Apertium mode, a model folder with its
-    config and tokenizer, or a hub id's shape) and the parser a seq2seq model: a :class:`UserError` naming the
-    key, before Ray starts or a model loads (inside an actor each was a traceback of hundreds of lines)."""
+    """The settings' own mistakes, wherever the run goes (a target language without an OPUS-MT model): a
+    :class:`UserError` naming the key, before Ray starts."""
+    from interlingua.core.errors import UserError
+    from interlingua.operators.translate.backend import BackendSpec
+    from interlingua.operators.translate.preflight import spec_problem
+
+    for lang in config.languages:
+        problem = spec_problem(BackendSpec(**config.translate.get(lang, {})), f"en-{lang}")
+        if problem:
+            raise UserError(f"translate.{lang}: {problem}")
+
+
+def environment_preflight(config: AmrCorpusConfig) -> None:
+    """Per language, its translation settings usable on the machine that runs the work (an installed Apertium mode,
+    a model folder with its config and tokenizer, or a hub id's shape) and the parser a seq2seq model: a
+    :class:`UserError` naming the key, before a model loads (inside an actor each was a traceback of hundreds of
+    lines). Run here before Ray for a local run, on the cluster for one there
+    (:mod:`interlingua.core.where_it_runs`)."""
     from interlingua.core.errors import UserError
     from interlingua.operators.amr.parser import parser_model_problem
     from interlingua.operators.translate.backend import BackendSpec
@@ -227,7 +242,12 @@ def run(config: AmrCorpusConfig, *, address: str | None = None) -> dict[str, Any
     from interlingua.operators.corpus.input_fingerprints import build_fingerprints
     from interlingua.operators.translate.operator import AT_MAX_LENGTH
 
+    from interlingua.core.where_it_runs import check_on_cluster, runs_on_cluster
+
     preflight(config)  # the user's mistakes, before Ray starts
+    on_cluster = runs_on_cluster(address)
+    if not on_cluster:
+        environment_preflight(config)  # this machine runs the work: checked before Ray starts
     require_input_files(input_urls(config))
     require_writable(config.store_root or corpus_root(), "corpus store")
     fingerprints = build_fingerprints(input_urls(config))  # before reading: a file rewritten meanwhile is recorded as read
@@ -246,6 +266,8 @@ def run(config: AmrCorpusConfig, *, address: str | None = None) -> dict[str, Any
     if not writer.published:
         if triples:
             init_ray(address)
+            if on_cluster:
+                check_on_cluster(environment_preflight, config)  # before any actor or model starts
         for shard in shards:
             if writer.is_complete(shard.id):
                 summary["shards_resumed"] += 1

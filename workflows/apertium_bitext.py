@@ -66,6 +66,16 @@ def missing_packages(languages: list[str]) -> list[str]:
     return [ENGLISH_TO[lang][0] for lang in languages if ENGLISH_TO[lang][1] not in installed]
 
 
+def environment_preflight(config: ApertiumBitextConfig) -> None:
+    """The Apertium modes of ``languages`` installed on the machine that runs the work: run here before Ray for a
+    local run, on the cluster for one there (:mod:`interlingua.core.where_it_runs`)."""
+    from interlingua.core.errors import UserError
+
+    missing = missing_packages(config.languages)
+    if missing:
+        raise UserError(f"Apertium modes missing for {config.languages}: apt-get install apertium {' '.join(missing)}")
+
+
 def input_urls(config: ApertiumBitextConfig) -> list[str]:
     """The English file the build reads: its fingerprint enters the version id and a recipe stage's hash."""
     from interlingua.workflows.assets.build import state_bible
@@ -74,13 +84,13 @@ def input_urls(config: ApertiumBitextConfig) -> list[str]:
 
 
 def run(config: ApertiumBitextConfig, *, address: str | None = None) -> dict[str, Any]:
-    from interlingua.core.errors import UserError
     from interlingua.core.progress import Stages
     from interlingua.core.runtime import corpus_root, init_ray, state_dir
+    from interlingua.core.where_it_runs import check_on_cluster, runs_on_cluster
 
-    missing = missing_packages(config.languages)
-    if missing:
-        raise UserError(f"Apertium modes missing for {config.languages}: apt-get install apertium {' '.join(missing)}")
+    on_cluster = runs_on_cluster(address)
+    if not on_cluster:
+        environment_preflight(config)
     stages = Stages("apertium-bitext")
     state = state_dir(config.state_dir)
     with stages("english"):
@@ -90,6 +100,8 @@ def run(config: ApertiumBitextConfig, *, address: str | None = None) -> dict[str
               f"{', '.join(f'{lang} {len(ids)}' for lang, ids in slices.items())}")
     with stages("ray"):
         init_ray(address)
+        if on_cluster:
+            check_on_cluster(environment_preflight, config)  # before any actor starts
     from interlingua.operators.corpus.store import CorpusStore
 
     store = CorpusStore(corpus_root(state))

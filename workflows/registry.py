@@ -4,7 +4,9 @@ A workflow module defines ``CONFIG`` (a :class:`~interlingua.core.config.Config`
 ``DESCRIPTION`` (one line) and ``run(config, *, address=None) -> dict`` returning a summary; :data:`OUTPUTS`
 declares that summary's keys, which a recipe's ``${stages.NAME.OUTPUT}`` may name. It may define
 ``preflight(config)``: the checks across its config that need no cluster, run by every command that takes the
-config (``run`` and its ``--show-config``, ``submit`` and its ``--dry-run``), see :func:`preflight`.
+config (``run`` and its ``--show-config``, ``submit`` and its ``--dry-run``), see :func:`preflight`; and
+``environment_preflight(config)``: the checks of what the machine running the work must have (an installed program, a
+model folder), run with it only when that machine is this one (its ``run`` checks a cluster on the cluster).
 """
 
 from __future__ import annotations
@@ -77,9 +79,11 @@ def load_workflow(name: str) -> ModuleType:
     return importlib.import_module(WORKFLOWS[name])
 
 
-def preflight(workflow: ModuleType, config) -> None:
-    """The workflow's own checks of a validated config (its ``preflight``, when it has one): a :class:`UserError`
-    before anything runs or is sent."""
-    check = getattr(workflow, "preflight", None)
-    if check is not None:
-        check(config)
+def preflight(workflow: ModuleType, config, *, on_cluster: bool = False) -> None:
+    """The workflow's own checks of a validated config (its ``preflight``, and its ``environment_preflight`` unless
+    the work runs ``on_cluster``: a submitted job, ``--address``): a :class:`UserError` before anything runs or is
+    sent."""
+    for name in ("preflight",) if on_cluster else ("preflight", "environment_preflight"):
+        check = getattr(workflow, name, None)
+        if check is not None:
+            check(config)

@@ -1,5 +1,6 @@
-"""Offline checks of one pair's translation settings, before Ray starts or a model loads: what a translate actor
-would otherwise find out in its constructor (a missing Apertium mode, a model folder that is not one, an OPUS-MT
+"""Offline checks of one pair's translation settings, before a model loads (:func:`spec_problem`: the settings
+alone; :func:`translation_problem`: also what the machine has): what a translate actor would otherwise find out in
+its constructor (a missing Apertium mode, a model folder that is not one, an OPUS-MT
 model for a language code that names no language), with a hint.
 
 A hub id is checked for its shape only (no network here); the default OPUS-MT id of a pair is refused when its
@@ -52,6 +53,18 @@ def local_folder_problem(model: str, what: str) -> str | None:
     return None
 
 
+def spec_problem(spec: BackendSpec, pair: str) -> str:
+    """Why ``spec`` cannot translate ``pair`` anywhere, whatever the machine has (the default OPUS-MT model of a
+    two-letter target that is no ISO 639-1 code), or ``""``."""
+    from interlingua.operators.translate.factory import default_model, parse_pair
+
+    _, target = parse_pair(pair)
+    if spec.backend != "apertium" and spec.model is None and len(target) == 2 and target not in ISO_639_1:
+        return (f"{target!r} is not an ISO 639-1 language code: there is no OPUS-MT model {default_model(spec, pair)}; "
+                f"fix languages, or set translate.{target}.model")
+    return ""
+
+
 def translation_problem(spec: BackendSpec, pair: str) -> str:
     """Why ``spec`` cannot translate ``pair`` on this machine (offline checks), or ``""``."""
     from interlingua.operators.translate.factory import default_model, parse_pair
@@ -62,10 +75,7 @@ def translation_problem(spec: BackendSpec, pair: str) -> str:
         return _apertium_problem(source, target, model)
     problem = local_folder_problem(model, f"{spec.backend} model")
     if problem is None:
-        if spec.model is None and len(target) == 2 and target not in ISO_639_1:
-            return (f"{target!r} is not an ISO 639-1 language code: there is no OPUS-MT model {model}; "
-                    f"fix languages, or set translate.{target}.model")
-        return ""
+        return spec_problem(spec, pair)
     if problem:
         return f"{problem}: set translate.{target}.model to a Marian/CTranslate2 model folder or a hub id"
     folder = Path(model).expanduser()

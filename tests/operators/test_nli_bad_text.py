@@ -41,7 +41,7 @@ def test_a_surrogate_row_is_written_aside_and_the_corpus_is_built(tmp_path, monk
                                                   '"gold_label": "entailment"}']
     nli.write_text("\n".join(lines) + "\n", encoding="utf-8")
     monkeypatch.setattr(runtime, "init_ray", lambda *a, **k: None)
-    monkeypatch.setattr(amr_corpus, "preflight", lambda config: None)
+    monkeypatch.setattr(amr_corpus, "environment_preflight", lambda config: None)  # Apertium or not
     monkeypatch.setattr(amr_corpus, "_build_shard", lambda part, config: (
         [{"source_id": t.triple_id, "role": "premise", "lang": "en", "text": t.premise} for t in part], []))
     summary = amr_corpus.run(amr_corpus.AmrCorpusConfig(source=str(nli), store_root=str(tmp_path / "store")))

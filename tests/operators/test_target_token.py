@@ -66,8 +66,9 @@ def test_the_amr_corpus_preflight_checks_a_local_folders_token(multi):
 
     single, folder = multi
     with pytest.raises(UserError, match=r"translate.de: the model is multi-target and has no token for 'de'"):
-        amr_corpus.preflight(amr_corpus.AmrCorpusConfig(languages=["de"], translate={"de": {"model": folder}}))
+        amr_corpus.environment_preflight(amr_corpus.AmrCorpusConfig(languages=["de"],
+                                                                    translate={"de": {"model": folder}}))
     with pytest.raises(UserError, match=r"single-target model\): remove target_token \(translate.fr.target_token\)"):
-        amr_corpus.preflight(amr_corpus.AmrCorpusConfig(languages=["fr"], translate={
+        amr_corpus.environment_preflight(amr_corpus.AmrCorpusConfig(languages=["fr"], translate={
             "fr": {"model": single, "target_token": ">>fr<<"}}))
-    amr_corpus.preflight(amr_corpus.AmrCorpusConfig(languages=["fr"], translate={"fr": {"model": folder}}))
+    amr_corpus.environment_preflight(amr_corpus.AmrCorpusConfig(languages=["fr"], translate={"fr": {"model": folder}}))

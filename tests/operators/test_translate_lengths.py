@@ -124,7 +124,7 @@ def test_amr_corpus_counts_kept_translations_that_stopped_at_max_length(tmp_path
     from interlingua.workflows import amr_corpus
 
     monkeypatch.setattr(runtime, "init_ray", lambda *a, **k: None)
-    monkeypatch.setattr(amr_corpus, "preflight", lambda config: None)
+    monkeypatch.setattr(amr_corpus, "environment_preflight", lambda config: None)  # Apertium or not
     monkeypatch.setattr(amr_corpus, "_build_shard", lambda part, config: (
         [{"source_id": t.triple_id, "role": "premise", "lang": lang, "text": t.premise, AT_MAX_LENGTH: flag}
          for t in part for lang, flag in (("en", None), ("es", True), ("fr", False))], []))

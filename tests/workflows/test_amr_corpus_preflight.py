@@ -12,6 +12,7 @@ from interlingua.operators.translate import apertium_backend
 from interlingua.workflows import amr_corpus
 from interlingua.workflows.amr_corpus import AmrCorpusConfig
 from interlingua.workflows.cli import main
+from interlingua.workflows.registry import preflight
 
 
 def _folder(path, config: dict, *files: str):
@@ -40,7 +41,7 @@ def modes(monkeypatch):
 
 def _problem(**settings) -> str:
     with pytest.raises(UserError) as caught:
-        amr_corpus.preflight(AmrCorpusConfig(**settings))
+        preflight(amr_corpus, AmrCorpusConfig(**settings))
     message = str(caught.value)
     assert "\n" not in message
     return message
@@ -62,7 +63,7 @@ def test_translation_model_folders_are_checked(tmp_path, modes, marian):
     no_config.mkdir()
     assert "has no config.json" in _problem(languages=["fr"], translate={"fr": {"model": str(no_config)}})
     # what passes: a model folder, a hub id (its shape), the default OPUS-MT id of a real language
-    amr_corpus.preflight(AmrCorpusConfig(languages=["fr", "de", "it"], translate={
+    preflight(amr_corpus, AmrCorpusConfig(languages=["fr", "de", "it"], translate={
         "fr": {"model": marian}, "de": {"backend": "ctranslate2", "model": "someone/opus-mt-en-de"}}))
 
 
@@ -72,7 +73,7 @@ def test_a_missing_apertium_mode_names_its_own_package(modes):
     french = _problem(languages=["fr"], translate={"fr": {"backend": "apertium"}})
     assert "mode 'eng-fra'" in french and "no known Debian package" in french and "install apertium apertium-eng-spa" not in french
     modes.update({"eng-spa", "eng-cat"})
-    amr_corpus.preflight(AmrCorpusConfig(languages=["es", "ca"], translate={"ca": {"backend": "apertium"}}))
+    preflight(amr_corpus, AmrCorpusConfig(languages=["es", "ca"], translate={"ca": {"backend": "apertium"}}))
 
 
 def test_the_apertium_translator_names_the_package_of_its_mode(modes):
@@ -91,7 +92,7 @@ def test_the_parser_must_be_a_seq2seq_model_folder(tmp_path, modes, marian):
     assert f"parser_model folder {missing} does not exist" in _problem(parser_model=missing)
     bart = _folder(tmp_path / "bart", {"model_type": "bart"}, "tokenizer.json")
     for parser in (bart, marian, "someone/amr-parser"):
-        amr_corpus.preflight(AmrCorpusConfig(parser_model=parser))
+        preflight(amr_corpus, AmrCorpusConfig(parser_model=parser))
 
 
 def test_the_cli_refuses_before_ray_in_one_line(tmp_path, monkeypatch, capsys, modes):
@@ -104,3 +105,51 @@ def test_the_cli_refuses_before_ray_in_one_line(tmp_path, monkeypatch, capsys, m
     code = main(["run", "amr-corpus", "--set", f"parser_model={bert}", "--set", f"store_root={tmp_path / 's'}"])
     err = [line for line in capsys.readouterr().err.splitlines() if line.strip() and not line.startswith("[")]
     assert code == 2 and len(err) == 1 and "is a bert model, not an encoder-decoder" in err[0]
+
+
+@pytest.fixture()
+def cluster(tmp_path, monkeypatch, modes):
+    """`run amr-corpus --address ray://head:10001` against a fake cluster: connecting is recorded, the task that checks
+    the cluster's machines runs here with the Apertium modes of ``cluster["modes"]``, shards are stubbed."""
+    from interlingua.core import runtime, where_it_runs
+
+    events: list[str] = []
+    cluster_modes: set[str] = set()
+
+    def on_the_cluster(function, *args):
+        events.append("cluster check")
+        driver_modes = set(modes)
+        modes.clear()
+        modes.update(cluster_modes)
+        try:
+            return function(*args)
+        finally:
+            modes.clear()
+            modes.update(driver_modes)
+
+    monkeypatch.setenv("INTERLINGUA_HOME", str(tmp_path / "state"))
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    monkeypatch.setattr(runtime, "check_cluster_address", lambda *a, **k: None)
+    monkeypatch.setattr(runtime, "init_ray", lambda *a, **k: events.append("connect"))
+    monkeypatch.setattr(where_it_runs, "_on_the_cluster", on_the_cluster)
+    monkeypatch.setattr(amr_corpus, "_build_shard", lambda part, config: (events.append("build"), ([], []))[1])
+    return {"events": events, "modes": cluster_modes,
+            "args": ["run", "amr-corpus", "--set", f"store_root={tmp_path / 's'}", "--set", "max_triples=2"]}
+
+
+def test_a_driver_without_apertium_runs_on_a_cluster_that_has_it(cluster, modes, capsys):
+    """The driver's missing Apertium refused a valid run on a cluster whose image has it."""
+    cluster["modes"].add("eng-spa")
+    assert main([*cluster["args"], "--address", "ray://head:10001"]) == 0
+    assert cluster["events"] == ["connect", "cluster check", "build"]
+
+
+def test_what_the_cluster_lacks_is_one_line_before_any_actor(cluster, modes, capsys):
+    modes.add("eng-spa")  # the driver has it, the cluster does not
+    code = main([*cluster["args"], "--address", "ray://head:10001"])
+    err = [line for line in capsys.readouterr().err.splitlines() if line.strip() and not line.startswith("[")]
+    assert code == 2 and len(err) == 1 and cluster["events"] == ["connect", "cluster check"]
+    assert ("apertium mode 'eng-spa' (en -> es) is not installed: apt-get install apertium apertium-eng-spa "
+            "(checked on the Ray cluster, where the work runs") in err[0]
+    modes.clear()  # a local run checks this machine, before Ray
+    assert main(cluster["args"]) == 2 and cluster["events"] == ["connect", "cluster check"]

@@ -81,7 +81,9 @@ def run(args: argparse.Namespace) -> int:
         print("\n".join(config_fields_help(workflow.CONFIG)))
         return 0
     config = load_config(workflow.CONFIG, args.config, args.overrides)
-    preflight(workflow, config)
+    from interlingua.core.where_it_runs import runs_on_cluster
+
+    preflight(workflow, config, on_cluster=runs_on_cluster(args.address))  # a cluster's machines: checked there
     from interlingua.core.redact import redact
 
     if args.show_config:

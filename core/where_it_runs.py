@@ -1,0 +1,46 @@
+"""Checks of the machine a run's work runs on (an installed Apertium mode, a model folder), made where that work runs.
+
+A local run checks this machine before Ray starts. A run on a cluster the user chose (``--address``, else
+``$RAY_ADDRESS``: a ``ray://HEAD:10001`` client, a GCS address, or a submitted job's driver) checks the cluster: the
+driver, a laptop say, need not have what the cluster's image has. :func:`check_on_cluster` runs the check as one Ray
+task holding no CPU right after connecting, before any actor or model starts, and raises its one-line
+:class:`~interlingua.core.errors.UserError` here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from interlingua.core.errors import UserError
+
+
+def runs_on_cluster(address: str | None) -> bool:
+    """Whether a run given ``address`` works on a cluster the user chose (not on a local Ray of this machine)."""
+    from interlingua.core.runtime import chosen_ray_address
+
+    return chosen_ray_address(address) is not None
+
+
+def check_on_cluster(check: Callable[[Any], None], config: Any) -> None:
+    """``check(config)`` (raising :class:`UserError`) run on the connected cluster; its message raised here, saying
+    where it was found."""
+    problem = _on_the_cluster(_problem, check, config)
+    if problem:
+        raise UserError(f"{problem} (checked on the Ray cluster, where the work runs: its image must provide it)")
+
+
+def _problem(check: Callable[[Any], None], config: Any) -> str:
+    """The message of the :class:`UserError` ``check(config)`` raises, or ``""`` (a string travels back, not an
+    exception)."""
+    try:
+        check(config)
+    except UserError as error:
+        return str(error)
+    return ""
+
+
+def _on_the_cluster(function: Callable[..., str], *args: Any) -> str:
+    import ray
+
+    return ray.get(ray.remote(num_cpus=0)(function).remote(*args))

@@ -1,0 +1,62 @@
+"""Checks of the machine that runs the work are made there: for a cluster the user chose, as one Ray task after
+connecting (the driver's Apertium or model folders do not decide), for a local run here before Ray."""
+
+from __future__ import annotations
+
+import pytest
+
+from interlingua.core import where_it_runs
+from interlingua.core.errors import UserError
+
+
+class _Built(Exception):
+    """The run got past its checks to building the corpus."""
+
+
+def _build(*args, **kwargs):
+    raise _Built
+
+
+def test_apertium_bitext_checks_the_clusters_apertium_not_the_drivers(tmp_path, monkeypatch):
+    from interlingua.core import runtime
+    from interlingua.operators.translate import apertium_backend
+    from interlingua.workflows import apertium_bitext, bitext_source
+
+    installed: set[str] = set()  # the driver: no Apertium
+    on_cluster: list[str] = []
+
+    def cluster_with_eng_spa(function, *args):
+        on_cluster.append("checked")
+        installed.add("eng-spa")
+        try:
+            return function(*args)
+        finally:
+            installed.clear()
+
+    source = tmp_path / "english.txt"
+    source.write_text("The house is big and the garden is small.\n", encoding="utf-8")
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    monkeypatch.setattr(apertium_backend, "installed_modes", lambda: installed)
+    monkeypatch.setattr(runtime, "init_ray", lambda *a, **k: None)
+    monkeypatch.setattr(where_it_runs, "_on_the_cluster", cluster_with_eng_spa)
+    monkeypatch.setattr(bitext_source, "publish_shards", _build)
+    config = apertium_bitext.ApertiumBitextConfig(source=str(source), languages=["es"], state_dir=str(tmp_path / "s"))
+    with pytest.raises(_Built):
+        apertium_bitext.run(config, address="ray://head:10001")
+    assert on_cluster == ["checked"]
+    with pytest.raises(UserError, match="apt-get install apertium apertium-eng-spa"):
+        apertium_bitext.run(config)  # a local run: this machine, before Ray
+
+
+@pytest.mark.slow
+def test_the_check_runs_as_a_ray_task(ray_local):
+    """The real path: the check travels to a Ray worker and its one-line message comes back."""
+    from interlingua.workflows import amr_corpus
+
+    where_it_runs.check_on_cluster(amr_corpus.environment_preflight, amr_corpus.AmrCorpusConfig(languages=[]))
+    with pytest.raises(UserError) as caught:
+        where_it_runs.check_on_cluster(amr_corpus.environment_preflight, amr_corpus.AmrCorpusConfig(
+            languages=[], parser_model="/nowhere/parser"))
+    assert str(caught.value) == ("parser_model folder /nowhere/parser does not exist (nor is it a Hugging Face hub "
+                                 "id): give a seq2seq AMR parser folder (BART/T5, amrlib parse_xfm) or a hub id "
+                                 "(checked on the Ray cluster, where the work runs: its image must provide it)")
