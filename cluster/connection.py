@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from interlingua.core.errors import UserError
+from interlingua.core.errors import ServiceUnavailable, UserError
 from interlingua.core.net import unreachable
 from interlingua.cluster.shared_storage import redact
 
@@ -57,7 +57,8 @@ def _normalise(address: str) -> str:
 
 
 def probe(address: ClusterAddress, timeout: float = PROBE_TIMEOUT_S) -> None:
-    """Open (and close) a TCP connection to the address's host and port, or raise a :class:`UserError`."""
+    """Open (and close) a TCP connection to the address's host and port, or raise a :class:`ServiceUnavailable`
+    (a :class:`UserError` for an address without a host or with an invalid port)."""
     parts = urlsplit(address.url if "://" in address.url else f"tcp://{address.url}")
     host = parts.hostname
     try:
@@ -69,9 +70,9 @@ def probe(address: ClusterAddress, timeout: float = PROBE_TIMEOUT_S) -> None:
         raise UserError(f"cluster address {address.shown} ({address.source}) has no host; expected e.g. http://HEAD:8265")
     reason = unreachable(host, port, timeout)
     if reason:
-        raise UserError(f"cannot reach the Ray cluster at {address.shown} ({address.source}): {reason}; "
-                        f"is the head running and its dashboard port ({port}) open to this machine? "
-                        "Set --address or RAY_ADDRESS to http://HEAD:8265")
+        raise ServiceUnavailable(f"cannot reach the Ray cluster at {address.shown} ({address.source}): {reason}; "
+                                 f"is the head running and its dashboard port ({port}) open to this machine? "
+                                 "Set --address or RAY_ADDRESS to http://HEAD:8265")
 
 
 def sdk_address(address: ClusterAddress, timeout: float = PROBE_TIMEOUT_S) -> str:

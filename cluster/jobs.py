@@ -2,7 +2,8 @@
 status, logs (whole or followed), stop, and the outcome of a finished job as one line.
 
 Every failure of the API is turned into a :class:`UserError` that names what is wrong and what to do
-(unreachable head, missing or wrong token, unknown job id); Ray's own logging stays quiet.
+(missing or wrong token, unknown job id; an unreachable head is a :class:`ServiceUnavailable`); Ray's own logging
+stays quiet.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import Any
 
 from interlingua.cluster.connection import (ClusterAddress, enable_token_auth, probe, resolve_address,
                                             sdk_address, without_address_env)
-from interlingua.core.errors import UserError
+from interlingua.core.errors import ServiceUnavailable, UserError
 
 TERMINAL = ("SUCCEEDED", "FAILED", "STOPPED")
 #: Exit code of ``submit --wait`` / ``jobs logs --follow`` per final status.
@@ -208,8 +209,8 @@ def _api_errors(address: ClusterAddress, token: str | None, job_id: str | None =
         raise UserError(f"the Ray cluster at {address.shown} requires a token and none was sent: set RAY_AUTH_TOKEN, "
                         "or RAY_AUTH_TOKEN_PATH to a file holding the cluster's token (default ~/.ray/auth_token)") from None
     except ConnectionError as err:
-        raise UserError(f"cannot reach the Ray cluster at {address.shown} ({address.source}): {err}; "
-                        "is the head running and its dashboard port open to this machine?") from None
+        raise ServiceUnavailable(f"cannot reach the Ray cluster at {address.shown} ({address.source}): {err}; "
+                                 "is the head running and its dashboard port open to this machine?") from None
     except (RuntimeError, ValueError) as err:
         text = str(err)
         if job_id is not None and ("does not exist" in text or "status code 404" in text):

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Sequence
 
 from interlingua.core import tracking
-from interlingua.core.errors import UserError
+from interlingua.core.errors import ServiceUnavailable, UserError
 from interlingua.evaluation.tasks.records import Measurement
 from interlingua.evaluation.tasks.spec import TaskSpec
 
@@ -327,7 +327,8 @@ _NO_SUCH_ALIAS = re.compile(r"^(?:[A-Z_]+: )?Registered model alias \S+ not foun
 
 def _alias_holder(client, name: str, alias: str) -> ModelVersionRef | None:
     """The version ``alias`` names, or None when the registry answers that it names none. Any other failure (a
-    proxy's 502, a refused connection) is a UserError: read as "no holder", it made any candidate a first promotion."""
+    proxy's 502, a refused connection) is a ServiceUnavailable: read as "no holder", it made any candidate a first
+    promotion."""
     from mlflow.exceptions import MlflowException
 
     try:
@@ -337,9 +338,9 @@ def _alias_holder(client, name: str, alias: str) -> ModelVersionRef | None:
         if code == "RESOURCE_DOES_NOT_EXIST" or _NO_SUCH_ALIAS.match(str(getattr(err, "message", err))):
             return None
         first_line = (str(getattr(err, "message", err)).strip().splitlines() or [""])[0][:200]
-        raise UserError(f"the model registry did not answer which version @{alias} of {name} names ({code}: "
-                        f"{first_line}); nothing was moved (hint: check that the tracking server is up and "
-                        "MLFLOW_TRACKING_URI, then rerun)") from None
+        raise ServiceUnavailable(f"the model registry did not answer which version @{alias} of {name} names ({code}: "
+                                 f"{first_line}); nothing was moved (hint: check that the tracking server is up and "
+                                 "MLFLOW_TRACKING_URI, then rerun)") from None
 
 
 def _record(client, candidate: ModelVersionRef, alias: str, record: dict, table: str) -> str:

@@ -121,7 +121,7 @@ def check_tracking_server(uri: str, timeout: float = 3.0) -> None:
     for minutes before it reports one that is down. Other stores (SQLite, ``databricks``, files) pass."""
     from urllib.parse import urlsplit
 
-    from interlingua.core.errors import UserError
+    from interlingua.core.errors import ServiceUnavailable, UserError
     from interlingua.core.net import unreachable
     from interlingua.core.redact import redact_text
 
@@ -136,9 +136,9 @@ def check_tracking_server(uri: str, timeout: float = 3.0) -> None:
         raise UserError(f"MLFLOW_TRACKING_URI {redact_text(uri)!r} names no host (hint: http://HOST:PORT)")
     reason = unreachable(host, port, timeout)
     if reason:
-        raise UserError(f"the MLflow tracking server at {redact_text(uri)} does not answer ({reason}); "
-                        "start it, fix MLFLOW_TRACKING_URI, or unset it for the local store under the state "
-                        "folder")
+        raise ServiceUnavailable(f"the MLflow tracking server at {redact_text(uri)} does not answer ({reason}); "
+                                 "start it, fix MLFLOW_TRACKING_URI, or unset it for the local store under the "
+                                 "state folder")
     _ANSWERED.add(uri)
 
 
@@ -295,7 +295,7 @@ def check_reachable(address: str, timeout: float = 3.0, *, command: str = "run")
     ``auto`` and ``local`` are left to Ray. ``command``: the interlingua command given the address, for the hint."""
     from urllib.parse import urlsplit
 
-    from interlingua.core.errors import UserError
+    from interlingua.core.errors import ServiceUnavailable, UserError
     from interlingua.core.net import unreachable
     from interlingua.core.redact import redact_text
 
@@ -316,8 +316,9 @@ def check_reachable(address: str, timeout: float = 3.0, *, command: str = "run")
                         "ray://HOST:10001")
     reason = unreachable(host, port, timeout)
     if reason:
-        raise UserError(f"cannot reach a Ray cluster at {redact_text(address)} ({reason}); start one with "
-                        f"`ray start --head`, fix --address / RAY_ADDRESS, or leave both unset for a local Ray")
+        raise ServiceUnavailable(f"cannot reach a Ray cluster at {redact_text(address)} ({reason}); start one with "
+                                 f"`ray start --head`, fix --address / RAY_ADDRESS, or leave both unset for a local "
+                                 "Ray")
 
 
 def check_cluster_address(address: str | None, *, command: str = "run") -> None:

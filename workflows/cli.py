@@ -123,9 +123,9 @@ def _run_command(args: argparse.Namespace, log_path) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
-    except UserError as err:
+    except UserError as err:  # 2, or 69 for a service that does not answer (ServiceUnavailable)
         print(f"interlingua {args.command}: error: {redact_text(str(err))}", file=sys.stderr)
-        return 2
+        return err.exit_code
     except BrokenPipeError:
         # The reader went away (`interlingua corpus show --json | head`): stop quietly, as `cat` would.
         _silence_stdout()

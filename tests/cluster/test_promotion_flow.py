@@ -9,7 +9,7 @@ import types
 import pytest
 
 import interlingua.cluster.promotion as promotion
-from interlingua.core.errors import UserError
+from interlingua.core.errors import ServiceUnavailable, UserError
 from interlingua.evaluation.tasks.spec import TaskSpec
 
 
@@ -148,8 +148,8 @@ def test_a_registry_that_does_not_answer_is_not_read_as_no_holder(answering_regi
     candidate was promoted as a first promotion."""
     client, answers = answering_registry
     answers[0] = answer
-    with pytest.raises(UserError, match=r"^the model registry did not answer which version @champion of enc names "
-                                        r"\(.*\); nothing was moved \(hint: "):
+    with pytest.raises(ServiceUnavailable, match=r"^the model registry did not answer which version @champion of enc "
+                                                 r"names \(.*\); nothing was moved \(hint: "):
         promotion._alias_holder(client, "enc", "champion")
 
 
@@ -167,7 +167,7 @@ def test_a_failed_holder_lookup_moves_and_records_nothing(registry):
 
     registry.lookup_error = MlflowException("API request to endpoint /api/2.0/mlflow/registered-models/alias failed "
                                             "with error code 502 != 200", error_code="TEMPORARILY_UNAVAILABLE")
-    with pytest.raises(UserError, match="did not answer"):
+    with pytest.raises(ServiceUnavailable, match="did not answer"):  # the CLI's exit 69, not a mistake's 2
         promotion.promote("models:/enc/2", "champion", [_task({"t": {"1": 1.0, "2": 2.0}})], client=registry)
     assert registry.aliases == {"champion": "1"} and [e[0] for e in registry.events] == ["get-alias"]
 

@@ -204,7 +204,7 @@ def test_a_scheme_less_user_and_password_in_submits_address_is_masked(capsys, mo
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     monkeypatch.setenv("INTERLINGUA_HOME", str(tmp_path / "state"))
     code, out = _submit(["bitext-corpus", "--address", f"u:{SECRET}@127.0.0.1:{closed_port()}"], capsys)
-    assert code == 2 and SECRET not in out and "cannot reach the Ray cluster at ***@127.0.0.1:" in out
+    assert code == 69 and SECRET not in out and "cannot reach the Ray cluster at ***@127.0.0.1:" in out
     assert SECRET not in _logs(tmp_path)
 
 
@@ -215,7 +215,7 @@ def test_a_scheme_less_user_and_password_in_runs_address_is_masked(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "interlingua.workflows.cli", "run", "quickstart", "--address",
                            f"u:{SECRET}@127.0.0.1:{closed_port()}"], env=env, cwd=tmp_path,
                           capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 2, proc.stderr
+    assert proc.returncode == 69, proc.stderr
     assert SECRET not in proc.stdout + proc.stderr
     assert "cannot reach a Ray cluster at ***@127.0.0.1:" in proc.stderr
     assert _logs(tmp_path) and SECRET not in _logs(tmp_path)

@@ -87,7 +87,7 @@ def test_unreachable_address_fails_fast_and_names_where_it_came_from(capsys, mon
     code, err = _main(["jobs", "list"], capsys)
     assert time.monotonic() - start < 10
     line = _one_line_error(err, "jobs")
-    assert code == 2 and "cannot reach the Ray cluster at http://127.0.0.1:" in line and "($RAY_ADDRESS)" in line
+    assert code == 69 and "cannot reach the Ray cluster at http://127.0.0.1:" in line and "($RAY_ADDRESS)" in line
     # an explicit --address wins over RAY_ADDRESS (Ray's SDK would do the opposite)
     code, err = _main(["jobs", "list", "--address", f"http://127.0.0.1:{closed_port()}"], capsys)
     assert "(--address)" in _one_line_error(err, "jobs")
@@ -178,4 +178,4 @@ def test_refresh_checks_its_address_before_fingerprinting_the_inputs(capsys, mon
     spec = tmp_path / "spec.yaml"
     spec.write_text(f"workflow: bitext-corpus\ninputs: ['{tmp_path}/pairs-*.tsv']\nconfig: {{src_lang: en, tgt_lang: es}}\n")
     code, err = _main(["refresh", str(spec), "--address", f"127.0.0.1:{closed_port()}"], capsys)
-    assert code == 2 and "cannot reach a Ray cluster at 127.0.0.1:" in _one_line_error(err, "refresh")
+    assert code == 69 and "cannot reach a Ray cluster at 127.0.0.1:" in _one_line_error(err, "refresh")

@@ -1,4 +1,5 @@
-"""User mistakes end as one line on stderr, exit 2, before Ray starts (nothing of Ray is imported or started)."""
+"""User mistakes end as one line on stderr, exit 2, before Ray starts (nothing of Ray is imported or started); a
+service that does not answer (a tracking server, a cluster address) is one line too, with exit 69."""
 
 import sys
 
@@ -75,7 +76,7 @@ def test_the_address_of_an_earlier_commands_local_ray_is_not_a_cluster_to_reach(
     monkeypatch.setenv("RAY_ADDRESS", "127.0.0.1:10")  # one the user set: checked before anything starts
     assert chosen_ray_address() == "127.0.0.1:10"
     code, err = _run(capsys, "--set", f"source={state / 'e.en'}", "--set", f"target={state / 'e.de'}")
-    assert code == 2 and "cannot reach a Ray cluster at 127.0.0.1:10" in err
+    assert code == 69 and "cannot reach a Ray cluster at 127.0.0.1:10" in err  # a service down, not a mistake
 
 
 def test_output_paths_are_checked_before_the_work(state, capsys, monkeypatch):
@@ -149,9 +150,24 @@ def test_a_tracking_server_that_does_not_answer_is_one_line_at_once(state, capsy
         port = closed.getsockname()[1]
     monkeypatch.setenv("MLFLOW_TRACKING_URI", f"http://user:hunter2@127.0.0.1:{port}")
     for argv in (["gc", "--dry-run"], ["embed", "--model", "models:/x/1", "hello"]):
-        assert main(argv) == 2
+        assert main(argv) == 69  # EX_UNAVAILABLE: a script may retry; a mistake would be 2
         err = [line for line in capsys.readouterr().err.splitlines() if not line.startswith("[interlingua]")]
         assert len(err) == 1 and "does not answer" in err[0] and "hunter2" not in err[0]
+
+
+def test_a_malformed_service_address_is_a_mistake_not_an_outage(state, capsys, monkeypatch):
+    """A tracking URI or a cluster address that names no host (or no port) is the user's to fix: exit 2, as any
+    mistake, not the 69 of a well-formed address where nothing answers."""
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", "http://:5000")
+    assert main(["gc", "--dry-run"]) == 2
+    err = [line for line in capsys.readouterr().err.splitlines() if not line.startswith("[interlingua]")]
+    assert len(err) == 1 and "names no host" in err[0]
+    monkeypatch.delenv("MLFLOW_TRACKING_URI")
+    (state / "e.en").write_text("a\n")
+    (state / "e.de").write_text("b\n")
+    code, err = _run(capsys, "--set", f"source={state / 'e.en'}", "--set", f"target={state / 'e.de'}",
+                     "--address", "just-a-host")
+    assert code == 2 and len(err.splitlines()) == 1 and "expected HOST:PORT" in err and not _ray_started()
 
 
 def test_gc_of_a_state_folder_that_does_not_exist(state, capsys):

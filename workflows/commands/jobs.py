@@ -2,7 +2,8 @@
 
 The cluster is ``--address``, else ``$RAY_API_SERVER_ADDRESS``, else ``$RAY_ADDRESS`` (as ``interlingua
 submit``). Exit status: 0; ``logs --follow`` exits as ``submit --wait`` does (0 succeeded, 1 failed,
-3 stopped); 2 for an unknown job id, an unreachable cluster or a rejected token.
+3 stopped); 2 for an unknown job id, a malformed address or a rejected token; 69 (``EX_UNAVAILABLE``) for a
+cluster that does not answer.
 """
 
 from __future__ import annotations
