@@ -127,9 +127,7 @@ def _eflomal(sources, targets, ours: list[str], plain: list[str], rounds: int) -
     """Priors learned once; the pairs aligned in units of ``UNIT_PAIRS`` (as shipped: the same bytes on any number of
     workers) and as one eflomal run over all of them, alternating over ``rounds``."""
     import tempfile
-    from unittest import mock
 
-    from interlingua.operators.align import eflomal_backend
     from interlingua.operators.align.eflomal_backend import UNIT_PAIRS, EflomalAligner, learn_eflomal_priors
 
     n = len(sources)
@@ -141,8 +139,7 @@ def _eflomal(sources, targets, ours: list[str], plain: list[str], rounds: int) -
 
         def align(unit: int):
             def run():
-                with mock.patch.object(eflomal_backend, "UNIT_PAIRS", unit):
-                    links[str(unit)] = EflomalAligner(directory).align_pharaoh(sources, targets)[2]
+                links[str(unit)] = EflomalAligner(directory, unit_pairs=unit).align_pharaoh(sources, targets)[2]
             return run
 
         seconds = interleave({"units": align(UNIT_PAIRS), "one run": align(max(n, 1))}, rounds)

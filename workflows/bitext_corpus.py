@@ -597,6 +597,10 @@ def build_version(config: BitextCorpusConfig, store, writer, rows: list[dict[str
             # loaded by each build, not kept by name: a tokenizer rewritten in place is read again (a long-running
             # `interlingua schedule`), and a bad name fails before Ray starts or anything is aligned
             tokenizer = _load_subword_tokenizer(config.subword_tokenizer)
+            if config.aligner == "eflomal":  # learning its priors runs here, and so do the actors of a local Ray
+                from interlingua.operators.align.eflomal_backend import require_runnable
+
+                require_runnable()  # its seeded binary runs from the temporary folder: a noexec one is one line now
             apply_hygiene(rows, config, seen_pairs)
             pending = [s for s in shards if not writer.is_complete(s.id)]
             summary["shards_resumed"] = len(shards) - len(pending)

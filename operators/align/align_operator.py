@@ -18,6 +18,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from interlingua.operators.align.bidirectional_aligner import BidirectionalAligner
+from interlingua.operators.align.eflomal_backend import UNIT_PAIRS, EflomalAligner
 from interlingua.operators.align.fast_align_training import FastAlignParameters
 from interlingua.operators.align.tokens import split_tokens
 from interlingua.operators.base import Batch, Operator
@@ -27,17 +28,16 @@ ALIGNERS = ("fast_align", "eflomal")
 
 
 def load_aligner(parameters_dir: str, aligner: str = "fast_align", symmetrization: str = "grow-diag-final-and",
-                 tension_override: float | None = None):
+                 tension_override: float | None = None, unit_pairs: int = UNIT_PAIRS):
     """The aligner whose parameters (fast_align tables, or eflomal priors) are in ``parameters_dir``.
 
-    Both have ``align_pharaoh(sources, targets) -> (forward, reverse, symmetrized)``.
+    Both have ``align_pharaoh(sources, targets) -> (forward, reverse, symmetrized)``; eflomal aligns runs of
+    ``unit_pairs`` pairs (fast_align's links do not depend on which pairs come together).
     """
     if aligner == "fast_align":
         return BidirectionalAligner(FastAlignParameters.load(parameters_dir), symmetrization, tension_override)
     if aligner == "eflomal":
-        from interlingua.operators.align.eflomal_backend import EflomalAligner
-
-        return EflomalAligner(parameters_dir, symmetrization)
+        return EflomalAligner(parameters_dir, symmetrization, unit_pairs)
     raise ValueError(f"aligner {aligner!r} is not supported; expected one of {', '.join(ALIGNERS)}")
 
 
@@ -74,16 +74,17 @@ class FastAlignOperator(Operator):
 class AlignUnitsOperator(Operator):
     """Rows that are units of pairs (:func:`pack_units`): columns ``k`` (each pair's id), ``src_tokens`` and
     ``tgt_tokens`` (as :class:`FastAlignOperator` takes them), one list per unit. Each unit's pairs are aligned
-    together, apart from every other unit's, and returned one row per pair: ``k``, ``forward``, ``reverse`` and
-    ``alignment``."""
+    together, apart from every other unit's (a unit of more than ``unit_pairs`` pairs in runs of ``unit_pairs``), and
+    returned one row per pair: ``k``, ``forward``, ``reverse`` and ``alignment``."""
 
     num_cpus: ClassVar[float] = 1.0
     concurrency: ClassVar[int | tuple[int, int]] = 1
     batch_size: ClassVar[int | None] = 1
     name: ClassVar[str] = "fast_align"
 
-    def __init__(self, parameters_dir: str, symmetrization: str = "grow-diag-final-and", aligner: str = "eflomal"):
-        self.aligner = load_aligner(parameters_dir, aligner, symmetrization)
+    def __init__(self, parameters_dir: str, symmetrization: str = "grow-diag-final-and", aligner: str = "eflomal",
+                 unit_pairs: int = UNIT_PAIRS):
+        self.aligner = load_aligner(parameters_dir, aligner, symmetrization, unit_pairs=unit_pairs)
 
     def __call__(self, batch: Batch) -> Batch:
         out: dict[str, list] = {"k": [], "forward": [], "reverse": [], "alignment": []}

@@ -11,16 +11,20 @@ symmetrized with :func:`~interlingua.operators.align.symmetrize.symmetrize`, as 
 eflomal's sampler is randomized and its library takes no seed: its binary reads one from ``/dev/urandom``, and
 its samplers draw their streams from that seed in whatever order OpenMP threads reach them. Each run here is
 seeded from its input (:func:`_seed_bytes`: the pairs and the priors), through a copy of the binary that reads
-``seed`` in its working folder instead (:func:`_seeded_binary`), with OpenMP limited to 2 threads (one per
-direction; each direction's samplers then run one after the other, in order). So the same pairs and priors
-give the same links whatever the machine's core count, and the links of a pair depend only on the other pairs
-of its *unit*: :class:`EflomalAligner` aligns consecutive runs of :data:`UNIT_PAIRS` pairs one by one, so a
-caller that hands it the same units (``bitext-corpus``: a shard's pairs; ``interlingua align``: lines
-``k * UNIT_PAIRS ..``) gets the same bytes on one worker or several.
+``seed`` in its working folder instead (:func:`seeded_binary_path`: written once per process, each run in its own
+folder with its own seed), with OpenMP limited to 2 threads (one per direction; each direction's samplers then run
+one after the other, in order). So the same pairs and priors give the same links whatever the machine's core count,
+and the links of a pair depend only on the other pairs of its *unit*: :class:`EflomalAligner` aligns consecutive
+runs of ``unit_pairs`` (default :data:`UNIT_PAIRS`) pairs one by one, so a caller that hands it the same units
+(``bitext-corpus``: a shard's pairs; ``interlingua align``: lines ``k * UNIT_PAIRS ..``) gets the same bytes on one
+worker or several.
 
 eflomal reads its text with ``str.split()``, which also splits at no-break and other Unicode spaces; our tokens
 (fast_align's: split at spaces and tabs only) may hold those, so a token holding any is passed escaped
 (:func:`eflomal_token`) and eflomal's indices are ours.
+
+The copy must be executable where it is written (the temporary folder, ``TMPDIR``): :func:`require_runnable` starts
+it once before any work, so a ``noexec`` folder is one line to the user, not an error inside the first run or actor.
 
 A priors directory holds ``eflomal_priors.txt`` and ``eflomal_params.json`` (written last, with the priors' SHA-256
 and size, checked when an :class:`EflomalAligner` opens the folder).
@@ -35,8 +39,10 @@ import os
 import re
 import subprocess
 import tempfile
+import threading
 from collections.abc import Iterable, Sequence
 
+from interlingua.core.errors import UserError
 from interlingua.operators.align.parameter_files import FILES_KEY, ParametersError, file_records, read_meta, read_recorded
 from interlingua.operators.align.pharaoh import format_pharaoh, parse_pharaoh
 from interlingua.operators.align.symmetrize import SYMMETRIZATIONS, symmetrize
@@ -54,6 +60,9 @@ THREAD_LIMIT = 2
 SEED_FILE = "seed"  # what the seeded binary opens in its working folder where eflomal's opens /dev/urandom
 _SYSTEM_SEED = b"/dev/urandom\0"
 _seeded_image: bytes | None = None  # this process's seeded copy of the binary, made once
+#: Per temporary folder, this process's private folder holding the seeded binary (written once, run by every unit).
+_binary_folders: dict[str, tempfile.TemporaryDirectory] = {}
+_binary_lock = threading.Lock()
 #: Introduces an escaped character in a token given to eflomal (a private-use character).
 ESCAPE_MARK = "\ue000"
 _ESCAPED = re.compile("[\\s\ue000]")  # what str.split() splits at (Unicode spaces), and the mark itself
@@ -92,18 +101,14 @@ def _run_eflomal(sources: Sequence[Sequence[str]], targets: Sequence[Sequence[st
                     eflomal.Aligner().prepare_files(src_lines, src, tgt_lines, tgt, priors, out)
         with open(os.path.join(work, SEED_FILE), "wb") as seed:
             seed.write(_seed_bytes(src_lines, tgt_lines, priors_path))
-        binary = os.path.join(work, "eflomal")
-        with open(binary, "wb") as handle:
-            handle.write(_seeded_binary())
-        os.chmod(binary, 0o700)
+        binary = seeded_binary_path()  # reads the seed file of its working folder: one copy serves every run
         fwd, rev = os.path.join(work, "fwd"), os.path.join(work, "rev")
         command = [binary, "-m", "3", "-n", "3", "-N", "0.2", "-q", "-s", src_file, "-t", tgt_file, "-f", fwd, "-r", rev,
                    *_iteration_options(len(src_lines))] + (["-p", converted] if priors_path is not None else [])
         try:
             done = subprocess.run(command, cwd=work, env=_thread_limited(os.environ), capture_output=True, text=True)
-        except PermissionError as err:
-            raise RuntimeError(f"cannot run eflomal's seeded binary in {work} ({err}): a temporary folder mounted noexec? "
-                               "set TMPDIR to a folder programs may run from") from err
+        except PermissionError as err:  # checked before work starts (require_runnable); here: a cluster node's folder
+            raise RuntimeError(_not_runnable(binary, err, "in the environment this node's Ray workers start with")) from err
         if done.returncode != 0:
             raise RuntimeError(f"eflomal exited with {done.returncode}: {done.stderr.strip()[-2000:]}")
         with open(fwd, encoding="utf-8") as handle:
@@ -124,7 +129,11 @@ def _iteration_options(pairs: int) -> list[str]:
 
 
 def _seed_bytes(src_lines: Sequence[str], tgt_lines: Sequence[str], priors_path: str | None) -> bytes:
-    """eflomal's 64-bit seed for a run: the first 8 bytes of the SHA-256 of its input lines and priors file."""
+    """eflomal's 64-bit seed for a run: the first 8 bytes of the SHA-256 of its input lines and priors file.
+
+    The priors come after the lines, so each unit hashes them again (about 0.4 ms for 450 KB, against seconds of
+    sampling): a digest of the priors taken once and combined with each unit's would change every seed, and so the
+    links of every eflomal corpus built before."""
     digest = hashlib.sha256(b"interlingua eflomal seed\0")
     for lines in (src_lines, tgt_lines):
         for line in lines:
@@ -147,6 +156,42 @@ def _seeded_binary() -> bytes:
         with open(path, "rb") as handle:
             _seeded_image = seeded_image(handle.read(), path)
     return _seeded_image
+
+
+def seeded_binary_path() -> str:
+    """This process's seeded copy of eflomal's binary, written once into a private folder of the temporary folder and
+    run by every eflomal run of the process (it opens :data:`SEED_FILE` relative to its working folder, the run's own):
+    the copy depends on eflomal's binary only, never on a run's seed. Written again if its folder was removed."""
+    parent = tempfile.gettempdir()
+    with _binary_lock:
+        held = _binary_folders.get(parent)
+        if held is None or not os.path.exists(os.path.join(held.name, "eflomal")):
+            held = tempfile.TemporaryDirectory(prefix="interlingua_eflomal_bin_")
+            _write_executable(os.path.join(held.name, "eflomal"), _seeded_binary())
+            _binary_folders[parent] = held
+        return os.path.join(held.name, "eflomal")
+
+
+def _write_executable(path: str, image: bytes) -> None:
+    with open(path, "wb") as handle:
+        handle.write(image)
+    os.chmod(path, 0o700)
+
+
+def require_runnable() -> None:
+    """Start the seeded binary once (``-h``: its usage) from where this process's eflomal runs will find it, before any
+    of them: a temporary folder programs may not run from (mounted ``noexec``) is a :class:`UserError` with a hint."""
+    binary = seeded_binary_path()
+    try:  # it prints its usage and exits 1: that it started is what counts
+        subprocess.run([binary, "-h"], cwd=os.path.dirname(binary), capture_output=True, timeout=60)
+    except OSError as err:
+        raise UserError(_not_runnable(binary, err, "e.g. to one under the state folder")) from None
+
+
+def _not_runnable(binary: str, err: OSError, where: str) -> str:
+    return (f"cannot run eflomal's seeded binary {binary} ({err.strerror or err}): programs may not run from the "
+            f"temporary folder {os.path.dirname(os.path.dirname(binary))} (mounted noexec?) (hint: set TMPDIR to a "
+            f"folder mounted with exec, {where})")
 
 
 def seeded_image(image: bytes, path: str) -> bytes:
@@ -201,9 +246,12 @@ def learn_eflomal_priors(pairs: Iterable[tuple[Sequence[str], Sequence[str]]], d
 
 
 class EflomalAligner:
-    """eflomal both ways with saved priors, then ``symmetrization``; same outputs as ``BidirectionalAligner``."""
+    """eflomal both ways with saved priors, then ``symmetrization``, in runs of ``unit_pairs`` pairs; same outputs as
+    ``BidirectionalAligner``."""
 
-    def __init__(self, directory: str, symmetrization: str = "grow-diag-final-and"):
+    def __init__(self, directory: str, symmetrization: str = "grow-diag-final-and", unit_pairs: int = UNIT_PAIRS):
+        if isinstance(unit_pairs, bool) or not isinstance(unit_pairs, int) or unit_pairs < 1:
+            raise ValueError(f"unit_pairs must be a whole number >= 1, got {unit_pairs!r}")
         if symmetrization not in SYMMETRIZATIONS:
             raise ValueError(f"symmetrization {symmetrization!r} is not supported; expected one of {', '.join(SYMMETRIZATIONS)}")
         self.priors_path = os.path.join(directory, PRIORS_FILE)
@@ -214,16 +262,16 @@ class EflomalAligner:
             raise ParametersError(f"{os.path.join(directory, PARAMS_FILE)} names aligner {meta.get('aligner')!r}, not "
                                   "'eflomal'")
         read_recorded(directory, PRIORS_FILE, meta)  # the priors its record names (damaged or swapped: refused)
-        self.symmetrization = symmetrization
+        self.symmetrization, self.unit_pairs = symmetrization, unit_pairs
 
     def align_pharaoh(self, sources: Sequence[Sequence[str]], targets: Sequence[Sequence[str]]) -> tuple[list[str], list[str], list[str]]:
         """Forward, reverse and symmetrized Pharaoh strings, one per pair (empty for a pair with an empty side); pairs
-        ``k * UNIT_PAIRS .. (k + 1) * UNIT_PAIRS - 1`` are one eflomal run (its pairs with two non-empty sides)."""
+        ``k * unit_pairs .. (k + 1) * unit_pairs - 1`` are one eflomal run (its pairs with two non-empty sides)."""
         if len(sources) != len(targets):
             raise ValueError(f"sources has {len(sources)} sentences but targets has {len(targets)}")
         forward, reverse, symmetrized = [""] * len(sources), [""] * len(sources), [""] * len(sources)
-        for start in range(0, len(sources), UNIT_PAIRS):
-            keep = [k for k in range(start, min(start + UNIT_PAIRS, len(sources))) if len(sources[k]) and len(targets[k])]
+        for start in range(0, len(sources), self.unit_pairs):
+            keep = [k for k in range(start, min(start + self.unit_pairs, len(sources))) if len(sources[k]) and len(targets[k])]
             if not keep:
                 continue
             fwd, rev = _run_eflomal([sources[k] for k in keep], [targets[k] for k in keep], self.priors_path)

@@ -1,5 +1,7 @@
 """eflomal backend: priors saved then reused; forward, reverse and symmetrized links per pair."""
 
+import os
+
 import pytest
 
 from interlingua.operators.align.align_operator import load_aligner
@@ -79,45 +81,49 @@ def test_links_do_not_depend_on_the_thread_count(tmp_path, monkeypatch):
     assert links["1"] == links["2"] == links["8"] == links["1,4"]
 
 
-def test_pairs_are_aligned_in_units_of_unit_pairs(tmp_path, monkeypatch):
+def test_pairs_are_aligned_in_units_of_unit_pairs(tmp_path):
     """A unit's links depend on its own pairs only: aligning 130 pairs at once equals aligning lines 0-49, 50-99 and
     100-129 apart (so a caller that hands the same units to any number of workers gets the same bytes)."""
-    from interlingua.operators.align import eflomal_backend
-
     learn_eflomal_priors(_noisy(120, seed=5), str(tmp_path))
-    monkeypatch.setattr(eflomal_backend, "UNIT_PAIRS", 50)
     corpus = _noisy(130, seed=12)
     corpus[57] = ([], ["das"])  # an empty side inside a unit: skipped there, the unit's cut unchanged
     sources, targets = [s for s, _ in corpus], [t for _, t in corpus]
-    aligner = EflomalAligner(str(tmp_path))
+    aligner = EflomalAligner(str(tmp_path), unit_pairs=50)
     whole = aligner.align_pharaoh(sources, targets)
     apart = [aligner.align_pharaoh(sources[a:b], targets[a:b]) for a, b in ((0, 50), (50, 100), (100, 130))]
     assert whole == tuple(sum((part[d] for part in apart), []) for d in range(3))
     assert whole[2][57] == ""
-    monkeypatch.setattr(eflomal_backend, "UNIT_PAIRS", 200)  # one unit: other links (the sampler saw other pairs)
-    assert aligner.align_pharaoh(sources, targets) != whole
+    # one unit: other links (the sampler saw other pairs)
+    assert EflomalAligner(str(tmp_path), unit_pairs=200).align_pharaoh(sources, targets) != whole
+    for bad in (0, -4, 2.5, True):
+        with pytest.raises(ValueError, match=f"unit_pairs must be a whole number >= 1, got {bad!r}"):
+            EflomalAligner(str(tmp_path), unit_pairs=bad)
 
 
-def test_units_operator_aligns_each_unit_apart(tmp_path, monkeypatch):
+def test_units_operator_aligns_each_unit_apart(tmp_path):
     """AlignUnitsOperator (the Ray path of bitext-corpus and `interlingua align --workers N`) gives each unit's pairs
-    the links one aligner gives that unit, one row per pair."""
+    the links one aligner gives that unit, one row per pair; a unit longer than its unit_pairs is cut as the aligner
+    cuts it."""
     import numpy as np
 
-    from interlingua.operators.align import eflomal_backend
     from interlingua.operators.align.align_operator import AlignUnitsOperator, pack_units
     from interlingua.operators.runner import run_in_process
 
     learn_eflomal_priors(_noisy(120, seed=5), str(tmp_path))
-    monkeypatch.setattr(eflomal_backend, "UNIT_PAIRS", 40)
     corpus = _noisy(100, seed=13)
     rows = [{"k": 1000 + k, "src_tokens": " ".join(s), "tgt_tokens": " ".join(t)} for k, (s, t) in enumerate(corpus)]
     units = pack_units(rows, lambda row: (row["k"] - 1000) // 40)
     assert [len(u["k"]) for u in units] == [40, 40, 20] and units[1]["k"][0] == 1040
-    batches = list(run_in_process(units, AlignUnitsOperator, {"parameters_dir": str(tmp_path)}))
-    assert len(batches) == 3 and batches[0]["k"].dtype == np.int64
-    got = {int(k): (f, r, a) for b in batches for k, f, r, a in zip(b["k"], b["forward"], b["reverse"], b["alignment"])}
-    expected = EflomalAligner(str(tmp_path)).align_pharaoh([s for s, _ in corpus], [t for _, t in corpus])
-    assert [got[1000 + k] for k in range(100)] == list(zip(*expected))
+
+    def aligned(units, options) -> list:
+        batches = list(run_in_process(units, AlignUnitsOperator, {"parameters_dir": str(tmp_path), **options}))
+        assert len(batches) == len(units) and batches[0]["k"].dtype == np.int64
+        got = {int(k): (f, r, a) for b in batches for k, f, r, a in zip(b["k"], b["forward"], b["reverse"], b["alignment"])}
+        return [got[1000 + k] for k in range(100)]
+
+    expected = EflomalAligner(str(tmp_path), unit_pairs=40).align_pharaoh([s for s, _ in corpus], [t for _, t in corpus])
+    assert aligned(units, {}) == list(zip(*expected))
+    assert aligned(pack_units(rows, lambda row: 0), {"unit_pairs": 40}) == list(zip(*expected))
 
 
 def test_a_binary_that_does_not_read_dev_urandom_once_is_refused():
@@ -130,3 +136,49 @@ def test_a_binary_that_does_not_read_dev_urandom_once_is_refused():
     for bad in (b"\x7fELF nothing", image + b"/dev/urandom\0"):
         with pytest.raises(RuntimeError, match="does not read its seed from /dev/urandom once"):
             seeded_image(bad, "bin/eflomal")
+
+
+def test_the_seeded_binary_is_written_once_for_many_units(tmp_path, monkeypatch):
+    """The seeded binary (it reads the seed file of the run's folder, so one copy serves every seed) was written and
+    made executable again for every unit of 4,096 pairs: once per process now, the links unchanged."""
+    from interlingua.operators.align import eflomal_backend
+
+    learn_eflomal_priors(_noisy(120, seed=5), str(tmp_path))
+    corpus = _noisy(130, seed=12)
+    sources, targets = [s for s, _ in corpus], [t for _, t in corpus]
+    expected = EflomalAligner(str(tmp_path), unit_pairs=50).align_pharaoh(sources, targets)
+    writes, seeds = [], []
+    write, seed = eflomal_backend._write_executable, eflomal_backend._seed_bytes
+    monkeypatch.setattr(eflomal_backend, "_binary_folders", {})  # a process that has written none yet
+    monkeypatch.setattr(eflomal_backend, "_write_executable", lambda *args: writes.append(args[0]) or write(*args))
+    monkeypatch.setattr(eflomal_backend, "_seed_bytes", lambda *args: seeds.append(1) or seed(*args))
+    aligner = EflomalAligner(str(tmp_path), unit_pairs=50)
+    assert aligner.align_pharaoh(sources, targets) == expected == aligner.align_pharaoh(sources, targets)
+    assert len(seeds) == 6 and len(writes) == 1  # six runs (two calls of three units), one binary
+    binary = eflomal_backend.seeded_binary_path()
+    assert writes == [binary] and os.access(binary, os.X_OK)
+
+
+def binary_copies_cannot_run(monkeypatch) -> None:
+    """From now on this process's seeded binary is written without its execute bits (root may not run it either): a
+    temporary folder mounted noexec, simulated."""
+    from interlingua.operators.align import eflomal_backend
+
+    write = eflomal_backend._write_executable
+    monkeypatch.setattr(eflomal_backend, "_binary_folders", {})
+    monkeypatch.setattr(eflomal_backend, "_write_executable", lambda path, image: (write(path, image), os.chmod(path, 0o600)))
+
+
+def test_a_folder_programs_may_not_run_from_is_one_line_and_an_actor_error_names_it(tmp_path, monkeypatch):
+    """A noexec temporary folder was found inside the first eflomal run (one line of a Ray actor's traceback);
+    require_runnable finds it first."""
+    from interlingua.core.errors import UserError
+    from interlingua.operators.align import eflomal_backend
+
+    binary_copies_cannot_run(monkeypatch)
+    with pytest.raises(UserError, match=r"cannot run eflomal's seeded binary .* \(Permission denied\): programs may not "
+                                        r"run from the temporary folder .* \(hint: set TMPDIR to a folder mounted with exec"):
+        eflomal_backend.require_runnable()
+    with pytest.raises(RuntimeError, match=r"\(Permission denied\).*set TMPDIR to a folder mounted with exec, in the "
+                                           "environment this node's Ray workers start with"):
+        learn_eflomal_priors(_noisy(20, seed=5), str(tmp_path))

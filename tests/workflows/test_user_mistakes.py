@@ -103,6 +103,30 @@ def test_output_paths_are_checked_before_the_work(state, capsys, monkeypatch):
         assert not _ray_started()
 
 
+def test_a_temporary_folder_eflomal_cannot_run_from_is_one_line_before_ray_starts(state, capsys, monkeypatch):
+    """A noexec temporary folder was found only inside the first actor's eflomal run (one line of a Ray traceback):
+    `align --aligner eflomal` and `bitext-corpus` with `aligner: eflomal` now refuse it before Ray starts."""
+    import interlingua.core.runtime as runtime
+
+    from ..operators.test_align_eflomal import binary_copies_cannot_run
+
+    (state / "a.en").write_text("the house\nthe book\na small house\n" * 4)
+    (state / "a.de").write_text("das haus\ndas buch\nein kleines haus\n" * 4)
+    align = ["align", "--src", str(state / "a.en"), "--tgt", str(state / "a.de"), "--out", str(state / "o.txt"),
+             "--aligner", "eflomal"]
+    assert main([*align, "--save-params", str(state / "priors")]) == 0
+    capsys.readouterr()
+    binary_copies_cannot_run(monkeypatch)
+    monkeypatch.setattr(runtime, "init_ray", lambda *a, **k: pytest.fail("Ray started"))
+    for argv in ([*align, "--params", str(state / "priors"), "--workers", "2"],
+                 ["run", "bitext-corpus", "--set", f"source={state / 'a.en'}", "--set", f"target={state / 'a.de'}",
+                  "--set", "aligner=eflomal", "--set", f"store_root={state / 'store'}"]):
+        code = main(argv)
+        err = [line for line in capsys.readouterr().err.splitlines() if not line.startswith("[interlingua]")]
+        assert code == 2 and len(err) == 1 and not _ray_started(), (argv, err)
+        assert "cannot run eflomal's seeded binary" in err[0] and "set TMPDIR to a folder mounted with exec" in err[0]
+
+
 def test_bench_pack_refuses_a_missing_assets_folder_and_a_file_as_out(state, capsys):
     (state / "taken").write_text("x")
     for argv, message in ((["--assets", str(state / "nope"), "--out", str(state / "pack")], "is not a folder"),

@@ -141,7 +141,7 @@ def run(args: argparse.Namespace) -> int:
         elif args.workers == 1:
             from interlingua.operators.align.align_operator import load_aligner
 
-            aligner = loaded or load_aligner(parameters_dir, args.aligner, args.sym)
+            aligner = loaded or load_aligner(parameters_dir, args.aligner, args.sym, unit_pairs=_unit_pairs())
             forward, reverse, symmetrized = aligner.align_pharaoh(sources, targets)
         else:
             if unpruned is not None:  # the actors load the unpruned tables from a private folder (float64: exact)
@@ -218,6 +218,10 @@ def _validate(args: argparse.Namespace) -> None:
                 "write one with --save-params")
         raise UserError(f"--params {args.params} does not contain {markers[args.aligner]} (--aligner {args.aligner}; "
                         f"{hint})")
+    if args.aligner == "eflomal" and not (args.params and args.workers > 1 and args.address):
+        from interlingua.operators.align.eflomal_backend import require_runnable
+
+        require_runnable()  # eflomal runs on this machine (learning, one worker, local actors): not from a noexec folder
 
 
 def _loaded_params(args: argparse.Namespace):
@@ -227,7 +231,7 @@ def _loaded_params(args: argparse.Namespace):
     from interlingua.operators.align.parameter_files import ParametersError
 
     try:
-        return load_aligner(args.params, args.aligner, args.sym)
+        return load_aligner(args.params, args.aligner, args.sym, unit_pairs=_unit_pairs())
     except (ParametersError, FileNotFoundError) as err:
         raise UserError(f"--params: {err}") from None
 
@@ -311,20 +315,28 @@ def _align_on_ray(parameters_dir, sources, targets, args):
 
     init_ray(args.address, num_cpus=None if args.address else max(args.workers, 1))
     rows = [{"k": k, "src_tokens": " ".join(s), "tgt_tokens": " ".join(t)} for k, (s, t) in enumerate(zip(sources, targets))]
-    operator, batch_size = FastAlignOperator, 1024
-    if args.aligner == "eflomal":  # lines k * UNIT_PAIRS .. sampled together, as one worker's aligner cuts them
-        from interlingua.operators.align.eflomal_backend import UNIT_PAIRS
-
-        operator, batch_size, rows = AlignUnitsOperator, None, pack_units(rows, lambda row: row["k"] // UNIT_PAIRS)
+    operator, batch_size, options = FastAlignOperator, 1024, {}
+    if args.aligner == "eflomal":  # lines k * unit .. sampled together, as one worker's aligner cuts them
+        unit = _unit_pairs()
+        operator, batch_size, rows = AlignUnitsOperator, None, pack_units(rows, lambda row: row["k"] // unit)
+        options = {"unit_pairs": unit}
     ds = ray.data.from_items(rows, override_num_blocks=max(min(len(rows), args.workers * 4), 1))
     out = run_operator(ds, operator, {"parameters_dir": os.path.abspath(parameters_dir), "symmetrization": args.sym,
-                                      "aligner": args.aligner},
+                                      "aligner": args.aligner, **options},
                        concurrency=args.workers, batch_size=batch_size)
     forward, reverse, symmetrized = [""] * len(sources), [""] * len(sources), [""] * len(sources)
     for batch in out.iter_batches(batch_format="numpy", batch_size=4096):
         for k, f, r, s in zip(batch["k"], batch["forward"], batch["reverse"], batch["alignment"]):
             forward[int(k)], reverse[int(k)], symmetrized[int(k)] = str(f), str(r), str(s)
     return forward, reverse, symmetrized
+
+
+def _unit_pairs() -> int:
+    """Pairs per eflomal run (``eflomal_backend.UNIT_PAIRS``): the cut of the driver's units, of one worker's aligner
+    and of the actors' is this one value."""
+    from interlingua.operators.align.eflomal_backend import UNIT_PAIRS
+
+    return UNIT_PAIRS
 
 
 def _write_lines(path: str, lines: list[str]) -> None:
