@@ -153,3 +153,9 @@ def test_what_the_cluster_lacks_is_one_line_before_any_actor(cluster, modes, cap
             "(checked on the Ray cluster, where the work runs") in err[0]
     modes.clear()  # a local run checks this machine, before Ray
     assert main(cluster["args"]) == 2 and cluster["events"] == ["connect", "cluster check"]
+
+
+def test_the_settings_own_mistakes_are_refused_before_connecting_to_a_cluster(cluster, capsys):
+    code = main([*cluster["args"], "--set", "languages=[xx]", "--address", "ray://head:10001"])
+    assert code == 2 and cluster["events"] == []
+    assert "'xx' is not an ISO 639-1 language code" in capsys.readouterr().err
