@@ -241,7 +241,6 @@ def run(config: AmrCorpusConfig, *, address: str | None = None) -> dict[str, Any
     from interlingua.models.identity import with_model_files
     from interlingua.operators.corpus.input_fingerprints import build_fingerprints
     from interlingua.operators.translate.operator import AT_MAX_LENGTH
-
     from interlingua.core.where_it_runs import check_on_cluster, runs_on_cluster
 
     preflight(config)  # the user's mistakes, before Ray starts
