@@ -8,6 +8,9 @@
 - Truncated or corrupt compressed inputs (``.gz``, ``.bz2``, ``.xz``): one error naming the file and the byte
   offset, unless the workflow's ``allow_truncated_inputs`` publishes the part read (marked partial). A line reader
   raises :func:`cut_short`'s error, which says how many complete lines came before the damage.
+- Reading that fails is no damage: an ``OSError`` with an errno (EIO, ENOSPC, ECONNRESET, …) raised while reading
+  propagates (:func:`is_damage`, :func:`read_failure`: the same errno, naming the file), whatever
+  ``allow_truncated_inputs`` says, so a disk or network error never publishes a partial version.
 """
 
 from __future__ import annotations
@@ -20,7 +23,9 @@ import zlib
 from interlingua.core.errors import UserError
 from interlingua.core.redact import redact_text
 
-#: What Python's decompressors raise on data that stops early or does not decode.
+#: What Python's decompressors raise on data that stops early or does not decode (EOFError: a stream cut short; bz2's
+#: corrupt data is a plain OSError, gzip's a BadGzipFile, both without an errno), and what reading the file raises (an
+#: OSError with an errno): a handler tells them apart with :func:`is_damage`.
 DECOMPRESSION_ERRORS = (EOFError, zlib.error, gzip.BadGzipFile, lzma.LZMAError, OSError)
 
 ALLOW_HINT = "set allow_truncated_inputs=true to publish what was read, marked partial in the manifest"
@@ -115,8 +120,26 @@ def compressed_offset(handle) -> int | None:
     return None
 
 
+def is_damage(error: BaseException) -> bool:
+    """Whether ``error`` (one of :data:`DECOMPRESSION_ERRORS`) says the compressed data is cut short or corrupt, not
+    that reading it failed: an ``OSError`` with an errno (EIO, ENOSPC, ECONNRESET, …) is an I/O failure."""
+    return not (isinstance(error, OSError) and error.errno is not None)
+
+
+def read_failure(url: str, error: OSError, offset: int | None = None) -> OSError:
+    """The error to raise for ``error``, an I/O failure (not :func:`is_damage`) while reading ``url``: an ``OSError``
+    of the same errno (so of the same subclass: ``ConnectionResetError`` for ECONNRESET …) naming the file (redacted)
+    and, when known, the compressed byte where reading stopped."""
+    where = f" at byte {offset}" if offset is not None else ""
+    return OSError(error.errno, f"{error.strerror or error} reading the input{where} (an I/O failure, not a truncated "
+                                f"or corrupt file: nothing of it is published)", redact_text(str(url)))
+
+
 def cut_short(url: str, handle, error: BaseException, lines: int) -> TruncatedInputError:
     """The error for ``error`` (one of :data:`DECOMPRESSION_ERRORS`), raised by the decompressing ``handle`` of
-    ``url`` after ``lines`` complete lines."""
+    ``url`` after ``lines`` complete lines; an I/O failure (not :func:`is_damage`) is raised here instead, as
+    :func:`read_failure`'s error."""
+    if not is_damage(error):
+        raise read_failure(url, error, compressed_offset(handle)) from error
     return TruncatedInputError(url, compressed_offset(handle), f"{type(error).__name__}: {error} (after line {lines})",
                                lines=lines)

@@ -434,6 +434,7 @@ def _entity_vectors(config, catalog, redirects, work_dir, shards):
     if Wikipedia2Vec is missing or fails) gensim skip-gram over the extracted link contexts."""
     from interlingua.operators.wiki.corpus_inputs import train_vectors_from_extracts
     from interlingua.operators.wiki.entity_vectors import load_entity_vectors
+    from interlingua.core.archives import DECOMPRESSION_ERRORS, is_damage
     from interlingua.operators.wiki.wikipedia2vec_vectors import (
         VECTORS_FILE,
         train_wikipedia2vec,
@@ -462,8 +463,8 @@ def _entity_vectors(config, catalog, redirects, work_dir, shards):
                 ).items():
                     vectors.setdefault(entity, vector)
             return vectors, "wikipedia2vec"
-        except (RuntimeError, ImportError, OSError) as error:
-            if config.vector_method == "wikipedia2vec":
+        except (RuntimeError, ImportError, *DECOMPRESSION_ERRORS) as error:  # a damaged dump's copy for it too
+            if config.vector_method == "wikipedia2vec" or not is_damage(error):  # a disk or network error: raised
                 raise
             note = f" (wikipedia2vec failed: {str(error)[:200]})"
     vectors = train_vectors_from_extracts(

@@ -15,7 +15,8 @@ its end-of-stream marker, or corrupt compressed data, yields a :class:`StreamBre
 offset where it broke instead of raising. The file is read in 1 MiB chunks and fed to the decompressor in 64 KiB
 slices (:data:`FEED_BYTES`), so the offset of corrupt data is that of the slice the decompressor refused (bz2
 checks a block's CRC at its end: within a block's compressed size of the damage), and the pages of the slices
-before it are kept.
+before it are kept. A read that fails (an ``OSError`` with an errno: EIO, ECONNRESET …) is no break: it raises,
+naming the file and the byte (:func:`~interlingua.core.archives.read_failure`), and the shard fails.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from dataclasses import dataclass
 
 import fsspec
 
-from interlingua.core.archives import DECOMPRESSION_ERRORS, open_compressed
+from interlingua.core.archives import DECOMPRESSION_ERRORS, is_damage, open_compressed, read_failure
 
 BZ2_MAGIC = b"BZh"
 #: The compressions a dump may use: name -> (its magic bytes, a new streaming decompressor of one stream / member).
@@ -139,11 +140,18 @@ def iter_shard_bytes(shard: DumpShard) -> Iterator[bytes | StreamBreak]:
 
         def compressed_chunks() -> Iterator[bytes]:
             nonlocal remaining
+            position = shard.start
             while remaining is None or remaining > 0:
                 size = READ_CHUNK_BYTES if remaining is None else min(READ_CHUNK_BYTES, remaining)
-                chunk = handle.read(size)
+                try:
+                    chunk = handle.read(size)
+                except OSError as error:  # the read failed (EIO, ECONNRESET …): no StreamBreak, the shard fails
+                    if is_damage(error):  # no errno: raised as it came
+                        raise
+                    raise read_failure(shard.url, error, position) from error
                 if not chunk:
                     return
+                position += len(chunk)
                 if remaining is not None:
                     remaining -= len(chunk)
                 yield chunk
