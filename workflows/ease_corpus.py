@@ -25,7 +25,9 @@ Stages (each resumable: a rerun with the same config skips finished work):
    per dump shard; finished shards are skipped on resume) and ``<name>-entities`` (entity_id, link_count,
    types, vector). Vectors: ``entity_vectors`` (word2vec text or .npy + ids) if given; else Wikipedia2Vec
    trained on the dumps (``vector_method``: auto/wikipedia2vec); else gensim skip-gram over link contexts;
-   the entities manifest's config says which (``vector_source``).
+   the entities manifest's config says which (``vector_source``). Both trainings run on one process, seeded by
+   ``seed``: the vectors depend on the dumps, ``vector_dim``, ``vector_epochs`` and ``seed``, never on ``workers``
+   (multi-process Wikipedia2Vec and multi-threaded gensim give other vectors on every run).
 
 The funnel (pages → sentences → pairs → kept) is returned and stored in the manifest counters.
 
@@ -428,6 +430,11 @@ def _publish_entities(
     return f"{config.name}-entities/{manifest.version}"
 
 
+#: The entities manifest's ``vector_source`` of vectors Wikipedia2Vec trained here (it enters that version's id: the
+#: unseeded trainings before, each run's vectors different, were ``wikipedia2vec``).
+WIKIPEDIA2VEC_SOURCE = "wikipedia2vec (seeded by seed, one process)"
+
+
 def _entity_vectors(config, catalog, redirects, work_dir, shards):
     """``(entity id → vector, how they were made)``: the given file; else Wikipedia2Vec trained on each dump
     (``vector_method`` auto/wikipedia2vec; the first dump in config order that has an entity wins); else (or
@@ -438,6 +445,7 @@ def _entity_vectors(config, catalog, redirects, work_dir, shards):
     from interlingua.operators.wiki.wikipedia2vec_vectors import (
         VECTORS_FILE,
         train_wikipedia2vec,
+        vectors_folder,
         wikipedia2vec_available,
         wikipedia2vec_entity_vectors,
     )
@@ -449,10 +457,10 @@ def _entity_vectors(config, catalog, redirects, work_dir, shards):
         try:
             vectors: dict = {}
             for dump in config.dumps:
-                folder = f"{work_dir}/wikipedia2vec/{dump.lang}-d{config.vector_dim}-i{config.vector_epochs}"
+                folder = vectors_folder(work_dir, dump.lang, config.vector_dim, config.vector_epochs, config.seed)
                 model = f"{folder}/{VECTORS_FILE}"
-                if not Path(model).exists():
-                    args = (dump.url, folder, config.vector_dim, config.vector_epochs, config.workers)
+                if not Path(model).exists():  # seeded, on one process: never config.workers (see README)
+                    args = (dump.url, folder, config.vector_dim, config.vector_epochs, config.seed)
                     try:
                         model = train_wikipedia2vec(*args)
                     except RuntimeError:  # e.g. too few links for a link graph: words and anchors only
@@ -462,7 +470,7 @@ def _entity_vectors(config, catalog, redirects, work_dir, shards):
                     model, lambda title, lang=lang, table=table: catalog.entity_id(lang, table.resolve(title))
                 ).items():
                     vectors.setdefault(entity, vector)
-            return vectors, "wikipedia2vec"
+            return vectors, WIKIPEDIA2VEC_SOURCE
         except (RuntimeError, ImportError, *DECOMPRESSION_ERRORS) as error:  # a damaged dump's copy for it too
             if config.vector_method == "wikipedia2vec" or not is_damage(error):  # a disk or network error: raised
                 raise

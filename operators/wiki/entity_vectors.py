@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import re
+import zlib
 from collections.abc import Iterable, Mapping, Sequence
 
 import fsspec
@@ -85,9 +86,12 @@ def entity_context_sequences(
 
 
 def train_entity_vectors(
-    sequences: list[list[str]], dim: int = 768, window: int = 5, epochs: int = 5, seed: int = 0, workers: int = 1
+    sequences: list[list[str]], dim: int = 768, window: int = 5, epochs: int = 5, seed: int = 0
 ) -> dict[str, np.ndarray]:
-    """Skip-gram vectors of every ``ENTITY/`` token in ``sequences`` (gensim Word2Vec, ``sg=1``, min_count 1)."""
+    """Skip-gram vectors of every ``ENTITY/`` token in ``sequences`` (gensim Word2Vec, ``sg=1``, min_count 1), the
+    same bytes for the same arguments: one worker thread (on more, gensim's threads update the vectors in the order
+    they happen to run, and each run's differ) and a hash function that is not Python's per-process salted ``hash``
+    (gensim 4.4 initializes the vectors from ``seed`` alone; older releases seeded each from ``hashfxn(word)``)."""
     if dim < 1:
         raise ValueError(f"dim must be a positive integer, got {dim!r}")
     from gensim.models import Word2Vec
@@ -100,13 +104,19 @@ def train_entity_vectors(
         sg=1,
         epochs=epochs,
         seed=seed,
-        workers=workers,
+        workers=1,
+        hashfxn=_stable_hash,
     )
     return {
         token[len(ENTITY_PREFIX) :]: model.wv[token].astype(np.float32)
         for token in model.wv.index_to_key
         if token.startswith(ENTITY_PREFIX)
     }
+
+
+def _stable_hash(text: str) -> int:
+    """A hash of ``text`` that is the same in every process (CRC-32 of its UTF-8), for gensim's ``hashfxn``."""
+    return zlib.crc32(text.encode("utf-8"))
 
 
 def vectors_for(

@@ -6,6 +6,13 @@ contexts, anchor contexts and the link graph. :func:`train_wikipedia2vec` runs i
 text; :func:`wikipedia2vec_entity_vectors` reads that text and keys each entity vector by our entity id (its
 title mapped through redirects and the entity catalog by the caller's ``entity_of_title``).
 
+Wikipedia2Vec 2.0 takes no seed: it draws its initial vectors, page order and link samples from unseeded NumPy and
+``random`` generators, and each of its pool's worker processes reseeds from the OS, so two trainings of the same dump
+differ, whatever the pool size; with more than one process, the workers also update the shared vectors in the order
+they happen to run. :func:`train_wikipedia2vec` therefore runs it on one process (``--pool-size 1``) with every
+generator seeded from ``seed``: the vectors depend on the dump, ``dim``, ``iterations``, ``link_graph`` and ``seed``
+(and :data:`TRAINING_VERSION`), never on how many workers the build has.
+
 Wikipedia2Vec saves its model as a pickle. That file only ever exists in a private temporary folder, written
 and read back (to export the text) by the same training subprocess, then deleted: what is kept, and what is
 read later (possibly from a shared work folder), is plain text.
@@ -28,9 +35,33 @@ from interlingua.core.redact import redact_text
 from interlingua.core.runtime import state_tempdir
 from interlingua.core.safe_load import UnsafeFileError
 
-_CLI = "from wikipedia2vec.cli import cli; cli()"
 _ENTITY = "ENTITY/"
 VECTORS_FILE = "vectors.txt"
+#: What :func:`train_wikipedia2vec` writes for a dump and its settings, in its version: raised whenever a change to the
+#: training changes the vectors (2: seeded, on one process), so a cached training of the code before is never reused.
+TRAINING_VERSION = 2
+
+
+def _cli(seed: int) -> str:
+    """The code a training subprocess runs: Wikipedia2Vec's command line with NumPy's and ``random``'s generators
+    seeded, and the argument-less ``numpy.random.seed()`` its pool's worker calls seeded too (the worker is forked, so
+    it runs the seeding of this process, not a fresh interpreter's)."""
+    numpy_seed = int(seed) % (1 << 32)  # NumPy's legacy seeds are 32-bit
+    return (
+        "import multiprocessing, random, numpy\n"
+        "multiprocessing.set_start_method('fork', force=True)\n"
+        f"random.seed({int(seed)})\nnumpy.random.seed({numpy_seed})\n"
+        "_seed = numpy.random.seed\n"
+        f"numpy.random.seed = lambda seed=None: _seed({numpy_seed} if seed is None else seed)\n"
+        "from wikipedia2vec.cli import cli\ncli()"
+    )
+
+
+def vectors_folder(base: str, lang: str, dim: int, iterations: int, seed: int) -> str:
+    """``<base>/wikipedia2vec/<lang>-d<dim>-i<iterations>-s<seed>-v<TRAINING_VERSION>``: where the ease-corpus build
+    keeps one dump's trained vectors (``base``: its extraction folder, named by the dump's fingerprint), named by
+    everything else that determines them, so a rerun reuses them only when they would come out the same."""
+    return f"{base}/wikipedia2vec/{lang}-d{dim}-i{iterations}-s{seed}-v{TRAINING_VERSION}"
 
 
 def wikipedia2vec_available() -> bool:
@@ -40,13 +71,14 @@ def wikipedia2vec_available() -> bool:
 
 
 def train_wikipedia2vec(
-    dump_url: str, out_dir: str, dim: int, iterations: int = 1, workers: int = 1, link_graph: bool = True
+    dump_url: str, out_dir: str, dim: int, iterations: int = 1, seed: int = 0, link_graph: bool = True
 ) -> str:
     """Train a Wikipedia2Vec model on one dump; returns its vectors as word2vec text (``<out_dir>/vectors.txt``).
+    Seeded by ``seed``, on one process: the same arguments write the same bytes (see the module doc).
 
     ``link_graph=False`` skips the entity–entity link-graph objective (Wikipedia2Vec cannot build the graph
     of a dump with almost no links, e.g. gensim's one-article Bulgarian excerpt)."""
-    for name, value in (("dim", dim), ("iterations", iterations), ("workers", workers)):
+    for name, value in (("dim", dim), ("iterations", iterations)):
         if not isinstance(value, int) or value < 1:
             raise ValueError(f"{name} must be a positive integer, got {value!r}")
     out = Path(out_dir)
@@ -57,11 +89,11 @@ def train_wikipedia2vec(
         model = Path(scratch) / "model.pkl"
         partial = Path(scratch) / VECTORS_FILE
         train = [
-            sys.executable, "-c", _CLI, "train", str(local_dump), str(model),
-            "--dim-size", str(dim), "--iteration", str(iterations), "--pool-size", str(workers),
+            sys.executable, "-c", _cli(seed), "train", str(local_dump), str(model),
+            "--dim-size", str(dim), "--iteration", str(iterations), "--pool-size", "1",
             "--min-entity-count", "1", "--link-graph" if link_graph else "--no-link-graph",
         ]  # fmt: skip
-        export = [sys.executable, "-c", _CLI, "save-text", str(model), str(partial), "--out-format", "word2vec"]
+        export = [sys.executable, "-c", _cli(seed), "save-text", str(model), str(partial), "--out-format", "word2vec"]
         for command in (train, export):
             completed = subprocess.run(command, capture_output=True, text=True, check=False)
             if completed.returncode != 0:

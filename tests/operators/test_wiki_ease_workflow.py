@@ -456,3 +456,57 @@ def test_workers_store_and_work_dir_are_not_part_of_the_versions(setup, tmp_path
     assert (again["corpus"], again["entities"]) == (first["corpus"], first["entities"])
     changed = build_corpus(config.model_copy(update={"seed": 4}), shards, reports, work, store_url)
     assert changed["corpus"] != first["corpus"]
+
+
+def _entities(store_url: str, summary: dict) -> tuple[list, list]:
+    """``(entity ids, vectors)`` of a build's published ``<name>-entities`` version."""
+    name, version = summary["entities"].split("/")
+    table = CorpusStore(store_url).read_table(name, version)
+    return table.column("entity_id").to_pylist(), table.column("vector").to_pylist()
+
+
+def test_wikipedia2vec_training_is_seeded_and_never_given_the_workers(setup, tmp_path, monkeypatch):
+    """``workers`` (left out of the version ids) was Wikipedia2Vec's pool size, and its vectors were cached in a folder
+    named without the seed that now determines them."""
+    import interlingua.operators.wiki.wikipedia2vec_vectors as w2v
+
+    config, work, store_url = setup
+    calls = []
+
+    def train(dump_url, out_dir, *args, **kwargs):
+        calls.append((dump_url, out_dir.removeprefix(work), args, tuple(kwargs.items())))
+        raise RuntimeError("recorded")  # tried again without the link graph, then raised (vector_method: wikipedia2vec)
+
+    monkeypatch.setattr(w2v, "train_wikipedia2vec", train)
+    shards, reports, _, _ = extract(config, work)
+    config = config.model_copy(update={"entity_vectors": None, "vector_method": "wikipedia2vec", "vector_dim": 8,
+                                       "vector_epochs": 1})
+    for workers, seed in ((1, 3), (2, 3), (2, 4)):
+        calls.clear()
+        with pytest.raises(RuntimeError, match="recorded"):
+            build_corpus(config.model_copy(update={"workers": workers, "seed": seed}), shards, reports, work, store_url)
+        assert [call[2:] for call in calls] == [((8, 1, seed), ()), ((8, 1, seed), (("link_graph", False),))]
+        assert {call[1] for call in calls} == {f"/wikipedia2vec/en-d8-i1-s{seed}-v{w2v.TRAINING_VERSION}"}
+
+
+@pytest.mark.slow  # trains Wikipedia2Vec twice on the hand-written dump (~40 s)
+def test_wikipedia2vec_entity_vectors_are_the_same_bytes_on_1_or_2_workers(setup, tmp_path):
+    """Wikipedia2Vec ran on ``workers`` processes, unseeded: every build, on 1 or 2 workers (or twice on the same
+    number), published other entity vectors under the same version id."""
+    pytest.importorskip("wikipedia2vec")
+    config, _, _ = setup
+    dump = tmp_path / "enwiki-lang.xml.bz2"  # Wikipedia2Vec reads the language from the root's xml:lang
+    dump.write_bytes(bz2.compress(bz2.decompress((tmp_path / "enwiki.xml.bz2").read_bytes())
+                                  .replace(b"<mediawiki ", b'<mediawiki xml:lang="en" ', 1)))
+    config = config.model_copy(update={"dumps": [WikiDump(lang="en", url=str(dump))], "entity_vectors": None,
+                                       "vector_method": "wikipedia2vec", "vector_dim": 8, "vector_epochs": 1})
+    built = []
+    for workers in (1, 2):
+        work, store_url = str(tmp_path / f"work{workers}"), str(tmp_path / f"store{workers}")
+        shards, reports, _, _ = extract(config, work)
+        summary = build_corpus(config.model_copy(update={"workers": workers}), shards, reports, work, store_url)
+        manifest = CorpusStore(store_url).manifest("ease-entities")
+        assert manifest.config["vector_source"].startswith("wikipedia2vec")
+        assert manifest.counters["vectors_missing_random_init"] < manifest.counters["entities"]  # trained ones
+        built.append((summary["entities"], _entities(store_url, summary)))
+    assert built[0] == built[1]
