@@ -42,7 +42,7 @@ def test_library_info_goes_to_the_file_only(tmp_path, capsys, monkeypatch, resto
 
 
 def test_verbose_lets_library_info_through(tmp_path, capsys, monkeypatch, restore_root_logging):
-    monkeypatch.delenv(console.VERBOSE_ENV, raising=False)
+    monkeypatch.setenv(console.VERBOSE_ENV, "0")  # recorded: unset after the test (a delenv of an unset one is not)
     console.configure_console("unit", verbose=True, log_dir=tmp_path)
     logging.getLogger("urllib3.connectionpool").info("library detail")
     assert "library detail" in capsys.readouterr().err
@@ -181,7 +181,7 @@ def test_mlflow_imported_before_the_command_logs_to_the_file_only(mlflow_logging
 
 def test_verbose_keeps_mlflow_and_ray_auth_lines_on_the_console(tmp_path, monkeypatch, restore_root_logging,
                                                                mlflow_stream, capsys):
-    monkeypatch.delenv(console.VERBOSE_ENV, raising=False)  # first: removed again after the test, not restored as "1"
+    monkeypatch.setenv(console.VERBOSE_ENV, "0")  # recorded: unset after the test, not restored as the "1" set below
     monkeypatch.setenv(console.LOG_FILE_ENV, "")
     console.configure_console("unit", verbose=True, log_dir=tmp_path)
     monkeypatch.setenv(console.VERBOSE_ENV, "1")
