@@ -8,9 +8,10 @@
 - Truncated or corrupt compressed inputs (``.gz``, ``.bz2``, ``.xz``): one error naming the file and the byte
   offset, unless the workflow's ``allow_truncated_inputs`` publishes the part read (marked partial). A line reader
   raises :func:`cut_short`'s error, which says how many complete lines came before the damage.
-- Reading that fails is no damage: an ``OSError`` with an errno (EIO, ENOSPC, ECONNRESET, …) raised while reading
-  propagates (:func:`is_damage`, :func:`read_failure`: the same errno, naming the file), whatever
-  ``allow_truncated_inputs`` says, so a disk or network error never publishes a partial version.
+- Reading that fails is no damage: an ``OSError`` with an errno (EIO, ENOSPC, ECONNRESET, …), or of any subclass
+  (a ``TimeoutError`` from a socket or fsspec's HTTP reads, a ``ConnectionResetError``, a ``FileNotFoundError`` …),
+  raised while reading propagates (:func:`is_damage`, :func:`read_failure`: the same errno or type, naming the file),
+  whatever ``allow_truncated_inputs`` says, so a disk or network error never publishes a partial version.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from interlingua.core.redact import redact_text
 
 #: What Python's decompressors raise on data that stops early or does not decode (EOFError: a stream cut short; bz2's
 #: corrupt data is a plain OSError, gzip's a BadGzipFile, both without an errno), and what reading the file raises (an
-#: OSError with an errno): a handler tells them apart with :func:`is_damage`.
+#: OSError with an errno, or one of its subclasses: TimeoutError …): a handler tells them apart with :func:`is_damage`.
 DECOMPRESSION_ERRORS = (EOFError, zlib.error, gzip.BadGzipFile, lzma.LZMAError, OSError)
 
 ALLOW_HINT = "set allow_truncated_inputs=true to publish what was read, marked partial in the manifest"
@@ -122,17 +123,41 @@ def compressed_offset(handle) -> int | None:
 
 def is_damage(error: BaseException) -> bool:
     """Whether ``error`` (one of :data:`DECOMPRESSION_ERRORS`) says the compressed data is cut short or corrupt, not
-    that reading it failed: an ``OSError`` with an errno (EIO, ENOSPC, ECONNRESET, …) is an I/O failure."""
-    return not (isinstance(error, OSError) and error.errno is not None)
+    that reading it failed. Decided by type: ``EOFError``, zlib's, lzma's and gzip's errors, and an ``OSError`` of
+    exactly that type without an errno (bz2's corrupt data) are damage; any other ``OSError`` (with an errno, or a
+    subclass: ``TimeoutError`` from a socket or fsspec's HTTP reads, ``ConnectionResetError``, ``FileNotFoundError``
+    …, errno or not) is a read failure, and so is anything else."""
+    if isinstance(error, (EOFError, zlib.error, lzma.LZMAError, gzip.BadGzipFile)):
+        return True
+    return type(error) is OSError and error.errno is None
+
+
+def is_read_failure(error: BaseException) -> bool:
+    """Whether ``error`` is an ``OSError`` that says reading failed (not :func:`is_damage`)."""
+    return isinstance(error, OSError) and not is_damage(error)
+
+
+class InputReadError(OSError):
+    """A read failure without an errno whose own type :func:`read_failure` could not rebuild (or a plain
+    ``OSError``, which :func:`is_damage` would take for bz2's corrupt data)."""
 
 
 def read_failure(url: str, error: OSError, offset: int | None = None) -> OSError:
-    """The error to raise for ``error``, an I/O failure (not :func:`is_damage`) while reading ``url``: an ``OSError``
-    of the same errno (so of the same subclass: ``ConnectionResetError`` for ECONNRESET …) naming the file (redacted)
-    and, when known, the compressed byte where reading stopped."""
+    """The error to raise for ``error``, an I/O failure (not :func:`is_damage`) while reading ``url``, naming the file
+    (redacted) and, when known, the compressed byte where reading stopped: an ``OSError`` of the same errno (so of the
+    same subclass: ``ConnectionResetError`` for ECONNRESET …, ``filename`` the file), or, without an errno, of the
+    same type (``TimeoutError`` …; :class:`InputReadError` when that cannot be built), never taken for damage."""
     where = f" at byte {offset}" if offset is not None else ""
-    return OSError(error.errno, f"{error.strerror or error} reading the input{where} (an I/O failure, not a truncated "
-                                f"or corrupt file: nothing of it is published)", redact_text(str(url)))
+    note = "(an I/O failure, not a truncated or corrupt file: nothing of it is published)"
+    if error.errno is not None:
+        return OSError(error.errno, f"{error.strerror or error} reading the input{where} {note}", redact_text(str(url)))
+    detail = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
+    message = f"{detail} reading the input {redact_text(str(url))}{where} {note}"
+    try:
+        failure = type(error)(message)
+    except Exception:  # noqa: BLE001 - a subclass whose constructor takes other arguments
+        failure = None
+    return failure if failure is not None and is_read_failure(failure) else InputReadError(message)
 
 
 def cut_short(url: str, handle, error: BaseException, lines: int) -> TruncatedInputError:

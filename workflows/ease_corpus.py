@@ -441,7 +441,7 @@ def _entity_vectors(config, catalog, redirects, work_dir, shards):
     if Wikipedia2Vec is missing or fails) gensim skip-gram over the extracted link contexts."""
     from interlingua.operators.wiki.corpus_inputs import train_vectors_from_extracts
     from interlingua.operators.wiki.entity_vectors import load_entity_vectors
-    from interlingua.core.archives import DECOMPRESSION_ERRORS, is_damage
+    from interlingua.core.archives import DECOMPRESSION_ERRORS, is_read_failure
     from interlingua.operators.wiki.wikipedia2vec_vectors import (
         VECTORS_FILE,
         train_wikipedia2vec,
@@ -472,7 +472,7 @@ def _entity_vectors(config, catalog, redirects, work_dir, shards):
                     vectors.setdefault(entity, vector)
             return vectors, WIKIPEDIA2VEC_SOURCE
         except (RuntimeError, ImportError, *DECOMPRESSION_ERRORS) as error:  # a damaged dump's copy for it too
-            if config.vector_method == "wikipedia2vec" or not is_damage(error):  # a disk or network error: raised
+            if config.vector_method == "wikipedia2vec" or is_read_failure(error):  # a disk or network error: raised
                 raise
             note = f" (wikipedia2vec failed: {str(error)[:200]})"
     vectors = train_vectors_from_extracts(

@@ -15,8 +15,8 @@ its end-of-stream marker, or corrupt compressed data, yields a :class:`StreamBre
 offset where it broke instead of raising. The file is read in 1 MiB chunks and fed to the decompressor in 64 KiB
 slices (:data:`FEED_BYTES`), so the offset of corrupt data is that of the slice the decompressor refused (bz2
 checks a block's CRC at its end: within a block's compressed size of the damage), and the pages of the slices
-before it are kept. A read that fails (an ``OSError`` with an errno: EIO, ECONNRESET …) is no break: it raises,
-naming the file and the byte (:func:`~interlingua.core.archives.read_failure`), and the shard fails.
+before it are kept. A read that fails (any ``OSError`` of the raw read: EIO, ECONNRESET, a timeout …) is no break:
+it raises, naming the file and the byte (:func:`~interlingua.core.archives.read_failure`), and the shard fails.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 import fsspec
 
-from interlingua.core.archives import DECOMPRESSION_ERRORS, is_damage, open_compressed, read_failure
+from interlingua.core.archives import DECOMPRESSION_ERRORS, open_compressed, read_failure
 
 BZ2_MAGIC = b"BZh"
 #: The compressions a dump may use: name -> (its magic bytes, a new streaming decompressor of one stream / member).
@@ -145,9 +145,7 @@ def iter_shard_bytes(shard: DumpShard) -> Iterator[bytes | StreamBreak]:
                 size = READ_CHUNK_BYTES if remaining is None else min(READ_CHUNK_BYTES, remaining)
                 try:
                     chunk = handle.read(size)
-                except OSError as error:  # the read failed (EIO, ECONNRESET …): no StreamBreak, the shard fails
-                    if is_damage(error):  # no errno: raised as it came
-                        raise
+                except OSError as error:  # the raw read failed (EIO, a timeout …): no StreamBreak, the shard fails
                     raise read_failure(shard.url, error, position) from error
                 if not chunk:
                     return

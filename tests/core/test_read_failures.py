@@ -3,8 +3,12 @@ failure, raised with its errno and the file's name, whatever ``allow_truncated_i
 truncated or corrupt input, nor published partial. Damaged compressed data (bz2's plain ``OSError`` without an errno,
 gzip's ``BadGzipFile``, zlib's and lzma's errors, ``EOFError``) still is truncation.
 
+The same holds for an ``OSError`` subclass without an errno (a socket's or fsspec's ``TimeoutError``, an aiohttp-style
+``ConnectionResetError``): only a plain ``OSError`` without an errno is bz2's damage.
+
 The inputs are real compressed files, read through an fsspec filesystem (``eio://``) whose files raise
-``OSError(EIO)`` once a given number of their bytes has been read, as a failing disk does."""
+``OSError(EIO)`` (or another error: ``FSTimeoutError`` as fsspec's HTTP reads time out) once a given number of their
+bytes has been read, as a failing disk does."""
 
 from __future__ import annotations
 
@@ -17,14 +21,14 @@ import json
 import pytest
 from fsspec.spec import AbstractFileSystem
 
-from interlingua.core.archives import TruncatedInputError, is_damage
+from interlingua.core.archives import TruncatedInputError, is_damage, read_failure
 
 
 class _FailingRaw(io.RawIOBase):
-    """The bytes of a file, then ``OSError(EIO)`` from the read that reaches ``fail_at``."""
+    """The bytes of a file, then ``failure()`` (``OSError(EIO)``) from the read that reaches ``fail_at``."""
 
-    def __init__(self, data: bytes, fail_at: int):
-        self._data, self._fail_at, self._at = data, fail_at, 0
+    def __init__(self, data: bytes, fail_at: int, failure):
+        self._data, self._fail_at, self._failure, self._at = data, fail_at, failure, 0
 
     def readable(self) -> bool:
         return True
@@ -41,7 +45,7 @@ class _FailingRaw(io.RawIOBase):
 
     def readinto(self, buffer) -> int:
         if self._at >= self._fail_at and self._at < len(self._data):
-            raise OSError(errno.EIO, "Input/output error")
+            raise self._failure()
         piece = self._data[self._at: min(self._at + len(buffer), max(self._fail_at, self._at))]
         buffer[: len(piece)] = piece
         self._at += len(piece)
@@ -49,26 +53,29 @@ class _FailingRaw(io.RawIOBase):
 
 
 class _FailingFileSystem(AbstractFileSystem):
-    """``eio:///path``: the local file at ``/path``, whose reads fail with EIO at byte ``fail_at``."""
+    """``eio:///path``: the local file at ``/path``, whose reads fail with ``failure()`` (EIO) at byte ``fail_at``."""
 
     protocol = "eio"
     cachable = False
     fail_at = 0
+    failure = staticmethod(lambda: OSError(errno.EIO, "Input/output error"))
 
     def _open(self, path, mode="rb", **kwargs):
         with open(path, "rb") as handle:
-            return io.BufferedReader(_FailingRaw(handle.read(), self.fail_at), buffer_size=4096)
+            return io.BufferedReader(_FailingRaw(handle.read(), self.fail_at, self.failure), buffer_size=4096)
 
 
 @pytest.fixture
 def failing(monkeypatch):
-    """``(path) -> eio:// URL`` of ``path``, read failing halfway through its bytes."""
+    """``(path, failure=EIO) -> eio:// URL`` of ``path``, read failing halfway through its bytes (raising ``failure()``)."""
     from fsspec.registry import _registry
 
     monkeypatch.setitem(_registry, "eio", _FailingFileSystem)  # fsspec.register_implementation, undone after
 
-    def url(path) -> str:
+    def url(path, failure=None) -> str:
         monkeypatch.setattr(_FailingFileSystem, "fail_at", path.stat().st_size // 2)
+        if failure is not None:
+            monkeypatch.setattr(_FailingFileSystem, "failure", staticmethod(failure))
         return f"eio://{path}"
 
     return url
@@ -93,6 +100,13 @@ def _assert_read_failure(caught, url: str) -> None:
     assert "I/O failure, not a truncated or corrupt file" in str(caught.value)
 
 
+def _no_errno_failures() -> list[OSError]:
+    from fsspec.exceptions import FSTimeoutError
+
+    return [TimeoutError("timed out"), FSTimeoutError(), ConnectionResetError(), FileNotFoundError("gone")]
+
+
+NO_ERRNO_FAILURES = _no_errno_failures()
 COMPRESSIONS = [(".bz2", lambda data: bz2.compress(data, 1)), (".gz", gzip.compress)]
 
 
@@ -111,8 +125,40 @@ def test_codec_damage_and_read_failures_are_told_apart():
     assert all(map(is_damage, errors))
     assert errors[0].errno is None  # bz2's corrupt data: a plain OSError without an errno
     for failure in (OSError(errno.EIO, "Input/output error"), ConnectionResetError(errno.ECONNRESET, "reset"),
-                    OSError(errno.ENOSPC, "No space left on device")):
-        assert not is_damage(failure)
+                    OSError(errno.ENOSPC, "No space left on device"), *NO_ERRNO_FAILURES):
+        assert not is_damage(failure), failure
+        named = read_failure("/data/pairs.tsv.gz", failure, 123)
+        assert type(named) is type(failure) or failure.errno is not None  # a TimeoutError stays one
+        assert not is_damage(named) and "/data/pairs.tsv.gz" in str(named) and "at byte 123" in str(named)
+    assert not is_damage(read_failure("/data/x.gz", OSError("a raw read's plain error")))
+
+
+@pytest.mark.parametrize("suffix, compress", COMPRESSIONS)
+def test_a_timed_out_read_is_raised_naming_the_file_not_published_partial(tmp_path, failing, suffix, compress):
+    """A read that times out (fsspec's HTTP files raise FSTimeoutError, a TimeoutError without an errno) was taken for a
+    cut file: with allow_truncated_inputs the rows read so far were published as a partial version."""
+    from fsspec.exceptions import FSTimeoutError
+
+    from interlingua.core.config import load_config
+    from interlingua.workflows.bitext_corpus import BitextCorpusConfig, read_bitext
+
+    tsv = tmp_path / f"pairs.tsv{suffix}"
+    _write(tsv, _lines(4000), compress)
+    allowed = load_config(BitextCorpusConfig, None, ["allow_truncated_inputs=true"])
+    url, partial = failing(tsv, FSTimeoutError), []
+    with pytest.raises(TimeoutError, match=rf"FSTimeoutError reading the input {url} at byte \d+ \(an I/O failure"):
+        read_bitext(allowed, url, partial)
+    assert partial == []
+
+
+def test_a_dump_read_that_times_out_names_the_file(tmp_path, failing):
+    from interlingua.operators.wiki.dump_shards import DumpShard, iter_shard_bytes
+
+    dump = tmp_path / "enwiki.xml.bz2"
+    _write(dump, "<mediawiki>\n" + "<page><title>T</title></page>\n" * 50000 + "</mediawiki>\n", bz2.compress)
+    url = failing(dump, lambda: TimeoutError("timed out"))
+    with pytest.raises(TimeoutError, match=rf"timed out reading the input {url} at byte 0 "):
+        list(iter_shard_bytes(DumpShard(url, "en", 0, 0, None, False)))
 
 
 @pytest.mark.parametrize("suffix, compress", COMPRESSIONS)
@@ -206,8 +252,8 @@ def test_entity_vectors_fall_back_to_gensim_on_a_damaged_dump_copy_but_not_on_a_
         monkeypatch.setattr(w2v, "train_wikipedia2vec", lambda *args, error=damage, **kwargs: (_ for _ in ()).throw(error))
         vectors, source = _entity_vectors(config, None, {}, str(tmp_path / "work"), [])
         assert vectors == {"Q1": None} and source.startswith("gensim skip-gram") and "wikipedia2vec failed" in source
-    failure = OSError(errno.EIO, "Input/output error")
-    monkeypatch.setattr(w2v, "train_wikipedia2vec", lambda *args, **kwargs: (_ for _ in ()).throw(failure))
-    with pytest.raises(OSError) as caught:
-        _entity_vectors(config, None, {}, str(tmp_path / "work"), [])
-    assert caught.value is failure
+    for failure in (OSError(errno.EIO, "Input/output error"), *NO_ERRNO_FAILURES):
+        monkeypatch.setattr(w2v, "train_wikipedia2vec", lambda *args, error=failure, **kwargs: (_ for _ in ()).throw(error))
+        with pytest.raises(OSError) as caught:
+            _entity_vectors(config, None, {}, str(tmp_path / "work"), [])
+        assert caught.value is failure
