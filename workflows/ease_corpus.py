@@ -430,11 +430,6 @@ def _publish_entities(
     return f"{config.name}-entities/{manifest.version}"
 
 
-#: The entities manifest's ``vector_source`` of vectors Wikipedia2Vec trained here (it enters that version's id: the
-#: unseeded trainings before, each run's vectors different, were ``wikipedia2vec``).
-WIKIPEDIA2VEC_SOURCE = "wikipedia2vec (seeded by seed, one process)"
-
-
 def _entity_vectors(config, catalog, redirects, work_dir, shards):
     """``(entity id → vector, how they were made)``: the given file; else Wikipedia2Vec trained on each dump
     (``vector_method`` auto/wikipedia2vec; the first dump in config order that has an entity wins); else (or
@@ -445,6 +440,7 @@ def _entity_vectors(config, catalog, redirects, work_dir, shards):
     from interlingua.operators.wiki.wikipedia2vec_vectors import (
         VECTORS_FILE,
         train_wikipedia2vec,
+        vector_source,
         vectors_folder,
         wikipedia2vec_available,
         wikipedia2vec_entity_vectors,
@@ -470,7 +466,7 @@ def _entity_vectors(config, catalog, redirects, work_dir, shards):
                     model, lambda title, lang=lang, table=table: catalog.entity_id(lang, table.resolve(title))
                 ).items():
                     vectors.setdefault(entity, vector)
-            return vectors, WIKIPEDIA2VEC_SOURCE
+            return vectors, vector_source()
         except (RuntimeError, ImportError, *DECOMPRESSION_ERRORS) as error:  # a damaged dump's copy for it too
             if config.vector_method == "wikipedia2vec" or is_read_failure(error):  # a disk or network error: raised
                 raise

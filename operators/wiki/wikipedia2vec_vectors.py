@@ -11,7 +11,10 @@ Wikipedia2Vec 2.0 takes no seed: it draws its initial vectors, page order and li
 differ, whatever the pool size; with more than one process, the workers also update the shared vectors in the order
 they happen to run. :func:`train_wikipedia2vec` therefore runs it on one process (``--pool-size 1``) with every
 generator seeded from ``seed``: the vectors depend on the dump, ``dim``, ``iterations``, ``link_graph`` and ``seed``
-(and :data:`TRAINING_VERSION`), never on how many workers the build has.
+(and :data:`TRAINING_VERSION`), never on how many workers the build has. That seeding rests on 2.0.0's internals (its
+pool worker's argument-less ``numpy.random.seed()``), so the installed Wikipedia2Vec version
+(:func:`wikipedia2vec_version`) names the cached vectors' folder and enters the entities version's ``vector_source``:
+another version's vectors are never taken for these, nor published under their id.
 
 Wikipedia2Vec saves its model as a pickle. That file only ever exists in a private temporary folder, written
 and read back (to export the text) by the same training subprocess, then deleted: what is kept, and what is
@@ -58,10 +61,28 @@ def _cli(seed: int) -> str:
 
 
 def vectors_folder(base: str, lang: str, dim: int, iterations: int, seed: int) -> str:
-    """``<base>/wikipedia2vec/<lang>-d<dim>-i<iterations>-s<seed>-v<TRAINING_VERSION>``: where the ease-corpus build
-    keeps one dump's trained vectors (``base``: its extraction folder, named by the dump's fingerprint), named by
-    everything else that determines them, so a rerun reuses them only when they would come out the same."""
-    return f"{base}/wikipedia2vec/{lang}-d{dim}-i{iterations}-s{seed}-v{TRAINING_VERSION}"
+    """``<base>/wikipedia2vec/<lang>-d<dim>-i<iterations>-s<seed>-v<TRAINING_VERSION>-w<wikipedia2vec version>``:
+    where the ease-corpus build keeps one dump's trained vectors (``base``: its extraction folder, named by the dump's
+    fingerprint), named by everything else that determines them, so a rerun reuses them only when they would come
+    out the same."""
+    return f"{base}/wikipedia2vec/{lang}-d{dim}-i{iterations}-s{seed}-v{TRAINING_VERSION}-w{wikipedia2vec_version()}"
+
+
+def vector_source() -> str:
+    """The entities manifest's ``vector_source`` of vectors trained here (it enters that version's id), with the
+    installed Wikipedia2Vec's version: the unseeded trainings before, each run's vectors different, were
+    ``wikipedia2vec``."""
+    return f"wikipedia2vec {wikipedia2vec_version()} (seeded by seed, one process)"
+
+
+def wikipedia2vec_version() -> str:
+    """The installed Wikipedia2Vec's version (``none`` when it is not installed)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("wikipedia2vec")
+    except PackageNotFoundError:
+        return "none"
 
 
 def wikipedia2vec_available() -> bool:

@@ -486,7 +486,41 @@ def test_wikipedia2vec_training_is_seeded_and_never_given_the_workers(setup, tmp
         with pytest.raises(RuntimeError, match="recorded"):
             build_corpus(config.model_copy(update={"workers": workers, "seed": seed}), shards, reports, work, store_url)
         assert [call[2:] for call in calls] == [((8, 1, seed), ()), ((8, 1, seed), (("link_graph", False),))]
-        assert {call[1] for call in calls} == {f"/wikipedia2vec/en-d8-i1-s{seed}-v{w2v.TRAINING_VERSION}"}
+        assert {call[1] for call in calls} == {
+            f"/wikipedia2vec/en-d8-i1-s{seed}-v{w2v.TRAINING_VERSION}-w{w2v.wikipedia2vec_version()}"}
+
+
+def test_the_installed_wikipedia2vec_version_names_the_vectors_folder_and_the_vector_source(tmp_path, monkeypatch):
+    """Its seeding rests on 2.0.0's internals: vectors another version trained were reused from the same folder and
+    published under the same ``vector_source``, so the same version id."""
+    import importlib.metadata
+
+    import interlingua.operators.wiki.wikipedia2vec_vectors as w2v
+    from interlingua.workflows.ease_corpus import _entity_vectors
+
+    real_version = importlib.metadata.version
+    config = EaseCorpusConfig(dumps=[WikiDump(lang="en", url=str(tmp_path / "enwiki.xml.bz2"))],
+                              vector_method="wikipedia2vec", vector_dim=2, vector_epochs=1, seed=3)
+    catalog = type("Catalog", (), {"entity_id": staticmethod(lambda lang, title: f"{lang}:{title}")})()
+    redirects = {"en": type("Redirects", (), {"resolve": staticmethod(lambda title: title)})()}
+    monkeypatch.setattr(w2v, "wikipedia2vec_available", lambda: True)
+
+    def train(dump_url, out_dir, *args, **kwargs):
+        trained.append(out_dir.removeprefix(str(tmp_path)))
+        (path := tmp_path / out_dir / w2v.VECTORS_FILE).parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("1 2\nENTITY/Paris 0.5 0.25\n")
+        return str(path)
+
+    monkeypatch.setattr(w2v, "train_wikipedia2vec", train)
+    sources = {}
+    for installed in ("2.0.0", "2.1.0"):
+        monkeypatch.setattr(importlib.metadata, "version",
+                            lambda name, v=installed: v if name == "wikipedia2vec" else real_version(name))
+        trained: list[str] = []
+        vectors, sources[installed] = _entity_vectors(config, catalog, redirects, str(tmp_path / "work"), [])
+        assert list(vectors) == ["en:Paris"]
+        assert trained == [f"/work/wikipedia2vec/en-d2-i1-s3-v{w2v.TRAINING_VERSION}-w{installed}"]  # not reused
+    assert sources == {v: f"wikipedia2vec {v} (seeded by seed, one process)" for v in ("2.0.0", "2.1.0")}
 
 
 @pytest.mark.slow  # trains Wikipedia2Vec twice on the hand-written dump (~40 s)
