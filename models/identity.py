@@ -151,8 +151,9 @@ def with_model_files(data: dict[str, Any]) -> dict[str, Any]:
 
 def local_model_folders(value: Any) -> list[str]:
     """The strings anywhere in ``value`` that name a local model folder (a path or ``file://`` URL to a folder
-    :func:`~interlingua.models.load.is_model_folder` accepts), sorted; a combination spec ``MODE(A|B)`` is looked
-    into, so each part that names one is among them."""
+    :func:`~interlingua.models.load.is_model_folder` accepts, ``st:FOLDER``) or word-vector file (``wordvec:FILE``),
+    as :func:`_model_folder` reads them, sorted; a combination spec ``MODE(A|B)`` is looked into, so each part that
+    names one is among them. (A combination's part is never a combination: the grammar nests none.)"""
     found: set[str] = set()
 
     def visit(item: Any) -> None:
@@ -184,17 +185,41 @@ def _combination_parts(text: str) -> list[str]:
 
 
 def _model_folder(text: str) -> Path | None:
-    """The local model folder ``text`` names, or None."""
-    path = text[len("file://"):] if text.startswith("file://") else text
-    if not path or "://" in path or "\n" in path or len(path) > 4096:
+    """The local model folder ``text`` names, or None: a path or ``file://`` URL to a folder
+    :func:`~interlingua.models.load.is_model_folder` accepts; or, with a prefix :func:`model_identity` reads by its
+    files, ``st:FOLDER`` (with ``modules.json`` or ``config.json``, as the encoder takes it) or ``wordvec:FILE`` (the
+    word-vector file itself)."""
+    for prefix, kind in (("st:", _is_st_folder), ("wordvec:", Path.is_file)):
+        if text.startswith(prefix):
+            path = _local_path(text[len(prefix):])
+            try:
+                return path if path is not None and kind(path) else None
+            except OSError:  # a string too long or odd for the file system: not a model
+                return None
+    path = _local_path(text[len("file://"):] if text.startswith("file://") else text)
+    if path is None:
         return None
     try:
-        folder = Path(path).expanduser()
-        if folder.is_dir():
+        if path.is_dir():
             from interlingua.models.load import is_model_folder  # torch comes with it: only for a real folder
 
-            if is_model_folder(folder):
-                return folder
+            if is_model_folder(path):
+                return path
     except OSError:  # a string too long or odd for the file system: not a folder
         pass
     return None
+
+
+def _is_st_folder(folder: Path) -> bool:
+    return (folder / "modules.json").is_file() or (folder / "config.json").is_file()
+
+
+def _local_path(path: str) -> Path | None:
+    """``path`` as a local path (``~`` expanded), or None for what cannot be one (empty, a URL, a line break, the
+    home of a user there is none of: ``~nobody/x``)."""
+    if not path or "://" in path or "\n" in path or len(path) > 4096:
+        return None
+    try:
+        return Path(path).expanduser()
+    except RuntimeError:
+        return None

@@ -45,3 +45,22 @@ def test_each_part_of_a_combination_counts_as_a_model_folder_would(tmp_path):
                                                        f"file://{second}": files_digest(second)}
     plain = {"model": "concat(use|minilm)"}  # no part is a local folder: hashed as before
     assert with_model_files(plain) is plain
+
+
+def test_st_and_wordvec_parts_count_by_their_files_as_model_identity_reads_them(tmp_path):
+    """``st:FOLDER`` and ``wordvec:FILE`` (alone or as a part of ``MODE(A|B)``) were not counted: a sentence-transformers
+    folder or word-vector file rewritten in place was taken for the one a finished stage used."""
+    from interlingua.models.identity import files_digest, local_model_folders, with_model_files
+
+    folder = build_tiny_bert(tmp_path / "st", seed=1)
+    vectors = tmp_path / "vectors.txt"
+    vectors.write_text("2 2\nhouse 0.1 0.2\nhaus 0.3 0.4\n")
+    (tmp_path / "empty").mkdir()
+    config = {"model": f"concat(st:{folder} | wordvec:{vectors})", "teacher": f"st:{folder}",
+              "not_models": [f"st:{tmp_path / 'empty'}", f"st:{tmp_path / 'missing'}", f"wordvec:{tmp_path}",
+                             "st:~nobody-here/x", f"concat(concat({folder}|use)|minilm)"]}
+    assert local_model_folders(config) == sorted([f"st:{folder}", f"wordvec:{vectors}"])
+    before = with_model_files(config)["model_files"]
+    assert before == {f"st:{folder}": files_digest(folder), f"wordvec:{vectors}": files_digest(vectors)}
+    vectors.write_text("2 2\nhouse 0.5 0.2\nhaus 0.3 0.4\n")  # rewritten in place
+    assert with_model_files(config)["model_files"][f"wordvec:{vectors}"] != before[f"wordvec:{vectors}"]
