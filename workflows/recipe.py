@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import os
 import time
+import weakref
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -84,14 +85,31 @@ def preflight(config: RecipeConfig) -> None:
     checked_order(config)
 
 
+#: The recipe :func:`checked_order` checked last: (a weak reference to it, :func:`_content_key` of it, its order). Kept
+#: here, never on the model: a private attribute made two equal recipes compare unequal once one was checked.
+_LAST_CHECKED: tuple[weakref.ref, str | None, list[str]] | None = None
+
+
 def checked_order(config: RecipeConfig) -> list[str]:
     """The execution order :func:`validate_recipe` gives, computed once per content of ``config``: ``interlingua run
     recipe`` checks the recipe (:func:`preflight`) before :func:`run`, which checks it only when it is not the recipe
-    checked (a config changed since, or one that no command checked)."""
-    content = config.model_dump_json()
-    if config._checked is None or config._checked[0] != content:
-        config._checked = (content, validate_recipe(config))
-    return list(config._checked[1])
+    checked (another object, a config changed since, or one that no command checked)."""
+    global _LAST_CHECKED
+    key, last = _content_key(config), _LAST_CHECKED
+    if key is not None and last is not None and last[0]() is config and last[1] == key:
+        return list(last[2])
+    order = validate_recipe(config)
+    _LAST_CHECKED = (weakref.ref(config), key, list(order))
+    return order
+
+
+def _content_key(config: RecipeConfig) -> str | None:
+    """A text that differs whenever ``config``'s content does (``repr`` of its fields: NaN is not None, nor 1.0 1), for
+    any value a stage config built in code holds; None when one cannot be shown (its ``repr`` raises): not remembered."""
+    try:
+        return repr(config.model_dump())
+    except Exception:  # noqa: BLE001 - a value of the caller's whose repr fails: checked every time instead
+        return None
 
 
 def run(config: RecipeConfig, *, address: str | None = None) -> dict[str, Any]:

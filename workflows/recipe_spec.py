@@ -32,7 +32,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from pydantic import Field, PrivateAttr, field_validator
+from pydantic import Field, field_validator
 
 from interlingua.core.config import Config
 from interlingua.core.errors import UserError
@@ -67,8 +67,6 @@ class RecipeConfig(Config):
     compare: list[str] = Field(default_factory=list, description="encoder specs (e.g. use, minilm) evaluated once on "
                                "the pack of the recipe's last evaluating stage and shown beside it in the results table")
     stages: dict[str, StageSpec] = Field(min_length=1)
-    #: (the recipe as validated, its execution order): :func:`~interlingua.workflows.recipe.checked_order`
-    _checked: tuple[str, list[str]] | None = PrivateAttr(None)
 
     @field_validator("stages")
     @classmethod

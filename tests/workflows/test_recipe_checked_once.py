@@ -51,3 +51,36 @@ def test_a_recipe_changed_after_its_check_is_checked_again(counted):
     with pytest.raises(RecipeError, match="stage 'x': unknown workflow 'nosuch'"):
         recipe.run(config)
     assert counted == ["r", "r"]
+
+
+def _bible(**stage_config) -> RecipeConfig:
+    return RecipeConfig.model_validate({"name": "r", "stages": {"bible": {"workflow": "bible-bitext",
+                                                                           "config": stage_config}}})
+
+
+def test_a_checked_recipe_still_equals_its_twin(counted):
+    """The check was remembered on the model (a private attribute): once one was checked, two identical recipes
+    compared unequal."""
+    from interlingua.workflows import recipe
+
+    checked, twin = _bible(), _bible()
+    recipe.preflight(checked)
+    assert checked == twin and checked.model_dump() == twin.model_dump()
+    recipe.preflight(twin)  # another object: checked on its own
+    assert counted == ["r", "r"]
+
+
+def test_a_stage_value_json_cannot_show_is_a_recipe_error_and_nan_is_not_none(counted):
+    """The content was told by ``model_dump_json``: a stage config built in code holding a value JSON cannot show
+    raised PydanticSerializationError (a traceback where the check answers with a RecipeError), and a value changed
+    from None to NaN (both ``null``) after the check went unchecked."""
+    from interlingua.workflows import recipe
+
+    with pytest.raises(RecipeError, match="stage 'bible' \\(bible-bitext\\)"):
+        recipe.preflight(_bible(name=object()))
+    config = _bible(state_dir=None)
+    recipe.preflight(config)
+    config.stages["bible"].config["state_dir"] = float("nan")  # no text: refused when checked
+    with pytest.raises(RecipeError, match="state_dir"):
+        recipe.preflight(config)
+    assert counted == ["r", "r", "r"]
