@@ -560,6 +560,7 @@ def run(config: BitextCorpusConfig, *, address: str | None = None) -> dict[str, 
     # the user's mistakes, before Ray starts: missing or empty inputs, an unwritable store
     require_input_files(inputs)
     require_writable(config.store_root or corpus_root(), "corpus store")
+    require_aligner_runnable(config)
     fingerprints = build_fingerprints(inputs)  # before reading: a file rewritten meanwhile is recorded as it was read
     partial: list[dict] = []
     rows = read_rows(config, source, partial)
@@ -571,6 +572,17 @@ def run(config: BitextCorpusConfig, *, address: str | None = None) -> dict[str, 
         if not writer.published:
             writer.mark_partial(**damaged)
     return build_version(config, store, writer, rows, plan_shards(len(rows), config.rows_per_shard), address=address)
+
+
+def require_aligner_runnable(config: BitextCorpusConfig) -> None:
+    """With ``aligner: eflomal``, start its seeded binary once from this state folder before any input is read: a folder
+    mounted ``noexec`` is one line. Called by the process that runs the build (its priors are learned there, on a
+    cluster too, so it is no ``environment_preflight``), not by ``preflight``, which ``--show-config`` and ``submit``
+    also run on a machine that may never run the work."""
+    if config.aligner == "eflomal":
+        from interlingua.operators.align.eflomal_backend import require_runnable
+
+        require_runnable()
 
 
 def build_version(config: BitextCorpusConfig, store, writer, rows: list[dict[str, Any]], shards: list, *,
@@ -597,10 +609,6 @@ def build_version(config: BitextCorpusConfig, store, writer, rows: list[dict[str
             # loaded by each build, not kept by name: a tokenizer rewritten in place is read again (a long-running
             # `interlingua schedule`), and a bad name fails before Ray starts or anything is aligned
             tokenizer = _load_subword_tokenizer(config.subword_tokenizer)
-            if config.aligner == "eflomal":  # learning its priors runs here, and so do the actors of a local Ray
-                from interlingua.operators.align.eflomal_backend import require_runnable
-
-                require_runnable()  # its seeded binary runs from the temporary folder: a noexec one is one line now
             apply_hygiene(rows, config, seen_pairs)
             pending = [s for s in shards if not writer.is_complete(s.id)]
             summary["shards_resumed"] = len(shards) - len(pending)

@@ -225,7 +225,9 @@ class _BitextAdapter:
     def build(self, spec: RefreshSpec, plan: RefreshPlan, config, store, address) -> dict[str, Any]:
         from interlingua.operators.corpus.shards import ShardSpec, plan_shards
         from interlingua.workflows.bitext_corpus import (PARAMS_LAYOUT, apply_hygiene, build_version, read_rows,
-                                                         resolve_format)
+                                                         require_aligner_runnable, resolve_format)
+
+        require_aligner_runnable(config)  # before any input is read
 
         for url in plan.urls:
             if resolve_format(config.model_copy(update={"source": url}), url) == "text":

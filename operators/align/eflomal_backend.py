@@ -11,8 +11,8 @@ symmetrized with :func:`~interlingua.operators.align.symmetrize.symmetrize`, as 
 eflomal's sampler is randomized and its library takes no seed: its binary reads one from ``/dev/urandom``, and
 its samplers draw their streams from that seed in whatever order OpenMP threads reach them. Each run here is
 seeded from its input (:func:`_seed_bytes`: the pairs and the priors), through a copy of the binary that reads
-``seed`` in its working folder instead (:func:`seeded_binary_path`: written once per process, each run in its own
-folder with its own seed), with OpenMP limited to 2 threads (one per direction; each direction's samplers then run
+``seed`` in its working folder instead (:func:`seeded_binary_path`: one copy per state folder, checked before each
+use; each run in its own private folder under ``<state>/tmp`` with its own seed), with OpenMP limited to 2 threads (one per direction; each direction's samplers then run
 one after the other, in order). So the same pairs and priors give the same links whatever the machine's core count,
 and the links of a pair depend only on the other pairs of its *unit*: :class:`EflomalAligner` aligns consecutive
 runs of ``unit_pairs`` (default :data:`UNIT_PAIRS`) pairs one by one, so a caller that hands it the same units
@@ -23,8 +23,8 @@ eflomal reads its text with ``str.split()``, which also splits at no-break and o
 (fast_align's: split at spaces and tabs only) may hold those, so a token holding any is passed escaped
 (:func:`eflomal_token`) and eflomal's indices are ours.
 
-The copy must be executable where it is written (the temporary folder, ``TMPDIR``): :func:`require_runnable` starts
-it once before any work, so a ``noexec`` folder is one line to the user, not an error inside the first run or actor.
+The copy must be executable where it is written (``<state>/tmp``): :func:`require_runnable` starts it once before any
+work, so a state folder mounted ``noexec`` is one line to the user, not an error inside the first run or actor.
 
 A priors directory holds ``eflomal_priors.txt`` and ``eflomal_params.json`` (written last, with the priors' SHA-256
 and size, checked when an :class:`EflomalAligner` opens the folder).
@@ -33,16 +33,20 @@ and size, checked when an :class:`EflomalAligner` opens the folder).
 from __future__ import annotations
 
 import hashlib
+import contextlib
 import json
 import math
 import os
 import re
+import shutil
+import stat
 import subprocess
 import tempfile
 import threading
 from collections.abc import Iterable, Sequence
 
 from interlingua.core.errors import UserError
+from interlingua.core.runtime import state_tempdir, state_tempdir_root
 from interlingua.operators.align.parameter_files import FILES_KEY, ParametersError, file_records, read_meta, read_recorded
 from interlingua.operators.align.pharaoh import format_pharaoh, parse_pharaoh
 from interlingua.operators.align.symmetrize import SYMMETRIZATIONS, symmetrize
@@ -60,9 +64,7 @@ THREAD_LIMIT = 2
 SEED_FILE = "seed"  # what the seeded binary opens in its working folder where eflomal's opens /dev/urandom
 _SYSTEM_SEED = b"/dev/urandom\0"
 _seeded_image: bytes | None = None  # this process's seeded copy of the binary, made once
-#: Per temporary folder, this process's private folder holding the seeded binary (written once, run by every unit).
-_binary_folders: dict[str, tempfile.TemporaryDirectory] = {}
-_binary_lock = threading.Lock()
+_binary_lock = threading.Lock()  # one thread checks and writes the shared copy at a time
 #: Introduces an escaped character in a token given to eflomal (a private-use character).
 ESCAPE_MARK = "\ue000"
 _ESCAPED = re.compile("[\\s\ue000]")  # what str.split() splits at (Unicode spaces), and the mark itself
@@ -91,7 +93,7 @@ def _run_eflomal(sources: Sequence[Sequence[str]], targets: Sequence[Sequence[st
                              f"{MAX_TOKENS} (it gives a longer sentence no link): reject longer pairs first")
 
     src_lines, tgt_lines = _eflomal_lines(sources), _eflomal_lines(targets)
-    with tempfile.TemporaryDirectory(prefix="interlingua_eflomal_") as work:
+    with state_tempdir(prefix="eflomal-run-") as work:  # the corpus's text: private, under <state>/tmp
         src_file, tgt_file, converted = (os.path.join(work, name) for name in ("source", "target", "priors"))
         with open(src_file, "wb") as src, open(tgt_file, "wb") as tgt, open(converted, "w", encoding="utf-8") as out:
             if priors_path is None:
@@ -159,39 +161,94 @@ def _seeded_binary() -> bytes:
 
 
 def seeded_binary_path() -> str:
-    """This process's seeded copy of eflomal's binary, written once into a private folder of the temporary folder and
-    run by every eflomal run of the process (it opens :data:`SEED_FILE` relative to its working folder, the run's own):
-    the copy depends on eflomal's binary only, never on a run's seed. Written again if its folder was removed."""
-    parent = tempfile.gettempdir()
+    """The seeded copy of eflomal's binary, in ``<state>/tmp/eflomal-<its SHA-256, 16 digits>/eflomal``, run by every
+    eflomal run (it opens :data:`SEED_FILE` relative to its working folder, the run's own): the copy depends on
+    eflomal's binary only, so every process of the state folder shares one and none leaves a copy behind (a Ray actor
+    killed skips its exit handlers). Checked before each use (:func:`_trusted_binary`: a private folder of ours holding
+    exactly this image); anything else there is removed and the copy written again (:func:`_write_binary`)."""
+    image = _seeded_binary()
+    folder = os.path.join(state_tempdir_root(), f"eflomal-{hashlib.sha256(image).hexdigest()[:16]}")
+    binary = os.path.join(folder, "eflomal")
     with _binary_lock:
-        held = _binary_folders.get(parent)
-        if held is None or not os.path.exists(os.path.join(held.name, "eflomal")):
-            held = tempfile.TemporaryDirectory(prefix="interlingua_eflomal_bin_")
-            _write_executable(os.path.join(held.name, "eflomal"), _seeded_binary())
-            _binary_folders[parent] = held
-        return os.path.join(held.name, "eflomal")
+        if not _trusted_binary(folder, binary, image):
+            _write_binary(folder, binary, image)
+    return binary
 
 
-def _write_executable(path: str, image: bytes) -> None:
-    with open(path, "wb") as handle:
-        handle.write(image)
+def _owned_private_folder(info: os.stat_result) -> bool:
+    """A real folder (not a link) of this user that no one else may enter or write to."""
+    return stat.S_ISDIR(info.st_mode) and info.st_uid == os.geteuid() and info.st_mode & 0o077 == 0
+
+
+def _trusted_binary(folder: str, binary: str, image: bytes) -> bool:
+    """Whether ``binary`` is ``image`` in a folder only this user controls: the folder (``os.lstat``, links not followed)
+    ours and private, the file a regular file of ours that no one else may write, holding exactly ``image`` (read
+    through the descriptor checked, so a file swapped meanwhile is not the one compared). A folder removed by a
+    temporary-file cleaner and made again by someone else, or a program put in its place, is not run."""
+    try:
+        if not _owned_private_folder(os.lstat(folder)):
+            return False
+        handle = os.open(binary, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return False
+    with os.fdopen(handle, "rb") as file:
+        info = os.fstat(file.fileno())
+        if not stat.S_ISREG(info.st_mode) or info.st_uid != os.geteuid() or info.st_mode & 0o022 or \
+                info.st_size != len(image):
+            return False
+        return file.read(len(image) + 1) == image
+
+
+def _write_binary(folder: str, binary: str, image: bytes) -> None:
+    """(Re)make ``folder`` private (mode 0700; anything else at its name is removed first) and put ``image`` in it as
+    ``binary``: written under a temporary name and renamed, so a process starting it meanwhile never sees half of it."""
+    try:
+        found = os.lstat(folder)
+    except FileNotFoundError:
+        found = None
+    if found is not None and not _owned_private_folder(found):
+        if stat.S_ISDIR(found.st_mode):
+            shutil.rmtree(folder, ignore_errors=True)
+        else:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(folder)
+    with contextlib.suppress(FileExistsError):  # another process of the state folder made it first
+        os.mkdir(folder, 0o700)
+    if not _owned_private_folder(os.lstat(folder)):
+        raise RuntimeError(f"{folder} is not a folder only this user may write to, and cannot be removed: eflomal's "
+                           f"seeded binary is not written there (hint: remove it, and keep {os.path.dirname(folder)} "
+                           f"writable by this user only)")
+    handle, partial = tempfile.mkstemp(prefix=".eflomal-", dir=folder)
+    try:
+        with os.fdopen(handle, "wb") as file:
+            file.write(image)
+        _make_executable(partial)
+        os.replace(partial, binary)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(partial)
+        raise
+
+
+def _make_executable(path: str) -> None:
+    """Let this user only run ``path`` (tests simulate a ``noexec`` folder by leaving it not executable)."""
     os.chmod(path, 0o700)
 
 
 def require_runnable() -> None:
     """Start the seeded binary once (``-h``: its usage) from where this process's eflomal runs will find it, before any
-    of them: a temporary folder programs may not run from (mounted ``noexec``) is a :class:`UserError` with a hint."""
+    of them: a state folder programs may not run from (mounted ``noexec``) is a :class:`UserError` with a hint."""
     binary = seeded_binary_path()
     try:  # it prints its usage and exits 1: that it started is what counts
         subprocess.run([binary, "-h"], cwd=os.path.dirname(binary), capture_output=True, timeout=60)
     except OSError as err:
-        raise UserError(_not_runnable(binary, err, "e.g. to one under the state folder")) from None
+        raise UserError(_not_runnable(binary, err)) from None
 
 
-def _not_runnable(binary: str, err: OSError, where: str) -> str:
-    return (f"cannot run eflomal's seeded binary {binary} ({err.strerror or err}): programs may not run from the "
-            f"temporary folder {os.path.dirname(os.path.dirname(binary))} (mounted noexec?) (hint: set TMPDIR to a "
-            f"folder mounted with exec, {where})")
+def _not_runnable(binary: str, err: OSError, where: str = "") -> str:
+    return (f"cannot run eflomal's seeded binary {binary} ({err.strerror or err}): programs may not run from "
+            f"{os.path.dirname(binary)} (mounted noexec?) (hint: set INTERLINGUA_HOME to a state folder on a file "
+            f"system mounted with exec{', ' + where if where else ''}: eflomal's binary and runs live in its tmp/)")
 
 
 def seeded_image(image: bytes, path: str) -> bytes:

@@ -1,6 +1,7 @@
 """eflomal backend: priors saved then reused; forward, reverse and symmetrized links per pair."""
 
 import os
+import re
 
 import pytest
 
@@ -10,6 +11,12 @@ from interlingua.operators.align.pharaoh import parse_pharaoh
 from interlingua.operators.align.symmetrize import symmetrize
 
 from .test_align_fast_align import synthetic_corpus
+
+
+@pytest.fixture(autouse=True)
+def _state_in_tmp(tmp_path_factory, monkeypatch):
+    """eflomal's seeded binary and run folders live under ``<state>/tmp``: a state folder of each test's own."""
+    monkeypatch.setenv("INTERLINGUA_HOME", str(tmp_path_factory.mktemp("state")))
 
 
 def test_priors_are_saved_and_new_pairs_align_with_them(tmp_path):
@@ -140,7 +147,7 @@ def test_a_binary_that_does_not_read_dev_urandom_once_is_refused():
 
 def test_the_seeded_binary_is_written_once_for_many_units(tmp_path, monkeypatch):
     """The seeded binary (it reads the seed file of the run's folder, so one copy serves every seed) was written and
-    made executable again for every unit of 4,096 pairs: once per process now, the links unchanged."""
+    made executable again for every unit of 4,096 pairs: once per state folder now, the links unchanged."""
     from interlingua.operators.align import eflomal_backend
 
     learn_eflomal_priors(_noisy(120, seed=5), str(tmp_path))
@@ -148,9 +155,9 @@ def test_the_seeded_binary_is_written_once_for_many_units(tmp_path, monkeypatch)
     sources, targets = [s for s, _ in corpus], [t for _, t in corpus]
     expected = EflomalAligner(str(tmp_path), unit_pairs=50).align_pharaoh(sources, targets)
     writes, seeds = [], []
-    write, seed = eflomal_backend._write_executable, eflomal_backend._seed_bytes
-    monkeypatch.setattr(eflomal_backend, "_binary_folders", {})  # a process that has written none yet
-    monkeypatch.setattr(eflomal_backend, "_write_executable", lambda *args: writes.append(args[0]) or write(*args))
+    write, seed = eflomal_backend._write_binary, eflomal_backend._seed_bytes
+    monkeypatch.setenv("INTERLINGUA_HOME", str(tmp_path / "fresh-state"))  # none written there yet
+    monkeypatch.setattr(eflomal_backend, "_write_binary", lambda *args: writes.append(args[1]) or write(*args))
     monkeypatch.setattr(eflomal_backend, "_seed_bytes", lambda *args: seeds.append(1) or seed(*args))
     aligner = EflomalAligner(str(tmp_path), unit_pairs=50)
     assert aligner.align_pharaoh(sources, targets) == expected == aligner.align_pharaoh(sources, targets)
@@ -160,25 +167,27 @@ def test_the_seeded_binary_is_written_once_for_many_units(tmp_path, monkeypatch)
 
 
 def binary_copies_cannot_run(monkeypatch) -> None:
-    """From now on this process's seeded binary is written without its execute bits (root may not run it either): a
-    temporary folder mounted noexec, simulated."""
+    """From now on the seeded binary of the state folder is not executable (root may not run it either), and is
+    written again so: a state folder mounted noexec, simulated."""
     from interlingua.operators.align import eflomal_backend
 
-    write = eflomal_backend._write_executable
-    monkeypatch.setattr(eflomal_backend, "_binary_folders", {})
-    monkeypatch.setattr(eflomal_backend, "_write_executable", lambda path, image: (write(path, image), os.chmod(path, 0o600)))
+    monkeypatch.setattr(eflomal_backend, "_make_executable", lambda path: os.chmod(path, 0o600))
+    os.chmod(eflomal_backend.seeded_binary_path(), 0o600)
 
 
 def test_a_folder_programs_may_not_run_from_is_one_line_and_an_actor_error_names_it(tmp_path, monkeypatch):
-    """A noexec temporary folder was found inside the first eflomal run (one line of a Ray actor's traceback);
-    require_runnable finds it first."""
+    """A noexec state folder was found inside the first eflomal run (one line of a Ray actor's traceback);
+    require_runnable finds it first, and both name the folder and how to move it."""
+    from interlingua.core.runtime import state_tempdir_root
     from interlingua.core.errors import UserError
     from interlingua.operators.align import eflomal_backend
 
     binary_copies_cannot_run(monkeypatch)
+    folder = re.escape(os.path.join(str(state_tempdir_root()), "eflomal-"))
     with pytest.raises(UserError, match=r"cannot run eflomal's seeded binary .* \(Permission denied\): programs may not "
-                                        r"run from the temporary folder .* \(hint: set TMPDIR to a folder mounted with exec"):
+                                        rf"run from {folder}\w+ \(mounted noexec\?\) \(hint: set INTERLINGUA_HOME to a "
+                                        "state folder on a file system mounted with exec"):
         eflomal_backend.require_runnable()
-    with pytest.raises(RuntimeError, match=r"\(Permission denied\).*set TMPDIR to a folder mounted with exec, in the "
-                                           "environment this node's Ray workers start with"):
+    with pytest.raises(RuntimeError, match=r"\(Permission denied\).*set INTERLINGUA_HOME to a state folder on a file "
+                                           "system mounted with exec, in the environment this node's Ray workers start"):
         learn_eflomal_priors(_noisy(20, seed=5), str(tmp_path))

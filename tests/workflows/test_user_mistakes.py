@@ -124,7 +124,7 @@ def test_a_temporary_folder_eflomal_cannot_run_from_is_one_line_before_ray_start
         code = main(argv)
         err = [line for line in capsys.readouterr().err.splitlines() if not line.startswith("[interlingua]")]
         assert code == 2 and len(err) == 1 and not _ray_started(), (argv, err)
-        assert "cannot run eflomal's seeded binary" in err[0] and "set TMPDIR to a folder mounted with exec" in err[0]
+        assert "cannot run eflomal's seeded binary" in err[0] and "set INTERLINGUA_HOME to a state folder on a file system mounted with exec" in err[0]
 
 
 def test_bench_pack_refuses_a_missing_assets_folder_and_a_file_as_out(state, capsys):
