@@ -16,31 +16,35 @@ from interlingua.core.errors import UserError
 
 
 def runs_on_cluster(address: str | None) -> bool:
-    """Whether a run given ``address`` works on a cluster the user chose (not on a local Ray of this machine)."""
+    """Whether a run given ``address`` works on a cluster the user chose (not on a local Ray of this machine:
+    ``local`` starts one, as no address does)."""
     from interlingua.core.runtime import chosen_ray_address
 
-    return chosen_ray_address(address) is not None
+    return chosen_ray_address(address) not in (None, "local")
 
 
-def check_on_cluster(check: Callable[[Any], None], config: Any) -> None:
+def check_on_cluster(check: Callable[[Any], None], config: Any,
+                     measure: Callable[[Any], Any] | None = None) -> Any:
     """``check(config)`` (raising :class:`UserError`) run on the connected cluster; its message raised here, saying
-    where it was found."""
-    problem = _on_the_cluster(_problem, check, config)
+    where it was found. Returns ``measure(config)`` computed there by the same task once the check passed (what only
+    the cluster can tell: the digests of its model folders, say), or None without ``measure``."""
+    problem, measured = _on_the_cluster(_checked, check, measure, config)
     if problem:
         raise UserError(f"{problem} (checked on the Ray cluster, where the work runs: its image must provide it)")
+    return measured
 
 
-def _problem(check: Callable[[Any], None], config: Any) -> str:
-    """The message of the :class:`UserError` ``check(config)`` raises, or ``""`` (a string travels back, not an
-    exception)."""
+def _checked(check: Callable[[Any], None], measure: Callable[[Any], Any] | None, config: Any) -> tuple[str, Any]:
+    """(the message of the :class:`UserError` ``check(config)`` raises, or ``""``; ``measure(config)`` when it
+    passed): a string travels back, not an exception."""
     try:
         check(config)
     except UserError as error:
-        return str(error)
-    return ""
+        return str(error), None
+    return "", measure(config) if measure is not None else None
 
 
-def _on_the_cluster(function: Callable[..., str], *args: Any) -> str:
+def _on_the_cluster(function: Callable[..., Any], *args: Any) -> Any:
     import ray
 
     return ray.get(ray.remote(num_cpus=0)(function).remote(*args))

@@ -139,14 +139,20 @@ def encoder_identity(encoder) -> str:
     return encoder.name if folder is None else f"{encoder.name}#{DIGEST_PREFIX}{files_digest(folder)}"
 
 
-def with_model_files(data: dict[str, Any]) -> dict[str, Any]:
+def with_model_files(data: dict[str, Any], *, digests: dict[str, str] | None = None) -> dict[str, Any]:
     """``data`` (a config, or a payload holding one) plus ``model_files``: ``{spec: files_digest}`` for every string
-    anywhere in it that names a local model folder, or part of a combination that does (:func:`local_model_folders`).
+    anywhere in it that names a local model folder, or part of a combination that does (:func:`model_files`).
     What a recipe stage's hash and a corpus version's config count, so a model (a tokenizer, a parser, a translation
     model, a part of ``concat(A|B)``) rewritten in place is not taken for the one used before. ``data`` unchanged
-    when it names no model folder: it hashes as before."""
-    digests = {spec: files_digest(_model_folder(spec)) for spec in local_model_folders(data)}
-    return {**data, "model_files": digests} if digests else data
+    when it names no model folder: it hashes as before. ``digests``: :func:`model_files` of ``data`` computed on the
+    machine that reads the models (a Ray cluster's), instead of here."""
+    digests = model_files(data) if digests is None else digests
+    return {**data, "model_files": dict(sorted(digests.items()))} if digests else data
+
+
+def model_files(data: Any) -> dict[str, str]:
+    """``{spec: files_digest}`` of every local model folder ``data`` names on this machine (:func:`local_model_folders`)."""
+    return {spec: files_digest(_model_folder(spec)) for spec in local_model_folders(data)}
 
 
 def local_model_folders(value: Any) -> list[str]:

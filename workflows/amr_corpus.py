@@ -6,7 +6,9 @@ triples (a shard is the unit of resume: the corpus store skips shards already co
 1. NLI ingest (:mod:`interlingua.operators.nli`): pairs → (premise, entailment, contradiction);
    dropped premises, unused pairs and malformed rows are counted into the manifest, the malformed rows also
    written aside with their reason (rejects of the first shard). A source giving no triple publishes a version
-   with one empty shard (its rejects and counts), without starting Ray.
+   with one empty shard (its rejects and counts), without starting a local Ray. A run on a cluster connects first:
+   the version id counts the model folders (``parser_model``, ``translate.X.model``) as the cluster has them, checked
+   and hashed there by one task (:func:`model_folder_digests`), not the driver's copies.
 2. Every sentence in English (``lang = en``) plus its translation into each configured language
    (:class:`~interlingua.operators.translate.operator.TranslateOperator` on a Ray actor pool; the
    backend per language comes from ``translate``).
@@ -230,6 +232,30 @@ def input_urls(config: AmrCorpusConfig) -> list[str]:
     return [config.source] if is_jsonl_source(config.source) else []
 
 
+def _versioned(config: AmrCorpusConfig) -> dict[str, Any]:
+    """What the version's config holds (and its id hashes) before the model folders' digests."""
+    return config.model_dump(exclude=set(OPERATIONAL_KEYS))
+
+
+def model_folder_digests(config: AmrCorpusConfig) -> dict[str, str]:
+    """``{spec: files_digest}`` of the model folders (``parser_model``, ``translate.X.model``) the config names, as
+    the machine running this finds them: run on the cluster for a run there, whose folders the work reads."""
+    from interlingua.models.identity import model_files
+
+    return model_files(_versioned(config))
+
+
+def models_missing_here(config: AmrCorpusConfig) -> list[str]:
+    """The local model paths the config names (``parser_model``, ``translate.X.model`` of a listed language) that this
+    machine lacks (hub ids and URLs are none): a recipe, which hashes a stage's model folders here, refuses them on a
+    cluster."""
+    from interlingua.operators.translate.preflight import local_folder_problem
+
+    models = [config.parser_model, *(config.translate.get(lang, {}).get("model") for lang in config.languages)]
+    return [model for model in models if isinstance(model, str) and local_folder_problem(model, "model")
+            and not Path(model).expanduser().exists()]
+
+
 def run(config: AmrCorpusConfig, *, address: str | None = None) -> dict[str, Any]:
     """Build (or resume) the corpus version; returns a summary with the manifest's counts."""
     from interlingua.operators.corpus.shards import plan_shards
@@ -253,9 +279,12 @@ def run(config: AmrCorpusConfig, *, address: str | None = None) -> dict[str, Any
     build = build_triples(read_nli_rows(config.source, config.split))
     triples = build.triples[: config.max_triples] if config.max_triples else build.triples
     store = CorpusStore(config.store_root or corpus_root())
+    digests = None  # the model folders are read here (a local run)
+    if on_cluster:  # connected first: the cluster's model folders key the version, the driver may lack or differ
+        init_ray(address)
+        digests = check_on_cluster(environment_preflight, config, model_folder_digests)  # before any actor or model
     # a parser or translation model rewritten in place: another version
-    writer = store.open_version(config.corpus_name,
-                                redact(with_model_files(config.model_dump(exclude=set(OPERATIONAL_KEYS)))),
+    writer = store.open_version(config.corpus_name, redact(with_model_files(_versioned(config), digests=digests)),
                                 redact([config.source]), input_fingerprints=fingerprints)
     # no triple (every pair neutral, malformed or without a partner): one empty shard, a version holds at least one
     shards = plan_shards(max(1, len(triples)), config.triples_per_shard)
@@ -263,10 +292,8 @@ def run(config: AmrCorpusConfig, *, address: str | None = None) -> dict[str, Any
     malformed = [{"operator": "nli_triples", "reason": m["reason"], "row": m["row"]} for m in build.malformed_rows]
     summary: dict[str, Any] = {"nli": build.summary(), "shards_total": len(shards), "shards_resumed": 0}
     if not writer.published:
-        if triples:
+        if triples and not on_cluster:
             init_ray(address)
-            if on_cluster:
-                check_on_cluster(environment_preflight, config)  # before any actor or model starts
         for shard in shards:
             if writer.is_complete(shard.id):
                 summary["shards_resumed"] += 1

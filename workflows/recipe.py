@@ -181,6 +181,21 @@ def pack_identity(pack: str | None, state_dir: str | None) -> str:
     return hashlib.sha256((folder / "manifest.json").read_bytes()).hexdigest()[:16]
 
 
+def _refuse_models_only_the_cluster_has(name: str, workflow_name: str, workflow, stage_config, address: str | None):
+    """A stage's hash counts its model folders as this machine has them: on a cluster, a stage naming a local model
+    path this machine lacks (the workflow's ``models_missing_here``) would not rerun when the cluster's copy is
+    rewritten, so it is refused."""
+    from interlingua.core.where_it_runs import runs_on_cluster
+
+    missing = getattr(workflow, "models_missing_here", None)
+    lacking = missing(stage_config) if missing is not None and runs_on_cluster(address) else []
+    if lacking:
+        raise RecipeError(f"stage {name!r} ({workflow_name}): model folder {', '.join(lacking)} is not on this machine: a "
+                          "recipe hashes a stage's model folders here, so the cluster's copy could change unseen; put the "
+                          f"same folder at that path here, or run the stage alone (interlingua run {workflow_name} "
+                          "--address ...), whose version id counts the cluster's copy")
+
+
 def _run_stage(config: RecipeConfig, name: str, key: str, seed: int | None, outputs: dict[str, dict[str, Any]],
                state: dict[str, dict[str, Any]], state_path: Path, actions: dict[str, str], client, experiment_id: str,
                parent_id: str, address: str | None) -> bool:
@@ -203,6 +218,7 @@ def _run_stage(config: RecipeConfig, name: str, key: str, seed: int | None, outp
     from interlingua.core.config import validate
 
     stage_config = validate(workflow.CONFIG, resolved, source=f"recipe stage {name!r}")
+    _refuse_models_only_the_cluster_has(name, stage.workflow, workflow, stage_config, address)
     input_urls = getattr(workflow, "input_urls", None)  # a corpus build: an input rewritten in place runs it again
     action, digest = plan(config, state, name, hashed, key, input_urls(stage_config) if input_urls else ())
     actions[key] = action

@@ -60,3 +60,20 @@ def test_the_check_runs_as_a_ray_task(ray_local):
     assert str(caught.value) == ("parser_model folder /nowhere/parser does not exist (nor is it a Hugging Face hub "
                                  "id): give a seq2seq AMR parser folder (BART/T5, amrlib parse_xfm) or a hub id "
                                  "(checked on the Ray cluster, where the work runs: its image must provide it)")
+
+
+def test_address_local_is_a_local_run(monkeypatch):
+    """``--address local`` starts a Ray of this machine: its machine checks run here, before Ray, not as a cluster's."""
+    from interlingua.core import runtime
+    from interlingua.workflows import amr_corpus
+
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    assert [where_it_runs.runs_on_cluster(a) for a in ("local", None, "ray://head:10001")] == [False, False, True]
+    monkeypatch.setenv("RAY_ADDRESS", "local")
+    assert not where_it_runs.runs_on_cluster(None)
+    monkeypatch.setattr(runtime, "init_ray", lambda *a, **k: pytest.fail("Ray started"))
+    monkeypatch.setattr(where_it_runs, "_on_the_cluster", lambda *a: pytest.fail("checked as a cluster"))
+    with pytest.raises(UserError) as caught:
+        amr_corpus.run(amr_corpus.AmrCorpusConfig(languages=[], parser_model="/nowhere/parser"), address="local")
+    assert str(caught.value).startswith("parser_model folder /nowhere/parser does not exist")
+    assert "checked on the Ray cluster" not in str(caught.value)
