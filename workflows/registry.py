@@ -79,11 +79,11 @@ def load_workflow(name: str) -> ModuleType:
     return importlib.import_module(WORKFLOWS[name])
 
 
-def preflight(workflow: ModuleType, config, *, on_cluster: bool = False) -> None:
-    """The workflow's own checks of a validated config (its ``preflight``, and its ``environment_preflight`` unless
-    the work runs ``on_cluster``: a submitted job, ``--address``): a :class:`UserError` before anything runs or is
-    sent."""
-    for name in ("preflight",) if on_cluster else ("preflight", "environment_preflight"):
+def preflight(workflow: ModuleType, config, *, settings_only: bool = False) -> None:
+    """The workflow's own checks of a validated config (its ``preflight``, and its ``environment_preflight`` of this
+    machine unless ``settings_only``: the work runs on a cluster — a submitted job, ``--address`` — or not at all —
+    ``--show-config``): a :class:`UserError` before anything runs or is sent."""
+    for name in ("preflight",) if settings_only else ("preflight", "environment_preflight"):
         check = getattr(workflow, name, None)
         if check is not None:
             check(config)

@@ -159,3 +159,14 @@ def test_the_settings_own_mistakes_are_refused_before_connecting_to_a_cluster(cl
     code = main([*cluster["args"], "--set", "languages=[xx]", "--address", "ray://head:10001"])
     assert code == 2 and cluster["events"] == []
     assert "'xx' is not an ISO 639-1 language code" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("workflow", ["amr-corpus", "apertium-bitext"])
+def test_show_config_checks_the_settings_not_this_machine(workflow, tmp_path, monkeypatch, capsys, modes):
+    """``--show-config`` runs nothing: a machine without Apertium (or the parser folder) prints the config."""
+    monkeypatch.setenv("INTERLINGUA_HOME", str(tmp_path / "state"))
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    extra = ["--set", "parser_model=/nowhere/parser"] if workflow == "amr-corpus" else []
+    assert main(["run", workflow, *extra, "--show-config"]) == 0
+    assert json.loads(capsys.readouterr().out)["languages"]
+    assert main(["run", workflow, "--set", "languages=[xx]", "--show-config"]) == 2  # the settings' own mistakes

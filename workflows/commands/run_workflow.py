@@ -83,7 +83,8 @@ def run(args: argparse.Namespace) -> int:
     config = load_config(workflow.CONFIG, args.config, args.overrides)
     from interlingua.core.where_it_runs import runs_on_cluster
 
-    preflight(workflow, config, on_cluster=runs_on_cluster(args.address))  # a cluster's machines: checked there
+    # a cluster's machines are checked there; --show-config runs nothing, so it checks no machine
+    preflight(workflow, config, settings_only=args.show_config or runs_on_cluster(args.address))
     from interlingua.core.redact import redact
 
     if args.show_config:
