@@ -8,7 +8,7 @@ construction so a bad option fails before any model is loaded.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal, Protocol
+from typing import Any, Literal, NamedTuple, Protocol
 
 BackendName = Literal["marian", "ctranslate2", "apertium"]
 BACKENDS: tuple[str, ...] = ("marian", "ctranslate2", "apertium")
@@ -110,24 +110,35 @@ def refuse_long_sources(lengths: list[int], limit: int | None) -> None:
             raise RowRejected(f"source has {length} tokens > {limit}")
 
 
-def end_token_ids(model):
-    """The end token ids of a transformers ``model``'s generation config, as a tensor (for :func:`stopped_at_max_length`)."""
+class EndTokens(NamedTuple):
+    """A model's end token ids (a tensor) and whether its generation forces one at the last position when the length
+    limit is hit (``forced_eos_token_id``: BART's, OPUS-MT's), which then does not count as ending."""
+
+    ids: Any
+    forced_at_last: bool = False
+
+
+def end_token_ids(model) -> EndTokens:
+    """The end tokens of a transformers ``model``'s generation config (for :func:`stopped_at_max_length`)."""
     import torch
 
-    end = model.generation_config.eos_token_id
-    return torch.tensor(end if isinstance(end, list) else [end])
+    config = model.generation_config
+    end = config.eos_token_id
+    return EndTokens(torch.tensor(end if isinstance(end, list) else [end]),
+                     getattr(config, "forced_eos_token_id", None) is not None)
 
 
-def stopped_at_max_length(generated, end_ids, max_length: int) -> list[bool]:
+def stopped_at_max_length(generated, end: EndTokens, max_length: int) -> list[bool]:
     """Per sequence of ``generate``'s output (the decoder start token first): it filled all ``max_length`` positions
-    without an end token before the last one, i.e. it was cut off. An end token in the last position does not count as
-    ending: a generation config with ``forced_eos_token_id`` (BART's, OPUS-MT's) puts one there when the limit is hit."""
+    without an end token, i.e. it was cut off. An end token in the last position counts as ending unless the model
+    forces one there (``end.forced_at_last``): then it is the limit's, not the model's (a T5 parser's own end token
+    at the last position is a natural end)."""
     import torch
 
     if generated.shape[1] < max_length:
         return [False] * generated.shape[0]
-    body = generated[:, 1 : max_length - 1]
-    return (~torch.isin(body, end_ids.to(generated.device)).any(dim=1)).tolist()
+    body = generated[:, 1 : max_length - 1 if end.forced_at_last else max_length]
+    return (~torch.isin(body, end.ids.to(generated.device)).any(dim=1)).tolist()
 
 
 def language_codes(vocabulary) -> list[str]:

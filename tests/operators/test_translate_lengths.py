@@ -131,3 +131,19 @@ def test_amr_corpus_counts_kept_translations_that_stopped_at_max_length(tmp_path
     summary = amr_corpus.run(amr_corpus.AmrCorpusConfig(store_root=str(tmp_path / "store"), max_triples=3))
     counters = CorpusStore(str(tmp_path / "store")).manifest("amr-corpus", summary["version"]).counters
     assert summary["rows"] == 9 and counters["rows_translation_at_max_length"] == 3
+
+
+def test_an_end_token_at_the_last_position_ends_unless_the_model_forces_it_there():
+    """A T5 parser's own end token at the last position is a natural end; BART's or OPUS-MT's, forced there when the
+    limit is hit (``forced_eos_token_id``), is not."""
+    from types import SimpleNamespace
+
+    import torch
+
+    from interlingua.operators.translate.backend import end_token_ids, stopped_at_max_length
+
+    generated = torch.tensor([[0, 5, 6, 1], [0, 5, 1, 0], [0, 5, 6, 7]])
+    for forced, cut in ((None, [False, False, True]), (1, [True, False, True])):
+        model = SimpleNamespace(generation_config=SimpleNamespace(eos_token_id=1, forced_eos_token_id=forced))
+        assert stopped_at_max_length(generated, end_token_ids(model), 4) == cut
+    assert stopped_at_max_length(generated[:, :3], end_token_ids(model), 4) == [False] * 3  # ended before the limit
