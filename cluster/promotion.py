@@ -236,7 +236,8 @@ def _move_alias(client, result: PromotionResult) -> None:
         reason = f"the registry did not move @{alias}: {type(err).__name__}: {str(err).strip()[:200]}"
         record.update(decision="move failed", promote=False, reason=reason)
         result.run_id = _record(client, candidate, alias, record, result.table)
-        raise UserError(f"{reason} (recorded in MLflow run {result.run_id}; hint: rerun when the registry answers)") from None
+        refused = ServiceUnavailable if _unanswered(err) else UserError  # 69: an outage, rerun; 2: the registry said no
+        raise refused(f"{reason} (recorded in MLflow run {result.run_id}; hint: rerun when the registry answers)") from None
     result.moved = True
 
 
@@ -261,7 +262,12 @@ def _check_version_exists(client, ref: ModelVersionRef) -> None:
 
     try:
         client.get_model_version(ref.name, ref.version)
-    except MlflowException as err:
+    except Exception as err:
+        if _unanswered(err):  # a refused connection, a proxy's 502 after MLflow's retries: not "does not exist"
+            raise ServiceUnavailable(f"the model registry did not answer whether {ref.uri} exists ({_first_line(err)}); "
+                                     f"nothing was evaluated or moved {_REGISTRY_HINT}") from None
+        if not isinstance(err, MlflowException):
+            raise
         try:
             versions = sorted(int(v.version) for v in client.search_model_versions(f"name='{ref.name}'"))
         except MlflowException:
@@ -269,6 +275,28 @@ def _check_version_exists(client, ref: ModelVersionRef) -> None:
         known = f"registered versions of {ref.name}: {', '.join(map(str, versions))}" if versions else \
             f"no registered model named {ref.name!r}"
         raise UserError(f"{ref.uri} does not exist ({known})") from err
+
+
+_REGISTRY_HINT = "(hint: check that the tracking server is up and MLFLOW_TRACKING_URI, then rerun)"
+
+
+def _unanswered(err: BaseException) -> bool:
+    """Whether a registry call failed for want of an answer (a refused or dropped connection, a timeout, an HTTP 5xx:
+    MLflow reports the first ones and a proxy's 502 after its retries as ``INTERNAL_ERROR``, status 500), not because
+    the registry refused it (``RESOURCE_DOES_NOT_EXIST``, ``PERMISSION_DENIED``: 4xx)."""
+    import requests
+    from mlflow.exceptions import MlflowException
+
+    if isinstance(err, MlflowException):
+        return err.get_http_status_code() >= 500
+    return isinstance(err, (ConnectionError, TimeoutError, requests.exceptions.ConnectionError,
+                            requests.exceptions.Timeout))
+
+
+def _first_line(err: BaseException) -> str:
+    """``CODE: first line of the message`` (200 characters at most) of a registry failure."""
+    code = getattr(err, "error_code", "") or type(err).__name__
+    return f"{code}: {(str(getattr(err, 'message', err)).strip().splitlines() or [''])[0][:200]}"
 
 
 def _check_servable(client, ref: ModelVersionRef) -> dict:
@@ -337,10 +365,8 @@ def _alias_holder(client, name: str, alias: str) -> ModelVersionRef | None:
         code = str(getattr(err, "error_code", ""))
         if code == "RESOURCE_DOES_NOT_EXIST" or _NO_SUCH_ALIAS.match(str(getattr(err, "message", err))):
             return None
-        first_line = (str(getattr(err, "message", err)).strip().splitlines() or [""])[0][:200]
-        raise ServiceUnavailable(f"the model registry did not answer which version @{alias} of {name} names ({code}: "
-                                 f"{first_line}); nothing was moved (hint: check that the tracking server is up and "
-                                 "MLFLOW_TRACKING_URI, then rerun)") from None
+        raise ServiceUnavailable(f"the model registry did not answer which version @{alias} of {name} names "
+                                 f"({_first_line(err)}); nothing was moved {_REGISTRY_HINT}") from None
 
 
 def _record(client, candidate: ModelVersionRef, alias: str, record: dict, table: str) -> str:

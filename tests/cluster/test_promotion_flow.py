@@ -208,3 +208,56 @@ def test_a_refused_move_is_recorded_as_such(registry):
         promotion.promote("models:/enc/2", "champion", [_task({"t": {"1": 50.0, "2": 60.0}})], client=registry)
     assert registry.events[-1][:2] == ("record", "move failed")
     assert registry.aliases == {"champion": "1"}
+
+
+@pytest.mark.parametrize("answer", [
+    (502, "text/html", b"<html>502 Bad Gateway</html>"),  # a proxy, after MLflow's retries
+    (500, "application/json", b'{"error_code": "INTERNAL_ERROR", "message": "database is locked"}'),
+])
+def test_a_registry_that_does_not_answer_whether_the_version_exists_is_unavailable(answering_registry, answer):
+    """Any failure of the version lookup was reported as "does not exist", exit 2: a script did not retry an outage."""
+    client, answers = answering_registry
+    answers[0] = answer
+    with pytest.raises(ServiceUnavailable, match=r"^the model registry did not answer whether models:/enc/2 exists "
+                                                 r"\(.*\); nothing was evaluated or moved \(hint: "):
+        promotion._check_version_exists(client, promotion.ModelVersionRef("enc", "2"))
+    answers[0] = (404, "application/json",
+                  b'{"error_code": "RESOURCE_DOES_NOT_EXIST", "message": "Model Version (name=enc, version=2) not found"}')
+    with pytest.raises(UserError) as caught:  # a real "not found" stays a mistake (2)
+        promotion._check_version_exists(client, promotion.ModelVersionRef("enc", "2"))
+    assert type(caught.value) is UserError and str(caught.value).startswith("models:/enc/2 does not exist")
+
+
+def test_a_registry_that_refuses_connections_is_unavailable(monkeypatch):
+    import socket
+
+    from mlflow.tracking import MlflowClient
+
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        uri = f"http://127.0.0.1:{probe.getsockname()[1]}"
+    monkeypatch.setenv("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "0")
+    with pytest.raises(ServiceUnavailable, match="did not answer whether models:/enc/2 exists"):
+        promotion._check_version_exists(MlflowClient(tracking_uri=uri, registry_uri=uri),
+                                        promotion.ModelVersionRef("enc", "2"))
+
+
+def test_an_alias_move_the_registry_did_not_answer_is_unavailable(registry):
+    """A failed move said "rerun when the registry answers" with the exit code of a mistake (2)."""
+    from mlflow.exceptions import MlflowException, RestException
+
+    answers = iter([MlflowException("API request to endpoint /api/2.0/mlflow/registered-models/alias failed with "
+                                    "exception ... too many 502 error responses"),  # as MLflow raises it: status 500
+                    RestException({"error_code": "PERMISSION_DENIED", "message": "not allowed to set aliases of enc"})])
+
+    def fail(name, alias, version):
+        raise next(answers)
+
+    registry.set_registered_model_alias = fail
+    tasks = [_task({"t": {"1": 50.0, "2": 60.0}})]
+    with pytest.raises(ServiceUnavailable, match=r"^the registry did not move @champion: MlflowException: .*502"):
+        promotion.promote("models:/enc/2", "champion", tasks, client=registry)
+    with pytest.raises(UserError) as refused:  # the registry answered no: a plain 2
+        promotion.promote("models:/enc/2", "champion", tasks, client=registry)
+    assert type(refused.value) is UserError and "not allowed to set aliases" in str(refused.value)
+    assert [e[:2] for e in registry.events if e[0] == "record"] == [("record", "move failed")] * 2
