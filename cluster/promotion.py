@@ -211,7 +211,8 @@ def promote(candidate_uri: str, alias: str, tasks: Sequence[TaskSpec], *, seeds:
     record["decision"] = "promoted" if decision.promote else "rejected"
     if decision.promote:
         _move_alias(client, result)
-    result.run_id = _record(client, candidate, alias, record, table)
+    moved = f"@{alias} now names {candidate.uri}; " if result.moved else ""
+    result.run_id = _recorded(client, candidate, alias, record, table, moved)
     return result
 
 
@@ -235,7 +236,7 @@ def _move_alias(client, result: PromotionResult) -> None:
     except Exception as err:  # recorded as such: a "promoted" record was left on a version the alias never named
         reason = f"the registry did not move @{alias}: {type(err).__name__}: {str(err).strip()[:200]}"
         record.update(decision="move failed", promote=False, reason=reason)
-        result.run_id = _record(client, candidate, alias, record, result.table)
+        result.run_id = _recorded(client, candidate, alias, record, result.table, f"{reason}; ")
         refused = ServiceUnavailable if _unanswered(err) else UserError  # 69: an outage, rerun; 2: the registry said no
         raise refused(f"{reason} (recorded in MLflow run {result.run_id}; hint: rerun when the registry answers)") from None
     result.moved = True
@@ -296,7 +297,9 @@ def _unanswered(err: BaseException) -> bool:
 def _first_line(err: BaseException) -> str:
     """``CODE: first line of the message`` (200 characters at most) of a registry failure."""
     code = getattr(err, "error_code", "") or type(err).__name__
-    return f"{code}: {(str(getattr(err, 'message', err)).strip().splitlines() or [''])[0][:200]}"
+    message = str(getattr(err, "message", err)).strip()
+    message = message.removeprefix(f"{code}: ")  # over REST, MLflow's message starts with the code already
+    return f"{code}: {(message.splitlines() or [''])[0][:200]}"
 
 
 def _check_servable(client, ref: ModelVersionRef) -> dict:
@@ -354,9 +357,9 @@ _NO_SUCH_ALIAS = re.compile(r"^(?:[A-Z_]+: )?Registered model alias \S+ not foun
 
 
 def _alias_holder(client, name: str, alias: str) -> ModelVersionRef | None:
-    """The version ``alias`` names, or None when the registry answers that it names none. Any other failure (a
-    proxy's 502, a refused connection) is a ServiceUnavailable: read as "no holder", it made any candidate a first
-    promotion."""
+    """The version ``alias`` names, or None when the registry answers that it names none. A failure for want of an
+    answer (a proxy's 502, a refused connection: :func:`_unanswered`) is a ServiceUnavailable, any other refusal
+    (PERMISSION_DENIED) a UserError: read as "no holder", either made any candidate a first promotion."""
     from mlflow.exceptions import MlflowException
 
     try:
@@ -365,8 +368,25 @@ def _alias_holder(client, name: str, alias: str) -> ModelVersionRef | None:
         code = str(getattr(err, "error_code", ""))
         if code == "RESOURCE_DOES_NOT_EXIST" or _NO_SUCH_ALIAS.match(str(getattr(err, "message", err))):
             return None
+        if not _unanswered(err):  # the registry answered no (PERMISSION_DENIED, say): a plain mistake, exit 2
+            raise UserError(f"the model registry refused to say which version @{alias} of {name} names "
+                            f"({_first_line(err)}); nothing was moved (hint: check MLFLOW_TRACKING_URI and the "
+                            f"credentials' rights on {name})") from None
         raise ServiceUnavailable(f"the model registry did not answer which version @{alias} of {name} names "
                                  f"({_first_line(err)}); nothing was moved {_REGISTRY_HINT}") from None
+
+
+def _recorded(client, candidate: ModelVersionRef, alias: str, record: dict, table: str, done: str) -> str:
+    """:func:`_record`, an outage of the registry (:func:`_unanswered`) raised as :class:`ServiceUnavailable` saying
+    the decision was not recorded (``done``: what happened before, the message's start): the same server had just
+    failed the alias move, say."""
+    try:
+        return _record(client, candidate, alias, record, table)
+    except Exception as err:
+        if not _unanswered(err):
+            raise
+        raise ServiceUnavailable(f"{done}the decision ({record['decision']}) was not recorded: the tracking server did "
+                                 f"not answer ({_first_line(err)}) {_REGISTRY_HINT}") from None
 
 
 def _record(client, candidate: ModelVersionRef, alias: str, record: dict, table: str) -> str:

@@ -140,7 +140,6 @@ def answering_registry(monkeypatch):
 
 @pytest.mark.parametrize("answer", [
     (502, "text/html", b"<html>502 Bad Gateway</html>"),          # a proxy while the server restarts
-    (404, "text/html", b"<html>404 Not Found</html>"),            # not MLflow's answer, though it says "not found"
     (500, "application/json", b'{"error_code": "INTERNAL_ERROR", "message": "database is locked"}'),
 ])
 def test_a_registry_that_does_not_answer_is_not_read_as_no_holder(answering_registry, answer):
@@ -151,6 +150,20 @@ def test_a_registry_that_does_not_answer_is_not_read_as_no_holder(answering_regi
     with pytest.raises(ServiceUnavailable, match=r"^the model registry did not answer which version @champion of enc "
                                                  r"names \(.*\); nothing was moved \(hint: "):
         promotion._alias_holder(client, "enc", "champion")
+
+
+@pytest.mark.parametrize("answer", [
+    (403, "application/json", b'{"error_code": "PERMISSION_DENIED", "message": "not allowed to read aliases of enc"}'),
+    (404, "text/html", b"<html>404 Not Found</html>"),  # not MLflow's answer, though it says "not found"
+])
+def test_a_registry_that_refuses_the_holder_lookup_is_a_mistake_not_an_outage(answering_registry, answer):
+    """Every failure but "not found" was a ServiceUnavailable: a 403 exited 69, and a script retried a refusal."""
+    client, answers = answering_registry
+    answers[0] = answer
+    with pytest.raises(UserError) as refused:  # neither "no holder" nor an outage: a plain 2
+        promotion._alias_holder(client, "enc", "champion")
+    assert type(refused.value) is UserError
+    assert str(refused.value).startswith("the model registry refused to say which version @champion of enc names (")
 
 
 def test_mlflow_saying_the_alias_names_no_version_is_no_holder(answering_registry):
@@ -261,3 +274,32 @@ def test_an_alias_move_the_registry_did_not_answer_is_unavailable(registry):
         promotion.promote("models:/enc/2", "champion", tasks, client=registry)
     assert type(refused.value) is UserError and "not allowed to set aliases" in str(refused.value)
     assert [e[:2] for e in registry.events if e[0] == "record"] == [("record", "move failed")] * 2
+
+
+def test_an_outage_that_also_fails_the_record_of_a_failed_move_is_unavailable(registry, monkeypatch):
+    """The alias move failed for want of an answer and so did recording it, on the same server: the record's
+    MlflowException went to the unexpected-error path (exit 1)."""
+    from mlflow.exceptions import RestException
+
+    def down(*args):
+        raise RestException({"error_code": "TEMPORARILY_UNAVAILABLE", "message": "502 Bad Gateway"})
+
+    registry.set_registered_model_alias = down
+    monkeypatch.setattr(promotion, "_record", down)
+    with pytest.raises(ServiceUnavailable, match=r"^the registry did not move @champion: RestException: .*; the "
+                                                 r"decision \(move failed\) was not recorded: the tracking server did "
+                                                 r"not answer \(TEMPORARILY_UNAVAILABLE: 502 Bad Gateway\) \(hint: "):
+        promotion.promote("models:/enc/2", "champion", [_task({"t": {"1": 50.0, "2": 60.0}})], client=registry)
+    assert registry.aliases == {"champion": "1"}
+
+
+def test_a_refusal_to_record_a_failed_move_is_not_called_an_outage(registry, monkeypatch):
+    from mlflow.exceptions import RestException
+
+    def refuse(*args):
+        raise RestException({"error_code": "PERMISSION_DENIED", "message": "not allowed"})
+
+    registry.set_registered_model_alias = refuse
+    monkeypatch.setattr(promotion, "_record", refuse)
+    with pytest.raises(RestException, match="PERMISSION_DENIED"):  # unexpected: not hidden as an outage
+        promotion.promote("models:/enc/2", "champion", [_task({"t": {"1": 50.0, "2": 60.0}})], client=registry)
