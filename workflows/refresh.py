@@ -85,6 +85,7 @@ def refresh(spec: RefreshSpec, *, address: str | None = None, log: Callable[[str
 
     adapter = _ADAPTERS[spec.workflow]
     workflow_config = adapter.validate(spec)
+    adapter.check_first(workflow_config)  # before any input is listed, hashed or read
     plan = _plan(spec, adapter, workflow_config)
     store = CorpusStore(plan.store_root)
     parent = plan.parent
@@ -209,6 +210,12 @@ class _BitextAdapter:
                             "format text needs two files per input — convert them to TSV")
         return config
 
+    def check_first(self, config) -> None:
+        """``aligner: eflomal``: its seeded binary runs from this state folder (:func:`require_aligner_runnable`)."""
+        from interlingua.workflows.bitext_corpus import require_aligner_runnable
+
+        require_aligner_runnable(config)
+
     def target(self, config) -> tuple[str, str]:
         from interlingua.core.runtime import corpus_root
 
@@ -225,9 +232,7 @@ class _BitextAdapter:
     def build(self, spec: RefreshSpec, plan: RefreshPlan, config, store, address) -> dict[str, Any]:
         from interlingua.operators.corpus.shards import ShardSpec, plan_shards
         from interlingua.workflows.bitext_corpus import (PARAMS_LAYOUT, apply_hygiene, build_version, read_rows,
-                                                         require_aligner_runnable, resolve_format)
-
-        require_aligner_runnable(config)  # before any input is read
+                                                         resolve_format)
 
         for url in plan.urls:
             if resolve_format(config.model_copy(update={"source": url}), url) == "text":
@@ -322,6 +327,9 @@ class _FullRebuildAdapter:
         if spec.inputs:
             raise UserError(f"refresh spec: {spec.workflow} takes its inputs from its config; remove 'inputs'")
         return validate(self.workflow().CONFIG, dict(spec.config), source="refresh spec config")
+
+    def check_first(self, config) -> None:
+        """Nothing to check before the inputs: the workflow's own ``run`` checks its machine."""
 
     def target(self, config) -> tuple[str, str]:
         from interlingua.core.runtime import corpus_root

@@ -11,7 +11,7 @@ symmetrized with :func:`~interlingua.operators.align.symmetrize.symmetrize`, as 
 eflomal's sampler is randomized and its library takes no seed: its binary reads one from ``/dev/urandom``, and
 its samplers draw their streams from that seed in whatever order OpenMP threads reach them. Each run here is
 seeded from its input (:func:`_seed_bytes`: the pairs and the priors), through a copy of the binary that reads
-``seed`` in its working folder instead (:func:`seeded_binary_path`: one copy per state folder, checked before each
+``seed`` in its working folder instead (:func:`verified_binary`: one copy per user and state folder, checked before each
 use; each run in its own private folder under ``<state>/tmp`` with its own seed), with OpenMP limited to 2 threads (one per direction; each direction's samplers then run
 one after the other, in order). So the same pairs and priors give the same links whatever the machine's core count,
 and the links of a pair depend only on the other pairs of its *unit*: :class:`EflomalAligner` aligns consecutive
@@ -43,10 +43,10 @@ import stat
 import subprocess
 import tempfile
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 
 from interlingua.core.errors import UserError
-from interlingua.core.runtime import state_tempdir, state_tempdir_root
+from interlingua.core.runtime import state_path, state_tempdir, state_tempdir_root
 from interlingua.operators.align.parameter_files import FILES_KEY, ParametersError, file_records, read_meta, read_recorded
 from interlingua.operators.align.pharaoh import format_pharaoh, parse_pharaoh
 from interlingua.operators.align.symmetrize import SYMMETRIZATIONS, symmetrize
@@ -103,14 +103,15 @@ def _run_eflomal(sources: Sequence[Sequence[str]], targets: Sequence[Sequence[st
                     eflomal.Aligner().prepare_files(src_lines, src, tgt_lines, tgt, priors, out)
         with open(os.path.join(work, SEED_FILE), "wb") as seed:
             seed.write(_seed_bytes(src_lines, tgt_lines, priors_path))
-        binary = seeded_binary_path()  # reads the seed file of its working folder: one copy serves every run
         fwd, rev = os.path.join(work, "fwd"), os.path.join(work, "rev")
-        command = [binary, "-m", "3", "-n", "3", "-N", "0.2", "-q", "-s", src_file, "-t", tgt_file, "-f", fwd, "-r", rev,
+        options = ["-m", "3", "-n", "3", "-N", "0.2", "-q", "-s", src_file, "-t", tgt_file, "-f", fwd, "-r", rev,
                    *_iteration_options(len(src_lines))] + (["-p", converted] if priors_path is not None else [])
-        try:
-            done = subprocess.run(command, cwd=work, env=_thread_limited(os.environ), capture_output=True, text=True)
-        except PermissionError as err:  # checked before work starts (require_runnable); here: a cluster node's folder
-            raise RuntimeError(_not_runnable(binary, err, "in the environment this node's Ray workers start with")) from err
+        with verified_binary() as binary:  # reads the seed file of its working folder: one copy serves every run
+            try:
+                done = binary.run(options, cwd=work, env=_thread_limited(os.environ), capture_output=True, text=True)
+            except PermissionError as err:  # checked before work starts (require_runnable); here: a cluster node's
+                raise RuntimeError(_not_runnable(binary.path, err, "in the environment this node's Ray workers "
+                                                                   "start with")) from err
         if done.returncode != 0:
             raise RuntimeError(f"eflomal exited with {done.returncode}: {done.stderr.strip()[-2000:]}")
         with open(fwd, encoding="utf-8") as handle:
@@ -161,42 +162,132 @@ def _seeded_binary() -> bytes:
 
 
 def seeded_binary_path() -> str:
-    """The seeded copy of eflomal's binary, in ``<state>/tmp/eflomal-<its SHA-256, 16 digits>/eflomal``, run by every
-    eflomal run (it opens :data:`SEED_FILE` relative to its working folder, the run's own): the copy depends on
-    eflomal's binary only, so every process of the state folder shares one and none leaves a copy behind (a Ray actor
-    killed skips its exit handlers). Checked before each use (:func:`_trusted_binary`: a private folder of ours holding
-    exactly this image); anything else there is removed and the copy written again (:func:`_write_binary`)."""
+    """The seeded copy of eflomal's binary (checked, written when missing: :func:`verified_binary`)."""
+    with verified_binary() as binary:
+        return binary.path
+
+
+class VerifiedBinary:
+    """The seeded binary at ``path``, open as ``handle`` (the file checked, read-only) while the ``with`` lasts."""
+
+    def __init__(self, path: str, handle: int) -> None:
+        self.path, self.handle = path, handle
+
+    def run(self, options: Sequence[str], **kwargs) -> subprocess.CompletedProcess:
+        """``subprocess.run`` of the binary with ``options``: where ``/proc/self/fd`` exists (Linux), the program
+        started is the file checked, through its descriptor (a file put at ``path`` since is not run); elsewhere the
+        file at ``path``. Its ``argv[0]`` is ``path`` either way."""
+        if os.path.isdir(_OPEN_FILES):
+            kwargs |= {"executable": os.path.join(_OPEN_FILES, str(self.handle)), "pass_fds": (self.handle,)}
+        return subprocess.run([self.path, *options], **kwargs)
+
+
+_OPEN_FILES = "/proc/self/fd"  # a process's open files by descriptor (Linux): a program started from one runs that file
+
+
+@contextlib.contextmanager
+def verified_binary() -> Iterator[VerifiedBinary]:
+    """The seeded copy of eflomal's binary, in ``<state>/tmp/u<uid>/eflomal-<its SHA-256, 16 digits>/eflomal``, run by
+    every eflomal run (it opens :data:`SEED_FILE` relative to its working folder, the run's own): the copy depends on
+    eflomal's binary only, so every process of this user and state folder shares one and none leaves a copy behind (a
+    Ray actor killed skips its exit handlers); each user of a shared state folder has their own
+    (:func:`user_tempdir`). Checked before each use (:func:`_trusted_binary`: a private folder of ours holding exactly
+    this image); anything else there is removed and the copy written again (:func:`_write_binary`)."""
     image = _seeded_binary()
-    folder = os.path.join(state_tempdir_root(), f"eflomal-{hashlib.sha256(image).hexdigest()[:16]}")
+    folder = os.path.join(user_tempdir(), binary_folder_name(image))
     binary = os.path.join(folder, "eflomal")
     with _binary_lock:
-        if not _trusted_binary(folder, binary, image):
+        handle = _trusted_binary(folder, binary, image)
+        if handle is None:
             _write_binary(folder, binary, image)
-    return binary
+            handle = _trusted_binary(folder, binary, image)
+        if handle is None:
+            raise RuntimeError(f"{binary} changed as soon as it was written: eflomal's seeded binary is not run from "
+                               f"there (hint: keep {os.path.dirname(folder)} for this user only)")
+    try:
+        yield VerifiedBinary(binary, handle)
+    finally:
+        os.close(handle)
+
+
+def binary_folder_name(image: bytes) -> str:
+    """The name of the folder holding the seeded binary ``image``: ``eflomal-`` and 16 digits of its SHA-256."""
+    return f"eflomal-{hashlib.sha256(image).hexdigest()[:16]}"
+
+
+def current_binary_folder_name() -> str | None:
+    """:func:`binary_folder_name` of this installation's seeded binary; None without eflomal (or its binary)."""
+    try:
+        return binary_folder_name(_seeded_binary())
+    except (ImportError, OSError, RuntimeError):
+        return None
+
+
+def _euid() -> int | None:
+    """This process's effective user id; None where the platform has none (Windows: owners and modes not checked)."""
+    geteuid = getattr(os, "geteuid", None)
+    return geteuid() if geteuid is not None else None
+
+
+def user_tempdir() -> str:
+    """``<state>/tmp/u<uid>``: this user's private folder (mode 0700) for eflomal's seeded binary, made when missing.
+    A state folder may be shared, and another user's binary folder can be neither used nor removed; one of ours not
+    private is made so. A folder we cannot make, or one that is not ours (a link, another user's), is a
+    :class:`UserError`. Without user ids (Windows), ``<state>/tmp`` itself."""
+    root = str(state_tempdir_root())
+    uid = _euid()
+    if uid is None:
+        return root
+    folder = os.path.join(root, f"u{uid}")
+    try:
+        with contextlib.suppress(FileExistsError):
+            os.mkdir(folder, 0o700)
+        found = os.lstat(folder)
+        if stat.S_ISDIR(found.st_mode) and found.st_uid == uid and found.st_mode & 0o077:
+            handle = os.open(folder, os.O_RDONLY | os.O_NOFOLLOW | os.O_DIRECTORY | os.O_CLOEXEC)
+            try:
+                os.fchmod(handle, 0o700)  # ours, open to others: made private (the folder opened, no link followed)
+            finally:
+                os.close(handle)
+            found = os.lstat(folder)
+    except OSError as err:
+        raise UserError(f"cannot make {folder}, this user's private folder for eflomal's seeded binary "
+                        f"({err.strerror or err}) (hint: set INTERLINGUA_HOME to a state folder of your own)") from None
+    if not _owned_private_folder(found):
+        raise UserError(f"{folder} is not a private folder of this user (owner uid {found.st_uid}, mode "
+                        f"{stat.S_IMODE(found.st_mode):o}{', a symbolic link' if stat.S_ISLNK(found.st_mode) else ''}): "
+                        f"eflomal's seeded binary is not written there (hint: set INTERLINGUA_HOME to a state folder "
+                        f"of your own)")
+    return folder
 
 
 def _owned_private_folder(info: os.stat_result) -> bool:
-    """A real folder (not a link) of this user that no one else may enter or write to."""
-    return stat.S_ISDIR(info.st_mode) and info.st_uid == os.geteuid() and info.st_mode & 0o077 == 0
+    """A real folder (not a link) of this user that no one else may enter or write to (without user ids: a folder)."""
+    uid = _euid()
+    return stat.S_ISDIR(info.st_mode) and (uid is None or info.st_uid == uid and info.st_mode & 0o077 == 0)
 
 
-def _trusted_binary(folder: str, binary: str, image: bytes) -> bool:
-    """Whether ``binary`` is ``image`` in a folder only this user controls: the folder (``os.lstat``, links not followed)
-    ours and private, the file a regular file of ours that no one else may write, holding exactly ``image`` (read
-    through the descriptor checked, so a file swapped meanwhile is not the one compared). A folder removed by a
+def _trusted_binary(folder: str, binary: str, image: bytes) -> int | None:
+    """``binary`` open read-only when it is ``image`` in a folder only this user controls, else None: the folder
+    (``os.lstat``, links not followed) ours and private, the file a regular file of ours that no one else may write,
+    holding exactly ``image`` (read through the descriptor checked, and the one returned: a file swapped meanwhile is
+    neither the one compared nor, where :meth:`VerifiedBinary.run` can, the one run). A folder removed by a
     temporary-file cleaner and made again by someone else, or a program put in its place, is not run."""
     try:
         if not _owned_private_folder(os.lstat(folder)):
-            return False
-        handle = os.open(binary, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+            return None
+        handle = os.open(binary, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
     except OSError:
-        return False
-    with os.fdopen(handle, "rb") as file:
-        info = os.fstat(file.fileno())
-        if not stat.S_ISREG(info.st_mode) or info.st_uid != os.geteuid() or info.st_mode & 0o022 or \
-                info.st_size != len(image):
-            return False
-        return file.read(len(image) + 1) == image
+        return None
+    uid = _euid()
+    with os.fdopen(handle, "rb", closefd=False) as file:
+        info = os.fstat(handle)
+        trusted = stat.S_ISREG(info.st_mode) and info.st_size == len(image) and \
+            (uid is None or info.st_uid == uid and not info.st_mode & 0o022) and file.read(len(image) + 1) == image
+    if not trusted:
+        os.close(handle)
+        return None
+    return handle
 
 
 def _write_binary(folder: str, binary: str, image: bytes) -> None:
@@ -237,12 +328,26 @@ def _make_executable(path: str) -> None:
 
 def require_runnable() -> None:
     """Start the seeded binary once (``-h``: its usage) from where this process's eflomal runs will find it, before any
-    of them: a state folder programs may not run from (mounted ``noexec``) is a :class:`UserError` with a hint."""
-    binary = seeded_binary_path()
-    try:  # it prints its usage and exits 1: that it started is what counts
-        subprocess.run([binary, "-h"], cwd=os.path.dirname(binary), capture_output=True, timeout=60)
-    except OSError as err:
-        raise UserError(_not_runnable(binary, err)) from None
+    of them: a state folder programs may not run from (mounted ``noexec``), one whose ``tmp`` this user may not write,
+    or a binary that does not answer, is a :class:`UserError` with a hint."""
+    with contextlib.ExitStack() as stack:
+        try:
+            binary = stack.enter_context(verified_binary())
+        except OSError as err:
+            where = err.filename or os.path.join(state_path(), "tmp")
+            raise UserError(f"cannot write eflomal's seeded binary under {where} ({err.strerror or err}) (hint: set "
+                            f"INTERLINGUA_HOME to a state folder of your own that you may write to)") from None
+        try:  # it prints its usage and exits 1: that it started is what counts
+            binary.run(["-h"], cwd=os.path.dirname(binary.path), capture_output=True, timeout=_START_SECONDS)
+        except subprocess.TimeoutExpired:
+            raise UserError(f"eflomal's seeded binary {binary.path} did not print its usage within {_START_SECONDS} s "
+                            f"(hint: check this machine's load, or remove {os.path.dirname(binary.path)} to have it "
+                            f"written again)") from None
+        except OSError as err:
+            raise UserError(_not_runnable(binary.path, err)) from None
+
+
+_START_SECONDS = 60  # how long require_runnable waits for the binary's usage
 
 
 def _not_runnable(binary: str, err: OSError, where: str = "") -> str:

@@ -178,12 +178,11 @@ def binary_copies_cannot_run(monkeypatch) -> None:
 def test_a_folder_programs_may_not_run_from_is_one_line_and_an_actor_error_names_it(tmp_path, monkeypatch):
     """A noexec state folder was found inside the first eflomal run (one line of a Ray actor's traceback);
     require_runnable finds it first, and both name the folder and how to move it."""
-    from interlingua.core.runtime import state_tempdir_root
     from interlingua.core.errors import UserError
     from interlingua.operators.align import eflomal_backend
 
     binary_copies_cannot_run(monkeypatch)
-    folder = re.escape(os.path.join(str(state_tempdir_root()), "eflomal-"))
+    folder = re.escape(os.path.join(eflomal_backend.user_tempdir(), "eflomal-"))
     with pytest.raises(UserError, match=r"cannot run eflomal's seeded binary .* \(Permission denied\): programs may not "
                                         rf"run from {folder}\w+ \(mounted noexec\?\) \(hint: set INTERLINGUA_HOME to a "
                                         "state folder on a file system mounted with exec"):

@@ -2,6 +2,7 @@
 
 import hashlib
 import os
+import re
 import shutil
 import stat
 import subprocess
@@ -85,8 +86,9 @@ def test_the_binary_lives_under_the_state_folder_and_is_shared_by_later_processe
     made = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                           env=dict(os.environ, INTERLINGUA_HOME=str(state))).stdout.strip()
     digest = hashlib.sha256(open(made, "rb").read()).hexdigest()[:16]
-    assert made == str(state / "tmp" / f"eflomal-{digest}" / "eflomal")
+    assert made == str(state / "tmp" / f"u{os.geteuid()}" / f"eflomal-{digest}" / "eflomal")
     assert stat.S_IMODE(os.lstat(os.path.dirname(made)).st_mode) == 0o700
+    assert stat.S_IMODE(os.lstat(state / "tmp" / f"u{os.geteuid()}").st_mode) == 0o700
     monkeypatch.setattr(eflomal_backend, "_write_binary", lambda *args: pytest.fail("written again"))
     assert eflomal_backend.seeded_binary_path() == made
     folders, run = [], subprocess.run
@@ -94,7 +96,8 @@ def test_the_binary_lives_under_the_state_folder_and_is_shared_by_later_processe
     pairs = [(["the", "house"], ["das", "haus"]), (["a", "book"], ["ein", "buch"])] * 5
     eflomal_backend.learn_eflomal_priors(pairs, str(tmp_path / "priors"))
     assert len(folders) == 1 and folders[0].startswith(str(state / "tmp" / "eflomal-run-"))
-    assert os.listdir(state / "tmp") == [f"eflomal-{digest}"] and os.listdir(os.path.dirname(made)) == ["eflomal"]
+    assert os.listdir(state / "tmp") == [f"u{os.geteuid()}"] and os.listdir(os.path.dirname(made)) == ["eflomal"]
+    assert os.listdir(state / "tmp" / f"u{os.geteuid()}") == [f"eflomal-{digest}"]
 
 
 def test_the_binary_is_put_in_place_whole(state, monkeypatch):
@@ -112,3 +115,85 @@ def test_the_binary_is_put_in_place_whole(state, monkeypatch):
     with pytest.raises(OSError):
         eflomal_backend.seeded_binary_path()
     assert os.listdir(os.path.dirname(binary)) == []
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="gives a folder to another user (chown)")
+def test_each_user_of_a_shared_state_folder_has_their_own_binary_and_leaves_the_others_alone(state):
+    """A shared state folder: the first user's private <state>/tmp/eflomal-<digest> could be neither used nor removed
+    by the next one (eflomal failed for everyone after the first), or root removed it from under its owner. Each user
+    now has a private <state>/tmp/u<uid>/ of their own; another user's folders are left as they are."""
+    image = eflomal_backend._seeded_binary()
+    name = eflomal_backend.binary_folder_name(image)
+    others = [state / "tmp" / name, state / "tmp" / "u1000" / name]  # the old layout's, and user 1000's own
+    for folder in others:
+        folder.mkdir(parents=True)
+        (folder / "eflomal").write_bytes(image)
+        for path in (folder.parent, folder, folder / "eflomal"):
+            os.chmod(path, 0o700)
+            os.chown(path, 1000, 1000)
+    eflomal_backend.require_runnable()
+    assert eflomal_backend.seeded_binary_path() == str(state / "tmp" / f"u{os.geteuid()}" / name / "eflomal")
+    for folder in others:
+        assert folder.lstat().st_uid == 1000 and (folder / "eflomal").read_bytes() == image
+
+
+def test_a_per_user_folder_that_is_not_ours_is_one_line_and_one_of_ours_open_to_others_is_made_private(state, tmp_path):
+    from interlingua.core.errors import UserError
+
+    mine = state / "tmp" / f"u{os.geteuid()}"
+    mine.mkdir(parents=True)
+    os.chmod(mine, 0o777)
+    eflomal_backend.require_runnable()
+    assert stat.S_IMODE(mine.lstat().st_mode) == 0o700
+    shutil.rmtree(mine)
+    (tmp_path / "elsewhere").mkdir(mode=0o700)
+    mine.symlink_to(tmp_path / "elsewhere")
+    with pytest.raises(UserError, match=rf"^{re.escape(str(mine))} is not a private folder of this user .*a symbolic "
+                                        r"link\): eflomal's seeded binary is not written there \(hint: set "
+                                        r"INTERLINGUA_HOME to a state folder of your own\)$"):
+        eflomal_backend.require_runnable()
+    assert os.listdir(tmp_path / "elsewhere") == []
+
+
+def test_the_binary_run_is_the_file_checked_not_one_put_at_its_path_since(state, tmp_path, monkeypatch):
+    """The binary was checked, then started by its path: a file put there in between was run. Where /proc/self/fd
+    exists the checked file is started through its descriptor (argv[0] still its path); the links are unchanged."""
+    if not os.path.isdir("/proc/self/fd"):
+        pytest.skip("no /proc/self/fd: the binary is started by its path")
+    marker, run = tmp_path / "ran", subprocess.run
+    started = []
+
+    def swapped_first(args, **kwargs):
+        _file_replaced(os.path.dirname(args[0]), args[0], marker)
+        started.append(args[0])
+        return run(args, **kwargs)
+
+    monkeypatch.setattr(subprocess, "run", swapped_first)
+    eflomal_backend.require_runnable()
+    pairs = [(["the", "house"], ["das", "haus"]), (["a", "book"], ["ein", "buch"])] * 5
+    eflomal_backend.learn_eflomal_priors(pairs, str(tmp_path / "swapped"))
+    assert not marker.exists() and len(started) == 2 and started[0].endswith("/eflomal")
+    monkeypatch.setattr(subprocess, "run", run)
+    eflomal_backend.learn_eflomal_priors(pairs, str(tmp_path / "plain"))
+    assert (tmp_path / "swapped" / "eflomal_priors.txt").read_bytes() == (tmp_path / "plain" / "eflomal_priors.txt").read_bytes()
+
+
+def test_a_tmp_folder_that_cannot_be_written_or_a_binary_that_hangs_is_one_line(state, monkeypatch):
+    """require_runnable caught only OSError from starting the binary: writing it under an unusable <state>/tmp (the
+    corpus store elsewhere) or a start that timed out was an unexpected error with a traceback."""
+    from interlingua.core.errors import UserError
+
+    state.mkdir()
+    (state / "tmp").write_text("not a folder")
+    with pytest.raises(UserError, match=r"^cannot write eflomal's seeded binary under .*tmp \(File exists\) \(hint: set "
+                                        "INTERLINGUA_HOME to a state folder of your own that you may write to\\)$"):
+        eflomal_backend.require_runnable()
+    (state / "tmp").unlink()
+
+    def hangs(args, **kwargs):
+        raise subprocess.TimeoutExpired(args, kwargs["timeout"])
+
+    monkeypatch.setattr(subprocess, "run", hangs)
+    with pytest.raises(UserError, match=r"^eflomal's seeded binary .*/eflomal did not print its usage within 60 s "
+                                        r"\(hint: check this machine's load, or remove .* to have it written again\)$"):
+        eflomal_backend.require_runnable()

@@ -33,10 +33,12 @@ def test_a_build_checks_the_binary_before_reading_its_inputs(noexec_state, capsy
     assert code == 2 and len(err) == 1 and "cannot run eflomal's seeded binary" in err[0], err
 
 
-def test_a_refresh_checks_the_binary_before_reading_its_inputs(noexec_state):
-    """A refresh hashes its inputs first (to know whether anything is new), then checks, then reads them."""
+def test_a_refresh_checks_the_binary_before_reading_its_inputs(noexec_state, monkeypatch):
+    """A refresh hashed every input (to know whether anything is new) before it checked: it checks first now."""
+    import interlingua.operators.corpus.input_fingerprints as input_fingerprints
     from interlingua.workflows.refresh import RefreshSpec, refresh
 
+    monkeypatch.setattr(input_fingerprints, "build_fingerprints", lambda *args: pytest.fail("inputs hashed first"))
     spec = RefreshSpec(workflow="bitext-corpus", inputs=[str(noexec_state / "a.tsv")], config={
         "corpus_name": "bt", "store_root": str(noexec_state / "store"), "workers": 1, "aligner": "eflomal"})
     with pytest.raises(UserError, match="cannot run eflomal's seeded binary"):
