@@ -16,6 +16,11 @@ Reference rules (everything else is kept and listed with why):
 ``mlartifacts/RUN_ID``  artifacts of runs that no longer exist or were deleted in MLflow.
 ``mlartifacts/models/m-*``  logged models that no registered version refers to and whose run is gone.
 ``amr_retrofit/RUN_ID``  a retrofit run's extended base encoder, once that run's model is registered.
+``tmp/*``               temporary folders (an eflomal run's text, lexical tables, ...) left by a process killed
+                        before it removed them: pruned when nothing in them changed for a day and no running
+                        process holds them (``core.tempdir_lock``); ``tmp/u<uid>/eflomal-*``: this user's
+                        seeded eflomal binaries, the same rule, this installation's never (other users' folders
+                        are theirs).
 =====================  ==========================================================================
 
 Corpus versions are never touched here: their retention is the corpus store's (it keeps what a pointer,
@@ -114,6 +119,7 @@ def plan_gc(state: Path, view: RegistryView, *, local_artifacts: Path | None,
                   for folder in _subfolders(ct2_cache, "", items, lambda name: ".partial-" in name)]
     if local_artifacts is not None:
         items += _orphaned_artifacts(local_artifacts, view, state)
+    items += _temporary_items(state, items)
     return items
 
 
@@ -197,6 +203,64 @@ def _partial_item(folder: Path, kind: str, what: str, root: Path) -> GcItem:
     if _alive(pid) and recent:
         return GcItem(kind, folder, size, False, f"being written by process {pid}", root)
     return GcItem(kind, folder, size, True, what, root)
+
+
+#: A temporary folder in which nothing changed for this long, and that no process holds, was left behind.
+_TEMPORARY_GRACE_SECONDS = 24 * 3600
+
+
+def _temporary_items(state: Path, notes: list[GcItem]) -> list[GcItem]:
+    """The folders in ``<state>/tmp`` (other users' ``u<uid>`` folders not entered) and this user's seeded eflomal
+    binaries: pruned when stale (:func:`_temporary_item`); this installation's binary never."""
+    from interlingua.operators.align.eflomal_backend import current_binary_folder_name, user_folder_name
+
+    mine, current = user_folder_name(), current_binary_folder_name()
+    binaries = Path("tmp", mine) if mine is not None else Path("tmp")
+    items = []
+    for folder in _subfolders(state, "tmp", notes, lambda name: re.fullmatch(r"u[0-9]+", name) is None):
+        if mine is None and folder.name == current:
+            continue  # no user ids (Windows): the binary's folder is here, listed below
+        items.append(_temporary_item(folder, "temporary folder", state))
+    if mine is not None or current is not None:
+        for folder in _subfolders(state, binaries, notes, lambda name: name.startswith("eflomal-")):
+            if folder.name == current:
+                items.append(GcItem("eflomal binary", folder, folder_size(folder), False,
+                                    "this installation's seeded eflomal binary", state))
+            elif mine is not None:
+                items.append(_temporary_item(folder, "eflomal binary", state))
+    return items
+
+
+def _temporary_item(folder: Path, kind: str, root: Path) -> GcItem:
+    """Pruned when no process holds ``folder`` and nothing in it changed for a day (a process killed left it)."""
+    import time
+
+    from interlingua.core.tempdir_lock import held
+
+    size = folder_size(folder)
+    if held(str(folder)):
+        return GcItem(kind, folder, size, False, "in use by a running process", root)
+    if time.time() - _newest_change(folder) < _TEMPORARY_GRACE_SECONDS:
+        return GcItem(kind, folder, size, False, "changed within a day (may be in use)", root)
+    return GcItem(kind, folder, size, True, "left behind (unchanged for over a day, no process holds it)", root)
+
+
+def _newest_change(path: Path) -> float:
+    """The latest modification time of ``path`` and of everything in it, never following a link."""
+    try:
+        newest, pending = path.lstat().st_mtime, [str(path)]
+    except OSError:  # removed meanwhile: nothing to decide
+        return float("inf")
+    while pending:
+        try:
+            with os.scandir(pending.pop()) as entries:
+                for entry in entries:
+                    newest = max(newest, entry.stat(follow_symlinks=False).st_mtime)
+                    if entry.is_dir(follow_symlinks=False):
+                        pending.append(entry.path)
+        except OSError:
+            continue
+    return newest
 
 
 def _alive(pid: str) -> bool:

@@ -50,12 +50,19 @@ def state_tempdir_root(state: Path | None = None) -> Path:
 @contextlib.contextmanager
 def state_tempdir(prefix: str = "tmp-", state: Path | None = None) -> Iterator[str]:
     """A private (mode 0700) temporary folder under ``<state>/tmp``, removed on exit, errors included.
-    Corpus data (vocabularies, lexical tables) written there never lands in the shared system temp folder."""
+    Corpus data (vocabularies, lexical tables) written there never lands in the shared system temp folder. It is held
+    (:func:`~interlingua.core.tempdir_lock.hold`) while it lives: ``interlingua gc`` removes only those of processes
+    that ended without removing them (killed)."""
+    from interlingua.core.tempdir_lock import hold
+
     path = tempfile.mkdtemp(prefix=prefix, dir=state_tempdir_root(state))
+    handle = hold(path)
     try:
         yield path
     finally:
         shutil.rmtree(path, ignore_errors=True)
+        if handle is not None:
+            os.close(handle)
 
 
 def assets_dir(state: Path | None = None) -> Path:

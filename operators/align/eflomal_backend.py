@@ -229,16 +229,21 @@ def _euid() -> int | None:
     return geteuid() if geteuid is not None else None
 
 
+def user_folder_name() -> str | None:
+    """``u<uid>``: the name of this user's folder in ``<state>/tmp`` (:func:`user_tempdir`); None without user ids."""
+    uid = _euid()
+    return None if uid is None else f"u{uid}"
+
+
 def user_tempdir() -> str:
     """``<state>/tmp/u<uid>``: this user's private folder (mode 0700) for eflomal's seeded binary, made when missing.
     A state folder may be shared, and another user's binary folder can be neither used nor removed; one of ours not
     private is made so. A folder we cannot make, or one that is not ours (a link, another user's), is a
     :class:`UserError`. Without user ids (Windows), ``<state>/tmp`` itself."""
-    root = str(state_tempdir_root())
-    uid = _euid()
-    if uid is None:
+    root, name, uid = str(state_tempdir_root()), user_folder_name(), _euid()
+    if name is None:
         return root
-    folder = os.path.join(root, f"u{uid}")
+    folder = os.path.join(root, name)
     try:
         with contextlib.suppress(FileExistsError):
             os.mkdir(folder, 0o700)

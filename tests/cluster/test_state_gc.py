@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -209,3 +210,75 @@ def test_registry_view_pages_through_experiments_runs_and_versions():
     view = registry_view(Client())
     assert view.live_runs == {"run-of-0", "run-of-1", "run-of-2"}  # the third experiment is on page 2
     assert set(view.version_runs) == {f"r{k}" for k in range(5)} and ("m2", "2") in view.alias_held
+
+
+# -- <state>/tmp: what killed processes left behind ------------------------------------------------------------
+
+
+def _aged(folder, days=2):
+    """``folder`` and everything in it last changed ``days`` ago."""
+    import time
+
+    then = time.time() - days * 86400
+    for path in sorted(folder.rglob("*"), key=lambda p: len(p.parts), reverse=True) + [folder]:
+        os.utime(path, (then, then), follow_symlinks=False)
+    return folder
+
+
+def test_gc_removes_temporary_folders_left_behind_and_keeps_those_in_use(state, tmp_path, capsys):
+    """A Ray actor killed (SIGKILL, out of memory) skips its exit handlers and left its eflomal run's folder (the
+    corpus's text) in <state>/tmp, as an older eflomal left its binary; nothing removed them."""
+    from interlingua.core.runtime import configure_mlflow
+    from interlingua.core.tempdir_lock import hold
+    from interlingua.operators.align import eflomal_backend
+    from interlingua.workflows.cli import main
+
+    configure_mlflow("gc-test")
+    current = os.path.dirname(eflomal_backend.seeded_binary_path())
+    tmp, mine = state / "tmp", state / "tmp" / f"u{os.geteuid()}"
+    left = _aged(_fill(tmp / "eflomal-run-left", 1000))
+    fresh = _fill(tmp / "eflomal-run-fresh", 100)
+    running = _aged(_fill(tmp / "interlingua_align_params_running", 100))
+    holding = hold(str(running))
+    older_binary = _aged(_fill(mine / "eflomal-0123456789abcdef", 200))
+    old_layout = _aged(_fill(tmp / os.path.basename(current), 300))
+    other_user = _aged(_fill(tmp / "u1000" / "eflomal-0123456789abcdef", 50))
+    _aged(mine / os.path.basename(current))
+    victim = _victim(tmp_path / "victim")
+    (tmp / "eflomal-run-link").symlink_to(victim.parents[1], target_is_directory=True)
+    _aged(victim.parents[1])
+    try:
+        assert main(["gc", "--dry-run", "--all"]) == 0
+        out = capsys.readouterr().out
+        assert "would free 1.5 KiB in 3 item(s)" in out
+        lines = {next(word for word in line.split() if word.startswith("tmp/")): line
+                 for line in out.splitlines() if " tmp/" in line}
+        assert "left behind (unchanged for over a day, no process holds it)" in lines["tmp/eflomal-run-left"]
+        assert lines["tmp/eflomal-run-left"].startswith("prune") and lines[f"tmp/{old_layout.name}"].startswith("prune")
+        assert lines[f"tmp/{mine.name}/{older_binary.name}"].startswith("prune")
+        assert "changed within a day" in lines["tmp/eflomal-run-fresh"]
+        assert "in use by a running process" in lines["tmp/interlingua_align_params_running"]
+        assert "this installation's seeded eflomal binary" in lines[f"tmp/{mine.name}/{os.path.basename(current)}"]
+        assert lines["tmp/eflomal-run-link"].startswith("skip") and "never follows a link" in lines["tmp/eflomal-run-link"]
+
+        assert main(["gc"]) == 0
+        assert "freed 1.5 KiB in 3 item(s)" in capsys.readouterr().out
+    finally:
+        os.close(holding)
+    assert not left.exists() and not older_binary.exists() and not old_layout.exists()
+    assert fresh.is_dir() and running.is_dir() and other_user.is_dir() and victim.read_text() == "print('mine')\n"
+    assert (tmp / "eflomal-run-link").is_symlink() and os.path.isfile(os.path.join(current, "eflomal"))
+
+
+def test_a_state_tempdir_is_held_while_it_lives_so_gc_leaves_it_alone(tmp_path):
+    """A long build's lexical tables are written once and read for days: their folder's age does not say it is in
+    use, the lock its process holds does (released when the process ends, killed included)."""
+    from interlingua.core.runtime import state_tempdir
+    from interlingua.core.tempdir_lock import held
+
+    state = tmp_path / "state"
+    with state_tempdir("interlingua_fast_align_", state=state) as live:
+        _aged(_fill(Path(live) / "tables", 10))
+        items = {i.path.name: i for i in _plan(state)}
+        assert held(live) is True and not items[os.path.basename(live)].prune
+    assert held(live) is None and not os.path.exists(live)
