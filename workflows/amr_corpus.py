@@ -245,15 +245,40 @@ def model_folder_digests(config: AmrCorpusConfig) -> dict[str, str]:
     return model_files(_versioned(config))
 
 
+#: The config keys naming model folders (``languages`` picks the ``translate`` entries read): a recipe checks a stage
+#: whose values of these keys are literal when it loads (:mod:`~interlingua.workflows.cluster_models`).
+MODEL_KEYS = ("parser_model", "translate", "languages")
+
+
+def _model_specs(config: AmrCorpusConfig) -> list[str]:
+    """``parser_model`` and ``translate.X.model`` of each listed language, those set."""
+    models = [config.parser_model, *(config.translate.get(lang, {}).get("model") for lang in config.languages)]
+    return [model for model in models if isinstance(model, str)]
+
+
 def models_missing_here(config: AmrCorpusConfig) -> list[str]:
-    """The local model paths the config names (``parser_model``, ``translate.X.model`` of a listed language) that this
-    machine lacks (hub ids and URLs are none): a recipe, which hashes a stage's model folders here, refuses them on a
-    cluster."""
+    """The model paths the config names that this machine lacks: a path (``./x``, ``~/x``, ``/x``, a name that is no
+    hub id) or a ``file://`` URL, as :func:`~interlingua.models.identity.model_files` reads both as folders. Hub ids,
+    other URLs and registry URIs are none; a hub-shaped ``org/name`` is :func:`hub_shaped_models`'."""
     from interlingua.operators.translate.preflight import local_folder_problem
 
-    models = [config.parser_model, *(config.translate.get(lang, {}).get("model") for lang in config.languages)]
-    return [model for model in models if isinstance(model, str) and local_folder_problem(model, "model")
-            and not Path(model).expanduser().exists()]
+    missing = []
+    for model in _model_specs(config):
+        path = model[len("file://"):] if model.startswith("file://") else model
+        if "://" in path or path.startswith("models:/") or Path(path).expanduser().exists():
+            continue
+        if model.startswith("file://") or local_folder_problem(path, "model") is not None:
+            missing.append(model)
+    return missing
+
+
+def hub_shaped_models(config: AmrCorpusConfig) -> list[str]:
+    """The model values that name nothing on this machine but have a hub id's shape (``org/name``): a hub id, unless
+    the machine running the work has a folder at that relative path (then it reads, and hashes, that folder)."""
+    from interlingua.operators.translate.preflight import local_folder_problem
+
+    return [model for model in _model_specs(config) if "://" not in model and not model.startswith("models:/")
+            and not Path(model).expanduser().exists() and local_folder_problem(model, "model") is None]
 
 
 def run(config: AmrCorpusConfig, *, address: str | None = None) -> dict[str, Any]:

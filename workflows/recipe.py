@@ -118,7 +118,7 @@ def run(config: RecipeConfig, *, address: str | None = None) -> dict[str, Any]:
     from interlingua.core.runtime import configure_mlflow, state_dir
     from interlingua.core.runtime import state_path as state_folder
     from interlingua.workflows.recipe_corpora import check_stored_corpora, finished_stages
-    from interlingua.workflows.recipe_models import check_literal_models
+    from interlingua.workflows.recipe_models import check_cluster_only_models, check_literal_models
 
     order = checked_order(config)  # once: the command's preflight checked it already
     state_path = state_folder(config.state_dir) / "recipes" / config.name / "state.json"
@@ -126,6 +126,7 @@ def run(config: RecipeConfig, *, address: str | None = None) -> dict[str, Any]:
     # a corpus read by name that nothing builds or holds: before MLflow starts (stages a rerun skips excepted)
     check_stored_corpora(config, order, finished_stages(state))
     check_literal_models(config, order, finished_stages(state))  # interpolate's and combine's model checks
+    check_cluster_only_models(config, order, finished_stages(state), address)  # model folders hashed on this machine
     state_root = state_dir(config.state_dir)
     experiment_id = configure_mlflow(config.experiment, state_root)
     client = MlflowClient()
@@ -140,6 +141,29 @@ def run(config: RecipeConfig, *, address: str | None = None) -> dict[str, Any]:
     actions: dict[str, str] = {}
     evaluations: dict[str, list[list[dict]]] = {}
     started = time.time()
+    try:  # whatever stops the recipe (a stage's refusal before its run opens, its workflow's error) ends it FAILED
+        _run_stages(config, order, seeded, state, state_path, actions, evaluations, client, experiment_id, parent_id,
+                    address)
+    except BaseException:
+        _end_run(client, parent_id, "FAILED")
+        raise
+    table = _results(config, evaluations, client, parent_id)
+    summary = {"recipe": config.name, "parent_run_id": parent_id, "actions": actions,
+               "outputs": {key: {k: state[key]["outputs"].get(k) for k in ("model", "corpus", "version")
+                                 if k in state[key].get("outputs", {})}
+                           for key in actions if state.get(key, {}).get("status") == "done"},
+               "state": str(state_path), "seconds": round(time.time() - started, 1)}
+    if table:
+        summary["results"] = table
+    tracking.log_dict(summary, "recipe/summary.json", parent_id, client)
+    _end_run(client, parent_id, "FINISHED")
+    return summary
+
+
+def _run_stages(config: RecipeConfig, order: list[str], seeded: set[str], state: dict[str, dict[str, Any]],
+                state_path: Path, actions: dict[str, str], evaluations: dict[str, list[list[dict]]], client,
+                experiment_id: str, parent_id: str, address: str | None) -> None:
+    """Every stage in ``order``, once per seed (a stage no seed reaches once), until one says stop."""
     stopped = False
     for seed in config.seeds or [None]:
         if stopped:
@@ -156,17 +180,6 @@ def run(config: RecipeConfig, *, address: str | None = None) -> dict[str, Any]:
                 evaluations.setdefault(name, []).append(outputs[name]["evaluation"])
             if stopped:
                 break
-    table = _results(config, evaluations, client, parent_id)
-    summary = {"recipe": config.name, "parent_run_id": parent_id, "actions": actions,
-               "outputs": {key: {k: state[key]["outputs"].get(k) for k in ("model", "corpus", "version")
-                                 if k in state[key].get("outputs", {})}
-                           for key in actions if state.get(key, {}).get("status") == "done"},
-               "state": str(state_path), "seconds": round(time.time() - started, 1)}
-    if table:
-        summary["results"] = table
-    tracking.log_dict(summary, "recipe/summary.json", parent_id, client)
-    _end_run(client, parent_id, "FINISHED")
-    return summary
 
 
 def pack_identity(pack: str | None, state_dir: str | None) -> str:
@@ -182,18 +195,16 @@ def pack_identity(pack: str | None, state_dir: str | None) -> str:
 
 
 def _refuse_models_only_the_cluster_has(name: str, workflow_name: str, workflow, stage_config, address: str | None):
-    """A stage's hash counts its model folders as this machine has them: on a cluster, a stage naming a local model
-    path this machine lacks (the workflow's ``models_missing_here``) would not rerun when the cluster's copy is
-    rewritten, so it is refused."""
-    from interlingua.core.where_it_runs import runs_on_cluster
+    """A stage's hash counts its model folders as this machine has them: on a cluster, a stage naming a model path
+    this machine lacks would not rerun when the cluster's copy is rewritten, so it is refused (its resolved config:
+    the values references gave, and the hub-shaped ones the cluster has folders of, asked now: the stage connects
+    anyway). Literal paths are refused before any stage runs (:func:`~interlingua.workflows.recipe_models.check_cluster_only_models`)."""
+    from interlingua.workflows.cluster_models import models_only_the_cluster_may_have
+    from interlingua.workflows.recipe_models import cluster_only_refusal
 
-    missing = getattr(workflow, "models_missing_here", None)
-    lacking = missing(stage_config) if missing is not None and runs_on_cluster(address) else []
+    lacking = models_only_the_cluster_may_have(workflow, stage_config, address, ask_cluster=True)
     if lacking:
-        raise RecipeError(f"stage {name!r} ({workflow_name}): model folder {', '.join(lacking)} is not on this machine: a "
-                          "recipe hashes a stage's model folders here, so the cluster's copy could change unseen; put the "
-                          f"same folder at that path here, or run the stage alone (interlingua run {workflow_name} "
-                          "--address ...), whose version id counts the cluster's copy")
+        raise RecipeError(cluster_only_refusal(name, workflow_name, lacking))
 
 
 def _run_stage(config: RecipeConfig, name: str, key: str, seed: int | None, outputs: dict[str, dict[str, Any]],
@@ -250,8 +261,7 @@ def _run_stage(config: RecipeConfig, name: str, key: str, seed: int | None, outp
         summary = workflow.run(stage_config, address=address)
     except BaseException:
         os.environ.pop("MLFLOW_RUN_ID", None)
-        _end_run(client, run_id, "FAILED")
-        _end_run(client, parent_id, "FAILED")
+        _end_run(client, run_id, "FAILED")  # the parent: by run
         print(f"[{label}] failed; rerun the recipe to resume from this stage")
         raise
     os.environ.pop("MLFLOW_RUN_ID", None)

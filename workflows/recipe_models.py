@@ -2,7 +2,8 @@
 folders that :func:`~interlingua.models.interpolate.check_folders` refuses, ``combine`` ``sum``/``norm_sum`` of
 literal local folders of unequal dims (read from their ``config.json``). Each was caught only when its stage ran,
 after the stages before it had run and its MLflow run had opened. A value holding a reference or ``${seed}``, or
-naming anything but an existing local folder (a registry URI, a hub id), is left to the stage.
+naming anything but an existing local folder (a registry URI, a hub id), is left to the stage. On a cluster, an
+amr-corpus stage's literal model paths this machine lacks are refused too (:func:`check_cluster_only_models`).
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from interlingua.workflows.recipe_spec import REFERENCE, SEED, RecipeConfig, RecipeError
+from interlingua.workflows.recipe_spec import REFERENCE, SEED, RecipeConfig, RecipeError, references, uses_seed
 
 
 def check_literal_models(recipe: RecipeConfig, order: list[str], done: frozenset[str] = frozenset()) -> None:
@@ -38,6 +39,44 @@ def check_literal_models(recipe: RecipeConfig, order: list[str], done: frozenset
                     check_folder_sum_dims(mode, config.get("first"), config.get("second"))
         except (UserError, ValueError) as err:
             raise RecipeError(f"stage {name!r} ({stage.workflow}): {err}") from None
+
+
+def check_cluster_only_models(recipe: RecipeConfig, order: list[str], done: frozenset[str], address: str | None) -> None:
+    """On a cluster: :class:`RecipeError` for the first stage in ``order`` (those in ``done`` excepted) whose literal
+    model paths (its workflow's ``MODEL_KEYS`` holding no reference or ``${seed}``) this machine lacks
+    (:func:`~interlingua.workflows.cluster_models.models_only_the_cluster_may_have`, offline: a hub-shaped value is
+    asked about when its stage runs, as a referenced one is checked)."""
+    from pydantic import ValidationError
+
+    from interlingua.core.config import with_section_defaults
+    from interlingua.core.where_it_runs import runs_on_cluster
+    from interlingua.workflows.cluster_models import models_only_the_cluster_may_have
+    from interlingua.workflows.registry import load_workflow
+
+    if not runs_on_cluster(address):
+        return
+    for name in order:
+        stage = recipe.stages[name]
+        workflow = load_workflow(stage.workflow)
+        keys = getattr(workflow, "MODEL_KEYS", ())
+        values = {key: stage.config[key] for key in keys if key in stage.config}
+        if name in done or not keys or references(values) or uses_seed(values):
+            continue
+        try:
+            config = workflow.CONFIG.model_validate(with_section_defaults(workflow.CONFIG, values))
+        except ValidationError:  # refused with its key by the stage's own check
+            continue
+        lacking = models_only_the_cluster_may_have(workflow, config, address, ask_cluster=False)
+        if lacking:
+            raise RecipeError(cluster_only_refusal(name, stage.workflow, lacking))
+
+
+def cluster_only_refusal(name: str, workflow: str, lacking: list[str]) -> str:
+    """The one line refusing stage ``name``'s model folders only the cluster has."""
+    from interlingua.workflows.cluster_models import refusal
+
+    return refusal(lacking, f"stage {name!r} ({workflow})", "a recipe",
+                   f"run the stage alone (interlingua run {workflow} --address ...)")
 
 
 def _local_folder(value: Any) -> Path | None:

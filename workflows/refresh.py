@@ -86,6 +86,7 @@ def refresh(spec: RefreshSpec, *, address: str | None = None, log: Callable[[str
     adapter = _ADAPTERS[spec.workflow]
     workflow_config = adapter.validate(spec)
     adapter.check_first(workflow_config)  # before any input is listed, hashed or read
+    _refuse_models_only_the_cluster_has(spec, adapter, workflow_config, address)
     plan = _plan(spec, adapter, workflow_config)
     store = CorpusStore(plan.store_root)
     parent = plan.parent
@@ -117,6 +118,19 @@ def refresh(spec: RefreshSpec, *, address: str | None = None, log: Callable[[str
         log(retention)
         result["retention"] = retention
     return result
+
+
+def _refuse_models_only_the_cluster_has(spec: RefreshSpec, adapter, workflow_config, address: str | None) -> None:
+    """The config hash counts model folders as this machine has them (``spec_config``): on a cluster, a model folder
+    only the cluster has, rewritten there, would be "nothing new"; refused, as a recipe refuses it
+    (:mod:`~interlingua.workflows.cluster_models`)."""
+    from interlingua.workflows.cluster_models import models_only_the_cluster_may_have, refusal
+
+    workflow = adapter.workflow() if hasattr(adapter, "workflow") else None
+    lacking = models_only_the_cluster_may_have(workflow, workflow_config, address, ask_cluster=True)
+    if lacking:
+        raise UserError(refusal(lacking, f"refresh spec ({spec.workflow})", "a refresh",
+                                f"build it with interlingua run {spec.workflow} --address ..."))
 
 
 def _plan(spec: RefreshSpec, adapter, workflow_config) -> RefreshPlan:

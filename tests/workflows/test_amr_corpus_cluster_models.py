@@ -108,7 +108,11 @@ def test_a_recipe_on_a_cluster_refuses_a_model_folder_this_machine_lacks(tmp_pat
     from interlingua.workflows.recipe import _refuse_models_only_the_cluster_has
     from interlingua.workflows.recipe_spec import RecipeError
 
+    from interlingua.workflows import cluster_models
+
     monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    # the cluster, asked about the hub-shaped value, has no folder there: a hub id
+    monkeypatch.setattr(cluster_models, "_cluster_model_folders", lambda workflow, config, address: [])
     missing = str(tmp_path / "cluster-only" / "parser")
     here = str(_parser(tmp_path / "parser"))
     config = AmrCorpusConfig(languages=["fr"], parser_model=missing, translate={"fr": {"model": here}})
