@@ -167,9 +167,12 @@ def configure_mlflow(experiment: str, state: Path | None = None) -> str:
 def chosen_ray_address(address: str | None = None) -> str | None:
     """The Ray cluster the user chose: ``address``, else ``$RAY_ADDRESS``; ``None`` (a local Ray) when neither is set or
     the one set is the address :func:`init_ray` recorded for a local Ray it started earlier in this process or a parent
-    (which may be gone: a later command in the same process starts a local Ray again)."""
+    (which may be gone: a later command in the same process starts a local Ray again), or ``local`` (Ray's word for a
+    new local Ray: ``--address local`` wins over a ``$RAY_ADDRESS`` of a cluster)."""
     own = os.environ.get(OWN_RAY_ADDRESS)
     for candidate in (address, os.environ.get("RAY_ADDRESS")):
+        if candidate == "local":
+            return None
         if candidate and candidate != own:
             return candidate
     return None

@@ -20,7 +20,7 @@ def runs_on_cluster(address: str | None) -> bool:
     ``local`` starts one, as no address does)."""
     from interlingua.core.runtime import chosen_ray_address
 
-    return chosen_ray_address(address) not in (None, "local")
+    return chosen_ray_address(address) is not None
 
 
 def check_on_cluster(check: Callable[[Any], None], config: Any,

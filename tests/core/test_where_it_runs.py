@@ -77,3 +77,36 @@ def test_address_local_is_a_local_run(monkeypatch):
         amr_corpus.run(amr_corpus.AmrCorpusConfig(languages=[], parser_model="/nowhere/parser"), address="local")
     assert str(caught.value).startswith("parser_model folder /nowhere/parser does not exist")
     assert "checked on the Ray cluster" not in str(caught.value)
+
+
+def test_address_local_starts_the_local_ray(monkeypatch, tmp_path):
+    """``init_ray("local")`` took the cluster branch: ``ray.init(address="local")`` without the loopback binding or
+    the CPU minimum, a ``$RAY_ADDRESS`` of a cluster checked as the user's choice."""
+    import ray
+
+    from interlingua.core import runtime
+
+    class Started(Exception):
+        pass
+
+    calls: list = []
+
+    def init(**kwargs):
+        calls.append(kwargs)
+        raise Started  # what follows the start (the GCS address) needs a real Ray
+
+    for name, value in (("INTERLINGUA_HOME", str(tmp_path)), ("RAY_ADDRESS", "ray://head:10001"),
+                        ("TORCH_EXTENSIONS_DIR", str(tmp_path / "ext")), ("DS_ACCELERATOR", "cpu")):
+        monkeypatch.setenv(name, value)
+    monkeypatch.setattr(ray, "is_initialized", lambda: False)
+    monkeypatch.setattr(ray, "init", init)
+    monkeypatch.setattr(runtime, "_loopback_only", lambda: calls.append("loopback"))
+    monkeypatch.setattr(runtime, "check_cluster_address", lambda address: pytest.fail(f"checked {address} as a cluster"))
+    with pytest.raises(Started):
+        runtime.init_ray("local")
+    assert calls[0] == "loopback"
+    kwargs = calls[1]
+    assert (kwargs["address"], kwargs["dashboard_host"], kwargs["num_cpus"]) == ("local", "127.0.0.1",
+                                                                                 runtime.local_ray_cpus())
+    assert kwargs["runtime_env"]["worker_process_setup_hook"] == "interlingua.core.runtime.workers_know_their_cluster"
+    assert runtime.chosen_ray_address("local") is None
