@@ -17,10 +17,13 @@ Reference rules (everything else is kept and listed with why):
 ``mlartifacts/models/m-*``  logged models that no registered version refers to and whose run is gone.
 ``amr_retrofit/RUN_ID``  a retrofit run's extended base encoder, once that run's model is registered.
 ``tmp/*``               temporary folders (an eflomal run's text, lexical tables, ...) left by a process killed
-                        before it removed them: pruned when nothing in them changed for a day and no running
-                        process holds them (``core.tempdir_lock``); ``tmp/u<uid>/eflomal-*``: this user's
-                        seeded eflomal binaries, the same rule, this installation's never (other users' folders
-                        are theirs).
+                        before it removed them. One made on this machine (its name says so): pruned when no
+                        process holds it (``core.tempdir_lock``) and nothing in it changed for a day. One made
+                        on another machine, or whose machine its name does not tell: its lock cannot be seen
+                        from here (NFS), so pruned only when nothing in it changed for a week.
+                        ``tmp/u<uid>/eflomal-*``: this user's seeded eflomal binaries, the week's rule, this
+                        installation's never. Other users' folders are theirs (listed, never pruned; root's
+                        gc judges them all).
 =====================  ==========================================================================
 
 Corpus versions are never touched here: their retention is the corpus store's (it keeps what a pointer,
@@ -207,6 +210,8 @@ def _partial_item(folder: Path, kind: str, what: str, root: Path) -> GcItem:
 
 #: A temporary folder in which nothing changed for this long, and that no process holds, was left behind.
 _TEMPORARY_GRACE_SECONDS = 24 * 3600
+#: The same for a folder made on another machine (or one its name does not tell): no lock of it can be seen from here.
+_UNSEEN_LOCK_GRACE_SECONDS = 7 * 24 * 3600
 
 
 def _temporary_items(state: Path, notes: list[GcItem]) -> list[GcItem]:
@@ -232,17 +237,35 @@ def _temporary_items(state: Path, notes: list[GcItem]) -> list[GcItem]:
 
 
 def _temporary_item(folder: Path, kind: str, root: Path) -> GcItem:
-    """Pruned when no process holds ``folder`` and nothing in it changed for a day (a process killed left it)."""
+    """Pruned when a process killed left ``folder``: another user's is theirs (unless gc runs as root); one made on this
+    machine, when no process holds it and nothing in it changed for a day; any other, whose lock cannot be seen from
+    here (``core.tempdir_lock``), when nothing in it changed for a week."""
     import time
 
-    from interlingua.core.tempdir_lock import held
+    from interlingua.core.tempdir_lock import folder_host, held, this_host
+    from interlingua.operators.align.eflomal_backend import _euid
 
+    uid = _euid()
+    try:
+        owner = folder.lstat().st_uid
+    except OSError:
+        owner = uid
+    if uid not in (None, 0) and owner != uid:
+        return GcItem(kind, folder, 0, False, f"another user's (uid {owner}): theirs to remove", root)
     size = folder_size(folder)
     if held(str(folder)):
         return GcItem(kind, folder, size, False, "in use by a running process", root)
-    if time.time() - _newest_change(folder) < _TEMPORARY_GRACE_SECONDS:
-        return GcItem(kind, folder, size, False, "changed within a day (may be in use)", root)
-    return GcItem(kind, folder, size, True, "left behind (unchanged for over a day, no process holds it)", root)
+    host = folder_host(folder.name)
+    age = time.time() - _newest_change(folder)
+    if host is not None and host == this_host():
+        if age < _TEMPORARY_GRACE_SECONDS:
+            return GcItem(kind, folder, size, False, "changed within a day (may be in use)", root)
+        return GcItem(kind, folder, size, True, "left behind (unchanged for over a day, no process holds it)", root)
+    made = f"made on {host}" if host is not None else "made on a machine its name does not tell"
+    if age < _UNSEEN_LOCK_GRACE_SECONDS:
+        return GcItem(kind, folder, size, False, f"{made} (its lock cannot be seen from here): kept until "
+                      "unchanged for a week", root)
+    return GcItem(kind, folder, size, True, f"left behind ({made}, unchanged for over a week)", root)
 
 
 def _newest_change(path: Path) -> float:

@@ -51,11 +51,12 @@ def state_tempdir_root(state: Path | None = None) -> Path:
 def state_tempdir(prefix: str = "tmp-", state: Path | None = None) -> Iterator[str]:
     """A private (mode 0700) temporary folder under ``<state>/tmp``, removed on exit, errors included.
     Corpus data (vocabularies, lexical tables) written there never lands in the shared system temp folder. It is held
-    (:func:`~interlingua.core.tempdir_lock.hold`) while it lives: ``interlingua gc`` removes only those of processes
-    that ended without removing them (killed)."""
-    from interlingua.core.tempdir_lock import hold
+    (:func:`~interlingua.core.tempdir_lock.hold`) while it lives and its name carries this machine's
+    (``<prefix>@<host>@<random>``): ``interlingua gc`` on this machine removes one no process holds once unchanged for
+    a day; gc on another machine cannot see the lock (NFS) and waits a week."""
+    from interlingua.core.tempdir_lock import hold, host_marked_prefix
 
-    path = tempfile.mkdtemp(prefix=prefix, dir=state_tempdir_root(state))
+    path = tempfile.mkdtemp(prefix=host_marked_prefix(prefix), dir=state_tempdir_root(state))
     handle = hold(path)
     try:
         yield path
@@ -217,6 +218,9 @@ def init_ray(address: str | None = None, *, num_cpus: int | None = None, object_
         return ray
     else:
         _loopback_only()
+        # a cluster's address (--address local won over it) or "local" must not reach this Ray's workers, which inherit
+        # the environment (workers_know_their_cluster keeps one they find); ray.init(address="local") ignores it
+        os.environ.pop("RAY_ADDRESS", None)
         with child_stderr_to_log():  # the GCS and raylet write their C++ error lines on the stderr they inherit
             _start_local_ray(ray, num_cpus, object_store_memory, env, quiet)
         # Ray's own clients in this process (the state API) look the cluster up by address; with another Ray running

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import hashlib
 import contextlib
+import errno
 import json
 import math
 import os
@@ -43,6 +44,7 @@ import stat
 import subprocess
 import tempfile
 import threading
+import time
 from collections.abc import Iterable, Iterator, Sequence
 
 from interlingua.core.errors import UserError
@@ -176,10 +178,22 @@ class VerifiedBinary:
     def run(self, options: Sequence[str], **kwargs) -> subprocess.CompletedProcess:
         """``subprocess.run`` of the binary with ``options``: where ``/proc/self/fd`` exists (Linux), the program
         started is the file checked, through its descriptor (a file put at ``path`` since is not run); elsewhere the
-        file at ``path``. Its ``argv[0]`` is ``path`` either way."""
+        file at ``path``. Its ``argv[0]`` is ``path`` either way. A start refused as "text file busy" is tried again
+        (:data:`_BUSY_TRIES` times): a process forked by another thread while this one wrote the binary holds the write
+        handle until it execs."""
         if os.path.isdir(_OPEN_FILES):
             kwargs |= {"executable": os.path.join(_OPEN_FILES, str(self.handle)), "pass_fds": (self.handle,)}
+        for attempt in range(1, _BUSY_TRIES):
+            try:
+                return subprocess.run([self.path, *options], **kwargs)
+            except OSError as err:
+                if err.errno != errno.ETXTBSY:
+                    raise
+            time.sleep(0.05 * attempt)
         return subprocess.run([self.path, *options], **kwargs)
+
+
+_BUSY_TRIES = 5  # starts of the seeded binary tried while it is "text file busy" (ETXTBSY)
 
 
 _OPEN_FILES = "/proc/self/fd"  # a process's open files by descriptor (Linux): a program started from one runs that file

@@ -229,19 +229,19 @@ def test_gc_removes_temporary_folders_left_behind_and_keeps_those_in_use(state, 
     """A Ray actor killed (SIGKILL, out of memory) skips its exit handlers and left its eflomal run's folder (the
     corpus's text) in <state>/tmp, as an older eflomal left its binary; nothing removed them."""
     from interlingua.core.runtime import configure_mlflow
-    from interlingua.core.tempdir_lock import hold
+    from interlingua.core.tempdir_lock import hold, this_host
     from interlingua.operators.align import eflomal_backend
     from interlingua.workflows.cli import main
 
     configure_mlflow("gc-test")
     current = os.path.dirname(eflomal_backend.seeded_binary_path())
-    tmp, mine = state / "tmp", state / "tmp" / f"u{os.geteuid()}"
-    left = _aged(_fill(tmp / "eflomal-run-left", 1000))
-    fresh = _fill(tmp / "eflomal-run-fresh", 100)
+    tmp, mine, here = state / "tmp", state / "tmp" / f"u{os.geteuid()}", f"@{this_host()}@"
+    left = _aged(_fill(tmp / f"eflomal-run-{here}left", 1000))
+    fresh = _fill(tmp / f"eflomal-run-{here}fresh", 100)
     running = _aged(_fill(tmp / "interlingua_align_params_running", 100))
     holding = hold(str(running))
-    older_binary = _aged(_fill(mine / "eflomal-0123456789abcdef", 200))
-    old_layout = _aged(_fill(tmp / os.path.basename(current), 300))
+    older_binary = _aged(_fill(mine / "eflomal-0123456789abcdef", 200), days=8)  # its machine unknown: a week
+    old_layout = _aged(_fill(tmp / os.path.basename(current), 300), days=8)
     other_user = _aged(_fill(tmp / "u1000" / "eflomal-0123456789abcdef", 50))
     _aged(mine / os.path.basename(current))
     victim = _victim(tmp_path / "victim")
@@ -253,10 +253,10 @@ def test_gc_removes_temporary_folders_left_behind_and_keeps_those_in_use(state, 
         assert "would free 1.5 KiB in 3 item(s)" in out
         lines = {next(word for word in line.split() if word.startswith("tmp/")): line
                  for line in out.splitlines() if " tmp/" in line}
-        assert "left behind (unchanged for over a day, no process holds it)" in lines["tmp/eflomal-run-left"]
-        assert lines["tmp/eflomal-run-left"].startswith("prune") and lines[f"tmp/{old_layout.name}"].startswith("prune")
+        assert "left behind (unchanged for over a day, no process holds it)" in lines[f"tmp/{left.name}"]
+        assert lines[f"tmp/{left.name}"].startswith("prune") and lines[f"tmp/{old_layout.name}"].startswith("prune")
         assert lines[f"tmp/{mine.name}/{older_binary.name}"].startswith("prune")
-        assert "changed within a day" in lines["tmp/eflomal-run-fresh"]
+        assert "changed within a day" in lines[f"tmp/{fresh.name}"]
         assert "in use by a running process" in lines["tmp/interlingua_align_params_running"]
         assert "this installation's seeded eflomal binary" in lines[f"tmp/{mine.name}/{os.path.basename(current)}"]
         assert lines["tmp/eflomal-run-link"].startswith("skip") and "never follows a link" in lines["tmp/eflomal-run-link"]
@@ -282,3 +282,51 @@ def test_a_state_tempdir_is_held_while_it_lives_so_gc_leaves_it_alone(tmp_path):
         items = {i.path.name: i for i in _plan(state)}
         assert held(live) is True and not items[os.path.basename(live)].prune
     assert held(live) is None and not os.path.exists(live)
+
+
+def test_gc_trusts_a_folders_lock_only_on_the_machine_that_made_it(tmp_path, monkeypatch):
+    """On NFS a flock is seen on the machine that took it only: a folder another machine made (a wikipedia2vec scratch
+    folder trained on for hours, untouched) is kept for a week, unlocked as it looks from here."""
+    import socket
+
+    from interlingua.core.runtime import state_tempdir
+    from interlingua.core.tempdir_lock import hold
+
+    monkeypatch.setattr(socket, "gethostname", lambda: "node_a.example")  # sanitized: node-a.example
+    state, tmp = tmp_path / "state", tmp_path / "state" / "tmp"
+    with state_tempdir("w2v-", state=state) as live:
+        assert os.path.basename(live).startswith("w2v-@node-a.example@")
+    elsewhere = _aged(_fill(tmp / "w2v-@node-b@abc", 10))
+    elsewhere_old = _aged(_fill(tmp / "w2v-@node-b@def", 10), days=8)
+    unknown = _aged(_fill(tmp / "w2v-older_code", 10))
+    ours = _aged(_fill(tmp / "w2v-@node-a.example@ghi", 10))
+    locked = _aged(_fill(tmp / "w2v-@node-a.example@jkl", 10))
+    holding = hold(str(locked))
+    try:
+        items = {i.path.name: i for i in _plan(state)}
+    finally:
+        os.close(holding)
+    assert not items[elsewhere.name].prune
+    assert items[elsewhere.name].reason.startswith("made on node-b (its lock cannot be seen from here)")
+    assert not items[unknown.name].prune and "its lock cannot be seen from here" in items[unknown.name].reason
+    assert items[elsewhere_old.name].prune and "over a week" in items[elsewhere_old.name].reason
+    assert items[ours.name].prune and not items[locked.name].prune
+
+
+def test_a_non_root_gc_leaves_other_users_temporary_folders_as_theirs(tmp_path, monkeypatch):
+    """Another user's private folder cannot be opened: its lock and contents unseen, it looked stale and was listed as
+    pruned, then its removal failed."""
+    from interlingua.core.tempdir_lock import this_host
+    from interlingua.operators.align import eflomal_backend
+
+    monkeypatch.setattr(eflomal_backend, "_euid", lambda: 1001)  # gc run by user 1001, not root
+    tmp, here = tmp_path / "state" / "tmp", f"@{this_host()}@"
+    theirs, mine = _fill(tmp / f"w2v-{here}theirs", 10), _fill(tmp / f"w2v-{here}mine", 10)
+    os.chown(theirs, 1000, 1000)
+    os.chown(mine, 1001, 1001)
+    _aged(theirs), _aged(mine)
+    items = {i.path.name: i for i in _plan(tmp_path / "state")}
+    assert not items[theirs.name].prune and items[theirs.name].reason.startswith("another user's (uid 1000)")
+    assert items[mine.name].prune
+    monkeypatch.setattr(eflomal_backend, "_euid", lambda: 0)  # root judges every user's folders
+    assert {i.path.name: i for i in _plan(tmp_path / "state")}[theirs.name].prune

@@ -3,6 +3,8 @@ connecting (the driver's Apertium or model folders do not decide), for a local r
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from interlingua.core import where_it_runs
@@ -110,3 +112,31 @@ def test_address_local_starts_the_local_ray(monkeypatch, tmp_path):
                                                                                  runtime.local_ray_cpus())
     assert kwargs["runtime_env"]["worker_process_setup_hook"] == "interlingua.core.runtime.workers_know_their_cluster"
     assert runtime.chosen_ray_address("local") is None
+
+
+@pytest.mark.parametrize("chosen", ["ray://head:10001", "local"])
+def test_address_local_keeps_the_clusters_address_from_the_local_rays_workers(monkeypatch, chosen):
+    """``--address local`` over ``$RAY_ADDRESS`` of a cluster: the local Ray's processes start without it (workers
+    inherit the environment and would keep it, pointing Ray's state API at the cluster)."""
+    import ray
+
+    from interlingua.core import runtime
+
+    class _Started(Exception):
+        pass
+
+    seen = []
+
+    def start(**kwargs):
+        seen.append((kwargs.get("address"), os.environ.get("RAY_ADDRESS")))
+        raise _Started
+
+    for name in ("DS_ACCELERATOR", "TORCH_EXTENSIONS_DIR", runtime.OWN_RAY_ADDRESS):
+        monkeypatch.setenv(name, "x")
+    monkeypatch.setenv("RAY_ADDRESS", chosen)
+    monkeypatch.setattr(ray, "is_initialized", lambda: False)
+    monkeypatch.setattr(ray, "init", start)
+    monkeypatch.setattr(runtime, "_loopback_only", lambda: None)
+    with pytest.raises(_Started):
+        runtime.init_ray("local")
+    assert seen == [("local", None)]

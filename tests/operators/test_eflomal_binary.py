@@ -197,3 +197,24 @@ def test_a_tmp_folder_that_cannot_be_written_or_a_binary_that_hangs_is_one_line(
     with pytest.raises(UserError, match=r"^eflomal's seeded binary .*/eflomal did not print its usage within 60 s "
                                         r"\(hint: check this machine's load, or remove .* to have it written again\)$"):
         eflomal_backend.require_runnable()
+
+
+def test_a_start_refused_as_text_file_busy_is_tried_again(monkeypatch):
+    """A process another thread forked while this one wrote the binary holds its write handle until it execs: the
+    first start of the new binary can fail with ETXTBSY."""
+    import errno
+
+    calls = []
+
+    def start(argv, **kwargs):
+        calls.append(argv)
+        if len(calls) == 1:
+            raise OSError(errno.ETXTBSY, "Text file busy")
+        return subprocess.CompletedProcess(argv, 1)
+
+    monkeypatch.setattr(subprocess, "run", start)
+    binary = eflomal_backend.VerifiedBinary("/state/tmp/u0/eflomal-0123456789abcdef/eflomal", 99)
+    assert binary.run(["-h"]).returncode == 1 and calls == [[binary.path, "-h"]] * 2
+    monkeypatch.setattr(subprocess, "run", lambda argv, **kwargs: (_ for _ in ()).throw(OSError(errno.EACCES, "no")))
+    with pytest.raises(PermissionError):  # any other refusal is not tried again
+        binary.run(["-h"])
