@@ -137,13 +137,13 @@ def _eflomal(sources, targets, ours: list[str], plain: list[str], rounds: int) -
         learn_s = time.perf_counter() - start
         links: dict[str, list[str]] = {}
 
-        def align(unit: int):
+        def align(name: str, unit: int):
             def run():
-                links[str(unit)] = EflomalAligner(directory, unit_pairs=unit).align_pharaoh(sources, targets)[2]
+                links[name] = EflomalAligner(directory, unit_pairs=unit).align_pharaoh(sources, targets)[2]
             return run
 
-        seconds = interleave({"units": align(UNIT_PAIRS), "one run": align(max(n, 1))}, rounds)
-    units, whole = links[str(UNIT_PAIRS)], links[str(max(n, 1))]
+        seconds = interleave({"units": align("units", UNIT_PAIRS), "one run": align("one run", max(n, 1))}, rounds)
+    units, whole = links["units"], links["one run"]
     align_s = statistics.median(seconds["units"])
     print(f"\neflomal on {n:,} pairs: priors {learn_s:.1f} s; aligning with priors (median of {rounds} alternating rounds) "
           f"in units of {UNIT_PAIRS:,} pairs {align_s:.1f} s ({n / align_s:,.0f} pairs/s, one process), as one run "

@@ -83,8 +83,9 @@ def run(config: CorpusMixConfig, *, address: str | None = None) -> dict[str, Any
                             f"{manifests[0].name}@{manifests[0].version}: {difference} (hint: a mix needs the same "
                             "columns and types in every source: mix corpora of one kind, e.g. bitext with bitext)")
     pinned = [f"{m.name}@{m.version}" for m in manifests]
-    if repeated_source(pinned):  # e.g. NAME and NAME@ITS-LATEST-VERSION
-        raise UserError(repeated_source(pinned))
+    refusal = repeated_source(pinned)  # e.g. NAME and NAME@ITS-LATEST-VERSION
+    if refusal:
+        raise UserError(refusal)
     manifest_config = {"sources": [{"corpus": ref, "rows": s.rows} for ref, s in zip(pinned, config.sources)],
                        "seed": config.seed}
     prefixed = ids_repeat(store, manifests)
