@@ -14,7 +14,7 @@ DESCRIPTION = (HELP + ". The alias moves when the candidate is worse than the ho
                "run in the 'interlingua-promotion' experiment. Exit 0: promoted (or would be, with --dry-run); "
                "1: not promoted (or the alias moved to another version during the evaluation: rerun); 2: a "
                "mistake, caught before the alias moves (a malformed candidate URI, a version that does not exist, an "
-               "invalid alias, an unknown task, a negative or non-finite --margin), or a registry that did not answer.")
+               "invalid alias, an unknown task, a negative or non-finite --margin); 69: a registry that did not answer.")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
