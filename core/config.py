@@ -239,32 +239,47 @@ def _deep_update(base: dict[str, Any], update: dict[str, Any]) -> dict[str, Any]
 class _RepeatedKey(ValueError):
     """A mapping of a YAML file gives one key twice (PyYAML keeps the last silently)."""
 
-    def __init__(self, key: Any, line: int, first: int):
-        super().__init__(f"line {line}: key {key!r} is given twice (first on line {first}); YAML keeps only the "
-                         "last, so remove one")
+    def __init__(self, key: Any, line: int, first: int, hint: str = "YAML keeps only the last, so remove one"):
+        super().__init__(f"line {line}: key {key!r} is given twice (first on line {first}); {hint}")
+
+
+_MERGE_TAG = "tag:yaml.org,2002:merge"
 
 
 def _unique_keys_SafeLoader():
-    """PyYAML's safe loader, refusing a mapping that gives a key twice (:class:`_RepeatedKey`)."""
+    """PyYAML's safe loader, refusing a mapping that gives a key twice (:class:`_RepeatedKey`). Only the keys written
+    in the mapping count: one of them may override a key that a merge (``<<: *base``) brings in, as YAML means it;
+    two ``<<:`` keys in one mapping are refused too (``<<: [*a, *b]`` merges several)."""
     import yaml
 
     class UniqueKeyLoader(yaml.SafeLoader):
-        pass
+        def __init__(self, stream):
+            super().__init__(stream)
+            self.keys_checked: set[int] = set()  # ids of the mapping nodes checked (all live until the load ends)
 
-    def construct_mapping(loader, node, deep=False):
-        if not any(key.tag == "tag:yaml.org,2002:merge" for key, _ in node.value):  # "<<:" overrides on purpose
-            seen: dict[Any, int] = {}
-            for key_node, _ in node.value:
-                key = loader.construct_object(key_node, deep=True)
-                if isinstance(key, (str, int, float, bool)) or key is None:
-                    line = key_node.start_mark.line + 1
-                    if key in seen:
-                        raise _RepeatedKey(key, line, seen[key])
-                    seen[key] = line
-        return yaml.SafeLoader.construct_mapping(loader, node, deep)
+        def flatten_mapping(self, node):
+            # every mapping (a merged one too) passes here, first before its merges are spliced into node.value
+            if id(node) not in self.keys_checked:
+                self.keys_checked.add(id(node))
+                _refuse_repeated_keys(self, node)
+            super().flatten_mapping(node)
 
-    UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, construct_mapping)
     return UniqueKeyLoader
+
+
+def _refuse_repeated_keys(loader: Any, node: Any) -> None:
+    """:class:`_RepeatedKey` for the first key written twice in the mapping ``node`` (merged keys not yet in it)."""
+    seen: dict[Any, int] = {}
+    for key_node, _ in node.value:
+        merge = key_node.tag == _MERGE_TAG
+        key = "<<" if merge else loader.construct_object(key_node, deep=True)
+        if isinstance(key, (str, int, float, bool)) or key is None:
+            line = key_node.start_mark.line + 1
+            if key in seen and merge:
+                raise _RepeatedKey(key, line, seen[key], "merge several mappings with one: <<: [*a, *b]")
+            if key in seen:
+                raise _RepeatedKey(key, line, seen[key])
+            seen[key] = line
 
 
 def load_yaml_text(stream: Any) -> Any:

@@ -371,15 +371,43 @@ def test_workflow_configs_refuse_a_bool_for_a_number(config_class, key):
         validate(getattr(importlib.import_module(module), name), {key: True})
 
 
-def test_a_key_given_twice_in_a_file_is_refused_with_both_lines(tmp_path):
+@pytest.mark.parametrize("text, line, first", [
+    ("name: x\ntrain:\n  lr: 0.1\n  steps: 3\n  lr: 0.2\n", 5, 3),
+    # a merge key lets a written key override a merged one, not one written twice: that stays a typo
+    ("base: &b {steps: 2}\nname: x\ntrain:\n  lr: 0.1\n  lr: 0.2\n  <<: *b\n", 5, 4),
+])
+def test_a_key_given_twice_in_a_file_is_refused_with_both_lines(tmp_path, text, line, first):
     """PyYAML keeps the last of two equal keys silently: ``corpus: a`` then ``corpus: b`` trained on b."""
-    path = write_yaml(tmp_path / "c.yaml", "name: x\ntrain:\n  lr: 0.1\n  steps: 3\n  lr: 0.2\n")
+    path = write_yaml(tmp_path / "c.yaml", text)
     with pytest.raises(ConfigError) as info:
         load_config(ExampleConfig, path)
-    assert str(info.value) == f"{path}, line 5: key 'lr' is given twice (first on line 3); YAML keeps only the last, " \
-                              "so remove one"
+    assert str(info.value) == f"{path}, line {line}: key 'lr' is given twice (first on line {first}); YAML keeps only " \
+                              "the last, so remove one"
     merged = write_yaml(tmp_path / "m.yaml", "base: &b {lr: 0.1}\ntrain:\n  <<: *b\n  lr: 0.3\n")  # a merge overrides
     assert read_yaml(merged) == {"base": {"lr": 0.1}, "train": {"lr": 0.3}}
+
+
+def test_a_mapping_only_ever_merged_is_checked_too(tmp_path):
+    inside = write_yaml(tmp_path / "i.yaml", "a: &a {lr: 1}\ntrain:\n  <<: {<<: *a, steps: 1, steps: 2}\n")
+    with pytest.raises(ConfigError, match=r"i\.yaml, line 3: key 'steps' is given twice \(first on line 3\)"):
+        read_yaml(inside)
+
+
+def test_two_merge_keys_in_one_mapping_are_refused_with_the_list_spelling(tmp_path):
+    path = write_yaml(tmp_path / "c.yaml", "a: &a {lr: 0.1}\nb: &b {steps: 2}\ntrain:\n  <<: *a\n  <<: *b\n")
+    with pytest.raises(ConfigError) as info:
+        read_yaml(path)
+    assert str(info.value) == f"{path}, line 5: key '<<' is given twice (first on line 4); merge several mappings " \
+                              "with one: <<: [*a, *b]"
+
+
+def test_a_written_key_overrides_merged_ones_at_every_level(tmp_path):
+    path = write_yaml(tmp_path / "c.yaml", "a: &a {lr: 0.1, steps: 1}\n"
+                                           "b: &b {<<: *a, steps: 2}\n"         # b overrides a's steps
+                                           "train: {<<: [*b, *a], lr: 0.3}\n"    # b's keys win over a's, lr over both
+                                           "nested: {<<: &c {<<: *b, lr: 0.5}, steps: 9}\n")
+    assert read_yaml(path) == {"a": {"lr": 0.1, "steps": 1}, "b": {"lr": 0.1, "steps": 2},
+                               "train": {"lr": 0.3, "steps": 2}, "nested": {"lr": 0.5, "steps": 9}}
 
 
 def test_a_dotted_key_in_a_file_gets_the_nested_spelling():

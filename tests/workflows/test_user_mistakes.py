@@ -61,6 +61,14 @@ def test_missing_config_file(state, capsys):
     assert code == 2 and "nope.yaml not found" in err and len(err.splitlines()) == 1
 
 
+def test_a_config_key_given_twice_beside_a_merge_key(state, capsys):
+    (state / "c.yaml").write_text(f"paths: &p {{target: {state / 'b.de'}}}\nsource: {state / 'a.en'}\n"
+                                  f"source: {state / 'b.en'}\n<<: *p\n")
+    code, err = _run(capsys, "-c", str(state / "c.yaml"))
+    assert code == 2 and len(err.splitlines()) == 1 and not _ray_started()
+    assert "c.yaml, line 3: key 'source' is given twice (first on line 2); YAML keeps only the last, so remove one" in err
+
+
 def test_the_address_of_an_earlier_commands_local_ray_is_not_a_cluster_to_reach(state, capsys, monkeypatch):
     from interlingua.core.runtime import OWN_RAY_ADDRESS, chosen_ray_address
 
