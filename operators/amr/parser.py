@@ -28,9 +28,11 @@ import penman
 
 from interlingua.operators.amr.validate import validate_penman
 from interlingua.operators.translate.backend import (
+    encode_sources,
+    encoded_rows,
     length_sorted_batches,
+    padded_batch,
     position_limit,
-    refuse_long_sources,
     end_token_ids,
     resolve_device,
     stopped_at_max_length,
@@ -121,16 +123,22 @@ class Seq2SeqAmrParser:
                                                self.tokenizer.model_max_length)
             self.end_ids = end_token_ids(self.model)
 
-    def generate(self, sentences: list[str], beam_size: int) -> list[tuple[str, bool]]:
-        """(raw decoder output, cut off at ``max_length``) per sentence, in input order."""
+    def encode(self, sentences: list[str]):
+        """The sentences' token ids, tokenized once (:meth:`parse` hands them to its retry); a sentence longer than
+        the model's positions is refused."""
+        return encode_sources(self.tokenizer, sentences, self.source_limit)
+
+    def generate(self, sentences: list[str], beam_size: int, encoded=None) -> list[tuple[str, bool]]:
+        """(raw decoder output, cut off at ``max_length``) per sentence, in input order; ``encoded``: their
+        :meth:`encode` (tokenized here when not given)."""
         import torch
 
-        refuse_long_sources([len(ids) for ids in self.tokenizer(sentences)["input_ids"]], self.source_limit)
+        encoded = self.encode(sentences) if encoded is None else encoded
         outputs: list[tuple[str, bool]] = [("", False)] * len(sentences)
         for indices in length_sorted_batches(sentences, self.batch_size):
-            encoded = self.tokenizer([sentences[i] for i in indices], return_tensors="pt", padding=True).to(self.device)
+            batch = padded_batch(self.tokenizer, encoded, indices).to(self.device)
             with torch.inference_mode():
-                ids = self.model.generate(**encoded, num_beams=beam_size, do_sample=False, max_length=self.max_length)
+                ids = self.model.generate(**batch, num_beams=beam_size, do_sample=False, max_length=self.max_length)
             cut = stopped_at_max_length(ids, self.end_ids, self.max_length)
             for i, text, stopped in zip(indices, self.tokenizer.batch_decode(ids, skip_special_tokens=True), cut):
                 outputs[i] = (text, stopped)
@@ -148,10 +156,12 @@ class Seq2SeqAmrParser:
 
     def parse(self, sentences: list[str]) -> list[ParseResult]:
         """Parse, validate, retry cut-off or invalid outputs once with the larger beam."""
-        results = [self._check(raw, cut, self.beam_size) for raw, cut in self.generate(sentences, self.beam_size)]
+        encoded = self.encode(sentences)
+        results = [self._check(raw, cut, self.beam_size)
+                   for raw, cut in self.generate(sentences, self.beam_size, encoded)]
         failed = [i for i, r in enumerate(results) if r.reason]
         if failed and self.retry_beam_size:
-            retried = self.generate([sentences[i] for i in failed], self.retry_beam_size)
+            retried = self.generate([sentences[i] for i in failed], self.retry_beam_size, encoded_rows(encoded, failed))
             for i, (raw, cut) in zip(failed, retried):
                 result = self._check(raw, cut, self.retry_beam_size)
                 results[i] = result if not result.reason else ParseResult(

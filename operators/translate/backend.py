@@ -110,6 +110,25 @@ def refuse_long_sources(lengths: list[int], limit: int | None) -> None:
             raise RowRejected(f"source has {length} tokens > {limit}")
 
 
+def encode_sources(tokenizer, sentences: list[str], limit: int | None):
+    """Tokenize ``sentences`` once (token ids per sentence, unpadded) and refuse the first longer than ``limit``
+    (:func:`refuse_long_sources`); :func:`padded_batch` builds the model's batches from these ids."""
+    encoded = tokenizer(sentences)
+    refuse_long_sources([len(ids) for ids in encoded["input_ids"]], limit)
+    return encoded
+
+
+def encoded_rows(encoded, indices: list[int]) -> dict[str, list]:
+    """Rows ``indices`` of :func:`encode_sources`'s ``encoded`` (every key), in that order."""
+    return {key: [values[i] for i in indices] for key, values in encoded.items()}
+
+
+def padded_batch(tokenizer, encoded, indices: list[int]):
+    """Rows ``indices`` of :func:`encode_sources`'s ``encoded``, padded to the longest as torch tensors: the batch
+    ``tokenizer(texts, padding=True, return_tensors="pt")`` makes of those rows' texts, without tokenizing again."""
+    return tokenizer.pad(encoded_rows(encoded, indices), return_tensors="pt")
+
+
 class EndTokens(NamedTuple):
     """A model's end token ids (a tensor) and whether its generation forces one at the last position when the length
     limit is hit (``forced_eos_token_id``: BART's, OPUS-MT's), which then does not count as ending."""

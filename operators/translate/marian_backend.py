@@ -15,11 +15,12 @@ from __future__ import annotations
 
 from interlingua.operators.translate.backend import (
     BackendSpec,
+    encode_sources,
     end_token_ids,
     language_codes,
     length_sorted_batches,
+    padded_batch,
     position_limit,
-    refuse_long_sources,
     resolve_target_token,
     resolve_device,
     stopped_at_max_length,
@@ -59,16 +60,14 @@ class MarianTranslator:
     def translate(self, sentences: list[str]) -> list[str]:
         import torch
 
-        refuse_long_sources([len(ids) for ids in self.tokenizer(self._prepare(sentences))["input_ids"]],
-                            self.source_limit)
+        encoded = encode_sources(self.tokenizer, self._prepare(sentences), self.source_limit)
         outputs: list[str] = [""] * len(sentences)
         at_max_length = [False] * len(sentences)
         for indices in length_sorted_batches(sentences, self.spec.batch_size):
-            batch = self._prepare([sentences[i] for i in indices])
-            encoded = self.tokenizer(batch, return_tensors="pt", padding=True).to(self.device)
+            batch = padded_batch(self.tokenizer, encoded, indices).to(self.device)
             with torch.inference_mode():
                 generated = self.model.generate(
-                    **encoded,
+                    **batch,
                     num_beams=self.spec.beam_size,
                     do_sample=False,
                     max_length=self.spec.max_length,
