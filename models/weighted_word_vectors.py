@@ -44,6 +44,14 @@ class WordVectorSentenceEncoder:
         self.weighting, self.idf = weighting, idf or {}
         self.name = f"{name}:{weighting}"
         self._max_idf = max(self.idf.values()) if self.idf else 1.0
+        self._norms: dict[int, float] = {}  # row -> L2 norm of its vector, computed on the row's first use
+
+    def _norm(self, row: int) -> float:
+        """The L2 norm of the table's vector ``row``, computed once per encoder (not once per text that has it)."""
+        norm = self._norms.get(row)
+        if norm is None:
+            norm = self._norms[row] = float(np.linalg.norm(self.matrix[row]))
+        return norm
 
     @property
     def dim(self) -> int:
@@ -66,7 +74,7 @@ class WordVectorSentenceEncoder:
                        for w, c in counts.items()}
             total = sum(weights.values())
             out[row] = sum(self.matrix[self.index[w]] * (v / total) for w, v in weights.items())
-            scale = sum(float(np.linalg.norm(self.matrix[self.index[w]])) * (v / total) for w, v in weights.items())
+            scale = sum(self._norm(self.index[w]) * (v / total) for w, v in weights.items())
             # a sum (near) zero against its vectors' sizes has no direction: centering would invent one
             known[row] = float(np.linalg.norm(out[row])) > 1e-6 * scale
             if not known[row]:

@@ -105,3 +105,37 @@ def test_a_sentence_whose_word_vectors_sum_to_zero_is_not_known():
     vectors, known = encoder.encode_with_mask(["up down", "pad", "up pad", "up almost"])
     assert known.tolist() == [False, False, True, False]  # a residue of float rounding is no direction either
     assert not vectors[[0, 1, 3]].any() and np.linalg.norm(vectors[2]) == pytest.approx(1.0)
+
+
+class _NormPerText(WordVectorSentenceEncoder):
+    """The computation before: every text took its words' norms again."""
+
+    def _norm(self, row: int) -> float:
+        return float(np.linalg.norm(self.matrix[row]))
+
+
+@pytest.mark.parametrize("weighting", ["mean", "tfidf"])
+def test_word_vector_norms_are_computed_once_per_encoder_with_the_same_outputs(monkeypatch, weighting):
+    rng = np.random.default_rng(0)
+    words = [f"w{i}" for i in range(30)]
+    matrix = rng.standard_normal((30, 16)).astype(np.float32)
+    matrix[5], matrix[6] = 0.0, -matrix[7]  # a zero vector, and two that cancel at equal weights
+    texts = [" ".join(rng.choice(words[:20], size=int(rng.integers(1, 6)))) for _ in range(100)]
+    texts += ["w6 w7", "w5", "nothing known", "W3 w3 w8"]
+    idf = fit_idf(texts) if weighting == "tfidf" else None
+    want_vectors, want_known = _NormPerText(words, matrix, weighting=weighting, idf=idf).encode_with_mask(texts)
+    encoder = WordVectorSentenceEncoder(words, matrix, weighting=weighting, idf=idf)
+    table_norms = []  # the rows whose norm was taken (the table is float32; the sentence sums are float64)
+    norm = np.linalg.norm
+
+    def counting(x, *args, **kwargs):
+        if np.asarray(x).dtype == np.float32:
+            table_norms.append(next(i for i in range(len(matrix)) if np.array_equal(matrix[i], x)))
+        return norm(x, *args, **kwargs)
+
+    monkeypatch.setattr(np.linalg, "norm", counting)
+    for _ in range(2):
+        vectors, known = encoder.encode_with_mask(texts)
+        assert np.array_equal(vectors, want_vectors) and np.array_equal(known, want_known)
+    assert sorted(table_norms) == list(range(20))  # the words w0..w19 the texts use: once each, over 2 x 104 texts
+    assert not known[-3:-1].any() and known[-4] == (weighting == "tfidf")  # w6, w7 weighed apart do not cancel
