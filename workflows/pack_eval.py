@@ -50,7 +50,8 @@ def ensure_pack(pack: str | None, state: Path, tasks: Sequence[str] | None = Non
     """The pack folder: ``pack`` as given (must exist), else ``<state>/bench-pack``, built with
     :data:`REFERENCE_SIZES`, seed 0, from the assets (the Bible and debian-reference assets are built first when
     missing, so a fresh state gets every task). A default pack that was built while an asset was missing is
-    rebuilt once that asset can be built: the pack is deterministic, so the tasks it had keep their bytes. Tasks a
+    rebuilt once that asset can be built: the pack is deterministic, so the tasks it had keep their bytes. One that
+    another pack builder version made (its manifest's ``version``) is built again. Tasks a
     pack still lacks are named, one line each, once per process. With ``tasks`` (a workflow's ``eval_tasks``), a
     pattern that selects no task of the pack is refused too (:func:`check_tasks`), before Ray, training or an MLflow
     run start."""
@@ -70,7 +71,11 @@ def _pack_folder(pack: str | None, state: Path) -> Path:
         _report_skipped(Path(pack), _skipped_tasks(Path(pack)))
         return Path(pack)
     folder = state / "bench-pack"
-    skipped = _skipped_tasks(folder) if (folder / "manifest.json").exists() else None
+    outdated = _outdated(folder)
+    if outdated:
+        print(f"benchmark pack: {folder} was built by an older pack builder ({outdated}); building it again",
+              flush=True)
+    skipped = _skipped_tasks(folder) if (folder / "manifest.json").exists() and not outdated else None
     if skipped is None or skipped:
         from interlingua.core.runtime import assets_dir
         from interlingua.workflows.assets.build import build_assets
@@ -86,6 +91,17 @@ def _pack_folder(pack: str | None, state: Path) -> Path:
 
 #: The assets the pack's tasks are built from (the Wikipedia tasks read an installed Python package).
 PACK_ASSETS = ("bible", "debian-reference")
+
+
+def _outdated(folder: Path) -> str | None:
+    """"version OLD, now NEW" when the pack in ``folder`` was made by another pack builder version (its tasks may
+    differ: version 2 leaves out the test verses whose text is in training), else None."""
+    from interlingua.evaluation.pack.build import PACK_VERSION, read_manifest
+
+    if not (folder / "manifest.json").exists():
+        return None
+    version = read_manifest(folder).get("version")
+    return None if version == PACK_VERSION else f"version {version}, now {PACK_VERSION}"
 
 
 def _skipped_tasks(folder: Path) -> list[dict]:

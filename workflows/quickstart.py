@@ -37,7 +37,8 @@ class QuickstartConfig(Config):
     experiment: SafeName = "quickstart"
     registered_model: RegisteredModelName = "interlingua-e5-small-bible"
     alias: RegistryAlias = "quickstart"
-    eval_bible_pairs: int = Field(500, ge=10, description="held-out Bible verses evaluated")
+    eval_bible_pairs: int = Field(500, ge=10, description="held-out Bible verses evaluated (those whose text is "
+                                  "in no training verse)")
     eval_debian_pairs: int = Field(300, ge=10, description="debian-reference pairs per language evaluated")
     eval_batch_size: int = Field(32, ge=1)
     train: TrainConfig = Field(default_factory=_quickstart_train)
@@ -61,6 +62,7 @@ def run(config: QuickstartConfig, *, address: str | None = None) -> dict:
         require_input_files([str(bible)], "bitext")
         require_writable(corpus_root(state), "corpus store")
         model_folder = _check_before_ray(config, model_uri, bible, state, address)
+        test, left_out = _test_verses(bible, config.eval_bible_pairs)
 
     with stages("ray"):
         init_ray(address)
@@ -68,7 +70,7 @@ def run(config: QuickstartConfig, *, address: str | None = None) -> dict:
     with stages("corpus"):
         manifest, heldout = _publish_corpus(config, corpus_root(state), bible)
         print(f"  corpus {manifest.name} {manifest.version}: {manifest.total_rows} training pairs, "
-              f"{manifest.total_rejects} rejected, {len(heldout)} held out")
+              f"{manifest.total_rejects} rejected, {len(heldout)} held out{left_out}")
 
     import mlflow
 
@@ -102,7 +104,7 @@ def run(config: QuickstartConfig, *, address: str | None = None) -> dict:
             print(f"  registered {registered.uri} (version {registered.version})")
 
         with stages("evaluate"):
-            table = _evaluate(config, model_uri, registered.uri, heldout, debian)
+            table = _evaluate(config, model_uri, registered.uri, test, debian)
             report = _format_table(table)
             print(report)
             with mlflow.start_run(run_id=run_id):
@@ -190,14 +192,33 @@ def _publish_corpus(config: QuickstartConfig, root: str, bible: Path):
                                 max_length_ratio=config.max_length_ratio)
 
 
-def _evaluate(config: QuickstartConfig, base_uri: str, tuned_uri: str, heldout, debian: dict) -> dict:
+def _test_verses(bible: Path, pairs: int) -> tuple[tuple[list[str], list[str]], str]:
+    """((en, es) of the first ``pairs`` test verses, a note of the held-out verses that are none): the held-out
+    verses less those whose text a training verse has (the benchmark pack's rule, ``bible_test_indices``)."""
+    import pyarrow.parquet as pq
+
+    from interlingua.core.errors import UserError
+    from interlingua.evaluation.pack.bible_task import bible_test_indices
+
+    rows = pq.read_table(str(bible), columns=list(BITEXT_COLUMNS)).to_pydict()
+    kept, heldout, rejected = bible_test_indices(rows["id"], rows["en"], rows["es"])
+    reasons = ", ".join(f"{reason} {count}" for reason, count in sorted(rejected.items())) or "none held out"
+    if not kept:
+        raise UserError(f"bitext {bible}: none of its {heldout} held-out verses can be a test verse ({reasons}); "
+                        "held-out verses need texts of their own, in no training verse and not empty")
+    kept = kept[:pairs]
+    note = f" ({sum(rejected.values())} of them no test verse: {reasons})" if rejected else ""
+    return ([rows["en"][i] for i in kept], [rows["es"][i] for i in kept]), note
+
+
+def _evaluate(config: QuickstartConfig, base_uri: str, tuned_uri: str, test: tuple[list[str], list[str]],
+              debian: dict) -> dict:
     import pyarrow.parquet as pq
 
     from interlingua.evaluation.metrics.retrieval import bitext_retrieval_accuracy
     from interlingua.models.load import load_encoder
 
-    sets = {"bible en-es": (heldout["src"].to_pylist()[:config.eval_bible_pairs],
-                            heldout["tgt"].to_pylist()[:config.eval_bible_pairs])}
+    sets = {"bible en-es": test}
     for lang, path in sorted(debian.items()):
         t = pq.read_table(path, columns=["en", "tgt"])
         sets[f"debian-reference en-{lang}"] = (t["en"].to_pylist()[:config.eval_debian_pairs],

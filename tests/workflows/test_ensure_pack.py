@@ -127,3 +127,16 @@ def test_pack_identity_follows_the_manifest(tmp_path):
     assert pack_identity(str(pack), str(tmp_path)) != first
     with pytest.raises(Exception, match="has no manifest.json"):
         pack_identity(str(tmp_path / "absent"), str(tmp_path))
+
+
+def test_pack_made_by_an_older_builder_is_built_again(state, capsys):
+    from interlingua.evaluation.pack.build import PACK_VERSION
+
+    root, _ = state
+    folder = pack_eval.ensure_pack(None, root)
+    manifest = json.loads((folder / "manifest.json").read_text())
+    (folder / "manifest.json").write_text(json.dumps({**manifest, "version": 1}))
+    capsys.readouterr()
+    assert pack_eval.ensure_pack(None, root) == folder
+    assert f"{folder} was built by an older pack builder (version 1, now {PACK_VERSION})" in capsys.readouterr().out
+    assert json.loads((folder / "manifest.json").read_text()) == manifest

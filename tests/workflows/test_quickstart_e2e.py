@@ -41,8 +41,10 @@ def test_quickstart_tiny_end_to_end_then_embed_from_registry(tmp_path):
     from interlingua.evaluation.splits import bible_heldout_split
 
     model = build_tiny_bert(tmp_path / "tiny_bert")
-    # 372 verse-like rows; ids decide the held-out split exactly as for the real Bible
-    rows = [(f"Tiny.{i // len(PAIRS)}.{i % len(PAIRS)}", *PAIRS[i % len(PAIRS)]) for i in range(31 * len(PAIRS))]
+    # 372 verse-like rows; ids decide the held-out split exactly as for the real Bible; each text its own (a held-out
+    # verse whose text a training verse has is no test verse)
+    rows = [(f"Tiny.{i // len(PAIRS)}.{i % len(PAIRS)}", *(f"{text} ({i})" for text in PAIRS[i % len(PAIRS)]))
+            for i in range(31 * len(PAIRS))]
     ids = [r[0] for r in rows]
     heldout = int(bible_heldout_split(ids).sum())
     assert 0 < heldout < len(rows)
