@@ -66,9 +66,13 @@ def folder_dim(spec: str) -> int | None:
     composed encoder, a module stack beyond Transformer, Pooling and Normalize, a config that does not say)."""
     from interlingua.models.meaning_head import is_composed_folder
 
-    folder = Path(spec[len("file://"):] if spec.startswith("file://") else spec).expanduser()
+    from interlingua.core.local_paths import local_path
+
+    folder = local_path(spec)
     try:
-        if not (folder / "config.json").is_file() or is_combined_folder(folder) or is_composed_folder(folder):
+        if folder is None or not (folder / "config.json").is_file():
+            return None
+        if is_combined_folder(folder) or is_composed_folder(folder):
             return None
         if (folder / "modules.json").is_file():
             kinds = {str(m.get("type", "")).rsplit(".", 1)[-1] for m in json.loads((folder / "modules.json").read_text())}

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from interlingua.core.integrity import stat_identity
+from interlingua.core.local_paths import local_path, plain_path
 
 DIGEST_PREFIX = "sha256:"
 #: Specs whose model ships with an installed package: identified by name.
@@ -197,12 +198,12 @@ def _model_folder(text: str) -> Path | None:
     word-vector file itself)."""
     for prefix, kind in (("st:", _is_st_folder), ("wordvec:", Path.is_file)):
         if text.startswith(prefix):
-            path = _local_path(text[len(prefix):])
+            path = plain_path(text[len(prefix):])
             try:
                 return path if path is not None and kind(path) else None
             except OSError:  # a string too long or odd for the file system: not a model
                 return None
-    path = _local_path(text[len("file://"):] if text.startswith("file://") else text)
+    path = local_path(text)
     if path is None:
         return None
     try:
@@ -220,12 +221,3 @@ def _is_st_folder(folder: Path) -> bool:
     return (folder / "modules.json").is_file() or (folder / "config.json").is_file()
 
 
-def _local_path(path: str) -> Path | None:
-    """``path`` as a local path (``~`` expanded), or None for what cannot be one (empty, a URL, a line break, the
-    home of a user there is none of: ``~nobody/x``)."""
-    if not path or "://" in path or "\n" in path or len(path) > 4096:
-        return None
-    try:
-        return Path(path).expanduser()
-    except RuntimeError:
-        return None

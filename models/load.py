@@ -101,8 +101,9 @@ def resolve_model_folder(uri: str, cache_dir: str | os.PathLike | None = None, *
     ``MLmodel`` (:func:`read_mlmodel`) as the caller read it for the version ``uri`` names, so it is not read again."""
     if uri.startswith(MLFLOW_SCHEMES):
         return _from_mlflow(uri, _cache(cache_dir), mlmodel)
-    if uri.startswith("file://"):
-        uri = uri[len("file://"):]
+    from interlingua.core.local_paths import without_file_scheme
+
+    uri = without_file_scheme(uri)
     if "://" in uri:
         folder = _from_fsspec(uri, _cache(cache_dir))
         require_weights(folder)

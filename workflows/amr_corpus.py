@@ -245,6 +245,15 @@ def model_folder_digests(config: AmrCorpusConfig) -> dict[str, str]:
     return model_files(_versioned(config))
 
 
+def model_folders(config: AmrCorpusConfig) -> list[str]:
+    """The specs of the model folders :func:`model_folder_digests` hashes, as the machine running this finds them,
+    unhashed: what a cluster is asked for which hub-shaped values are folders there
+    (:mod:`~interlingua.workflows.cluster_models`)."""
+    from interlingua.models.identity import local_model_folders
+
+    return local_model_folders(_versioned(config))
+
+
 #: The config keys naming model folders (``languages`` picks the ``translate`` entries read): a recipe checks a stage
 #: whose values of these keys are literal when it loads (:mod:`~interlingua.workflows.cluster_models`).
 MODEL_KEYS = ("parser_model", "translate", "languages")
@@ -260,25 +269,25 @@ def models_missing_here(config: AmrCorpusConfig) -> list[str]:
     """The model paths the config names that this machine lacks: a path (``./x``, ``~/x``, ``/x``, a name that is no
     hub id) or a ``file://`` URL, as :func:`~interlingua.models.identity.model_files` reads both as folders. Hub ids,
     other URLs and registry URIs are none; a hub-shaped ``org/name`` is :func:`hub_shaped_models`'."""
-    from interlingua.operators.translate.preflight import local_folder_problem
-
-    missing = []
-    for model in _model_specs(config):
-        path = model[len("file://"):] if model.startswith("file://") else model
-        if "://" in path or path.startswith("models:/") or Path(path).expanduser().exists():
-            continue
-        if model.startswith("file://") or local_folder_problem(path, "model") is not None:
-            missing.append(model)
-    return missing
+    return [model for model, hub_shaped in _models_not_here(config) if not hub_shaped]
 
 
 def hub_shaped_models(config: AmrCorpusConfig) -> list[str]:
     """The model values that name nothing on this machine but have a hub id's shape (``org/name``): a hub id, unless
     the machine running the work has a folder at that relative path (then it reads, and hashes, that folder)."""
+    return [model for model, hub_shaped in _models_not_here(config) if hub_shaped]
+
+
+def _models_not_here(config: AmrCorpusConfig) -> list[tuple[str, bool]]:
+    """(spec, whether it has a hub id's shape) of each model value naming nothing on this machine that is no URL but
+    ``file://`` and no registry URI: a ``file://`` URL or a value that can be no hub id is a path."""
+    from interlingua.core.local_paths import FILE_SCHEME, exists_here, is_url, local_path
     from interlingua.operators.translate.preflight import local_folder_problem
 
-    return [model for model in _model_specs(config) if "://" not in model and not model.startswith("models:/")
-            and not Path(model).expanduser().exists() and local_folder_problem(model, "model") is None]
+    return [(model, not model.startswith(FILE_SCHEME) and local_path(model) is not None
+             and local_folder_problem(model, "model") is None)
+            for model in _model_specs(config)
+            if not is_url(model) and not model.startswith("models:/") and not exists_here(model)]
 
 
 def run(config: AmrCorpusConfig, *, address: str | None = None) -> dict[str, Any]:

@@ -6,7 +6,7 @@ there unseen (the stage skipped, the refresh "nothing new"). A workflow that nam
 config's local paths this machine lacks (``models_missing_here``: a path, ``./x``, ``~/x``, ``/x``, ``file:///x``)
 and which values have a hub id's shape but name nothing here (``hub_shaped_models``: ``org/name`` is a hub id unless
 the cluster has a folder at that relative path). The first are refused offline; the second only once the cluster
-was asked (it hashes its model folders, ``model_folder_digests``): a hub id is a folder on no machine.
+was asked (it lists the model folders it finds, ``model_folders``, unhashed): a hub id is a folder on no machine.
 """
 
 from __future__ import annotations
@@ -40,12 +40,13 @@ def refusal(lacking: list[str], where: str, hashed_by: str, alternative: str) ->
 
 
 def _cluster_model_folders(workflow: ModuleType, config: Any, address: str | None) -> list[str]:
-    """The model folders the cluster finds for ``config`` (the keys of its ``model_folder_digests``)."""
+    """The model folders the cluster finds for ``config`` (its ``model_folders``: the specs ``model_folder_digests``
+    would hash, listed without reading a file of them)."""
     from interlingua.core.runtime import init_ray
     from interlingua.core.where_it_runs import check_on_cluster
 
     init_ray(address)
-    return sorted(check_on_cluster(_nothing_to_check, config, workflow.model_folder_digests) or {})
+    return sorted(check_on_cluster(_nothing_to_check, config, workflow.model_folders) or [])
 
 
 def _nothing_to_check(config: Any) -> None:

@@ -83,5 +83,10 @@ def _local_folder(value: Any) -> Path | None:
     """The existing local folder a literal config value names (a path or ``file://`` URL), else None."""
     if not isinstance(value, str) or REFERENCE.search(value) or SEED.search(value):
         return None
-    folder = Path(value[len("file://"):] if value.startswith("file://") else value).expanduser()
-    return folder if folder.is_dir() else None
+    from interlingua.core.local_paths import local_path
+
+    folder = local_path(value)
+    try:
+        return folder if folder is not None and folder.is_dir() else None
+    except OSError:  # a text too long or odd for the file system: no folder
+        return None

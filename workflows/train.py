@@ -255,20 +255,13 @@ def check_model_config(train: TrainConfig, model_uri: str, folder: str | None) -
                         f"change the objective's options, e.g. --set train.align_layer=N, or the model)") from None
 
 
-def _local_path(url: str) -> Path | None:
-    """The local path ``url`` names (a plain path or ``file://``); None for a remote URL."""
-    url = str(url)
-    if url.startswith("file://"):
-        url = url[len("file://"):]
-    return None if "://" in url else Path(url).expanduser()
-
-
 def check_entity_vectors(train: TrainConfig) -> None:
     """EASE: a local ``entity_vectors`` (or ``entity_vector_ids``) path that does not exist, or one named ``.zst``
     with no zstd decompressor installed (local or remote), fails here, before Ray, not as a worker error after the
     workers started. Remote URLs are otherwise left to the workers."""
     from interlingua.core.archives import require_decompressor
     from interlingua.core.errors import UserError
+    from interlingua.core.local_paths import exists_here, is_url
 
     if train.objective != "ease":
         return
@@ -278,8 +271,7 @@ def check_entity_vectors(train: TrainConfig) -> None:
         if not value or value == CORPUS_ENTITIES:
             continue
         require_decompressor(value, f"train.{key}")
-        path = _local_path(value)
-        if path is not None and not path.exists():
+        if not is_url(value) and not exists_here(value):
             raise UserError(f"train.{key} {value} does not exist (hint: a word2vec text file, a .npy matrix with "
                             f"train.entity_vector_ids, or leave it unset for the corpus's <corpus>-entities version)")
 

@@ -109,8 +109,10 @@ def test_a_hub_id_the_cluster_has_no_folder_of_passes(monkeypatch):
 
 
 def test_the_cluster_is_asked_for_its_model_folders_by_a_task(monkeypatch, tmp_path):
-    """What ``_cluster_model_folders`` asks: ``model_folder_digests`` computed where the work runs."""
+    """What ``_cluster_model_folders`` asks: the model folders found where the work runs, listed without hashing them
+    (it hashed every model folder the config names, gigabytes, to learn which hub-shaped values are folders)."""
     from interlingua.core import runtime, where_it_runs
+    from interlingua.models import identity
 
     folder = tmp_path / "models" / "amr-parser"
     folder.mkdir(parents=True)
@@ -118,6 +120,7 @@ def test_the_cluster_is_asked_for_its_model_folders_by_a_task(monkeypatch, tmp_p
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(runtime, "init_ray", lambda address: None)
     monkeypatch.setattr(where_it_runs, "_on_the_cluster", lambda function, *args: function(*args))
+    monkeypatch.setattr(identity, "files_digest", lambda folder: pytest.fail(f"{folder} hashed"))
     config = AmrCorpusConfig(parser_model="models/amr-parser", languages=[])
     assert cluster_models._cluster_model_folders(amr_corpus, config, CLUSTER) == ["models/amr-parser"]
 
