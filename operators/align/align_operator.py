@@ -2,8 +2,8 @@
 
 fast_align's parameters are global to a corpus, so they are learned once
 (:func:`~interlingua.operators.align.fast_align_training.learn_fast_align`) and every actor loads
-them from the parameters directory in ``__init__``; shards are then aligned independently and the
-output does not depend on how rows are split into batches or actors.
+them from the parameters directory in ``__init__`` (or gets them already read: ``parameters``); shards are then
+aligned independently and the output does not depend on how rows are split into batches or actors.
 
 eflomal samples the pairs it aligns together jointly, so its links depend on which pairs those are: it gets
 *units* (:func:`pack_units`: one row holding a unit's pairs, e.g. a shard's) through :class:`AlignUnitsOperator`,
@@ -54,9 +54,18 @@ class FastAlignOperator(Operator):
     batch_size: ClassVar[int | None] = 2048
     name: ClassVar[str] = "fast_align"
 
-    def __init__(self, parameters_dir: str, symmetrization: str = "grow-diag-final-and", tension_override: float | None = None,
-                 aligner: str = "fast_align"):
-        self.aligner = load_aligner(parameters_dir, aligner, symmetrization, tension_override)
+    def __init__(self, parameters_dir: str | None = None, symmetrization: str = "grow-diag-final-and",
+                 tension_override: float | None = None, aligner: str = "fast_align",
+                 parameters: FastAlignParameters | None = None):
+        """``parameters_dir``: the folder each actor reads (its files checked against their SHA-256 here); or
+        ``parameters``: fast_align's parameters the driver read and checked once (``FastAlignParameters.load``) or
+        learned, which Ray hands to every actor with the operator's arguments: no actor reads a file then."""
+        if (parameters_dir is None) == (parameters is None):
+            raise ValueError("give parameters_dir or parameters, not both or neither")
+        if parameters is not None and aligner != "fast_align":
+            raise ValueError(f"parameters are fast_align's; aligner {aligner!r} reads parameters_dir")
+        self.aligner = (BidirectionalAligner(parameters, symmetrization, tension_override) if parameters is not None
+                        else load_aligner(parameters_dir, aligner, symmetrization, tension_override))
 
     def __call__(self, batch: Batch) -> Batch:
         for column in ("src_tokens", "tgt_tokens"):

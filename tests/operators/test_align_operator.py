@@ -56,3 +56,19 @@ def test_operator_splits_tokens_at_spaces_and_tabs_only(tmp_path):
     expected = BidirectionalAligner(FastAlignParameters.load(str(tmp_path))).align_pharaoh(sources, targets)
     assert (list(out["forward"]), list(out["reverse"]), list(out["alignment"])) == expected
     assert {int(link.split("-")[0]) for line in out["alignment"] for link in line.split()} <= {0, 1}
+
+
+def test_operator_given_the_parameters_reads_no_folder_and_aligns_as_from_it(tmp_path):
+    learn_fast_align(synthetic_corpus(40), str(tmp_path / "p"))
+    batch = {"src_tokens": np.array(["the house is", "a big book"], dtype=object),
+             "tgt_tokens": np.array(["das haus ist", "ein grosses buch"], dtype=object)}
+    expected = FastAlignOperator(str(tmp_path / "p"))(dict(batch))
+    parameters = FastAlignParameters.load(str(tmp_path / "p"))
+    (tmp_path / "p").rename(tmp_path / "gone")
+    got = FastAlignOperator(parameters=parameters)(dict(batch))
+    assert [list(got[c]) for c in ("forward", "reverse", "alignment")] == \
+           [list(expected[c]) for c in ("forward", "reverse", "alignment")]
+    with pytest.raises(ValueError, match="give parameters_dir or parameters, not both or neither"):
+        FastAlignOperator()
+    with pytest.raises(ValueError, match="parameters are fast_align's"):
+        FastAlignOperator(parameters=parameters, aligner="eflomal")

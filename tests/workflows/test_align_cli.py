@@ -258,6 +258,72 @@ def test_damaged_or_swapped_parameters_are_one_line_before_ray_starts(tmp_path, 
             run_align(*base, str(folder))
 
 
+def _count_loads(monkeypatch, after=lambda directory: None) -> list[str]:
+    """The folders ``FastAlignParameters.load`` reads in this process, in order; ``after(folder)`` runs after each."""
+    from interlingua.operators.align.fast_align_training import FastAlignParameters
+
+    reads, load = [], FastAlignParameters.load.__func__
+
+    def counted(cls, directory):
+        reads.append(directory)
+        try:
+            return load(cls, directory)
+        finally:
+            after(directory)
+
+    monkeypatch.setattr(FastAlignParameters, "load", classmethod(counted))
+    return reads
+
+
+def test_params_are_read_once_on_the_driver_with_several_workers(tmp_path, monkeypatch):
+    """With --workers N each actor read and checked the --params folder again after the driver had. Here the actor
+    pool is stood in for in this process (one operator built per worker, as Ray builds one per actor), so every read
+    is counted: the driver's one, none by the workers (they get the tables the driver read)."""
+    from types import SimpleNamespace
+
+    import ray.data
+
+    import interlingua.core.runtime as runtime
+    import interlingua.operators.runner as runner
+
+    def pool(rows, op_cls, op_kwargs, *, concurrency, batch_size):
+        parts = [runner.run_in_process(rows[w::concurrency], op_cls, op_kwargs) for w in range(concurrency)]
+        return SimpleNamespace(iter_batches=lambda **_: (batch for part in parts for batch in part))
+
+    src, tgt = write(tmp_path / "s.txt", [s.encode() for s in SRC]), write(tmp_path / "t.txt", [t.encode() for t in TGT])
+    params = str(tmp_path / "params")
+    assert run_align("--src", src, "--tgt", tgt, "--out", str(tmp_path / "o"), "--save-params", params) == 0
+    assert run_align("--src", src, "--tgt", tgt, "--out", str(tmp_path / "one"), "--params", params) == 0
+    monkeypatch.setattr(runtime, "init_ray", lambda *a, **k: None)
+    monkeypatch.setattr(ray.data, "from_items", lambda rows, **_: rows)
+    monkeypatch.setattr(runner, "run_operator", pool)
+    reads = _count_loads(monkeypatch)
+    assert run_align("--src", src, "--tgt", tgt, "--out", str(tmp_path / "two"), "--params", params,
+                     "--workers", "2") == 0
+    assert reads == [params]
+    assert (tmp_path / "two").read_text() == (tmp_path / "one").read_text()
+
+
+@pytest.mark.slow
+def test_the_actors_align_with_the_params_the_driver_read(tmp_path, monkeypatch, ray_local):
+    """On Ray's actors: the --params folder is moved away as soon as the driver has read it, and the two actors still
+    give one worker's links (they never open it)."""
+    import shutil
+
+    src, tgt = write(tmp_path / "s.txt", [s.encode() for s in SRC]), write(tmp_path / "t.txt", [t.encode() for t in TGT])
+    params = str(tmp_path / "params")
+    assert run_align("--src", src, "--tgt", tgt, "--out", str(tmp_path / "o"), "--save-params", params) == 0
+    assert run_align("--src", src, "--tgt", tgt, "--out", str(tmp_path / "one"), "--params", params) == 0
+    reads = _count_loads(monkeypatch, after=lambda directory: shutil.move(directory, str(tmp_path / "moved")))
+    assert run_align("--src", src, "--tgt", tgt, "--out", str(tmp_path / "two"), "--params", params,
+                     "--workers", "2") == 0
+    assert reads == [params] and not (tmp_path / "params").exists()
+    assert (tmp_path / "two").read_text() == (tmp_path / "one").read_text()
+    # a run that learns hands its unpruned tables to the actors the same way: one worker's links
+    assert run_align("--src", src, "--tgt", tgt, "--out", str(tmp_path / "learned2"), "--workers", "2") == 0
+    assert (tmp_path / "learned2").read_text() == (tmp_path / "o").read_text()
+
+
 def test_choices_match_the_library_and_start_up_imports_only_stdlib():
     from interlingua.operators.align.align_operator import ALIGNERS
     from interlingua.operators.align.fast_align_training import LEARNERS

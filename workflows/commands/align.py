@@ -87,7 +87,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     _validate(args)
-    loaded = _loaded_params(args) if args.params else None  # checked here, before Ray starts and any actor loads it
+    loaded = _loaded_params(args) if args.params else None  # read and checked here, once, before Ray starts
     from interlingua.core.runtime import state_tempdir
     from interlingua.operators.bitext.parallel_lines import LineCountMismatch, read_parallel_lines
 
@@ -132,22 +132,15 @@ def run(args: argparse.Namespace) -> int:
             sample = trainable[: args.learn_sample] if args.learn_sample else trainable
             unpruned = _learn(sample, parameters_dir, args)
 
+        # fast_align's parameters in memory (learned here unpruned, or --params read): decoded as they are, by the
+        # one worker or by every actor (Ray hands them over: no actor reads a file); else the folder is read
+        held = unpruned if unpruned is not None else loaded
         if parameters_dir is None:
             forward = reverse = symmetrized = [""] * len(lines)
-        elif unpruned is not None and args.workers == 1:
-            from interlingua.operators.align.bidirectional_aligner import BidirectionalAligner
-
-            forward, reverse, symmetrized = BidirectionalAligner(unpruned, args.sym).align_pharaoh(sources, targets)
         elif args.workers == 1:
-            from interlingua.operators.align.align_operator import load_aligner
-
-            aligner = loaded or load_aligner(parameters_dir, args.aligner, args.sym, unit_pairs=_unit_pairs())
-            forward, reverse, symmetrized = aligner.align_pharaoh(sources, targets)
+            forward, reverse, symmetrized = _one_aligner(held, parameters_dir, args).align_pharaoh(sources, targets)
         else:
-            if unpruned is not None:  # the actors load the unpruned tables from a private folder (float64: exact)
-                parameters_dir = cleanup.enter_context(state_tempdir("interlingua_align_unpruned_"))
-                _save_unpruned(unpruned, parameters_dir)
-            forward, reverse, symmetrized = _align_on_ray(parameters_dir, sources, targets, args)
+            forward, reverse, symmetrized = _align_on_ray(parameters_dir, sources, targets, args, held)
 
     _write_lines(args.out, symmetrized)
     if args.forward:
@@ -225,15 +218,32 @@ def _validate(args: argparse.Namespace) -> None:
 
 
 def _loaded_params(args: argparse.Namespace):
-    """The aligner of ``--params`` (loaded, its files checked against their recorded SHA-256); a folder that is not
-    one, or is damaged or edited, is one line."""
+    """What ``--params`` holds, its files checked against their recorded SHA-256: fast_align's parameters
+    (``FastAlignParameters``, decoded by the one worker or handed to the actors), eflomal's aligner (its priors checked
+    here; each actor checks them again, as it hands them to its eflomal). A folder that is not one, or is damaged or
+    edited, is one line."""
     from interlingua.operators.align.align_operator import load_aligner
+    from interlingua.operators.align.fast_align_training import FastAlignParameters
     from interlingua.operators.align.parameter_files import ParametersError
 
     try:
+        if args.aligner == "fast_align":
+            return FastAlignParameters.load(args.params)
         return load_aligner(args.params, args.aligner, args.sym, unit_pairs=_unit_pairs())
     except (ParametersError, FileNotFoundError) as err:
         raise UserError(f"--params: {err}") from None
+
+
+def _one_aligner(held, parameters_dir: str, args: argparse.Namespace):
+    """The aligner of ``--workers 1``: of ``held`` (fast_align's parameters in memory, or eflomal's aligner of
+    ``--params``), else of ``parameters_dir`` (read here)."""
+    from interlingua.operators.align.align_operator import load_aligner
+    from interlingua.operators.align.bidirectional_aligner import BidirectionalAligner
+    from interlingua.operators.align.fast_align_training import FastAlignParameters
+
+    if isinstance(held, FastAlignParameters):
+        return BidirectionalAligner(held, args.sym)
+    return held or load_aligner(parameters_dir, args.aligner, args.sym, unit_pairs=_unit_pairs())
 
 
 def _tokenizer(args: argparse.Namespace):
@@ -298,18 +308,13 @@ def _learn(sample, parameters_dir: str, args: argparse.Namespace):
     return learned.unpruned
 
 
-def _save_unpruned(parameters, directory: str) -> None:
-    from interlingua.operators.align.fast_align_training import save_parameters
-
-    save_parameters(directory, parameters.forward.table, parameters.reverse.table, parameters.forward.tension,
-                    parameters.reverse.tension, parameters.settings, {"learner": "interlingua", "tables": "unpruned"},
-                    write_bin=False)
-
-
-def _align_on_ray(parameters_dir, sources, targets, args):
+def _align_on_ray(parameters_dir, sources, targets, args, held=None):
+    """Align on ``--workers`` actors: fast_align's with ``held`` (its parameters in memory) when given, each
+    actor reading ``parameters_dir`` otherwise."""
     import ray.data
 
     from interlingua.operators.align.align_operator import AlignUnitsOperator, FastAlignOperator, pack_units
+    from interlingua.operators.align.fast_align_training import FastAlignParameters
     from interlingua.operators.runner import run_operator
     from interlingua.core.runtime import init_ray
 
@@ -321,8 +326,11 @@ def _align_on_ray(parameters_dir, sources, targets, args):
         operator, batch_size, rows = AlignUnitsOperator, None, pack_units(rows, lambda row: row["k"] // unit)
         options = {"unit_pairs": unit}
     ds = ray.data.from_items(rows, override_num_blocks=max(min(len(rows), args.workers * 4), 1))
-    out = run_operator(ds, operator, {"parameters_dir": os.path.abspath(parameters_dir), "symmetrization": args.sym,
-                                      "aligner": args.aligner, **options},
+    if isinstance(held, FastAlignParameters):  # Ray Data puts the operator's arguments in its object store once
+        options["parameters"] = held
+    else:
+        options["parameters_dir"] = os.path.abspath(parameters_dir)
+    out = run_operator(ds, operator, {"symmetrization": args.sym, "aligner": args.aligner, **options},
                        concurrency=args.workers, batch_size=batch_size)
     forward, reverse, symmetrized = [""] * len(sources), [""] * len(sources), [""] * len(sources)
     for batch in out.iter_batches(batch_format="numpy", batch_size=4096):
