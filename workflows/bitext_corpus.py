@@ -420,33 +420,35 @@ def subword_tokenizer_folder(name: str | None) -> str | None:
     return e5_asset_uri(assets_dir())
 
 
-def asset_model_files(data: dict[str, Any]) -> dict[str, str]:
+def asset_model_files(data: dict[str, Any], folder: str | None = None) -> dict[str, str]:
     """``{"e5-small": files digest}`` when ``data`` (a bitext-corpus config, dumped) names the state's asset as its
     ``subword_tokenizer``, else ``{}``: the model files a name, not a path, stands for. A recipe's stage hash counts
-    them too (a workflow module's ``asset_model_files``, :func:`~interlingua.workflows.recipe_spec.stage_hash`)."""
+    them too (a workflow module's ``asset_model_files``, :func:`~interlingua.workflows.recipe_spec.stage_hash`).
+    ``folder``: the name's :func:`subword_tokenizer_folder`, when the caller resolved it already."""
     from interlingua.models.identity import files_digest
 
     name = data.get("subword_tokenizer")
-    folder = subword_tokenizer_folder(name)
+    folder = subword_tokenizer_folder(name) if folder is None else folder
     return {name: files_digest(Path(folder))} if name == ASSET_TOKENIZER and folder != name else {}
 
 
-def with_tokenizer_files(data: dict[str, Any]) -> dict[str, Any]:
+def with_tokenizer_files(data: dict[str, Any], folder: str | None = None) -> dict[str, Any]:
     """``data`` (a bitext-corpus config, dumped) with the file digest of each local model folder it names
-    (:func:`~interlingua.models.identity.with_model_files`) and of the asset it names (:func:`asset_model_files`): a
-    tokenizer rewritten in place gives another version, or a new refresh line."""
+    (:func:`~interlingua.models.identity.with_model_files`) and of the asset it names (:func:`asset_model_files`,
+    given ``folder``): a tokenizer rewritten in place gives another version, or a new refresh line."""
     from interlingua.models.identity import with_model_files
 
-    out, assets = with_model_files(data), asset_model_files(data)
+    out, assets = with_model_files(data), asset_model_files(data, folder)
     return {**out, "model_files": {**out.get("model_files", {}), **assets}} if assets else out
 
 
-def _load_subword_tokenizer(name: str | None):
-    """The fast tokenizer ``subword_tokenizer`` names (a folder, a hub id, or :data:`ASSET_TOKENIZER`); a name that
-    gives none is a :class:`UserError` of one line with a hint."""
+def _load_subword_tokenizer(name: str | None, folder: str | None = None):
+    """The fast tokenizer ``subword_tokenizer`` names (a folder, a hub id, or :data:`ASSET_TOKENIZER`; ``folder``: its
+    :func:`subword_tokenizer_folder`, when resolved already); a name that gives none is a :class:`UserError` of one
+    line with a hint."""
     if name is None:
         return None
-    name = subword_tokenizer_folder(name)
+    name = subword_tokenizer_folder(name) if folder is None else folder
     from transformers import AutoTokenizer
 
     hint = f"(hint: a folder with a Hugging Face fast tokenizer, tokenizer.json, a hub id, or {ASSET_TOKENIZER})"
@@ -485,10 +487,12 @@ def _links(pairs) -> list[list[int]]:
 # -- the workflow -----------------------------------------------------------------------------
 
 
-def _manifest_config(config: BitextCorpusConfig, source: str) -> dict[str, Any]:
+def _manifest_config(config: BitextCorpusConfig, source: str, tokenizer_folder: str | None = None) -> dict[str, Any]:
     """The version's config: the options that shape the rows, the source, and the file digest of a local model
-    folder it names (``subword_tokenizer``), so a tokenizer rewritten in place gives another version."""
-    return with_tokenizer_files({**config.model_dump(exclude=set(_OPERATIONAL_KEYS)), "source": source})
+    folder it names (``subword_tokenizer``, resolved to ``tokenizer_folder``), so a tokenizer rewritten in place gives
+    another version."""
+    return with_tokenizer_files({**config.model_dump(exclude=set(_OPERATIONAL_KEYS)), "source": source},
+                                tokenizer_folder)
 
 
 def _shard_counters(rows: list[dict[str, Any]]) -> Counter:
@@ -564,14 +568,17 @@ def run(config: BitextCorpusConfig, *, address: str | None = None) -> dict[str, 
     fingerprints = build_fingerprints(inputs)  # before reading: a file rewritten meanwhile is recorded as it was read
     partial: list[dict] = []
     rows = read_rows(config, source, partial)
+    # resolved once (e5-small: the state's asset, built when missing): the version's digest and the build's tokenizer
+    tokenizer_folder = subword_tokenizer_folder(config.subword_tokenizer)
     store = CorpusStore(config.store_root or corpus_root())
     # provenance without credentials: the manifest's config and inputs, and the rejects, are redacted
-    writer = store.open_version(config.corpus_name, redact(_manifest_config(config, source)), redact(inputs),
-                                input_fingerprints=fingerprints)
+    writer = store.open_version(config.corpus_name, redact(_manifest_config(config, source, tokenizer_folder)),
+                                redact(inputs), input_fingerprints=fingerprints)
     for damaged in partial:  # allow_truncated_inputs: what was read is published, the version marked partial
         if not writer.published:
             writer.mark_partial(**damaged)
-    return build_version(config, store, writer, rows, plan_shards(len(rows), config.rows_per_shard), address=address)
+    return build_version(config, store, writer, rows, plan_shards(len(rows), config.rows_per_shard), address=address,
+                         tokenizer_folder=tokenizer_folder)
 
 
 def require_aligner_runnable(config: BitextCorpusConfig) -> None:
@@ -587,9 +594,11 @@ def require_aligner_runnable(config: BitextCorpusConfig) -> None:
 
 def build_version(config: BitextCorpusConfig, store, writer, rows: list[dict[str, Any]], shards: list, *,
                   shard_inputs: dict[str, str] | None = None, seen_pairs=(), reused_shards: list[str] = (),
-                  inherited_parameters: bool = False, address: str | None = None) -> dict[str, Any]:
+                  inherited_parameters: bool = False, address: str | None = None,
+                  tokenizer_folder: str | None = None) -> dict[str, Any]:
     """Hygiene, tokens, parameters, alignment and word pairs for the planned ``shards`` over ``rows``;
-    writes the shards not complete yet and publishes ``writer``'s version.
+    writes the shards not complete yet and publishes ``writer``'s version. ``tokenizer_folder``: the
+    ``subword_tokenizer``'s folder when the caller resolved it (:func:`subword_tokenizer_folder`), else resolved here.
 
     A refresh passes the input of each shard (``shard_inputs``), the pairs the version keeps from its
     parent (``seen_pairs``, for deduplication), the ids of the shards it reused, and whether the
@@ -608,7 +617,7 @@ def build_version(config: BitextCorpusConfig, store, writer, rows: list[dict[str
         if not writer.published:
             # loaded by each build, not kept by name: a tokenizer rewritten in place is read again (a long-running
             # `interlingua schedule`), and a bad name fails before Ray starts or anything is aligned
-            tokenizer = _load_subword_tokenizer(config.subword_tokenizer)
+            tokenizer = _load_subword_tokenizer(config.subword_tokenizer, tokenizer_folder)
             apply_hygiene(rows, config, seen_pairs)
             pending = [s for s in shards if not writer.is_complete(s.id)]
             summary["shards_resumed"] = len(shards) - len(pending)

