@@ -138,24 +138,33 @@ def prune(items: list[GcItem]) -> int:
 
 def folder_size(path: Path) -> int:
     """Bytes of the regular files in ``path`` (or of ``path`` itself), never following a link."""
+    return _size_and_newest_change(path)[0]
+
+
+def _size_and_newest_change(path: Path) -> tuple[int, float]:
+    """In one walk never following a link: the bytes of the regular files in ``path`` (or of ``path`` itself), and
+    the latest modification time of ``path`` and of everything in it; ``(0, inf)`` when it is gone (nothing to
+    decide)."""
     try:
         info = path.lstat()
     except OSError:
-        return 0
+        return 0, float("inf")
     if not stat.S_ISDIR(info.st_mode):
-        return info.st_size if stat.S_ISREG(info.st_mode) else 0
-    total, pending = 0, [str(path)]
+        return (info.st_size if stat.S_ISREG(info.st_mode) else 0), info.st_mtime
+    total, newest, pending = 0, info.st_mtime, [str(path)]
     while pending:
         try:
             with os.scandir(pending.pop()) as entries:
                 for entry in entries:
-                    if entry.is_dir(follow_symlinks=False):
+                    found = entry.stat(follow_symlinks=False)
+                    newest = max(newest, found.st_mtime)
+                    if stat.S_ISDIR(found.st_mode):
                         pending.append(entry.path)
-                    elif entry.is_file(follow_symlinks=False):
-                        total += entry.stat(follow_symlinks=False).st_size
+                    elif stat.S_ISREG(found.st_mode):
+                        total += found.st_size
         except OSError:
             continue
-    return total
+    return total, newest
 
 
 def human_size(size: float) -> str:
@@ -243,20 +252,20 @@ def _temporary_item(folder: Path, kind: str, root: Path) -> GcItem:
     import time
 
     from interlingua.core.tempdir_lock import folder_host, held, this_host
-    from interlingua.operators.align.eflomal_backend import _euid
+    from interlingua.operators.align.eflomal_backend import euid
 
-    uid = _euid()
+    uid = euid()
     try:
         owner = folder.lstat().st_uid
     except OSError:
         owner = uid
     if uid not in (None, 0) and owner != uid:
         return GcItem(kind, folder, 0, False, f"another user's (uid {owner}): theirs to remove", root)
-    size = folder_size(folder)
+    size, newest = _size_and_newest_change(folder)
     if held(str(folder)):
         return GcItem(kind, folder, size, False, "in use by a running process", root)
     host = folder_host(folder.name)
-    age = time.time() - _newest_change(folder)
+    age = time.time() - newest
     if host is not None and host == this_host():
         if age < _TEMPORARY_GRACE_SECONDS:
             return GcItem(kind, folder, size, False, "changed within a day (may be in use)", root)
@@ -266,24 +275,6 @@ def _temporary_item(folder: Path, kind: str, root: Path) -> GcItem:
         return GcItem(kind, folder, size, False, f"{made} (its lock cannot be seen from here): kept until "
                       "unchanged for a week", root)
     return GcItem(kind, folder, size, True, f"left behind ({made}, unchanged for over a week)", root)
-
-
-def _newest_change(path: Path) -> float:
-    """The latest modification time of ``path`` and of everything in it, never following a link."""
-    try:
-        newest, pending = path.lstat().st_mtime, [str(path)]
-    except OSError:  # removed meanwhile: nothing to decide
-        return float("inf")
-    while pending:
-        try:
-            with os.scandir(pending.pop()) as entries:
-                for entry in entries:
-                    newest = max(newest, entry.stat(follow_symlinks=False).st_mtime)
-                    if entry.is_dir(follow_symlinks=False):
-                        pending.append(entry.path)
-        except OSError:
-            continue
-    return newest
 
 
 def _alive(pid: str) -> bool:

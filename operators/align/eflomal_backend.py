@@ -237,7 +237,7 @@ def current_binary_folder_name() -> str | None:
         return None
 
 
-def _euid() -> int | None:
+def euid() -> int | None:
     """This process's effective user id; None where the platform has none (Windows: owners and modes not checked)."""
     geteuid = getattr(os, "geteuid", None)
     return geteuid() if geteuid is not None else None
@@ -245,7 +245,7 @@ def _euid() -> int | None:
 
 def user_folder_name() -> str | None:
     """``u<uid>``: the name of this user's folder in ``<state>/tmp`` (:func:`user_tempdir`); None without user ids."""
-    uid = _euid()
+    uid = euid()
     return None if uid is None else f"u{uid}"
 
 
@@ -254,7 +254,7 @@ def user_tempdir() -> str:
     A state folder may be shared, and another user's binary folder can be neither used nor removed; one of ours not
     private is made so. A folder we cannot make, or one that is not ours (a link, another user's), is a
     :class:`UserError`. Without user ids (Windows), ``<state>/tmp`` itself."""
-    root, name, uid = str(state_tempdir_root()), user_folder_name(), _euid()
+    root, name, uid = str(state_tempdir_root()), user_folder_name(), euid()
     if name is None:
         return root
     folder = os.path.join(root, name)
@@ -282,7 +282,7 @@ def user_tempdir() -> str:
 
 def _owned_private_folder(info: os.stat_result) -> bool:
     """A real folder (not a link) of this user that no one else may enter or write to (without user ids: a folder)."""
-    uid = _euid()
+    uid = euid()
     return stat.S_ISDIR(info.st_mode) and (uid is None or info.st_uid == uid and info.st_mode & 0o077 == 0)
 
 
@@ -298,7 +298,7 @@ def _trusted_binary(folder: str, binary: str, image: bytes) -> int | None:
         handle = os.open(binary, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
     except OSError:
         return None
-    uid = _euid()
+    uid = euid()
     with os.fdopen(handle, "rb", closefd=False) as file:
         info = os.fstat(handle)
         trusted = stat.S_ISREG(info.st_mode) and info.st_size == len(image) and \

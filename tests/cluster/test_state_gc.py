@@ -319,7 +319,7 @@ def test_a_non_root_gc_leaves_other_users_temporary_folders_as_theirs(tmp_path, 
     from interlingua.core.tempdir_lock import this_host
     from interlingua.operators.align import eflomal_backend
 
-    monkeypatch.setattr(eflomal_backend, "_euid", lambda: 1001)  # gc run by user 1001, not root
+    monkeypatch.setattr(eflomal_backend, "euid", lambda: 1001)  # gc run by user 1001, not root
     tmp, here = tmp_path / "state" / "tmp", f"@{this_host()}@"
     theirs, mine = _fill(tmp / f"w2v-{here}theirs", 10), _fill(tmp / f"w2v-{here}mine", 10)
     os.chown(theirs, 1000, 1000)
@@ -328,5 +328,36 @@ def test_a_non_root_gc_leaves_other_users_temporary_folders_as_theirs(tmp_path, 
     items = {i.path.name: i for i in _plan(tmp_path / "state")}
     assert not items[theirs.name].prune and items[theirs.name].reason.startswith("another user's (uid 1000)")
     assert items[mine.name].prune
-    monkeypatch.setattr(eflomal_backend, "_euid", lambda: 0)  # root judges every user's folders
+    monkeypatch.setattr(eflomal_backend, "euid", lambda: 0)  # root judges every user's folders
     assert {i.path.name: i for i in _plan(tmp_path / "state")}[theirs.name].prune
+
+
+def test_a_temporary_folder_is_walked_once_for_its_size_and_its_age(tmp_path, monkeypatch):
+    """gc listed every folder below a <state>/tmp folder twice: once for its size, once for its newest change. Both
+    come from one walk; a file changed an hour ago deep inside still keeps the folder, and counts in its size."""
+    import time
+    from collections import Counter
+
+    from interlingua.cluster import state_gc
+    from interlingua.core.tempdir_lock import this_host
+
+    tmp, here = tmp_path / "state" / "tmp", f"@{this_host()}@"
+    stale, touched = tmp / f"w2v-{here}stale", tmp / f"w2v-{here}touched"
+    for folder, deep in ((stale, 20), (touched, 30)):
+        _fill(_fill(folder, 10) / "deep", deep)
+        _aged(folder)
+    hour_ago = time.time() - 3600
+    os.utime(touched / "deep" / "blob.bin", (hour_ago, hour_ago))
+    listed, scandir = Counter(), os.scandir
+
+    def counted(path):
+        listed[str(path)] += 1
+        return scandir(path)
+
+    monkeypatch.setattr(state_gc.os, "scandir", counted)
+    items = {i.path.name: i for i in _plan(tmp_path / "state")}
+    assert {path: n for path, n in listed.items() if path.startswith((str(stale), str(touched)))} == {
+        str(folder): 1 for folder in (stale, stale / "deep", touched, touched / "deep")}
+    assert (items[stale.name].prune, items[stale.name].size) == (True, 30)
+    assert (items[touched.name].prune, items[touched.name].size) == (False, 40)
+    assert items[touched.name].reason == "changed within a day (may be in use)"
