@@ -301,12 +301,13 @@ def run(config: AmrCorpusConfig, *, address: str | None = None) -> dict[str, Any
     from interlingua.models.identity import with_model_files
     from interlingua.operators.corpus.input_fingerprints import build_fingerprints
     from interlingua.operators.translate.operator import AT_MAX_LENGTH
+    from interlingua.core.checked_once import check_in_run
     from interlingua.core.where_it_runs import check_on_cluster, runs_on_cluster
 
     preflight(config)  # the user's mistakes, before Ray starts
     on_cluster = runs_on_cluster(address)
     if not on_cluster:
-        environment_preflight(config)  # this machine runs the work: checked before Ray starts
+        check_in_run(environment_preflight, config)  # this machine runs the work: checked before Ray starts (once)
     require_input_files(input_urls(config))
     require_writable(config.store_root or corpus_root(), "corpus store")
     fingerprints = build_fingerprints(input_urls(config))  # before reading: a file rewritten meanwhile is recorded as read

@@ -86,11 +86,12 @@ def input_urls(config: ApertiumBitextConfig) -> list[str]:
 def run(config: ApertiumBitextConfig, *, address: str | None = None) -> dict[str, Any]:
     from interlingua.core.progress import Stages
     from interlingua.core.runtime import corpus_root, init_ray, state_dir
+    from interlingua.core.checked_once import check_in_run
     from interlingua.core.where_it_runs import check_on_cluster, runs_on_cluster
 
     on_cluster = runs_on_cluster(address)
     if not on_cluster:
-        environment_preflight(config)
+        check_in_run(environment_preflight, config)  # unless the command checked it just before
     stages = Stages("apertium-bitext")
     state = state_dir(config.state_dir)
     with stages("english"):

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from interlingua.core import tracking
+from interlingua.core.checked_once import content_key
 from interlingua.core.redact import redact_text
 from interlingua.workflows.recipe_outputs import checked_entry, checked_stages
 from interlingua.workflows.recipe_spec import (RecipeConfig, RecipeError, seeded_stages, stage_hash, stage_outputs,
@@ -85,7 +86,7 @@ def preflight(config: RecipeConfig) -> None:
     checked_order(config)
 
 
-#: The recipe :func:`checked_order` checked last: (a weak reference to it, :func:`_content_key` of it, its order). Kept
+#: The recipe :func:`checked_order` checked last: (a weak reference to it, its :func:`content_key`, its order). Kept
 #: here, never on the model: a private attribute made two equal recipes compare unequal once one was checked.
 _LAST_CHECKED: tuple[weakref.ref, str | None, list[str]] | None = None
 
@@ -95,21 +96,12 @@ def checked_order(config: RecipeConfig) -> list[str]:
     recipe`` checks the recipe (:func:`preflight`) before :func:`run`, which checks it only when it is not the recipe
     checked (another object, a config changed since, or one that no command checked)."""
     global _LAST_CHECKED
-    key, last = _content_key(config), _LAST_CHECKED
+    key, last = content_key(config), _LAST_CHECKED
     if key is not None and last is not None and last[0]() is config and last[1] == key:
         return list(last[2])
     order = validate_recipe(config)
     _LAST_CHECKED = (weakref.ref(config), key, list(order))
     return order
-
-
-def _content_key(config: RecipeConfig) -> str | None:
-    """A text that differs whenever ``config``'s content does (``repr`` of its fields: NaN is not None, nor 1.0 1), for
-    any value a stage config built in code holds; None when one cannot be shown (its ``repr`` raises): not remembered."""
-    try:
-        return repr(config.model_dump())
-    except Exception:  # noqa: BLE001 - a value of the caller's whose repr fails: checked every time instead
-        return None
 
 
 def run(config: RecipeConfig, *, address: str | None = None) -> dict[str, Any]:

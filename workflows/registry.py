@@ -6,7 +6,8 @@ declares that summary's keys, which a recipe's ``${stages.NAME.OUTPUT}`` may nam
 ``preflight(config)``: the checks across its config that need no cluster, run by every command that takes the
 config (``run`` and its ``--show-config``, ``submit`` and its ``--dry-run``), see :func:`preflight`; and
 ``environment_preflight(config)``: the checks of what the machine running the work must have (an installed program, a
-model folder), run with it only when that machine is this one (its ``run`` checks a cluster on the cluster).
+model folder), run with it only when that machine is this one (its ``run`` checks a cluster on the cluster, and this
+machine only when no command checked the same config just before: :mod:`~interlingua.core.checked_once`).
 """
 
 from __future__ import annotations
@@ -83,7 +84,9 @@ def preflight(workflow: ModuleType, config, *, settings_only: bool = False) -> N
     """The workflow's own checks of a validated config (its ``preflight``, and its ``environment_preflight`` of this
     machine unless ``settings_only``: the work runs on a cluster — a submitted job, ``--address`` — or not at all —
     ``--show-config``): a :class:`UserError` before anything runs or is sent."""
-    for name in ("preflight",) if settings_only else ("preflight", "environment_preflight"):
-        check = getattr(workflow, name, None)
-        if check is not None:
-            check(config)
+    from interlingua.core.checked_once import check_before_run
+
+    if getattr(workflow, "preflight", None) is not None:
+        workflow.preflight(config)
+    if not settings_only and getattr(workflow, "environment_preflight", None) is not None:
+        check_before_run(workflow.environment_preflight, config)  # the run's own check of this config is skipped

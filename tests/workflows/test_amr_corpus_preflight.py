@@ -170,3 +170,22 @@ def test_show_config_checks_the_settings_not_this_machine(workflow, tmp_path, mo
     assert main(["run", workflow, *extra, "--show-config"]) == 0
     assert json.loads(capsys.readouterr().out)["languages"]
     assert main(["run", workflow, "--set", "languages=[xx]", "--show-config"]) == 2  # the settings' own mistakes
+
+
+def test_a_local_run_checks_this_machine_once(cluster, modes, monkeypatch, capsys):
+    """The command's preflight checked this machine before Ray, then the workflow's run checked it again; the run
+    still checks a config no command checked (called alone, or a second time)."""
+    checked = []
+    real = amr_corpus.environment_preflight
+    monkeypatch.setattr(amr_corpus, "environment_preflight", lambda config: checked.append(config) or real(config))
+    modes.add("eng-spa")
+    assert main(cluster["args"]) == 0
+    assert len(checked) == 1 and cluster["events"] == ["connect", "build"]
+    config = amr_corpus.AmrCorpusConfig(store_root=str(cluster["args"][3].split("=", 1)[1]), max_triples=2)
+    amr_corpus.run(config)
+    amr_corpus.run(config)
+    assert len(checked) == 3
+    preflight(amr_corpus, config)
+    config.max_triples = 1  # changed after the command's check: checked again
+    amr_corpus.run(config)
+    assert len(checked) == 5
