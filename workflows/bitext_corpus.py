@@ -58,8 +58,8 @@ COLUMNS = ("id", "src", "tgt", "src_lang", "tgt_lang", "src_tokens", "tgt_tokens
 PARAMS_FOLDER = "fast_align"
 #: Parameters folder in the version and the file whose presence marks it complete, per aligner.
 PARAMS_LAYOUT = {"fast_align": ("fast_align", "fast_align_params.json"), "eflomal": ("eflomal", "eflomal_params.json")}
-#: Config keys that do not change the corpus (left out of the version's identity).
-_OPERATIONAL_KEYS = ("workers", "store_root", "in_process_rows")
+#: Config keys that do not change the corpus (left out of the version's identity; a refresh's too).
+OPERATIONAL_KEYS = ("workers", "store_root", "in_process_rows")
 
 
 class BitextCorpusConfig(Config):
@@ -491,7 +491,7 @@ def _manifest_config(config: BitextCorpusConfig, source: str, tokenizer_folder: 
     """The version's config: the options that shape the rows, the source, and the file digest of a local model
     folder it names (``subword_tokenizer``, resolved to ``tokenizer_folder``), so a tokenizer rewritten in place gives
     another version."""
-    return with_tokenizer_files({**config.model_dump(exclude=set(_OPERATIONAL_KEYS)), "source": source},
+    return with_tokenizer_files({**config.model_dump(exclude=set(OPERATIONAL_KEYS)), "source": source},
                                 tokenizer_folder)
 
 

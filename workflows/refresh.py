@@ -207,7 +207,6 @@ def _lineage(plan: RefreshPlan, mode: str, notes: list[str]):
 
 
 class _BitextAdapter:
-    _OPERATIONAL = {"workers", "store_root", "source", "target", "in_process_rows"}
 
     def validate(self, spec: RefreshSpec):
         from interlingua.core.config import validate
@@ -239,9 +238,10 @@ class _BitextAdapter:
         return list(spec.inputs)
 
     def spec_config(self, config) -> dict[str, Any]:
-        from interlingua.workflows.bitext_corpus import with_tokenizer_files  # a tokenizer rewritten: a new line
+        from interlingua.workflows.bitext_corpus import OPERATIONAL_KEYS, with_tokenizer_files
 
-        return with_tokenizer_files(config.model_dump(mode="json", exclude=self._OPERATIONAL))
+        # the bitext's operational keys and its files (inputs here); a tokenizer rewritten: a new line
+        return with_tokenizer_files(config.model_dump(mode="json", exclude={*OPERATIONAL_KEYS, "source", "target"}))
 
     def build(self, spec: RefreshSpec, plan: RefreshPlan, config, store, address) -> dict[str, Any]:
         from interlingua.operators.corpus.shards import ShardSpec, plan_shards
