@@ -22,6 +22,7 @@ from interlingua.core import tracking
 from interlingua.core.errors import ServiceUnavailable, UserError
 from interlingua.evaluation.tasks.records import Measurement
 from interlingua.evaluation.tasks.spec import TaskSpec
+from interlingua.models.registry_errors import REGISTRY_HINT, first_line, unanswered
 
 PROMOTION_EXPERIMENT = "interlingua-promotion"
 TAG_PREFIX = "interlingua.promotion"
@@ -237,7 +238,7 @@ def _move_alias(client, result: PromotionResult) -> None:
         reason = f"the registry did not move @{alias}: {type(err).__name__}: {str(err).strip()[:200]}"
         record.update(decision="move failed", promote=False, reason=reason)
         result.run_id = _recorded(client, candidate, alias, record, result.table, f"{reason}; ")
-        refused = ServiceUnavailable if _unanswered(err) else UserError  # 69: an outage, rerun; 2: the registry said no
+        refused = ServiceUnavailable if unanswered(err) else UserError  # 69: an outage, rerun; 2: the registry said no
         raise refused(f"{reason} (recorded in MLflow run {result.run_id}; hint: rerun when the registry answers)") from None
     result.moved = True
 
@@ -264,9 +265,9 @@ def _check_version_exists(client, ref: ModelVersionRef) -> None:
     try:
         client.get_model_version(ref.name, ref.version)
     except Exception as err:
-        if _unanswered(err):  # a refused connection, a proxy's 502 after MLflow's retries: not "does not exist"
-            raise ServiceUnavailable(f"the model registry did not answer whether {ref.uri} exists ({_first_line(err)}); "
-                                     f"nothing was evaluated or moved {_REGISTRY_HINT}") from None
+        if unanswered(err):  # a refused connection, a proxy's 502 after MLflow's retries: not "does not exist"
+            raise ServiceUnavailable(f"the model registry did not answer whether {ref.uri} exists ({first_line(err)}); "
+                                     f"nothing was evaluated or moved {REGISTRY_HINT}") from None
         if not isinstance(err, MlflowException):
             raise
         try:
@@ -276,30 +277,6 @@ def _check_version_exists(client, ref: ModelVersionRef) -> None:
         known = f"registered versions of {ref.name}: {', '.join(map(str, versions))}" if versions else \
             f"no registered model named {ref.name!r}"
         raise UserError(f"{ref.uri} does not exist ({known})") from err
-
-
-_REGISTRY_HINT = "(hint: check that the tracking server is up and MLFLOW_TRACKING_URI, then rerun)"
-
-
-def _unanswered(err: BaseException) -> bool:
-    """Whether a registry call failed for want of an answer (a refused or dropped connection, a timeout, an HTTP 5xx:
-    MLflow reports the first ones and a proxy's 502 after its retries as ``INTERNAL_ERROR``, status 500), not because
-    the registry refused it (``RESOURCE_DOES_NOT_EXIST``, ``PERMISSION_DENIED``: 4xx)."""
-    import requests
-    from mlflow.exceptions import MlflowException
-
-    if isinstance(err, MlflowException):
-        return err.get_http_status_code() >= 500
-    return isinstance(err, (ConnectionError, TimeoutError, requests.exceptions.ConnectionError,
-                            requests.exceptions.Timeout))
-
-
-def _first_line(err: BaseException) -> str:
-    """``CODE: first line of the message`` (200 characters at most) of a registry failure."""
-    code = getattr(err, "error_code", "") or type(err).__name__
-    message = str(getattr(err, "message", err)).strip()
-    message = message.removeprefix(f"{code}: ")  # over REST, MLflow's message starts with the code already
-    return f"{code}: {(message.splitlines() or [''])[0][:200]}"
 
 
 def _check_servable(client, ref: ModelVersionRef) -> dict:
@@ -324,6 +301,10 @@ def _check_servable(client, ref: ModelVersionRef) -> dict:
             mlmodel = read_mlmodel(local)
             flavors = mlmodel.get("flavors") or {}
         except Exception as err:  # no MLmodel (a plain folder registered by hand), unreadable YAML
+            if unanswered(err):  # the download got no answer: not "no readable MLmodel"
+                raise ServiceUnavailable(f"the model registry did not answer for the MLmodel of {ref.uri} "
+                                         f"({first_line(err)}); nothing was evaluated or moved "
+                                         f"{REGISTRY_HINT}") from None
             raise UserError(f"{ref.uri} has no readable MLmodel ({type(err).__name__}); promotion serves "
                             "registered sentence_transformers models only") from None
     if "sentence_transformers" not in flavors:
@@ -358,7 +339,7 @@ _NO_SUCH_ALIAS = re.compile(r"^(?:[A-Z_]+: )?Registered model alias \S+ not foun
 
 def _alias_holder(client, name: str, alias: str) -> ModelVersionRef | None:
     """The version ``alias`` names, or None when the registry answers that it names none. A failure for want of an
-    answer (a proxy's 502, a refused connection: :func:`_unanswered`) is a ServiceUnavailable, any other refusal
+    answer (a proxy's 502, a refused connection: :func:`unanswered`) is a ServiceUnavailable, any other refusal
     (PERMISSION_DENIED) a UserError: read as "no holder", either made any candidate a first promotion."""
     from mlflow.exceptions import MlflowException
 
@@ -368,25 +349,25 @@ def _alias_holder(client, name: str, alias: str) -> ModelVersionRef | None:
         code = str(getattr(err, "error_code", ""))
         if code == "RESOURCE_DOES_NOT_EXIST" or _NO_SUCH_ALIAS.match(str(getattr(err, "message", err))):
             return None
-        if not _unanswered(err):  # the registry answered no (PERMISSION_DENIED, say): a plain mistake, exit 2
+        if not unanswered(err):  # the registry answered no (PERMISSION_DENIED, say): a plain mistake, exit 2
             raise UserError(f"the model registry refused to say which version @{alias} of {name} names "
-                            f"({_first_line(err)}); nothing was moved (hint: check MLFLOW_TRACKING_URI and the "
+                            f"({first_line(err)}); nothing was moved (hint: check MLFLOW_TRACKING_URI and the "
                             f"credentials' rights on {name})") from None
         raise ServiceUnavailable(f"the model registry did not answer which version @{alias} of {name} names "
-                                 f"({_first_line(err)}); nothing was moved {_REGISTRY_HINT}") from None
+                                 f"({first_line(err)}); nothing was moved {REGISTRY_HINT}") from None
 
 
 def _recorded(client, candidate: ModelVersionRef, alias: str, record: dict, table: str, done: str) -> str:
-    """:func:`_record`, an outage of the registry (:func:`_unanswered`) raised as :class:`ServiceUnavailable` saying
+    """:func:`_record`, an outage of the registry (:func:`unanswered`) raised as :class:`ServiceUnavailable` saying
     the decision was not recorded (``done``: what happened before, the message's start): the same server had just
     failed the alias move, say."""
     try:
         return _record(client, candidate, alias, record, table)
     except Exception as err:
-        if not _unanswered(err):
+        if not unanswered(err):
             raise
         raise ServiceUnavailable(f"{done}the decision ({record['decision']}) was not recorded: the tracking server did "
-                                 f"not answer ({_first_line(err)}) {_REGISTRY_HINT}") from None
+                                 f"not answer ({first_line(err)}) {REGISTRY_HINT}") from None
 
 
 def _record(client, candidate: ModelVersionRef, alias: str, record: dict, table: str) -> str:

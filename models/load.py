@@ -171,16 +171,11 @@ def _from_mlflow(uri: str, cache: Path, mlmodel: dict | None = None) -> str:
         local = cached_copy(cache / ("mlflow-" + hashlib.sha1(pinned.encode()).hexdigest()[:16]), download)
     except UserError:
         raise
-    except Exception as err:  # MlflowException has many subclasses; report them all plainly
+    except Exception as err:  # MlflowException has many subclasses: an outage exits 69, the rest 2
+        from interlingua.models.registry_errors import registry_error
+
         raise registry_error(uri, err) from err
     return encoder_folder_of_mlflow_model(local, uri, mlmodel)
-
-
-def registry_error(uri: str, err: Exception) -> UserError:
-    """The one line a user sees when MLflow cannot give ``uri`` (unknown name or alias, unreachable store)."""
-    import mlflow
-
-    return UserError(f"could not fetch {uri} from MLflow ({mlflow.get_tracking_uri()}): {err}")
 
 
 #: In each registry download-cache entry: the ``models:/NAME/VERSION`` it holds (read by ``interlingua gc``).

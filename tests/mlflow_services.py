@@ -3,6 +3,8 @@
 - :func:`mlflow_server` — ``mlflow server`` (SQLite backend, served artifacts).
 - :func:`model_server` — ``mlflow models serve -m URI --env-manager local`` from any Python environment.
 - :func:`serving_venv` — a venv with MLflow and sentence-transformers but no interlingua (uv, local wheels).
+- :func:`answering_server` — no MLflow at all: every request gets one set answer (a proxy's 502, a 503 while the
+  tracking server restarts, a 404), for the registry's failures without a real server.
 """
 
 from __future__ import annotations
@@ -90,6 +92,38 @@ def model_server(python_bin: Path, model_uri: str, tracking_uri: str, folder: Pa
                PATH=f"{python_bin.parent}{os.pathsep}{env.get('PATH', '')}")
     with _process(command, env, folder / "serve.log", f"http://127.0.0.1:{port}/ping", folder):
         yield f"http://127.0.0.1:{port}/invocations"
+
+
+@contextlib.contextmanager
+def answering_server(answer: tuple[int, str, bytes]):
+    """A local HTTP server answering every GET and POST with ``answer[0]`` (status, content type, body; a list, so a
+    test changes it between requests); yields ``(url, answer)``."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    answers = [answer]
+
+    class Handler(BaseHTTPRequestHandler):
+        def _reply(self):
+            status, kind, body = answers[0]
+            self.send_response(status)
+            self.send_header("Content-Type", kind)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        do_GET = do_POST = _reply
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}", answers
+    finally:
+        server.shutdown()
+        server.server_close()
 
 
 def post_json(url: str, payload: dict) -> dict:

@@ -110,32 +110,13 @@ def test_tasks_scored_for_one_model_only_are_one_line(registry, monkeypatch):
 @pytest.fixture
 def answering_registry(monkeypatch):
     """A registry URL whose alias lookup answers ``answer[0]`` (status, content type, body)."""
-    import threading
-    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-
     from mlflow.tracking import MlflowClient
 
-    answer = [(502, "text/html", b"<html>502 Bad Gateway</html>")]
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self):
-            status, kind, body = answer[0]
-            self.send_response(status)
-            self.send_header("Content-Type", kind)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args):
-            pass
+    from mlflow_services import answering_server
 
     monkeypatch.setenv("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "0")
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    uri = f"http://127.0.0.1:{server.server_port}"
-    yield MlflowClient(tracking_uri=uri, registry_uri=uri), answer
-    server.shutdown()
-    server.server_close()
+    with answering_server((502, "text/html", b"<html>502 Bad Gateway</html>")) as (uri, answer):
+        yield MlflowClient(tracking_uri=uri, registry_uri=uri), answer
 
 
 @pytest.mark.parametrize("answer", [
