@@ -10,25 +10,62 @@ from interlingua.core.errors import ServiceUnavailable, UserError
 REGISTRY_HINT = "(hint: check that the tracking server is up and MLFLOW_TRACKING_URI, then rerun)"
 
 #: How MLflow's REST client words a request that got no usable answer (a refused or dropped connection, retries
-#: used up on 5xx replies, a reply that is not MLflow's JSON): its stores raise other MlflowExceptions with the same
-#: INTERNAL_ERROR code for what is no outage ("No versions of model with name ... found" for ``models:/NAME/latest``).
+#: used up on 5xx replies): its stores raise other MlflowExceptions with the same INTERNAL_ERROR code for what is no
+#: outage ("No versions of model with name ... found" for ``models:/NAME/latest``).
 _REST_FAILURE_PREFIX = "API request to "
+
+#: How it words a 200 reply that is not MLflow's JSON (a web server's default page, a sign-in page, a mistyped URL):
+#: the server answered, it is just not an MLflow tracking server, so a rerun cannot help.
+_NOT_MLFLOW_REPLY = "API request to endpoint was successful but the response body was not in a valid JSON format"
+
+#: MLflow's error codes for "no answer now, ask again", whoever raised them: a SQL store that is locked or lost
+#: (sqlite, postgres, mysql: TEMPORARILY_UNAVAILABLE), a server under maintenance, a timeout, a rate limit.
+_TRY_AGAIN_CODES = frozenset({"TEMPORARILY_UNAVAILABLE", "SERVICE_UNDER_MAINTENANCE",
+                              "WORKSPACE_TEMPORARILY_UNAVAILABLE", "DEADLINE_EXCEEDED", "REQUEST_LIMIT_EXCEEDED"})
 
 
 def unanswered(err: BaseException) -> bool:
     """Whether a registry call failed for want of an answer (a refused or dropped connection, a timeout, an HTTP 5xx:
-    MLflow reports the first ones and a proxy's 502 after its retries as ``INTERNAL_ERROR``, status 500), not because
-    the registry refused it (``RESOURCE_DOES_NOT_EXIST``, ``PERMISSION_DENIED``: 4xx) or a local store said no."""
+    MLflow reports the first ones and a proxy's 502 after its retries as ``INTERNAL_ERROR``, status 500; a code of
+    :data:`_TRY_AGAIN_CODES` from anywhere, a locked SQL store's included), not because the registry refused it
+    (``RESOURCE_DOES_NOT_EXIST``, ``PERMISSION_DENIED``: 4xx), a local store said no or the URI names a web server that
+    is not MLflow's (:func:`not_mlflow`)."""
     import requests
     from mlflow.exceptions import MlflowException, RestException
 
     if isinstance(err, MlflowException):
+        if err.error_code in _TRY_AGAIN_CODES:
+            return True
+        if not_mlflow(err):
+            return False
         over_http = isinstance(err, RestException) or str(err.message).startswith(_REST_FAILURE_PREFIX)
         return over_http and err.get_http_status_code() >= 500
     if isinstance(err, requests.exceptions.HTTPError):  # an artifact download from the tracking server
         return err.response is not None and err.response.status_code >= 500
     return isinstance(err, (ConnectionError, TimeoutError, requests.exceptions.ConnectionError,
                             requests.exceptions.Timeout))
+
+
+def not_mlflow(err: BaseException) -> bool:
+    """Whether the tracking URI answered 200 with a body that is not MLflow's JSON: it names some other web page."""
+    return str(getattr(err, "message", "")).startswith(_NOT_MLFLOW_REPLY)
+
+
+#: The URI schemes of MLflow stores a user browses with ``mlflow ui --backend-store-uri``.
+_LOCAL_STORES = ("file", "sqlite", "postgresql", "mysql", "mssql")
+
+
+def models_page(registry: str) -> str:
+    """Where a user sees ``registry``'s registered models: ``mlflow ui`` over a local store (a path, ``file:``,
+    ``sqlite:``, ``postgresql:``, ``mysql:``, ``mssql:``), the server's own page over http(s), else a generic line."""
+    from urllib.parse import urlparse
+
+    scheme = urlparse(registry).scheme.partition("+")[0].lower()
+    if scheme in ("http", "https"):
+        return f"its Models page at {registry}"
+    if scheme in _LOCAL_STORES or (not scheme and registry not in ("databricks", "databricks-uc")):
+        return f"`mlflow ui --backend-store-uri {registry}`, Models page"
+    return "the registry's Models page"
 
 
 def first_line(err: BaseException) -> str:
@@ -50,9 +87,22 @@ def registry_error(uri: str, err: BaseException) -> UserError:
     if unanswered(err):
         return ServiceUnavailable(redact_text(f"could not fetch {uri}: the MLflow model registry at {registry} did not "
                                               f"answer ({first_line(err)}) {REGISTRY_HINT}"))
-    where = (f"its Models page at {registry}" if registry.startswith(("http://", "https://"))
-             else f"`mlflow ui --backend-store-uri {registry}`, Models page")
+    if not_mlflow(err):
+        return UserError(redact_text(f"could not fetch {uri}: {registry} is not an MLflow model registry (it answered "
+                                     f"with a page that is not MLflow's) (hint: MLFLOW_TRACKING_URI does not name an "
+                                     f"MLflow tracking server; set it to the server's address)"))
     return UserError(redact_text(f"could not fetch {uri} from the MLflow model registry at {registry} "
                                  f"({first_line(err)}) (hint: that model name, version or alias is not registered "
                                  f"there, or these credentials may not read it; the registered models and their "
-                                 f"aliases are listed in {where})"))
+                                 f"aliases are listed in {models_page(registry)})"))
+
+
+def pinned(uri: str) -> str:
+    """:func:`~interlingua.models.load.pin_registry_uri` (``models:/NAME@ALIAS`` -> ``models:/NAME/VERSION``), a
+    registry failure raised as :func:`registry_error`: an outage exits 69, the rest 2."""
+    from interlingua.models.load import pin_registry_uri
+
+    try:
+        return pin_registry_uri(uri)
+    except Exception as err:  # MlflowException has many subclasses
+        raise registry_error(uri, err) from err

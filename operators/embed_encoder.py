@@ -33,15 +33,11 @@ class OperatorEmbedEncoder:
     @functools.cached_property
     def identity(self) -> str:
         from interlingua.models.identity import model_identity
-        from interlingua.models.load import pin_registry_uri
-        from interlingua.models.registry_errors import registry_error
+        from interlingua.models.registry_errors import pinned
 
         if self.spec.startswith("models:/") and "@" in self.spec:
             # the identity and the vectors come from one version, even if the alias moves meanwhile
-            try:
-                self.spec = pin_registry_uri(self.spec)
-            except Exception as err:  # MlflowException has many subclasses: an outage exits 69, the rest 2
-                raise registry_error(self.spec, err) from err
+            self.spec = pinned(self.spec)  # an outage exits 69, the rest 2
         return f"embed:{model_identity(self.spec)}" + ("" if self.normalize else ":raw")
 
     @property

@@ -314,10 +314,11 @@ def _end_run(client, run_id: str, status: str) -> None:
 
 
 def _pinned(outputs: dict[str, Any]) -> dict[str, Any]:
-    """``model`` as ``models:/NAME/VERSION``: an alias may move, a reference must not."""
+    """``model`` as ``models:/NAME/VERSION``: an alias may move, a reference must not (a registry that does not
+    answer exits 69, one that says no 2)."""
     model = outputs.get("model")
     if isinstance(model, str) and model.startswith("models:/") and "@" in model:
-        from interlingua.models.load import pin_registry_uri
+        from interlingua.models.registry_errors import pinned
 
-        outputs = {**outputs, "model": pin_registry_uri(model)}
+        outputs = {**outputs, "model": pinned(model)}
     return outputs

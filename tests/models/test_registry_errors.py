@@ -133,3 +133,112 @@ def test_embed_of_a_models_uri_exits_69_when_the_registry_is_down(registry_at, a
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith(f"interlingua embed: error: could not fetch models:/enc@champion: the "
                                                f"MLflow model registry at {url} did not answer (")
+
+
+@pytest.fixture
+def short_sqlite_wait():
+    """MLflow's SQL store waits up to 20 s on a locked sqlite file (its ``PRAGMA busy_timeout``); 50 ms here."""
+    import re
+
+    from sqlalchemy import event
+    from sqlalchemy.engine import Engine
+
+    def shorten(conn, cursor, statement, parameters, context, executemany):
+        return re.sub(r"(?i)PRAGMA busy_timeout = \d+", "PRAGMA busy_timeout = 50", statement), parameters
+
+    event.listen(Engine, "before_cursor_execute", shorten, retval=True)
+    yield
+    event.remove(Engine, "before_cursor_execute", shorten)
+
+
+def test_a_locked_sqlite_store_is_unavailable_for_load_and_promote(registry_at, short_sqlite_wait, tmp_path):
+    """A SQL store that is locked (or lost) says TEMPORARILY_UNAVAILABLE without any REST: promote said
+    "models:/enc/1 does not exist" (2) of an existing version, load "not registered" (2)."""
+    import sqlite3
+
+    from mlflow.tracking import MlflowClient
+
+    import interlingua.cluster.promotion as promotion
+
+    database = tmp_path / "mlflow.db"
+    registry_at(f"sqlite:///{database}")
+    client = MlflowClient()
+    client.create_registered_model("enc")
+    client.create_model_version("enc", str(tmp_path))
+    client.set_registered_model_alias("enc", "champion", "1")
+    holder = sqlite3.connect(database, isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        with pytest.raises(ServiceUnavailable, match=r"^the model registry did not answer whether models:/enc/1 "
+                                                     r"exists \(TEMPORARILY_UNAVAILABLE: .*\); nothing was evaluated"):
+            promotion._check_version_exists(client, promotion.ModelVersionRef("enc", "1"))
+        with pytest.raises(ServiceUnavailable, match=r"^could not fetch models:/enc@champion: the MLflow model registry "
+                                                     r"at sqlite:///.* did not answer \(TEMPORARILY_UNAVAILABLE: "):
+            resolve_model_folder("models:/enc@champion", cache_dir=tmp_path / "cache")
+    finally:
+        holder.close()
+
+
+@pytest.mark.parametrize("code", ["TEMPORARILY_UNAVAILABLE", "SERVICE_UNDER_MAINTENANCE", "DEADLINE_EXCEEDED",
+                                  "REQUEST_LIMIT_EXCEEDED"])
+def test_mlflow_s_try_again_codes_are_no_answer_whoever_raised_them(code):
+    from mlflow.exceptions import MlflowException
+    from mlflow.protos.databricks_pb2 import INTERNAL_ERROR, ErrorCode
+
+    from interlingua.models.registry_errors import unanswered
+
+    err = MlflowException("(sqlite3.OperationalError) database is locked", error_code=ErrorCode.Value(code))
+    assert err.error_code == code and unanswered(err)
+    # a local store's answer with the 5xx code of ``models:/NAME/latest`` with no versions stays a mistake
+    assert not unanswered(MlflowException("No versions of model with name 'enc' found", error_code=INTERNAL_ERROR))
+
+
+def test_a_tracking_uri_naming_a_web_page_that_is_not_mlflow_is_a_mistake(registry_at, capsys):
+    """A 200 reply in HTML (a web server's default page, a sign-in page) counted as an outage: a script retried a
+    bad setting forever (69)."""
+    from interlingua.workflows import cli
+
+    with answering_server_at((200, "text/html", b"<html>\n<h1>Welcome to nginx!</h1>\n</html>")) as (url, _):
+        registry_at(url)
+        assert cli.main(["embed", "--model", "models:/enc@champion", "hello"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"interlingua embed: error: could not fetch models:/enc@champion: {url} is not an MLflow model "
+                   f"registry (it answered with a page that is not MLflow's) (hint: MLFLOW_TRACKING_URI does not name "
+                   f"an MLflow tracking server; set it to the server's address)"]
+
+
+@pytest.mark.parametrize(("registry", "where"), [
+    ("sqlite:///tmp/mlflow.db", "`mlflow ui --backend-store-uri sqlite:///tmp/mlflow.db`, Models page"),
+    ("/srv/mlruns", "`mlflow ui --backend-store-uri /srv/mlruns`, Models page"),
+    ("postgresql+psycopg2://reader:s3cret@db/mlflow", "`mlflow ui --backend-store-uri postgresql+psycopg2://"),
+    ("https://mlflow.example.org", "its Models page at https://mlflow.example.org"),
+    ("databricks", "the registry's Models page"),
+    ("databricks-uc", "the registry's Models page"),
+    ("databricks://profile", "the registry's Models page"),
+])
+def test_the_hint_for_an_unknown_model_names_where_the_registry_lists_its_models(registry_at, registry, where):
+    """``mlflow ui`` browses a local store only: it was the hint for Databricks too."""
+    import mlflow
+    from mlflow.exceptions import MlflowException
+    from mlflow.protos.databricks_pb2 import RESOURCE_DOES_NOT_EXIST
+
+    from interlingua.models.registry_errors import registry_error
+
+    mlflow.set_registry_uri(registry)
+    not_found = MlflowException("Registered Model with name=enc not found", error_code=RESOURCE_DOES_NOT_EXIST)
+    error = registry_error("models:/enc@champion", not_found)
+    message = str(error)
+    assert type(error) is UserError and "s3cret" not in message
+    assert f"the registered models and their aliases are listed in {where}" in message
+    assert ("mlflow ui" in message) == where.startswith("`mlflow ui")
+
+
+def test_a_recipe_stage_s_alias_output_pinned_while_the_registry_is_down_is_unavailable(registry_at, answering_server):
+    """A stage whose output is ``models:/NAME@ALIAS`` is pinned to its version: that raised MLflow's own exception
+    (exit 1, a traceback) when the registry did not answer."""
+    from interlingua.workflows.recipe import _pinned
+
+    registry_at(answering_server[0])
+    assert _pinned({"model": "models:/enc/2", "corpus": "c@v1"}) == {"model": "models:/enc/2", "corpus": "c@v1"}
+    with pytest.raises(ServiceUnavailable, match=r"^could not fetch models:/enc@champion: .* did not answer"):
+        _pinned({"model": "models:/enc@champion"})
