@@ -251,15 +251,15 @@ def _run_stage(config: RecipeConfig, name: str, key: str, seed: int | None, outp
     os.environ["MLFLOW_RUN_ID"] = run_id  # the workflow's mlflow.start_run() opens this child run
     try:
         summary = workflow.run(stage_config, address=address)
+        os.environ.pop("MLFLOW_RUN_ID", None)
+        if mlflow.active_run() is not None:
+            mlflow.end_run()
+        outputs[name] = _pinned(stage_outputs(summary))  # a registry that fails here fails the stage's run too
     except BaseException:
         os.environ.pop("MLFLOW_RUN_ID", None)
         _end_run(client, run_id, "FAILED")  # the parent: by run
         print(f"[{label}] failed; rerun the recipe to resume from this stage")
         raise
-    os.environ.pop("MLFLOW_RUN_ID", None)
-    if mlflow.active_run() is not None:
-        mlflow.end_run()
-    outputs[name] = _pinned(stage_outputs(summary))
     tracking.log_dict(outputs[name], "stage/outputs.json", run_id, client)
     tracking.set_tags({"mlflow.runName": f"{config.name}/{key}"}, run_id, client)
     _end_run(client, run_id, "FINISHED")

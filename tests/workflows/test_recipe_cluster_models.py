@@ -146,3 +146,34 @@ def test_a_refresh_on_a_cluster_refuses_a_model_folder_only_the_cluster_has(tmp_
     assert "\n" not in str(caught.value)
     with pytest.raises(RuntimeError, match="planned"):  # a local refresh reads (and hashes) this machine's folders
         refresh(spec)
+
+
+def test_a_stage_whose_alias_output_cannot_be_pinned_ends_its_run_and_the_recipe_failed(tmp_path, monkeypatch):
+    """The stage had finished its work, but pinning its ``models:/NAME@ALIAS`` output asks the registry; when that
+    failed, the stage's run stayed RUNNING."""
+    from mlflow.tracking import MlflowClient
+
+    from interlingua.core.errors import ServiceUnavailable
+    from interlingua.workflows import recipe
+
+    monkeypatch.setenv("INTERLINGUA_HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{tmp_path / 'mlflow.db'}")
+    monkeypatch.chdir(tmp_path)
+    _stored_corpus(tmp_path)
+
+    def registry_down(outputs):
+        raise ServiceUnavailable("could not fetch models:/enc@champion: the MLflow model registry did not answer")
+
+    monkeypatch.setattr(recipe, "_pinned", registry_down)
+    config = RecipeConfig.model_validate({"name": "r", "state_dir": str(tmp_path / "state"), "stages": {
+        "mix": {"workflow": "corpus-mix", "config": {"sources": [{"corpus": "bt"}], "name": "m"}}}})
+    with pytest.raises(ServiceUnavailable):
+        recipe.run(config)
+    client = MlflowClient(f"sqlite:///{tmp_path / 'mlflow.db'}")
+    runs = {run.info.run_name: run.info.status for exp in client.search_experiments()
+            for run in client.search_runs([exp.experiment_id])}
+    assert runs.pop("r/mix") == "FAILED"
+    assert [status for name, status in runs.items() if name.startswith("recipe-r-")] == ["FAILED"]
+    state = json.loads(next((tmp_path / "state").rglob("state.json")).read_text())
+    assert state["stages"]["mix"]["status"] == "running"  # a rerun resumes from this stage
