@@ -22,7 +22,7 @@ from interlingua.core import tracking
 from interlingua.core.errors import ServiceUnavailable, UserError
 from interlingua.evaluation.tasks.records import Measurement
 from interlingua.evaluation.tasks.spec import TaskSpec
-from interlingua.models.registry_errors import REGISTRY_HINT, first_line, unanswered
+from interlingua.models.registry_errors import REGISTRY_HINT, first_line, not_mlflow, registry_error, unanswered
 
 PROMOTION_EXPERIMENT = "interlingua-promotion"
 TAG_PREFIX = "interlingua.promotion"
@@ -268,6 +268,8 @@ def _check_version_exists(client, ref: ModelVersionRef) -> None:
         if unanswered(err):  # a refused connection, a proxy's 502 after MLflow's retries: not "does not exist"
             raise ServiceUnavailable(f"the model registry did not answer whether {ref.uri} exists ({first_line(err)}); "
                                      f"nothing was evaluated or moved {REGISTRY_HINT}") from None
+        if not_mlflow(err):  # some other web page answered: a wrong MLFLOW_TRACKING_URI, not a missing version
+            raise registry_error(ref.uri, err) from None
         if not isinstance(err, MlflowException):
             raise
         try:

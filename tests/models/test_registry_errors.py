@@ -242,3 +242,17 @@ def test_a_recipe_stage_s_alias_output_pinned_while_the_registry_is_down_is_unav
     assert _pinned({"model": "models:/enc/2", "corpus": "c@v1"}) == {"model": "models:/enc/2", "corpus": "c@v1"}
     with pytest.raises(ServiceUnavailable, match=r"^could not fetch models:/enc@champion: .* did not answer"):
         _pinned({"model": "models:/enc@champion"})
+
+
+def test_promote_against_a_web_page_that_is_not_mlflow_says_so_not_that_the_version_is_missing(registry_at):
+    """``_check_version_exists`` read any refusal as "models:/enc/1 does not exist (no registered model 'enc')"."""
+    from mlflow.tracking import MlflowClient
+
+    from interlingua.cluster import promotion
+
+    with answering_server_at((200, "text/html", b"<html>\n<h1>Sign in</h1>\n</html>")) as (url, _):
+        registry_at(url)
+        with pytest.raises(UserError) as caught:
+            promotion._check_version_exists(MlflowClient(), promotion.ModelVersionRef("enc", "1"))
+    assert not isinstance(caught.value, ServiceUnavailable)
+    assert str(caught.value).startswith(f"could not fetch models:/enc/1: {url} is not an MLflow model registry")
