@@ -12,8 +12,9 @@ never Ray's batches, and the output is again the same on any number of actors.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Hashable
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
@@ -22,6 +23,9 @@ from interlingua.operators.align.eflomal_backend import UNIT_PAIRS, EflomalAlign
 from interlingua.operators.align.fast_align_training import FastAlignParameters
 from interlingua.operators.align.tokens import split_tokens
 from interlingua.operators.base import Batch, Operator
+
+if TYPE_CHECKING:
+    from ray import ObjectRef
 
 
 ALIGNERS = ("fast_align", "eflomal")
@@ -56,10 +60,14 @@ class FastAlignOperator(Operator):
 
     def __init__(self, parameters_dir: str | None = None, symmetrization: str = "grow-diag-final-and",
                  tension_override: float | None = None, aligner: str = "fast_align",
-                 parameters: FastAlignParameters | None = None):
+                 parameters: FastAlignParameters | ObjectRef | None = None):
         """``parameters_dir``: the folder each actor reads (its files checked against their SHA-256 here); or
         ``parameters``: fast_align's parameters the driver read and checked once (``FastAlignParameters.load``) or
-        learned, which Ray hands to every actor with the operator's arguments: no actor reads a file then."""
+        learned, so no actor reads a file. On Ray, pass an ObjectRef to them (``ray.put`` once on the driver): each
+        actor gets them from the object store here (NumPy arrays zero-copy on the driver's node) and the operator Ray
+        Data pickles stays small (with the tables in it, ~138 MB unpruned for the whole Bible, Ray warns of a UDF "too
+        large")."""
+        parameters = _from_object_store(parameters)
         if (parameters_dir is None) == (parameters is None):
             raise ValueError("give parameters_dir or parameters, not both or neither")
         if parameters is not None and aligner != "fast_align":
@@ -78,6 +86,13 @@ class FastAlignOperator(Operator):
         batch["reverse"] = np.array(reverse, dtype=object)
         batch["alignment"] = np.array(symmetrized, dtype=object)
         return batch
+
+
+def _from_object_store(value):
+    """``value``, or what it refers to when it is a Ray ObjectRef (Ray is never imported for it: an ObjectRef only
+    exists once Ray is)."""
+    ray = sys.modules.get("ray")
+    return ray.get(value) if ray is not None and isinstance(value, ray.ObjectRef) else value
 
 
 class AlignUnitsOperator(Operator):

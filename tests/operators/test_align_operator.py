@@ -72,3 +72,17 @@ def test_operator_given_the_parameters_reads_no_folder_and_aligns_as_from_it(tmp
         FastAlignOperator()
     with pytest.raises(ValueError, match="parameters are fast_align's"):
         FastAlignOperator(parameters=parameters, aligner="eflomal")
+
+
+@pytest.mark.slow
+def test_operator_given_a_reference_to_the_parameters_aligns_as_given_them(tmp_path, ray_local):
+    """``align --workers N`` puts the tables in Ray's object store and hands the operator the ObjectRef."""
+    learn_fast_align(synthetic_corpus(40), str(tmp_path / "p"))
+    batch = {"src_tokens": np.array(["the house is", "a big book"], dtype=object),
+             "tgt_tokens": np.array(["das haus ist", "ein grosses buch"], dtype=object)}
+    parameters = FastAlignParameters.load(str(tmp_path / "p"))
+    expected = FastAlignOperator(parameters=parameters)(dict(batch))
+    got = FastAlignOperator(parameters=ray_local.put(parameters))(dict(batch))
+    assert [list(got[c]) for c in ("forward", "reverse", "alignment")] == \
+           [list(expected[c]) for c in ("forward", "reverse", "alignment")]
+    assert any(expected["alignment"])

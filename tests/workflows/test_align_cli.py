@@ -281,6 +281,7 @@ def test_params_are_read_once_on_the_driver_with_several_workers(tmp_path, monke
     is counted: the driver's one, none by the workers (they get the tables the driver read)."""
     from types import SimpleNamespace
 
+    import ray
     import ray.data
 
     import interlingua.core.runtime as runtime
@@ -295,6 +296,7 @@ def test_params_are_read_once_on_the_driver_with_several_workers(tmp_path, monke
     assert run_align("--src", src, "--tgt", tgt, "--out", str(tmp_path / "o"), "--save-params", params) == 0
     assert run_align("--src", src, "--tgt", tgt, "--out", str(tmp_path / "one"), "--params", params) == 0
     monkeypatch.setattr(runtime, "init_ray", lambda *a, **k: None)
+    monkeypatch.setattr(ray, "put", lambda value: value)  # the object store, stood in for too
     monkeypatch.setattr(ray.data, "from_items", lambda rows, **_: rows)
     monkeypatch.setattr(runner, "run_operator", pool)
     reads = _count_loads(monkeypatch)
@@ -307,9 +309,29 @@ def test_params_are_read_once_on_the_driver_with_several_workers(tmp_path, monke
 @pytest.mark.slow
 def test_the_actors_align_with_the_params_the_driver_read(tmp_path, monkeypatch, ray_local):
     """On Ray's actors: the --params folder is moved away as soon as the driver has read it, and the two actors still
-    give one worker's links (they never open it)."""
+    give one worker's links (they never open it). The tables reach them through the object store: the operator's
+    arguments, which Ray Data pickles into the operator it ships (and warns of above 100 MiB: the whole Bible's
+    unpruned tables are ~138 MB), hold no table's bytes."""
     import shutil
 
+    import ray.cloudpickle
+
+    import interlingua.operators.runner as runner
+
+    arguments, run_operator = [], runner.run_operator
+
+    def recorded(ds, op_cls, op_kwargs, **options):
+        arguments.append(op_kwargs)
+        return run_operator(ds, op_cls, op_kwargs, **options)
+
+    def assert_no_tables_in(op_kwargs):
+        held = op_kwargs["parameters"]
+        held = ray.get(held) if isinstance(held, ray.ObjectRef) else held
+        shipped = ray.cloudpickle.dumps(op_kwargs)
+        for table in (held.forward.table, held.reverse.table):
+            assert table.probabilities.size >= 10 and table.probabilities.tobytes() not in shipped
+
+    monkeypatch.setattr(runner, "run_operator", recorded)
     src, tgt = write(tmp_path / "s.txt", [s.encode() for s in SRC]), write(tmp_path / "t.txt", [t.encode() for t in TGT])
     params = str(tmp_path / "params")
     assert run_align("--src", src, "--tgt", tgt, "--out", str(tmp_path / "o"), "--save-params", params) == 0
@@ -322,6 +344,9 @@ def test_the_actors_align_with_the_params_the_driver_read(tmp_path, monkeypatch,
     # a run that learns hands its unpruned tables to the actors the same way: one worker's links
     assert run_align("--src", src, "--tgt", tgt, "--out", str(tmp_path / "learned2"), "--workers", "2") == 0
     assert (tmp_path / "learned2").read_text() == (tmp_path / "o").read_text()
+    assert len(arguments) == 2
+    for op_kwargs in arguments:
+        assert_no_tables_in(op_kwargs)
 
 
 def test_choices_match_the_library_and_start_up_imports_only_stdlib():

@@ -309,8 +309,9 @@ def _learn(sample, parameters_dir: str, args: argparse.Namespace):
 
 
 def _align_on_ray(parameters_dir, sources, targets, args, held=None):
-    """Align on ``--workers`` actors: fast_align's with ``held`` (its parameters in memory) when given, each
-    actor reading ``parameters_dir`` otherwise."""
+    """Align on ``--workers`` actors: fast_align's with ``held`` (its parameters in memory, put in Ray's object
+    store once) when given, each actor reading ``parameters_dir`` otherwise."""
+    import ray
     import ray.data
 
     from interlingua.operators.align.align_operator import AlignUnitsOperator, FastAlignOperator, pack_units
@@ -320,14 +321,16 @@ def _align_on_ray(parameters_dir, sources, targets, args, held=None):
 
     init_ray(args.address, num_cpus=None if args.address else max(args.workers, 1))
     rows = [{"k": k, "src_tokens": " ".join(s), "tgt_tokens": " ".join(t)} for k, (s, t) in enumerate(zip(sources, targets))]
-    operator, batch_size, options = FastAlignOperator, 1024, {}
+    operator, batch_size, options, stored = FastAlignOperator, 1024, {}, None
     if args.aligner == "eflomal":  # lines k * unit .. sampled together, as one worker's aligner cuts them
         unit = _unit_pairs()
         operator, batch_size, rows = AlignUnitsOperator, None, pack_units(rows, lambda row: row["k"] // unit)
         options = {"unit_pairs": unit}
     ds = ray.data.from_items(rows, override_num_blocks=max(min(len(rows), args.workers * 4), 1))
-    if isinstance(held, FastAlignParameters):  # Ray Data puts the operator's arguments in its object store once
-        options["parameters"] = held
+    if isinstance(held, FastAlignParameters):
+        # in the object store once, the operator gets the reference (held in this frame until the output is read):
+        # as an argument the tables were pickled into the operator Ray Data ships (a UDF "too large" above 100 MiB)
+        options["parameters"] = stored = ray.put(held)
     else:
         options["parameters_dir"] = os.path.abspath(parameters_dir)
     out = run_operator(ds, operator, {"symmetrization": args.sym, "aligner": args.aligner, **options},
@@ -336,6 +339,7 @@ def _align_on_ray(parameters_dir, sources, targets, args, held=None):
     for batch in out.iter_batches(batch_format="numpy", batch_size=4096):
         for k, f, r, s in zip(batch["k"], batch["forward"], batch["reverse"], batch["alignment"]):
             forward[int(k)], reverse[int(k)], symmetrized[int(k)] = str(f), str(r), str(s)
+    del stored  # every batch is read: the actors are done with the tables
     return forward, reverse, symmetrized
 
 
