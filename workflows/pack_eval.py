@@ -100,7 +100,7 @@ def _outdated(folder: Path) -> str | None:
 
     if not (folder / "manifest.json").exists():
         return None
-    version = read_manifest(folder).get("version")
+    version = read_manifest(folder, note_version=False).get("version")  # rebuilt here, not noted
     return None if version == PACK_VERSION else f"version {version}, now {PACK_VERSION}"
 
 

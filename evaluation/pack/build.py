@@ -10,16 +10,19 @@ the reason instead of failing the whole pack."""
 from __future__ import annotations
 
 import json
+import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from interlingua.core.console import printable
 from interlingua.evaluation.pack.bible_task import BIBLE_FILE, build_bible_retrieval
 from interlingua.evaluation.pack.debian_tasks import DEBIAN_LANGUAGES, build_debian_mining, build_debian_retrieval, find_debian_file
 from interlingua.evaluation.pack.wiki_tasks import build_wiki_clustering, build_wiki_title_lead
 
 MANIFEST = "manifest.json"
 #: The builder's version, in every manifest: 2 leaves out of bible_retrieval the held-out verses whose text a
-#: training verse has (``text_in_training``); a default pack of an older version is built again.
+#: training verse has (``text_in_training``); a default pack of an older version is built again, one given is used
+#: with a note (:func:`read_manifest`).
 PACK_VERSION = 2
 
 
@@ -75,8 +78,37 @@ def _asset_folders(assets: Path, subfolder: str) -> list[Path]:
     return [assets, assets / subfolder]
 
 
-def read_manifest(pack_dir: str | Path) -> dict:
+def read_manifest(pack_dir: str | Path, *, note_version: bool = True) -> dict:
+    """The pack's manifest; one made by another pack builder version is used as it is, with one line saying so and how
+    to rebuild it, once per pack and process (:func:`_note_other_version`; ``note_version=False``: for a reader that
+    rebuilds such a pack itself)."""
     path = Path(pack_dir) / MANIFEST
     if not path.is_file():
         raise ValueError(f"{path} not found; build the pack with `interlingua bench-pack --out {pack_dir}`")
-    return json.loads(path.read_text(encoding="utf-8"))
+    manifest = json.loads(path.read_text(encoding="utf-8"))
+    if note_version:
+        _note_other_version(pack_dir, manifest)
+    return manifest
+
+
+#: The packs :func:`_note_other_version` has named in this process.
+_NOTED: set[str] = set()
+
+#: ``interlingua bench-pack``'s size options: PackSizes field -> flag (their defaults are PackSizes').
+_SIZE_FLAGS = {"bible_pairs": "--bible-pairs", "debian_pairs": "--debian-pairs", "mining_gold_per_split": "--mining-gold",
+               "clustering_items": "--clustering-items", "title_lead_pairs": "--title-lead-pairs"}
+
+
+def _note_other_version(pack_dir: str | Path, manifest: dict) -> None:
+    """One line on stderr, once per pack and process, when ``manifest`` (of the pack in ``pack_dir``) was made by another
+    pack builder version than :data:`PACK_VERSION`; the rebuild it suggests keeps the pack's seed and sizes."""
+    version, key = manifest.get("version"), str(Path(pack_dir).resolve())
+    if version == PACK_VERSION or key in _NOTED:
+        return
+    _NOTED.add(key)
+    defaults, sizes = asdict(PackSizes()), manifest.get("sizes") or {}
+    options = [f"--seed {manifest['seed']}"] if manifest.get("seed", 0) != 0 else []
+    options += [f"{flag} {sizes[name]}" for name, flag in _SIZE_FLAGS.items() if sizes.get(name, defaults[name]) != defaults[name]]
+    print(printable(f"benchmark pack: {pack_dir} was built by pack builder version {version}, now {PACK_VERSION} "
+                    "(before version 2 its bible_retrieval keeps test verses whose text is in training); rebuild it: "
+                    f"interlingua bench-pack --out {' '.join([str(pack_dir), *options])}"), file=sys.stderr, flush=True)
