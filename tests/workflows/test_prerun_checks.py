@@ -157,7 +157,8 @@ def test_quickstart_resume_key_holds_the_resolved_model_folder(home, tmp_path, b
     monkeypatch.setattr(quickstart, "_publish_corpus", lambda *a: (SimpleNamespace(
         name="quickstart-bible", version=now["version"], total_rows=2, total_rejects=0), []))
     bible = tmp_path / "bible.parquet"
-    pq.write_table(pa.table({"id": ["1", "2"], "en": ["a", "b"], "es": ["c", "d"]}), bible)
+    ids = ["0", "1", "2"]  # "0" is held out (bible_heldout_split): one test verse, so the run reaches its resume key
+    pq.write_table(pa.table({"id": ids, "en": [f"a{i}" for i in ids], "es": [f"c{i}" for i in ids]}), bible)
     debian = tmp_path / "debian"
     debian.mkdir()
     config = QuickstartConfig(model="models:/encoder@prod", bitext=str(bible), debian_reference_dir=str(debian),
