@@ -5,6 +5,8 @@ answered (an unknown name, version or alias; a refusal) a :class:`~interlingua.c
 
 from __future__ import annotations
 
+import re
+
 from interlingua.core.errors import ServiceUnavailable, UserError
 
 REGISTRY_HINT = "(hint: check that the tracking server is up and MLFLOW_TRACKING_URI, then rerun)"
@@ -17,6 +19,10 @@ _REST_FAILURE_PREFIX = "API request to "
 #: How it words a 200 reply that is not MLflow's JSON (a web server's default page, a sign-in page, a mistyped URL):
 #: the server answered, it is just not an MLflow tracking server, so a rerun cannot help.
 _NOT_MLFLOW_REPLY = "API request to endpoint was successful but the response body was not in a valid JSON format"
+#: ... and a 404 or 405 reply that is not JSON (MLflow answers its own refusals in JSON, as RestException): a web
+#: server that serves a page at ``/`` only, or an MLflow server too old for the endpoint. Another status keeps its
+#: meaning (401/403: credentials; 5xx, a proxy's HTML error page included: no answer).
+_NOT_MLFLOW_ERROR_REPLY = re.compile(r"API request to endpoint \S+ failed with error code 40[45] != \d+\. Response body: '")
 
 #: MLflow's error codes for "no answer now, ask again", whoever raised them: a SQL store that is locked or lost
 #: (sqlite, postgres, mysql: TEMPORARILY_UNAVAILABLE), a server under maintenance, a timeout, a rate limit.
@@ -47,8 +53,10 @@ def unanswered(err: BaseException) -> bool:
 
 
 def not_mlflow(err: BaseException) -> bool:
-    """Whether the tracking URI answered 200 with a body that is not MLflow's JSON: it names some other web page."""
-    return str(getattr(err, "message", "")).startswith(_NOT_MLFLOW_REPLY)
+    """Whether the tracking URI answered 200, 404 or 405 with a body that is not MLflow's JSON: it names some other
+    web server (or an MLflow server without the endpoint)."""
+    message = str(getattr(err, "message", ""))
+    return message.startswith(_NOT_MLFLOW_REPLY) or _NOT_MLFLOW_ERROR_REPLY.match(message) is not None
 
 
 #: The URI schemes of MLflow stores a user browses with ``mlflow ui --backend-store-uri``.
@@ -88,9 +96,10 @@ def registry_error(uri: str, err: BaseException) -> UserError:
         return ServiceUnavailable(redact_text(f"could not fetch {uri}: the MLflow model registry at {registry} did not "
                                               f"answer ({first_line(err)}) {REGISTRY_HINT}"))
     if not_mlflow(err):
-        return UserError(redact_text(f"could not fetch {uri}: {registry} is not an MLflow model registry (it answered "
-                                     f"with a page that is not MLflow's) (hint: MLFLOW_TRACKING_URI does not name an "
-                                     f"MLflow tracking server; set it to the server's address)"))
+        return UserError(redact_text(f"could not fetch {uri}: {registry} is not an MLflow model registry, or one "
+                                     f"without this API (it answered with a web page, not MLflow's JSON) (hint: set "
+                                     f"MLFLOW_TRACKING_URI, or MLFLOW_REGISTRY_URI where set, to the MLflow server's "
+                                     f"address)"))
     return UserError(redact_text(f"could not fetch {uri} from the MLflow model registry at {registry} "
                                  f"({first_line(err)}) (hint: that model name, version or alias is not registered "
                                  f"there, or these credentials may not read it; the registered models and their "

@@ -193,18 +193,31 @@ def test_mlflow_s_try_again_codes_are_no_answer_whoever_raised_them(code):
     assert not unanswered(MlflowException("No versions of model with name 'enc' found", error_code=INTERNAL_ERROR))
 
 
-def test_a_tracking_uri_naming_a_web_page_that_is_not_mlflow_is_a_mistake(registry_at, capsys):
+@pytest.mark.parametrize("status", [200, 404])
+def test_a_tracking_uri_naming_a_web_page_that_is_not_mlflow_is_a_mistake(registry_at, capsys, status):
     """A 200 reply in HTML (a web server's default page, a sign-in page) counted as an outage: a script retried a
-    bad setting forever (69)."""
+    bad setting forever (69); a 404 page (a web server that serves ``/`` only) read as "not registered there"."""
     from interlingua.workflows import cli
 
-    with answering_server_at((200, "text/html", b"<html>\n<h1>Welcome to nginx!</h1>\n</html>")) as (url, _):
+    with answering_server_at((status, "text/html", b"<html>\n<h1>Welcome to nginx!</h1>\n</html>")) as (url, _):
         registry_at(url)
         assert cli.main(["embed", "--model", "models:/enc@champion", "hello"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert err == [f"interlingua embed: error: could not fetch models:/enc@champion: {url} is not an MLflow model "
-                   f"registry (it answered with a page that is not MLflow's) (hint: MLFLOW_TRACKING_URI does not name "
-                   f"an MLflow tracking server; set it to the server's address)"]
+                   f"registry, or one without this API (it answered with a web page, not MLflow's JSON) (hint: set "
+                   f"MLFLOW_TRACKING_URI, or MLFLOW_REGISTRY_URI where set, to the MLflow server's address)"]
+
+
+@pytest.mark.parametrize("status", [401, 502])
+def test_an_html_refusal_or_proxy_error_keeps_its_meaning(registry_at, status):
+    """Only a 404 or 405 page says "not MLflow": a sign-in proxy's 401 is about credentials, a proxy's 502 page an
+    outage."""
+    with answering_server_at((status, "text/html", b"<html>\n<h1>nope</h1>\n</html>")) as (url, _):
+        registry_at(url)
+        with pytest.raises(UserError) as caught:
+            resolve_model_folder("models:/enc@champion")
+    assert "is not an MLflow model registry" not in str(caught.value)
+    assert isinstance(caught.value, ServiceUnavailable) == (status == 502)
 
 
 @pytest.mark.parametrize(("registry", "where"), [
@@ -244,13 +257,14 @@ def test_a_recipe_stage_s_alias_output_pinned_while_the_registry_is_down_is_unav
         _pinned({"model": "models:/enc@champion"})
 
 
-def test_promote_against_a_web_page_that_is_not_mlflow_says_so_not_that_the_version_is_missing(registry_at):
+@pytest.mark.parametrize("status", [200, 404])
+def test_promote_against_a_web_page_that_is_not_mlflow_says_so_not_that_the_version_is_missing(registry_at, status):
     """``_check_version_exists`` read any refusal as "models:/enc/1 does not exist (no registered model 'enc')"."""
     from mlflow.tracking import MlflowClient
 
     from interlingua.cluster import promotion
 
-    with answering_server_at((200, "text/html", b"<html>\n<h1>Sign in</h1>\n</html>")) as (url, _):
+    with answering_server_at((status, "text/html", b"<html>\n<h1>Sign in</h1>\n</html>")) as (url, _):
         registry_at(url)
         with pytest.raises(UserError) as caught:
             promotion._check_version_exists(MlflowClient(), promotion.ModelVersionRef("enc", "1"))
