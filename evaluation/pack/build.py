@@ -10,6 +10,7 @@ the reason instead of failing the whole pack."""
 from __future__ import annotations
 
 import json
+import shlex
 import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -111,4 +112,4 @@ def _note_other_version(pack_dir: str | Path, manifest: dict) -> None:
     options += [f"{flag} {sizes[name]}" for name, flag in _SIZE_FLAGS.items() if sizes.get(name, defaults[name]) != defaults[name]]
     print(printable(f"benchmark pack: {pack_dir} was built by pack builder version {version}, now {PACK_VERSION} "
                     "(before version 2 its bible_retrieval keeps test verses whose text is in training); rebuild it: "
-                    f"interlingua bench-pack --out {' '.join([str(pack_dir), *options])}"), file=sys.stderr, flush=True)
+                    f"interlingua bench-pack --out {' '.join([shlex.quote(str(pack_dir)), *options])}"), file=sys.stderr, flush=True)

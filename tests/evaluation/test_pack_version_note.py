@@ -38,6 +38,16 @@ def test_a_version_1_pack_is_used_and_named_once(tmp_path, capsys):
     assert "pack builder" not in shown.out
 
 
+def test_the_rebuild_command_quotes_a_folder_with_a_space(tmp_path, capsys):
+    """Pasted as printed, the command gave argparse two words for --out."""
+    import shlex
+
+    folder = _pack(tmp_path / "old pack", 1)
+    read_manifest(folder)
+    command = capsys.readouterr().err.strip().split("rebuild it: ", 1)[1]
+    assert shlex.split(command) == ["interlingua", "bench-pack", "--out", str(folder)]
+
+
 def test_a_pack_of_this_version_is_read_without_a_word(tmp_path, capsys):
     folder = _pack(tmp_path / "new", PACK_VERSION)
     pack_task_specs(folder)
