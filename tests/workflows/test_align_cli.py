@@ -306,6 +306,35 @@ def test_params_are_read_once_on_the_driver_with_several_workers(tmp_path, monke
     assert (tmp_path / "two").read_text() == (tmp_path / "one").read_text()
 
 
+@pytest.mark.parametrize(("learn", "decode"), [
+    (["--aligner", "eflomal", "--save-params", "{params}"], ["--aligner", "eflomal", "--params", "{params}"]),
+    (["--learner", "systran"], ["--learner", "systran"]),
+], ids=["eflomal-params", "systran-learns"])
+def test_several_workers_without_tables_in_memory_finish(tmp_path, monkeypatch, learn, decode):
+    """eflomal, and fast_align learned by systran's learner, hand the actors a folder, not tables in memory: that path
+    of --workers N gives one worker's links too. Ray stood in for as above."""
+    from types import SimpleNamespace
+
+    import ray.data
+
+    import interlingua.core.runtime as runtime
+    import interlingua.operators.runner as runner
+
+    def pool(rows, op_cls, op_kwargs, *, concurrency, batch_size):
+        parts = [runner.run_in_process(rows[w::concurrency], op_cls, op_kwargs) for w in range(concurrency)]
+        return SimpleNamespace(iter_batches=lambda **_: (batch for part in parts for batch in part))
+
+    src, tgt = write(tmp_path / "s.txt", [s.encode() for s in SRC]), write(tmp_path / "t.txt", [t.encode() for t in TGT])
+    params = str(tmp_path / "params")
+    learn, decode = [a.format(params=params) for a in learn], [a.format(params=params) for a in decode]
+    assert run_align("--src", src, "--tgt", tgt, "--out", str(tmp_path / "one"), *learn) == 0
+    monkeypatch.setattr(runtime, "init_ray", lambda *a, **k: None)
+    monkeypatch.setattr(ray.data, "from_items", lambda rows, **_: rows)
+    monkeypatch.setattr(runner, "run_operator", pool)
+    assert run_align("--src", src, "--tgt", tgt, "--out", str(tmp_path / "two"), "--workers", "2", *decode) == 0
+    assert (tmp_path / "two").read_text() == (tmp_path / "one").read_text() != ""
+
+
 @pytest.mark.slow
 def test_the_actors_align_with_the_params_the_driver_read(tmp_path, monkeypatch, ray_local):
     """On Ray's actors: the --params folder is moved away as soon as the driver has read it, and the two actors still

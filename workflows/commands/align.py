@@ -321,16 +321,17 @@ def _align_on_ray(parameters_dir, sources, targets, args, held=None):
 
     init_ray(args.address, num_cpus=None if args.address else max(args.workers, 1))
     rows = [{"k": k, "src_tokens": " ".join(s), "tgt_tokens": " ".join(t)} for k, (s, t) in enumerate(zip(sources, targets))]
-    operator, batch_size, options, stored = FastAlignOperator, 1024, {}, None
+    operator, batch_size, options = FastAlignOperator, 1024, {}
     if args.aligner == "eflomal":  # lines k * unit .. sampled together, as one worker's aligner cuts them
         unit = _unit_pairs()
         operator, batch_size, rows = AlignUnitsOperator, None, pack_units(rows, lambda row: row["k"] // unit)
         options = {"unit_pairs": unit}
     ds = ray.data.from_items(rows, override_num_blocks=max(min(len(rows), args.workers * 4), 1))
     if isinstance(held, FastAlignParameters):
-        # in the object store once, the operator gets the reference (held in this frame until the output is read):
-        # as an argument the tables were pickled into the operator Ray Data ships (a UDF "too large" above 100 MiB)
-        options["parameters"] = stored = ray.put(held)
+        # in the object store once, the operator gets the reference (``options`` holds it in this frame until the
+        # output is read): as an argument the tables were pickled into the operator Ray Data ships (a UDF "too large"
+        # above 100 MiB)
+        options["parameters"] = ray.put(held)
     else:
         options["parameters_dir"] = os.path.abspath(parameters_dir)
     out = run_operator(ds, operator, {"symmetrization": args.sym, "aligner": args.aligner, **options},
@@ -339,7 +340,6 @@ def _align_on_ray(parameters_dir, sources, targets, args, held=None):
     for batch in out.iter_batches(batch_format="numpy", batch_size=4096):
         for k, f, r, s in zip(batch["k"], batch["forward"], batch["reverse"], batch["alignment"]):
             forward[int(k)], reverse[int(k)], symmetrized[int(k)] = str(f), str(r), str(s)
-    del stored  # every batch is read: the actors are done with the tables
     return forward, reverse, symmetrized
 
 
