@@ -351,6 +351,8 @@ def _alias_holder(client, name: str, alias: str) -> ModelVersionRef | None:
         code = str(getattr(err, "error_code", ""))
         if code == "RESOURCE_DOES_NOT_EXIST" or _NO_SUCH_ALIAS.match(str(getattr(err, "message", err))):
             return None
+        if not_mlflow(err):  # a web page, or an MLflow server without the alias endpoint: not a refusal of rights
+            raise registry_error(f"models:/{name}@{alias}", err) from None
         if not unanswered(err):  # the registry answered no (PERMISSION_DENIED, say): a plain mistake, exit 2
             raise UserError(f"the model registry refused to say which version @{alias} of {name} names "
                             f"({first_line(err)}); nothing was moved (hint: check MLFLOW_TRACKING_URI and the "

@@ -44,6 +44,8 @@ def unanswered(err: BaseException) -> bool:
             return True
         if not_mlflow(err):
             return False
+        if isinstance(err, RestException) and not (err.json or {}).get("error_code"):
+            return False  # a JSON refusal that is not MLflow's (a gateway's {"detail": "Not Found"}): 5xx are retried
         over_http = isinstance(err, RestException) or str(err.message).startswith(_REST_FAILURE_PREFIX)
         return over_http and err.get_http_status_code() >= 500
     if isinstance(err, requests.exceptions.HTTPError):  # an artifact download from the tracking server
@@ -92,14 +94,14 @@ def registry_error(uri: str, err: BaseException) -> UserError:
     from interlingua.core.redact import redact_text
 
     registry = mlflow.get_registry_uri()
+    setting = "MLFLOW_TRACKING_URI" if registry == mlflow.get_tracking_uri() else "MLFLOW_REGISTRY_URI"
     if unanswered(err):
         return ServiceUnavailable(redact_text(f"could not fetch {uri}: the MLflow model registry at {registry} did not "
                                               f"answer ({first_line(err)}) {REGISTRY_HINT}"))
     if not_mlflow(err):
         return UserError(redact_text(f"could not fetch {uri}: {registry} is not an MLflow model registry, or one "
                                      f"without this API (it answered with a web page, not MLflow's JSON) (hint: set "
-                                     f"MLFLOW_TRACKING_URI, or MLFLOW_REGISTRY_URI where set, to the MLflow server's "
-                                     f"address)"))
+                                     f"{setting} to the MLflow server's address)"))
     return UserError(redact_text(f"could not fetch {uri} from the MLflow model registry at {registry} "
                                  f"({first_line(err)}) (hint: that model name, version or alias is not registered "
                                  f"there, or these credentials may not read it; the registered models and their "

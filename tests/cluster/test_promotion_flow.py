@@ -135,7 +135,7 @@ def test_a_registry_that_does_not_answer_is_not_read_as_no_holder(answering_regi
 
 @pytest.mark.parametrize("answer", [
     (403, "application/json", b'{"error_code": "PERMISSION_DENIED", "message": "not allowed to read aliases of enc"}'),
-    (404, "text/html", b"<html>404 Not Found</html>"),  # not MLflow's answer, though it says "not found"
+    (401, "text/html", b"<html>401 Sign in</html>"),  # a proxy's sign-in page: credentials, not "not MLflow"
 ])
 def test_a_registry_that_refuses_the_holder_lookup_is_a_mistake_not_an_outage(answering_registry, answer):
     """Every failure but "not found" was a ServiceUnavailable: a 403 exited 69, and a script retried a refusal."""

@@ -205,7 +205,43 @@ def test_a_tracking_uri_naming_a_web_page_that_is_not_mlflow_is_a_mistake(regist
     err = capsys.readouterr().err.strip().splitlines()
     assert err == [f"interlingua embed: error: could not fetch models:/enc@champion: {url} is not an MLflow model "
                    f"registry, or one without this API (it answered with a web page, not MLflow's JSON) (hint: set "
-                   f"MLFLOW_TRACKING_URI, or MLFLOW_REGISTRY_URI where set, to the MLflow server's address)"]
+                   f"MLFLOW_TRACKING_URI to the MLflow server's address)"]
+
+
+def test_the_not_mlflow_hint_names_the_registry_setting_when_the_registry_is_set_apart(registry_at, tmp_path):
+    import mlflow
+
+    with answering_server_at((200, "text/html", b"<html></html>")) as (url, _):
+        registry_at(f"sqlite:///{tmp_path / 'tracking.db'}")
+        mlflow.set_registry_uri(url)
+        with pytest.raises(UserError, match=r"\(hint: set MLFLOW_REGISTRY_URI to the MLflow server's address\)$"):
+            resolve_model_folder("models:/enc@champion")
+
+
+def test_a_json_404_that_is_not_mlflow_s_is_no_outage(registry_at):
+    """A gateway's JSON 404 without MLflow's error_code became a RestException with INTERNAL_ERROR (status 500), so
+    a wrong URI exited 69 and a script retried it forever."""
+    with answering_server_at((404, "application/json", b'{"detail": "Not Found"}')) as (url, _):
+        registry_at(url)
+        with pytest.raises(UserError) as caught:
+            resolve_model_folder("models:/enc@champion")
+    assert not isinstance(caught.value, ServiceUnavailable)
+    assert "{'detail': 'Not Found'}" in str(caught.value)
+
+
+@pytest.mark.parametrize("status", [200, 404])
+def test_promote_s_alias_lookup_against_a_page_that_is_not_mlflow_says_so(registry_at, status):
+    """``_alias_holder`` read an HTML 404 (a server without the alias endpoint) as a refusal of the credentials' rights."""
+    from mlflow.tracking import MlflowClient
+
+    from interlingua.cluster import promotion
+
+    with answering_server_at((status, "text/html", b"<html>old server</html>")) as (url, _):
+        registry_at(url)
+        with pytest.raises(UserError) as caught:
+            promotion._alias_holder(MlflowClient(), "enc", "champion")
+    assert not isinstance(caught.value, ServiceUnavailable)
+    assert str(caught.value).startswith(f"could not fetch models:/enc@champion: {url} is not an MLflow model registry")
 
 
 @pytest.mark.parametrize("status", [401, 502])
