@@ -73,7 +73,7 @@ def _pack_folder(pack: str | None, state: Path) -> Path:
     folder = state / "bench-pack"
     outdated = _outdated(folder)
     if outdated:
-        print(f"benchmark pack: {folder} was built by an older pack builder ({outdated}); building it again",
+        print(f"benchmark pack: {folder} was built by another pack builder ({outdated}); building it again",
               flush=True)
     skipped = _skipped_tasks(folder) if (folder / "manifest.json").exists() and not outdated else None
     if skipped is None or skipped:

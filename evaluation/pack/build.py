@@ -110,6 +110,8 @@ def _note_other_version(pack_dir: str | Path, manifest: dict) -> None:
     defaults, sizes = asdict(PackSizes()), manifest.get("sizes") or {}
     options = [f"--seed {manifest['seed']}"] if manifest.get("seed", 0) != 0 else []
     options += [f"{flag} {sizes[name]}" for name, flag in _SIZE_FLAGS.items() if sizes.get(name, defaults[name]) != defaults[name]]
-    print(printable(f"benchmark pack: {pack_dir} was built by pack builder version {version}, now {PACK_VERSION} "
-                    "(before version 2 its bible_retrieval keeps test verses whose text is in training); rebuild it: "
+    why = (" (before version 2 its bible_retrieval keeps test verses whose text is in training)"
+           if not isinstance(version, int) or version < 2 else "")
+    print(printable(f"benchmark pack: {pack_dir} was built by pack builder version {version}, now {PACK_VERSION}"
+                    f"{why}; rebuild it: "
                     f"interlingua bench-pack --out {' '.join([shlex.quote(str(pack_dir)), *options])}"), file=sys.stderr, flush=True)

@@ -48,6 +48,13 @@ def test_the_rebuild_command_quotes_a_folder_with_a_space(tmp_path, capsys):
     assert shlex.split(command) == ["interlingua", "bench-pack", "--out", str(folder)]
 
 
+def test_a_pack_newer_than_this_builder_is_named_without_the_version_1_reason(tmp_path, capsys):
+    read_manifest(_pack(tmp_path / "newer", PACK_VERSION + 1))
+    assert capsys.readouterr().err.strip() == (
+        f"benchmark pack: {tmp_path / 'newer'} was built by pack builder version {PACK_VERSION + 1}, now {PACK_VERSION}; "
+        f"rebuild it: interlingua bench-pack --out {tmp_path / 'newer'}")
+
+
 def test_a_pack_of_this_version_is_read_without_a_word(tmp_path, capsys):
     folder = _pack(tmp_path / "new", PACK_VERSION)
     pack_task_specs(folder)

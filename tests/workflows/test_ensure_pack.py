@@ -138,5 +138,5 @@ def test_pack_made_by_an_older_builder_is_built_again(state, capsys):
     (folder / "manifest.json").write_text(json.dumps({**manifest, "version": 1}))
     capsys.readouterr()
     assert pack_eval.ensure_pack(None, root) == folder
-    assert f"{folder} was built by an older pack builder (version 1, now {PACK_VERSION})" in capsys.readouterr().out
+    assert f"{folder} was built by another pack builder (version 1, now {PACK_VERSION})" in capsys.readouterr().out
     assert json.loads((folder / "manifest.json").read_text()) == manifest
