@@ -207,7 +207,8 @@ def _test_verses(bible: Path, pairs: int) -> tuple[tuple[list[str], list[str]], 
         raise UserError(f"bitext {bible}: none of its {heldout} held-out verses can be a test verse ({reasons}); "
                         "held-out verses need texts of their own, in no training verse and not empty")
     kept = kept[:pairs]
-    note = f" ({sum(rejected.values())} of them no test verse: {reasons})" if rejected else ""
+    # its own count of held-out verses: the corpus's count leaves out those hygiene rejected (an empty side, say)
+    note = f" ({sum(rejected.values())} of the bitext's {heldout} no test verse: {reasons})" if rejected else ""
     return ([rows["en"][i] for i in kept], [rows["es"][i] for i in kept]), note
 
 

@@ -25,7 +25,7 @@ def test_heldout_verse_with_training_text_is_not_evaluated(tmp_path):
     es[HELD[0]] = es[0]  # Gen.1.1 is a training verse
     (src, tgt), note = _test_verses(_bitext(tmp_path, en, es), pairs=500)
     assert src == [en[i] for i in HELD[1:]] and tgt == [es[i] for i in HELD[1:]]
-    assert note == " (1 of them no test verse: text_in_training 1)"
+    assert note == f" (1 of the bitext's {len(HELD)} no test verse: text_in_training 1)"
     (src, _), _ = _test_verses(_bitext(tmp_path, en, es), pairs=2)
     assert src == [en[i] for i in HELD[1:3]]
 
