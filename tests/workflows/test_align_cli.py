@@ -275,10 +275,9 @@ def _count_loads(monkeypatch, after=lambda directory: None) -> list[str]:
     return reads
 
 
-def test_params_are_read_once_on_the_driver_with_several_workers(tmp_path, monkeypatch):
-    """With --workers N each actor read and checked the --params folder again after the driver had. Here the actor
-    pool is stood in for in this process (one operator built per worker, as Ray builds one per actor), so every read
-    is counted: the driver's one, none by the workers (they get the tables the driver read)."""
+def _stand_in_for_ray(monkeypatch) -> None:
+    """`align --workers N` without Ray: one operator built per worker in this process, as Ray builds one per actor;
+    the object store is the identity."""
     from types import SimpleNamespace
 
     import ray
@@ -291,14 +290,21 @@ def test_params_are_read_once_on_the_driver_with_several_workers(tmp_path, monke
         parts = [runner.run_in_process(rows[w::concurrency], op_cls, op_kwargs) for w in range(concurrency)]
         return SimpleNamespace(iter_batches=lambda **_: (batch for part in parts for batch in part))
 
+    monkeypatch.setattr(runtime, "init_ray", lambda *a, **k: None)
+    monkeypatch.setattr(ray, "put", lambda value: value)
+    monkeypatch.setattr(ray.data, "from_items", lambda rows, **_: rows)
+    monkeypatch.setattr(runner, "run_operator", pool)
+
+
+def test_params_are_read_once_on_the_driver_with_several_workers(tmp_path, monkeypatch):
+    """With --workers N each actor read and checked the --params folder again after the driver had. Here the actor
+    pool is stood in for in this process (one operator built per worker, as Ray builds one per actor), so every read
+    is counted: the driver's one, none by the workers (they get the tables the driver read)."""
     src, tgt = write(tmp_path / "s.txt", [s.encode() for s in SRC]), write(tmp_path / "t.txt", [t.encode() for t in TGT])
     params = str(tmp_path / "params")
     assert run_align("--src", src, "--tgt", tgt, "--out", str(tmp_path / "o"), "--save-params", params) == 0
     assert run_align("--src", src, "--tgt", tgt, "--out", str(tmp_path / "one"), "--params", params) == 0
-    monkeypatch.setattr(runtime, "init_ray", lambda *a, **k: None)
-    monkeypatch.setattr(ray, "put", lambda value: value)  # the object store, stood in for too
-    monkeypatch.setattr(ray.data, "from_items", lambda rows, **_: rows)
-    monkeypatch.setattr(runner, "run_operator", pool)
+    _stand_in_for_ray(monkeypatch)
     reads = _count_loads(monkeypatch)
     assert run_align("--src", src, "--tgt", tgt, "--out", str(tmp_path / "two"), "--params", params,
                      "--workers", "2") == 0
@@ -313,24 +319,11 @@ def test_params_are_read_once_on_the_driver_with_several_workers(tmp_path, monke
 def test_several_workers_without_tables_in_memory_finish(tmp_path, monkeypatch, learn, decode):
     """eflomal, and fast_align learned by systran's learner, hand the actors a folder, not tables in memory: that path
     of --workers N gives one worker's links too. Ray stood in for as above."""
-    from types import SimpleNamespace
-
-    import ray.data
-
-    import interlingua.core.runtime as runtime
-    import interlingua.operators.runner as runner
-
-    def pool(rows, op_cls, op_kwargs, *, concurrency, batch_size):
-        parts = [runner.run_in_process(rows[w::concurrency], op_cls, op_kwargs) for w in range(concurrency)]
-        return SimpleNamespace(iter_batches=lambda **_: (batch for part in parts for batch in part))
-
     src, tgt = write(tmp_path / "s.txt", [s.encode() for s in SRC]), write(tmp_path / "t.txt", [t.encode() for t in TGT])
     params = str(tmp_path / "params")
     learn, decode = [a.format(params=params) for a in learn], [a.format(params=params) for a in decode]
     assert run_align("--src", src, "--tgt", tgt, "--out", str(tmp_path / "one"), *learn) == 0
-    monkeypatch.setattr(runtime, "init_ray", lambda *a, **k: None)
-    monkeypatch.setattr(ray.data, "from_items", lambda rows, **_: rows)
-    monkeypatch.setattr(runner, "run_operator", pool)
+    _stand_in_for_ray(monkeypatch)
     assert run_align("--src", src, "--tgt", tgt, "--out", str(tmp_path / "two"), "--workers", "2", *decode) == 0
     assert (tmp_path / "two").read_text() == (tmp_path / "one").read_text() != ""
 
