@@ -33,6 +33,7 @@ and size, checked when an :class:`EflomalAligner` opens the folder).
 from __future__ import annotations
 
 import hashlib
+import io
 import contextlib
 import errno
 import json
@@ -83,10 +84,11 @@ def _eflomal_lines(sentences: Sequence[Sequence[str]]) -> list[str]:
     return [" ".join(map(eflomal_token, sentence)) + "\n" for sentence in sentences]
 
 
-def _run_eflomal(sources: Sequence[Sequence[str]], targets: Sequence[Sequence[str]], priors_path: str | None) -> tuple[list[str], list[str]]:
+def _run_eflomal(sources: Sequence[Sequence[str]], targets: Sequence[Sequence[str]], priors: bytes | None) -> tuple[list[str], list[str]]:
     """Forward and reverse Pharaoh lines (source-target order) of pairs with two non-empty sides of at most
     :data:`MAX_TOKENS` tokens (a longer side is a ``ValueError``: eflomal would give it no link), from one seeded
-    eflomal run over all of them (its defaults: model 3, 3 samplers, NULL prior 0.2, iterations from the pair count)."""
+    eflomal run over all of them (its defaults: model 3, 3 samplers, NULL prior 0.2, iterations from the pair count).
+    ``priors``: the priors file's bytes, as checked against their record (never read again from the folder)."""
     import eflomal
 
     for k, (source, target) in enumerate(zip(sources, targets)):
@@ -98,16 +100,16 @@ def _run_eflomal(sources: Sequence[Sequence[str]], targets: Sequence[Sequence[st
     with state_tempdir(prefix="eflomal-run-") as work:  # the corpus's text: private, under <state>/tmp
         src_file, tgt_file, converted = (os.path.join(work, name) for name in ("source", "target", "priors"))
         with open(src_file, "wb") as src, open(tgt_file, "wb") as tgt, open(converted, "w", encoding="utf-8") as out:
-            if priors_path is None:
+            if priors is None:
                 eflomal.Aligner().prepare_files(src_lines, src, tgt_lines, tgt, None, None)
-            else:
-                with open(priors_path, encoding="utf-8") as priors:
-                    eflomal.Aligner().prepare_files(src_lines, src, tgt_lines, tgt, priors, out)
+            else:  # read as a text file is (universal newlines)
+                with io.TextIOWrapper(io.BytesIO(priors), encoding="utf-8") as priors_text:
+                    eflomal.Aligner().prepare_files(src_lines, src, tgt_lines, tgt, priors_text, out)
         with open(os.path.join(work, SEED_FILE), "wb") as seed:
-            seed.write(_seed_bytes(src_lines, tgt_lines, priors_path))
+            seed.write(_seed_bytes(src_lines, tgt_lines, priors))
         fwd, rev = os.path.join(work, "fwd"), os.path.join(work, "rev")
         options = ["-m", "3", "-n", "3", "-N", "0.2", "-q", "-s", src_file, "-t", tgt_file, "-f", fwd, "-r", rev,
-                   *_iteration_options(len(src_lines))] + (["-p", converted] if priors_path is not None else [])
+                   *_iteration_options(len(src_lines))] + (["-p", converted] if priors is not None else [])
         with verified_binary() as binary:  # reads the seed file of its working folder: one copy serves every run
             try:
                 done = binary.run(options, cwd=work, env=_thread_limited(os.environ), capture_output=True, text=True)
@@ -133,8 +135,8 @@ def _iteration_options(pairs: int) -> list[str]:
     return ["-1", str(max(2, quarter)), "-2", str(quarter), "-3", str(iterations)]
 
 
-def _seed_bytes(src_lines: Sequence[str], tgt_lines: Sequence[str], priors_path: str | None) -> bytes:
-    """eflomal's 64-bit seed for a run: the first 8 bytes of the SHA-256 of its input lines and priors file.
+def _seed_bytes(src_lines: Sequence[str], tgt_lines: Sequence[str], priors: bytes | None) -> bytes:
+    """eflomal's 64-bit seed for a run: the first 8 bytes of the SHA-256 of its input lines and priors file's bytes.
 
     The priors come after the lines, so each unit hashes them again (about 0.4 ms for 450 KB, against seconds of
     sampling): a digest of the priors taken once and combined with each unit's would change every seed, and so the
@@ -144,10 +146,8 @@ def _seed_bytes(src_lines: Sequence[str], tgt_lines: Sequence[str], priors_path:
         for line in lines:
             digest.update(line.encode("utf-8"))
         digest.update(b"\0")
-    if priors_path is not None:
-        with open(priors_path, "rb") as priors:
-            for block in iter(lambda: priors.read(1 << 20), b""):
-                digest.update(block)
+    if priors is not None:
+        digest.update(priors)
     return digest.digest()[:8]
 
 
@@ -442,7 +442,9 @@ class EflomalAligner:
         if meta.get("aligner") != "eflomal":
             raise ParametersError(f"{os.path.join(directory, PARAMS_FILE)} names aligner {meta.get('aligner')!r}, not "
                                   "'eflomal'")
-        read_recorded(directory, PRIORS_FILE, meta)  # the priors its record names (damaged or swapped: refused)
+        # the priors its record names (damaged or swapped: refused), kept: every run uses these very bytes, so a file
+        # swapped in the folder after this check goes unused
+        self.priors = read_recorded(directory, PRIORS_FILE, meta)
         self.symmetrization, self.unit_pairs = symmetrization, unit_pairs
 
     def align_pharaoh(self, sources: Sequence[Sequence[str]], targets: Sequence[Sequence[str]]) -> tuple[list[str], list[str], list[str]]:
@@ -455,7 +457,7 @@ class EflomalAligner:
             keep = [k for k in range(start, min(start + self.unit_pairs, len(sources))) if len(sources[k]) and len(targets[k])]
             if not keep:
                 continue
-            fwd, rev = _run_eflomal([sources[k] for k in keep], [targets[k] for k in keep], self.priors_path)
+            fwd, rev = _run_eflomal([sources[k] for k in keep], [targets[k] for k in keep], self.priors)
             for k, f, r in zip(keep, fwd, rev):
                 f_links, r_links = parse_pharaoh(f), parse_pharaoh(r)
                 forward[k], reverse[k] = format_pharaoh(f_links, by_target=True), format_pharaoh(r_links)

@@ -190,3 +190,19 @@ def test_a_folder_programs_may_not_run_from_is_one_line_and_an_actor_error_names
     with pytest.raises(RuntimeError, match=r"\(Permission denied\).*set INTERLINGUA_HOME to a state folder on a file "
                                            "system mounted with exec, in the environment this node's Ray workers start"):
         learn_eflomal_priors(_noisy(20, seed=5), str(tmp_path))
+
+
+def test_priors_swapped_in_the_folder_after_the_check_go_unused(tmp_path):
+    """The priors' digest was checked when the aligner was built, then every unit opened the file again (twice: the
+    conversion and the seed), so priors swapped in a shared folder in between were used unchecked."""
+    import shutil
+
+    corpus, other = _noisy(120, seed=5), _noisy(120, seed=9)
+    learn_eflomal_priors(corpus, str(tmp_path / "a"))
+    learn_eflomal_priors(other, str(tmp_path / "b"))
+    sources, targets = [s for s, _ in corpus[:60]], [t for _, t in corpus[:60]]
+    expected = EflomalAligner(str(tmp_path / "a"), unit_pairs=30).align_pharaoh(sources, targets)
+    aligner = EflomalAligner(str(tmp_path / "a"), unit_pairs=30)
+    shutil.copyfile(tmp_path / "b" / PRIORS_FILE, tmp_path / "a" / PRIORS_FILE)  # after the check
+    assert EflomalAligner(str(tmp_path / "b"), unit_pairs=30).align_pharaoh(sources, targets) != expected
+    assert aligner.align_pharaoh(sources, targets) == expected
