@@ -28,7 +28,7 @@ def check_on_cluster(check: Callable[[Any], None], config: Any,
     """``check(config)`` (raising :class:`UserError`) run on the connected cluster; its message raised here, saying
     where it was found. Returns ``measure(config)`` computed there by the same task once the check passed (what only
     the cluster can tell: the digests of its model folders, say), or None without ``measure``."""
-    problem, measured = _on_the_cluster(_checked, check, measure, config)
+    problem, measured = on_the_cluster(_checked, check, measure, config)
     if problem:
         raise UserError(f"{problem} (checked on the Ray cluster, where the work runs: its image must provide it)")
     return measured
@@ -44,7 +44,8 @@ def _checked(check: Callable[[Any], None], measure: Callable[[Any], Any] | None,
     return "", measure(config) if measure is not None else None
 
 
-def _on_the_cluster(function: Callable[..., Any], *args: Any) -> Any:
+def on_the_cluster(function: Callable[..., Any], *args: Any) -> Any:
+    """``function(*args)`` computed by one Ray task holding no CPU on the connected cluster."""
     import ray
 
     return ray.get(ray.remote(num_cpus=0)(function).remote(*args))

@@ -43,12 +43,7 @@ def _cluster_model_folders(workflow: ModuleType, config: Any, address: str | Non
     """The model folders the cluster finds for ``config`` (its ``model_folders``: the specs ``model_folder_digests``
     would hash, listed without reading a file of them)."""
     from interlingua.core.runtime import init_ray
-    from interlingua.core.where_it_runs import check_on_cluster
+    from interlingua.core.where_it_runs import on_the_cluster
 
     init_ray(address)
-    return sorted(check_on_cluster(_nothing_to_check, config, workflow.model_folders) or [])
-
-
-def _nothing_to_check(config: Any) -> None:
-    """The check :func:`~interlingua.core.where_it_runs.check_on_cluster` runs before measuring: none here (the
-    workflow's run checks its machine itself)."""
+    return sorted(on_the_cluster(workflow.model_folders, config))

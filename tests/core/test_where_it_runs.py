@@ -40,7 +40,7 @@ def test_apertium_bitext_checks_the_clusters_apertium_not_the_drivers(tmp_path, 
     monkeypatch.delenv("RAY_ADDRESS", raising=False)
     monkeypatch.setattr(apertium_backend, "installed_modes", lambda: installed)
     monkeypatch.setattr(runtime, "init_ray", lambda *a, **k: None)
-    monkeypatch.setattr(where_it_runs, "_on_the_cluster", cluster_with_eng_spa)
+    monkeypatch.setattr(where_it_runs, "on_the_cluster", cluster_with_eng_spa)
     monkeypatch.setattr(bitext_source, "publish_shards", _build)
     config = apertium_bitext.ApertiumBitextConfig(source=str(source), languages=["es"], state_dir=str(tmp_path / "s"))
     with pytest.raises(_Built):
@@ -74,7 +74,7 @@ def test_address_local_is_a_local_run(monkeypatch):
     monkeypatch.setenv("RAY_ADDRESS", "local")
     assert not where_it_runs.runs_on_cluster(None)
     monkeypatch.setattr(runtime, "init_ray", lambda *a, **k: pytest.fail("Ray started"))
-    monkeypatch.setattr(where_it_runs, "_on_the_cluster", lambda *a: pytest.fail("checked as a cluster"))
+    monkeypatch.setattr(where_it_runs, "on_the_cluster", lambda *a: pytest.fail("checked as a cluster"))
     with pytest.raises(UserError) as caught:
         amr_corpus.run(amr_corpus.AmrCorpusConfig(languages=[], parser_model="/nowhere/parser"), address="local")
     assert str(caught.value).startswith("parser_model folder /nowhere/parser does not exist")

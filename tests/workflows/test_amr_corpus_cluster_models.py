@@ -60,7 +60,7 @@ def cluster_parser(tmp_path, monkeypatch, stubbed):
         finally:
             shutil.move(path, hidden)
 
-    monkeypatch.setattr(where_it_runs, "_on_the_cluster", on_the_cluster)
+    monkeypatch.setattr(where_it_runs, "on_the_cluster", on_the_cluster)
     return {"path": path, "hidden": hidden, "events": stubbed}
 
 

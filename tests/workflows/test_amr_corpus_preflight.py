@@ -131,7 +131,7 @@ def cluster(tmp_path, monkeypatch, modes):
     monkeypatch.delenv("RAY_ADDRESS", raising=False)
     monkeypatch.setattr(runtime, "check_cluster_address", lambda *a, **k: None)
     monkeypatch.setattr(runtime, "init_ray", lambda *a, **k: events.append("connect"))
-    monkeypatch.setattr(where_it_runs, "_on_the_cluster", on_the_cluster)
+    monkeypatch.setattr(where_it_runs, "on_the_cluster", on_the_cluster)
     monkeypatch.setattr(amr_corpus, "_build_shard", lambda part, config: (events.append("build"), ([], []))[1])
     return {"events": events, "modes": cluster_modes,
             "args": ["run", "amr-corpus", "--set", f"store_root={tmp_path / 's'}", "--set", "max_triples=2"]}

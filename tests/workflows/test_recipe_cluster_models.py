@@ -119,7 +119,7 @@ def test_the_cluster_is_asked_for_its_model_folders_by_a_task(monkeypatch, tmp_p
     (folder / "config.json").write_text(json.dumps({"model_type": "bart"}))
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(runtime, "init_ray", lambda address: None)
-    monkeypatch.setattr(where_it_runs, "_on_the_cluster", lambda function, *args: function(*args))
+    monkeypatch.setattr(where_it_runs, "on_the_cluster", lambda function, *args: function(*args))
     monkeypatch.setattr(identity, "files_digest", lambda folder: pytest.fail(f"{folder} hashed"))
     config = AmrCorpusConfig(parser_model="models/amr-parser", languages=[])
     assert cluster_models._cluster_model_folders(amr_corpus, config, CLUSTER) == ["models/amr-parser"]
