@@ -255,14 +255,20 @@ def _inside(root: Path, relative: str, uri: str) -> str:
 
 def pin_registry_uri(uri: str) -> str:
     """``models:/NAME@ALIAS`` -> ``models:/NAME/VERSION`` (the version the alias names now); other URIs
-    (``models:/NAME/VERSION``, ``runs:/...``) already name immutable artifacts and are returned as they are."""
+    (``models:/NAME/VERSION``, ``runs:/...``) already name immutable artifacts and are returned as they are. A registry
+    failure is :func:`~interlingua.models.registry_errors.registry_error`'s line: an outage exits 69, the rest 2."""
     if not uri.startswith("models:/") or "@" not in uri:
         return uri
     from mlflow.tracking import MlflowClient
 
+    from interlingua.models.registry_errors import registry_error
+
     name, _, rest = uri[len("models:/"):].partition("@")
     alias, _, subpath = rest.partition("/")
-    version = MlflowClient().get_model_version_by_alias(name, alias).version
+    try:
+        version = MlflowClient().get_model_version_by_alias(name, alias).version
+    except Exception as err:  # MlflowException has many subclasses
+        raise registry_error(uri, err) from err
     return f"models:/{name}/{version}" + (f"/{subpath}" if subpath else "")
 
 

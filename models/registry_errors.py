@@ -106,14 +106,3 @@ def registry_error(uri: str, err: BaseException) -> UserError:
                                  f"({first_line(err)}) (hint: that model name, version or alias is not registered "
                                  f"there, or these credentials may not read it; the registered models and their "
                                  f"aliases are listed in {models_page(registry)})"))
-
-
-def pinned(uri: str) -> str:
-    """:func:`~interlingua.models.load.pin_registry_uri` (``models:/NAME@ALIAS`` -> ``models:/NAME/VERSION``), a
-    registry failure raised as :func:`registry_error`: an outage exits 69, the rest 2."""
-    from interlingua.models.load import pin_registry_uri
-
-    try:
-        return pin_registry_uri(uri)
-    except Exception as err:  # MlflowException has many subclasses
-        raise registry_error(uri, err) from err

@@ -33,11 +33,11 @@ class OperatorEmbedEncoder:
     @functools.cached_property
     def identity(self) -> str:
         from interlingua.models.identity import model_identity
-        from interlingua.models.registry_errors import pinned
+        from interlingua.models.load import pin_registry_uri
 
         if self.spec.startswith("models:/") and "@" in self.spec:
             # the identity and the vectors come from one version, even if the alias moves meanwhile
-            self.spec = pinned(self.spec)  # an outage exits 69, the rest 2
+            self.spec = pin_registry_uri(self.spec)  # an outage exits 69, the rest 2
         return f"embed:{model_identity(self.spec)}" + ("" if self.normalize else ":raw")
 
     @property

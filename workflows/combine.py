@@ -112,12 +112,15 @@ def part_provenance(uri: str) -> tuple[dict[str, str], list[str]]:
         return {}, []
     from mlflow.tracking import MlflowClient
 
+    from interlingua.core.errors import UserError
     from interlingua.models.load import pin_registry_uri
     from interlingua.models.registry_errors import registry_error
 
     try:
         name, _, version = pin_registry_uri(uri)[len("models:/"):].partition("/")
         tags = MlflowClient().get_model_version(name, version.split("/")[0]).tags
+    except UserError:  # pin_registry_uri's own line
+        raise
     except Exception as err:  # an outage exits 69, the rest 2 (as the load of the same part)
         raise registry_error(uri, err) from err
     versions = dict(item.rsplit("@", 1) for item in tags.get("interlingua.corpus_versions", "").split(",") if "@" in item)

@@ -318,7 +318,7 @@ def _pinned(outputs: dict[str, Any]) -> dict[str, Any]:
     answer exits 69, one that says no 2)."""
     model = outputs.get("model")
     if isinstance(model, str) and model.startswith("models:/") and "@" in model:
-        from interlingua.models.registry_errors import pinned
+        from interlingua.models.load import pin_registry_uri
 
-        outputs = {**outputs, "model": pinned(model)}
+        outputs = {**outputs, "model": pin_registry_uri(model)}
     return outputs
