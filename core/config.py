@@ -275,10 +275,8 @@ def _refuse_repeated_keys(loader: Any, node: Any) -> None:
         key = "<<" if merge else loader.construct_object(key_node, deep=True)
         if isinstance(key, (str, int, float, bool)) or key is None:
             line = key_node.start_mark.line + 1
-            if key in seen and merge:
-                raise _RepeatedKey(key, line, seen[key], "merge several mappings with one: <<: [*a, *b]")
             if key in seen:
-                raise _RepeatedKey(key, line, seen[key])
+                raise _RepeatedKey(key, line, seen[key], *(["merge several mappings with one: <<: [*a, *b]"] if merge else []))
             seen[key] = line
 
 
