@@ -61,9 +61,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--address", default=None, help="Ray cluster address (default: $RAY_ADDRESS, else a local Ray)")
     parser.add_argument("--iterations", type=int, default=None,
                         help=f"fast_align EM iterations (default {FAST_ALIGN_ITERATIONS}; eflomal sets its own from the corpus size)")
-    parser.add_argument("--max-length", type=int, default=256,
-                        help="reject a pair whose source or target has more tokens than this (default %(default)s; "
-                             "at most 1023 with --aligner eflomal)")
+    parser.add_argument("--max-length", type=int, default=None,
+                        help="reject a pair whose source or target has more tokens than this (default: no limit, as "
+                             "fast_align; 1023, eflomal's limit, with --aligner eflomal, which takes at most that)")
     parser.add_argument("--rejects", default=None, help="JSON-lines reject records (default OUT.rejects.jsonl)")
     parser.add_argument("--forward", default=None, help="also write the forward (source->target) directional alignments here")
     parser.add_argument("--reverse", default=None, help="also write the reverse (target->source) directional alignments here")
@@ -180,12 +180,14 @@ def _validate(args: argparse.Namespace) -> None:
     args.iterations = FAST_ALIGN_ITERATIONS if args.iterations is None else args.iterations
     if args.iterations < 1:
         raise UserError(f"--iterations must be >= 1, got {args.iterations}")
-    if args.max_length < 1:
+    if args.max_length is not None and args.max_length < 1:
         raise UserError(f"--max-length must be >= 1, got {args.max_length}")
     if args.aligner == "eflomal":
         from interlingua.operators.align.eflomal_backend import MAX_TOKENS
 
-        if args.max_length > MAX_TOKENS:
+        if args.max_length is None:
+            args.max_length = MAX_TOKENS
+        elif args.max_length > MAX_TOKENS:
             raise UserError(f"--max-length {args.max_length} is above eflomal's {MAX_TOKENS} tokens per sentence (it gives "
                             f"a longer one no link): use --max-length {MAX_TOKENS} or less with --aligner eflomal")
     if args.learn_sample is not None and args.learn_sample < 1:
@@ -271,6 +273,8 @@ def _nul_reject(pair, src_tokens: list[str], tgt_tokens: list[str], args: argpar
 
 def _length_reject(number: int, src_tokens: list[str], tgt_tokens: list[str], args: argparse.Namespace) -> dict | None:
     max_length = args.max_length
+    if max_length is None:
+        return None
     for side, tokens, path in (("src", src_tokens, args.src), ("tgt", tgt_tokens, args.tgt)):
         if len(tokens) > max_length:
             return {
