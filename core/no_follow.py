@@ -9,7 +9,9 @@ the folder opened before it and with ``O_NOFOLLOW``: a link below the root is ne
 or linking from a folder reached through a link raises :class:`StoreLinkError` (naming the link); deleting a link
 removes the link itself, never its target (or, with ``remove_tree(keep_link=True)``, leaves it); files are written
 by an exclusive create after removing what was there (a link or a hard link is replaced, not written through). The
-root itself may be a link (that is the user's own choice).
+root itself may be a link (that is the user's own choice). One path is opened the same way, a link at its name refused,
+by :func:`open_folder_no_follow` and :func:`open_file_no_follow` (a temporary folder's lock, eflomal's private folder
+and binary).
 
 Object stores and ``memory://`` have no symbolic links: there the fsspec calls are made as they always were.
 """
@@ -27,9 +29,25 @@ from contextlib import contextmanager
 from fsspec import AbstractFileSystem
 from fsspec.implementations.local import LocalFileSystem
 
-_DIRECTORY = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
-_NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+_DIRECTORY = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | _CLOEXEC  # a folder to read (a link followed: the root)
+_NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC
+#: ``os.open`` flags: a file to read, a symbolic link at its name refused (ELOOP), where the platform has the flags.
+_READ_NO_FOLLOW = os.O_RDONLY | _NOFOLLOW | _CLOEXEC
+#: The same for a folder (ENOTDIR when the name is no folder).
+_FOLDER_NO_FOLLOW = _DIRECTORY | _NOFOLLOW
+
+
+def open_folder_no_follow(path: str, dir_fd: int | None = None) -> int:
+    """A descriptor of the folder ``path`` (relative to the folder ``dir_fd`` when given) open to read; OSError when
+    it is missing, not a folder, or a symbolic link (never followed)."""
+    return os.open(path, _FOLDER_NO_FOLLOW, dir_fd=dir_fd)
+
+
+def open_file_no_follow(path: str) -> int:
+    """A descriptor of the file ``path`` open to read; OSError when it is missing or a symbolic link (never followed)."""
+    return os.open(path, _READ_NO_FOLLOW)
 
 
 class StoreLinkError(ValueError):
@@ -267,7 +285,7 @@ def _open_child(parent: int, name: str, walked: str, create: bool) -> int:
     """Open the folder ``name`` in the folder ``parent`` without following a link."""
     try:
         try:
-            return os.open(name, _DIRECTORY | _NOFOLLOW, dir_fd=parent)
+            return open_folder_no_follow(name, dir_fd=parent)
         except FileNotFoundError:
             if not create:
                 raise
@@ -275,7 +293,7 @@ def _open_child(parent: int, name: str, walked: str, create: bool) -> int:
                 os.mkdir(name, dir_fd=parent)
             except FileExistsError:
                 pass
-            return os.open(name, _DIRECTORY | _NOFOLLOW, dir_fd=parent)
+            return open_folder_no_follow(name, dir_fd=parent)
     except OSError as error:
         if error.errno in (errno.ELOOP, errno.ENOTDIR, errno.EMLINK) and _is_link(parent, name):
             raise StoreLinkError(

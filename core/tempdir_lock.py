@@ -15,12 +15,12 @@ import os
 import re
 import socket
 
+from interlingua.core.no_follow import open_folder_no_follow
+
 try:
     import fcntl
 except ImportError:  # pragma: no cover - Windows
     fcntl = None
-
-_FOLDER = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 
 
 def _open(path: str) -> int | None:
@@ -28,7 +28,7 @@ def _open(path: str) -> int | None:
     if fcntl is None:
         return None
     try:
-        return os.open(path, _FOLDER)
+        return open_folder_no_follow(path)
     except OSError:
         return None
 

@@ -49,6 +49,7 @@ import time
 from collections.abc import Iterable, Iterator, Sequence
 
 from interlingua.core.errors import UserError
+from interlingua.core.no_follow import open_file_no_follow, open_folder_no_follow
 from interlingua.core.runtime import state_path, state_tempdir, state_tempdir_root
 from interlingua.operators.align.parameter_files import FILES_KEY, ParametersError, file_records, read_meta, read_recorded
 from interlingua.operators.align.pharaoh import format_pharaoh, parse_pharaoh
@@ -263,7 +264,7 @@ def user_tempdir() -> str:
             os.mkdir(folder, 0o700)
         found = os.lstat(folder)
         if stat.S_ISDIR(found.st_mode) and found.st_uid == uid and found.st_mode & 0o077:
-            handle = os.open(folder, os.O_RDONLY | os.O_NOFOLLOW | os.O_DIRECTORY | os.O_CLOEXEC)
+            handle = open_folder_no_follow(folder)
             try:
                 os.fchmod(handle, 0o700)  # ours, open to others: made private (the folder opened, no link followed)
             finally:
@@ -295,7 +296,7 @@ def _trusted_binary(folder: str, binary: str, image: bytes) -> int | None:
     try:
         if not _owned_private_folder(os.lstat(folder)):
             return None
-        handle = os.open(binary, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
+        handle = open_file_no_follow(binary)
     except OSError:
         return None
     uid = euid()
