@@ -29,11 +29,22 @@ _NOT_MLFLOW_ERROR_REPLY = re.compile(r"API request to endpoint \S+ failed with e
 _TRY_AGAIN_CODES = frozenset({"TEMPORARILY_UNAVAILABLE", "SERVICE_UNDER_MAINTENANCE",
                               "WORKSPACE_TEMPORARILY_UNAVAILABLE", "DEADLINE_EXCEEDED", "REQUEST_LIMIT_EXCEEDED"})
 
+#: A cloud artifact store's client that got no answer while a version's files were listed or downloaded (S3 through
+#: botocore, GCS through google.api_core, Azure Blob through azure.core), as ``module.Class``: matched over the
+#: exception's classes, so none of these optional packages is imported. Their other failures (no credentials, an SSL
+#: certificate, a refusal of access) stay mistakes.
+_CLOUD_STORE_UNANSWERED = frozenset({
+    "botocore.exceptions.EndpointConnectionError", "botocore.exceptions.ConnectTimeoutError",
+    "botocore.exceptions.ReadTimeoutError", "botocore.exceptions.ConnectionClosedError",
+    "google.api_core.exceptions.ServiceUnavailable", "google.api_core.exceptions.DeadlineExceeded",
+    "azure.core.exceptions.ServiceRequestError", "azure.core.exceptions.ServiceResponseError"})
+
 
 def unanswered(err: BaseException) -> bool:
     """Whether a registry call failed for want of an answer (a refused or dropped connection, a timeout, an HTTP 5xx:
     MLflow reports the first ones and a proxy's 502 after its retries as ``INTERNAL_ERROR``, status 500; a code of
-    :data:`_TRY_AGAIN_CODES` from anywhere, a locked SQL store's included), not because the registry refused it
+    :data:`_TRY_AGAIN_CODES` from anywhere, a locked SQL store's included; a cloud artifact store's connection failure,
+    :data:`_CLOUD_STORE_UNANSWERED`), not because the registry refused it
     (``RESOURCE_DOES_NOT_EXIST``, ``PERMISSION_DENIED``: 4xx), a local store said no or the URI names a web server that
     is not MLflow's (:func:`not_mlflow`)."""
     import requests
@@ -50,6 +61,8 @@ def unanswered(err: BaseException) -> bool:
         return over_http and err.get_http_status_code() >= 500
     if isinstance(err, requests.exceptions.HTTPError):  # an artifact download from the tracking server
         return err.response is not None and err.response.status_code >= 500
+    if any(f"{cls.__module__}.{cls.__name__}" in _CLOUD_STORE_UNANSWERED for cls in type(err).__mro__):
+        return True
     return isinstance(err, (ConnectionError, TimeoutError, requests.exceptions.ConnectionError,
                             requests.exceptions.Timeout))
 

@@ -306,3 +306,57 @@ def test_promote_against_a_web_page_that_is_not_mlflow_says_so_not_that_the_vers
             promotion._check_version_exists(MlflowClient(), promotion.ModelVersionRef("enc", "1"))
     assert not isinstance(caught.value, ServiceUnavailable)
     assert str(caught.value).startswith(f"could not fetch models:/enc/1: {url} is not an MLflow model registry")
+
+
+def _sdk_error(qualified: str, base: type = Exception) -> type:
+    """A stand-in for an optional cloud SDK's exception class (``module.Class``): none of them is needed here."""
+    module, _, name = qualified.rpartition(".")
+    return type(name, (base,), {"__module__": module})
+
+
+_CLOUD_OUTAGES = ["botocore.exceptions.EndpointConnectionError", "botocore.exceptions.ConnectTimeoutError",
+                  "botocore.exceptions.ReadTimeoutError", "botocore.exceptions.ConnectionClosedError",
+                  "google.api_core.exceptions.ServiceUnavailable", "google.api_core.exceptions.DeadlineExceeded",
+                  "azure.core.exceptions.ServiceRequestError", "azure.core.exceptions.ServiceResponseError"]
+
+
+@pytest.mark.parametrize("qualified", _CLOUD_OUTAGES)
+def test_a_cloud_artifact_store_that_does_not_answer_is_an_outage(qualified):
+    """botocore's, google.api_core's and azure.core's connection failures derive from none of Python's or requests'
+    (they were a mistake, exit 2); a subclass (azure's ServiceRequestTimeoutError) counts as its base."""
+    from interlingua.models.registry_errors import unanswered
+
+    error = _sdk_error(qualified)
+    assert unanswered(error("Could not connect to the endpoint URL"))
+    assert unanswered(_sdk_error("some.sdk.exceptions.ItsTimeoutError", error)("timed out"))
+
+
+@pytest.mark.parametrize("qualified", ["botocore.exceptions.NoCredentialsError", "botocore.exceptions.SSLError",
+                                       "botocore.exceptions.ClientError", "google.api_core.exceptions.Forbidden",
+                                       "azure.core.exceptions.ClientAuthenticationError",
+                                       "some.other.sdk.ServiceUnavailable", "botocore.ReadTimeoutError"])
+def test_a_cloud_store_s_other_failures_stay_mistakes(qualified):
+    from interlingua.models.registry_errors import unanswered
+
+    assert not unanswered(_sdk_error(qualified)("refused"))
+
+
+def test_loading_a_version_whose_cloud_store_does_not_answer_exits_69(registry_at, tmp_path, monkeypatch):
+    """Through the load of a ``models:/`` URI whose artifacts live in S3: the download's EndpointConnectionError."""
+    import mlflow
+    from mlflow.tracking import MlflowClient
+
+    registry_at(f"sqlite:///{tmp_path / 'mlflow.db'}")
+    MlflowClient().create_registered_model("enc")
+    MlflowClient().create_model_version("enc", "s3://models/enc")
+    unreachable = _sdk_error("botocore.exceptions.EndpointConnectionError")
+
+    def download(**kwargs):
+        raise unreachable('Could not connect to the endpoint URL: "https://models.s3.amazonaws.com/enc"')
+
+    monkeypatch.setattr(mlflow.artifacts, "download_artifacts", download)
+    with pytest.raises(ServiceUnavailable) as caught:
+        resolve_model_folder("models:/enc/1", cache_dir=tmp_path / "cache")
+    assert caught.value.exit_code == 69
+    assert str(caught.value).startswith("could not fetch models:/enc/1: the MLflow model registry at sqlite:///")
+    assert "did not answer (EndpointConnectionError: Could not connect to the endpoint URL" in str(caught.value)
