@@ -226,17 +226,18 @@ _UNSEEN_LOCK_GRACE_SECONDS = 7 * 24 * 3600
 def _temporary_items(state: Path, notes: list[GcItem]) -> list[GcItem]:
     """The folders in ``<state>/tmp`` (other users' ``u<uid>`` folders not entered) and this user's seeded eflomal
     binaries: pruned when stale (:func:`_temporary_item`); this installation's binary never."""
-    from interlingua.operators.align.eflomal_backend import current_binary_folder_name, user_folder_name
+    from interlingua.core.state_tmp import is_binary_folder_name, is_user_folder_name, user_folder_name
+    from interlingua.operators.align.eflomal_backend import current_binary_folder_name
 
     mine, current = user_folder_name(), current_binary_folder_name()
     binaries = Path("tmp", mine) if mine is not None else Path("tmp")
     items = []
-    for folder in _subfolders(state, "tmp", notes, lambda name: re.fullmatch(r"u[0-9]+", name) is None):
+    for folder in _subfolders(state, "tmp", notes, lambda name: not is_user_folder_name(name)):
         if mine is None and folder.name == current:
             continue  # no user ids (Windows): the binary's folder is here, listed below
         items.append(_temporary_item(folder, "temporary folder", state))
     if mine is not None or current is not None:
-        for folder in _subfolders(state, binaries, notes, lambda name: name.startswith("eflomal-")):
+        for folder in _subfolders(state, binaries, notes, is_binary_folder_name):
             if folder.name == current:
                 items.append(GcItem("eflomal binary", folder, folder_size(folder), False,
                                     "this installation's seeded eflomal binary", state))
@@ -252,7 +253,7 @@ def _temporary_item(folder: Path, kind: str, root: Path) -> GcItem:
     import time
 
     from interlingua.core.tempdir_lock import folder_host, held, this_host
-    from interlingua.operators.align.eflomal_backend import euid
+    from interlingua.core.state_tmp import euid
 
     uid = euid()
     try:

@@ -51,6 +51,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from interlingua.core.errors import UserError
 from interlingua.core.no_follow import open_file_no_follow, open_folder_no_follow
 from interlingua.core.runtime import state_path, state_tempdir, state_tempdir_root
+from interlingua.core.state_tmp import binary_folder_name, euid, user_folder_name
 from interlingua.operators.align.parameter_files import FILES_KEY, ParametersError, file_records, read_meta, read_recorded
 from interlingua.operators.align.pharaoh import format_pharaoh, parse_pharaoh
 from interlingua.operators.align.symmetrize import SYMMETRIZATIONS, symmetrize
@@ -225,29 +226,12 @@ def verified_binary() -> Iterator[VerifiedBinary]:
         os.close(handle)
 
 
-def binary_folder_name(image: bytes) -> str:
-    """The name of the folder holding the seeded binary ``image``: ``eflomal-`` and 16 digits of its SHA-256."""
-    return f"eflomal-{hashlib.sha256(image).hexdigest()[:16]}"
-
-
 def current_binary_folder_name() -> str | None:
     """:func:`binary_folder_name` of this installation's seeded binary; None without eflomal (or its binary)."""
     try:
         return binary_folder_name(_seeded_binary())
     except (ImportError, OSError, RuntimeError):
         return None
-
-
-def euid() -> int | None:
-    """This process's effective user id; None where the platform has none (Windows: owners and modes not checked)."""
-    geteuid = getattr(os, "geteuid", None)
-    return geteuid() if geteuid is not None else None
-
-
-def user_folder_name() -> str | None:
-    """``u<uid>``: the name of this user's folder in ``<state>/tmp`` (:func:`user_tempdir`); None without user ids."""
-    uid = euid()
-    return None if uid is None else f"u{uid}"
 
 
 def user_tempdir() -> str:

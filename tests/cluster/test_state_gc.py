@@ -316,10 +316,10 @@ def test_gc_trusts_a_folders_lock_only_on_the_machine_that_made_it(tmp_path, mon
 def test_a_non_root_gc_leaves_other_users_temporary_folders_as_theirs(tmp_path, monkeypatch):
     """Another user's private folder cannot be opened: its lock and contents unseen, it looked stale and was listed as
     pruned, then its removal failed."""
+    from interlingua.core import state_tmp
     from interlingua.core.tempdir_lock import this_host
-    from interlingua.operators.align import eflomal_backend
 
-    monkeypatch.setattr(eflomal_backend, "euid", lambda: 1001)  # gc run by user 1001, not root
+    monkeypatch.setattr(state_tmp, "euid", lambda: 1001)  # gc run by user 1001, not root
     tmp, here = tmp_path / "state" / "tmp", f"@{this_host()}@"
     theirs, mine = _fill(tmp / f"w2v-{here}theirs", 10), _fill(tmp / f"w2v-{here}mine", 10)
     os.chown(theirs, 1000, 1000)
@@ -328,7 +328,7 @@ def test_a_non_root_gc_leaves_other_users_temporary_folders_as_theirs(tmp_path, 
     items = {i.path.name: i for i in _plan(tmp_path / "state")}
     assert not items[theirs.name].prune and items[theirs.name].reason.startswith("another user's (uid 1000)")
     assert items[mine.name].prune
-    monkeypatch.setattr(eflomal_backend, "euid", lambda: 0)  # root judges every user's folders
+    monkeypatch.setattr(state_tmp, "euid", lambda: 0)  # root judges every user's folders
     assert {i.path.name: i for i in _plan(tmp_path / "state")}[theirs.name].prune
 
 
