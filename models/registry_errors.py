@@ -25,9 +25,12 @@ _NOT_MLFLOW_REPLY = "API request to endpoint was successful but the response bod
 _NOT_MLFLOW_ERROR_REPLY = re.compile(r"API request to endpoint \S+ failed with error code 40[45] != \d+\. Response body: '")
 
 #: MLflow's error codes for "no answer now, ask again", whoever raised them: a SQL store that is locked or lost
-#: (sqlite, postgres, mysql: TEMPORARILY_UNAVAILABLE), a server under maintenance, a timeout, a rate limit.
+#: (sqlite, postgres, mysql: TEMPORARILY_UNAVAILABLE), a server under maintenance, a timeout, a rate limit or quota
+#: (REQUEST_LIMIT_EXCEEDED and RESOURCE_EXHAUSTED are HTTP 429 to MLflow, and a 429 reply that is not MLflow's JSON
+#: gets RESOURCE_EXHAUSTED; its REST client retries a 429 itself and reports the retries used up as INTERNAL_ERROR).
 _TRY_AGAIN_CODES = frozenset({"TEMPORARILY_UNAVAILABLE", "SERVICE_UNDER_MAINTENANCE",
-                              "WORKSPACE_TEMPORARILY_UNAVAILABLE", "DEADLINE_EXCEEDED", "REQUEST_LIMIT_EXCEEDED"})
+                              "WORKSPACE_TEMPORARILY_UNAVAILABLE", "DEADLINE_EXCEEDED", "REQUEST_LIMIT_EXCEEDED",
+                              "RESOURCE_EXHAUSTED", "QUOTA_EXCEEDED"})
 
 #: A cloud artifact store's client that got no answer while a version's files were listed or downloaded (S3 through
 #: botocore, GCS through google.api_core, Azure Blob through azure.core), as ``module.Class``: matched over the

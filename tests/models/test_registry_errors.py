@@ -180,7 +180,7 @@ def test_a_locked_sqlite_store_is_unavailable_for_load_and_promote(registry_at, 
 
 
 @pytest.mark.parametrize("code", ["TEMPORARILY_UNAVAILABLE", "SERVICE_UNDER_MAINTENANCE", "DEADLINE_EXCEEDED",
-                                  "REQUEST_LIMIT_EXCEEDED"])
+                                  "REQUEST_LIMIT_EXCEEDED", "RESOURCE_EXHAUSTED", "QUOTA_EXCEEDED"])
 def test_mlflow_s_try_again_codes_are_no_answer_whoever_raised_them(code):
     from mlflow.exceptions import MlflowException
     from mlflow.protos.databricks_pb2 import INTERNAL_ERROR, ErrorCode
@@ -191,6 +191,30 @@ def test_mlflow_s_try_again_codes_are_no_answer_whoever_raised_them(code):
     assert err.error_code == code and unanswered(err)
     # a local store's answer with the 5xx code of ``models:/NAME/latest`` with no versions stays a mistake
     assert not unanswered(MlflowException("No versions of model with name 'enc' found", error_code=INTERNAL_ERROR))
+
+
+@pytest.mark.parametrize("rate_limited", [
+    {"json": {"error_code": "RESOURCE_EXHAUSTED", "message": "Too many requests, retry later"}},  # MLflow's 429 JSON
+    {"json": {"error_code": "429", "message": "Too Many Requests"}},  # a gateway's JSON with the status as its code
+    {"message": "API request to endpoint /api/2.0/mlflow/registered-models/alias failed with error code 429 != 200. "
+                "Response body: 'Too Many Requests'", "error_code": "RESOURCE_EXHAUSTED"},  # a 429 page, as MLflow maps it
+])
+def test_a_rate_limited_registry_is_an_outage_to_rerun_later(registry_at, tmp_path, rate_limited):
+    """RESOURCE_EXHAUSTED is HTTP 429 to MLflow (below 500), so a rate limit was "not registered there" (exit 2)."""
+    from mlflow.exceptions import MlflowException, RestException
+    from mlflow.protos.databricks_pb2 import ErrorCode
+
+    from interlingua.models.registry_errors import registry_error
+
+    registry_at(f"sqlite:///{tmp_path / 'mlflow.db'}")
+    if "json" in rate_limited:
+        err = RestException(rate_limited["json"])
+    else:
+        err = MlflowException(rate_limited["message"], error_code=ErrorCode.Value(rate_limited["error_code"]))
+    assert err.get_http_status_code() == 429
+    error = registry_error("models:/enc@champion", err)
+    assert isinstance(error, ServiceUnavailable) and error.exit_code == 69
+    assert "did not answer (RESOURCE_EXHAUSTED: " in str(error) and str(error).endswith("then rerun)")
 
 
 @pytest.mark.parametrize("status", [200, 404])
