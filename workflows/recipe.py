@@ -2,7 +2,8 @@
 parent run with one child run per stage.
 
 ``interlingua run recipe -c recipes/NAME.yaml``. The whole recipe is validated first (workflows, references and
-the outputs they name, cycles, every stage's config keys, corpora read by literal name); then each stage in order:
+the outputs they name, cycles, every stage's config keys and its workflow's own checks, corpora read by literal
+name); then each stage in order:
 its references are resolved from the outputs of the stages before it, its hash is computed over (workflow,
 resolved config), and
 
@@ -33,7 +34,7 @@ from interlingua.core.checked_once import content_key
 from interlingua.core.redact import redact_text
 from interlingua.workflows.recipe_outputs import checked_entry, checked_stages
 from interlingua.workflows.recipe_spec import (RecipeConfig, RecipeError, seeded_stages, stage_hash, stage_outputs,
-                                               stage_state_dir, substitute, validate_recipe)
+                                               stage_values, validate_recipe)
 
 DESCRIPTION = "run a YAML recipe of chained stages (corpus builds, training, heads, combinations) with skip/resume"
 CONFIG = RecipeConfig
@@ -110,7 +111,9 @@ def run(config: RecipeConfig, *, address: str | None = None) -> dict[str, Any]:
     from interlingua.core.runtime import configure_mlflow, state_dir
     from interlingua.core.runtime import state_path as state_folder
     from interlingua.workflows.recipe_corpora import check_stored_corpora, finished_stages
+    from interlingua.core.where_it_runs import runs_on_cluster
     from interlingua.workflows.recipe_models import check_cluster_only_models, check_literal_models
+    from interlingua.workflows.recipe_stage_checks import check_stages
 
     order = checked_order(config)  # once: the command's preflight checked it already
     state_path = state_folder(config.state_dir) / "recipes" / config.name / "state.json"
@@ -119,6 +122,8 @@ def run(config: RecipeConfig, *, address: str | None = None) -> dict[str, Any]:
     check_stored_corpora(config, order, finished_stages(state))
     check_literal_models(config, order, finished_stages(state))  # interpolate's and combine's model checks
     check_cluster_only_models(config, order, finished_stages(state), address)  # model folders hashed on this machine
+    if not runs_on_cluster(address):  # what each stage's workflow needs of this machine (a cluster's: when it runs)
+        check_stages(config, order, finished_stages(state), settings_only=False)
     state_root = state_dir(config.state_dir)
     experiment_id = configure_mlflow(config.experiment, state_root)
     client = MlflowClient()
@@ -210,11 +215,7 @@ def _run_stage(config: RecipeConfig, name: str, key: str, seed: int | None, outp
     label = key
     stage = config.stages[name]
     workflow = load_workflow(stage.workflow)
-    resolved = substitute(stage.config, outputs, seed)
-    if "experiment" in workflow.CONFIG.model_fields:
-        resolved = {**resolved, "experiment": config.experiment}
-    if "state_dir" in workflow.CONFIG.model_fields and (state_dir := stage_state_dir(config, resolved)):
-        resolved = {**resolved, "state_dir": state_dir}
+    resolved = stage_values(config, name, workflow.CONFIG, outputs, seed)
     hashed = resolved
     if "pack" in workflow.CONFIG.model_fields:  # the stage reads the pack (evaluation, texts left out of training)
         hashed = {**resolved, "pack_manifest": pack_identity(resolved.get("pack"), resolved.get("state_dir"))}

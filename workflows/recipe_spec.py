@@ -186,6 +186,18 @@ def stage_state_dir(recipe: RecipeConfig, config: dict[str, Any]) -> Any:
     return config["state_dir"] if "state_dir" in config else recipe.state_dir
 
 
+def stage_values(recipe: RecipeConfig, name: str, config_class: type[Config], outputs: dict[str, dict[str, Any]],
+                 seed: int | None = None) -> dict[str, Any]:
+    """Stage ``name``'s config as its workflow gets it: references and ``${seed}`` substituted, the recipe's
+    ``experiment`` and state folder (:func:`stage_state_dir`) added where ``config_class`` has those keys."""
+    values = substitute(recipe.stages[name].config, outputs, seed)
+    if "experiment" in config_class.model_fields:
+        values = {**values, "experiment": recipe.experiment}
+    if "state_dir" in config_class.model_fields and (state_dir := stage_state_dir(recipe, values)):
+        values = {**values, "state_dir": state_dir}
+    return values
+
+
 def dependencies(recipe: RecipeConfig) -> dict[str, list[str]]:
     """{stage: the stages it references, in first-reference order}; unknown stages are an error."""
     deps: dict[str, list[str]] = {}
@@ -247,6 +259,9 @@ def validate_recipe(recipe: RecipeConfig) -> list[str]:
         check_references(name, recipe)
         check_stage_config(name, recipe.stages[name], load_workflow(recipe.stages[name].workflow).CONFIG,
                            recipe.experiment)
+    from interlingua.workflows.recipe_stage_checks import check_stages
+
+    check_stages(recipe, order)  # each stage's own workflow checks of its settings
     return order
 
 

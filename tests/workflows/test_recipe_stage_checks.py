@@ -1,0 +1,69 @@
+"""Each stage's own workflow checks run when the recipe loads: a later stage's mistake is one line before MLflow starts
+or an earlier stage runs (it was found when that stage's turn came, after the parent run had opened)."""
+
+from __future__ import annotations
+
+import pytest
+
+from interlingua.workflows.recipe_spec import RecipeConfig, RecipeError
+
+FIRST = {"workflow": "bible-bitext"}
+
+
+def _recipe(tmp_path, second: dict) -> RecipeConfig:
+    return RecipeConfig.model_validate({"name": "t", "state_dir": str(tmp_path / "state"),
+                                        "stages": {"bible": FIRST, "amr": second}})
+
+
+@pytest.fixture
+def first_stage(tmp_path, monkeypatch):
+    """The first stage's runs (its workflow replaced: nothing runs)."""
+    import mlflow
+
+    from interlingua.workflows import bible_bitext
+
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    monkeypatch.chdir(tmp_path)
+    ran = []
+    monkeypatch.setattr(bible_bitext, "run", lambda config, *, address=None: ran.append(config) or {})
+    yield ran
+    mlflow.set_tracking_uri(None)
+    mlflow.set_registry_uri(None)
+
+
+def test_a_later_stage_naming_a_missing_model_folder_fails_before_mlflow_and_the_first_stage(tmp_path, first_stage):
+    from interlingua.workflows import recipe
+
+    missing = tmp_path / "no-such-model"
+    second = {"workflow": "amr-corpus", "config": {"translate": {"es": {"backend": "marian", "model": str(missing)}}}}
+    with pytest.raises(RecipeError) as refused:
+        recipe.run(_recipe(tmp_path, second))
+    message = str(refused.value)
+    assert message.startswith(f"stage 'amr' (amr-corpus): translate.es: marian model folder {missing} does not exist")
+    assert "set translate.es.model" in message and "\n" not in message
+    assert first_stage == []
+    assert not (tmp_path / "state" / "mlflow.db").exists() and not (tmp_path / "mlruns").exists()
+
+
+def test_a_stage_settings_mistake_is_refused_by_the_recipes_checks_show_config_and_submit_run():
+    """``--show-config`` and ``submit --dry-run`` run the recipe's checks (its ``preflight``)."""
+    from interlingua.workflows import recipe
+
+    config = RecipeConfig.model_validate({"name": "t", "seeds": [1], "stages": {"bible": FIRST, "amr": {
+        "workflow": "amr-corpus", "config": {"languages": ["xx"], "corpus_name": "amr-${seed}"}}}})
+    with pytest.raises(RecipeError, match=r"^stage 'amr' \(amr-corpus, seed 1\): translate\.xx: 'xx' is not an ISO "
+                                          r"639-1 language code: .*set translate\.xx\.model$"):
+        recipe.preflight(config)
+
+
+def test_a_stage_reading_an_earlier_stages_output_is_left_to_its_run(tmp_path):
+    """Its workflow's checks see the whole config, which has no value before the stage it reads has run (the same
+    mistake in a stage without a reference is refused)."""
+    from interlingua.workflows import recipe
+
+    second = {"workflow": "amr-corpus", "config": {"languages": ["xx"], "corpus_name": "${stages.bible.corpus}-amr"}}
+    recipe.preflight(_recipe(tmp_path, second))
+    second["config"]["corpus_name"] = "amr"
+    with pytest.raises(RecipeError, match="^stage 'amr' \\(amr-corpus\\): translate.xx: "):
+        recipe.preflight(_recipe(tmp_path, second))

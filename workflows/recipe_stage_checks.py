@@ -1,0 +1,42 @@
+"""Each stage's own workflow checks (:func:`~interlingua.workflows.registry.preflight`: its ``preflight`` and, for a
+run on this machine, its ``environment_preflight``) made when the recipe loads, so a mistake of a later stage (a
+model folder that is none, a language without a model, a missing Apertium mode) is one line before MLflow starts or
+an earlier stage runs, not after them.
+
+A stage whose config references another stage's output (``${stages.X.Y}``) is not checked here: its workflow's
+checks see the whole config, which has no value before X has run (its run checks it, as a workflow run alone does).
+A stage using ``${seed}`` is checked once per seed.
+"""
+
+from __future__ import annotations
+
+from interlingua.workflows.recipe_spec import RecipeConfig, RecipeError, references, stage_values, uses_seed
+
+
+def check_stages(recipe: RecipeConfig, order: list[str], done: frozenset[str] = frozenset(), *,
+                 settings_only: bool = True) -> None:
+    """:class:`RecipeError` (one line, naming the stage) for the first stage in ``order`` (those in ``done``
+    excepted: a rerun skips them) that its workflow's checks refuse; ``settings_only``: the settings alone, not what
+    this machine has."""
+    from interlingua.core.config import validate
+    from interlingua.core.errors import UserError
+    from interlingua.workflows.registry import load_workflow, preflight
+
+    for name in order:
+        stage = recipe.stages[name]
+        if name in done or references(stage.config):
+            continue
+        workflow = load_workflow(stage.workflow)
+        if getattr(workflow, "preflight", None) is None and getattr(workflow, "environment_preflight", None) is None:
+            continue
+        for seed in (recipe.seeds if uses_seed(stage.config) else [None]):
+            label = f"stage {name!r} ({stage.workflow}{'' if seed is None else f', seed {seed}'})"
+            try:
+                config = validate(workflow.CONFIG, stage_values(recipe, name, workflow.CONFIG, {}, seed), source=label)
+                preflight(workflow, config, settings_only=settings_only)
+            except RecipeError:
+                raise
+            except UserError as err:
+                refusal = RecipeError(f"{label}: {err}")
+                refusal.exit_code = err.exit_code  # a service that does not answer stays one
+                raise refusal from None
