@@ -32,8 +32,32 @@ def models_only_the_cluster_may_have(workflow: ModuleType, config: Any, address:
     return lacking
 
 
-def refusal(lacking: list[str], where: str, hashed_by: str, alternative: str) -> str:
-    """The one line refusing ``lacking``: ``where`` starts it, ``hashed_by`` says what hashes the folders here."""
+def refuse_models_only_the_cluster_has(workflow: ModuleType, config: Any, address: str | None, workflow_name: str, *,
+                                       stage: str | None = None, ask_cluster: bool = True) -> None:
+    """The one line :func:`refusal` for the model paths of ``config`` only the cluster may have
+    (:func:`models_only_the_cluster_may_have`), when there are any: a recipe's stage ``stage`` raises it as a
+    :class:`~interlingua.workflows.recipe_spec.RecipeError`, a refresh spec (no stage) as a :class:`UserError`."""
+    lacking = models_only_the_cluster_may_have(workflow, config, address, ask_cluster=ask_cluster)
+    if not lacking:
+        return
+    if stage is None:
+        from interlingua.core.errors import UserError
+
+        raise UserError(refusal(lacking, workflow_name))
+    from interlingua.workflows.recipe_spec import RecipeError
+
+    raise RecipeError(refusal(lacking, workflow_name, stage))
+
+
+def refusal(lacking: list[str], workflow: str, stage: str | None = None) -> str:
+    """The one line refusing ``lacking``, model paths of workflow ``workflow``'s config: a recipe's stage ``stage``,
+    or (None) a refresh spec, starts it and says what hashes the folders here and what to do instead."""
+    if stage is None:
+        where, hashed_by, alternative = (f"refresh spec ({workflow})", "a refresh",
+                                         f"build it with interlingua run {workflow} --address ...")
+    else:
+        where, hashed_by, alternative = (f"stage {stage!r} ({workflow})", "a recipe",
+                                         f"run the stage alone (interlingua run {workflow} --address ...)")
     return (f"{where}: model folder {', '.join(lacking)} is not on this machine: {hashed_by} hashes its model folders "
             f"here, so the cluster's copy could change unseen; put the same folder at that path here (a relative folder "
             f"written ./a/b, a hub id org/name), or {alternative}, whose version id counts the cluster's copy")

@@ -196,12 +196,9 @@ def _refuse_models_only_the_cluster_has(name: str, workflow_name: str, workflow,
     this machine lacks would not rerun when the cluster's copy is rewritten, so it is refused (its resolved config:
     the values references gave, and the hub-shaped ones the cluster has folders of, asked now: the stage connects
     anyway). Literal paths are refused before any stage runs (:func:`~interlingua.workflows.recipe_models.check_cluster_only_models`)."""
-    from interlingua.workflows.cluster_models import models_only_the_cluster_may_have
-    from interlingua.workflows.recipe_models import cluster_only_refusal
+    from interlingua.workflows.cluster_models import refuse_models_only_the_cluster_has
 
-    lacking = models_only_the_cluster_may_have(workflow, stage_config, address, ask_cluster=True)
-    if lacking:
-        raise RecipeError(cluster_only_refusal(name, workflow_name, lacking))
+    refuse_models_only_the_cluster_has(workflow, stage_config, address, workflow_name, stage=name)
 
 
 def _run_stage(config: RecipeConfig, name: str, key: str, seed: int | None, outputs: dict[str, dict[str, Any]],

@@ -50,7 +50,7 @@ def check_cluster_only_models(recipe: RecipeConfig, order: list[str], done: froz
 
     from interlingua.core.config import with_section_defaults
     from interlingua.core.where_it_runs import runs_on_cluster
-    from interlingua.workflows.cluster_models import models_only_the_cluster_may_have
+    from interlingua.workflows.cluster_models import refuse_models_only_the_cluster_has
     from interlingua.workflows.registry import load_workflow
 
     if not runs_on_cluster(address):
@@ -66,17 +66,7 @@ def check_cluster_only_models(recipe: RecipeConfig, order: list[str], done: froz
             config = workflow.CONFIG.model_validate(with_section_defaults(workflow.CONFIG, values))
         except ValidationError:  # refused with its key by the stage's own check
             continue
-        lacking = models_only_the_cluster_may_have(workflow, config, address, ask_cluster=False)
-        if lacking:
-            raise RecipeError(cluster_only_refusal(name, stage.workflow, lacking))
-
-
-def cluster_only_refusal(name: str, workflow: str, lacking: list[str]) -> str:
-    """The one line refusing stage ``name``'s model folders only the cluster has."""
-    from interlingua.workflows.cluster_models import refusal
-
-    return refusal(lacking, f"stage {name!r} ({workflow})", "a recipe",
-                   f"run the stage alone (interlingua run {workflow} --address ...)")
+        refuse_models_only_the_cluster_has(workflow, config, address, stage.workflow, stage=name, ask_cluster=False)
 
 
 def _local_folder(value: Any) -> Path | None:

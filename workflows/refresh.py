@@ -124,13 +124,10 @@ def _refuse_models_only_the_cluster_has(spec: RefreshSpec, adapter, workflow_con
     """The config hash counts model folders as this machine has them (``spec_config``): on a cluster, a model folder
     only the cluster has, rewritten there, would be "nothing new"; refused, as a recipe refuses it
     (:mod:`~interlingua.workflows.cluster_models`)."""
-    from interlingua.workflows.cluster_models import models_only_the_cluster_may_have, refusal
+    from interlingua.workflows.cluster_models import refuse_models_only_the_cluster_has
 
     workflow = adapter.workflow() if hasattr(adapter, "workflow") else None
-    lacking = models_only_the_cluster_may_have(workflow, workflow_config, address, ask_cluster=True)
-    if lacking:
-        raise UserError(refusal(lacking, f"refresh spec ({spec.workflow})", "a refresh",
-                                f"build it with interlingua run {spec.workflow} --address ..."))
+    refuse_models_only_the_cluster_has(workflow, workflow_config, address, spec.workflow)
 
 
 def _plan(spec: RefreshSpec, adapter, workflow_config) -> RefreshPlan:

@@ -148,6 +148,29 @@ def test_a_refresh_on_a_cluster_refuses_a_model_folder_only_the_cluster_has(tmp_
         refresh(spec)
 
 
+def test_one_refusal_words_a_stage_and_a_refresh_spec_each_with_its_context(tmp_path, monkeypatch):
+    """The refusal was worded by the recipe (recipe_models) and by refresh apart; one function words both, and raises
+    a recipe stage's as a RecipeError, a refresh spec's as a UserError, a local run's not at all."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    config = AmrCorpusConfig(parser_model="file:///srv/cluster-only/amr", languages=[])
+    tail = ("is not on this machine: {} hashes its model folders here, so the cluster's copy could change unseen; put "
+            "the same folder at that path here (a relative folder written ./a/b, a hub id org/name), or {}, whose "
+            "version id counts the cluster's copy")
+    stage_line = ("stage 'amr' (amr-corpus): model folder file:///srv/cluster-only/amr "
+                  + tail.format("a recipe", "run the stage alone (interlingua run amr-corpus --address ...)"))
+    refresh_line = ("refresh spec (amr-corpus): model folder file:///srv/cluster-only/amr "
+                    + tail.format("a refresh", "build it with interlingua run amr-corpus --address ..."))
+    with pytest.raises(RecipeError) as stage:
+        cluster_models.refuse_models_only_the_cluster_has(amr_corpus, config, CLUSTER, "amr-corpus", stage="amr",
+                                                          ask_cluster=False)
+    assert str(stage.value) == stage_line
+    with pytest.raises(UserError) as spec:
+        cluster_models.refuse_models_only_the_cluster_has(amr_corpus, config, CLUSTER, "amr-corpus", ask_cluster=False)
+    assert str(spec.value) == refresh_line and not isinstance(spec.value, RecipeError)
+    assert cluster_models.refuse_models_only_the_cluster_has(amr_corpus, config, None, "amr-corpus", stage="amr") is None
+
+
 def test_a_stage_whose_alias_output_cannot_be_pinned_ends_its_run_and_the_recipe_failed(tmp_path, monkeypatch):
     """The stage had finished its work, but pinning its ``models:/NAME@ALIAS`` output asks the registry; when that
     failed, the stage's run stayed RUNNING."""
