@@ -10,7 +10,9 @@ resolved config), and
 - a stage finished before with the same hash is skipped (its recorded outputs are reused, once each has the shape
   its workflow gives: :mod:`~interlingua.workflows.recipe_outputs`; the state folder may be shared);
 - a stage started before with the same hash but not finished is resumed in its own child run (workflows
-  resume from there: corpus versions skip complete shards, training restarts from its last checkpoint);
+  resume from there: corpus versions skip complete shards, training restarts from its last checkpoint); one whose
+  workflow finished but whose ``models:/NAME@ALIAS`` could not be pinned (the state records its outputs as
+  ``finished``) is pinned and marked done, its workflow not run again;
 - anything else runs in a new child run.
 
 The stage's workflow runs in this process with ``MLFLOW_RUN_ID`` set to the child run (MLflow's own
@@ -231,7 +233,13 @@ def _run_stage(config: RecipeConfig, name: str, key: str, seed: int | None, outp
         print(f"[{label}] unchanged (hash {digest}): skipped; outputs from run {state[key].get('run_id')}")
         tracking.set_tags({f"stage.{key}": f"skipped:{state[key].get('run_id')}"}, parent_id, client)
         return name == config.stop_after
-    if action == "resume":
+    finished = state[key].get("finished") if action == "resume" else None
+    if finished is not None:  # the workflow finished, pinning its model did not: pinned now, the workflow not rerun
+        actions[key] = "pin"
+        run_id = state[key]["run_id"]
+        tracking.set_tags({"mlflow.parentRunId": parent_id}, run_id, client)
+        print(f"[{label}] {stage.workflow}: run {run_id} finished; pinning its outputs")
+    elif action == "resume":
         run_id = state[key]["run_id"]
         tracking.set_tags({"mlflow.parentRunId": parent_id}, run_id, client)
         print(f"[{label}] {stage.workflow}: resuming run {run_id}")
@@ -241,18 +249,23 @@ def _run_stage(config: RecipeConfig, name: str, key: str, seed: int | None, outp
                                       "interlingua.stage": name,
                                       **({"interlingua.seed": str(seed)} if key != name else {})}, client).info.run_id
         print(f"[{label}] {stage.workflow}: run {run_id}")
-    tracking.log_dict({"workflow": stage.workflow, "config": resolved, "hash": digest}, "stage/config.json", run_id,
-                      client)
-    state[key] = {"hash": digest, "status": "running", "run_id": run_id, "workflow": stage.workflow}
-    save_state(state_path, state)
-    tracking.set_tags({f"stage.{key}": f"running:{run_id}"}, parent_id, client)
-    os.environ["MLFLOW_RUN_ID"] = run_id  # the workflow's mlflow.start_run() opens this child run
+    if finished is None:
+        tracking.log_dict({"workflow": stage.workflow, "config": resolved, "hash": digest}, "stage/config.json",
+                          run_id, client)
+        state[key] = {"hash": digest, "status": "running", "run_id": run_id, "workflow": stage.workflow}
+        save_state(state_path, state)
+        tracking.set_tags({f"stage.{key}": f"running:{run_id}"}, parent_id, client)
     try:
-        summary = workflow.run(stage_config, address=address)
-        os.environ.pop("MLFLOW_RUN_ID", None)
-        if mlflow.active_run() is not None:
-            mlflow.end_run()
-        outputs[name] = _pinned(stage_outputs(summary))  # a registry that fails here fails the stage's run too
+        if finished is None:
+            os.environ["MLFLOW_RUN_ID"] = run_id  # the workflow's mlflow.start_run() opens this child run
+            summary = workflow.run(stage_config, address=address)
+            os.environ.pop("MLFLOW_RUN_ID", None)
+            if mlflow.active_run() is not None:
+                mlflow.end_run()
+            finished = stage_outputs(summary)
+            state[key] = {**state[key], "finished": finished}  # a rerun pins these, without the workflow
+            save_state(state_path, state)
+        outputs[name] = _pinned(finished)  # a registry that fails here fails the stage's run too
     except BaseException:
         os.environ.pop("MLFLOW_RUN_ID", None)
         _end_run(client, run_id, "FAILED")  # the parent: by run
@@ -261,7 +274,8 @@ def _run_stage(config: RecipeConfig, name: str, key: str, seed: int | None, outp
     tracking.log_dict(outputs[name], "stage/outputs.json", run_id, client)
     tracking.set_tags({"mlflow.runName": f"{config.name}/{key}"}, run_id, client)
     _end_run(client, run_id, "FINISHED")
-    state[key] = {**state[key], "status": "done", "outputs": outputs[name]}
+    state[key] = {**{k: v for k, v in state[key].items() if k != "finished"}, "status": "done",
+                  "outputs": outputs[name]}
     save_state(state_path, state)
     tracking.set_tags({f"stage.{key}": f"done:{run_id}"}, parent_id, client)
     if name == config.stop_after:

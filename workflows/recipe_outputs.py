@@ -6,7 +6,9 @@ into later stages' configs (a ``model`` reaches the encoder resolver, a ``corpus
 (:data:`~interlingua.workflows.registry.OUTPUTS`) and have the shape that workflow gives it (:data:`SHAPES`,
 :data:`MODEL_SHAPES`): ``model`` a pinned ``models:/NAME/VERSION`` (a folder for ``combine``; for ``meaning-head``
 the pinned version, or ``runs:/RUN_ID/encoder`` over a spec base), ``corpus`` a safe corpus name, ``version`` ``v-<hex>``, counts and timings numbers only,
-…; a ``py:`` spec only where the stage's own config holds that very spec. A value that does not fit is refused in
+…; a ``py:`` spec only where the stage's own config holds that very spec. So must the outputs a stage's entry
+records as ``finished`` (its workflow finished, its model not pinned yet: ``model`` may still be ``models:/NAME@ALIAS``),
+which a rerun pins and hands on. A value that does not fit is refused in
 one line naming the state file and the key, with the way out (delete the entry, or force the stage).
 """
 
@@ -126,28 +128,45 @@ def checked_stages(stages: Any, state_file: Path) -> dict[str, dict[str, Any]]:
 def checked_entry(entry: dict[str, Any], *, workflow: str, key: str, state_file: Path, config: dict[str, Any],
                   done: bool) -> dict[str, Any]:
     """``entry`` (``state[key]``, a stage running ``workflow`` with resolved ``config``) when it fits: its ``run_id``
-    a run id and, when ``done``, its ``outputs`` the declared outputs of ``workflow``, each of its shape;
-    :class:`RecipeError` naming ``state_file`` and the key otherwise."""
-    from interlingua.workflows.registry import OUTPUTS
-
+    a run id, its ``finished`` (what the workflow gave before its model was pinned), where it has one, and, when
+    ``done``, its ``outputs`` the declared outputs of ``workflow``, each of its shape (``finished``'s ``model`` may be
+    a ``models:/NAME@ALIAS`` still); :class:`RecipeError` naming ``state_file`` and the key otherwise."""
     if not RUN_ID.check(entry.get("run_id"), frozenset()):
         raise _refusal(state_file, key, f"stages.{key}.run_id", f"{_shown(entry.get('run_id'))} is not "
                        f"{RUN_ID.description}")
-    if not done:
-        return entry
-    outputs = entry.get("outputs")
-    if not isinstance(outputs, dict):
-        raise _refusal(state_file, key, f"stages.{key}.outputs", f"{_shown(outputs)} is not a mapping of outputs")
     own = frozenset(_texts(config))
+    if "finished" in entry:
+        _check_outputs(entry["finished"], "finished", workflow, key, state_file, own, pinned=False)
+    if done:
+        _check_outputs(entry.get("outputs"), "outputs", workflow, key, state_file, own, pinned=True)
+    return entry
+
+
+def _check_outputs(outputs: Any, field: str, workflow: str, key: str, state_file: Path, own: frozenset[str], *,
+                   pinned: bool) -> None:
+    """``outputs`` (an entry's ``field``) the declared outputs of ``workflow``, each of its shape; ``pinned``: its
+    ``model`` pinned already."""
+    from interlingua.workflows.registry import OUTPUTS
+
+    if not isinstance(outputs, dict):
+        raise _refusal(state_file, key, f"stages.{key}.{field}", f"{_shown(outputs)} is not a mapping of outputs")
     declared = OUTPUTS[workflow]
     for output, value in outputs.items():
-        where = f"stages.{key}.outputs.{output}"
+        where = f"stages.{key}.{field}.{output}"
         if output not in declared:
             raise _refusal(state_file, key, where, f"{workflow} gives no output {output!r}")
         shape = MODEL_SHAPES.get(workflow, PINNED_MODEL) if output == "model" else SHAPES.get(output, DATA)
+        if output == "model" and not pinned:
+            shape = _or_aliased(shape)
         if not shape.check(value, own):
-            raise _refusal(state_file, key, where, f"{_shown(value)} is not what {workflow} gives ({shape.description})")
-    return entry
+            raise _refusal(state_file, key, where,
+                           f"{_shown(value)} is not what {workflow} gives ({shape.description})")
+
+
+def _or_aliased(shape: Shape) -> Shape:
+    """A ``model`` of ``shape``, or the ``models:/NAME@ALIAS`` a recipe pins once its stage's workflow finished."""
+    return Shape(f"{shape.description}, or models:/NAME@ALIAS before it is pinned",
+                 lambda v, own: shape.check(v, own) or _registered(v))
 
 
 def _refusal(state_file: Path, key: str, where: str, problem: str) -> RecipeError:

@@ -178,3 +178,85 @@ def test_the_factory_probe_really_runs_when_resolved(factory):
     with pytest.raises(ValueError, match="lacks 'name'"):
         resolve_encoder("py:il_probe_factory:make")
     assert factory.exists()
+
+
+@pytest.fixture
+def pin_after_an_outage(tmp_path, monkeypatch):
+    """A recipe whose one stage (quickstart, its workflow replaced) gives ``models:/enc@champion``, a registry that
+    does not answer the first pin; yields (the recipe, the workflow's runs, the pins asked)."""
+    import mlflow
+
+    from interlingua.core.errors import ServiceUnavailable
+    from interlingua.models import load
+    from interlingua.workflows import quickstart
+
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    monkeypatch.setenv("INTERLINGUA_HOME", str(tmp_path / "state"))
+    monkeypatch.chdir(tmp_path)
+    ran, pins = [], []
+    monkeypatch.setattr(quickstart, "run", lambda config, *, address=None: ran.append(1) or
+                        {"model_uri": "models:/enc@champion", "summary": "/s/summary.json"})
+
+    def pin(uri):
+        pins.append(uri)
+        if len(pins) == 1:
+            raise ServiceUnavailable("the MLflow model registry did not answer")
+        return "models:/enc/3"
+
+    monkeypatch.setattr(load, "pin_registry_uri", pin)
+    config = RecipeConfig.model_validate({"name": "pin", "stages": {"tr": {"workflow": "quickstart"}}})
+    yield config, ran, pins
+    mlflow.set_tracking_uri(None)
+    mlflow.set_registry_uri(None)
+
+
+def test_a_rerun_after_a_failed_pin_pins_without_running_the_workflow_again(tmp_path, pin_after_an_outage):
+    from mlflow.tracking import MlflowClient
+
+    from interlingua.core.errors import ServiceUnavailable
+    from interlingua.workflows import recipe
+
+    config, ran, pins = pin_after_an_outage
+    with pytest.raises(ServiceUnavailable):
+        recipe.run(config)
+    path = tmp_path / "state" / "recipes" / "pin" / "state.json"
+    entry = json.loads(path.read_text())["stages"]["tr"]
+    assert entry["status"] == "running" and entry["finished"]["model"] == "models:/enc@champion"
+    summary = recipe.run(config)
+    assert ran == [1] and pins == ["models:/enc@champion"] * 2
+    assert summary["actions"] == {"tr": "pin"} and summary["outputs"] == {"tr": {"model": "models:/enc/3"}}
+    entry = json.loads(path.read_text())["stages"]["tr"]
+    assert entry["status"] == "done" and entry["outputs"]["model"] == "models:/enc/3" and "finished" not in entry
+    assert MlflowClient().get_run(entry["run_id"]).info.status == "FINISHED"
+
+
+def test_a_forged_finished_entry_is_refused_before_it_is_pinned(tmp_path, pin_after_an_outage, factory):
+    from interlingua.workflows import recipe
+
+    config, ran, pins = pin_after_an_outage
+    forged = tmp_path / "state" / "recipes" / "pin" / "state.json"
+    forged.parent.mkdir(parents=True)
+    forged.write_text(json.dumps({"stages": {"tr": {
+        "hash": stage_hash("quickstart", {"experiment": config.experiment}), "status": "running", "run_id": RUN,
+        "finished": {"model": "py:il_probe_factory:make"}}}}))
+    with pytest.raises(RecipeError, match=rf"^recipe state {forged}: stages\.tr\.finished\.model: "
+                                          r"'py:il_probe_factory:make' is not what quickstart gives \(a pinned "
+                                          r"registered model, models:/NAME/VERSION, or models:/NAME@ALIAS before it "
+                                          r"is pinned\) \(hint: delete the entry 'tr' .*--set force=\[tr\]\)$"):
+        recipe.run(config)
+    assert ran == [] and pins == [] and not factory.exists()
+    forged.write_text(json.dumps({"stages": {"tr": {
+        "hash": stage_hash("quickstart", {"experiment": config.experiment}), "status": "running", "run_id": RUN,
+        "finished": ["models:/enc@champion"]}}}))
+    with pytest.raises(RecipeError, match=r"stages\.tr\.finished: \['models:/enc@champion'\] is not a mapping"):
+        recipe.run(config)
+
+
+def test_a_finished_entrys_aliased_model_is_accepted_an_outputs_one_is_not(tmp_path):
+    check = dict(workflow="train", key="tr", state_file=tmp_path / "state.json", config={})
+    entry = {"run_id": RUN, "status": "running", "finished": {"model": "models:/enc@champion", "rows": 3}}
+    assert checked_entry(entry, done=False, **check) is entry
+    with pytest.raises(RecipeError, match=r"stages\.tr\.finished\.loader: train gives no output 'loader'"):
+        checked_entry({**entry, "finished": {"loader": "x"}}, done=False, **check)
+    with pytest.raises(RecipeError, match=r"stages\.tr\.outputs\.model: 'models:/enc@champion' is not what train"):
+        checked_entry({"run_id": RUN, "outputs": {"model": "models:/enc@champion"}}, done=True, **check)
