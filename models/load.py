@@ -159,9 +159,11 @@ def _from_mlflow(uri: str, cache: Path, mlmodel: dict | None = None) -> str:
     every call."""
     import mlflow
 
+    pinned = location = ""
     try:
         pinned = pin_registry_uri(uri)  # aliases move: ask the registry which version the URI names now
-        local_folder = _local_artifact_folder(pinned)
+        location = _version_location(pinned)
+        local_folder = _local_artifact_folder(location)
         if local_folder is not None:
             return encoder_folder_of_mlflow_model(local_folder, uri, mlmodel)
         def download(partial: Path) -> str:
@@ -174,7 +176,7 @@ def _from_mlflow(uri: str, cache: Path, mlmodel: dict | None = None) -> str:
     except Exception as err:  # MlflowException has many subclasses: an outage exits 69, the rest 2
         from interlingua.models.registry_errors import registry_error
 
-        raise registry_error(uri, err) from err
+        raise registry_error(uri, err, pinned=pinned, store=location) from err
     return encoder_folder_of_mlflow_model(local, uri, mlmodel)
 
 
@@ -182,19 +184,25 @@ def _from_mlflow(uri: str, cache: Path, mlmodel: dict | None = None) -> str:
 CACHE_SOURCE = "source.txt"
 
 
-def _local_artifact_folder(pinned: str) -> Path | None:
-    """For ``models:/NAME/VERSION`` whose artifacts are a local folder (the default SQLite + local artifact
-    store): that folder, read in place instead of copied. None for remote stores and other URIs."""
+def _version_location(pinned: str) -> str:
+    """Where the registry stores the files of ``models:/NAME/VERSION`` (a folder, ``s3://…``); "" for other URIs."""
     if not pinned.startswith("models:/"):
-        return None
+        return ""
     name, _, version = pinned[len("models:/"):].rpartition("/")
     if not version.isdigit():
+        return ""
+    from mlflow.tracking import MlflowClient
+
+    return MlflowClient().get_model_version_download_uri(name, version)
+
+
+def _local_artifact_folder(location: str) -> Path | None:
+    """A version's storage ``location`` (:func:`_version_location`) when it is a local folder (the default SQLite +
+    local artifact store): that folder, read in place instead of copied. None for remote stores and other URIs."""
+    if not location:
         return None
     from urllib.parse import unquote, urlparse
 
-    from mlflow.tracking import MlflowClient
-
-    location = MlflowClient().get_model_version_download_uri(name, version)
     parsed = urlparse(location)
     if parsed.scheme not in ("", "file") or parsed.netloc not in ("", "localhost"):
         return None

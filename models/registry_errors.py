@@ -10,6 +10,8 @@ import re
 from interlingua.core.errors import ServiceUnavailable, UserError
 
 REGISTRY_HINT = "(hint: check that the tracking server is up and MLFLOW_TRACKING_URI, then rerun)"
+#: A cloud artifact store that did not answer (:func:`store_unanswered`): the registry did, so its hint would mislead.
+STORE_HINT = "(hint: check the network and the store's endpoint and credentials, then rerun)"
 
 #: How MLflow's REST client words a request that got no usable answer (a refused or dropped connection, retries
 #: used up on 5xx replies): its stores raise other MlflowExceptions with the same INTERNAL_ERROR code for what is no
@@ -64,10 +66,15 @@ def unanswered(err: BaseException) -> bool:
         return over_http and err.get_http_status_code() >= 500
     if isinstance(err, requests.exceptions.HTTPError):  # an artifact download from the tracking server
         return err.response is not None and err.response.status_code >= 500
-    if any(f"{cls.__module__}.{cls.__name__}" in _CLOUD_STORE_UNANSWERED for cls in type(err).__mro__):
+    if store_unanswered(err):
         return True
     return isinstance(err, (ConnectionError, TimeoutError, requests.exceptions.ConnectionError,
                             requests.exceptions.Timeout))
+
+
+def store_unanswered(err: BaseException) -> bool:
+    """Whether ``err`` is a cloud artifact store's failure to answer (:data:`_CLOUD_STORE_UNANSWERED`)."""
+    return any(f"{cls.__module__}.{cls.__name__}" in _CLOUD_STORE_UNANSWERED for cls in type(err).__mro__)
 
 
 def not_mlflow(err: BaseException) -> bool:
@@ -102,13 +109,19 @@ def first_line(err: BaseException) -> str:
     return f"{code}: {(message.splitlines() or [''])[0][:200]}"
 
 
-def registry_error(uri: str, err: BaseException) -> UserError:
+def registry_error(uri: str, err: BaseException, *, pinned: str = "", store: str = "") -> UserError:
     """The one line a user sees when MLflow cannot give ``uri``: the registry (credentials masked) and what to check;
-    a :class:`ServiceUnavailable` when it did not answer (:func:`unanswered`)."""
+    a :class:`ServiceUnavailable` when it did not answer (:func:`unanswered`). A cloud artifact store that did not
+    answer (:func:`store_unanswered`) is named instead of the registry: the version ``pinned`` (``models:/NAME/VERSION``,
+    else ``uri``) and its files' location ``store`` where the caller knows them."""
     import mlflow
 
     from interlingua.core.redact import redact_text
 
+    if store_unanswered(err):
+        where = f" ({store})" if store else ""
+        return ServiceUnavailable(redact_text(f"could not fetch {uri}: the artifact store of {pinned or uri}{where} "
+                                              f"did not answer ({first_line(err)}) {STORE_HINT}"))
     registry = mlflow.get_registry_uri()
     setting = "MLFLOW_TRACKING_URI" if registry == mlflow.get_tracking_uri() else "MLFLOW_REGISTRY_URI"
     if unanswered(err):

@@ -366,13 +366,16 @@ def test_a_cloud_store_s_other_failures_stay_mistakes(qualified):
 
 
 def test_loading_a_version_whose_cloud_store_does_not_answer_exits_69(registry_at, tmp_path, monkeypatch):
-    """Through the load of a ``models:/`` URI whose artifacts live in S3: the download's EndpointConnectionError."""
+    """Through the load of a ``models:/`` alias whose artifacts live in S3: the download's EndpointConnectionError
+    names the version's store (its credentials masked), not the registry, which answered (its hint pointed at the
+    tracking server)."""
     import mlflow
     from mlflow.tracking import MlflowClient
 
     registry_at(f"sqlite:///{tmp_path / 'mlflow.db'}")
     MlflowClient().create_registered_model("enc")
-    MlflowClient().create_model_version("enc", "s3://models/enc")
+    MlflowClient().create_model_version("enc", "s3://reader:s3cret@models/enc")
+    MlflowClient().set_registered_model_alias("enc", "champion", "1")
     unreachable = _sdk_error("botocore.exceptions.EndpointConnectionError")
 
     def download(**kwargs):
@@ -380,7 +383,11 @@ def test_loading_a_version_whose_cloud_store_does_not_answer_exits_69(registry_a
 
     monkeypatch.setattr(mlflow.artifacts, "download_artifacts", download)
     with pytest.raises(ServiceUnavailable) as caught:
-        resolve_model_folder("models:/enc/1", cache_dir=tmp_path / "cache")
-    assert caught.value.exit_code == 69
-    assert str(caught.value).startswith("could not fetch models:/enc/1: the MLflow model registry at sqlite:///")
-    assert "did not answer (EndpointConnectionError: Could not connect to the endpoint URL" in str(caught.value)
+        resolve_model_folder("models:/enc@champion", cache_dir=tmp_path / "cache")
+    message = str(caught.value)
+    assert caught.value.exit_code == 69 and "\n" not in message and "s3cret" not in message
+    assert message == ("could not fetch models:/enc@champion: the artifact store of models:/enc/1 (s3://***@models/enc) "
+                       "did not answer (EndpointConnectionError: Could not connect to the endpoint URL: "
+                       '"https://models.s3.amazonaws.com/enc") (hint: check the network and the store\'s endpoint and '
+                       "credentials, then rerun)")
+    assert "registry" not in message and "MLFLOW_TRACKING_URI" not in message
