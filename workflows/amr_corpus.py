@@ -147,6 +147,13 @@ def environment_preflight(config: AmrCorpusConfig) -> None:
         raise UserError(problem)
 
 
+def input_preflight(config: AmrCorpusConfig) -> None:
+    """The NLI file on this machine (:func:`input_urls`, no URL): found and not empty, before a recipe starts."""
+    from interlingua.core.inputs import require_input_files
+
+    require_input_files(input_urls(config), local_only=True)
+
+
 def _english_rows(triples) -> list[dict[str, Any]]:
     return [
         {"source_id": t.triple_id, "role": role, "lang": "en", "text": getattr(t, role)}

@@ -83,6 +83,15 @@ def input_urls(config: ApertiumBitextConfig) -> list[str]:
     return [config.source or str(state_bible(config.state_dir))]
 
 
+def input_preflight(config: ApertiumBitextConfig) -> None:
+    """The given English source (not the Bible asset, which a recipe's earlier stage may build): before a recipe
+    starts."""
+    from interlingua.core.inputs import require_input_files
+
+    if config.source:
+        require_input_files([config.source], "English source", local_only=True)
+
+
 def run(config: ApertiumBitextConfig, *, address: str | None = None) -> dict[str, Any]:
     from interlingua.core.progress import Stages
     from interlingua.core.runtime import corpus_root, init_ray, state_dir

@@ -37,11 +37,20 @@ def input_urls(config: BibleBitextConfig) -> list[str]:
     return [config.bitext or str(state_bible(config.state_dir))]
 
 
+def input_preflight(config: BibleBitextConfig) -> None:
+    """The given bitext file (not the asset, which a recipe's earlier stage may build): before a recipe starts."""
+    from interlingua.core.inputs import require_input_files
+
+    if config.bitext:
+        require_input_files([config.bitext], "Bible bitext", local_only=True)
+
+
 def run(config: BibleBitextConfig, *, address: str | None = None) -> dict[str, Any]:
     from interlingua.core.errors import UserError
     from interlingua.core.runtime import corpus_root, state_dir
     from interlingua.workflows.bitext_source import published_summary
 
+    input_preflight(config)
     state = state_dir(config.state_dir)
     path = Path(input_urls(config)[0])
     if not path.exists():

@@ -551,6 +551,14 @@ def input_urls(config: BitextCorpusConfig) -> list[str]:
     return [config.source or default_source()] + ([config.target] if config.target else [])
 
 
+def input_preflight(config: BitextCorpusConfig) -> None:
+    """The source and target files on this machine the config names (not the Bible asset, which a recipe's earlier
+    stage may build): found and not empty, before a recipe starts."""
+    from interlingua.core.inputs import require_input_files
+
+    require_input_files([url for url in (config.source, config.target) if url], local_only=True)
+
+
 def run(config: BitextCorpusConfig, *, address: str | None = None) -> dict[str, Any]:
     """Build (or resume) the corpus version; returns a summary with the manifest's counts."""
     from interlingua.core.inputs import require_input_files, require_writable

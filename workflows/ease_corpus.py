@@ -166,6 +166,21 @@ def input_urls(config: EaseCorpusConfig) -> list[str]:
     return urls + (vector_files(config.entity_vectors, config.entity_vector_ids) if config.entity_vectors else [])
 
 
+def input_preflight(config: EaseCorpusConfig, *, local_only: bool = True) -> None:
+    """The dumps, their indexes and the entity inputs (a ``.npy`` matrix's default ids file too): found and not empty;
+    ``local_only``: the files on this machine alone, before a recipe starts (its run checks the URLs too)."""
+    from interlingua.core.inputs import require_input_files
+    from interlingua.operators.wiki.entity_vectors import vector_files
+
+    require_input_files([d.url for d in config.dumps], "dump", local_only=local_only)
+    require_input_files([url for d in config.dumps for url in (d.index_url, d.page_props_url) if url], "dump index",
+                        local_only=local_only)
+    # read after Ray and the extraction, so checked now
+    entity_inputs = [u for u in (config.wikidata_json, config.entity_vector_ids) if u]
+    entity_inputs += vector_files(config.entity_vectors, config.entity_vector_ids) if config.entity_vectors else []
+    require_input_files(dict.fromkeys(entity_inputs), "entity input", local_only=local_only)
+
+
 def run(config: EaseCorpusConfig, *, address: str | None = None) -> dict[str, Any]:
     """Build and publish the corpus; returns a summary with the funnel of counts."""
     import ray.data
@@ -174,9 +189,8 @@ def run(config: EaseCorpusConfig, *, address: str | None = None) -> dict[str, An
     from interlingua.operators.wiki.dump_shards import plan_shards
     from interlingua.operators.wiki.extract_operator import ExtractShards, shards_to_rows
     from interlingua.operators.wiki.wikidata import check_wikidata_head
-    from interlingua.core.inputs import require_input_files, require_writable
+    from interlingua.core.inputs import require_writable
     from interlingua.core.runtime import corpus_root, init_ray, state_dir
-    from interlingua.operators.wiki.entity_vectors import vector_files
 
     settings = {
         "max_page_chars": config.max_page_chars,
@@ -185,12 +199,7 @@ def run(config: EaseCorpusConfig, *, address: str | None = None) -> dict[str, An
         "max_sentence_chars": config.max_sentence_chars,
     }
     # the user's mistakes, before Ray starts: missing or empty dumps, an unwritable store
-    require_input_files([d.url for d in config.dumps], "dump")
-    require_input_files([url for d in config.dumps for url in (d.index_url, d.page_props_url) if url], "dump index")
-    # read after Ray and the extraction, so checked now (a .npy matrix's default ids file too)
-    entity_inputs = [u for u in (config.wikidata_json, config.entity_vector_ids) if u]
-    entity_inputs += vector_files(config.entity_vectors, config.entity_vector_ids) if config.entity_vectors else []
-    require_input_files(dict.fromkeys(entity_inputs), "entity input")
+    input_preflight(config, local_only=False)
     require_writable(config.store or corpus_root(), "corpus store")
     for dump in config.dumps:  # a file of another format (zstd, 7z, a Wikidata JSON given as the dump) in one line
         check_dump(dump.url, dump.lang, dump.index_url)

@@ -99,7 +99,7 @@ def run(config: MeaningHeadConfig, *, address: str | None = None) -> dict:
     stages = Stages("meaning-head")
     state = state_dir(config.state_dir)
     spec = config.model or _default_model(state)
-    _check_terms(config)
+    preflight(config)
     if config.register_model and not registrable(spec):
         print(f"  note: {_NOT_REGISTRABLE.format(spec=spec)}; the composed encoder will be logged as run artifacts "
               "(encoder/) instead", file=sys.stderr)
@@ -194,7 +194,8 @@ def _default_model(state: Path) -> str:
     return str(folder)
 
 
-def _check_terms(config: MeaningHeadConfig) -> None:
+def preflight(config: MeaningHeadConfig) -> None:
+    """The settings' own mistakes: loss terms that leave the meaning head untrained, alone or in an ablation."""
     if not {"meaning_cross", "meaning_mono"} & set(config.train.terms):
         raise UserError("train.terms must keep meaning_cross or meaning_mono: without L_M nothing trains the meaning head")
     for term in config.ablations:

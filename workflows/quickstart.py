@@ -47,9 +47,42 @@ class QuickstartConfig(Config):
 CONFIG = QuickstartConfig
 
 
+def preflight(config: QuickstartConfig) -> None:
+    """The settings' own mistakes: an objective that reads columns the Bible corpus lacks."""
+    from interlingua.core.errors import UserError
+    from interlingua.workflows.train import objective_columns
+
+    needed = objective_columns(config.train)
+    missing = [c for c in needed if c not in CORPUS_COLUMNS]
+    if missing:
+        raise UserError(f"objective {config.train.objective!r} reads columns {list(needed)}; the quickstart's Bible "
+                        f"corpus has only {list(CORPUS_COLUMNS)} (lacks {missing}): choose a bitext objective such as "
+                        f"translation_ranking, or use `interlingua run train` with a corpus that has them")
+
+
+def environment_preflight(config: QuickstartConfig) -> None:
+    """For a run on this machine: the resources its training asks of a local Ray."""
+    from interlingua.workflows.train import check_local_resources
+
+    check_local_resources(config.train)
+
+
+def input_preflight(config: QuickstartConfig) -> None:
+    """The given bitext (a Parquet with its columns) and debian-reference folder, not the assets a recipe's earlier
+    stage may build: before a recipe starts."""
+    from interlingua.core.inputs import require_input_files
+
+    if config.bitext:
+        require_input_files([config.bitext], "bitext", local_only=True)
+        _check_bitext(Path(config.bitext))
+    _debian_dir(config)
+
+
 def run(config: QuickstartConfig, *, address: str | None = None) -> dict:
     from interlingua.core.progress import Stages
 
+    preflight(config)  # the settings' and the given files' mistakes, before the assets are fetched
+    input_preflight(config)
     stages = Stages("quickstart")
     from interlingua.core.inputs import require_input_files, require_writable
     from interlingua.core.runtime import assets_dir, configure_mlflow, corpus_root, init_ray, state_dir
@@ -133,23 +166,25 @@ CORPUS_COLUMNS = ("src", "tgt")
 
 
 def _check_before_ray(config: QuickstartConfig, model_uri: str, bible: Path, state: Path, address: str | None) -> str:
-    """Mistakes the driver can see, as one line before Ray starts: a model that names nothing, an objective that
-    reads columns the Bible corpus lacks, a bitext without its columns, and resources a local Ray cannot give.
+    """Mistakes the driver can see, as one line before Ray starts: a model that names nothing, a bitext without its
+    columns, and resources a local Ray cannot give (:func:`preflight`: the objective's columns, checked first).
     Returns the model's local folder."""
-    import pyarrow.parquet as pq
-
-    from interlingua.core.errors import UserError
-    from interlingua.workflows.train import check_local_resources, objective_columns
+    from interlingua.workflows.train import check_local_resources
 
     from interlingua.workflows.model_uri import model_and_folder
 
     _, model_folder = model_and_folder(config.model, state)  # the e5-small asset missing is one line here too
-    needed = objective_columns(config.train)
-    missing = [c for c in needed if c not in CORPUS_COLUMNS]
-    if missing:
-        raise UserError(f"objective {config.train.objective!r} reads columns {list(needed)}; the quickstart's Bible "
-                        f"corpus has only {list(CORPUS_COLUMNS)} (lacks {missing}): choose a bitext objective such as "
-                        f"translation_ranking, or use `interlingua run train` with a corpus that has them")
+    _check_bitext(bible)
+    check_local_resources(config.train, address)
+    return model_folder
+
+
+def _check_bitext(bible: Path) -> None:
+    """A bitext that is no readable Parquet with the quickstart's columns: one line."""
+    import pyarrow.parquet as pq
+
+    from interlingua.core.errors import UserError
+
     try:
         names = pq.read_schema(str(bible)).names
     except Exception as err:  # noqa: BLE001 - not a Parquet file, unreadable, ...
@@ -159,8 +194,17 @@ def _check_before_ray(config: QuickstartConfig, model_uri: str, bible: Path, sta
     if lacking:
         raise UserError(f"bitext {bible} lacks columns {lacking} (it has {names}); the quickstart reads a Parquet "
                         f"with columns {list(BITEXT_COLUMNS)} (English, Spanish)")
-    check_local_resources(config.train, address)
-    return model_folder
+
+
+def _debian_dir(config: QuickstartConfig) -> Path | None:
+    """The given debian-reference folder (None: the asset's); one that is no folder is one line."""
+    from interlingua.core.errors import UserError
+
+    debian_dir = Path(config.debian_reference_dir).expanduser() if config.debian_reference_dir else None
+    if debian_dir is not None and not debian_dir.is_dir():
+        raise UserError(f"debian_reference_dir {config.debian_reference_dir} is not a folder (hint: a folder of "
+                        f"debian-reference-en-XX.parquet files, or leave it unset for the asset)")
+    return debian_dir
 
 
 def _ensure_assets(assets: Path, config: QuickstartConfig):
@@ -175,10 +219,7 @@ def _ensure_assets(assets: Path, config: QuickstartConfig):
         raise UserError(f"the quickstart needs the Bible bitext (or set bitext=...): {report.missing['bible']}")
     if "debian-reference" in report.missing:
         print(f"  debian-reference pairs unavailable, evaluating on the Bible only: {report.missing['debian-reference']}")
-    debian_dir = Path(config.debian_reference_dir).expanduser() if config.debian_reference_dir else None
-    if debian_dir is not None and not debian_dir.is_dir():
-        raise UserError(f"debian_reference_dir {config.debian_reference_dir} is not a folder (hint: a folder of "
-                        f"debian-reference-en-XX.parquet files, or leave it unset for the asset)")
+    debian_dir = _debian_dir(config)
     debian = {lang: (debian_dir / p.name if debian_dir else p) for lang, p in debian_reference_paths(assets).items()}
     debian = {lang: p for lang, p in debian.items() if p.exists()}
     bible = Path(config.bitext) if config.bitext else bible_path(assets)

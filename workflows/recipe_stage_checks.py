@@ -1,7 +1,7 @@
 """Each stage's own workflow checks (:func:`~interlingua.workflows.registry.preflight`: its ``preflight`` and, for a
-run on this machine, its ``environment_preflight``) made when the recipe loads, so a mistake of a later stage (a
-model folder that is none, a language without a model, a missing Apertium mode) is one line before MLflow starts or
-an earlier stage runs, not after them.
+run on this machine, its ``environment_preflight`` and ``input_preflight``) made when the recipe loads, so a mistake
+of a later stage (a model folder that is none, a language without a model, a missing Apertium mode, a missing input
+file) is one line before MLflow starts or an earlier stage runs, not after them.
 
 A stage whose config references another stage's output (``${stages.X.Y}``) is not checked here: its workflow's
 checks see the whole config, which has no value before X has run (its run checks it, as a workflow run alone does).
@@ -20,14 +20,14 @@ def check_stages(recipe: RecipeConfig, order: list[str], done: frozenset[str] = 
     this machine has."""
     from interlingua.core.config import validate
     from interlingua.core.errors import UserError
-    from interlingua.workflows.registry import load_workflow, preflight
+    from interlingua.workflows.registry import CHECK_HOOKS, load_workflow, preflight
 
     for name in order:
         stage = recipe.stages[name]
         if name in done or references(stage.config):
             continue
         workflow = load_workflow(stage.workflow)
-        if getattr(workflow, "preflight", None) is None and getattr(workflow, "environment_preflight", None) is None:
+        if all(getattr(workflow, hook, None) is None for hook in CHECK_HOOKS):
             continue
         for seed in (recipe.seeds if uses_seed(stage.config) else [None]):
             label = f"stage {name!r} ({stage.workflow}{'' if seed is None else f', seed {seed}'})"

@@ -7,7 +7,10 @@ declares that summary's keys, which a recipe's ``${stages.NAME.OUTPUT}`` may nam
 config (``run`` and its ``--show-config``, ``submit`` and its ``--dry-run``), see :func:`preflight`; and
 ``environment_preflight(config)``: the checks of what the machine running the work must have (an installed program, a
 model folder), run with it only when that machine is this one (its ``run`` checks a cluster on the cluster, and this
-machine only when no command checked the same config just before: :mod:`~interlingua.core.checked_once`).
+machine only when no command checked the same config just before: :mod:`~interlingua.core.checked_once`); and
+``input_preflight(config)``: the checks of the files on this machine that the config names for the run to read (found,
+not empty), no URL (no network) and no asset an earlier recipe stage may build, run with ``environment_preflight``
+(its ``run`` checks them, URLs too, itself). So a recipe refuses a later stage's missing input before it starts.
 """
 
 from __future__ import annotations
@@ -81,12 +84,18 @@ def load_workflow(name: str) -> ModuleType:
 
 
 def preflight(workflow: ModuleType, config, *, settings_only: bool = False) -> None:
-    """The workflow's own checks of a validated config (its ``preflight``, and its ``environment_preflight`` of this
-    machine unless ``settings_only``: the work runs on a cluster — a submitted job, ``--address`` — or not at all —
-    ``--show-config``): a :class:`UserError` before anything runs or is sent."""
+    """The workflow's own checks of a validated config (its ``preflight``, and its ``environment_preflight`` and
+    ``input_preflight`` of this machine unless ``settings_only``: the work runs on a cluster — a submitted job,
+    ``--address`` — or not at all — ``--show-config``): a :class:`UserError` before anything runs or is sent."""
     from interlingua.core.checked_once import check_before_run
 
     if getattr(workflow, "preflight", None) is not None:
         workflow.preflight(config)
     if not settings_only and getattr(workflow, "environment_preflight", None) is not None:
         check_before_run(workflow.environment_preflight, config)  # the run's own check of this config is skipped
+    if not settings_only and getattr(workflow, "input_preflight", None) is not None:
+        workflow.input_preflight(config)
+
+
+#: The checks a workflow module may define, which :func:`preflight` runs.
+CHECK_HOOKS = ("preflight", "environment_preflight", "input_preflight")

@@ -22,6 +22,9 @@ def test_missing_empty_and_folder_inputs_are_one_line_errors(tmp_path):
         require_input_files([str(tmp_path)])
     with pytest.raises(UserError, match=r"http://\*\*\*@127\.0\.0\.1:9/f\?token=\*\*\*"):  # credentials never shown
         require_input_files(["http://user:pw@127.0.0.1:9/f?token=abc"])
+    require_input_files(["http://127.0.0.1:9/f", "s3://no-bucket/f.jsonl"], local_only=True)  # no network asked
+    with pytest.raises(UserError, match=r"input .*missing\.txt not found"):
+        require_input_files(["s3://no-bucket/f.jsonl", f"file://{tmp_path / 'missing.txt'}"], local_only=True)
 
 
 def test_a_store_that_cannot_be_created_is_refused(tmp_path):

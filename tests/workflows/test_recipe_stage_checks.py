@@ -46,6 +46,19 @@ def test_a_later_stage_naming_a_missing_model_folder_fails_before_mlflow_and_the
     assert not (tmp_path / "state" / "mlflow.db").exists() and not (tmp_path / "mlruns").exists()
 
 
+def test_a_later_stage_s_missing_input_file_fails_before_mlflow_and_the_first_stage(tmp_path, first_stage):
+    """amr-corpus checked its NLI file only in its run (``require_input_files``), after the parent run had opened and
+    the first stage had run; a URL is left to the run (no network when the recipe loads)."""
+    from interlingua.workflows import recipe
+
+    missing = tmp_path / "no-such-nli.jsonl"
+    with pytest.raises(RecipeError) as refused:
+        recipe.run(_recipe(tmp_path, {"workflow": "amr-corpus", "config": {"source": str(missing)}}))
+    assert str(refused.value) == f"stage 'amr' (amr-corpus): input {missing} not found (hint: check the path or URL)"
+    assert first_stage == []
+    assert not (tmp_path / "state" / "mlflow.db").exists() and not (tmp_path / "mlruns").exists()
+
+
 def test_a_stage_settings_mistake_is_refused_by_the_recipes_checks_show_config_and_submit_run():
     """``--show-config`` and ``submit --dry-run`` run the recipe's checks (its ``preflight``)."""
     from interlingua.workflows import recipe

@@ -34,6 +34,7 @@ def test_empty_input_file(state, capsys):
 
 
 def test_missing_input_and_credentials_in_its_url(state, capsys):
+    (state / "x").write_text("x\n")  # a local file missing would be found first (by the command, before the run)
     code, err = _run(capsys, "--set", "source=http://user:hunter2@127.0.0.1:9/raw.en?token=abc",
                      "--set", f"target={state / 'x'}")
     assert code == 2 and len(err.splitlines()) == 1 and not _ray_started()
