@@ -158,8 +158,10 @@ def add_layout(path: str | Path) -> Path:
     return path
 
 
-#: Truncation length of a plain Hugging Face folder that names none (capped by the model's positions).
+#: Truncation length of a folder when neither its tokenizer nor its model's positions give one.
 _DEFAULT_MAX_LENGTH = 128
+#: A tokenizer's ``model_max_length`` at or above this means "no limit" (transformers writes 1e30).
+_NO_LIMIT = 1e6
 #: sentence-transformers' pooling flags before ``pooling_mode`` (v5 and earlier), in its order.
 _LEGACY_POOLING_KEYS = {"pooling_mode_cls_token": "cls", "pooling_mode_max_tokens": "max",
                         "pooling_mode_mean_tokens": "mean", "pooling_mode_mean_sqrt_len_tokens": "mean_sqrt_len_tokens",
@@ -177,8 +179,9 @@ def folder_pooling_and_prefix(path: str | Path) -> tuple[str, str]:
 def _read_folder_settings(path: Path) -> dict:
     """Pooling / max length / prefix from our config, else from a sentence-transformers layout as
     sentence-transformers reads it: ``1_Pooling/config.json``'s ``pooling_mode`` (v6) or its ``pooling_mode_*``
-    flags (earlier); ``sentence_bert_config.json``'s ``max_seq_length``, else (v6 leaves it out) the
-    tokenizer's ``model_max_length``; the default prompt. A pooling our encoder does not compute is a
+    flags (earlier); ``sentence_bert_config.json``'s ``max_seq_length``, else (v6 leaves it out; a plain
+    Hugging Face folder has none) the tokenizer's ``model_max_length`` as ``tokenizer_max_length``, which
+    :func:`_settings` caps by the model's positions; the default prompt. A pooling our encoder does not compute is a
     :class:`UserError` (it used to be read as mean pooling)."""
     ours = path / ENCODER_CONFIG
     if ours.exists():
@@ -202,11 +205,11 @@ def _read_folder_settings(path: Path) -> dict:
     sbert_cfg = json.loads(sbert.read_text()) if sbert.exists() else {}
     if sbert_cfg.get("max_seq_length"):
         settings["max_length"] = int(sbert_cfg["max_seq_length"])
-    elif (path / "modules.json").exists():
+    else:
         tokenizer_cfg = path / "tokenizer_config.json"
         limit = json.loads(tokenizer_cfg.read_text()).get("model_max_length") if tokenizer_cfg.exists() else None
-        if isinstance(limit, (int, float)) and 0 < limit < 1e6:  # "no limit" is written as a huge number
-            settings["max_length"] = int(limit)
+        if isinstance(limit, (int, float)) and 0 < limit < _NO_LIMIT:  # "no limit" is written as a huge number
+            settings["tokenizer_max_length"] = int(limit)
     st_cfg = path / "config_sentence_transformers.json"
     if st_cfg.exists():
         cfg = json.loads(st_cfg.read_text())
@@ -220,19 +223,24 @@ def _read_folder_settings(path: Path) -> dict:
 
 
 def _settings(saved: dict, config) -> dict:
-    """Pooling, max length and prefix of a folder: what it says (``saved``), else mean pooling, at most
-    :data:`_DEFAULT_MAX_LENGTH` tokens (capped by the model ``config``'s positions), no prefix."""
-    return {"pooling": saved.get("pooling", "mean"),
-            "max_length": saved.get("max_length") or min(_DEFAULT_MAX_LENGTH, _position_limit(config)),
-            "prefix": saved.get("prefix", "")}
+    """Pooling, max length and prefix of a folder: what it says (``saved``), else mean pooling and no prefix.
+    The max length, as sentence-transformers sets it: ``max_seq_length`` as written; else the tokenizer's
+    ``model_max_length`` capped by the model ``config``'s positions; :data:`_DEFAULT_MAX_LENGTH` only when
+    neither says (a tokenizer with "no limit" and a config without positions)."""
+    length = saved.get("max_length")
+    if not length:
+        limits = [limit for limit in (saved.get("tokenizer_max_length"), _position_limit(config)) if limit]
+        length = min(limits) if limits else _DEFAULT_MAX_LENGTH
+    return {"pooling": saved.get("pooling", "mean"), "max_length": length, "prefix": saved.get("prefix", "")}
 
 
-def _position_limit(config) -> int:
+def _position_limit(config) -> int | None:
     """How many tokens the model's position embeddings take (``max_position_embeddings``, less the offset of
-    RoBERTa-style models); a large number when the config does not say."""
+    RoBERTa-style models, which sentence-transformers leaves in and then fails on past it); None when the config
+    does not say."""
     positions = getattr(config, "max_position_embeddings", None)
     if not isinstance(positions, int) or positions <= 0:
-        return 1 << 30
+        return None
     if getattr(config, "model_type", None) in _OFFSET_POSITIONS and getattr(config, "pad_token_id", None) is not None:
         positions -= config.pad_token_id + 1
     return max(1, positions)

@@ -35,11 +35,12 @@ def tiny_vocab() -> dict[str, int]:
     return {token: i for i, token in enumerate(SPECIAL_TOKENS + WORDS)}
 
 
-def build_tiny_bert(folder: str | Path, seed: int = 0) -> Path:
+def build_tiny_bert(folder: str | Path, seed: int = 0, *, max_positions: int = 64, lowercase: bool = True) -> Path:
     """Write a randomly initialised tiny BertModel + BERT WordPiece tokenizer to ``folder``.
 
     Deterministic for a given ``seed``. Returns the folder (a plain HF layout: ``config.json``,
-    weights, ``tokenizer.json`` / ``tokenizer_config.json``).
+    weights, ``tokenizer.json`` / ``tokenizer_config.json``). ``max_positions``: the model's position embeddings;
+    ``lowercase``: whether the tokenizer lowercases (a cased one reads "The" as [UNK]).
     """
     import torch
     from transformers import BertConfig, BertModel, BertTokenizerFast
@@ -47,7 +48,7 @@ def build_tiny_bert(folder: str | Path, seed: int = 0) -> Path:
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     vocab = tiny_vocab()
-    tokenizer = BertTokenizerFast(vocab=vocab, do_lower_case=True)
+    tokenizer = BertTokenizerFast(vocab=vocab, do_lower_case=lowercase)
     torch.manual_seed(seed)
     config = BertConfig(
         vocab_size=len(vocab),
@@ -55,7 +56,7 @@ def build_tiny_bert(folder: str | Path, seed: int = 0) -> Path:
         num_hidden_layers=NUM_LAYERS,
         num_attention_heads=NUM_HEADS,
         intermediate_size=4 * HIDDEN_SIZE,
-        max_position_embeddings=64,
+        max_position_embeddings=max_positions,
     )
     model = BertModel(config).eval()
     model.save_pretrained(folder)

@@ -178,7 +178,7 @@ def test_sentence_transformers_folder_without_our_config_is_read(bert_folder, tm
 
 
 def test_plain_hf_folder_defaults_to_mean_pooling(encoder):
-    """128 tokens, capped by the model's positions (the tiny model has 64: 128 made long texts fail)."""
+    """The tokenizer's limit capped by the model's positions (the tiny tokenizer names none, the model has 64)."""
     assert encoder.transformer.config.max_position_embeddings == 64
     assert (encoder.pooling, encoder.max_length, encoder.prefix) == ("mean", 64, "")
     assert encoder.dim == 32

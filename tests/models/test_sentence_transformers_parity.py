@@ -1,0 +1,85 @@
+"""A model folder embeds as ``SentenceTransformer(folder).encode`` embeds it: through ``--model`` specs
+(``resolve_encoder``, what ``interlingua embed`` and ``eval`` load) and the ``embed`` command itself. Each folder is
+a tiny random BERT, written as a plain Hugging Face folder or with the sentence-transformers module files."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tiny_models import SENTENCES, build_tiny_bert
+
+#: 6 x 15 + 96 = 186 word tokens: past the 128 tokens a folder used to be cut at, within the 256 positions below.
+LONG = " ".join(["the cat sits on the mat and the dog runs on the big red mat"] * 6 + ["the"] * 96)
+POSITIONS = 256
+
+
+def st_folder(base: Path, folder: Path, *, pooling: str = "mean", normalize: bool = False,
+              max_seq_length: int | None = None, do_lower_case: bool = False, prompt: str = "",
+              include_prompt: bool = True) -> Path:
+    """``base`` (a plain HF folder) with sentence-transformers module files written by hand, so each setting is
+    exactly what the test says (sentence-transformers' own save would fill in the ones left out)."""
+    shutil.copytree(base, folder)
+    modules = [{"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
+               {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"}]
+    if normalize:
+        modules.append({"idx": 2, "name": "2", "path": "2_Normalize", "type": "sentence_transformers.models.Normalize"})
+        (folder / "2_Normalize").mkdir()
+    (folder / "modules.json").write_text(json.dumps(modules))
+    (folder / "1_Pooling").mkdir()
+    (folder / "1_Pooling" / "config.json").write_text(json.dumps(
+        {"embedding_dimension": 32, "pooling_mode": pooling, "include_prompt": include_prompt}))
+    sbert = {"do_lower_case": do_lower_case}
+    if max_seq_length is not None:
+        sbert["max_seq_length"] = max_seq_length
+    (folder / "sentence_bert_config.json").write_text(json.dumps(sbert))
+    prompts = {"query": prompt} if prompt else {}
+    (folder / "config_sentence_transformers.json").write_text(json.dumps(
+        {"prompts": prompts, "default_prompt_name": "query" if prompt else None, "similarity_fn_name": "cosine"}))
+    return folder
+
+
+def sentence_transformers_vectors(folder: Path, texts: list[str], normalize: bool = False) -> np.ndarray:
+    from sentence_transformers import SentenceTransformer
+
+    model = SentenceTransformer(str(folder), device="cpu", local_files_only=True)
+    return model.encode(texts, convert_to_numpy=True, normalize_embeddings=normalize)
+
+
+def our_vectors(folder: Path, texts: list[str], normalize: bool = False) -> np.ndarray:
+    from interlingua.models.encode import encode_texts
+    from interlingua.models.resolve import resolve_encoder
+
+    return encode_texts(resolve_encoder(str(folder)), texts, batch_size=4, normalize=normalize)
+
+
+@pytest.fixture(scope="module")
+def long_bert(tmp_path_factory) -> Path:
+    """256 positions, a tokenizer that names no limit (transformers writes a huge ``model_max_length``)."""
+    return build_tiny_bert(tmp_path_factory.mktemp("long") / "bert", max_positions=POSITIONS)
+
+
+def test_a_folder_without_max_seq_length_reads_what_its_tokenizer_and_positions_allow(long_bert, tmp_path):
+    """sentence-transformers truncates at min(tokenizer model_max_length, max_position_embeddings); a plain HF
+    folder and a module folder whose tokenizer says "no limit" were cut at 128 tokens, and a tokenizer's own limit
+    is capped by the positions. 128 stays for a folder where neither says."""
+    from interlingua.models.load import load_encoder
+
+    texts = [LONG, *SENTENCES]
+    folders = {"plain": long_bert, "modules": st_folder(long_bert, tmp_path / "modules")}
+    limited = st_folder(long_bert, tmp_path / "limited")
+    tokenizer_config = json.loads((limited / "tokenizer_config.json").read_text())
+    (limited / "tokenizer_config.json").write_text(json.dumps({**tokenizer_config, "model_max_length": 100}))
+    folders["limited"] = limited
+    lengths = {"plain": POSITIONS, "modules": POSITIONS, "limited": 100}
+    for name, folder in folders.items():
+        assert load_encoder(str(folder)).max_length == lengths[name], name
+        np.testing.assert_allclose(our_vectors(folder, texts), sentence_transformers_vectors(folder, texts),
+                                   atol=1e-6, rtol=1e-5, err_msg=name)
+    from interlingua.models.sentence_encoder import _settings
+
+    assert _settings({}, None)["max_length"] == 128  # nothing says: no tokenizer limit, no positions
