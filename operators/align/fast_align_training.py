@@ -16,7 +16,9 @@ The learned parameters live in a directory (any fsspec URL once written)::
     fast_align_params.json   settings, learner, the two tensions, and the SHA-256 and size of each .npz (checked
                              when the folder is loaded: :mod:`~interlingua.operators.align.parameter_files`)
     forward.npz, reverse.npz lexical tables for :class:`~interlingua.operators.align.lexical_table.LexicalTable`
-                             (plain arrays, read without unpickling)
+                             (plain arrays, read without unpickling): beam-pruned as ``fast_align -p`` writes them
+    forward.unpruned.npz,    (interlingua learner) every entry at full precision, deflated: the tables fast_align's
+    reverse.unpruned.npz     training run prints its links from; loading decodes with these when the record names them
     forward.bin, reverse.bin systran-align's format (for ``systran_align.Aligner``)
 """
 
@@ -41,6 +43,8 @@ LEARNERS = ("interlingua", "systran")
 #: fast_align separates source and target with this token; a token spelled so is renamed.
 SEPARATOR = "|||"
 SEPARATOR_STAND_IN = "<|||>"
+#: Each direction's unpruned table in the folder (the interlingua learner writes them; systran's has none).
+UNPRUNED_FILES = {"forward": "forward.unpruned.npz", "reverse": "reverse.unpruned.npz"}
 
 
 @dataclass(frozen=True)
@@ -74,17 +78,21 @@ class FastAlignParameters:
     forward: DirectionalModel
     reverse: DirectionalModel
     settings: FastAlignSettings
-    #: Only just after learning with ``learn_fast_align(..., keep_unpruned=True)`` (interlingua learner; never saved):
-    #: both directions with every table entry at full precision and the final tensions, the model fast_align's training
-    #: run (``fast_align -i corpus -d -o -v``) prints its links from in its last iteration. ``forward`` / ``reverse``
-    #: are the saved, beam-pruned tables ``fast_align -f`` decodes with; on some lines the two give other links.
+    #: Just after learning (interlingua learner): both directions with every table entry at full precision and the
+    #: final tensions, the model fast_align's training run (``fast_align -i corpus -d -o -v``) prints its links from in
+    #: its last iteration; ``forward`` / ``reverse`` are then the beam-pruned tables of ``fast_align -p``, with which
+    #: (as ``fast_align -f`` does) some lines get other links. Both are saved; :meth:`load` gives the unpruned ones.
     unpruned: FastAlignParameters | None = None
+    #: Whether ``forward`` / ``reverse`` are the beam-pruned tables (else every entry).
+    pruned: bool = True
 
     @classmethod
     def load(cls, directory: str) -> FastAlignParameters:
-        """Load what :func:`learn_fast_align` saved in ``directory`` (local path or fsspec URL). A folder that is
-        not one, or whose JSON or tables are damaged, edited or swapped (each table is checked against the SHA-256
-        the JSON records), is a :class:`~interlingua.operators.align.parameter_files.ParametersError`."""
+        """The model to decode with from what :func:`learn_fast_align` saved in ``directory`` (local path or fsspec
+        URL): the unpruned tables when the folder's record names them (so its links are the training run's), else the
+        pruned ones (folders written before, and systran's learner: ``fast_align -f``'s links). A folder that is not
+        one, or whose JSON or tables are damaged, edited or swapped (each recorded table, used or not, is checked
+        against its SHA-256), is a :class:`~interlingua.operators.align.parameter_files.ParametersError`."""
         where = join_path(directory, PARAMS_FILE)
         meta = read_meta(directory, PARAMS_FILE, "fast_align")
         try:
@@ -92,16 +100,19 @@ class FastAlignParameters:
         except (KeyError, TypeError, ValueError) as err:
             raise ParametersError(f"{where}: no valid fast_align settings ({type(err).__name__}: {err}); learn the "
                                   "parameters again (--save-params)") from None
+        unpruned = any(name in meta.get(FILES_KEY, {}) for name in UNPRUNED_FILES.values())
         models = []
         for name in ("forward", "reverse"):
             tension = require_positive_number(meta, f"{name}_tension", where)
-            data = read_recorded(directory, f"{name}.npz", meta)
+            pruned_data = read_recorded(directory, f"{name}.npz", meta)
+            file = UNPRUNED_FILES[name] if unpruned else f"{name}.npz"
+            data = read_recorded(directory, file, meta) if unpruned else pruned_data
             try:
-                table = LexicalTable.load_npz(join_path(directory, f"{name}.npz"), data)
+                table = LexicalTable.load_npz(join_path(directory, file), data)
             except ValueError as err:
                 raise ParametersError(f"{err} (learn the parameters again: --save-params)") from None
             models.append(_directional(table, tension, settings))
-        return cls(forward=models[0], reverse=models[1], settings=settings)
+        return cls(forward=models[0], reverse=models[1], settings=settings, pruned=not unpruned)
 
 
 def fast_align_token(token: str) -> str:
@@ -116,15 +127,14 @@ def learn_fast_align(
     learner: str = "interlingua",
     workers: int = 1,
     progress=None,
-    keep_unpruned: bool = False,
 ) -> FastAlignParameters:
     """Train both directions on tokenized ``pairs`` and save them in local ``directory``.
 
     Pairs with an empty side are skipped (fast_align cannot train on them). Raises ``ValueError``
     when no pair has two non-empty sides. ``workers`` > 1 (interlingua learner) shards the E-step
     over that many Ray actors (Ray must be initialized); ``progress`` gets one line per iteration.
-    ``keep_unpruned`` (interlingua learner) also returns the unpruned tables in
-    :attr:`FastAlignParameters.unpruned` (the systran learner has only the pruned tables it wrote: ``None`` there).
+    The interlingua learner saves and returns the unpruned tables too (:attr:`FastAlignParameters.unpruned`; the
+    systran learner has only the pruned tables it wrote: ``None`` there).
     """
     if learner not in LEARNERS:
         raise ValueError(f"learner {learner!r} is not supported; expected one of {', '.join(LEARNERS)}")
@@ -132,12 +142,11 @@ def learn_fast_align(
         raise ValueError(f"workers must be >= 1, got {workers}")
     os.makedirs(directory, exist_ok=True)
     if learner == "interlingua":
-        return _learn_interlingua(pairs, directory, settings, workers, progress, keep_unpruned)
+        return _learn_interlingua(pairs, directory, settings, workers, progress)
     return _learn_systran(pairs, directory, settings)
 
 
-def _learn_interlingua(pairs, directory: str, settings: FastAlignSettings, workers: int, progress,
-                       keep_unpruned: bool = False) -> FastAlignParameters:
+def _learn_interlingua(pairs, directory: str, settings: FastAlignSettings, workers: int, progress) -> FastAlignParameters:
     from interlingua.operators.align.fast_align_em import InProcessExecutor, encode_corpus, learn_tables
 
     corpus = encode_corpus(([fast_align_token(t) for t in src], [fast_align_token(t) for t in tgt])
@@ -146,37 +155,44 @@ def _learn_interlingua(pairs, directory: str, settings: FastAlignSettings, worke
         raise ValueError("no sentence pair with two non-empty sides to learn fast_align parameters from")
     if workers == 1:
         executor = InProcessExecutor(corpus)
-        learned = learn_tables(corpus, settings, executor, progress, unpruned=keep_unpruned)
+        learned = learn_tables(corpus, settings, executor, progress, unpruned=True)
     else:
         from interlingua.operators.align.distributed_em import RayExecutor
 
         executor = RayExecutor(corpus, workers, settings)
         try:
-            learned = learn_tables(corpus, settings, executor, progress, unpruned=keep_unpruned)
+            learned = learn_tables(corpus, settings, executor, progress, unpruned=True)
         finally:
             executor.close()
     # not the worker count: the parameters are the same for any (the E-step's sums are combined in a fixed order),
     # so the file, and the corpus version holding it, must be too
     saved = save_parameters(directory, learned.forward, learned.reverse, learned.forward_tension, learned.reverse_tension,
-                            settings, {"learner": "interlingua", "pairs": corpus.pairs, "log": learned.log})
-    if not keep_unpruned:
-        return saved
+                            settings, {"learner": "interlingua", "pairs": corpus.pairs, "log": learned.log},
+                            unpruned=(learned.unpruned_forward, learned.unpruned_reverse))
     unpruned = FastAlignParameters(_directional(learned.unpruned_forward, learned.forward_tension, settings),
-                                   _directional(learned.unpruned_reverse, learned.reverse_tension, settings), settings)
+                                   _directional(learned.unpruned_reverse, learned.reverse_tension, settings), settings,
+                                   pruned=False)
     return dataclasses.replace(saved, unpruned=unpruned)
 
 
 def save_parameters(directory: str, forward: LexicalTable, reverse: LexicalTable, forward_tension: float, reverse_tension: float,
-                    settings: FastAlignSettings, extra: dict, write_bin: bool = True) -> FastAlignParameters:
-    """Write both tables (npz, and with ``write_bin`` systran-align's format) and ``fast_align_params.json``."""
+                    settings: FastAlignSettings, extra: dict, write_bin: bool = True,
+                    unpruned: tuple[LexicalTable, LexicalTable] | None = None) -> FastAlignParameters:
+    """Write both tables (npz, and with ``write_bin`` systran-align's format), with ``unpruned`` (forward, reverse)
+    also those (:data:`UNPRUNED_FILES`, deflated), and ``fast_align_params.json`` recording each npz."""
     from interlingua.operators.align.lexical_table import write_systran_table
 
     for name, table in (("forward", forward), ("reverse", reverse)):
         table.save_npz(os.path.join(directory, f"{name}.npz"))
         if write_bin:
             write_systran_table(table, os.path.join(directory, f"{name}.bin"))
+    names = ["forward.npz", "reverse.npz"]
+    if unpruned is not None:
+        for name, table in zip(("forward", "reverse"), unpruned):
+            table.save_npz(os.path.join(directory, UNPRUNED_FILES[name]), compressed=True)
+            names.append(UNPRUNED_FILES[name])
     meta = {"settings": asdict(settings), "forward_tension": forward_tension, "reverse_tension": reverse_tension, **extra,
-            FILES_KEY: file_records(directory, ["forward.npz", "reverse.npz"])}
+            FILES_KEY: file_records(directory, names)}
     with open(os.path.join(directory, PARAMS_FILE), "w", encoding="utf-8") as handle:
         json.dump(meta, handle, indent=2)
     return FastAlignParameters(

@@ -73,8 +73,9 @@ class LexicalTable:
         found = (self.keys[slots] == keys) & (conditioning_ids != UNKNOWN_ID) & (predicted_ids != UNKNOWN_ID)
         return np.where(found, self.probabilities[slots], UNSEEN_PROBABILITY)
 
-    def save_npz(self, path: str) -> None:
-        """Write the table as a NumPy archive of plain arrays (no pickled objects; :meth:`load_npz`).
+    def save_npz(self, path: str, compressed: bool = False) -> None:
+        """Write the table as a NumPy archive of plain arrays (no pickled objects; :meth:`load_npz`), deflated with
+        ``compressed`` (the same bytes for the same table: NumPy dates every member 1980-01-01).
 
         The vocabulary is stored as its UTF-8 bytes joined (``vocabulary_utf8``) and the end offset
         of each word (``vocabulary_ends``).
@@ -85,8 +86,9 @@ class LexicalTable:
         ends = np.cumsum([len(word) for word in encoded], dtype=np.int64)
         blob = np.frombuffer(b"".join(encoded), dtype=np.uint8)
         with fsspec.open(path, "wb") as handle:
-            np.savez(handle, vocabulary_utf8=blob, vocabulary_ends=ends, keys=self.keys.astype(np.int64),
-                     probabilities=self.probabilities.astype(np.float64))
+            save = np.savez_compressed if compressed else np.savez
+            save(handle, vocabulary_utf8=blob, vocabulary_ends=ends, keys=self.keys.astype(np.int64),
+                 probabilities=self.probabilities.astype(np.float64))
 
     @classmethod
     def load_npz(cls, path: str, data: bytes | None = None) -> LexicalTable:

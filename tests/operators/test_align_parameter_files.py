@@ -30,9 +30,45 @@ def test_the_record_names_each_table_with_its_size_and_sha256(saved):
     import hashlib
 
     record = json.loads((saved / PARAMS_FILE).read_text())[FILES_KEY]
-    for name in ("forward.npz", "reverse.npz"):
+    names = ("forward.npz", "reverse.npz", "forward.unpruned.npz", "reverse.unpruned.npz")
+    assert set(record) == set(names)
+    for name in names:
         data = (saved / name).read_bytes()
         assert record[name] == {"sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data)}
+
+
+def test_the_folder_keeps_the_unpruned_tables_deflated_and_loading_decodes_them(saved, tmp_path):
+    """The unpruned tables (every entry, the training run's model) are saved next to the pruned ones, deflated, and
+    read back as learned, without unpickling; the pruned ones are still checked."""
+    import zipfile
+
+    import numpy as np
+
+    learned = learn_fast_align(synthetic_corpus(60, seed=3), str(tmp_path / "again"))
+    loaded = FastAlignParameters.load(str(saved))
+    assert not loaded.pruned and learned.pruned and not learned.unpruned.pruned
+    for direction in ("forward", "reverse"):
+        ours, theirs = getattr(loaded, direction), getattr(learned.unpruned, direction)
+        assert ours.table.vocabulary == theirs.table.vocabulary and ours.tension == theirs.tension
+        assert np.array_equal(ours.table.keys, theirs.table.keys)
+        assert np.array_equal(ours.table.probabilities, theirs.table.probabilities)
+        assert ours.table.keys.size > getattr(learned, direction).table.keys.size  # more than the beam keeps
+        with zipfile.ZipFile(saved / f"{direction}.unpruned.npz") as archive:
+            assert {i.compress_type for i in archive.infolist()} == {zipfile.ZIP_DEFLATED}
+        assert (tmp_path / "again" / f"{direction}.unpruned.npz").read_bytes() == (
+            saved / f"{direction}.unpruned.npz").read_bytes()  # the same bytes on every run
+    folder = _copy(saved, tmp_path)
+    shutil.copyfile(folder / "reverse.unpruned.npz", folder / "forward.unpruned.npz")
+    with pytest.raises(ParametersError, match=r"forward\.unpruned\.npz is not the file its folder's record names"):
+        FastAlignParameters.load(str(folder))
+    shutil.copyfile(saved / "forward.unpruned.npz", folder / "forward.unpruned.npz")
+    (folder / "reverse.npz").write_bytes(b"")  # not decoded, still checked
+    with pytest.raises(ParametersError, match=r"reverse\.npz is not the file"):
+        FastAlignParameters.load(str(folder))
+    (folder / "reverse.npz").write_bytes((saved / "reverse.npz").read_bytes())
+    (folder / "reverse.unpruned.npz").unlink()
+    with pytest.raises(ParametersError, match=r"has no reverse\.unpruned\.npz"):
+        FastAlignParameters.load(str(folder))
 
 
 def test_a_swapped_or_cut_short_table_is_refused(saved, tmp_path):

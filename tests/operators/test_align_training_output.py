@@ -1,9 +1,12 @@
 """``interlingua align`` learning on its input prints fast_align's training-run links (``fast_align -i corpus -d -o -v``,
-the links of its last iteration, decoded with the unpruned table it holds), not those of the saved, beam-pruned tables
-(``fast_align -f``), which ``--params DIR`` still decodes with."""
+the links of its last iteration, decoded with the unpruned table it holds), not those of the beam-pruned tables
+(``fast_align -f``); ``--params DIR`` decodes the unpruned tables the folder keeps (the same links), and a folder
+without them (saved before, or by ``--learner systran``) its pruned tables."""
 
 import argparse
+import json
 import math
+import shutil
 
 from interlingua.operators.align.pharaoh import parse_pharaoh
 from interlingua.operators.align.symmetrize import symmetrize
@@ -108,11 +111,12 @@ def _lines(path) -> list[str]:
     return open(path, encoding="utf-8").read().split("\n")[:-1]
 
 
-def test_learning_run_prints_fast_align_training_links_and_params_decodes_the_saved_tables(tmp_path):
+def test_learning_run_and_its_saved_params_print_fast_align_training_links(tmp_path):
     """On 300 pairs of varied lengths (and a few literal <eps> tokens) the forward and reverse files equal, byte for
     byte, the links fast_align's training run prints (its last iteration, unpruned table, last tension); OUT is their
-    grow-diag-final-and. Reusing the saved parameters (--params) decodes the beam-pruned tables as ``fast_align -f``
-    does, which gives other links on some lines (so decoding the saved tables after learning fails this test)."""
+    grow-diag-final-and. Reusing the saved parameters (--params) gives the same three files byte for byte (it decoded
+    the beam-pruned tables, as ``fast_align -f``, which gives other links on some lines). A folder without the unpruned
+    tables (as saved before them) still loads and decodes its pruned tables: those other links."""
     pairs = distinct_word_corpus(300, seed=5)
     pairs += [(["e1", "<eps>", "e2"], ["f1", "f2"]), (["e3", "e4"], ["<eps>", "f4", "f3"])]
     src, tgt = tmp_path / "s.txt", tmp_path / "t.txt"
@@ -130,9 +134,23 @@ def test_learning_run_prints_fast_align_training_links_and_params_decodes_the_sa
         links = symmetrize(parse_pharaoh(f_line), parse_pharaoh(r_line), "grow-diag-final-and")
         assert line == " ".join(f"{i}-{j}" for i in range(len(s)) for j in range(len(t)) if (i, j) in links)
 
-    saved = [str(tmp_path / name) for name in ("o2.txt", "f2.txt", "r2.txt")]
-    assert run_align("--src", str(src), "--tgt", str(tgt), "--out", saved[0], "--forward", saved[1], "--reverse", saved[2],
-                     "--params", params) == 0
-    differing = sum(a != b for a, b in zip(_lines(saved[1]), expected_forward))
-    differing += sum(a != b for a, b in zip(_lines(saved[2]), expected_reverse))
-    assert differing >= 5, differing  # the saved tables' links are not the training run's on some lines
+    def decode(folder, tag: str) -> list[str]:
+        paths = [str(tmp_path / f"{name}-{tag}.txt") for name in ("o", "f", "r")]
+        assert run_align("--src", str(src), "--tgt", str(tgt), "--out", paths[0], "--forward", paths[1],
+                         "--reverse", paths[2], "--params", str(folder)) == 0
+        return paths
+
+    for learned, decoded in zip((out, fwd, rev), decode(params, "saved")):
+        assert open(decoded, "rb").read() == open(learned, "rb").read()
+
+    older = tmp_path / "older"  # the folder as saved before the unpruned tables were
+    shutil.copytree(params, older)
+    meta = json.loads((older / "fast_align_params.json").read_text())
+    for name in ("forward.unpruned.npz", "reverse.unpruned.npz"):
+        (older / name).unlink()
+        del meta["files"][name]
+    (older / "fast_align_params.json").write_text(json.dumps(meta))
+    _, pruned_forward, pruned_reverse = decode(older, "older")
+    differing = sum(a != b for a, b in zip(_lines(pruned_forward), expected_forward))
+    differing += sum(a != b for a, b in zip(_lines(pruned_reverse), expected_reverse))
+    assert differing >= 5, differing  # the pruned tables' links are not the training run's on some lines

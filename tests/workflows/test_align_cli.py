@@ -135,8 +135,8 @@ def _parsed(*argv: str) -> argparse.Namespace:
 def test_links_are_printed_in_fast_align_and_atools_order(tmp_path):
     """--forward, --reverse and OUT byte for byte as fast_align prints its links (its loop over target positions:
     "i-j" by j; fast_align -r loops over the source positions: by i) and atools its symmetrized ones (by i, then j);
-    the forward lines were sorted by (i, j). Decoded from the saved parameters (--params, as fast_align -f); a learning
-    run prints the training run's links (tests/operators/test_align_training_output.py)."""
+    the forward lines were sorted by (i, j). Decoded from the saved parameters (--params, the unpruned tables the folder
+    keeps: the training run's links, tests/operators/test_align_training_output.py)."""
     from interlingua.operators.align.fast_align_training import FastAlignParameters
 
     from ..operators.test_align_fast_align import fast_align_viterbi, varied_corpus

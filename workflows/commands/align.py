@@ -25,8 +25,9 @@ is seeded from its input: the same lines give the same links, on one worker or s
 
 A run that learns fast_align's parameters (--learner interlingua, no --params) decodes with the
 unpruned, full-precision tables and final tensions it learned, as fast_align's training run
-(fast_align -i corpus -d -o -v) prints its links; --params DIR decodes the saved, beam-pruned
-tables, as fast_align -f does (the two differ on a few lines).
+(fast_align -i corpus -d -o -v) prints its links; --save-params keeps those tables too, so
+--params DIR gives the same links. A folder without them (saved before, or by --learner systran)
+decodes its beam-pruned tables, as fast_align -f does (on many lines other links).
 
 OUT has exactly one line per input line, so line numbers stay aligned: Pharaoh links "i-j"
 (0-based source token i, target token j). An empty input line gives an empty output line. A line
@@ -294,7 +295,8 @@ def _learn(sample, parameters_dir: str, args: argparse.Namespace):
     fast_align's training run (``fast_align -i corpus -d -o -v``) prints the links of its last iteration, decoded with
     the full table it holds (every entry, double precision) and the last tension; its ``-p`` file (and ours) keeps only
     the entries within its beam. Decoding the input that was just learned from the unpruned model gives fast_align's
-    links; ``--params DIR`` decodes the saved tables, as ``fast_align -f`` does."""
+    links; the folder keeps the unpruned tables too, so ``--params DIR`` gives the same links (a folder without them,
+    written before or by ``--learner systran``, decodes its pruned tables, as ``fast_align -f`` does)."""
     if args.aligner == "eflomal":
         from interlingua.operators.align.eflomal_backend import learn_eflomal_priors
 
@@ -307,8 +309,7 @@ def _learn(sample, parameters_dir: str, args: argparse.Namespace):
 
         init_ray(args.address, num_cpus=None if args.address else max(args.workers, 1))
     learned = learn_fast_align(sample, parameters_dir, FastAlignSettings(iterations=args.iterations), learner=args.learner,
-                               workers=args.workers if args.learner == "interlingua" else 1,
-                               keep_unpruned=args.learner == "interlingua")
+                               workers=args.workers if args.learner == "interlingua" else 1)
     return learned.unpruned
 
 
