@@ -20,7 +20,7 @@ from pathlib import Path
 from interlingua.models.meaning_head import COMPOSED_CONFIG, MeaningHeadEncoder, is_composed_folder
 from interlingua.core.errors import UserError
 from interlingua.models.protocol import TextEncoder
-from interlingua.models.sentence_encoder import SentenceEncoder
+from interlingua.models.sentence_encoder import SentenceEncoder, module_names
 from interlingua.models.transformer_files import require_weights
 
 MLFLOW_SCHEMES = ("models:/", "runs:/")
@@ -80,20 +80,14 @@ def load_text_encoder(uri: str, *, cache_dir: str | os.PathLike | None = None,
     return encoder
 
 
-#: Modules SentenceEncoder reproduces (it pools, and ``encode`` normalizes).
+#: Modules SentenceEncoder reproduces (it pools; with a ``Normalize`` module its ``encode`` always normalizes).
 PLAIN_MODULES = ("Transformer", "Pooling", "Normalize")
 
 
 def extra_modules(folder: str | os.PathLike) -> list[str]:
     """Class names of the folder's sentence-transformers modules beyond transformer, pooling and
     normalization ([] for a plain HF folder)."""
-    modules = Path(folder) / "modules.json"
-    if not modules.is_file():
-        return []
-    import json
-
-    names = [str(m.get("type", "")).rsplit(".", 1)[-1] for m in json.loads(modules.read_text(encoding="utf-8"))]
-    return [n for n in names if n not in PLAIN_MODULES]
+    return [n for n in module_names(folder) if n not in PLAIN_MODULES]
 
 
 def resolve_model_folder(uri: str, cache_dir: str | os.PathLike | None = None, *, mlmodel: dict | None = None) -> str:

@@ -33,12 +33,15 @@ class SentenceEncoder(nn.Module):
         max_length: truncation length in tokens.
         prefix: text prepended to every input (e5 expects ``"query: "`` or ``"passage: "``).
         name: what the encoder is called (its URI when loaded; it keys embedding caches).
+        normalized: the model ends in a ``Normalize`` module (its folder's ``modules.json``): ``encode`` returns unit
+            vectors whatever ``normalize`` says, as ``SentenceTransformer(folder).encode`` does, and ``save`` keeps
+            the module.
 
     A :class:`~interlingua.models.protocol.TextEncoder`: ``name``, ``dim`` and ``encode(texts)``.
     """
 
     def __init__(self, transformer: nn.Module, tokenizer, pooling: str = "mean", max_length: int = 128,
-                 prefix: str = "", name: str = ""):
+                 prefix: str = "", name: str = "", normalized: bool = False):
         super().__init__()
         if max_length < 1:
             raise ValueError(f"max_length must be >= 1, got {max_length}")
@@ -47,6 +50,7 @@ class SentenceEncoder(nn.Module):
         self.pooling = check_pooling(pooling)
         self.max_length = max_length
         self.prefix = prefix
+        self.normalized = normalized
         self.name = name or f"{type(transformer).__name__}-{pooling}"
 
     @property
@@ -85,7 +89,7 @@ class SentenceEncoder(nn.Module):
             idx = order[start:start + batch_size]
             features = {k: v.to(self.device) for k, v in self.tokenize([texts[i] for i in idx]).items()}
             emb = self(features).float()
-            if normalize:
+            if normalize or self.normalized:
                 emb = torch.nn.functional.normalize(emb, dim=-1)
             out[idx] = emb.cpu().numpy()
         self.train(was_training)
@@ -97,7 +101,8 @@ class SentenceEncoder(nn.Module):
         path.mkdir(parents=True, exist_ok=True)
         self.transformer.save_pretrained(path)
         self.tokenizer.save_pretrained(path)
-        write_layout(path, dim=self.dim, pooling=self.pooling, max_length=self.max_length, prefix=self.prefix)
+        write_layout(path, dim=self.dim, pooling=self.pooling, max_length=self.max_length, prefix=self.prefix,
+                     normalized=self.normalized)
         return path
 
     @classmethod
@@ -117,16 +122,21 @@ class SentenceEncoder(nn.Module):
             max_length=max_length or settings["max_length"],
             prefix=settings["prefix"] if prefix is None else prefix,
             name=str(path),
+            normalized="Normalize" in module_names(path),
         )
 
 
-def write_layout(path: Path, *, dim: int, pooling: str, max_length: int, prefix: str) -> None:
+def write_layout(path: Path, *, dim: int, pooling: str, max_length: int, prefix: str, normalized: bool = False) -> None:
     """The sentence-transformers files around a transformer folder (``modules.json``, ``1_Pooling/config.json``,
-    ``sentence_bert_config.json``, ``config_sentence_transformers.json``) and our own config."""
+    ``sentence_bert_config.json``, ``config_sentence_transformers.json``; ``2_Normalize`` when ``normalized``) and
+    our own config."""
     modules = [
         {"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
         {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"},
     ]
+    if normalized:
+        modules.append({"idx": 2, "name": "2", "path": "2_Normalize", "type": "sentence_transformers.models.Normalize"})
+        (path / "2_Normalize").mkdir(exist_ok=True)
     _write_json(path / "modules.json", modules)
     _write_json(path / "sentence_bert_config.json", {"max_seq_length": max_length, "do_lower_case": False})
     (path / "1_Pooling").mkdir(exist_ok=True)
@@ -168,6 +178,15 @@ _LEGACY_POOLING_KEYS = {"pooling_mode_cls_token": "cls", "pooling_mode_max_token
                         "pooling_mode_weightedmean_tokens": "weightedmean", "pooling_mode_lasttoken": "lasttoken"}
 #: Model types whose position ids start after the padding index (``padding_idx + 1``).
 _OFFSET_POSITIONS = frozenset({"roberta", "xlm-roberta", "xlm-roberta-xl", "camembert"})
+
+
+def module_names(folder: str | Path) -> list[str]:
+    """Class names of the sentence-transformers modules in ``folder``'s ``modules.json``, in order ([] for a plain
+    Hugging Face folder)."""
+    modules = Path(folder) / "modules.json"
+    if not modules.is_file():
+        return []
+    return [str(m.get("type", "")).rsplit(".", 1)[-1] for m in json.loads(modules.read_text(encoding="utf-8"))]
 
 
 def folder_pooling_and_prefix(path: str | Path) -> tuple[str, str]:

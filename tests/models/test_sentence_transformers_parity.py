@@ -83,3 +83,40 @@ def test_a_folder_without_max_seq_length_reads_what_its_tokenizer_and_positions_
     from interlingua.models.sentence_encoder import _settings
 
     assert _settings({}, None)["max_length"] == 128  # nothing says: no tokenizer limit, no positions
+
+
+@pytest.fixture(scope="module")
+def bert(tmp_path_factory) -> Path:
+    return build_tiny_bert(tmp_path_factory.mktemp("tiny") / "bert")
+
+
+def embed_command(folder: Path, texts: list[str], out: Path, *options: str) -> np.ndarray:
+    """``interlingua embed --model FOLDER TEXTS --out OUT OPTIONS``'s vectors."""
+    from interlingua.workflows.cli import main
+
+    assert main(["embed", "--model", str(folder), *texts, "--out", str(out), *options]) == 0
+    return np.load(out, allow_pickle=False)
+
+
+def test_no_normalize_keeps_the_models_own_normalize_module(bert, tmp_path, monkeypatch):
+    """``--no-normalize`` leaves out our extra L2 normalization only: a folder whose modules end in ``Normalize``
+    (all-MiniLM's layout; the registry appends one) still gives unit vectors, as sentence-transformers does, and
+    ``save`` keeps the module; a folder without one gives its raw pooled vectors."""
+    from interlingua.models.sentence_encoder import SentenceEncoder
+
+    monkeypatch.setenv("INTERLINGUA_LOG_FILE", "")
+    monkeypatch.setenv("INTERLINGUA_HOME", str(tmp_path / "state"))
+    texts = list(SENTENCES)
+    normalized = st_folder(bert, tmp_path / "normalized", normalize=True)
+    raw = st_folder(bert, tmp_path / "raw")
+    expected = sentence_transformers_vectors(normalized, texts)
+    np.testing.assert_allclose(np.linalg.norm(expected, axis=1), 1.0, atol=1e-6)
+    np.testing.assert_allclose(embed_command(normalized, texts, tmp_path / "n.npy", "--no-normalize"), expected,
+                               atol=1e-6, rtol=1e-5)
+    raw_vectors = embed_command(raw, texts, tmp_path / "r.npy", "--no-normalize")
+    np.testing.assert_allclose(raw_vectors, sentence_transformers_vectors(raw, texts), atol=1e-6, rtol=1e-5)
+    assert np.abs(np.linalg.norm(raw_vectors, axis=1) - 1.0).max() > 1e-2
+    resaved = SentenceEncoder.from_folder(normalized).save(tmp_path / "resaved")
+    np.testing.assert_allclose(our_vectors(resaved, texts), sentence_transformers_vectors(resaved, texts),
+                               atol=1e-6, rtol=1e-5)
+    np.testing.assert_allclose(our_vectors(resaved, texts), expected, atol=1e-6, rtol=1e-5)

@@ -20,7 +20,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", help="write vectors to this .npy file instead of printing them")
     parser.add_argument("--batch-size", type=_positive_int, default=32,
                         help="sentences encoded at a time (default %(default)s)")
-    parser.add_argument("--no-normalize", action="store_true", help="do not L2-normalize the vectors")
+    parser.add_argument("--no-normalize", action="store_true",
+                        help="skip the extra L2 normalization (a model ending in a Normalize module stays unit length)")
     parser.add_argument("--similarity", action="store_true", help="also print the cosine similarity matrix")
 
 
