@@ -60,6 +60,12 @@ PARAMS_FOLDER = "fast_align"
 PARAMS_LAYOUT = {"fast_align": ("fast_align", "fast_align_params.json"), "eflomal": ("eflomal", "eflomal_params.json")}
 #: Config keys that do not change the corpus (left out of the version's identity; a refresh's too).
 OPERATIONAL_KEYS = ("workers", "store_root", "in_process_rows")
+#: Raised when the same config and inputs give other links, so such a build gets another version id (a refresh a new
+#: line, a recipe stage another hash) and never resumes, adopts or refreshes a version the code before wrote. 2:
+#: fast_align learned by the interlingua learner decodes the unpruned tables its ``fast_align/`` folder now keeps (the
+#: links of fast_align's training run; before, the beam-pruned tables' links, as ``fast_align -f``'s). Counted only
+#: where the links changed (:func:`stage_marks`): eflomal's and the systran learner's versions keep their ids.
+LINKS_VERSION = 2
 
 
 class BitextCorpusConfig(Config):
@@ -420,6 +426,22 @@ def subword_tokenizer_folder(name: str | None) -> str | None:
     return e5_asset_uri(assets_dir())
 
 
+def stage_marks(data: dict[str, Any]) -> dict[str, int]:
+    """``{"links_version": LINKS_VERSION}`` when ``data`` (a bitext-corpus config, dumped, or a recipe stage's, which
+    may leave the defaults out) aligns with fast_align learned by the interlingua learner, else ``{}``: in the
+    version's identity (:func:`identity_config`) and a recipe stage's hash
+    (:func:`~interlingua.workflows.recipe_spec.stage_hash`)."""
+    fields = BitextCorpusConfig.model_fields
+    chosen = (data.get("aligner", fields["aligner"].default), data.get("learner", fields["learner"].default))
+    return {"links_version": LINKS_VERSION} if chosen == ("fast_align", "interlingua") else {}
+
+
+def identity_config(data: dict[str, Any], folder: str | None = None) -> dict[str, Any]:
+    """What a version's (or a refresh line's) id is computed from: ``data`` (a bitext-corpus config, dumped) with its
+    tokenizer's files (:func:`with_tokenizer_files`) and :func:`stage_marks`."""
+    return {**with_tokenizer_files(data, folder), **stage_marks(data)}
+
+
 def asset_model_files(data: dict[str, Any], folder: str | None = None) -> dict[str, str]:
     """``{"e5-small": files digest}`` when ``data`` (a bitext-corpus config, dumped) names the state's asset as its
     ``subword_tokenizer``, else ``{}``: the model files a name, not a path, stands for. A recipe's stage hash counts
@@ -491,8 +513,7 @@ def _manifest_config(config: BitextCorpusConfig, source: str, tokenizer_folder: 
     """The version's config: the options that shape the rows, the source, and the file digest of a local model
     folder it names (``subword_tokenizer``, resolved to ``tokenizer_folder``), so a tokenizer rewritten in place gives
     another version."""
-    return with_tokenizer_files({**config.model_dump(exclude=set(OPERATIONAL_KEYS)), "source": source},
-                                tokenizer_folder)
+    return identity_config({**config.model_dump(exclude=set(OPERATIONAL_KEYS)), "source": source}, tokenizer_folder)
 
 
 def _shard_counters(rows: list[dict[str, Any]]) -> Counter:

@@ -235,10 +235,11 @@ class _BitextAdapter:
         return list(spec.inputs)
 
     def spec_config(self, config) -> dict[str, Any]:
-        from interlingua.workflows.bitext_corpus import OPERATIONAL_KEYS, with_tokenizer_files
+        from interlingua.workflows.bitext_corpus import OPERATIONAL_KEYS, identity_config
 
-        # the bitext's operational keys and its files (inputs here); a tokenizer rewritten: a new line
-        return with_tokenizer_files(config.model_dump(mode="json", exclude={*OPERATIONAL_KEYS, "source", "target"}))
+        # the bitext's operational keys and its files (inputs here); a tokenizer rewritten, or links decoded otherwise
+        # (bitext_corpus.LINKS_VERSION): a new line
+        return identity_config(config.model_dump(mode="json", exclude={*OPERATIONAL_KEYS, "source", "target"}))
 
     def build(self, spec: RefreshSpec, plan: RefreshPlan, config, store, address) -> dict[str, Any]:
         from interlingua.operators.corpus.shards import ShardSpec, plan_shards

