@@ -18,7 +18,7 @@ from torch import nn
 from interlingua.models.batch_tokenize import batch_tokenize
 from interlingua.core.errors import UserError
 from interlingua.models.pooling import POOLING_MODES, check_pooling, pool
-from interlingua.models.transformer_files import load_tokenizer, load_transformer
+from interlingua.models.transformer_files import json_or_empty, load_tokenizer, load_transformer
 
 ENCODER_CONFIG = "interlingua_encoder.json"
 
@@ -114,6 +114,8 @@ class SentenceEncoder(nn.Module):
         saved = _read_folder_settings(path)
         transformer = load_transformer(path)
         tokenizer = load_tokenizer(path)
+        if json_or_empty(path / "sentence_bert_config.json").get("do_lower_case"):
+            lowercase_input(tokenizer)
         settings = _settings(saved, getattr(transformer, "config", None))
         return cls(
             transformer,
@@ -187,6 +189,26 @@ def module_names(folder: str | Path) -> list[str]:
     if not modules.is_file():
         return []
     return [str(m.get("type", "")).rsplit(".", 1)[-1] for m in json.loads(modules.read_text(encoding="utf-8"))]
+
+
+def lowercase_input(tokenizer) -> None:
+    """Make ``tokenizer`` lowercase its input (prompt included) first, as sentence-transformers' ``do_lower_case``
+    does: a ``Lowercase`` step ahead of a fast tokenizer's normalizer, unless one is there already (so ``save``
+    keeps it in ``tokenizer.json``); a slow tokenizer's ``do_lower_case`` flag."""
+    backend = getattr(tokenizer, "backend_tokenizer", None) if getattr(tokenizer, "is_fast", False) else None
+    if backend is None:
+        target = tokenizer if hasattr(tokenizer, "do_lower_case") else getattr(tokenizer, "basic_tokenizer", None)
+        if target is None:
+            raise UserError(f"{type(tokenizer).__name__} cannot be made to lowercase its input, which the folder's "
+                            "do_lower_case asks for (hint: load it with sentence-transformers)")
+        target.do_lower_case = True
+        return
+    from tokenizers import normalizers
+
+    current = backend.normalizer
+    steps = list(current) if isinstance(current, normalizers.Sequence) else [current] if current is not None else []
+    if not any(isinstance(step, normalizers.Lowercase) for step in steps):
+        backend.normalizer = normalizers.Sequence([normalizers.Lowercase(), *steps])
 
 
 def folder_pooling_and_prefix(path: str | Path) -> tuple[str, str]:

@@ -120,3 +120,20 @@ def test_no_normalize_keeps_the_models_own_normalize_module(bert, tmp_path, monk
     np.testing.assert_allclose(our_vectors(resaved, texts), sentence_transformers_vectors(resaved, texts),
                                atol=1e-6, rtol=1e-5)
     np.testing.assert_allclose(our_vectors(resaved, texts), expected, atol=1e-6, rtol=1e-5)
+
+
+def test_do_lower_case_lowercases_the_input_and_the_prompt(tmp_path):
+    """``do_lower_case: true`` in ``sentence_bert_config.json``: sentence-transformers lowercases what its
+    tokenizer reads, prompt included; with a cased tokenizer "The Cat" was read as [UNK] [UNK]. A folder we save
+    from it lowercases alike."""
+    from interlingua.models.sentence_encoder import SentenceEncoder
+
+    cased = build_tiny_bert(tmp_path / "cased", lowercase=False)
+    folder = st_folder(cased, tmp_path / "lower", do_lower_case=True, prompt="Query: ")
+    texts = [text.title() for text in SENTENCES] + [text.upper() for text in SENTENCES]
+    expected = sentence_transformers_vectors(folder, texts)
+    np.testing.assert_allclose(our_vectors(folder, texts), expected, atol=1e-6, rtol=1e-5)
+    np.testing.assert_allclose(expected[:len(SENTENCES)], expected[len(SENTENCES):], atol=1e-6, rtol=1e-5)
+    resaved = SentenceEncoder.from_folder(folder).save(tmp_path / "resaved")
+    np.testing.assert_allclose(sentence_transformers_vectors(resaved, texts), expected, atol=1e-6, rtol=1e-5)
+    np.testing.assert_allclose(our_vectors(resaved, texts), expected, atol=1e-6, rtol=1e-5)
