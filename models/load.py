@@ -20,7 +20,7 @@ from pathlib import Path
 from interlingua.models.meaning_head import COMPOSED_CONFIG, MeaningHeadEncoder, is_composed_folder
 from interlingua.core.errors import UserError
 from interlingua.models.protocol import TextEncoder
-from interlingua.models.sentence_encoder import SentenceEncoder, module_names
+from interlingua.models.sentence_encoder import SentenceEncoder, module_names, pooling_refusal
 from interlingua.models.transformer_files import require_weights
 
 MLFLOW_SCHEMES = ("models:/", "runs:/")
@@ -60,9 +60,10 @@ def load_encoder_folder(folder: str | os.PathLike, *, pooling: str | None = None
 def load_text_encoder(uri: str, *, cache_dir: str | os.PathLike | None = None,
                       mlmodel: dict | None = None) -> TextEncoder:
     """Any encoder folder behind ``uri`` as a :class:`TextEncoder`: a plain transformer + pooling as a
-    :class:`SentenceEncoder`; a longer sentence-transformers stack (a Dense head, ...) through
-    ``SentenceTransformer`` itself, so every module runs. ``mlmodel``: the ``MLmodel`` of the registry version
-    ``uri`` names, when the caller has read it already (:func:`resolve_model_folder`)."""
+    :class:`SentenceEncoder`; a longer sentence-transformers stack (a Dense head, ...) or a pooling
+    :class:`SentenceEncoder` does not compute (``lasttoken``, ``weightedmean``, ``include_prompt`` false, ...) through
+    ``SentenceTransformer`` itself, so every module runs as it would there. ``mlmodel``: the ``MLmodel`` of the
+    registry version ``uri`` names, when the caller has read it already (:func:`resolve_model_folder`)."""
     folder = resolve_model_folder(uri, cache_dir=cache_dir, mlmodel=mlmodel)
     from interlingua.models.combined import is_combined_folder
 
@@ -70,9 +71,9 @@ def load_text_encoder(uri: str, *, cache_dir: str | os.PathLike | None = None,
         encoder = load_encoder_folder(folder)
     elif is_composed_folder(folder):
         encoder = MeaningHeadEncoder.from_folder(folder, name=uri)
-    elif not extra_modules(folder):
+    elif not extra_modules(folder) and not pooling_refusal(folder):
         encoder = SentenceEncoder.from_folder(folder)
-    else:
+    else:  # a Dense head, a pooling SentenceEncoder does not compute: every module as sentence-transformers runs it
         from interlingua.models.sentence_transformers_folder import SentenceTransformersFolderEncoder
 
         encoder = SentenceTransformersFolderEncoder(folder, name=uri)

@@ -217,17 +217,35 @@ def folder_pooling_and_prefix(path: str | Path) -> tuple[str, str]:
     return settings["pooling"], settings["prefix"]
 
 
+def pooling_refusal(folder: str | Path) -> str:
+    """Why :class:`SentenceEncoder` cannot pool as ``folder``'s ``1_Pooling`` says (a mode it does not compute, or
+    ``include_prompt`` false under a prompt); "" when it can. ``SentenceTransformer`` runs such a folder:
+    :func:`~interlingua.models.load.load_text_encoder` hands it over."""
+    return _folder_settings(Path(folder))[1]
+
+
 def _read_folder_settings(path: Path) -> dict:
+    """:func:`_folder_settings`; a pooling our encoder does not compute is a :class:`UserError` (it used to be read
+    as mean pooling)."""
+    settings, refusal = _folder_settings(path)
+    if refusal:
+        raise UserError(f"{path}: {refusal} (hint: as a --model spec of embed or eval, or with load_text_encoder, it "
+                        "runs through sentence-transformers)")
+    return settings
+
+
+def _folder_settings(path: Path) -> tuple[dict, str]:
     """Pooling / max length / prefix from our config, else from a sentence-transformers layout as
     sentence-transformers reads it: ``1_Pooling/config.json``'s ``pooling_mode`` (v6) or its ``pooling_mode_*``
     flags (earlier); ``sentence_bert_config.json``'s ``max_seq_length``, else (v6 leaves it out; a plain
     Hugging Face folder has none) the tokenizer's ``model_max_length`` as ``tokenizer_max_length``, which
-    :func:`_settings` caps by the model's positions; the default prompt. A pooling our encoder does not compute is a
-    :class:`UserError` (it used to be read as mean pooling)."""
+    :func:`_settings` caps by the model's positions; the default prompt. With them, why our encoder cannot pool as
+    the folder says ("" when it can)."""
     ours = path / ENCODER_CONFIG
     if ours.exists():
-        return json.loads(ours.read_text())
+        return json.loads(ours.read_text()), ""
     settings: dict = {}
+    refusal = ""
     include_prompt = True
     pooling_cfg = path / "1_Pooling" / "config.json"
     if pooling_cfg.exists():
@@ -236,11 +254,11 @@ def _read_folder_settings(path: Path) -> dict:
         if mode is None:
             mode = [name for key, name in _LEGACY_POOLING_KEYS.items() if cfg.get(key)] or ["mean"]
         modes = [mode] if isinstance(mode, str) else list(mode)
-        if len(modes) != 1 or modes[0] not in POOLING_MODES:
-            raise UserError(f"{path}: sentence-transformers pooling {'+'.join(map(str, modes))} is not one this "
-                            f"encoder computes ({', '.join(POOLING_MODES)}) (hint: load it with sentence-transformers, "
-                            "or pass pooling= explicitly)")
-        settings["pooling"] = modes[0]
+        if len(modes) == 1 and modes[0] in POOLING_MODES:
+            settings["pooling"] = modes[0]
+        else:
+            refusal = (f"sentence-transformers pooling {'+'.join(map(str, modes))} is not one this encoder computes "
+                       f"({', '.join(POOLING_MODES)})")
         include_prompt = bool(cfg.get("include_prompt", True))
     sbert = path / "sentence_bert_config.json"
     sbert_cfg = json.loads(sbert.read_text()) if sbert.exists() else {}
@@ -257,10 +275,9 @@ def _read_folder_settings(path: Path) -> dict:
         name = cfg.get("default_prompt_name")
         if name and name in (cfg.get("prompts") or {}):
             settings["prefix"] = cfg["prompts"][name]
-    if settings.get("prefix") and not include_prompt:
-        raise UserError(f"{path}: its pooling leaves the prompt's tokens out (include_prompt false), which this "
-                        "encoder does not do (hint: load it with sentence-transformers)")
-    return settings
+    if settings.get("prefix") and not include_prompt and not refusal:
+        refusal = "its pooling leaves the prompt's tokens out (include_prompt false), which this encoder does not do"
+    return settings, refusal
 
 
 def _settings(saved: dict, config) -> dict:

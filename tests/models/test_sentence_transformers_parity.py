@@ -137,3 +137,22 @@ def test_do_lower_case_lowercases_the_input_and_the_prompt(tmp_path):
     resaved = SentenceEncoder.from_folder(folder).save(tmp_path / "resaved")
     np.testing.assert_allclose(sentence_transformers_vectors(resaved, texts), expected, atol=1e-6, rtol=1e-5)
     np.testing.assert_allclose(our_vectors(resaved, texts), expected, atol=1e-6, rtol=1e-5)
+
+
+@pytest.mark.parametrize("pooling, include_prompt", [("lasttoken", True), ("weightedmean", True),
+                                                     ("mean_sqrt_len_tokens", True), ("mean", False)])
+def test_a_pooling_our_encoder_does_not_compute_runs_through_sentence_transformers(bert, tmp_path, pooling,
+                                                                                    include_prompt):
+    """``embed`` and ``eval`` (``--model`` specs) hand such a folder to sentence-transformers (as they do a Dense
+    head) instead of refusing it; ``load_encoder``, which must give a trainable ``SentenceEncoder``, still refuses
+    it in one line pointing at them."""
+    from interlingua.core.errors import UserError
+    from interlingua.models.load import load_encoder
+
+    folder = st_folder(bert, tmp_path / pooling, pooling=pooling, prompt="query: ", include_prompt=include_prompt)
+    texts = list(SENTENCES)
+    for normalize in (False, True):
+        np.testing.assert_allclose(our_vectors(folder, texts, normalize), sentence_transformers_vectors(
+            folder, texts, normalize), atol=1e-6, rtol=1e-5)
+    with pytest.raises(UserError, match="runs through sentence-transformers"):
+        load_encoder(str(folder))
