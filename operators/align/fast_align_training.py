@@ -83,8 +83,6 @@ class FastAlignParameters:
     #: its last iteration; ``forward`` / ``reverse`` are then the beam-pruned tables of ``fast_align -p``, with which
     #: (as ``fast_align -f`` does) some lines get other links. Both are saved; :meth:`load` gives the unpruned ones.
     unpruned: FastAlignParameters | None = None
-    #: Whether ``forward`` / ``reverse`` are the beam-pruned tables (else every entry).
-    pruned: bool = True
 
     @classmethod
     def load(cls, directory: str) -> FastAlignParameters:
@@ -112,7 +110,7 @@ class FastAlignParameters:
             except ValueError as err:
                 raise ParametersError(f"{err} (learn the parameters again: --save-params)") from None
             models.append(_directional(table, tension, settings))
-        return cls(forward=models[0], reverse=models[1], settings=settings, pruned=not unpruned)
+        return cls(forward=models[0], reverse=models[1], settings=settings)
 
 
 def fast_align_token(token: str) -> str:
@@ -170,8 +168,7 @@ def _learn_interlingua(pairs, directory: str, settings: FastAlignSettings, worke
                             settings, {"learner": "interlingua", "pairs": corpus.pairs, "log": learned.log},
                             unpruned=(learned.unpruned_forward, learned.unpruned_reverse))
     unpruned = FastAlignParameters(_directional(learned.unpruned_forward, learned.forward_tension, settings),
-                                   _directional(learned.unpruned_reverse, learned.reverse_tension, settings), settings,
-                                   pruned=False)
+                                   _directional(learned.unpruned_reverse, learned.reverse_tension, settings), settings)
     return dataclasses.replace(saved, unpruned=unpruned)
 
 
