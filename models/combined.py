@@ -114,8 +114,9 @@ class CombinedEncoder:
     def encode(self, texts: Sequence[str], batch_size: int | None = None, normalize: bool = False) -> np.ndarray:
         """The combined embeddings; ``batch_size`` goes to each part whose ``encode`` takes one (``use``, a
         sentence-transformers folder or word vectors take the texts alone), ``normalize`` scales the result to unit
-        norm. ``concat`` and ``sum`` combine the parts' raw outputs (a part that normalizes by default is asked not
-        to; one whose ``encode`` takes no ``normalize`` gives what its pipeline gives)."""
+        norm. ``concat`` and ``sum`` combine the parts' raw outputs (a part that normalizes by default, or by a
+        ``Normalize`` module of its folder, is asked not to; one whose ``encode`` takes no ``normalize`` gives what
+        its pipeline gives)."""
         raw = self.mode in RAW_MODES
         out = combine_embeddings(_encode_part(self.first, texts, batch_size, raw),
                                  _encode_part(self.second, texts, batch_size, raw), self.mode)
@@ -164,11 +165,14 @@ def load_combined(folder: str | Path, load_part) -> CombinedEncoder:
 
 
 def _encode_part(part: TextEncoder, texts: Sequence[str], batch_size: int | None, raw: bool) -> np.ndarray:
-    """``part.encode(texts)``, with ``batch_size`` where it takes one and ``normalize=False`` where ``raw`` and it
-    takes one (our transformer encoders normalize by default)."""
+    """``part.encode(texts)``, with ``batch_size`` where it takes one; where ``raw``, ``normalize=False`` where it
+    takes one (our transformer encoders normalize by default) and ``pooled=True`` where it takes one (a
+    :class:`~interlingua.models.sentence_encoder.SentenceEncoder` whose folder ends in ``Normalize`` otherwise gives
+    unit vectors even with ``normalize=False``, as ``embed --no-normalize`` should)."""
     from interlingua.models.encode import takes
 
     options = {"batch_size": batch_size} if batch_size and takes(part.encode, "batch_size") else {}
-    if raw and takes(part.encode, "normalize"):
-        options["normalize"] = False
+    if raw:
+        options.update({name: value for name, value in (("normalize", False), ("pooled", True))
+                        if takes(part.encode, name)})
     return part.encode(texts, **options)

@@ -34,8 +34,8 @@ class SentenceEncoder(nn.Module):
         prefix: text prepended to every input (e5 expects ``"query: "`` or ``"passage: "``).
         name: what the encoder is called (its URI when loaded; it keys embedding caches).
         normalized: the model ends in a ``Normalize`` module (its folder's ``modules.json``): ``encode`` returns unit
-            vectors whatever ``normalize`` says, as ``SentenceTransformer(folder).encode`` does, and ``save`` keeps
-            the module.
+            vectors whatever ``normalize`` says, as ``SentenceTransformer(folder).encode`` does (unless ``pooled``),
+            and ``save`` keeps the module.
 
     A :class:`~interlingua.models.protocol.TextEncoder`: ``name``, ``dim`` and ``encode(texts)``.
     """
@@ -70,9 +70,10 @@ class SentenceEncoder(nn.Module):
 
     @torch.no_grad()
     def encode(self, texts: Sequence[str], batch_size: int = 32, normalize: bool = True,
-               show_progress: bool = False) -> np.ndarray:
+               show_progress: bool = False, *, pooled: bool = False) -> np.ndarray:
         """Embed ``texts`` in eval mode; batches are formed from length-sorted texts (less padding)
-        and the result is returned in the input order."""
+        and the result is returned in the input order. ``pooled``: the pooled vectors as they are, neither
+        ``normalize`` nor the model's ``Normalize`` module applied (what ``concat`` and ``sum`` combine)."""
         texts = list(texts)
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
@@ -89,7 +90,7 @@ class SentenceEncoder(nn.Module):
             idx = order[start:start + batch_size]
             features = {k: v.to(self.device) for k, v in self.tokenize([texts[i] for i in idx]).items()}
             emb = self(features).float()
-            if normalize or self.normalized:
+            if not pooled and (normalize or self.normalized):
                 emb = torch.nn.functional.normalize(emb, dim=-1)
             out[idx] = emb.cpu().numpy()
         self.train(was_training)

@@ -156,3 +156,28 @@ def test_a_pooling_our_encoder_does_not_compute_runs_through_sentence_transforme
             folder, texts, normalize), atol=1e-6, rtol=1e-5)
     with pytest.raises(UserError, match="runs through sentence-transformers"):
         load_encoder(str(folder))
+
+
+def test_concat_combines_the_pooled_vectors_of_a_part_whose_folder_normalizes(bert, tmp_path, monkeypatch):
+    """``concat`` and ``sum`` combine their parts' raw outputs (``+raw`` identities): a part folder ending in
+    ``Normalize`` (every registered plain encoder) gave unit vectors there too once ``embed --no-normalize`` kept the
+    module, so concat was norm_concat. Its pooled vectors (those of the same folder without the module) again,
+    saved and reloaded as ``combine`` does and through ``embed``; ``embed --no-normalize`` of the part alone still
+    gives unit vectors."""
+    from interlingua.models.combined import CombinedEncoder
+    from interlingua.models.load import load_encoder
+
+    monkeypatch.setenv("INTERLINGUA_LOG_FILE", "")
+    monkeypatch.setenv("INTERLINGUA_HOME", str(tmp_path / "state"))
+    texts = list(SENTENCES)
+    normalized = st_folder(bert, tmp_path / "normalized", normalize=True)
+    other = build_tiny_bert(tmp_path / "other", seed=1)
+    pooled = sentence_transformers_vectors(st_folder(bert, tmp_path / "raw"), texts)
+    assert np.abs(np.linalg.norm(pooled, axis=1) - 1.0).max() > 1e-2
+    expected = np.concatenate([pooled, load_encoder(str(other)).encode(texts, normalize=False)], axis=1)
+    saved = CombinedEncoder(load_encoder(str(normalized)), load_encoder(str(other)), "concat").save(tmp_path / "c")
+    np.testing.assert_allclose(load_encoder(str(saved)).encode(texts), expected, atol=1e-6, rtol=1e-5)
+    np.testing.assert_allclose(embed_command(f"concat({normalized}|{other})", texts, tmp_path / "c.npy",
+                                             "--no-normalize"), expected, atol=1e-6, rtol=1e-5)
+    alone = embed_command(normalized, texts, tmp_path / "n.npy", "--no-normalize")
+    np.testing.assert_allclose(np.linalg.norm(alone, axis=1), 1.0, atol=1e-6)
