@@ -35,11 +35,13 @@ def check_before_run(check: Callable[[Any], None], config: Any) -> None:
     _PASSED = (check, weakref.ref(config), key) if key is not None else None
 
 
-def check_in_run(check: Callable[[Any], None], config: Any) -> None:
+def check_in_run(check: Callable[[Any], None], config: Any) -> bool:
     """``check(config)`` of this machine in a workflow's run, unless :func:`check_before_run` passed it for this very
-    config (unchanged since) just before: taken once, so a second run of it checks again."""
+    config (unchanged since) just before: taken once, so a second run of it checks again. False when the command's
+    check stood (the command made the checks it makes with it, ``input_preflight`` say), True when checked here."""
     global _PASSED
     passed, _PASSED = _PASSED, None
     if passed is not None and passed[0] is check and passed[1]() is config and passed[2] == content_key(config):
-        return
+        return False
     check(config)
+    return True

@@ -72,17 +72,30 @@ def input_preflight(config: QuickstartConfig) -> None:
     stage may build: before a recipe starts."""
     from interlingua.core.inputs import require_input_files
 
-    if config.bitext:
+    if _local_bitext(config):
         require_input_files([config.bitext], "bitext", local_only=True)
         _check_bitext(Path(config.bitext))
     _debian_dir(config)
 
 
+def _local_bitext(config: QuickstartConfig) -> bool:
+    """Whether a bitext is given as a file on this machine (no URL): the one :func:`input_preflight` reads."""
+    from interlingua.core.local_paths import is_url
+
+    return bool(config.bitext) and not is_url(config.bitext)
+
+
 def run(config: QuickstartConfig, *, address: str | None = None) -> dict:
+    from interlingua.core.checked_once import check_in_run
     from interlingua.core.progress import Stages
+    from interlingua.core.where_it_runs import runs_on_cluster
 
     preflight(config)  # the settings' and the given files' mistakes, before the assets are fetched
-    input_preflight(config)
+    # `interlingua run` checked this machine's resources and the given files just before (with input_preflight):
+    # not again here, so a given bitext's schema is read once
+    checked_by_command = not runs_on_cluster(address) and not check_in_run(environment_preflight, config)
+    if not checked_by_command:
+        input_preflight(config)
     stages = Stages("quickstart")
     from interlingua.core.inputs import require_input_files, require_writable
     from interlingua.core.runtime import assets_dir, configure_mlflow, corpus_root, init_ray, state_dir
@@ -94,7 +107,7 @@ def run(config: QuickstartConfig, *, address: str | None = None) -> dict:
         model_uri, bible, debian = _ensure_assets(assets, config)
         require_input_files([str(bible)], "bitext")
         require_writable(corpus_root(state), "corpus store")
-        model_folder = _check_before_ray(config, model_uri, bible, state, address)
+        model_folder = _check_before_ray(config, model_uri, None if _local_bitext(config) else bible, state)
         test, left_out = _test_verses(bible, config.eval_bible_pairs)
 
     with stages("ray"):
@@ -165,17 +178,16 @@ BITEXT_COLUMNS = ("id", "en", "es")
 CORPUS_COLUMNS = ("src", "tgt")
 
 
-def _check_before_ray(config: QuickstartConfig, model_uri: str, bible: Path, state: Path, address: str | None) -> str:
-    """Mistakes the driver can see, as one line before Ray starts: a model that names nothing, a bitext without its
-    columns, and resources a local Ray cannot give (:func:`preflight`: the objective's columns, checked first).
-    Returns the model's local folder."""
-    from interlingua.workflows.train import check_local_resources
-
+def _check_before_ray(config: QuickstartConfig, model_uri: str, bible: Path | None, state: Path) -> str:
+    """Mistakes the driver can see, as one line before Ray starts: a model that names nothing and a bitext without
+    its columns (``bible``: the asset's or a URL; None: a given local file, which :func:`input_preflight` checked;
+    :func:`preflight`, the objective's columns, and :func:`environment_preflight`, the resources a local Ray can give,
+    are checked first). Returns the model's local folder."""
     from interlingua.workflows.model_uri import model_and_folder
 
     _, model_folder = model_and_folder(config.model, state)  # the e5-small asset missing is one line here too
-    _check_bitext(bible)
-    check_local_resources(config.train, address)
+    if bible is not None:
+        _check_bitext(bible)
     return model_folder
 
 

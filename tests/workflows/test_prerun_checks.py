@@ -125,6 +125,48 @@ def test_quickstart_checks_before_ray(home, tmp_path, bert):
         quickstart.run(QuickstartConfig(**{**ok, "debian_reference_dir": "/nonexistent/dir"}))
 
 
+def test_quickstart_reads_a_given_bitexts_schema_once_per_cli_run(home, tmp_path, bert, monkeypatch, capsys):
+    """The command's checks (resources, the given bitext) stand in its run: the schema was read three times, and the
+    local-Ray resources checked twice."""
+    from interlingua.workflows import cli, quickstart, train
+
+    bible = tmp_path / "bible.parquet"
+    pq.write_table(pa.table({"id": ["1", "2"], "en": ["a", "b"], "es": ["c", "d"]}), bible)
+    debian = tmp_path / "debian"
+    debian.mkdir()
+    calls = {"schema": 0, "resources": 0}
+    read_schema, check_resources = pq.read_schema, train.check_local_resources
+
+    def counted_schema(*a, **k):
+        calls["schema"] += 1
+        return read_schema(*a, **k)
+
+    def counted_resources(*a, **k):
+        calls["resources"] += 1
+        return check_resources(*a, **k)
+
+    def stop(*a, **k):
+        raise UserError("stopped after the checks")
+
+    monkeypatch.setattr(pq, "read_schema", counted_schema)
+    monkeypatch.setattr(train, "check_local_resources", counted_resources)
+    monkeypatch.setattr(quickstart, "_test_verses", stop)
+    assert cli.main(["run", "quickstart", "--set", f"model={bert}", "--set", f"bitext={bible}",
+                     "--set", f"debian_reference_dir={debian}", "--set", "train.num_workers=1",
+                     "--set", "train.use_gpu=false"]) == 2
+    assert "stopped after the checks" in capsys.readouterr().err
+    assert calls == {"schema": 1, "resources": 1}
+
+
+def test_quickstart_input_preflight_reads_no_url_bitext(monkeypatch):
+    """A URL bitext reached pq.read_schema as a Path ('s3:/bucket/...'): refused as no readable Parquet."""
+    from interlingua.workflows import quickstart
+    from interlingua.workflows.quickstart import QuickstartConfig
+
+    monkeypatch.setattr(pq, "read_schema", lambda *a, **k: pytest.fail("read a URL bitext"))
+    quickstart.input_preflight(QuickstartConfig(bitext="s3://bucket/bible.parquet"))
+
+
 def test_quickstart_without_the_e5_asset_says_so_before_ray(home, tmp_path, monkeypatch):
     """The e5-small asset that cannot be built was not checked: the run went on to fail after Ray started."""
     from interlingua.workflows import quickstart
