@@ -14,6 +14,7 @@ import re
 
 _USER_FOLDER = re.compile(r"u[0-9]+")
 _BINARY_FOLDER_PREFIX = "eflomal-"
+_BINARY_FOLDER = re.compile(re.escape(_BINARY_FOLDER_PREFIX) + r"[0-9a-f]{16}")
 
 
 def euid() -> int | None:
@@ -39,5 +40,6 @@ def binary_folder_name(image: bytes) -> str:
 
 
 def is_binary_folder_name(name: str) -> bool:
-    """Whether ``name`` is the folder of a seeded eflomal binary (:func:`binary_folder_name`), of any version."""
-    return name.startswith(_BINARY_FOLDER_PREFIX)
+    """Whether ``name`` is the folder of a seeded eflomal binary (:func:`binary_folder_name`), of any version: not an
+    eflomal run's temporary folder (``eflomal-run-…``)."""
+    return _BINARY_FOLDER.fullmatch(name) is not None

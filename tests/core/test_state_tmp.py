@@ -24,4 +24,5 @@ def test_a_binary_folder_is_eflomal_and_16_digits_of_the_images_sha256(image):
     name = state_tmp.binary_folder_name(image)
     assert name == "eflomal-" + hashlib.sha256(image).hexdigest()[:16]
     assert state_tmp.is_binary_folder_name(name)
-    assert not state_tmp.is_binary_folder_name("eflomalx") and not state_tmp.is_binary_folder_name("run-eflomal-1")
+    for other in ("eflomalx", "run-eflomal-1", "eflomal-run-x", name + "0", name[:-1], name.upper(), name + "/"):
+        assert not state_tmp.is_binary_folder_name(other), other
