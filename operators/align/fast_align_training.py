@@ -19,6 +19,7 @@ The learned parameters live in a directory (any fsspec URL once written)::
                              (plain arrays, read without unpickling): beam-pruned as ``fast_align -p`` writes them
     forward.unpruned.npz,    (interlingua learner) every entry at full precision, deflated: the tables fast_align's
     reverse.unpruned.npz     training run prints its links from; loading decodes with these when the record names them
+                             (unless asked for the pruned ones: ``load(directory, tables="pruned")``)
     forward.bin, reverse.bin systran-align's format (for ``systran_align.Aligner``)
 """
 
@@ -45,6 +46,8 @@ SEPARATOR = "|||"
 SEPARATOR_STAND_IN = "<|||>"
 #: Each direction's unpruned table in the folder (the interlingua learner writes them; systran's has none).
 UNPRUNED_FILES = {"forward": "forward.unpruned.npz", "reverse": "reverse.unpruned.npz"}
+#: The tables :meth:`FastAlignParameters.load` can decode with.
+TABLES = ("unpruned", "pruned")
 
 
 @dataclass(frozen=True)
@@ -85,12 +88,16 @@ class FastAlignParameters:
     unpruned: FastAlignParameters | None = None
 
     @classmethod
-    def load(cls, directory: str) -> FastAlignParameters:
+    def load(cls, directory: str, tables: str | None = None) -> FastAlignParameters:
         """The model to decode with from what :func:`learn_fast_align` saved in ``directory`` (local path or fsspec
-        URL): the unpruned tables when the folder's record names them (so its links are the training run's), else the
-        pruned ones (folders written before, and systran's learner: ``fast_align -f``'s links). A folder that is not
-        one, or whose JSON or tables are damaged, edited or swapped (each recorded table, used or not, is checked
-        against its SHA-256), is a :class:`~interlingua.operators.align.parameter_files.ParametersError`."""
+        URL). ``tables``: ``None`` (default) the unpruned tables when the folder's record names them (so its links are
+        the training run's), else the pruned ones (folders written before, and systran's learner: ``fast_align -f``'s
+        links); ``"pruned"`` the beam-pruned ones (the entries of ``forward.bin`` / ``reverse.bin``);
+        ``"unpruned"`` the unpruned ones, a folder without them refused. A folder that is not one, or whose JSON or
+        tables are damaged, edited or swapped (each recorded table, used or not, is checked against its SHA-256), is a
+        :class:`~interlingua.operators.align.parameter_files.ParametersError`."""
+        if tables not in (None, *TABLES):
+            raise ValueError(f"tables {tables!r} is not supported; expected one of {', '.join(TABLES)}")
         where = join_path(directory, PARAMS_FILE)
         meta = read_meta(directory, PARAMS_FILE, "fast_align")
         try:
@@ -98,15 +105,19 @@ class FastAlignParameters:
         except (KeyError, TypeError, ValueError) as err:
             raise ParametersError(f"{where}: no valid fast_align settings ({type(err).__name__}: {err}); learn the "
                                   "parameters again (--save-params)") from None
-        unpruned = any(name in meta.get(FILES_KEY, {}) for name in UNPRUNED_FILES.values())
+        kept = any(name in meta.get(FILES_KEY, {}) for name in UNPRUNED_FILES.values())
+        if tables == "unpruned" and not kept:
+            raise ParametersError(f"{where} records no unpruned tables (learned by --learner systran, or saved before "
+                                  "they were kept): load its pruned tables, or learn the parameters again")
         models = []
         for name in ("forward", "reverse"):
             tension = require_positive_number(meta, f"{name}_tension", where)
-            pruned_data = read_recorded(directory, f"{name}.npz", meta)
-            file = UNPRUNED_FILES[name] if unpruned else f"{name}.npz"
-            data = read_recorded(directory, file, meta) if unpruned else pruned_data
+            data = {f"{name}.npz": read_recorded(directory, f"{name}.npz", meta)}
+            if kept:
+                data[UNPRUNED_FILES[name]] = read_recorded(directory, UNPRUNED_FILES[name], meta)
+            file = UNPRUNED_FILES[name] if kept and tables != "pruned" else f"{name}.npz"
             try:
-                table = LexicalTable.load_npz(join_path(directory, file), data)
+                table = LexicalTable.load_npz(join_path(directory, file), data[file])
             except ValueError as err:
                 raise ParametersError(f"{err} (learn the parameters again: --save-params)") from None
             models.append(_directional(table, tension, settings))

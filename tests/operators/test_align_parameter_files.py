@@ -70,6 +70,38 @@ def test_the_folder_keeps_the_unpruned_tables_deflated_and_loading_decodes_them(
         FastAlignParameters.load(str(folder))
 
 
+def test_load_gives_the_tables_asked_for(saved, tmp_path):
+    """tables="pruned": the beam-pruned tables (the entries of forward.bin, which plain fast_align reads), the unpruned
+    files still checked; tables="unpruned": a folder without them (systran's learner, saved before) is refused, where
+    the default falls back to its pruned tables."""
+    import numpy as np
+
+    from interlingua.operators.align.lexical_table import read_systran_table
+
+    unpruned = FastAlignParameters.load(str(saved), tables="unpruned")
+    pruned = FastAlignParameters.load(str(saved), tables="pruned")
+    for direction in ("forward", "reverse"):
+        ours = getattr(pruned, direction).table
+        assert np.array_equal(ours.keys, read_systran_table(str(saved / f"{direction}.bin")).keys)
+        assert ours.keys.size < getattr(unpruned, direction).table.keys.size
+        assert np.array_equal(getattr(FastAlignParameters.load(str(saved)), direction).table.keys,
+                              getattr(unpruned, direction).table.keys)
+    folder = _copy(saved, tmp_path)
+    shutil.copyfile(folder / "reverse.unpruned.npz", folder / "forward.unpruned.npz")
+    with pytest.raises(ParametersError, match=r"forward\.unpruned\.npz is not the file"):  # not decoded, still checked
+        FastAlignParameters.load(str(folder), tables="pruned")
+    meta = json.loads((folder / PARAMS_FILE).read_text())
+    for name in ("forward.unpruned.npz", "reverse.unpruned.npz"):
+        (folder / name).unlink()
+        del meta[FILES_KEY][name]
+    (folder / PARAMS_FILE).write_text(json.dumps(meta))
+    with pytest.raises(ParametersError, match="records no unpruned tables"):
+        FastAlignParameters.load(str(folder), tables="unpruned")
+    assert np.array_equal(FastAlignParameters.load(str(folder)).forward.table.keys, pruned.forward.table.keys)
+    with pytest.raises(ValueError, match="tables 'full' is not supported; expected one of unpruned, pruned"):
+        FastAlignParameters.load(str(saved), tables="full")
+
+
 def test_a_swapped_or_cut_short_table_is_refused(saved, tmp_path):
     folder = _copy(saved, tmp_path)
     shutil.copyfile(folder / "reverse.npz", folder / "forward.npz")  # a valid table, of the other direction
