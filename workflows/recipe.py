@@ -35,8 +35,8 @@ from interlingua.core import tracking
 from interlingua.core.checked_once import content_key
 from interlingua.core.redact import redact_text
 from interlingua.workflows.recipe_outputs import checked_entry, checked_stages
-from interlingua.workflows.recipe_spec import (RecipeConfig, RecipeError, seeded_stages, stage_hash, stage_outputs,
-                                               stage_values, validate_recipe)
+from interlingua.workflows.recipe_spec import (RecipeConfig, RecipeError, references, seeded_stages, stage_hash,
+                                               stage_outputs, stage_values, validate_recipe)
 
 DESCRIPTION = "run a YAML recipe of chained stages (corpus builds, training, heads, combinations) with skip/resume"
 CONFIG = RecipeConfig
@@ -112,7 +112,7 @@ def run(config: RecipeConfig, *, address: str | None = None) -> dict[str, Any]:
 
     from interlingua.core.runtime import configure_mlflow, state_dir
     from interlingua.core.runtime import state_path as state_folder
-    from interlingua.workflows.recipe_corpora import check_stored_corpora, finished_stages
+    from interlingua.workflows.recipe_corpora import check_stored_corpora
     from interlingua.core.where_it_runs import runs_on_cluster
     from interlingua.workflows.recipe_models import check_cluster_only_models, check_literal_models
     from interlingua.workflows.recipe_stage_checks import check_stages
@@ -120,12 +120,13 @@ def run(config: RecipeConfig, *, address: str | None = None) -> dict[str, Any]:
     order = checked_order(config)  # once: the command's preflight checked it already
     state_path = state_folder(config.state_dir) / "recipes" / config.name / "state.json"
     state = load_state(state_path)
+    skipped = stages_a_rerun_skips(config, order, state)  # done, unchanged and not forced: left out of the checks
     # a corpus read by name that nothing builds or holds: before MLflow starts (stages a rerun skips excepted)
-    check_stored_corpora(config, order, finished_stages(state))
-    check_literal_models(config, order, finished_stages(state))  # interpolate's and combine's model checks
-    check_cluster_only_models(config, order, finished_stages(state), address)  # model folders hashed on this machine
+    check_stored_corpora(config, order, skipped)
+    check_literal_models(config, order, skipped)  # interpolate's and combine's model checks
+    check_cluster_only_models(config, order, skipped, address)  # model folders hashed on this machine
     if not runs_on_cluster(address):  # what each stage's workflow needs of this machine (a cluster's: when it runs)
-        check_stages(config, order, finished_stages(state), settings_only=False)
+        check_stages(config, order, skipped, settings_only=False)
     state_root = state_dir(config.state_dir)
     experiment_id = configure_mlflow(config.experiment, state_root)
     client = MlflowClient()
@@ -193,6 +194,68 @@ def pack_identity(pack: str | None, state_dir: str | None) -> str:
     return hashlib.sha256((folder / "manifest.json").read_bytes()).hexdigest()[:16]
 
 
+def _hashed(workflow, resolved: dict[str, Any], *, build_pack: bool = True) -> dict[str, Any] | None:
+    """What a stage's hash covers besides ``resolved``: the pack it reads (evaluation, texts left out of training),
+    by :func:`pack_identity`; ``build_pack=False``: None where that pack has no manifest yet (it is built first)."""
+    if "pack" not in workflow.CONFIG.model_fields:
+        return resolved
+    pack, folder = resolved.get("pack"), resolved.get("state_dir")
+    if not build_pack:
+        from interlingua.core.runtime import state_dir
+
+        if not (Path(pack) if pack else state_dir(folder) / "bench-pack").joinpath("manifest.json").exists():
+            return None
+    return {**resolved, "pack_manifest": pack_identity(pack, folder)}
+
+
+def _plan_stage(config: RecipeConfig, state: dict[str, dict[str, Any]], name: str, key: str, workflow,
+                hashed: dict[str, Any], stage_config) -> tuple[str, str]:
+    """:func:`plan` of stage ``name``'s entry ``key``, the files its workflow reads counted (a corpus build: an input
+    rewritten in place runs it again)."""
+    input_urls = getattr(workflow, "input_urls", None)
+    return plan(config, state, name, hashed, key, input_urls(stage_config) if input_urls else ())
+
+
+def stages_a_rerun_skips(config: RecipeConfig, order: Sequence[str],
+                         state: dict[str, dict[str, Any]]) -> frozenset[str]:
+    """The stages of ``order`` that this run of the recipe will skip, which the checks made when it loads leave out:
+    each recorded done (:func:`~interlingua.workflows.recipe_corpora.finished_stages`), not in ``force``, and, for a
+    stage without references, whose every entry (one per seed where it uses ``${seed}``) :func:`plan` skips now (its
+    config, model folders and input files hash as recorded). A stage with references (no value before its turn),
+    or one reading a pack not built yet, is taken as its state says (its run checks it)."""
+    from interlingua.core.config import validate
+    from interlingua.core.errors import UserError
+    from interlingua.workflows.recipe_corpora import finished_stages
+    from interlingua.workflows.registry import load_workflow
+
+    done, seeded, seeds = finished_stages(state), seeded_stages(config), config.seeds or [None]
+    skipped = set()
+    for name in order:
+        stage = config.stages[name]
+        if name not in done or name in config.force:
+            continue
+        if references(stage.config):
+            skipped.add(name)
+            continue
+        workflow = load_workflow(stage.workflow)
+        entries = [(f"{name}.seed{seed}", seed) for seed in seeds] if name in seeded else [(name, seeds[0])]
+        try:
+            actions = set()
+            for key, seed in entries:
+                resolved = stage_values(config, name, workflow.CONFIG, {}, seed)
+                hashed = _hashed(workflow, resolved, build_pack=False)
+                if hashed is None:
+                    actions.add("skip")
+                    continue
+                stage_config = validate(workflow.CONFIG, resolved, source=f"recipe stage {name!r}")
+                actions.add(_plan_stage(config, dict(state), name, key, workflow, hashed, stage_config)[0])
+        except UserError:  # its run refuses it (the checks name why)
+            continue
+        if actions == {"skip"}:
+            skipped.add(name)
+    return frozenset(skipped)
+
+
 def _refuse_models_only_the_cluster_has(name: str, workflow_name: str, workflow, stage_config, address: str | None):
     """A stage's hash counts its model folders as this machine has them: on a cluster, a stage naming a model path
     this machine lacks would not rerun when the cluster's copy is rewritten, so it is refused (its resolved config:
@@ -215,15 +278,12 @@ def _run_stage(config: RecipeConfig, name: str, key: str, seed: int | None, outp
     stage = config.stages[name]
     workflow = load_workflow(stage.workflow)
     resolved = stage_values(config, name, workflow.CONFIG, outputs, seed)
-    hashed = resolved
-    if "pack" in workflow.CONFIG.model_fields:  # the stage reads the pack (evaluation, texts left out of training)
-        hashed = {**resolved, "pack_manifest": pack_identity(resolved.get("pack"), resolved.get("state_dir"))}
+    hashed = _hashed(workflow, resolved)
     from interlingua.core.config import validate
 
     stage_config = validate(workflow.CONFIG, resolved, source=f"recipe stage {name!r}")
     _refuse_models_only_the_cluster_has(name, stage.workflow, workflow, stage_config, address)
-    input_urls = getattr(workflow, "input_urls", None)  # a corpus build: an input rewritten in place runs it again
-    action, digest = plan(config, state, name, hashed, key, input_urls(stage_config) if input_urls else ())
+    action, digest = _plan_stage(config, state, name, key, workflow, hashed, stage_config)
     actions[key] = action
     if action in ("skip", "resume"):  # the state may be shared: what it says of the stage is checked before use
         checked_entry(state[key], workflow=stage.workflow, key=key, state_file=state_path, config=resolved,
