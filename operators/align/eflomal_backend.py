@@ -51,7 +51,8 @@ from collections.abc import Iterable, Iterator, Sequence
 from interlingua.core.errors import UserError
 from interlingua.core.no_follow import open_file_no_follow, open_folder_no_follow
 from interlingua.core.runtime import state_path, state_tempdir, state_tempdir_root
-from interlingua.core.state_tmp import binary_folder_name, euid, user_folder_name
+from interlingua.core import state_tmp  # state_tmp.euid(): the id user_folder_name() names the folder by
+from interlingua.core.state_tmp import binary_folder_name, user_folder_name
 from interlingua.operators.align.parameter_files import FILES_KEY, ParametersError, file_records, read_meta, read_recorded
 from interlingua.operators.align.pharaoh import format_pharaoh, parse_pharaoh
 from interlingua.operators.align.symmetrize import SYMMETRIZATIONS, symmetrize
@@ -239,7 +240,7 @@ def user_tempdir() -> str:
     A state folder may be shared, and another user's binary folder can be neither used nor removed; one of ours not
     private is made so. A folder we cannot make, or one that is not ours (a link, another user's), is a
     :class:`UserError`. Without user ids (Windows), ``<state>/tmp`` itself."""
-    root, name, uid = str(state_tempdir_root()), user_folder_name(), euid()
+    root, name, uid = str(state_tempdir_root()), user_folder_name(), state_tmp.euid()
     if name is None:
         return root
     folder = os.path.join(root, name)
@@ -267,7 +268,7 @@ def user_tempdir() -> str:
 
 def _owned_private_folder(info: os.stat_result) -> bool:
     """A real folder (not a link) of this user that no one else may enter or write to (without user ids: a folder)."""
-    uid = euid()
+    uid = state_tmp.euid()
     return stat.S_ISDIR(info.st_mode) and (uid is None or info.st_uid == uid and info.st_mode & 0o077 == 0)
 
 
@@ -283,7 +284,7 @@ def _trusted_binary(folder: str, binary: str, image: bytes) -> int | None:
         handle = open_file_no_follow(binary)
     except OSError:
         return None
-    uid = euid()
+    uid = state_tmp.euid()
     with os.fdopen(handle, "rb", closefd=False) as file:
         info = os.fstat(handle)
         trusted = stat.S_ISREG(info.st_mode) and info.st_size == len(image) and \

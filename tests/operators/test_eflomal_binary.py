@@ -155,6 +155,18 @@ def test_a_per_user_folder_that_is_not_ours_is_one_line_and_one_of_ours_open_to_
     assert os.listdir(tmp_path / "elsewhere") == []
 
 
+def test_the_folder_is_named_and_owned_by_the_one_user_id_state_tmp_gives(state, monkeypatch):
+    """The backend bound its own euid while user_folder_name() read state_tmp's: a user id patched (or changed) there
+    named u<id> while the ownership checks still compared with the process's id, so another id's folder passed."""
+    from interlingua.core import state_tmp
+    from interlingua.core.errors import UserError
+
+    other = os.geteuid() + 1
+    monkeypatch.setattr(state_tmp, "euid", lambda: other)
+    with pytest.raises(UserError, match=rf"u{other} is not a private folder of this user \(owner uid {os.geteuid()}"):
+        eflomal_backend.user_tempdir()
+
+
 def test_the_binary_run_is_the_file_checked_not_one_put_at_its_path_since(state, tmp_path, monkeypatch):
     """The binary was checked, then started by its path: a file put there in between was run. Where /proc/self/fd
     exists the checked file is started through its descriptor (argv[0] still its path); the links are unchanged."""
