@@ -331,6 +331,9 @@ def _run_stage(config: RecipeConfig, name: str, key: str, seed: int | None, outp
         _end_run(client, run_id, "FAILED")  # the parent: by run
         print(f"[{label}] failed; rerun the recipe to resume from this stage")
         raise
+    if actions[key] == "pin":  # pinned on a rerun: the alias may have moved since the workflow registered it
+        _refuse_a_version_of_another_run(finished.get("model"), outputs[name].get("model"),
+                                         run_id, finished.get("run_id"), name, label)
     tracking.log_dict(outputs[name], "stage/outputs.json", run_id, client)
     tracking.set_tags({"mlflow.runName": f"{config.name}/{key}"}, run_id, client)
     _end_run(client, run_id, "FINISHED")
@@ -394,3 +397,27 @@ def _pinned(outputs: dict[str, Any]) -> dict[str, Any]:
 
         outputs = {**outputs, "model": pin_registry_uri(model)}
     return outputs
+
+
+def _refuse_a_version_of_another_run(alias_uri: Any, pinned: Any, run_id: str, registered_from: Any, name: str,
+                                     label: str) -> None:
+    """:class:`RecipeError` when ``pinned`` (what ``alias_uri`` names now) is a version that neither ``run_id`` (the
+    stage's run) nor ``registered_from`` (the run its workflow's summary names) registered: the alias moved (a shared
+    registry) between the failed pin and this rerun, so the model is not the one the stage made (state left as is)."""
+    import re
+
+    match = re.match(r"models:/([^/]+)/([0-9]+)(?:/|$)", pinned) if isinstance(pinned, str) else None
+    if match is None or pinned == alias_uri:
+        return
+    from mlflow.tracking import MlflowClient
+
+    from interlingua.models.registry_errors import registry_error
+
+    try:
+        producer = MlflowClient().get_model_version(match.group(1), match.group(2)).run_id
+    except Exception as err:  # MlflowException has many subclasses
+        raise registry_error(pinned, err) from err
+    if producer not in (run_id, registered_from):
+        raise RecipeError(f"stage {label}: {alias_uri} now names version {match.group(2)}, registered by run "
+                          f"{producer}, not by the stage's run {run_id} (the alias "
+                          f"moved after the stage finished; hint: rerun with --set force=[{name}] to run it again)")

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 
 import pyarrow as pa
@@ -194,20 +195,38 @@ def pin_after_an_outage(tmp_path, monkeypatch):
     monkeypatch.setenv("INTERLINGUA_HOME", str(tmp_path / "state"))
     monkeypatch.chdir(tmp_path)
     ran, pins = [], []
-    monkeypatch.setattr(quickstart, "run", lambda config, *, address=None: ran.append(1) or
-                        {"model_uri": "models:/enc@champion", "summary": "/s/summary.json"})
+    real_pin = load.pin_registry_uri
+
+    def workflow(config, *, address=None):  # registers version 1 from the stage's run, as log_and_register_encoder
+        run_id = os.environ["MLFLOW_RUN_ID"]
+        ran.append(run_id)
+        _register_from(run_id)
+        return {"run_id": run_id, "model_uri": "models:/enc@champion", "summary": "/s/summary.json"}
 
     def pin(uri):
         pins.append(uri)
         if len(pins) == 1:
             raise ServiceUnavailable("the MLflow model registry did not answer")
-        return "models:/enc/3"
+        return real_pin(uri)
 
+    monkeypatch.setattr(quickstart, "run", workflow)
     monkeypatch.setattr(load, "pin_registry_uri", pin)
     config = RecipeConfig.model_validate({"name": "pin", "stages": {"tr": {"workflow": "quickstart"}}})
     yield config, ran, pins
     mlflow.set_tracking_uri(None)
     mlflow.set_registry_uri(None)
+
+
+def _register_from(run_id: str):
+    """A new version of ``enc`` (the local sqlite registry) recorded as ``run_id``'s, ``champion`` moved to it."""
+    from mlflow.tracking import MlflowClient
+
+    client = MlflowClient()
+    if not client.search_registered_models("name = 'enc'"):
+        client.create_registered_model("enc")
+    version = client.create_model_version("enc", f"runs:/{run_id}/model", run_id=run_id).version
+    client.set_registered_model_alias("enc", "champion", version)
+    return version
 
 
 def test_a_rerun_after_a_failed_pin_pins_without_running_the_workflow_again(tmp_path, pin_after_an_outage):
@@ -223,11 +242,35 @@ def test_a_rerun_after_a_failed_pin_pins_without_running_the_workflow_again(tmp_
     entry = json.loads(path.read_text())["stages"]["tr"]
     assert entry["status"] == "running" and entry["finished"]["model"] == "models:/enc@champion"
     summary = recipe.run(config)
-    assert ran == [1] and pins == ["models:/enc@champion"] * 2
-    assert summary["actions"] == {"tr": "pin"} and summary["outputs"] == {"tr": {"model": "models:/enc/3"}}
+    assert ran == [entry["run_id"]] and pins == ["models:/enc@champion"] * 2
+    assert summary["actions"] == {"tr": "pin"} and summary["outputs"] == {"tr": {"model": "models:/enc/1"}}
     entry = json.loads(path.read_text())["stages"]["tr"]
-    assert entry["status"] == "done" and entry["outputs"]["model"] == "models:/enc/3" and "finished" not in entry
+    assert entry["status"] == "done" and entry["outputs"]["model"] == "models:/enc/1" and "finished" not in entry
     assert MlflowClient().get_run(entry["run_id"]).info.status == "FINISHED"
+
+
+def test_a_rerun_after_a_failed_pin_refuses_an_alias_moved_to_another_runs_version(tmp_path, pin_after_an_outage):
+    """A shared registry: another run registered version 2 and moved ``champion`` to it between the failed pin and
+    the rerun, so the alias no longer names the stage's model: one line with a hint, the state left as it was."""
+    from mlflow.tracking import MlflowClient
+
+    from interlingua.core.errors import ServiceUnavailable
+    from interlingua.workflows import recipe
+
+    config, ran, pins = pin_after_an_outage
+    with pytest.raises(ServiceUnavailable):
+        recipe.run(config)
+    path = tmp_path / "state" / "recipes" / "pin" / "state.json"
+    before = path.read_text()
+    own = json.loads(before)["stages"]["tr"]["run_id"]
+    other = MlflowClient().create_run(MlflowClient().get_run(own).info.experiment_id).info.run_id
+    assert str(_register_from(other)) == "2"
+    with pytest.raises(RecipeError) as refused:
+        recipe.run(config)
+    assert str(refused.value) == (
+        f"stage tr: models:/enc@champion now names version 2, registered by run {other}, not by the stage's run "
+        f"{own} (the alias moved after the stage finished; hint: rerun with --set force=[tr] to run it again)")
+    assert ran == [own] and path.read_text() == before
 
 
 def test_a_forged_finished_entry_is_refused_before_it_is_pinned(tmp_path, pin_after_an_outage, factory):
