@@ -12,6 +12,8 @@ from interlingua.core.errors import ServiceUnavailable, UserError
 REGISTRY_HINT = "(hint: check that the tracking server is up and MLFLOW_TRACKING_URI, then rerun)"
 #: A cloud artifact store that did not answer (:func:`store_unanswered`): the registry did, so its hint would mislead.
 STORE_HINT = "(hint: check the network and the store's endpoint and credentials, then rerun)"
+#: A version's store that answered but did not give its files (:func:`download_failures`): a refusal, a missing file.
+STORE_REFUSED_HINT = "(hint: check that these credentials may read the store and that the version's files are there)"
 
 #: How MLflow's REST client words a request that got no usable answer (a refused or dropped connection, retries
 #: used up on 5xx replies): its stores raise other MlflowExceptions with the same INTERNAL_ERROR code for what is no
@@ -44,6 +46,16 @@ _CLOUD_STORE_UNANSWERED = frozenset({
     "google.api_core.exceptions.ServiceUnavailable", "google.api_core.exceptions.DeadlineExceeded",
     "azure.core.exceptions.ServiceRequestError", "azure.core.exceptions.ServiceResponseError"})
 
+#: How MLflow's ``ArtifactRepository.download_artifacts`` (the S3, GCS and Azure repositories') reports the files its
+#: thread pool failed to download: one ``MlflowException`` (INTERNAL_ERROR) holding each file's error as text only
+#: (``##### File PATH #####`` then the error), no ``__cause__``, so the classes above are lost.
+_DOWNLOAD_FAILURES_PREFIX = "The following failures occurred while downloading one or more artifacts from "
+#: botocore's texts for :data:`_CLOUD_STORE_UNANSWERED`'s classes, as they start a failure's line in that message
+#: (google.api_core's and azure.core's texts are not fixed, so only their classes count).
+_CLOUD_STORE_UNANSWERED_TEXT = re.compile(
+    r"^(?:Could not connect to the endpoint URL|Connect timeout on endpoint URL|Read timeout on endpoint URL"
+    r"|Connection was closed before we received a valid response)", re.MULTILINE)
+
 
 def unanswered(err: BaseException) -> bool:
     """Whether a registry call failed for want of an answer (a refused or dropped connection, a timeout, an HTTP 5xx:
@@ -55,6 +67,8 @@ def unanswered(err: BaseException) -> bool:
     import requests
     from mlflow.exceptions import MlflowException, RestException
 
+    if store_unanswered(err):
+        return True
     if isinstance(err, MlflowException):
         if err.error_code in _TRY_AGAIN_CODES:
             return True
@@ -66,15 +80,36 @@ def unanswered(err: BaseException) -> bool:
         return over_http and err.get_http_status_code() >= 500
     if isinstance(err, requests.exceptions.HTTPError):  # an artifact download from the tracking server
         return err.response is not None and err.response.status_code >= 500
-    if store_unanswered(err):
-        return True
     return isinstance(err, (ConnectionError, TimeoutError, requests.exceptions.ConnectionError,
                             requests.exceptions.Timeout))
 
 
 def store_unanswered(err: BaseException) -> bool:
-    """Whether ``err`` is a cloud artifact store's failure to answer (:data:`_CLOUD_STORE_UNANSWERED`)."""
+    """Whether ``err`` is a cloud artifact store's failure to answer (:data:`_CLOUD_STORE_UNANSWERED`), raised as is or
+    among a download's failures (:func:`download_failures`: one of their texts starts a line)."""
+    if download_failures(err):
+        return _CLOUD_STORE_UNANSWERED_TEXT.search(str(err.message)) is not None
     return any(f"{cls.__module__}.{cls.__name__}" in _CLOUD_STORE_UNANSWERED for cls in type(err).__mro__)
+
+
+def download_failures(err: BaseException) -> bool:
+    """Whether ``err`` is MLflow's report of the files an artifact repository failed to download
+    (:data:`_DOWNLOAD_FAILURES_PREFIX`): the registry answered, the version's store did not give its files."""
+    from mlflow.exceptions import MlflowException
+
+    return isinstance(err, MlflowException) and str(err.message).startswith(_DOWNLOAD_FAILURES_PREFIX)
+
+
+def _failed_file(err: BaseException) -> tuple[str, str]:
+    """``(location, "PATH: first line of its error")`` of a :func:`download_failures` report: the store's URI MLflow
+    names and its first failure to answer (else its first failure; else the report's first line)."""
+    text = str(err.message)
+    location, _, failures = text.removeprefix(_DOWNLOAD_FAILURES_PREFIX).partition(":\n")
+    found = re.findall(r"^##### File (.*) #####\n(.*)", failures, re.MULTILINE)
+    found.sort(key=lambda failure: _CLOUD_STORE_UNANSWERED_TEXT.match(failure[1]) is None)  # stable: first stays first
+    if not found:
+        return location, (text.splitlines() or [""])[0][:200]
+    return location, f"{found[0][0]}: {found[0][1][:200]}"
 
 
 def not_mlflow(err: BaseException) -> bool:
@@ -113,15 +148,19 @@ def registry_error(uri: str, err: BaseException, *, pinned: str = "", store: str
     """The one line a user sees when MLflow cannot give ``uri``: the registry (credentials masked) and what to check;
     a :class:`ServiceUnavailable` when it did not answer (:func:`unanswered`). A cloud artifact store that did not
     answer (:func:`store_unanswered`) is named instead of the registry: the version ``pinned`` (``models:/NAME/VERSION``,
-    else ``uri``) and its files' location ``store`` where the caller knows them."""
+    else ``uri``) and its files' location ``store`` where the caller knows them (else the one MLflow names); so is one
+    that answered but did not give the files (:func:`download_failures`), a mistake."""
     import mlflow
 
     from interlingua.core.redact import redact_text
 
-    if store_unanswered(err):
-        where = f" ({store})" if store else ""
-        return ServiceUnavailable(redact_text(f"could not fetch {uri}: the artifact store of {pinned or uri}{where} "
-                                              f"did not answer ({first_line(err)}) {STORE_HINT}"))
+    if store_unanswered(err) or download_failures(err):
+        location, failure = _failed_file(err) if download_failures(err) else ("", first_line(err))
+        where = f" ({store or location})" if store or location else ""
+        lead = f"could not fetch {uri}: the artifact store of {pinned or uri}{where}"
+        if unanswered(err):
+            return ServiceUnavailable(redact_text(f"{lead} did not answer ({failure}) {STORE_HINT}"))
+        return UserError(redact_text(f"{lead} did not give its files ({failure}) {STORE_REFUSED_HINT}"))
     registry = mlflow.get_registry_uri()
     setting = "MLFLOW_TRACKING_URI" if registry == mlflow.get_tracking_uri() else "MLFLOW_REGISTRY_URI"
     if unanswered(err):

@@ -4,6 +4,8 @@ store, a closed port and a local HTTP server answering 5xx; MLflow's retries are
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from interlingua.core.errors import ServiceUnavailable, UserError
@@ -391,3 +393,60 @@ def test_loading_a_version_whose_cloud_store_does_not_answer_exits_69(registry_a
                        '"https://models.s3.amazonaws.com/enc") (hint: check the network and the store\'s endpoint and '
                        "credentials, then rerun)")
     assert "registry" not in message and "MLFLOW_TRACKING_URI" not in message
+
+
+@pytest.mark.parametrize(("failure", "outage"), [
+    (("botocore.exceptions.ReadTimeoutError", 'Read timeout on endpoint URL: "https://models.s3.amazonaws.com/enc/'
+                                              'model.safetensors"'), True),
+    (("botocore.exceptions.ClientError", "An error occurred (AccessDenied) when calling the GetObject operation: "
+                                         "Access Denied"), False),
+])
+def test_a_cloud_store_s_failure_wrapped_by_mlflow_s_download_names_the_store(registry_at, tmp_path, monkeypatch,
+                                                                               failure, outage):
+    """``ArtifactRepository.download_artifacts`` (S3's, GCS's, Azure's) gathers each file's error from its thread pool
+    into one MlflowException (INTERNAL_ERROR) holding their texts only: a read timeout mid-download was "not
+    registered there" (2) with the registry's hint. Here the ``s3`` scheme's repository is one whose file download
+    fails as botocore's would."""
+    from mlflow.entities import FileInfo
+    from mlflow.store.artifact.artifact_repo import ArtifactRepository
+    from mlflow.store.artifact.artifact_repository_registry import _artifact_repository_registry
+    from mlflow.tracking import MlflowClient
+
+    raised = _sdk_error(failure[0])
+
+    class FailingS3(ArtifactRepository):
+        def list_artifacts(self, path=None):
+            return [FileInfo("config.json", False, 2), FileInfo("model.safetensors", False, 10)]
+
+        def _is_directory(self, artifact_path):
+            return False
+
+        def _download_file(self, remote_file_path, local_path):
+            if remote_file_path != "model.safetensors":
+                Path(local_path).write_text("{}")
+                return
+            raise raised(failure[1])
+
+        def log_artifact(self, local_file, artifact_path=None):
+            raise NotImplementedError
+
+        def log_artifacts(self, local_dir, artifact_path=None):
+            raise NotImplementedError
+
+    monkeypatch.setitem(_artifact_repository_registry._registry, "s3", FailingS3)
+    registry_at(f"sqlite:///{tmp_path / 'mlflow.db'}")
+    MlflowClient().create_registered_model("enc")
+    MlflowClient().create_model_version("enc", "s3://reader:s3cret@models/enc")
+    MlflowClient().set_registered_model_alias("enc", "champion", "1")
+    with pytest.raises(UserError) as caught:
+        resolve_model_folder("models:/enc@champion", cache_dir=tmp_path / "cache")
+    message = str(caught.value)
+    assert isinstance(caught.value, ServiceUnavailable) == outage and caught.value.exit_code == (69 if outage else 2)
+    assert "\n" not in message and "s3cret" not in message and "registry" not in message
+    start = "could not fetch models:/enc@champion: the artifact store of models:/enc/1 (s3://***@models/enc) "
+    if outage:
+        assert message == (start + f"did not answer (model.safetensors: {failure[1]}) (hint: check the network and "
+                                   "the store's endpoint and credentials, then rerun)")
+    else:
+        assert message == (start + f"did not give its files (model.safetensors: {failure[1]}) (hint: check that these "
+                                   "credentials may read the store and that the version's files are there)")
