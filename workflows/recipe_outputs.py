@@ -166,7 +166,7 @@ def _check_outputs(outputs: Any, field: str, workflow: str, key: str, state_file
 def _or_aliased(shape: Shape) -> Shape:
     """A ``model`` of ``shape``, or the ``models:/NAME@ALIAS`` a recipe pins once its stage's workflow finished."""
     return Shape(f"{shape.description}, or models:/NAME@ALIAS before it is pinned",
-                 lambda v, own: shape.check(v, own) or _registered(v))
+                 lambda v, own: shape.check(v, own) or REGISTERED.check(v, own))
 
 
 def _refusal(state_file: Path, key: str, where: str, problem: str) -> RecipeError:
