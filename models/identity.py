@@ -6,7 +6,9 @@ another version) and the same model can sit in many places (two state folders, t
 cached embeddings or a corpus version by the spec would serve stale vectors after the first and give two
 ids for the same bytes after the second, so both are keyed by :func:`model_identity` instead:
 
-- a folder (a path, ``file://``, ``st:PATH``) or a file (``wordvec:PATH``): ``sha256:`` + :func:`files_digest`;
+- a folder (a path, ``file://``, ``st:PATH``) or a file (``wordvec:PATH``): ``sha256:`` + :func:`files_digest`
+  (a folder our encoder reads: + :func:`reading_mark` where it reads settings it used to ignore, e.g. a plain
+  Hugging Face folder's ``+max_length=512``);
 - ``models:/NAME@ALIAS``, ``models:/NAME/3``, ``runs:/...``, an fsspec URL or a hub id: the digest of the
   folder :func:`~interlingua.models.load.resolve_model_folder` gives (the alias resolved now);
 - the packaged encoders (``use``, ``minilm``), ``spacy:MODEL`` and ``py:module:factory``: the spec itself
@@ -117,7 +119,26 @@ def model_identity(spec: str, *, cache_dir: str | os.PathLike | None = None) -> 
     from interlingua.models.load import resolve_model_folder
 
     folder = resolve_model_folder(spec, cache_dir=cache_dir)
-    return DIGEST_PREFIX + files_digest(folder) + saved_mark(folder)
+    return DIGEST_PREFIX + files_digest(folder) + saved_mark(folder) + reading_mark(folder)
+
+
+def reading_mark(folder: str | os.PathLike) -> str:
+    """What the identity of the encoder in ``folder`` adds to its files' digest for how it is read: for a folder our
+    encoder reads (a composed encoder's base included), :func:`~interlingua.models.sentence_encoder.reading_mark`
+    (``+max_length=N``, ``+do_lower_case``: settings it ignored before); ``""`` for a combination (its parts are
+    folders we wrote) and for one sentence-transformers runs (a Dense head, a pooling ours does not compute), which
+    it always read as it does."""
+    from interlingua.models.combined import is_combined_folder
+    from interlingua.models.load import extra_modules
+    from interlingua.models.meaning_head import is_composed_folder
+    from interlingua.models.sentence_encoder import pooling_refusal, reading_mark as encoder_reading_mark
+
+    folder = Path(folder)
+    if is_combined_folder(folder):
+        return ""
+    if not is_composed_folder(folder) and (extra_modules(folder) or pooling_refusal(folder)):
+        return ""
+    return encoder_reading_mark(folder)
 
 
 def _existing(path: str, spec: str) -> Path:
@@ -132,12 +153,18 @@ def _existing(path: str, spec: str) -> Path:
 def encoder_identity(encoder) -> str:
     """What the embedding cache keys ``encoder`` by: its ``identity`` when it states one (content already);
     else its ``name``, followed by the digest of ``source_folder`` when it was loaded from files, so a
-    model rewritten in place is not served its old vectors; else the name alone."""
+    model rewritten in place is not served its old vectors (and :func:`reading_mark` where our encoder reads the
+    folder); else the name alone."""
     identity = getattr(encoder, "identity", None)
     if identity:
         return str(identity)
     folder = getattr(encoder, "source_folder", None)
-    return encoder.name if folder is None else f"{encoder.name}#{DIGEST_PREFIX}{files_digest(folder)}"
+    if folder is None:
+        return encoder.name
+    from interlingua.models.sentence_transformers_folder import SentenceTransformersFolderEncoder
+
+    mark = "" if isinstance(encoder, SentenceTransformersFolderEncoder) else reading_mark(folder)
+    return f"{encoder.name}#{DIGEST_PREFIX}{files_digest(folder)}{mark}"
 
 
 def with_model_files(data: dict[str, Any], *, digests: dict[str, str] | None = None) -> dict[str, Any]:

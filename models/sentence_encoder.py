@@ -212,6 +212,30 @@ def lowercase_input(tokenizer) -> None:
         backend.normalizer = normalizers.Sequence([normalizers.Lowercase(), *steps])
 
 
+def reading_mark(folder: str | Path) -> str:
+    """What :meth:`SentenceEncoder.from_folder` (no overrides) now reads otherwise in ``folder`` than it did, for
+    its identity (:func:`~interlingua.models.identity.model_identity`), so an embedding cache or corpus version keyed
+    before does not serve its old vectors: ``+max_length=N`` when the folder names no max length and reads ``N``
+    tokens, not min(128, positions) as it did; ``+do_lower_case`` when ``sentence_bert_config.json`` asks for
+    lowercasing, which was ignored. ``""`` otherwise: a folder that names its max length (ours, the e5-small asset)
+    or is read at the length it was (a registered version, whose length sentence-transformers writes as the
+    tokenizer's, of a model trained at 128 tokens) keeps its key."""
+    path = Path(folder)
+    mark = "+do_lower_case" if json_or_empty(path / "sentence_bert_config.json").get("do_lower_case") else ""
+    saved = _read_folder_settings(path)
+    if saved.get("max_length") or not (path / "config.json").is_file():
+        return mark
+    from transformers import AutoConfig
+
+    try:
+        config = AutoConfig.from_pretrained(str(path), local_files_only=True)
+    except (OSError, ValueError):  # a config transformers cannot read: loading the folder says why
+        return mark
+    length = _settings(saved, config)["max_length"]
+    before = min(_DEFAULT_MAX_LENGTH, _position_limit(config) or _DEFAULT_MAX_LENGTH)
+    return (f"+max_length={length}" if length != before else "") + mark
+
+
 def folder_pooling_and_prefix(path: str | Path) -> tuple[str, str]:
     """The pooling and prefix a folder's encoder uses (:meth:`SentenceEncoder.from_folder` without overrides)."""
     settings = _settings(_read_folder_settings(Path(path)), None)

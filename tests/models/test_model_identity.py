@@ -17,8 +17,9 @@ from interlingua.operators.embed_encoder import OperatorEmbedEncoder
 
 
 def _folder(path, weights: bytes = b"weights"):
+    """A fake model folder; 128 positions, so it is read at 128 tokens as it always was (no ``reading_mark``)."""
     (path / "1_Pooling").mkdir(parents=True)
-    (path / "config.json").write_text('{"model_type": "bert"}', encoding="utf-8")
+    (path / "config.json").write_text('{"model_type": "bert", "max_position_embeddings": 128}', encoding="utf-8")
     (path / "model.safetensors").write_bytes(weights)
     (path / "1_Pooling" / "config.json").write_text('{"pooling_mode_mean_tokens": true}', encoding="utf-8")
     return path
@@ -220,3 +221,44 @@ def _digest_now(folder) -> str:
     for file in sorted((f for f in folder.rglob("*") if f.is_file()), key=lambda f: f.relative_to(folder).as_posix()):
         expected.update(f"{file.relative_to(folder).as_posix()}\0{hashlib.sha256(file.read_bytes()).hexdigest()}\n".encode())
     return expected.hexdigest()
+
+
+def test_a_folder_read_otherwise_than_before_gets_a_new_identity_and_the_others_keep_theirs(tmp_path):
+    """A plain Hugging Face folder is now read up to its positions (here 256 tokens, 128 before) and
+    ``do_lower_case: true`` is now honoured: their vectors changed, so their identities (the embedding caches' keys,
+    ``embed:`` of the operator encoder, eval's ``name#digest``) carry what changed. A folder whose reading did not
+    change keeps its key: ours with its max length, the e5-small asset's layout, a registered one
+    (sentence-transformers' save with Normalize appended, which writes its length as the tokenizer's limit), and a
+    plain folder whose positions were already the limit."""
+    import json
+
+    from tiny_models import build_tiny_bert
+
+    from sentence_transformers.sentence_transformer.modules import Normalize
+
+    from interlingua.models.load import load_text_encoder
+    from interlingua.models.registry import load_sentence_transformer
+    from interlingua.models.resolve import resolve_encoder
+    from interlingua.models.sentence_encoder import SentenceEncoder
+    from interlingua.workflows.assets.build import E5_MAX_LENGTH, E5_PREFIX
+
+    plain = build_tiny_bert(tmp_path / "plain", max_positions=256)
+    digest = files_digest(plain)
+    assert model_identity(str(plain)) == f"sha256:{digest}+max_length=256"
+    assert OperatorEmbedEncoder(str(plain)).identity == f"embed:sha256:{digest}+max_length=256"
+    assert encoder_identity(load_text_encoder(str(plain))) == f"{plain}#sha256:{digest}+max_length=256"
+    lower = shutil.copytree(plain, tmp_path / "lower")
+    (lower / "sentence_bert_config.json").write_text(json.dumps({"max_seq_length": 128, "do_lower_case": True}))
+    assert model_identity(str(lower)) == f"sha256:{files_digest(lower)}+do_lower_case"
+    short = build_tiny_bert(tmp_path / "short")  # 64 positions: min(128, 64) before, 64 now
+    asset = SentenceEncoder.from_folder(plain, max_length=E5_MAX_LENGTH, prefix=E5_PREFIX).save(tmp_path / "e5")
+    registered = tmp_path / "registered"
+    model = load_sentence_transformer(SentenceEncoder.from_folder(plain, max_length=128).save(tmp_path / "trained"))
+    model.append(Normalize())  # as log_and_register_encoder does
+    model.save(str(registered))
+    assert "max_seq_length" not in json.loads((registered / "sentence_bert_config.json").read_text())
+    for folder in (short, asset, tmp_path / "trained", registered):
+        assert model_identity(str(folder)) == f"sha256:{files_digest(folder)}", folder
+        assert encoder_identity(load_text_encoder(str(folder))) == f"{folder}#sha256:{files_digest(folder)}", folder
+    assert model_identity(f"st:{plain}") == f"st:sha256:{digest}"  # sentence-transformers read it as it does
+    assert encoder_identity(resolve_encoder(f"st:{plain}")).endswith(f"#sha256:{digest}")
