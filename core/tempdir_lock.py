@@ -15,8 +15,6 @@ import os
 import re
 import socket
 
-from interlingua.core.no_follow import open_folder_no_follow
-
 try:
     import fcntl
 except ImportError:  # pragma: no cover - Windows
@@ -27,6 +25,8 @@ def _open(path: str) -> int | None:
     """Folder ``path`` open to read (a link not followed), or None without ``flock`` or when it cannot be opened."""
     if fcntl is None:
         return None
+    from interlingua.core.no_follow import open_folder_no_follow  # here: it imports fsspec
+
     try:
         return open_folder_no_follow(path)
     except OSError:
