@@ -110,7 +110,8 @@ def check_folders(first: str | Path, second: str | Path, alpha: float) -> None:
     if _vocabulary(first) != _vocabulary(second):
         raise UserError(f"{first} and {second} have different tokenizer vocabularies; interpolation needs one")
     for what, a, b in zip(("the tokenizer's normalizer", "the tokenizer's pre-tokenizer", "lowercasing (do_lower_case)",
-                           "pooling", "prefix"), _text_settings(first), _text_settings(second)):
+                           "pooling", "prefix", "lowercasing (sentence_bert_config.json's do_lower_case)"),
+                          _text_settings(first), _text_settings(second)):
         if a is not None and b is not None and a != b:
             raise UserError(f"{first} and {second} differ in {what}: {_difference(a, b)}; the result would silently "
                             "take the second's (hint: interpolate two encoders that read text alike, e.g. a base and a "
@@ -182,15 +183,17 @@ def _vocabulary(folder: Path) -> list[str]:
 
 def _text_settings(folder: Path) -> tuple:
     """How the encoder in ``folder`` turns text into input: the normalizer and pre-tokenizer of its
-    ``tokenizer.json``, ``do_lower_case`` of its ``tokenizer_config.json``, its pooling and prefix; None where the
-    folder does not say."""
+    ``tokenizer.json``, ``do_lower_case`` of its ``tokenizer_config.json``, its pooling and prefix (None where the
+    folder does not say), and whether ``sentence_bert_config.json``'s ``do_lower_case`` lowercases the input (no file
+    or no key: it does not)."""
     from interlingua.models.sentence_encoder import folder_pooling_and_prefix
     from interlingua.models.transformer_files import json_or_empty
 
     tokenizer = _canonical_tokenizer(folder) or json_or_empty(folder / "tokenizer.json")
     config = json_or_empty(folder / "tokenizer_config.json")
     return (tokenizer.get("normalizer"), tokenizer.get("pre_tokenizer"), config.get("do_lower_case"),
-            *folder_pooling_and_prefix(folder))
+            *folder_pooling_and_prefix(folder),
+            bool(json_or_empty(folder / "sentence_bert_config.json").get("do_lower_case")))
 
 
 def _canonical_tokenizer(folder: Path) -> dict:

@@ -183,10 +183,12 @@ def test_a_head_on_one_side_only_is_refused(parts, tmp_path):
     ("lowercase", r"the tokenizer's normalizer: lowercase: True vs False"),
     ("pooling", r"pooling: 'mean' vs 'cls'"),
     ("prefix", r"prefix: '' vs 'query: '"),
+    ("do_lower_case", r"lowercasing \(sentence_bert_config.json's do_lower_case\): False vs True"),
 ])
 def test_encoders_that_read_text_differently_are_refused(parts, tmp_path, change, message):
-    """Same vocabulary, but a cased tokenizer, another pooling or a prefix: accepted before, the result silently
-    read text as the second did. Refused in one line naming what differs."""
+    """Same vocabulary, but a cased tokenizer, another pooling, a prefix or sentence-transformers' ``do_lower_case``
+    (our encoder honours it since 8ddab87): accepted before, the result silently read text as the second did.
+    Refused in one line naming what differs."""
     import shutil
 
     from interlingua.models.sentence_encoder import SentenceEncoder
@@ -198,6 +200,9 @@ def test_encoders_that_read_text_differently_are_refused(parts, tmp_path, change
         tokenizer = json.loads((other / "tokenizer.json").read_text())
         tokenizer["normalizer"]["lowercase"] = False
         (other / "tokenizer.json").write_text(json.dumps(tokenizer))
+    elif change == "do_lower_case":
+        shutil.copytree(b, other)
+        (other / "sentence_bert_config.json").write_text(json.dumps({"do_lower_case": True}))
     else:
         SentenceEncoder.from_folder(b, **{"pooling": "cls"} if change == "pooling" else {"prefix": "query: "}).save(other)
     with pytest.raises(UserError, match=rf"^{a} and {other} differ in {message}; [^\n]*\(hint: "):
