@@ -256,22 +256,13 @@ def stages_a_rerun_skips(config: RecipeConfig, order: Sequence[str],
     return frozenset(skipped)
 
 
-def _refuse_models_only_the_cluster_has(name: str, workflow_name: str, workflow, stage_config, address: str | None):
-    """A stage's hash counts its model folders as this machine has them: on a cluster, a stage naming a model path
-    this machine lacks would not rerun when the cluster's copy is rewritten, so it is refused (its resolved config:
-    the values references gave, and the hub-shaped ones the cluster has folders of, asked now: the stage connects
-    anyway). Literal paths are refused before any stage runs (:func:`~interlingua.workflows.recipe_models.check_cluster_only_models`)."""
-    from interlingua.workflows.cluster_models import refuse_models_only_the_cluster_has
-
-    refuse_models_only_the_cluster_has(workflow, stage_config, address, workflow_name, stage=name)
-
-
 def _run_stage(config: RecipeConfig, name: str, key: str, seed: int | None, outputs: dict[str, dict[str, Any]],
                state: dict[str, dict[str, Any]], state_path: Path, actions: dict[str, str], client, experiment_id: str,
                parent_id: str, address: str | None) -> bool:
     """Skip, resume or run one stage (``key``: its state entry); fills ``outputs[name]``; True = stop here."""
     import mlflow
 
+    from interlingua.workflows.cluster_models import refuse_models_only_the_cluster_has
     from interlingua.workflows.registry import load_workflow
 
     label = key
@@ -282,7 +273,9 @@ def _run_stage(config: RecipeConfig, name: str, key: str, seed: int | None, outp
     from interlingua.core.config import validate
 
     stage_config = validate(workflow.CONFIG, resolved, source=f"recipe stage {name!r}")
-    _refuse_models_only_the_cluster_has(name, stage.workflow, workflow, stage_config, address)
+    # its hash counts model folders as this machine has them: on a cluster, one only the cluster has is refused
+    # (literal paths before any stage ran: recipe_models.check_cluster_only_models)
+    refuse_models_only_the_cluster_has(workflow, stage_config, address, stage.workflow, stage=name)
     action, digest = _plan_stage(config, state, name, key, workflow, hashed, stage_config)
     actions[key] = action
     if action in ("skip", "resume"):  # the state may be shared: what it says of the stage is checked before use

@@ -82,11 +82,15 @@ class RefreshPlan:
 def refresh(spec: RefreshSpec, *, address: str | None = None, log: Callable[[str], None] = print) -> dict[str, Any]:
     """Run one refresh; returns a summary (``published``: whether a new version was made)."""
     from interlingua.operators.corpus.store import CorpusStore
+    from interlingua.workflows.cluster_models import refuse_models_only_the_cluster_has
 
     adapter = _ADAPTERS[spec.workflow]
     workflow_config = adapter.validate(spec)
     adapter.check_first(workflow_config)  # before any input is listed, hashed or read
-    _refuse_models_only_the_cluster_has(spec, adapter, workflow_config, address)
+    # the config hash counts model folders as this machine has them: on a cluster, one only the cluster has,
+    # rewritten there, would be "nothing new"; refused, as a recipe refuses it
+    refuse_models_only_the_cluster_has(adapter.workflow() if hasattr(adapter, "workflow") else None, workflow_config,
+                                       address, spec.workflow)
     plan = _plan(spec, adapter, workflow_config)
     store = CorpusStore(plan.store_root)
     parent = plan.parent
@@ -118,16 +122,6 @@ def refresh(spec: RefreshSpec, *, address: str | None = None, log: Callable[[str
         log(retention)
         result["retention"] = retention
     return result
-
-
-def _refuse_models_only_the_cluster_has(spec: RefreshSpec, adapter, workflow_config, address: str | None) -> None:
-    """The config hash counts model folders as this machine has them (``spec_config``): on a cluster, a model folder
-    only the cluster has, rewritten there, would be "nothing new"; refused, as a recipe refuses it
-    (:mod:`~interlingua.workflows.cluster_models`)."""
-    from interlingua.workflows.cluster_models import refuse_models_only_the_cluster_has
-
-    workflow = adapter.workflow() if hasattr(adapter, "workflow") else None
-    refuse_models_only_the_cluster_has(workflow, workflow_config, address, spec.workflow)
 
 
 def _plan(spec: RefreshSpec, adapter, workflow_config) -> RefreshPlan:

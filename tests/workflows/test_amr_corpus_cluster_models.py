@@ -105,7 +105,6 @@ def test_a_local_runs_version_id_is_unchanged(tmp_path, monkeypatch, stubbed):
 
 def test_a_recipe_on_a_cluster_refuses_a_model_folder_this_machine_lacks(tmp_path, monkeypatch):
     """A recipe stage's hash counts model folders as the driver has them: one only the cluster has is refused."""
-    from interlingua.workflows.recipe import _refuse_models_only_the_cluster_has
     from interlingua.workflows.recipe_spec import RecipeError
 
     from interlingua.workflows import cluster_models
@@ -117,10 +116,11 @@ def test_a_recipe_on_a_cluster_refuses_a_model_folder_this_machine_lacks(tmp_pat
     here = str(_parser(tmp_path / "parser"))
     config = AmrCorpusConfig(languages=["fr"], parser_model=missing, translate={"fr": {"model": here}})
     with pytest.raises(RecipeError) as caught:
-        _refuse_models_only_the_cluster_has("amr", "amr-corpus", amr_corpus, config, "ray://head:10001")
+        cluster_models.refuse_models_only_the_cluster_has(amr_corpus, config, "ray://head:10001", "amr-corpus",
+                                                          stage="amr")
     assert str(caught.value).startswith(f"stage 'amr' (amr-corpus): model folder {missing} is not on this machine")
     assert "\n" not in str(caught.value)
-    _refuse_models_only_the_cluster_has("amr", "amr-corpus", amr_corpus, config, None)  # a local run reads this one
+    cluster_models.refuse_models_only_the_cluster_has(amr_corpus, config, None, "amr-corpus", stage="amr")  # read here
     for fine in (here, "someone/amr-parser"):  # here, or a hub id
-        _refuse_models_only_the_cluster_has("amr", "amr-corpus", amr_corpus,
-                                            AmrCorpusConfig(languages=[], parser_model=fine), "ray://head:10001")
+        cluster_models.refuse_models_only_the_cluster_has(amr_corpus, AmrCorpusConfig(languages=[], parser_model=fine),
+                                                          "ray://head:10001", "amr-corpus", stage="amr")
