@@ -34,3 +34,20 @@ def read_parquet(source: bytes | bytearray | memoryview | IO[bytes] | str, colum
         return pq.read_table(source, columns=wanted, **kwargs)
     data = source if isinstance(source, (bytes, bytearray, memoryview)) else source.read()
     return pq.read_table(pa.BufferReader(arrow_owned(data)), columns=wanted, **kwargs)
+
+
+def read_parquet_at(url: str, columns: Sequence[str] | None = None) -> pa.Table:
+    """The Parquet table at ``url``: a local path or any fsspec URL (``s3://``, ``file://``, ``memory://`` …), read
+    through fsspec as :func:`read_parquet` reads an open file; ``columns`` as ``pq.read_table``'s."""
+    import fsspec
+
+    with fsspec.open(str(url), "rb") as handle:
+        return read_parquet(handle, columns)
+
+
+def parquet_schema_at(url: str) -> pa.Schema:
+    """The schema of the Parquet file at ``url`` (a local path or any fsspec URL), its footer alone read."""
+    import fsspec
+
+    with fsspec.open(str(url), "rb") as handle:
+        return pq.read_schema(handle)

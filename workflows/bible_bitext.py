@@ -61,11 +61,12 @@ def run(config: BibleBitextConfig, *, address: str | None = None) -> dict[str, A
                              heldout=len(heldout))
 
 
-def publish_bible_corpus(root: str, bible: Path, name: str, *, rows_per_shard: int, max_length_ratio: float):
+def publish_bible_corpus(root: str, bible: str | Path, name: str, *, rows_per_shard: int, max_length_ratio: float):
     """Publish the non-held-out verses as corpus ``name``; returns (manifest, held-out table with both sides non-empty)."""
     import pyarrow as pa
     import pyarrow.compute as pc
-    import pyarrow.parquet as pq
+
+    from interlingua.core.parquet_read import read_parquet_at
 
     from interlingua.evaluation.splits import bible_heldout_split
     from interlingua.operators.bitext.hygiene import HygieneSettings
@@ -74,7 +75,7 @@ def publish_bible_corpus(root: str, bible: Path, name: str, *, rows_per_shard: i
     from interlingua.workflows.bitext_source import publish_bitext_corpus
 
     fingerprints = build_fingerprints([str(bible)])  # before reading: a file rewritten meanwhile is recorded as read
-    table = pq.read_table(bible).rename_columns({"en": "src", "es": "tgt"})
+    table = read_parquet_at(str(bible)).rename_columns({"en": "src", "es": "tgt"})  # a path or any fsspec URL
     mask = pa.array(bible_heldout_split(table.column("id").to_pylist()))
     heldout, training = table.filter(mask), table.filter(pc.invert(mask))
     manifest = publish_bitext_corpus(

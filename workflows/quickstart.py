@@ -74,7 +74,7 @@ def input_preflight(config: QuickstartConfig) -> None:
 
     if _local_bitext(config):
         require_input_files([config.bitext], "bitext", local_only=True)
-        _check_bitext(Path(config.bitext))
+        _check_bitext(config.bitext)
     _debian_dir(config)
 
 
@@ -107,7 +107,7 @@ def run(config: QuickstartConfig, *, address: str | None = None) -> dict:
         model_uri, bible, debian = _ensure_assets(assets, config)
         require_input_files([str(bible)], "bitext")
         require_writable(corpus_root(state), "corpus store")
-        model_folder = _check_before_ray(config, model_uri, None if _local_bitext(config) else bible, state)
+        model_folder = _check_before_ray(config, None if _local_bitext(config) else bible, state)
         test, left_out = _test_verses(bible, config.eval_bible_pairs)
 
     with stages("ray"):
@@ -178,7 +178,7 @@ BITEXT_COLUMNS = ("id", "en", "es")
 CORPUS_COLUMNS = ("src", "tgt")
 
 
-def _check_before_ray(config: QuickstartConfig, model_uri: str, bible: Path | None, state: Path) -> str:
+def _check_before_ray(config: QuickstartConfig, bible: str | None, state: Path) -> str:
     """Mistakes the driver can see, as one line before Ray starts: a model that names nothing and a bitext without
     its columns (``bible``: the asset's or a URL; None: a given local file, which :func:`input_preflight` checked;
     :func:`preflight`, the objective's columns, and :func:`environment_preflight`, the resources a local Ray can give,
@@ -191,20 +191,22 @@ def _check_before_ray(config: QuickstartConfig, model_uri: str, bible: Path | No
     return model_folder
 
 
-def _check_bitext(bible: Path) -> None:
-    """A bitext that is no readable Parquet with the quickstart's columns: one line."""
-    import pyarrow.parquet as pq
-
+def _check_bitext(bible: str) -> None:
+    """A bitext (a local path or any fsspec URL, read as it is) that is no readable Parquet with the quickstart's
+    columns: one line."""
     from interlingua.core.errors import UserError
+    from interlingua.core.parquet_read import parquet_schema_at
+    from interlingua.core.redact import redact_text
 
+    shown = redact_text(str(bible))
     try:
-        names = pq.read_schema(str(bible)).names
+        names = parquet_schema_at(bible).names
     except Exception as err:  # noqa: BLE001 - not a Parquet file, unreadable, ...
-        raise UserError(f"bitext {bible} is not a readable Parquet file: {type(err).__name__}: "
-                        f"{str(err).splitlines()[0] if str(err) else ''}") from None
+        raise UserError(redact_text(f"bitext {shown} is not a readable Parquet file: {type(err).__name__}: "
+                                    f"{str(err).splitlines()[0] if str(err) else ''}")) from None
     lacking = [c for c in BITEXT_COLUMNS if c not in names]
     if lacking:
-        raise UserError(f"bitext {bible} lacks columns {lacking} (it has {names}); the quickstart reads a Parquet "
+        raise UserError(f"bitext {shown} lacks columns {lacking} (it has {names}); the quickstart reads a Parquet "
                         f"with columns {list(BITEXT_COLUMNS)} (English, Spanish)")
 
 
@@ -234,30 +236,31 @@ def _ensure_assets(assets: Path, config: QuickstartConfig):
     debian_dir = _debian_dir(config)
     debian = {lang: (debian_dir / p.name if debian_dir else p) for lang, p in debian_reference_paths(assets).items()}
     debian = {lang: p for lang, p in debian.items() if p.exists()}
-    bible = Path(config.bitext) if config.bitext else bible_path(assets)
+    bible = config.bitext or str(bible_path(assets))  # a URL stays one: read through fsspec
     return config.model or str(e5_model_dir(assets)), bible, debian
 
 
-def _publish_corpus(config: QuickstartConfig, root: str, bible: Path):
+def _publish_corpus(config: QuickstartConfig, root: str, bible: str):
     from interlingua.workflows.bible_bitext import publish_bible_corpus
 
     return publish_bible_corpus(root, bible, config.corpus_name, rows_per_shard=config.rows_per_shard,
                                 max_length_ratio=config.max_length_ratio)
 
 
-def _test_verses(bible: Path, pairs: int) -> tuple[tuple[list[str], list[str]], str]:
+def _test_verses(bible: str, pairs: int) -> tuple[tuple[list[str], list[str]], str]:
     """((en, es) of the first ``pairs`` test verses, a note of the held-out verses that are none): the held-out
-    verses less those whose text a training verse has (the benchmark pack's rule, ``bible_test_indices``)."""
-    import pyarrow.parquet as pq
-
+    verses less those whose text a training verse has (the benchmark pack's rule, ``bible_test_indices``).
+    ``bible``: a local path or any fsspec URL."""
     from interlingua.core.errors import UserError
+    from interlingua.core.parquet_read import read_parquet_at
+    from interlingua.core.redact import redact_text
     from interlingua.evaluation.pack.bible_task import bible_test_indices
 
-    rows = pq.read_table(str(bible), columns=list(BITEXT_COLUMNS)).to_pydict()
+    rows = read_parquet_at(bible, BITEXT_COLUMNS).to_pydict()
     kept, heldout, rejected = bible_test_indices(rows["id"], rows["en"], rows["es"])
     reasons = ", ".join(f"{reason} {count}" for reason, count in sorted(rejected.items())) or "none held out"
     if not kept:
-        raise UserError(f"bitext {bible}: none of its {heldout} held-out verses can be a test verse ({reasons}); "
+        raise UserError(f"bitext {redact_text(str(bible))}: none of its {heldout} held-out verses can be a test verse ({reasons}); "
                         "held-out verses need texts of their own, in no training verse and not empty")
     kept = kept[:pairs]
     # its own count of held-out verses: the corpus's count leaves out those hygiene rejected (an empty side, say)

@@ -244,3 +244,55 @@ def test_interpolate_refuses_before_an_mlflow_run_exists(home, tmp_path, bert, m
     with pytest.raises(UserError, match=r"eval_tasks: task 'nope' matches nothing"):
         interpolate.run(InterpolateConfig(first=str(bert), second=str(bert), pack=_pack(tmp_path / "pack"),
                                           eval_tasks=["nope"]))
+
+
+def test_quickstart_reads_a_url_bitext_as_a_url(home, tmp_path, bert, monkeypatch):
+    """A bitext given as an fsspec URL became a Path ('memory:/b/...'): the checks, the test verses and the corpus
+    read a local file that is none. Here a ``memory://`` bitext (no network) is checked, its held-out verses are the
+    test verses and the rest is the published corpus; a ``file://`` one is checked by input_preflight."""
+    import fsspec
+
+    from interlingua.core import runtime
+    from interlingua.evaluation.splits import bible_heldout_split
+    from interlingua.workflows import quickstart
+    from interlingua.workflows.quickstart import QuickstartConfig
+
+    class Stop(Exception):
+        pass
+
+    ids = [f"Gen.{c}.{v}" for c in range(1, 11) for v in range(1, 31)]
+    held = [i for i, h in enumerate(bible_heldout_split(ids)) if h]
+    en, es = [f"verse {i}" for i in range(len(ids))], [f"versiculo {i}" for i in range(len(ids))]
+    url = "memory://quickstart-url-test/bible.parquet"
+    with fsspec.open(url, "wb") as handle:
+        pq.write_table(pa.table({"id": ids, "en": en, "es": es}), handle)
+    tested = []
+    real_test_verses = quickstart._test_verses
+    monkeypatch.setattr(quickstart, "_test_verses", lambda *a: tested.append(real_test_verses(*a)) or tested[-1])
+    monkeypatch.setattr(runtime, "init_ray", lambda *a, **k: None)
+    monkeypatch.setattr(runtime, "configure_mlflow", lambda *a, **k: (_ for _ in ()).throw(Stop()))
+    debian = tmp_path / "debian"
+    debian.mkdir()
+    config = QuickstartConfig(model=str(bert), bitext=url, debian_reference_dir=str(debian),
+                              train={"num_workers": 1, "batch_size": 2, "max_steps": 1, "use_gpu": False})
+    try:
+        with pytest.raises(Stop):
+            quickstart.run(config)
+        (src, tgt), _ = tested[0]
+        assert src == [en[i] for i in held] and tgt == [es[i] for i in held]
+        from interlingua.operators.corpus.store import CorpusStore
+
+        store = CorpusStore(str(home / "corpus"))
+        (version,) = store.versions("bible-en-es")
+        assert store.manifest("bible-en-es", version).total_rows == len(ids) - len(held)
+        with fsspec.open(url, "wb") as handle:
+            pq.write_table(pa.table({"id": ids, "src": en, "tgt": es}), handle)
+        with pytest.raises(UserError, match=r"^bitext memory://quickstart-url-test/bible.parquet lacks columns "
+                                            r"\['en', 'es'\]"):
+            quickstart.run(config)
+    finally:
+        fsspec.filesystem("memory").rm("/quickstart-url-test", recursive=True)
+    local = tmp_path / "bible.parquet"
+    pq.write_table(pa.table({"id": ids, "src": en, "tgt": es}), local)
+    with pytest.raises(UserError, match=r"lacks columns \['en', 'es'\]"):
+        quickstart.input_preflight(QuickstartConfig(bitext=f"file://{local}", debian_reference_dir=str(debian)))
