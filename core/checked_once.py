@@ -45,3 +45,10 @@ def check_in_run(check: Callable[[Any], None], config: Any) -> bool:
         return False
     check(config)
     return True
+
+
+def forget_checks() -> None:
+    """Drop what :func:`check_before_run` remembered: a command's checks that failed after it (``input_preflight``)
+    do not stand, so a later run of the same config checks this machine itself."""
+    global _PASSED
+    _PASSED = None

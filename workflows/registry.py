@@ -87,14 +87,18 @@ def preflight(workflow: ModuleType, config, *, settings_only: bool = False) -> N
     """The workflow's own checks of a validated config (its ``preflight``, and its ``environment_preflight`` and
     ``input_preflight`` of this machine unless ``settings_only``: the work runs on a cluster — a submitted job,
     ``--address`` — or not at all — ``--show-config``): a :class:`UserError` before anything runs or is sent."""
-    from interlingua.core.checked_once import check_before_run
+    from interlingua.core.checked_once import check_before_run, forget_checks
 
-    if getattr(workflow, "preflight", None) is not None:
-        workflow.preflight(config)
-    if not settings_only and getattr(workflow, "environment_preflight", None) is not None:
-        check_before_run(workflow.environment_preflight, config)  # the run's own check of this config is skipped
-    if not settings_only and getattr(workflow, "input_preflight", None) is not None:
-        workflow.input_preflight(config)
+    try:
+        if getattr(workflow, "preflight", None) is not None:
+            workflow.preflight(config)
+        if not settings_only and getattr(workflow, "environment_preflight", None) is not None:
+            check_before_run(workflow.environment_preflight, config)  # the run's own check of this config is skipped
+        if not settings_only and getattr(workflow, "input_preflight", None) is not None:
+            workflow.input_preflight(config)
+    except BaseException:  # a preflight that failed stands for nothing: a later run of this config checks it all
+        forget_checks()
+        raise
 
 
 #: The checks a workflow module may define, which :func:`preflight` runs.
