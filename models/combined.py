@@ -136,6 +136,28 @@ class CombinedEncoder:
         return target
 
 
+class RawPart:
+    """A part of a :data:`RAW_MODES` combination as an embedding cache wraps it (``eval``'s): ``encode(texts)`` is what
+    the combination reads of the part (its raw pooled output, :func:`_encode_part`), cached under the part's identity
+    with :data:`RAW_MARK`, apart from its normalized vectors; so a cached ``concat(A|B)`` gives the uncached one's."""
+
+    def __init__(self, part: TextEncoder):
+        self.part, self.name = part, f"{part.name}{RAW_MARK}"
+
+    @property
+    def dim(self) -> int:
+        return self.part.dim
+
+    @functools.cached_property
+    def identity(self) -> str:
+        from interlingua.models.identity import encoder_identity
+
+        return f"{encoder_identity(self.part)}{RAW_MARK}"
+
+    def encode(self, texts: Sequence[str], batch_size: int | None = None) -> np.ndarray:
+        return _encode_part(self.part, texts, batch_size, raw=True)
+
+
 def is_combined_folder(folder: str | Path) -> bool:
     return (Path(folder) / COMBINED_FILE).is_file()
 

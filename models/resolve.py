@@ -17,7 +17,7 @@ import re
 from pathlib import Path
 from typing import Callable
 
-from interlingua.models.combined import COMBINATIONS, CombinedEncoder
+from interlingua.models.combined import COMBINATIONS, RAW_MODES, CombinedEncoder, RawPart
 from interlingua.models.protocol import TextEncoder
 
 _COMBO = re.compile(r"^(?P<mode>[a-z_]+)\((?P<first>[^|]+)\|(?P<second>[^|]+)\)$")
@@ -34,7 +34,8 @@ def factory_spans(text: str) -> list[tuple[int, int]]:
 
 def resolve_encoder(spec: str, wrap_leaf: Callable[[TextEncoder], TextEncoder] | None = None) -> TextEncoder:
     """Encoder for ``spec`` (see module doc). ``wrap_leaf`` (e.g. an embedding cache) is applied to every
-    single encoder, inside combinations, so a combination reuses its parts' cached embeddings.
+    single encoder, inside combinations, so a combination reuses its parts' cached embeddings (a part of ``concat`` or
+    ``sum`` wrapped as its :class:`~interlingua.models.combined.RawPart`: the vectors those modes combine).
     Raises ValueError for a malformed spec."""
     spec = spec.strip()
     if not spec:
@@ -42,7 +43,10 @@ def resolve_encoder(spec: str, wrap_leaf: Callable[[TextEncoder], TextEncoder] |
     combination = split_combination(spec)
     if combination:
         mode, first, second = combination
-        return CombinedEncoder(resolve_encoder(first, wrap_leaf), resolve_encoder(second, wrap_leaf), mode)
+        leaf = wrap_leaf
+        if wrap_leaf and mode in RAW_MODES:  # the wrapper (a cache) holds the parts' raw outputs, which these combine
+            leaf = lambda encoder: wrap_leaf(RawPart(encoder))  # noqa: E731
+        return CombinedEncoder(resolve_encoder(first, leaf), resolve_encoder(second, leaf), mode)
     encoder = _resolve_single(spec)
     return wrap_leaf(encoder) if wrap_leaf else encoder
 

@@ -54,14 +54,11 @@ def run(args: argparse.Namespace) -> int:
     import json
     from pathlib import Path
 
-    from interlingua.models.cache import CachedEncoder
-    from interlingua.models.resolve import resolve_encoder
     from interlingua.evaluation.report.chart import write_chart
     from interlingua.evaluation.report.mlflow_log import log_to_mlflow
     from interlingua.evaluation.report.summary import format_table, results_document
     from interlingua.evaluation.runner import evaluate_models, select_tasks
     from interlingua.core.errors import UserError
-    from interlingua.core.redact import redact_text
     from interlingua.core.runtime import use_tracking_store
 
     use_tracking_store()  # models:/ specs and --mlflow-run resolve against the workflows' store
@@ -76,10 +73,7 @@ def run(args: argparse.Namespace) -> int:
         _require_run(args.mlflow_run)
     try:
         tasks = select_tasks(_available_tasks(args), args.tasks)  # a bad task name fails before any model loads
-        caches: dict[str, CachedEncoder] = {}  # one cache per encoder name, shared by combinations
-        wrap = None if args.no_cache else (lambda encoder: caches.setdefault(encoder.name, CachedEncoder(encoder, cache_dir)))
-        # labels name the columns, metrics and files: a spec's credentials are masked there
-        encoders = {redact_text(spec): resolve_encoder(spec, wrap_leaf=wrap) for spec in args.model}
+        encoders = model_encoders(args.model, None if args.no_cache else cache_dir)
         measurements = evaluate_models(encoders, tasks, args.seeds)
     except ValueError as err:
         raise UserError(str(err)) from err
@@ -94,6 +88,20 @@ def run(args: argparse.Namespace) -> int:
     if args.mlflow_run:
         log_to_mlflow(args.mlflow_run, measurements, [out / "results.json", out / "results.txt", chart])
     return 0
+
+
+def model_encoders(specs, cache_dir) -> dict:
+    """``{label: encoder}`` of the ``--model`` specs, each single encoder (a combination's parts too) in the embedding
+    cache at ``cache_dir`` (None: no cache), one cache per encoder name, shared by combinations. Labels name the
+    columns, metrics and files: a spec's credentials are masked there."""
+    from interlingua.core.redact import redact_text
+    from interlingua.models.cache import CachedEncoder
+    from interlingua.models.resolve import resolve_encoder
+
+    caches: dict[str, CachedEncoder] = {}
+    wrap = None if cache_dir is None else (lambda encoder: caches.setdefault(encoder.name,
+                                                                             CachedEncoder(encoder, cache_dir)))
+    return {redact_text(spec): resolve_encoder(spec, wrap_leaf=wrap) for spec in specs}
 
 
 def _require_run(run_id: str) -> None:
