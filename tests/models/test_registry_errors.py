@@ -125,6 +125,42 @@ def test_promotion_reading_the_candidate_s_mlmodel_from_a_registry_down_is_unava
         promotion._check_servable(client, promotion.ModelVersionRef("enc", "2"))
 
 
+@pytest.mark.parametrize("outage", [True, False])
+def test_promotion_reading_the_candidate_s_mlmodel_names_the_artifact_store_that_failed(tmp_path, monkeypatch, outage):
+    """The version's S3 store not answering, or refusing the MLmodel, said "the model registry did not answer" (69)
+    or "has no readable MLmodel" (2): the registry had answered; the store is named, its credentials masked."""
+    import types
+
+    import mlflow
+    from mlflow.exceptions import MlflowException
+
+    import interlingua.cluster.promotion as promotion
+
+    monkeypatch.setenv("INTERLINGUA_HOME", str(tmp_path / "state"))
+    if outage:
+        failure = _sdk_error("botocore.exceptions.EndpointConnectionError")(
+            'Could not connect to the endpoint URL: "https://models.s3.amazonaws.com/enc/MLmodel"')
+    else:
+        failure = MlflowException("The following failures occurred while downloading one or more artifacts from "
+                                  "s3://reader:s3cret@models/enc:\n##### File MLmodel #####\nAn error occurred "
+                                  "(AccessDenied) when calling the GetObject operation: Access Denied")
+
+    def download(**kwargs):
+        raise failure
+
+    monkeypatch.setattr(mlflow.artifacts, "download_artifacts", download)
+    client = types.SimpleNamespace(get_model_version_download_uri=lambda name, version: "s3://reader:s3cret@models/enc")
+    with pytest.raises(UserError) as caught:
+        promotion._check_servable(client, promotion.ModelVersionRef("enc", "2"))
+    message = str(caught.value)
+    assert isinstance(caught.value, ServiceUnavailable) == outage
+    assert message.startswith("could not fetch the MLmodel of models:/enc/2: the artifact store of models:/enc/2 "
+                              "(s3://***@models/enc) ")
+    assert ("did not answer (EndpointConnectionError: " if outage else "did not give its files (MLmodel: An error "
+            "occurred (AccessDenied)") in message
+    assert "registry" not in message and "s3cret" not in message and "\n" not in message
+
+
 def test_embed_of_a_models_uri_exits_69_when_the_registry_is_down(registry_at, answering_server, capsys):
     """Through the CLI: the tracking server's port answers (its TCP probe passes), its registry calls get 503."""
     from interlingua.workflows import cli
