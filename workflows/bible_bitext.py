@@ -50,12 +50,15 @@ def run(config: BibleBitextConfig, *, address: str | None = None) -> dict[str, A
     from interlingua.core.runtime import corpus_root, state_dir
     from interlingua.workflows.bitext_source import published_summary
 
-    input_preflight(config)
+    from interlingua.core.inputs import require_input_files
+
     state = state_dir(config.state_dir)
-    path = Path(input_urls(config)[0])
-    if not path.exists():
-        raise UserError(f"Bible bitext {path} is missing (run `interlingua assets bible`, or set bitext=...)")
-    manifest, heldout = publish_bible_corpus(corpus_root(state), path, config.name, rows_per_shard=config.rows_per_shard,
+    source = input_urls(config)[0]
+    if config.bitext:  # a path or any fsspec URL
+        require_input_files([config.bitext], "Bible bitext")
+    elif not Path(source).exists():
+        raise UserError(f"Bible bitext {source} is missing (run `interlingua assets bible`, or set bitext=...)")
+    manifest, heldout = publish_bible_corpus(corpus_root(state), source, config.name, rows_per_shard=config.rows_per_shard,
                                              max_length_ratio=config.max_length_ratio)
     return published_summary("bible-bitext", manifest, ["en", "es"], note=f", {len(heldout)} held out",
                              heldout=len(heldout))

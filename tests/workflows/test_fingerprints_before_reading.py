@@ -268,3 +268,28 @@ def test_apertium_bitext_records_the_english_as_it_was_when_read(tmp_path, monke
     name, version = summary["corpus"].split("@")
     recorded = CorpusStore(str(tmp_path / "state" / "corpus")).manifest(name, version).input_fingerprints[str(english)]
     assert (recorded.size, recorded.sha256) == _fingerprint(read) != _fingerprint(english.read_bytes())
+
+
+def test_bible_bitext_reads_a_url_bitext(tmp_path):
+    """A ``bitext`` given as an fsspec URL was refused as missing (``Path(url).exists()``), though its reader takes URLs;
+    a URL that names nothing is still one line."""
+    import fsspec
+
+    from interlingua.core.errors import UserError
+    from interlingua.workflows import bible_bitext
+
+    local = tmp_path / "bible.parquet"
+    _bible_parquet(local, 40, "url")
+    url = "memory://bible-bitext-url-test/bible.parquet"
+    with fsspec.open(url, "wb") as handle:
+        handle.write(local.read_bytes())
+    try:
+        summary = bible_bitext.run(bible_bitext.BibleBitextConfig(bitext=url, state_dir=str(tmp_path / "state")))
+        name, version = summary["corpus"].split("@")
+        manifest = CorpusStore(str(tmp_path / "state" / "corpus")).manifest(name, version)
+        assert manifest.total_rows + summary["heldout"] <= 40 and manifest.total_rows > 0
+        with pytest.raises(UserError, match="Bible bitext memory://bible-bitext-url-test/none.parquet not found"):
+            bible_bitext.run(bible_bitext.BibleBitextConfig(bitext="memory://bible-bitext-url-test/none.parquet",
+                                                            state_dir=str(tmp_path / "state")))
+    finally:
+        fsspec.filesystem("memory").rm("/bible-bitext-url-test", recursive=True)
