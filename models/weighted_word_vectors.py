@@ -1,6 +1,7 @@
 """Sentence vectors from word vectors: plain average or TF-IDF-weighted average, L2-normalized (ABSent's
 inputs, Fu et al. 2020). Tokens are ``\\w+`` runs, looked up as-is, then lower-cased; IDF is
-``log((1 + N) / (1 + df(w))) + 1`` over a reference corpus (smoothed, as scikit-learn's ``TfidfVectorizer``).
+``log((1 + N) / (1 + df(w))) + 1`` over a reference corpus (smoothed, as scikit-learn's ``TfidfVectorizer``; one-letter
+words count, as with its ``token_pattern=r"(?u)\\b\\w+\\b"``, not its default pattern, which drops them).
 A text with no known word has no vector: :meth:`WordVectorSentenceEncoder.encode_with_mask` returns which
 rows are empty so callers count them as rejects instead of using a zero vector silently."""
 
