@@ -8,6 +8,7 @@ construction so a bad option fails before any model is loaded.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Literal, NamedTuple, Protocol
 
 BackendName = Literal["marian", "ctranslate2", "apertium"]
@@ -35,7 +36,11 @@ class BackendSpec:
       mode made from the pair's ISO 639-3 codes.
     - ``target_token``: for multi-target Marian models, the prefix ``>>xx<<`` put before each source; checked when
       the translator is built (:func:`resolve_target_token`): default ``>>target<<`` when the model has it.
-    - ``beam_size``, ``max_length`` (tokens), ``batch_size`` (sentences per forward pass).
+    - ``beam_size``, ``max_length`` (tokens, the decoder start token included): ``None`` (the default) = the model
+      folder's ``generation_config.json`` (``num_beams``, ``max_length``; OPUS-MT's: 4 or 6 beams, 512 tokens), so a
+      translation is what ``model.generate`` gives by default; :data:`FALLBACK_GENERATION` where the folder names
+      neither (:func:`generation_settings`). A value given overrides the folder's.
+    - ``batch_size`` (sentences per forward pass).
     - ``device``: ``auto`` (GPU if present), ``cpu`` or ``cuda``.
     - ``precision``: ``marian``: ``float32`` / ``float16`` / ``bfloat16`` (half only on GPU);
       ``ctranslate2``: its compute type (``int8``, ``float16``, ``int8_float16``, ``float32``,
@@ -54,8 +59,8 @@ class BackendSpec:
     backend: BackendName = "marian"
     model: str | None = None
     target_token: str | None = None
-    beam_size: int = 4
-    max_length: int = 256
+    beam_size: int | None = None
+    max_length: int | None = None
     batch_size: int = 32
     device: str = "auto"
     precision: str = "default"
@@ -68,6 +73,8 @@ class BackendSpec:
             raise ValueError(f"backend must be one of {BACKENDS}, got {self.backend!r}")
         for name in ("beam_size", "max_length", "batch_size", "inter_threads"):
             value = getattr(self, name)
+            if value is None and name in ("beam_size", "max_length"):
+                continue  # the model's generation config
             if not isinstance(value, int) or value < 1:
                 raise ValueError(f"{name} must be a positive integer, got {value!r}")
         if not isinstance(self.intra_threads, int) or self.intra_threads < 0:
@@ -78,6 +85,35 @@ class BackendSpec:
             self.target_token.startswith(">>") and self.target_token.endswith("<<")
         ):
             raise ValueError(f"target_token must look like '>>es<<', got {self.target_token!r}")
+
+
+#: ``num_beams`` and ``max_length`` used where a model's generation config names neither (and no spec sets them).
+FALLBACK_GENERATION = {"num_beams": 4, "max_length": 256}
+
+
+def declared_generation(model: str) -> dict[str, int]:
+    """``num_beams`` and ``max_length`` as the model folder / hub id ``model`` declares them: its
+    ``generation_config.json``, else its ``config.json`` (transformers builds the generation config from it then);
+    a key it does not name (or names as no positive integer) is absent."""
+    import json
+
+    from transformers.utils import cached_file
+
+    for name in ("generation_config.json", "config.json"):
+        path = cached_file(model, name, _raise_exceptions_for_missing_entries=False,
+                           _raise_exceptions_for_connection_errors=False)
+        if path:
+            declared = json.loads(Path(path).read_text(encoding="utf-8"))
+            return {key: declared[key] for key in FALLBACK_GENERATION
+                    if isinstance(declared.get(key), int) and not isinstance(declared[key], bool) and declared[key] >= 1}
+    return {}
+
+
+def generation_settings(spec: BackendSpec, declared: dict[str, int]) -> dict[str, int]:
+    """The ``num_beams`` and ``max_length`` a translation runs with: the spec's where it sets them, else the model's
+    ``declared`` ones (:func:`declared_generation`), else :data:`FALLBACK_GENERATION`."""
+    given = {"num_beams": spec.beam_size, "max_length": spec.max_length}
+    return {key: given[key] or declared.get(key) or fallback for key, fallback in FALLBACK_GENERATION.items()}
 
 
 def resolve_device(device: str) -> str:

@@ -3,7 +3,10 @@
 
 ``model`` is either a CTranslate2 folder (has ``model.bin``) or a Marian folder / HF id, which is
 converted once into ``<cache>/<name>-<digest>-ct2-float32/ct2`` (default cache ``~/.cache/interlingua/ct2``) with
-the tokenizer files copied along, so the converted folder is self-contained. ``digest`` is the SHA-256 of the Marian
+the tokenizer files copied along and the Marian folder's ``num_beams`` / ``max_length`` (:func:`declared_generation`;
+the conversion keeps no generation config) written as its ``generation_config.json``, so the converted folder is
+self-contained. ``spec.beam_size`` / ``spec.max_length`` left unset are the Marian folder's (OPUS-MT's: 4 or 6 beams,
+512 tokens), as the Marian backend takes them (:func:`generation_settings`). ``digest`` is the SHA-256 of the Marian
 model's files, so a model rewritten in place is converted again; a conversion is written beside the cache entry
 and renamed into place when finished, so translate actors converting at the same time, or a conversion cut
 short, never leave an entry that later runs take for a model or fail on. Compute type ``default`` is int8 on
@@ -17,10 +20,13 @@ Marian backend refuses it, never cut; an output of ``max_length - 1`` tokens (no
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from interlingua.operators.translate.backend import (
     BackendSpec,
+    declared_generation,
+    generation_settings,
     language_codes,
     length_sorted_batches,
     position_limit,
@@ -45,7 +51,10 @@ def convert_marian(model: str, output_dir: str | Path, quantization: str | None 
     source = Path(model)
     copy_files = [name for name in TOKENIZER_FILES if (source / name).is_file()] if source.is_dir() else []
     converter = ctranslate2.converters.TransformersConverter(model, copy_files=copy_files or None)
-    return Path(converter.convert(str(output_dir), quantization=quantization, force=force))
+    converted = Path(converter.convert(str(output_dir), quantization=quantization, force=force))
+    # CTranslate2's config.json is its own: the Marian folder's num_beams / max_length are kept beside it
+    (converted / "generation_config.json").write_text(json.dumps(declared_generation(model)), encoding="utf-8")
+    return converted
 
 
 #: Source tokens a model takes when its tokenizer names no ``model_max_length`` (CTranslate2's own default cut-off).
@@ -55,13 +64,21 @@ CT2_INPUT_LIMIT = 1024
 DEFAULT_CT2_CACHE = Path.home() / ".cache" / "interlingua" / "ct2"
 
 
-def converted_folder(model: str, cache: Path) -> Path:
-    """The CTranslate2 (float32) conversion of the Marian model ``model`` (a folder or a hub id, fetched to its
-    local snapshot first) under ``cache``, made on first use; keyed by the model's name and file digest."""
-    from interlingua.models.identity import files_digest
-    from interlingua.models.load import cached_copy, from_hub
+def marian_source(model: str) -> Path:
+    """The local folder of the Marian model ``model``: the folder itself, or a hub id's local snapshot."""
+    from interlingua.models.load import from_hub
 
-    source = Path(model) if Path(model).is_dir() else Path(from_hub(model))
+    return Path(model) if Path(model).is_dir() else Path(from_hub(model))
+
+
+def converted_folder(model: str, cache: Path, source: Path | None = None) -> Path:
+    """The CTranslate2 (float32) conversion of the Marian model ``model`` (a folder or a hub id; ``source``: its
+    local folder, :func:`marian_source`) under ``cache``, made on first use; keyed by the model's name and file
+    digest."""
+    from interlingua.models.identity import files_digest
+    from interlingua.models.load import cached_copy
+
+    source = source or marian_source(model)
     name = Path(model.rstrip("/")).name or "model"
     target = Path(cache) / f"{name}-{files_digest(source)[:16]}-ct2-float32"
     return cached_copy(target, lambda partial: convert_marian(str(source), partial / "ct2"))
@@ -90,9 +107,12 @@ class CTranslate2Translator:
         if compute_type == "default":
             compute_type = "int8" if self.device == "cpu" else "float16"
         folder = Path(model)
-        if not is_ctranslate2_folder(folder):
+        source = folder if is_ctranslate2_folder(folder) else marian_source(model)
+        if source is not folder:
             cache = Path(cache_dir) if cache_dir else DEFAULT_CT2_CACHE
-            folder = converted_folder(model, cache)
+            folder = converted_folder(model, cache, source)
+        # the Marian folder's own (a conversion cached before they were kept beside it has none)
+        self.generation = generation_settings(spec, declared_generation(str(source)))
         self.folder = folder
         self.tokenizer = AutoTokenizer.from_pretrained(str(folder))
         self.target_token = resolve_target_token(language_codes(self.tokenizer.get_vocab()), spec.target_token, target)
@@ -117,8 +137,8 @@ class CTranslate2Translator:
         refuse_long_sources([len(tokens) for tokens in sources], self.source_limit)
         results = self.translator.translate_batch(
             sources,
-            beam_size=self.spec.beam_size,
-            max_decoding_length=self.spec.max_length - 1,
+            beam_size=self.generation["num_beams"],
+            max_decoding_length=self.generation["max_length"] - 1,
             max_batch_size=self.spec.batch_size,
             batch_type="examples",
             max_input_length=0,  # never cut: longer sources were refused above
@@ -127,6 +147,6 @@ class CTranslate2Translator:
             ids = self.tokenizer.convert_tokens_to_ids(result.hypotheses[0])
             outputs[i] = self.tokenizer.decode(ids, skip_special_tokens=True)
             # the end token takes a decoding step and is not returned: a full-length hypothesis never ended
-            at_max_length[i] = len(result.hypotheses[0]) >= self.spec.max_length - 1
+            at_max_length[i] = len(result.hypotheses[0]) >= self.generation["max_length"] - 1
         self.at_max_length = at_max_length
         return outputs

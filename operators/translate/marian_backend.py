@@ -1,8 +1,9 @@
 """Marian / OPUS-MT translation through transformers ``generate`` (Junczys-Dowmunt et al. 2018;
 Tiedemann & Thottingal 2020).
 
-Sentences are batched by length (:func:`length_sorted_batches`) and translated with beam search of
-``spec.beam_size`` (1 = greedy), ``max_length`` new-sequence tokens; on GPU the model runs in
+Sentences are batched by length (:func:`length_sorted_batches`) and translated as ``model.generate`` does with the
+model folder's generation config (OPUS-MT's: 4 or 6 beams, ``max_length`` 512), except for ``spec.beam_size`` (1 =
+greedy) and ``spec.max_length`` where they are set (:func:`generation_settings`); on GPU the model runs in
 ``float16`` or ``bfloat16`` when ``spec.precision`` asks for it. Multilingual models take a
 ``>>lang<<`` token before every source sentence (``spec.target_token``).
 
@@ -15,8 +16,10 @@ from __future__ import annotations
 
 from interlingua.operators.translate.backend import (
     BackendSpec,
+    declared_generation,
     encode_sources,
     end_token_ids,
+    generation_settings,
     language_codes,
     length_sorted_batches,
     padded_batch,
@@ -51,6 +54,10 @@ class MarianTranslator:
                                            self.tokenizer.model_max_length)
         self.at_max_length: list[bool] = []
         self.end_ids = end_token_ids(self.model)
+        declared = declared_generation(model)
+        self.generation = generation_settings(spec, declared)
+        # given to generate only where they differ from the folder's own (which generate uses when not given)
+        self.overrides = {key: value for key, value in self.generation.items() if declared.get(key) != value}
 
     def _prepare(self, sentences: list[str]) -> list[str]:
         if self.target_token is None:
@@ -66,13 +73,8 @@ class MarianTranslator:
         for indices in length_sorted_batches(sentences, self.spec.batch_size):
             batch = padded_batch(self.tokenizer, encoded, indices).to(self.device)
             with torch.inference_mode():
-                generated = self.model.generate(
-                    **batch,
-                    num_beams=self.spec.beam_size,
-                    do_sample=False,
-                    max_length=self.spec.max_length,
-                )
-            cut = stopped_at_max_length(generated, self.end_ids, self.spec.max_length)
+                generated = self.model.generate(**batch, do_sample=False, **self.overrides)
+            cut = stopped_at_max_length(generated, self.end_ids, self.generation["max_length"])
             for i, text, stopped in zip(indices, self.tokenizer.batch_decode(generated, skip_special_tokens=True), cut):
                 outputs[i] = text
                 at_max_length[i] = stopped

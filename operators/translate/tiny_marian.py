@@ -3,7 +3,11 @@
 No OPUS-MT weights are reachable offline, so the Marian and CTranslate2 backends are exercised on a
 model with the exact folder layout of ``Helsinki-NLP/opus-mt-*``: ``source.spm`` / ``target.spm``
 (SentencePiece unigram models), ``vocab.json`` (shared vocabulary), ``config.json``,
-``generation_config.json`` and weights. Its outputs are meaningless but deterministic for a seed.
+``generation_config.json`` and weights. Its outputs are meaningless but deterministic for a seed; untrained, it
+gives about the same output for every input. ``train_steps`` Adam steps on the builder's English → Spanish pairs
+(seeded) make its outputs follow the input, so a test comparing two engines can fail; the ``<pad>`` (decoder start)
+embedding row is kept zero, as OPUS-MT's is (Marian starts its decoder from a zero vector; CTranslate2's conversion
+assumes it).
 
 ``generation_config.forced_eos_token_id`` is cleared: transformers otherwise forces ``</s>`` at
 the last step when ``max_length`` is reached, which CTranslate2 does not do; without it greedy
@@ -58,8 +62,11 @@ def build_tiny_marian(
     ffn_dim: int = 64,
     spm_vocab_size: int = 60,
     seed: int = 0,
+    positions: int = 256,
+    train_steps: int = 0,
 ) -> Path:
-    """Write a tiny random MarianMTModel + MarianTokenizer to ``folder``; returns the folder."""
+    """Write a tiny random MarianMTModel + MarianTokenizer to ``folder`` (``positions``: its
+    ``max_position_embeddings``; ``train_steps``: Adam steps on the builder's pairs first); returns the folder."""
     import sentencepiece as spm
     import torch
     from transformers import MarianConfig, MarianMTModel, MarianTokenizer
@@ -83,7 +90,7 @@ def build_tiny_marian(
         vocab=str(folder / "vocab.json"),
         source_lang="en",
         target_lang="es",
-        model_max_length=256,  # = max_position_embeddings: longer inputs are truncated, as OPUS-MT's are at 512
+        model_max_length=positions,  # = max_position_embeddings: longer inputs are truncated, as OPUS-MT's are at 512
     )
     config = MarianConfig(
         vocab_size=len(vocab),
@@ -94,7 +101,7 @@ def build_tiny_marian(
         decoder_attention_heads=heads,
         encoder_ffn_dim=ffn_dim,
         decoder_ffn_dim=ffn_dim,
-        max_position_embeddings=256,
+        max_position_embeddings=positions,
         pad_token_id=vocab["<pad>"],
         eos_token_id=vocab["</s>"],
         decoder_start_token_id=vocab["<pad>"],
@@ -106,6 +113,8 @@ def build_tiny_marian(
     )
     torch.manual_seed(seed)
     model = MarianMTModel(config)
+    if train_steps:
+        _train(model, tokenizer, train_steps)
     model.generation_config.forced_eos_token_id = None
     model.generation_config.max_length = 64
     model.generation_config.num_beams = 1
@@ -113,3 +122,24 @@ def build_tiny_marian(
     model.save_pretrained(folder)
     tokenizer.save_pretrained(folder)
     return folder
+
+
+def _train(model, tokenizer, steps: int) -> None:
+    """``steps`` full-batch Adam steps on the corpus's English → Spanish pairs (the sinusoidal positions frozen, the
+    ``<pad>`` row, which the tied output layer's gradient moves, set back to zero after each)."""
+    import torch
+
+    half = len(_CORPUS) // 2
+    batch = tokenizer(_CORPUS[:half], text_target=_CORPUS[half:], return_tensors="pt", padding=True)
+    batch["labels"][batch["labels"] == tokenizer.pad_token_id] = -100
+    for positions in (model.model.encoder.embed_positions.weight, model.model.decoder.embed_positions.weight):
+        positions.requires_grad_(False)
+    optimizer = torch.optim.Adam([p for p in model.parameters() if p.requires_grad], lr=3e-3)
+    model.train()
+    for _ in range(steps):
+        optimizer.zero_grad()
+        model(**batch).loss.backward()
+        optimizer.step()
+        with torch.no_grad():
+            model.get_input_embeddings().weight[model.config.decoder_start_token_id] = 0
+    model.eval()
