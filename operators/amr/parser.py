@@ -2,11 +2,20 @@
 
 ``model`` is an HF id, a local folder or an amrlib ``parse_xfm`` model folder. An amrlib folder
 holds ``amrlib_meta.json`` (``model_type: parse_xfm``, ``base_model`` such as
-``facebook/bart-large``, and generation ``kwargs``), ``config.json`` and the weights
+``facebook/bart-large``, and amrlib's inference ``kwargs``, not read: beam and batch sizes are this parser's
+options), ``config.json`` (amrlib's ``task_specific_params.parse_amr``) and the weights
 (``pytorch_model.bin`` / ``model.safetensors``), usually without tokenizer files: the tokenizer is
 then loaded from ``base_model``. amrlib's models emit a variable-free serialization that amrlib's
 own de-serializer turns into PENMAN; pass ``postprocess=`` a callable doing that (e.g. built on
 ``amrlib`` when installed) — by default outputs are validated as they come.
+
+Generation never blocks repeated n-grams: ``no_repeat_ngram_size=0``, ``encoder_no_repeat_ngram_size=0`` and
+``repetition_penalty=1.0`` are always passed, overriding the folder's generation config (a BART-derived checkpoint
+carries ``no_repeat_ngram_size: 3``, which forbids the trigrams PENMAN repeats, ``:ARG0 (``). A folder that amrlib
+trained (its ``config.json`` holds ``task_specific_params.parse_amr``, or it has ``amrlib_meta.json``) generates as
+amrlib's ``parse_xfm`` inference does: ``early_stopping`` when beam search runs, and, unless ``max_length`` is given,
+``max_length`` = ``parse_amr.max_out_len``. That effective ``max_length`` is the one cut-off outputs are measured
+against.
 
 An output that filled ``max_length`` tokens without ending (no end token before the last position) is cut off:
 it is a ``max-length`` failure, never validated (a cut-off graph may still parse). Every other output is validated
@@ -39,6 +48,8 @@ from interlingua.operators.translate.backend import (
 )
 
 AMRLIB_META = "amrlib_meta.json"
+#: ``max_length`` of a folder that names none (amrlib's ``max_out_len``).
+DEFAULT_MAX_LENGTH = 512
 
 
 @dataclass(frozen=True)
@@ -58,6 +69,29 @@ def read_amrlib_meta(folder: str | Path) -> dict[str, Any] | None:
     if not path.is_file():
         return None
     return json.loads(path.read_text(encoding="utf-8"))
+
+
+def amrlib_parse_settings(config: dict[str, Any]) -> dict[str, Any] | None:
+    """The ``task_specific_params`` amrlib's parse_xfm trainer writes into a model's config (``parse_amr``, or
+    ``translation_amr_to_text`` as one of its released T5 models has it), or ``None``."""
+    params = config.get("task_specific_params") if isinstance(config, dict) else None
+    if not isinstance(params, dict):
+        return None
+    settings = params.get("parse_amr") or params.get("translation_amr_to_text")
+    return settings if isinstance(settings, dict) else None
+
+
+def amrlib_max_out_len(config: dict[str, Any]) -> int | None:
+    """``parse_amr.max_out_len`` of an amrlib-trained model's config, or ``None``; a value that is not a positive
+    integer raises ``ValueError`` naming the key."""
+    settings = amrlib_parse_settings(config) or {}
+    value = settings.get("max_out_len")
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"config.json task_specific_params.parse_amr.max_out_len must be a positive integer, "
+                         f"got {value!r}")
+    return value
 
 
 def tokenizer_source(model: str) -> str:
@@ -88,6 +122,10 @@ def parser_model_problem(model: str) -> str:
         config = json.loads((Path(model).expanduser() / "config.json").read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError) as err:
         return f"parser_model {model}/config.json is not readable JSON ({err})"
+    try:
+        amrlib_max_out_len(config)
+    except ValueError as err:
+        return f"parser_model {model}/{err}"
     model_type = config.get("model_type") if isinstance(config, dict) else None
     if model_type in MODEL_FOR_SEQ_TO_SEQ_CAUSAL_LM_MAPPING_NAMES or (isinstance(config, dict)
                                                                      and config.get("is_encoder_decoder") is True):
@@ -99,17 +137,20 @@ def parser_model_problem(model: str) -> str:
 class Seq2SeqAmrParser:
     """Parse sentences into validated PENMAN graphs (see the module docstring)."""
 
-    def __init__(self, model: str, *, beam_size: int = 4, retry_beam_size: int | None = 8, max_length: int = 512,
-                 batch_size: int = 16, device: str = "auto", check_roles: bool = False,
+    def __init__(self, model: str, *, beam_size: int = 4, retry_beam_size: int | None = 8,
+                 max_length: int | None = None, batch_size: int = 16, device: str = "auto", check_roles: bool = False,
                  postprocess: Callable[[str], str] | None = None, load: bool = True):
+        """``max_length``: the longest output in tokens; ``None``: an amrlib folder's ``max_out_len``, else
+        :data:`DEFAULT_MAX_LENGTH`."""
         for name, value in (("beam_size", beam_size), ("max_length", max_length), ("batch_size", batch_size)):
-            if not isinstance(value, int) or value < 1:
+            if (value is not None or name != "max_length") and (not isinstance(value, int) or value < 1):
                 raise ValueError(f"{name} must be a positive integer, got {value!r}")
         if retry_beam_size is not None and retry_beam_size <= beam_size:
             raise ValueError(f"retry_beam_size must be larger than beam_size ({beam_size}), got {retry_beam_size}")
         self.beam_size = beam_size
         self.retry_beam_size = retry_beam_size
-        self.max_length = max_length
+        self.max_length = max_length or DEFAULT_MAX_LENGTH
+        self.amrlib = False  # generate as amrlib's parse_xfm inference (set from the folder when loaded)
         self.batch_size = batch_size
         self.check_roles = check_roles
         self.postprocess = postprocess
@@ -119,6 +160,10 @@ class Seq2SeqAmrParser:
 
             self.tokenizer = AutoTokenizer.from_pretrained(tokenizer_source(model))
             self.model = AutoModelForSeq2SeqLM.from_pretrained(model).to(self.device).eval()
+            config = self.model.config.to_dict()
+            self.amrlib = amrlib_parse_settings(config) is not None or (
+                Path(model).is_dir() and read_amrlib_meta(model) is not None)
+            self.max_length = max_length or amrlib_max_out_len(config) or DEFAULT_MAX_LENGTH
             self.source_limit = position_limit(getattr(self.model.config, "max_position_embeddings", None),
                                                self.tokenizer.model_max_length)
             self.end_ids = end_token_ids(self.model)
@@ -138,11 +183,20 @@ class Seq2SeqAmrParser:
         for indices in length_sorted_batches(sentences, self.batch_size):
             batch = padded_batch(self.tokenizer, encoded, indices).to(self.device)
             with torch.inference_mode():
-                ids = self.model.generate(**batch, num_beams=beam_size, do_sample=False, max_length=self.max_length)
+                ids = self.model.generate(**batch, **self.generation_kwargs(beam_size))
             cut = stopped_at_max_length(ids, self.end_ids, self.max_length)
             for i, text, stopped in zip(indices, self.tokenizer.batch_decode(ids, skip_special_tokens=True), cut):
                 outputs[i] = (text, stopped)
         return outputs
+
+    def generation_kwargs(self, beam_size: int) -> dict[str, Any]:
+        """What :meth:`generate` passes to ``model.generate`` besides the batch (see the module docstring)."""
+        kwargs: dict[str, Any] = {"num_beams": beam_size, "do_sample": False, "max_length": self.max_length,
+                                  "no_repeat_ngram_size": 0, "encoder_no_repeat_ngram_size": 0,
+                                  "repetition_penalty": 1.0}
+        if self.amrlib:
+            kwargs["early_stopping"] = beam_size > 1
+        return kwargs
 
     def _check(self, raw: str, cut_off: bool, beam_size: int) -> ParseResult:
         if cut_off:
