@@ -71,6 +71,22 @@ def marian_source(model: str) -> Path:
     return Path(model) if Path(model).is_dir() else Path(from_hub(model))
 
 
+def start_row_problem(source: str | Path) -> str:
+    """Why the Marian folder ``source`` cannot be converted faithfully, or ``""``: CTranslate2 starts Marian's decoder
+    from a zero vector (Marian's own models have a zero ``<pad>``, decoder start, embedding row); a Marian fine-tuned
+    with transformers (output layer tied to the embeddings) has a non-zero row, and its conversion translates
+    garbage."""
+    from transformers import AutoModelForSeq2SeqLM
+
+    model = AutoModelForSeq2SeqLM.from_pretrained(str(source))
+    start = model.config.decoder_start_token_id
+    if model.config.model_type != "marian" or start is None or not model.get_input_embeddings().weight[start].any():
+        return ""
+    return (f"ctranslate2 model folder {source}: its decoder start (<pad>, id {start}) embedding row is not zero (a "
+            "Marian fine-tuned with transformers?), which CTranslate2's conversion assumes; it would translate garbage: "
+            "use backend marian (transformers) for this model")
+
+
 def converted_folder(model: str, cache: Path, source: Path | None = None) -> Path:
     """The CTranslate2 (float32) conversion of the Marian model ``model`` (a folder or a hub id; ``source``: its
     local folder, :func:`marian_source`) under ``cache``, made on first use; keyed by the model's name and file
@@ -109,6 +125,8 @@ class CTranslate2Translator:
         folder = Path(model)
         source = folder if is_ctranslate2_folder(folder) else marian_source(model)
         if source is not folder:
+            if problem := start_row_problem(source):  # also for a conversion cached before this was checked
+                raise ValueError(problem)
             cache = Path(cache_dir) if cache_dir else DEFAULT_CT2_CACHE
             folder = converted_folder(model, cache, source)
         # the Marian folder's own (a conversion cached before they were kept beside it has none)

@@ -82,7 +82,21 @@ def translation_problem(spec: BackendSpec, pair: str) -> str:
     if not any((folder / name).is_file() for name in TOKENIZER_FILES):
         return (f"{spec.backend} model folder {model} has no tokenizer files ({', '.join(TOKENIZER_FILES)}): "
                 "save the tokenizer beside the model (tokenizer.save_pretrained)")
-    return _target_token_problem(folder / "vocab.json", spec, target)
+    return _target_token_problem(folder / "vocab.json", spec, target) or _conversion_problem(spec, folder, target)
+
+
+def _conversion_problem(spec: BackendSpec, folder: Path, target: str) -> str:
+    """A Marian folder CTranslate2 would convert into garbage (its decoder start row is not zero)."""
+    from interlingua.operators.translate.ctranslate2_backend import is_ctranslate2_folder, start_row_problem
+
+    if spec.backend != "ctranslate2" or is_ctranslate2_folder(folder):
+        return ""
+    try:
+        problem = start_row_problem(folder)
+    except (OSError, ValueError) as err:
+        first = next((line for line in str(err).splitlines() if line.strip()), "")
+        return f"ctranslate2 model folder {folder} does not load as a transformers model ({type(err).__name__}: {first})"
+    return f"{problem} (translate.{target}.backend)" if problem else ""
 
 
 def _target_token_problem(vocab: Path, spec: BackendSpec, target: str) -> str:

@@ -65,6 +65,34 @@ def test_ctranslate2_float32_greedy_equals_transformers(tiny_marian, tmp_path):
 
 
 @pytest.mark.slow
+def test_ctranslate2_refuses_a_marian_whose_decoder_start_row_is_not_zero(tiny_marian, tmp_path):
+    """CTranslate2 starts Marian's decoder from a zero vector: a folder whose <pad> (decoder start) row is not zero
+    (a Marian fine-tuned with transformers) is refused in one line naming it, by the preflight (before Ray) and by the
+    translator before any conversion; the marian backend takes it."""
+    import torch
+    from transformers import MarianMTModel, MarianTokenizer
+
+    from interlingua.operators.translate.ctranslate2_backend import CTranslate2Translator
+    from interlingua.operators.translate.preflight import translation_problem
+
+    folder = tmp_path / "fine-tuned"
+    model = MarianMTModel.from_pretrained(tiny_marian)
+    with torch.no_grad():
+        model.get_input_embeddings().weight[model.config.decoder_start_token_id] = 0.1
+    model.save_pretrained(folder)
+    MarianTokenizer.from_pretrained(tiny_marian).save_pretrained(folder)
+    spec = BackendSpec(backend="ctranslate2", model=str(folder), device="cpu", precision="float32")
+    problem = translation_problem(spec, "en-es")
+    assert problem.startswith(f"ctranslate2 model folder {folder}: its decoder start (<pad>")
+    assert "use backend marian" in problem and "\n" not in problem
+    with pytest.raises(ValueError, match="embedding row is not zero") as refused:
+        CTranslate2Translator(spec, str(folder), cache_dir=tmp_path / "ct2")
+    assert str(folder) in str(refused.value) and not (tmp_path / "ct2").exists()
+    assert translation_problem(BackendSpec(backend="marian", model=str(folder)), "en-es") == ""
+    assert translation_problem(BackendSpec(backend="ctranslate2", model=tiny_marian), "en-es") == ""
+
+
+@pytest.mark.slow
 def test_ctranslate2_int8_runs_and_reuses_the_converted_folder(tiny_marian, tmp_path):
     from interlingua.operators.translate.ctranslate2_backend import CTranslate2Translator
 
