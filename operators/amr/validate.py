@@ -16,12 +16,16 @@ part before ``:``) so rejects can be counted by kind:
 - ``duplicate-variable: <var>`` — one variable given two concepts;
 - ``missing-target: <role>`` — a role with nothing after it (``(a / b :ARG0)``, ``(a / b :)``),
   which penman only logs;
-- ``undefined-variable: <name>`` — a role points at a variable-like symbol (``b``, ``x2``) that no
-  node defines; AMR constants are strings, numbers, ``-``, ``+`` and mode words, never such symbols;
+- ``undefined-variable: <name>`` — a role points at a symbol shaped like an AMR variable (a lowercase
+  letter, then digits) that no node defines, when the symbol has digits (``x2``) or its letter begins one of the
+  graph's own variables (``b3`` or ``b`` beside ``b2``); a bare letter that no variable of the graph starts with
+  is a constant, as ``penman`` reads it (``(l / letter :value a)``, ``(a / and :li x)``);
 - ``invalid-role: <role>`` — a role with an empty name (``(a / b : (c / d))``) always; with
   ``check_roles=True`` also a role the AMR model of ``penman`` does not know;
 - ``too-deep: <depth>`` — nodes nested deeper than ``max_depth`` (default :data:`MAX_PENMAN_DEPTH`), measured
   before decoding (``penman`` and the linearizer recurse per level; real AMR graphs stay far below the limit).
+
+``#`` comment lines are allowed before the graph and after it.
 """
 
 from __future__ import annotations
@@ -90,6 +94,15 @@ def _graph_span_problem(text: str) -> str:
     return f"trailing-text: {text[rest:].strip()[:40]!r}"
 
 
+def _without_trailing_comments(text: str) -> str:
+    """``text`` cut after its last top-level ``)`` when only whitespace and ``#`` comments follow (``penman.iterdecode``
+    takes a trailing comment for the metadata of a graph that never comes: "Unexpected end of input")."""
+    closes = [i for i, depth in _parentheses(text) if depth == 0]
+    if closes and _skip_blank_and_comments(text, closes[-1] + 1) >= len(text):
+        return text[:closes[-1] + 1]
+    return text
+
+
 def _parentheses(text: str, start: int = 0):
     """``(index, depth after it)`` for every ``(`` and ``)`` from ``start`` on, outside quoted strings and outside
     ``#`` comments between graphs."""
@@ -137,10 +150,18 @@ def _structural_problem(graph: Graph) -> str:
             return f"missing-target: {role}"
         if role == ":":
             return "invalid-role: :"
+    letters = {variable[0] for variable in concepts if isinstance(variable, str) and variable}
     for _, _, target in graph.attributes():
-        if isinstance(target, str) and _VARIABLE_LIKE.match(target) and target not in concepts:
+        if _undefined_variable(target, concepts, letters):
             return f"undefined-variable: {target}"
     return ""
+
+
+def _undefined_variable(target: object, variables: dict, letters: set[str]) -> bool:
+    """Whether an attribute's value reads as a reference to a variable the graph never defined (module docstring)."""
+    if not isinstance(target, str) or target in variables or not _VARIABLE_LIKE.match(target):
+        return False
+    return len(target) > 1 or target in letters
 
 
 def _role_problem(graph: Graph) -> str:
@@ -160,7 +181,7 @@ def validate_penman(text: str, *, check_roles: bool = False, max_depth: int = MA
     if depth > max_depth:
         return Validation(None, f"too-deep: nesting depth {depth} > {max_depth}")
     try:
-        graphs = list(penman.iterdecode(text))
+        graphs = list(penman.iterdecode(_without_trailing_comments(text)))
     except penman.DecodeError as error:
         return Validation(None, f"decode-error: {_decode_error_message(error)}")
     except RecursionError:  # a limit above what the interpreter's stack allows

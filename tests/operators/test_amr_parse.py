@@ -81,6 +81,42 @@ def test_malformed_graphs_are_rejected_with_a_specific_reason(text, reason):
     assert validation.reason == reason
 
 
+# graphs the audit found refused though penman reads them, and their neighbours that were always accepted
+PENMAN_READS = [
+    "(s / say-01 :ARG0 (i / i) :ARG1 (l / letter :value a))",  # a one-letter constant no variable starts with
+    "(a / and :op1 (g / go-02) :li x)",
+    "(m / monetary-quantity :quant 5 :unit e)",
+    "# ::snt hi\n(b / boy)\n# ::id 2",  # a comment line after the graph
+    "(b / boy) # said of the boy\n\n# ::note two comments\n",
+    "(g / go-02 :mode imperative :ARG0 (y / you))",
+    "(w / want-01 :ARG0 b :ARG1 (g / go-02 :ARG0 (b / boy)))",
+    '(p / person :wiki - :name (n / name :op1 "Bob"))',
+    "(x1 / boy :ARG0-of (x2 / run-01))",
+]
+
+
+@pytest.mark.parametrize("text", PENMAN_READS)
+def test_graphs_penman_reads_are_valid(text):
+    import penman
+
+    validation = validate_penman(text)
+    assert validation.ok, validation.reason
+    assert validation.graph.triples == penman.decode(text).triples
+
+
+@pytest.mark.parametrize(
+    "text, reason",
+    [
+        ("(b / boy :ARG0-of (b2 / run-01 :ARG1 b3))", "undefined-variable: b3"),  # penman reads b3 as a constant
+        ("(b2 / boy :mod b)", "undefined-variable: b"),
+        ("(a / see-01 :ARG0 x2)", "undefined-variable: x2"),
+        ("(a / b)\n# ::id 2\n(c / d)\n# end\n", "multiple-graphs"),
+    ],
+)
+def test_references_to_variables_never_defined_and_graphs_between_comments_stay_rejects(text, reason):
+    assert validate_penman(text).reason == reason
+
+
 def test_unknown_role_only_rejected_when_asked():
     assert validate_penman("(a / b :foo (c / d))").ok
     assert validate_penman("(a / b :foo (c / d))", check_roles=True).reason == "invalid-role: :foo"
