@@ -16,6 +16,10 @@ CPU and float16 on GPU. Tokenization is the model's own SentencePiece tokenizer 
 model's positions; 1024, CTranslate2's own cut-off, when unset) is refused (``source has K tokens > N``) as the
 Marian backend refuses it, never cut; an output of ``max_length - 1`` tokens (no end token) is flagged in
 :attr:`CTranslate2Translator.at_max_length`.
+
+Greedy decoding in float32 gives transformers' output. Beam search does not always: CTranslate2 stops once
+``beam_size`` hypotheses have ended, as transformers' ``early_stopping=True`` does, where transformers' default (OPUS-MT's
+generation config sets none) may keep searching and return another, longer hypothesis.
 """
 
 from __future__ import annotations
