@@ -22,8 +22,8 @@ from interlingua.core import tracking
 from interlingua.core.errors import ServiceUnavailable, UserError
 from interlingua.evaluation.tasks.records import Measurement
 from interlingua.evaluation.tasks.spec import TaskSpec
-from interlingua.models.registry_errors import (REGISTRY_HINT, download_failures, first_line, not_mlflow,
-                                                registry_error, store_unanswered, unanswered)
+from interlingua.models.registry_errors import (REGISTRY_HINT, download_failures, first_line, missing_files,
+                                                not_mlflow, registry_error, store_unanswered, unanswered)
 
 PROMOTION_EXPERIMENT = "interlingua-promotion"
 TAG_PREFIX = "interlingua.promotion"
@@ -304,7 +304,8 @@ def _check_servable(client, ref: ModelVersionRef) -> dict:
             mlmodel = read_mlmodel(local)
             flavors = mlmodel.get("flavors") or {}
         except Exception as err:  # no MLmodel (a plain folder registered by hand), unreadable YAML
-            if store_unanswered(err) or download_failures(err):  # the registry answered: the version's store did not
+            # the registry answered: the version's store did not (a missing MLmodel is no fault of the store)
+            if store_unanswered(err) or (download_failures(err) and not missing_files(err)):
                 raise registry_error(f"the MLmodel of {ref.uri}", err, pinned=ref.uri, store=location) from None
             if unanswered(err):  # the download got no answer: not "no readable MLmodel"
                 raise ServiceUnavailable(f"the model registry did not answer for the MLmodel of {ref.uri} "

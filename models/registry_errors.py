@@ -55,6 +55,10 @@ _DOWNLOAD_FAILURES_PREFIX = "The following failures occurred while downloading o
 _CLOUD_STORE_UNANSWERED_TEXT = re.compile(
     r"^(?:Could not connect to the endpoint URL|Connect timeout on endpoint URL|Read timeout on endpoint URL"
     r"|Connection was closed before we received a valid response)", re.MULTILINE)
+#: How a store says a file is not there, as a failure's line in that message starts: a local or mounted store
+#: (MLflow's "No such artifact"), S3 through botocore (NoSuchKey, or a 404 from HeadObject), GCS and an HTTP store
+#: (a 404 status first).
+_MISSING_FILE_TEXT = re.compile(r"^(?:No such artifact: |An error occurred \((?:404|NoSuchKey)\) |404 )")
 
 
 def unanswered(err: BaseException) -> bool:
@@ -100,12 +104,24 @@ def download_failures(err: BaseException) -> bool:
     return isinstance(err, MlflowException) and str(err.message).startswith(_DOWNLOAD_FAILURES_PREFIX)
 
 
+def missing_files(err: BaseException) -> bool:
+    """Whether ``err`` is a :func:`download_failures` report whose every failure is a file the store does not hold
+    (:data:`_MISSING_FILE_TEXT`), not a store that refused or did not answer."""
+    found = _failures(err)[1] if download_failures(err) else []
+    return bool(found) and all(_MISSING_FILE_TEXT.match(error) for _, error in found)
+
+
+def _failures(err: BaseException) -> tuple[str, list[tuple[str, str]]]:
+    """``(location, [(PATH, first line of its error), ...])`` of a :func:`download_failures` report."""
+    location, _, failures = str(err.message).removeprefix(_DOWNLOAD_FAILURES_PREFIX).partition(":\n")
+    return location, re.findall(r"^##### File (.*) #####\n(.*)", failures, re.MULTILINE)
+
+
 def _failed_file(err: BaseException) -> tuple[str, str]:
     """``(location, "PATH: first line of its error")`` of a :func:`download_failures` report: the store's URI MLflow
     names and its first failure to answer (else its first failure; else the report's first line)."""
     text = str(err.message)
-    location, _, failures = text.removeprefix(_DOWNLOAD_FAILURES_PREFIX).partition(":\n")
-    found = re.findall(r"^##### File (.*) #####\n(.*)", failures, re.MULTILINE)
+    location, found = _failures(err)
     found.sort(key=lambda failure: _CLOUD_STORE_UNANSWERED_TEXT.match(failure[1]) is None)  # stable: first stays first
     if not found:
         return location, (text.splitlines() or [""])[0][:200]

@@ -161,6 +161,46 @@ def test_promotion_reading_the_candidate_s_mlmodel_names_the_artifact_store_that
     assert "registry" not in message and "s3cret" not in message and "\n" not in message
 
 
+def test_promotion_of_a_local_version_folder_without_mlmodel_says_it_has_none(tmp_path, monkeypatch):
+    """MLflow 3.17 reports a local store's missing MLmodel among a download's failures ("No such artifact"): a plain
+    folder registered by hand was told to check the store's credentials, not that promotion serves MLflow models."""
+    import types
+
+    import interlingua.cluster.promotion as promotion
+
+    monkeypatch.setenv("INTERLINGUA_HOME", str(tmp_path / "state"))
+    folder = tmp_path / "versions" / "enc"
+    folder.mkdir(parents=True)
+    (folder / "config.json").write_text("{}")
+    client = types.SimpleNamespace(get_model_version_download_uri=lambda name, version: f"file://{folder}")
+    with pytest.raises(UserError) as caught:
+        promotion._check_servable(client, promotion.ModelVersionRef("enc", "2"))
+    assert not isinstance(caught.value, ServiceUnavailable)
+    assert str(caught.value) == ("models:/enc/2 has no readable MLmodel (MlflowException); promotion serves registered "
+                                 "sentence_transformers models only")
+
+
+@pytest.mark.parametrize(("error", "missing"), [
+    ("No such artifact: 'MLmodel'", True),
+    ("An error occurred (NoSuchKey) when calling the GetObject operation: The specified key does not exist.", True),
+    ("An error occurred (404) when calling the HeadObject operation: Not Found", True),
+    ("404 GET https://storage.googleapis.com/download/storage/v1/b/models/o/enc%2FMLmodel: No such object", True),
+    ("An error occurred (AccessDenied) when calling the GetObject operation: Access Denied", False),
+    ('Could not connect to the endpoint URL: "https://models.s3.amazonaws.com/enc/MLmodel"', False),
+])
+def test_a_download_s_failures_are_missing_files_only_when_the_store_lacks_them(error, missing):
+    from mlflow.exceptions import MlflowException
+
+    from interlingua.models.registry_errors import missing_files
+
+    report = ("The following failures occurred while downloading one or more artifacts from s3://models/enc:\n"
+              f"##### File MLmodel #####\n{error}")
+    assert missing_files(MlflowException(report)) == missing
+    both = report + "\n##### File model.safetensors #####\nAn error occurred (AccessDenied) when calling GetObject"
+    assert not missing_files(MlflowException(both))
+    assert not missing_files(MlflowException(error))
+
+
 def test_embed_of_a_models_uri_exits_69_when_the_registry_is_down(registry_at, answering_server, capsys):
     """Through the CLI: the tracking server's port answers (its TCP probe passes), its registry calls get 503."""
     from interlingua.workflows import cli
