@@ -75,20 +75,41 @@ def marian_source(model: str) -> Path:
     return Path(model) if Path(model).is_dir() else Path(from_hub(model))
 
 
+#: Where a Marian checkpoint keeps the embedding its decoder starts from (tied: one tensor under the first name).
+EMBEDDING_KEYS = ("model.decoder.embed_tokens.weight", "model.shared.weight", "model.encoder.embed_tokens.weight")
+
+
 def start_row_problem(source: str | Path) -> str:
     """Why the Marian folder ``source`` cannot be converted faithfully, or ``""``: CTranslate2 starts Marian's decoder
     from a zero vector (Marian's own models have a zero ``<pad>``, decoder start, embedding row); a Marian fine-tuned
     with transformers (output layer tied to the embeddings) has a non-zero row, and its conversion translates
-    garbage."""
-    from transformers import AutoModelForSeq2SeqLM
+    garbage. Reads the folder's config, then that one row (:func:`start_row`); another model type is ``""``."""
+    from transformers import AutoConfig
 
-    model = AutoModelForSeq2SeqLM.from_pretrained(str(source))
-    start = model.config.decoder_start_token_id
-    if model.config.model_type != "marian" or start is None or not model.get_input_embeddings().weight[start].any():
+    config = AutoConfig.from_pretrained(str(source))
+    start = config.decoder_start_token_id
+    if config.model_type != "marian" or start is None or not start_row(Path(source), start).any():
         return ""
     return (f"ctranslate2 model folder {source}: its decoder start (<pad>, id {start}) embedding row is not zero (a "
             "Marian fine-tuned with transformers?), which CTranslate2's conversion assumes; it would translate garbage: "
             "use backend marian (transformers) for this model")
+
+
+def start_row(folder: Path, start: int):
+    """Row ``start`` of the Marian model's decoder embedding: sliced from ``model.safetensors`` (one row read), else
+    (``.bin`` weights, a sharded or unknown layout) from the model loaded in full."""
+    weights = folder / "model.safetensors"
+    if weights.is_file():
+        from safetensors import safe_open
+
+        with safe_open(str(weights), framework="pt") as tensors:
+            key = next((name for name in EMBEDDING_KEYS if name in tensors.keys()), None)
+            if key is not None:
+                return tensors.get_slice(key)[start]
+    from transformers import AutoModelForSeq2SeqLM
+
+    model = AutoModelForSeq2SeqLM.from_pretrained(str(folder))
+    return model.get_decoder().embed_tokens.weight[start].detach()
 
 
 def converted_folder(model: str, cache: Path, source: Path | None = None) -> Path:
