@@ -93,7 +93,7 @@ def _conversion_problem(spec: BackendSpec, folder: Path, target: str) -> str:
         return ""
     try:
         problem = start_row_problem(folder)
-    except (OSError, ValueError) as err:
+    except Exception as err:  # a corrupt weights file too (RuntimeError, SafetensorError): one line naming its type
         first = next((line for line in str(err).splitlines() if line.strip()), "")
         return f"ctranslate2 model folder {folder} does not load as a transformers model ({type(err).__name__}: {first})"
     return f"{problem} (translate.{target}.backend)" if problem else ""

@@ -132,6 +132,20 @@ def test_start_row_is_one_row_sliced_from_safetensors_and_other_models_are_not_l
     assert start_row_problem(tmp_path / "bart") == ""
 
 
+def test_ctranslate2_preflight_names_a_corrupt_weights_file_in_one_line(tiny_marian, tmp_path):
+    """A Marian folder whose model.safetensors is cut short is one line naming the error's type, not a traceback."""
+    import shutil
+
+    from interlingua.operators.translate.preflight import translation_problem
+
+    folder = tmp_path / "corrupt"
+    shutil.copytree(tiny_marian, folder)
+    (folder / "model.safetensors").write_bytes((folder / "model.safetensors").read_bytes()[:100])
+    problem = translation_problem(BackendSpec(backend="ctranslate2", model=str(folder)), "en-es")
+    assert problem.startswith(f"ctranslate2 model folder {folder} does not load as a transformers model (")
+    assert "Error" in problem and "\n" not in problem
+
+
 @pytest.mark.slow
 def test_ctranslate2_int8_runs_and_reuses_the_converted_folder(tiny_marian, tmp_path):
     from interlingua.operators.translate.ctranslate2_backend import CTranslate2Translator
