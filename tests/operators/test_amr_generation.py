@@ -58,6 +58,9 @@ def test_an_amrlib_folder_s_max_out_len_is_the_max_length_and_the_cut_off(tiny_f
                    config={"task_specific_params": params})
     parser = Seq2SeqAmrParser(str(folder), beam_size=2, retry_beam_size=3, device="cpu")
     assert parser.max_length == 7
+    # what amrlib passes (the random model never ends a beam, so the outputs below cannot tell early stopping apart)
+    assert parser.generation_kwargs(2)["early_stopping"] is True
+    assert parser.generation_kwargs(1)["early_stopping"] is False
     got = [raw for raw, _ in parser.generate(SENTENCES, 2)]
     assert got == _reference(parser, 2, max_length=7, early_stopping=True, no_repeat_ngram_size=0)
     results = parser.parse(SENTENCES)  # random weights never end: every output is cut off at 7, retried, cut again
@@ -66,6 +69,18 @@ def test_an_amrlib_folder_s_max_out_len_is_the_max_length_and_the_cut_off(tiny_f
     assert Seq2SeqAmrParser(str(folder), beam_size=2, max_length=9, device="cpu").max_length == 9  # given: kept
     plain = Seq2SeqAmrParser(str(tiny_folder), retry_beam_size=None, device="cpu")
     assert plain.max_length == 512 and "early_stopping" not in plain.generation_kwargs(2)
+
+
+def test_a_folder_with_only_amrlib_meta_generates_as_amrlib(tiny_folder, tmp_path):
+    """amrlib_meta.json alone (no parse_amr in its config) makes a folder amrlib's: early stopping with beams, the
+    default max_length (no max_out_len to take)."""
+    from interlingua.operators.amr.parser import Seq2SeqAmrParser
+
+    folder = _copy(tiny_folder, tmp_path)
+    (folder / "amrlib_meta.json").write_text(json.dumps({"model_type": "parse_xfm", "base_model": "facebook/bart-large"}))
+    parser = Seq2SeqAmrParser(str(folder), retry_beam_size=None, device="cpu")
+    assert parser.max_length == 512
+    assert parser.generation_kwargs(4)["early_stopping"] is True and parser.generation_kwargs(1)["early_stopping"] is False
 
 
 def test_an_amrlib_max_out_len_that_is_no_positive_integer_is_refused_before_loading(tiny_folder, tmp_path):
