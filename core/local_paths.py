@@ -39,6 +39,13 @@ def plain_path(text: str) -> Path | None:
         return None
 
 
+def path_or_url(text: str) -> str:
+    """A plain local path as :class:`~pathlib.Path` spells it (``./x`` is ``x``, ``a//b`` is ``a/b``, ``x/.`` is ``x``;
+    ``~`` kept), so its spellings record as one; a URL (``file://`` too) and what can be no path (:func:`plain_path`)
+    as written."""
+    return text if plain_path(text) is None else str(Path(text))
+
+
 def exists_here(text: str) -> bool:
     """Whether the local path ``text`` names (:func:`local_path`) is a file or folder on this machine; False for a
     URL and what can be no path here (one too long for the file system too)."""

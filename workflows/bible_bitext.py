@@ -51,9 +51,10 @@ def run(config: BibleBitextConfig, *, address: str | None = None) -> dict[str, A
     from interlingua.workflows.bitext_source import published_summary
 
     from interlingua.core.inputs import require_input_files
+    from interlingua.core.local_paths import path_or_url
 
     state = state_dir(config.state_dir)
-    source = input_urls(config)[0]
+    source = path_or_url(input_urls(config)[0])  # ./x.parquet is recorded (inputs, version id) as x.parquet
     if config.bitext:  # a path or any fsspec URL
         require_input_files([config.bitext], "Bible bitext")
     elif not Path(source).exists():

@@ -225,6 +225,7 @@ def _ensure_assets(assets: Path, config: QuickstartConfig):
     from interlingua.workflows.assets.build import (bible_path, build_assets, debian_reference_paths,
                                                      e5_model_dir)
     from interlingua.core.errors import UserError
+    from interlingua.core.local_paths import path_or_url
 
     needed = [name for name, given in (("e5-small", config.model), ("bible", config.bitext),
                                        ("debian-reference", config.debian_reference_dir)) if not given]
@@ -236,7 +237,8 @@ def _ensure_assets(assets: Path, config: QuickstartConfig):
     debian_dir = _debian_dir(config)
     debian = {lang: (debian_dir / p.name if debian_dir else p) for lang, p in debian_reference_paths(assets).items()}
     debian = {lang: p for lang, p in debian.items() if p.exists()}
-    bible = config.bitext or str(bible_path(assets))  # a URL stays one: read through fsspec
+    # a URL stays one (read through fsspec); ./x.parquet is recorded (inputs, version id) as x.parquet
+    bible = path_or_url(config.bitext) if config.bitext else str(bible_path(assets))
     return config.model or str(e5_model_dir(assets)), bible, debian
 
 

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from interlingua.core.errors import UserError
-from interlingua.core.local_paths import exists_here, is_url, local_path, plain_path, without_file_scheme
+from interlingua.core.local_paths import (exists_here, is_url, local_path, path_or_url, plain_path,
+                                         without_file_scheme)
 
 NO_USER = "~no-such-user-here"
 
@@ -62,3 +63,10 @@ def test_callers_read_a_home_of_no_user_as_no_folder(tmp_path):
     with pytest.raises(UserError, match=rf"train.entity_vectors {NO_USER}/v.txt does not exist"):
         train.check_entity_vectors(TrainWorkflowConfig(
             corpus="e", train={"objective": "ease", "entity_vectors": f"{NO_USER}/v.txt"}).train)
+
+
+@pytest.mark.parametrize(("text", "recorded"), [
+    ("./x.parquet", "x.parquet"), (".//d//x.parquet", "d/x.parquet"), ("d/.", "d"), ("~/x", "~/x"),
+    ("memory://b/./x.parquet", "memory://b/./x.parquet"), ("file://./x", "file://./x"), (f"{NO_USER}/x", f"{NO_USER}/x")])
+def test_path_or_url_spells_a_plain_path_as_path_does_and_keeps_a_url(text, recorded):
+    assert path_or_url(text) == recorded

@@ -288,8 +288,36 @@ def test_bible_bitext_reads_a_url_bitext(tmp_path):
         name, version = summary["corpus"].split("@")
         manifest = CorpusStore(str(tmp_path / "state" / "corpus")).manifest(name, version)
         assert manifest.total_rows + summary["heldout"] <= 40 and manifest.total_rows > 0
+        assert manifest.inputs == (url,) and set(manifest.input_fingerprints) == {url}  # a URL stays a URL
         with pytest.raises(UserError, match="Bible bitext memory://bible-bitext-url-test/none.parquet not found"):
             bible_bitext.run(bible_bitext.BibleBitextConfig(bitext="memory://bible-bitext-url-test/none.parquet",
                                                             state_dir=str(tmp_path / "state")))
     finally:
         fsspec.filesystem("memory").rm("/bible-bitext-url-test", recursive=True)
+
+
+@pytest.mark.parametrize("spelling", ["./x.parquet", ".//x.parquet", "././x.parquet"])
+def test_a_local_bitext_s_spellings_record_one_corpus_version(tmp_path, monkeypatch, spelling):
+    """bible-bitext and the quickstart recorded a local bitext as Path spells it (``./x.parquet`` as ``x.parquet``);
+    keeping URLs as URLs recorded every spelling as written: the manifest's inputs and fingerprint keys, and with
+    them the corpus version id, changed with ``./`` or ``//``."""
+    from interlingua.workflows import bible_bitext, quickstart
+
+    monkeypatch.chdir(tmp_path)
+    _bible_parquet(tmp_path / "x.parquet", 40, "spelling")
+    versions = {}
+    for given in ("x.parquet", spelling):
+        state = tmp_path / f"state-{len(versions)}"
+        summary = bible_bitext.run(bible_bitext.BibleBitextConfig(bitext=given, state_dir=str(state)))
+        name, versions[given] = summary["corpus"].split("@")
+        manifest = CorpusStore(str(state / "corpus")).manifest(name, versions[given])
+        assert manifest.inputs == ("x.parquet",) and set(manifest.input_fingerprints) == {"x.parquet"}
+    assert versions[spelling] == versions["x.parquet"]
+    assert bible_bitext.input_urls(bible_bitext.BibleBitextConfig(bitext=spelling)) == [spelling]  # the stage hash's
+
+    debian = tmp_path / "debian"
+    debian.mkdir()
+    (tmp_path / "assets").mkdir()
+    for given, recorded in ((spelling, "x.parquet"), ("memory://quickstart-spelling/x.parquet",) * 2):
+        config = quickstart.QuickstartConfig(model=str(tmp_path), bitext=given, debian_reference_dir=str(debian))
+        assert quickstart._ensure_assets(tmp_path / "assets", config)[1] == recorded
