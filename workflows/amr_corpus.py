@@ -244,6 +244,44 @@ def _versioned(config: AmrCorpusConfig) -> dict[str, Any]:
     return config.model_dump(exclude=set(OPERATIONAL_KEYS))
 
 
+#: Raised when the parser generates otherwise from the same config, so such a build gets another version id (a refresh
+#: a new line, a recipe stage another hash) and never reopens or resumes a version the code before wrote. 2: no n-gram
+#: blocking (the folder's no_repeat_ngram_size / repetition_penalty overridden); an amrlib folder with early stopping
+#: and its max_out_len. Counted only where a parser runs (:func:`stage_marks`).
+PARSER_GENERATION = 2
+#: Backends whose unset ``beam_size`` / ``max_length`` became the model folder's generation config (were 4 / 256).
+FOLDER_GENERATION_BACKENDS = ("marian", "ctranslate2")
+
+
+def stage_marks(data: dict[str, Any]) -> dict[str, Any]:
+    """What the code now builds otherwise from ``data`` (an amr-corpus config, dumped, or a recipe stage's, which may
+    leave the defaults out): ``translate_generation: {lang: "folder"}`` for each listed language translated by
+    Marian or CTranslate2 with ``beam_size`` or ``max_length`` unset (now the folder's, were 4 / 256), and
+    ``parser_generation`` (:data:`PARSER_GENERATION`) when ``parser_model`` is set; ``{}`` otherwise (Apertium without
+    a parser: ids kept). In the version's identity (:func:`identity_config`) and a recipe stage's hash."""
+    from interlingua.operators.translate.backend import BackendSpec
+
+    fields = AmrCorpusConfig.model_fields
+    languages = data.get("languages", fields["languages"].default_factory())
+    translate = data.get("translate", fields["translate"].default_factory())
+    specs = {lang: spec if isinstance(spec := (translate or {}).get(lang), dict) else {} for lang in languages or []}
+    folder = {lang: "folder" for lang, spec in specs.items()
+              if spec.get("backend", BackendSpec.backend) in FOLDER_GENERATION_BACKENDS
+              and (spec.get("beam_size") is None or spec.get("max_length") is None)}
+    marks: dict[str, Any] = {"translate_generation": folder} if folder else {}
+    if data.get("parser_model") is not None:
+        marks["parser_generation"] = PARSER_GENERATION
+    return marks
+
+
+def identity_config(data: dict[str, Any], digests: dict[str, str] | None = None) -> dict[str, Any]:
+    """What a version's (or a refresh line's) id is computed from: ``data`` (an amr-corpus config, dumped) with its
+    model folders' digests (``digests``: as a cluster computed them) and :func:`stage_marks`."""
+    from interlingua.models.identity import with_model_files
+
+    return {**with_model_files(data, digests=digests), **stage_marks(data)}
+
+
 def model_folder_digests(config: AmrCorpusConfig) -> dict[str, str]:
     """``{spec: files_digest}`` of the model folders (``parser_model``, ``translate.X.model``) the config names, as
     the machine running this finds them: run on the cluster for a run there, whose folders the work reads."""
@@ -305,7 +343,6 @@ def run(config: AmrCorpusConfig, *, address: str | None = None) -> dict[str, Any
     from interlingua.operators.nli.triples import build_triples
     from interlingua.core.inputs import require_input_files, require_writable
     from interlingua.core.runtime import corpus_root, init_ray
-    from interlingua.models.identity import with_model_files
     from interlingua.operators.corpus.input_fingerprints import build_fingerprints
     from interlingua.operators.translate.operator import AT_MAX_LENGTH
     from interlingua.core.checked_once import check_in_run
@@ -326,7 +363,7 @@ def run(config: AmrCorpusConfig, *, address: str | None = None) -> dict[str, Any
         init_ray(address)
         digests = check_on_cluster(environment_preflight, config, model_folder_digests)  # before any actor or model
     # a parser or translation model rewritten in place: another version
-    writer = store.open_version(config.corpus_name, redact(with_model_files(_versioned(config), digests=digests)),
+    writer = store.open_version(config.corpus_name, redact(identity_config(_versioned(config), digests)),
                                 redact([config.source]), input_fingerprints=fingerprints)
     # no triple (every pair neutral, malformed or without a partner): one empty shard, a version holds at least one
     shards = plan_shards(max(1, len(triples)), config.triples_per_shard)

@@ -358,7 +358,8 @@ class _FullRebuildAdapter:
             data["dumps"] = [{k: v for k, v in d.items() if k != "url"} for d in data["dumps"]]
         from interlingua.models.identity import with_model_files  # a parser rewritten in place: a new line
 
-        return with_model_files(data)
+        # a workflow whose output from the same config changed adds its marks (amr_corpus.identity_config): a new line
+        return getattr(self.workflow(), "identity_config", with_model_files)(data)
 
     def build(self, spec: RefreshSpec, plan: RefreshPlan, config, store, address) -> dict[str, Any]:
         from interlingua.operators.corpus.store import recording_refresh
