@@ -58,7 +58,7 @@ _CLOUD_STORE_UNANSWERED_TEXT = re.compile(
 #: How a store says a file is not there, as a failure's line in that message starts: a local or mounted store
 #: (MLflow's "No such artifact"), S3 through botocore (NoSuchKey, or a 404 from HeadObject), GCS and an HTTP store
 #: (a 404 status first).
-_MISSING_FILE_TEXT = re.compile(r"^(?:No such artifact: |An error occurred \((?:404|NoSuchKey)\) |404 )")
+_MISSING_FILE_TEXT = re.compile(r"^(?:No such artifact: |An error occurred \((?:404|NoSuchKey)\) |404 |The specified blob does not exist)")
 
 
 def unanswered(err: BaseException) -> bool:

@@ -185,6 +185,7 @@ def test_promotion_of_a_local_version_folder_without_mlmodel_says_it_has_none(tm
     ("An error occurred (NoSuchKey) when calling the GetObject operation: The specified key does not exist.", True),
     ("An error occurred (404) when calling the HeadObject operation: Not Found", True),
     ("404 GET https://storage.googleapis.com/download/storage/v1/b/models/o/enc%2FMLmodel: No such object", True),
+    ("The specified blob does not exist.\nRequestId:0f3c\nTime:2026-11-28T04:30:00Z\nErrorCode:BlobNotFound", True),
     ("An error occurred (AccessDenied) when calling the GetObject operation: Access Denied", False),
     ('Could not connect to the endpoint URL: "https://models.s3.amazonaws.com/enc/MLmodel"', False),
 ])
