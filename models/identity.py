@@ -129,14 +129,14 @@ def reading_mark(folder: str | os.PathLike) -> str:
     folders we wrote) and for one sentence-transformers runs (a Dense head, a pooling ours does not compute), which
     it always read as it does."""
     from interlingua.models.combined import is_combined_folder
-    from interlingua.models.load import extra_modules
+    from interlingua.models.load import runs_through_sentence_transformers
     from interlingua.models.meaning_head import is_composed_folder
-    from interlingua.models.sentence_encoder import pooling_refusal, reading_mark as encoder_reading_mark
+    from interlingua.models.sentence_encoder import reading_mark as encoder_reading_mark
 
     folder = Path(folder)
     if is_combined_folder(folder):
         return ""
-    if not is_composed_folder(folder) and (extra_modules(folder) or pooling_refusal(folder)):
+    if not is_composed_folder(folder) and runs_through_sentence_transformers(folder):
         return ""
     return encoder_reading_mark(folder)
 

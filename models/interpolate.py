@@ -186,14 +186,14 @@ def _text_settings(folder: Path) -> tuple:
     ``tokenizer.json``, ``do_lower_case`` of its ``tokenizer_config.json``, its pooling and prefix (None where the
     folder does not say), and whether ``sentence_bert_config.json``'s ``do_lower_case`` lowercases the input (no file
     or no key: it does not)."""
-    from interlingua.models.sentence_encoder import folder_pooling_and_prefix
+    from interlingua.models.sentence_encoder import folder_pooling_and_prefix, lowercases_input
     from interlingua.models.transformer_files import json_or_empty
 
     tokenizer = _canonical_tokenizer(folder) or json_or_empty(folder / "tokenizer.json")
     config = json_or_empty(folder / "tokenizer_config.json")
     return (tokenizer.get("normalizer"), tokenizer.get("pre_tokenizer"), config.get("do_lower_case"),
             *folder_pooling_and_prefix(folder),
-            bool(json_or_empty(folder / "sentence_bert_config.json").get("do_lower_case")))
+            lowercases_input(folder))
 
 
 def _canonical_tokenizer(folder: Path) -> dict:

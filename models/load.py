@@ -57,6 +57,12 @@ def load_encoder_folder(folder: str | os.PathLike, *, pooling: str | None = None
     return SentenceEncoder.from_folder(folder, pooling=pooling, max_length=max_length, prefix=prefix)
 
 
+def runs_through_sentence_transformers(folder: Path) -> bool:
+    """Whether :func:`load_text_encoder` runs ``folder`` through sentence-transformers (a Dense or other extra module,
+    a pooling :class:`SentenceEncoder` does not compute) rather than as a :class:`SentenceEncoder`."""
+    return bool(extra_modules(folder) or pooling_refusal(folder))
+
+
 def load_text_encoder(uri: str, *, cache_dir: str | os.PathLike | None = None,
                       mlmodel: dict | None = None) -> TextEncoder:
     """Any encoder folder behind ``uri`` as a :class:`TextEncoder`: a plain transformer + pooling as a
@@ -71,7 +77,7 @@ def load_text_encoder(uri: str, *, cache_dir: str | os.PathLike | None = None,
         encoder = load_encoder_folder(folder)
     elif is_composed_folder(folder):
         encoder = MeaningHeadEncoder.from_folder(folder, name=uri)
-    elif not extra_modules(folder) and not pooling_refusal(folder):
+    elif not runs_through_sentence_transformers(folder):
         encoder = SentenceEncoder.from_folder(folder)
     else:  # a Dense head, a pooling SentenceEncoder does not compute: every module as sentence-transformers runs it
         from interlingua.models.sentence_transformers_folder import SentenceTransformersFolderEncoder

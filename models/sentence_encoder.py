@@ -115,7 +115,7 @@ class SentenceEncoder(nn.Module):
         saved = _read_folder_settings(path)
         transformer = load_transformer(path)
         tokenizer = load_tokenizer(path)
-        if json_or_empty(path / "sentence_bert_config.json").get("do_lower_case"):
+        if lowercases_input(path):
             lowercase_input(tokenizer)
         settings = _settings(saved, getattr(transformer, "config", None))
         return cls(
@@ -192,6 +192,11 @@ def module_names(folder: str | Path) -> list[str]:
     return [str(m.get("type", "")).rsplit(".", 1)[-1] for m in json.loads(modules.read_text(encoding="utf-8"))]
 
 
+def lowercases_input(folder: Path) -> bool:
+    """Whether ``folder``'s ``sentence_bert_config.json`` asks for lowercased input (``do_lower_case``; no file: no)."""
+    return bool(json_or_empty(Path(folder) / "sentence_bert_config.json").get("do_lower_case"))
+
+
 def lowercase_input(tokenizer) -> None:
     """Make ``tokenizer`` lowercase its input (prompt included) first, as sentence-transformers' ``do_lower_case``
     does: a ``Lowercase`` step ahead of a fast tokenizer's normalizer, unless one is there already (so ``save``
@@ -221,7 +226,7 @@ def reading_mark(folder: str | Path) -> str:
     or is read at the length it was (a registered version, whose length sentence-transformers writes as the
     tokenizer's, of a model trained at 128 tokens) keeps its key."""
     path = Path(folder)
-    mark = "+do_lower_case" if json_or_empty(path / "sentence_bert_config.json").get("do_lower_case") else ""
+    mark = "+do_lower_case" if lowercases_input(path) else ""
     saved = _read_folder_settings(path)
     if saved.get("max_length") or not (path / "config.json").is_file():
         return mark
