@@ -63,6 +63,7 @@ def test_an_amrlib_folder_s_max_out_len_is_the_max_length_and_the_cut_off(tiny_f
     assert parser.generation_kwargs(1)["early_stopping"] is False
     got = [raw for raw, _ in parser.generate(SENTENCES, 2)]
     assert got == _reference(parser, 2, max_length=7, early_stopping=True, no_repeat_ngram_size=0)
+    assert got != _reference(parser, 2, max_length=7, early_stopping=True)  # the folder's blocking is overridden
     results = parser.parse(SENTENCES)  # random weights never end: every output is cut off at 7, retried, cut again
     assert {r.reason for r in results} == {
         "max-length: output reached max_length 7 without an end token (after retry with beam 3)"}

@@ -163,8 +163,11 @@ def test_quickstart_input_preflight_reads_no_url_bitext(monkeypatch):
     from interlingua.workflows import quickstart
     from interlingua.workflows.quickstart import QuickstartConfig
 
+    from interlingua.core import parquet_read
+
+    monkeypatch.setattr(parquet_read, "parquet_schema_at", lambda *a, **k: pytest.fail("read a URL bitext"))
     monkeypatch.setattr(pq, "read_schema", lambda *a, **k: pytest.fail("read a URL bitext"))
-    quickstart.input_preflight(QuickstartConfig(bitext="s3://bucket/bible.parquet"))
+    quickstart.input_preflight(QuickstartConfig(bitext="memory://no-such-bucket/bible.parquet"))
 
 
 def test_quickstart_without_the_e5_asset_says_so_before_ray(home, tmp_path, monkeypatch):
