@@ -449,6 +449,24 @@ def mlflow_events_to_log_file() -> None:
     logger_through_our_handlers("mlflow")
 
 
+def worker_prints_whole_lines() -> None:
+    """Called inside Ray workers: a ``print`` reaches the worker's log file in one write, its text with its newline.
+    Ray makes a worker's ``sys.stdout`` and ``sys.stderr`` flush after each ``write``
+    (``ray._private.utils.Unbuffered``), and ``print`` writes the text, then the newline: Ray's log monitor, which
+    reads the file line by line as it grows, could read between the two and forward the newline alone, an empty line,
+    which the driver (no worker prefix with the ``LoggingConfig`` of :func:`~interlingua.core.runtime.init_ray`)
+    printed as a blank line between two training steps. The stream Ray wraps is line buffered (it writes a line when
+    its newline comes, and on ``flush``), so it takes the wrapper's place."""
+    try:
+        from ray._private.utils import Unbuffered
+    except ImportError:  # pragma: no cover - another Ray layout: the streams stay as they are
+        return
+    for name in ("stdout", "stderr"):
+        stream = getattr(sys, name)
+        if isinstance(stream, Unbuffered) and getattr(stream.stream, "line_buffering", False):
+            setattr(sys, name, stream.stream)
+
+
 def quiet_worker_libraries() -> None:
     """Called inside Ray workers: DeepSpeed's and transformers' INFO output off unless verbose."""
     if is_verbose():

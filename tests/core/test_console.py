@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import io
 import logging
+import os
 import socket
 import sys
 
@@ -296,3 +298,49 @@ def test_printable_escapes_what_drives_a_terminal_and_keeps_json_valid():
     dumped = json.dumps({"k": text}, ensure_ascii=False, indent=1)
     assert json.loads(printable(dumped, keep="\n", json=True)) == {"k": text}
     assert printable_data({"x\x1b": [text, 1, None]}) == {"x\\x1b": [printable(text), 1, None]}
+
+
+def test_a_worker_s_print_reaches_ray_s_log_monitor_as_one_line(tmp_path, monkeypatch):
+    """Ray's log monitor reads a worker's log file as it grows; a print's newline written apart from its text (Ray's
+    worker stdout flushed after each write) reached the driver as an empty line: a blank line between two steps."""
+    from ray._private.log_monitor import LogFileInfo, LogMonitor
+    from ray._private.utils import open_log
+    from ray._private.worker import print_worker_logs
+
+    published = []
+
+    class Gcs:
+        def publish_logs(self, data):
+            published.append(data)
+
+    path = tmp_path / "worker-01-02-7.out"
+    path.touch()
+    monitor = LogMonitor("127.0.0.1", str(tmp_path), Gcs(), lambda pid: True)
+    monitor.open_file_infos.append(LogFileInfo(filename=str(path), size_when_last_opened=0, file_position=0,
+                                               file_handle=open(path, "rb"), worker_pid=7))
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND)
+    worker_stdout = open_log(fd, unbuffered=True, closefd=False)  # as Ray's default_worker sets sys.stdout
+    monkeypatch.setattr(sys, "stdout", worker_stdout)
+
+    class MonitorReadsAfterEachWrite:
+        def write(self, text):
+            sys.stdout.write(text)
+            monitor.check_log_files_and_publish_updates()
+
+        def flush(self):
+            sys.stdout.flush()
+
+    try:
+        console.worker_prints_whole_lines()
+        for step in (1, 2):
+            print(f"[train] step {step}/24", file=MonitorReadsAfterEachWrite(), flush=True)
+        monitor.check_log_files_and_publish_updates()
+    finally:
+        monitor.open_file_infos[0].file_handle.close()
+        worker_stdout.stream.close()
+        os.close(fd)
+    assert [line for batch in published for line in batch["lines"]] == ["[train] step 1/24", "[train] step 2/24"]
+    driver = io.StringIO()
+    for batch in published:
+        print_worker_logs(batch, driver, ignore_prefix=True)
+    assert driver.getvalue() == "[train] step 1/24\n[train] step 2/24\n"

@@ -33,7 +33,7 @@ def train_loop_per_worker(loop_config: dict[str, Any]) -> None:
     import torch
     import torch.distributed as dist
 
-    from interlingua.core.console import quiet_worker_libraries
+    from interlingua.core.console import quiet_worker_libraries, worker_prints_whole_lines
     from interlingua.models.load import load_encoder
     from interlingua.trainers.engine.config import TrainConfig
     from interlingua.trainers.engine.deepspeed_setup import build_engine
@@ -41,6 +41,7 @@ def train_loop_per_worker(loop_config: dict[str, Any]) -> None:
     from interlingua.trainers.engine.train_module import EngineViews, TrainModule, count_tokens, prepare_encoder
     from interlingua.trainers.objectives.registry import register_objective
 
+    worker_prints_whole_lines()
     quiet_worker_libraries()
     objective_cls = loop_config.get("objective_class")
     if objective_cls is not None:  # shipped by fit: also objectives registered at run time on the driver
