@@ -36,7 +36,7 @@ from interlingua.core.checked_once import content_key
 from interlingua.core.redact import redact_text
 from interlingua.workflows.recipe_outputs import checked_entry, checked_stages
 from interlingua.workflows.recipe_spec import (RecipeConfig, RecipeError, references, seeded_stages, stage_hash,
-                                               stage_outputs, stage_values, validate_recipe)
+                                               stage_outputs, stage_values, state_key, validate_recipe)
 
 DESCRIPTION = "run a YAML recipe of chained stages (corpus builds, training, heads, combinations) with skip/resume"
 CONFIG = RecipeConfig
@@ -170,7 +170,7 @@ def _run_stages(config: RecipeConfig, order: list[str], seeded: set[str], state:
             break
         outputs: dict[str, dict[str, Any]] = {}
         for name in order:
-            key = f"{name}.seed{seed}" if seed is not None and name in seeded else name
+            key = state_key(name, seed if name in seeded else None)
             if key in actions:  # a stage shared by all seeds ran (or was skipped) for an earlier seed
                 outputs[name] = state[key]["outputs"]
                 continue
@@ -238,7 +238,7 @@ def stages_a_rerun_skips(config: RecipeConfig, order: Sequence[str],
             skipped.add(name)
             continue
         workflow = load_workflow(stage.workflow)
-        entries = [(f"{name}.seed{seed}", seed) for seed in seeds] if name in seeded else [(name, seeds[0])]
+        entries = [(state_key(name, seed), seed) for seed in seeds] if name in seeded else [(name, seeds[0])]
         try:
             actions = set()
             for key, seed in entries:

@@ -16,8 +16,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from interlingua.core.names import split_corpus_ref
-from interlingua.workflows.recipe_spec import (REFERENCE, SEED, RecipeConfig, RecipeError, did_you_mean, references,
-                                               stage_state_dir, uses_seed)
+from interlingua.workflows.recipe_spec import (REFERENCE, SEED, RecipeConfig, RecipeError, did_you_mean, key_stage,
+                                               references, stage_state_dir, uses_seed)
 
 #: workflow -> the config keys naming a corpus it reads from its state's store (``NAME``, ``NAME@VERSION`` or
 #: ``NAME/VERSION``; ``*``: each item of a list), each with the key of its version where the workflow has one.
@@ -77,8 +77,7 @@ def finished_stages(state: dict[str, dict[str, Any]]) -> frozenset[str]:
     seed recorded)."""
     status: dict[str, list[bool]] = {}
     for key, entry in state.items():
-        name = key.split(".seed", 1)[0]
-        status.setdefault(name, []).append(isinstance(entry, dict) and entry.get("status") == "done")
+        status.setdefault(key_stage(key), []).append(isinstance(entry, dict) and entry.get("status") == "done")
     return frozenset(name for name, flags in status.items() if all(flags))
 
 

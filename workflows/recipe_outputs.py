@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from interlingua.core.names import alias_problem, name_problem, split_corpus_ref
-from interlingua.workflows.recipe_spec import RecipeError
+from interlingua.workflows.recipe_spec import RecipeError, key_stage
 
 _MODEL_NAME = r"[^/@|()\x00-\x1f]+"  # a registered model's name: no part of a spec's syntax
 _PINNED = re.compile(rf"models:/{_MODEL_NAME}/[0-9]+")
@@ -170,9 +170,8 @@ def _or_aliased(shape: Shape) -> Shape:
 
 
 def _refusal(state_file: Path, key: str, where: str, problem: str) -> RecipeError:
-    stage = key.split(".seed", 1)[0]  # a stage name holds no '.'
     return RecipeError(f"recipe state {state_file}: {where}: {problem} (hint: delete the entry {key!r} from that "
-                       f"file, or rerun with --set force=[{stage}])")
+                       f"file, or rerun with --set force=[{key_stage(key)}])")
 
 
 def _texts(value: Any):

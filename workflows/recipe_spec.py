@@ -171,6 +171,16 @@ def seeded_stages(recipe: RecipeConfig) -> set[str]:
     return seeded
 
 
+def state_key(name: str, seed: int | None) -> str:
+    """Stage ``name``'s entry in a recipe's state: ``NAME``, or ``NAME.seedN`` for a stage run once per seed."""
+    return name if seed is None else f"{name}.seed{seed}"
+
+
+def key_stage(key: str) -> str:
+    """The stage a state entry ``key`` (:func:`state_key`) belongs to (a stage name holds no '.')."""
+    return key.split(".seed", 1)[0]
+
+
 def _output(outputs: dict[str, dict[str, Any]], stage: str, name: str) -> Any:
     if stage not in outputs:
         raise RecipeError(f"stage {stage!r} has not run yet, so ${{stages.{stage}.{name}}} has no value")

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from interlingua.workflows.recipe_report import results_table, stage_columns
-from interlingua.workflows.recipe_spec import RecipeConfig, RecipeError, seeded_stages, substitute, validate_recipe
+from interlingua.workflows.recipe_spec import (RecipeConfig, RecipeError, key_stage, seeded_stages, state_key, substitute,
+                                               validate_recipe)
 
 
 def recipe(stages: dict, **extra) -> RecipeConfig:
@@ -20,6 +21,11 @@ def seeded_chain() -> dict:
         "mix": {"workflow": "interpolate", "config": {"second": "${stages.tr.model}", "alpha": 0.5}},
         "other": {"workflow": "apertium-bitext", "config": {"sentences_per_language": 5, "languages": ["ca"]}},
     }
+
+
+def test_a_state_key_names_its_stage_and_seed():
+    assert (state_key("tr", 2), state_key("tr", None)) == ("tr.seed2", "tr")
+    assert key_stage(state_key("tr", 2)) == key_stage(state_key("tr", None)) == "tr"
 
 
 def test_seed_substitution_keeps_int_type_and_interpolates_in_strings():
