@@ -319,14 +319,15 @@ def _run_stage(config: RecipeConfig, name: str, key: str, seed: int | None, outp
             state[key] = {**state[key], "finished": finished}  # a rerun pins these, without the workflow
             save_state(state_path, state)
         outputs[name] = _pinned(finished)  # a registry that fails here fails the stage's run too
-    except BaseException:
+        if actions[key] == "pin":  # pinned on a rerun: the alias may have moved since the workflow registered it
+            _refuse_a_version_of_another_run(finished.get("model"), outputs[name].get("model"),
+                                             run_id, finished.get("run_id"), name, label)
+    except BaseException as err:
         os.environ.pop("MLFLOW_RUN_ID", None)
         _end_run(client, run_id, "FAILED")  # the parent: by run
-        print(f"[{label}] failed; rerun the recipe to resume from this stage")
+        resume = "" if isinstance(err, RecipeError) else "; rerun the recipe to resume from this stage"
+        print(f"[{label}] failed{resume}")  # a refusal's line says its own way out
         raise
-    if actions[key] == "pin":  # pinned on a rerun: the alias may have moved since the workflow registered it
-        _refuse_a_version_of_another_run(finished.get("model"), outputs[name].get("model"),
-                                         run_id, finished.get("run_id"), name, label)
     tracking.log_dict(outputs[name], "stage/outputs.json", run_id, client)
     tracking.set_tags({"mlflow.runName": f"{config.name}/{key}"}, run_id, client)
     _end_run(client, run_id, "FINISHED")

@@ -229,6 +229,17 @@ def _register_from(run_id: str):
     return version
 
 
+def _run_statuses() -> dict[str, list[str]]:
+    """Run name -> the statuses of the runs of that name, in the MLflow store the recipe used (the local sqlite one)."""
+    from mlflow.tracking import MlflowClient
+
+    client, statuses = MlflowClient(), {}
+    for experiment in client.search_experiments():
+        for run in client.search_runs([experiment.experiment_id]):
+            statuses.setdefault(run.info.run_name, []).append(run.info.status)
+    return statuses
+
+
 def test_a_rerun_after_a_failed_pin_pins_without_running_the_workflow_again(tmp_path, pin_after_an_outage):
     from mlflow.tracking import MlflowClient
 
@@ -241,36 +252,65 @@ def test_a_rerun_after_a_failed_pin_pins_without_running_the_workflow_again(tmp_
     path = tmp_path / "state" / "recipes" / "pin" / "state.json"
     entry = json.loads(path.read_text())["stages"]["tr"]
     assert entry["status"] == "running" and entry["finished"]["model"] == "models:/enc@champion"
+    assert MlflowClient().get_run(entry["run_id"]).info.status == "FAILED"  # the pin deferred: the stage failed
     summary = recipe.run(config)
     assert ran == [entry["run_id"]] and pins == ["models:/enc@champion"] * 2
     assert summary["actions"] == {"tr": "pin"} and summary["outputs"] == {"tr": {"model": "models:/enc/1"}}
     entry = json.loads(path.read_text())["stages"]["tr"]
     assert entry["status"] == "done" and entry["outputs"]["model"] == "models:/enc/1" and "finished" not in entry
     assert MlflowClient().get_run(entry["run_id"]).info.status == "FINISHED"
+    assert "RUNNING" not in [status for statuses in _run_statuses().values() for status in statuses]
 
 
-def test_a_rerun_after_a_failed_pin_refuses_an_alias_moved_to_another_runs_version(tmp_path, pin_after_an_outage):
-    """A shared registry: another run registered version 2 and moved ``champion`` to it between the failed pin and
-    the rerun, so the alias no longer names the stage's model: one line with a hint, the state left as it was."""
+def _moved_to_another_runs_version(tmp_path, config) -> tuple[str, str, str]:
+    """The recipe's first run, its pin failed; then another run registers version 2 and moves ``champion`` to it (a
+    shared registry). Returns (the state file's text, the stage's run, the other run)."""
     from mlflow.tracking import MlflowClient
 
     from interlingua.core.errors import ServiceUnavailable
     from interlingua.workflows import recipe
 
-    config, ran, pins = pin_after_an_outage
     with pytest.raises(ServiceUnavailable):
         recipe.run(config)
-    path = tmp_path / "state" / "recipes" / "pin" / "state.json"
-    before = path.read_text()
+    before = (tmp_path / "state" / "recipes" / "pin" / "state.json").read_text()
     own = json.loads(before)["stages"]["tr"]["run_id"]
     other = MlflowClient().create_run(MlflowClient().get_run(own).info.experiment_id).info.run_id
     assert str(_register_from(other)) == "2"
+    return before, own, other
+
+
+def test_a_rerun_after_a_failed_pin_refuses_an_alias_moved_to_another_runs_version(tmp_path, pin_after_an_outage):
+    """A shared registry: another run registered version 2 and moved ``champion`` to it between the failed pin and
+    the rerun, so the alias no longer names the stage's model: one line with a hint, the state left as it was."""
+    from interlingua.workflows import recipe
+
+    config, ran, pins = pin_after_an_outage
+    before, own, other = _moved_to_another_runs_version(tmp_path, config)
     with pytest.raises(RecipeError) as refused:
         recipe.run(config)
     assert str(refused.value) == (
         f"stage tr: models:/enc@champion now names version 2, registered by run {other}, not by the stage's run "
         f"{own} (the alias moved after the stage finished; hint: rerun with --set force=[tr] to run it again)")
-    assert ran == [own] and path.read_text() == before
+    assert ran == [own] and (tmp_path / "state" / "recipes" / "pin" / "state.json").read_text() == before
+
+
+def test_a_refused_repin_ends_the_stages_run_failed(tmp_path, pin_after_an_outage, capsys):
+    """A stage's run left RUNNING after its workflow finished (its process killed before the pin) and a rerun whose
+    pin is refused: the refusal came after the stage's part of the run, so the run stayed RUNNING (the recipe's run
+    ended FAILED); its printed line points to the refusal's hint, not to a rerun that would be refused again."""
+    from mlflow.tracking import MlflowClient
+
+    from interlingua.workflows import recipe
+
+    config, ran, pins = pin_after_an_outage
+    _, own, _ = _moved_to_another_runs_version(tmp_path, config)
+    MlflowClient().update_run(own, status="RUNNING")  # as a killed process leaves it
+    capsys.readouterr()
+    with pytest.raises(RecipeError, match=r"--set force=\[tr\]"):
+        recipe.run(config)
+    assert MlflowClient().get_run(own).info.status == "FAILED"
+    assert sorted(_run_statuses()["pin/tr"]) == ["FAILED"]
+    assert "[tr] failed\n" in capsys.readouterr().out
 
 
 def test_a_forged_finished_entry_is_refused_before_it_is_pinned(tmp_path, pin_after_an_outage, factory):
