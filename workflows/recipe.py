@@ -34,7 +34,7 @@ from typing import Any
 from interlingua.core import tracking
 from interlingua.core.checked_once import content_key
 from interlingua.core.redact import redact_text
-from interlingua.workflows.recipe_outputs import checked_entry, checked_stages
+from interlingua.workflows.recipe_outputs import aliased_model, checked_entry, checked_stages
 from interlingua.workflows.recipe_spec import (RecipeConfig, RecipeError, references, seeded_stages, stage_hash,
                                                stage_outputs, stage_values, state_key, validate_recipe)
 
@@ -318,10 +318,8 @@ def _run_stage(config: RecipeConfig, name: str, key: str, seed: int | None, outp
             finished = stage_outputs(summary)
             state[key] = {**state[key], "finished": finished}  # a rerun pins these, without the workflow
             save_state(state_path, state)
-        outputs[name] = _pinned(finished)  # a registry that fails here fails the stage's run too
-        if actions[key] == "pin":  # pinned on a rerun: the alias may have moved since the workflow registered it
-            _refuse_a_version_of_another_run(finished.get("model"), outputs[name].get("model"),
-                                             run_id, finished.get("run_id"), name, label)
+        # a registry that fails here fails the stage's run too; pinned on a rerun: the alias may have moved since
+        outputs[name] = _repinned(finished, run_id, name, label) if actions[key] == "pin" else _pinned(finished)
     except BaseException as err:
         os.environ.pop("MLFLOW_RUN_ID", None)
         _end_run(client, run_id, "FAILED")  # the parent: by run
@@ -393,25 +391,26 @@ def _pinned(outputs: dict[str, Any]) -> dict[str, Any]:
     return outputs
 
 
-def _refuse_a_version_of_another_run(alias_uri: Any, pinned: Any, run_id: str, registered_from: Any, name: str,
-                                     label: str) -> None:
-    """:class:`RecipeError` when ``pinned`` (what ``alias_uri`` names now) is a version that neither ``run_id`` (the
-    stage's run) nor ``registered_from`` (the run its workflow's summary names) registered: the alias moved (a shared
+def _repinned(finished: dict[str, Any], run_id: str, name: str, label: str) -> dict[str, Any]:
+    """``finished`` with its ``models:/NAME@ALIAS`` pinned on a rerun, by one registry call that also names the run
+    that registered the version the alias names now: :class:`RecipeError` when neither ``run_id`` (the stage's run)
+    nor the run its workflow's summary names (``finished["run_id"]``) registered it: the alias moved (a shared
     registry) between the failed pin and this rerun, so the model is not the one the stage made (state left as is)."""
-    import re
-
-    match = re.match(r"models:/([^/]+)/([0-9]+)(?:/|$)", pinned) if isinstance(pinned, str) else None
-    if match is None or pinned == alias_uri:
-        return
+    alias_uri = finished.get("model")
+    aliased = aliased_model(alias_uri)
+    if aliased is None:  # pinned already, or no registered model
+        return finished
     from mlflow.tracking import MlflowClient
 
     from interlingua.models.registry_errors import registry_error
 
+    model, alias = aliased
     try:
-        producer = MlflowClient().get_model_version(match.group(1), match.group(2)).run_id
+        version = MlflowClient().get_model_version_by_alias(model, alias)
     except Exception as err:  # MlflowException has many subclasses
-        raise registry_error(pinned, err) from err
-    if producer not in (run_id, registered_from):
-        raise RecipeError(f"stage {label}: {alias_uri} now names version {match.group(2)}, registered by run "
-                          f"{producer}, not by the stage's run {run_id} (the alias "
+        raise registry_error(alias_uri, err) from err
+    if version.run_id not in (run_id, finished.get("run_id")):
+        raise RecipeError(f"stage {label}: {alias_uri} now names version {version.version}, registered by run "
+                          f"{version.run_id}, not by the stage's run {run_id} (the alias "
                           f"moved after the stage finished; hint: rerun with --set force=[{name}] to run it again)")
+    return {**finished, "model": f"models:/{model}/{version.version}"}

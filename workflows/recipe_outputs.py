@@ -26,7 +26,7 @@ from interlingua.workflows.recipe_spec import RecipeError, key_stage
 
 _MODEL_NAME = r"[^/@|()\x00-\x1f]+"  # a registered model's name: no part of a spec's syntax
 _PINNED = re.compile(rf"models:/{_MODEL_NAME}/[0-9]+")
-_ALIASED = re.compile(rf"models:/{_MODEL_NAME}@(?P<alias>[^/@|()\x00-\x1f]+)")
+_ALIASED = re.compile(rf"models:/(?P<name>{_MODEL_NAME})@(?P<alias>[^/@|()\x00-\x1f]+)")
 _RUN_ID = re.compile(r"[0-9a-f]{32}")
 _RUN_ENCODER = re.compile(r"runs:/[0-9a-f]{32}/encoder")  # a meaning head over a spec base
 _CORPUS_VERSION = re.compile(r"v-[0-9a-f]{1,64}")
@@ -61,11 +61,17 @@ def _corpus_ref(value: Any) -> bool:
     return _corpus(name) and (not version or bool(_CORPUS_VERSION.fullmatch(version)))
 
 
+def aliased_model(value: Any) -> tuple[str, str] | None:
+    """(NAME, ALIAS) of a ``models:/NAME@ALIAS`` (nothing after the alias); None for any other value."""
+    match = _ALIASED.fullmatch(value) if isinstance(value, str) else None
+    return (match["name"], match["alias"]) if match else None
+
+
 def _registered(value: Any) -> bool:
     if not isinstance(value, str):
         return False
-    aliased = _ALIASED.fullmatch(value)
-    return bool(_PINNED.fullmatch(value)) or (aliased is not None and not alias_problem(aliased["alias"]))
+    aliased = aliased_model(value)
+    return bool(_PINNED.fullmatch(value)) or (aliased is not None and not alias_problem(aliased[1]))
 
 
 def _numbers(value: Any) -> bool:

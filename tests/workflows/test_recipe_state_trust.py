@@ -240,7 +240,24 @@ def _run_statuses() -> dict[str, list[str]]:
     return statuses
 
 
-def test_a_rerun_after_a_failed_pin_pins_without_running_the_workflow_again(tmp_path, pin_after_an_outage):
+def _registry_reads(monkeypatch) -> list[str]:
+    """The model versions read from the registry from now on: the method asked, for each read."""
+    from mlflow.tracking import MlflowClient
+
+    asked = []
+    for method in ("get_model_version_by_alias", "get_model_version"):
+        def read(self, *args, _real=getattr(MlflowClient, method), _method=method):
+            asked.append(_method)
+            return _real(self, *args)
+
+        monkeypatch.setattr(MlflowClient, method, read)
+    return asked
+
+
+def test_a_rerun_after_a_failed_pin_pins_without_running_the_workflow_again(tmp_path, pin_after_an_outage,
+                                                                            monkeypatch):
+    """The rerun pins the alias and checks which run registered its version with one registry call (it looked the
+    alias up, then read that version again for its run)."""
     from mlflow.tracking import MlflowClient
 
     from interlingua.core.errors import ServiceUnavailable
@@ -253,8 +270,9 @@ def test_a_rerun_after_a_failed_pin_pins_without_running_the_workflow_again(tmp_
     entry = json.loads(path.read_text())["stages"]["tr"]
     assert entry["status"] == "running" and entry["finished"]["model"] == "models:/enc@champion"
     assert MlflowClient().get_run(entry["run_id"]).info.status == "FAILED"  # the pin deferred: the stage failed
+    reads = _registry_reads(monkeypatch)
     summary = recipe.run(config)
-    assert ran == [entry["run_id"]] and pins == ["models:/enc@champion"] * 2
+    assert ran == [entry["run_id"]] and pins == ["models:/enc@champion"] and reads == ["get_model_version_by_alias"]
     assert summary["actions"] == {"tr": "pin"} and summary["outputs"] == {"tr": {"model": "models:/enc/1"}}
     entry = json.loads(path.read_text())["stages"]["tr"]
     assert entry["status"] == "done" and entry["outputs"]["model"] == "models:/enc/1" and "finished" not in entry
