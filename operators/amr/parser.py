@@ -94,9 +94,9 @@ def amrlib_max_out_len(config: dict[str, Any]) -> int | None:
     return value
 
 
-def tokenizer_source(model: str) -> str:
-    """Where the tokenizer of ``model`` lives: the folder itself, or an amrlib folder's base model."""
-    meta = read_amrlib_meta(model) if Path(model).is_dir() else None
+def tokenizer_source(model: str, meta: dict[str, Any] | None) -> str:
+    """Where the tokenizer of ``model`` lives: the folder itself, or an amrlib folder's base model (``meta``: its
+    :func:`read_amrlib_meta`)."""
     has_tokenizer = any((Path(model) / name).is_file() for name in ("tokenizer.json", "tokenizer_config.json", "vocab.json"))
     if meta and not has_tokenizer:
         base = meta.get("base_model")
@@ -158,11 +158,11 @@ class Seq2SeqAmrParser:
         if load:
             from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
-            self.tokenizer = AutoTokenizer.from_pretrained(tokenizer_source(model))
+            meta = read_amrlib_meta(model)
+            self.tokenizer = AutoTokenizer.from_pretrained(tokenizer_source(model, meta))
             self.model = AutoModelForSeq2SeqLM.from_pretrained(model).to(self.device).eval()
             config = self.model.config.to_dict()
-            self.amrlib = amrlib_parse_settings(config) is not None or (
-                Path(model).is_dir() and read_amrlib_meta(model) is not None)
+            self.amrlib = amrlib_parse_settings(config) is not None or meta is not None
             self.max_length = max_length or amrlib_max_out_len(config) or DEFAULT_MAX_LENGTH
             self.source_limit = position_limit(getattr(self.model.config, "max_position_embeddings", None),
                                                self.tokenizer.model_max_length)

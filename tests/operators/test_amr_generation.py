@@ -72,14 +72,19 @@ def test_an_amrlib_folder_s_max_out_len_is_the_max_length_and_the_cut_off(tiny_f
     assert plain.max_length == 512 and "early_stopping" not in plain.generation_kwargs(2)
 
 
-def test_a_folder_with_only_amrlib_meta_generates_as_amrlib(tiny_folder, tmp_path):
+def test_a_folder_with_only_amrlib_meta_generates_as_amrlib(tiny_folder, tmp_path, monkeypatch):
     """amrlib_meta.json alone (no parse_amr in its config) makes a folder amrlib's: early stopping with beams, the
-    default max_length (no max_out_len to take)."""
-    from interlingua.operators.amr.parser import Seq2SeqAmrParser
+    default max_length (no max_out_len to take). The parser reads the file once (it read it for the tokenizer's source
+    and again for this)."""
+    from interlingua.operators.amr import parser as parser_module
 
     folder = _copy(tiny_folder, tmp_path)
     (folder / "amrlib_meta.json").write_text(json.dumps({"model_type": "parse_xfm", "base_model": "facebook/bart-large"}))
-    parser = Seq2SeqAmrParser(str(folder), retry_beam_size=None, device="cpu")
+    reads = []
+    read = parser_module.read_amrlib_meta
+    monkeypatch.setattr(parser_module, "read_amrlib_meta", lambda model: reads.append(model) or read(model))
+    parser = parser_module.Seq2SeqAmrParser(str(folder), retry_beam_size=None, device="cpu")
+    assert reads == [str(folder)]
     assert parser.max_length == 512
     assert parser.generation_kwargs(4)["early_stopping"] is True and parser.generation_kwargs(1)["early_stopping"] is False
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from interlingua.operators.amr.operator import ParseOperator, linearize_batch
-from interlingua.operators.amr.parser import Seq2SeqAmrParser, tokenizer_source
+from interlingua.operators.amr.parser import Seq2SeqAmrParser, read_amrlib_meta, tokenizer_source
 from interlingua.operators.amr.validate import count_reasons, validate_penman
 from interlingua.operators.base import REJECT_REASON
 
@@ -172,9 +172,9 @@ def test_parser_options_are_validated():
 
 def test_amrlib_folder_takes_its_tokenizer_from_base_model(tmp_path):
     (tmp_path / "amrlib_meta.json").write_text(json.dumps({"model_type": "parse_xfm", "base_model": "facebook/bart-large"}))
-    assert tokenizer_source(str(tmp_path)) == "facebook/bart-large"
+    assert tokenizer_source(str(tmp_path), read_amrlib_meta(tmp_path)) == "facebook/bart-large"
     (tmp_path / "tokenizer_config.json").write_text("{}")
-    assert tokenizer_source(str(tmp_path)) == str(tmp_path)
+    assert tokenizer_source(str(tmp_path), read_amrlib_meta(tmp_path)) == str(tmp_path)
 
 
 @pytest.mark.slow
