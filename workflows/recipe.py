@@ -126,7 +126,7 @@ def run(config: RecipeConfig, *, address: str | None = None) -> dict[str, Any]:
     check_literal_models(config, order, skipped)  # interpolate's and combine's model checks
     check_cluster_only_models(config, order, skipped, address)  # model folders hashed on this machine
     if not runs_on_cluster(address):  # what each stage's workflow needs of this machine (a cluster's: when it runs)
-        check_stages(config, order, skipped, settings_only=False)
+        check_stages(config, order, skipped, machine=True)  # its settings: checked with the recipe (checked_order)
     state_root = state_dir(config.state_dir)
     experiment_id = configure_mlflow(config.experiment, state_root)
     client = MlflowClient()

@@ -84,3 +84,34 @@ def test_a_stage_value_json_cannot_show_is_a_recipe_error_and_nan_is_not_none(co
     with pytest.raises(RecipeError, match="state_dir"):
         recipe.preflight(config)
     assert counted == ["r", "r", "r"]
+
+
+def test_a_local_run_checks_each_stages_settings_once_per_seed(tmp_path, monkeypatch):
+    """The settings' ``preflight`` ran when the recipe was checked and again with the checks of this machine before
+    the run; the machine's checks still run, once per seed too."""
+    import mlflow
+
+    from interlingua.workflows import bible_bitext
+    from interlingua.workflows.cli import main
+
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    monkeypatch.setenv("INTERLINGUA_HOME", str(tmp_path / "state"))
+    monkeypatch.chdir(tmp_path)
+    settings, machine = [], []
+    real_input_preflight = bible_bitext.input_preflight
+    monkeypatch.setattr(bible_bitext, "preflight", lambda config: settings.append(config.name), raising=False)
+    monkeypatch.setattr(bible_bitext, "input_preflight",
+                        lambda config: machine.append(config.name) or real_input_preflight(config))
+    monkeypatch.setattr(bible_bitext, "run", lambda config, *, address=None: {})
+    path = tmp_path / "seeded.yaml"
+    path.write_text("name: seeded\nseeds: [1, 2]\nstages:\n  bible:\n    workflow: bible-bitext\n"
+                    "    config: {name: 'bible-${seed}'}\n")
+    try:
+        assert main(["run", "recipe", "-c", str(path)]) == 0
+    finally:
+        mlflow.set_tracking_uri(None)
+        mlflow.set_registry_uri(None)
+    assert settings == ["bible-1", "bible-2"] and machine == ["bible-1", "bible-2"]
+    assert main(["run", "recipe", "-c", str(path), "--show-config"]) == 0  # the settings alone, as before
+    assert settings[2:] == ["bible-1", "bible-2"] and machine == ["bible-1", "bible-2"]
