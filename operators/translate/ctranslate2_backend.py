@@ -125,6 +125,20 @@ def converted_folder(model: str, cache: Path, source: Path | None = None) -> Pat
     return cached_copy(target, lambda partial: convert_marian(str(source), partial / "ct2"))
 
 
+def runnable_folder(model: str, cache_dir: str | Path | None) -> tuple[Path, Path]:
+    """``(CTranslate2 folder to run, folder whose generation_config.json applies)`` for ``model``: a CTranslate2
+    folder is both; a Marian model (folder or hub id) is checked (:func:`start_row_problem`, raised as ``ValueError``;
+    also for a conversion cached before this was checked), then converted (:func:`converted_folder`, under
+    ``cache_dir``, else :data:`DEFAULT_CT2_CACHE`), its own folder's settings applying (a conversion cached before
+    they were kept beside it has none)."""
+    if is_ctranslate2_folder(model):
+        return Path(model), Path(model)
+    source = marian_source(model)
+    if problem := start_row_problem(source):
+        raise ValueError(problem)
+    return converted_folder(model, Path(cache_dir) if cache_dir else DEFAULT_CT2_CACHE, source), source
+
+
 def ctranslate2_device(device: str) -> str:
     import ctranslate2
 
@@ -147,15 +161,8 @@ class CTranslate2Translator:
         compute_type = spec.precision
         if compute_type == "default":
             compute_type = "int8" if self.device == "cpu" else "float16"
-        folder = Path(model)
-        source = folder if is_ctranslate2_folder(folder) else marian_source(model)
-        if source is not folder:
-            if problem := start_row_problem(source):  # also for a conversion cached before this was checked
-                raise ValueError(problem)
-            cache = Path(cache_dir) if cache_dir else DEFAULT_CT2_CACHE
-            folder = converted_folder(model, cache, source)
-        # the Marian folder's own (a conversion cached before they were kept beside it has none)
-        self.generation = generation_settings(spec, declared_generation(str(source)))
+        folder, settings = runnable_folder(model, cache_dir)
+        self.generation = generation_settings(spec, declared_generation(str(settings)))
         self.folder = folder
         self.tokenizer = AutoTokenizer.from_pretrained(str(folder))
         self.target_token = resolve_target_token(language_codes(self.tokenizer.get_vocab()), spec.target_token, target)
