@@ -331,7 +331,15 @@ def stage_hash(workflow: str, resolved_config: dict[str, Any], input_files: Sequ
     names), so an input rewritten in place does too. A config that names no model folder and no input file hashes
     as it did before either counted. A workflow whose config names a model by an asset name (``bitext-corpus``'s
     ``subword_tokenizer: e5-small``) counts that folder's digest too (its module's ``asset_model_files``); one whose
-    results from the same config changed (``combine``'s raw ``concat``/``sum``) adds its module's ``stage_marks``."""
+    results from the same config changed (``combine``'s raw ``concat``/``sum``) adds its module's ``stage_marks``
+    (what is hashed: :func:`stage_payload`)."""
+    text = json.dumps(stage_payload(workflow, resolved_config, input_files), sort_keys=True, default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def stage_payload(workflow: str, resolved_config: dict[str, Any], input_files: Sequence[str] = ()) -> dict[str, Any]:
+    """What :func:`stage_hash` hashes: ``{"workflow", "config"}``, plus ``model_files``, ``asset_files``, ``marks`` and
+    ``input_files`` where there are any."""
     from interlingua.models.identity import with_model_files
     from interlingua.workflows.registry import WORKFLOWS, load_workflow
 
@@ -347,8 +355,7 @@ def stage_hash(workflow: str, resolved_config: dict[str, Any], input_files: Sequ
         payload["marks"] = marks
     if input_files:
         payload["input_files"] = {url: _input_fingerprint(url) for url in input_files}
-    text = json.dumps(payload, sort_keys=True, default=str)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+    return payload
 
 
 def _input_fingerprint(url: str) -> Any:
