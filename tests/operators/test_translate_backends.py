@@ -106,18 +106,20 @@ def test_ctranslate2_refuses_a_marian_whose_decoder_start_row_is_not_zero(tiny_m
 def test_start_row_is_one_row_sliced_from_safetensors_and_other_models_are_not_loaded(tiny_marian, tmp_path,
                                                                                       monkeypatch):
     """The <pad> row check reads config.json, then that one row from model.safetensors: a Marian folder's verdict (zero
-    row: none; non-zero: refused) comes without loading the model, as it comes from a .bin folder loaded in full; a
-    folder of another model type is no problem, never loaded."""
+    row: none; non-zero: refused, by the preflight and by the translator) comes without constructing the model, as it
+    comes from a .bin folder loaded in full; a folder of another model type is no problem, never loaded."""
     import torch
-    from transformers import AutoModelForSeq2SeqLM, BartConfig, MarianMTModel
+    from transformers import AutoModelForSeq2SeqLM, BartConfig, MarianMTModel, MarianTokenizer
 
-    from interlingua.operators.translate.ctranslate2_backend import start_row_problem
+    from interlingua.operators.translate.ctranslate2_backend import CTranslate2Translator, start_row_problem
+    from interlingua.operators.translate.preflight import translation_problem
 
     model = MarianMTModel.from_pretrained(tiny_marian)
     model.save_pretrained(tmp_path / "zero-bin", safe_serialization=False)
     with torch.no_grad():
         model.get_input_embeddings().weight[model.config.decoder_start_token_id] = 0.1
     model.save_pretrained(tmp_path / "tuned", safe_serialization=True)
+    MarianTokenizer.from_pretrained(tiny_marian).save_pretrained(tmp_path / "tuned")
     model.save_pretrained(tmp_path / "tuned-bin", safe_serialization=False)
     BartConfig().save_pretrained(tmp_path / "bart")  # config.json only: loading it would fail
     assert start_row_problem(tmp_path / "zero-bin") == ""  # loaded in full: no safetensors file
@@ -127,9 +129,16 @@ def test_start_row_is_one_row_sliced_from_safetensors_and_other_models_are_not_l
         raise AssertionError("the model was loaded")
 
     monkeypatch.setattr(AutoModelForSeq2SeqLM, "from_pretrained", loads)
+    monkeypatch.setattr(MarianMTModel, "__init__", loads)
     assert start_row_problem(tiny_marian) == ""
     assert start_row_problem(tmp_path / "tuned").startswith(f"ctranslate2 model folder {tmp_path / 'tuned'}: its decoder")
     assert start_row_problem(tmp_path / "bart") == ""
+    spec = BackendSpec(backend="ctranslate2", model=str(tmp_path / "tuned"), device="cpu", precision="float32")
+    assert "embedding row is not zero" in translation_problem(spec, "en-es")
+    assert translation_problem(BackendSpec(backend="ctranslate2", model=tiny_marian), "en-es") == ""
+    with pytest.raises(ValueError, match="embedding row is not zero"):
+        CTranslate2Translator(spec, str(tmp_path / "tuned"), cache_dir=tmp_path / "ct2")
+    assert not (tmp_path / "ct2").exists()
 
 
 def test_ctranslate2_preflight_names_a_corrupt_weights_file_in_one_line(tiny_marian, tmp_path):
