@@ -242,7 +242,7 @@ def _start_local_ray(ray, num_cpus: int | None, object_store_memory: int | None,
         # Logical CPUs: Ray Train workers hold one each, and Ray Data needs some left to feed them.
         num_cpus=num_cpus or local_ray_cpus(),
         object_store_memory=object_store_memory or 512 * 1024**2,
-        runtime_env={**env, "worker_process_setup_hook": "interlingua.core.runtime.workers_know_their_cluster"},
+        runtime_env={**env, "worker_process_setup_hook": "interlingua.core.runtime.setup_local_worker"},
         log_to_driver=True,
         **quiet,
     )
@@ -254,6 +254,17 @@ OWN_RAY_ADDRESS = "INTERLINGUA_LOCAL_RAY_ADDRESS"
 
 
 LOOPBACK = "127.0.0.1"
+
+
+def setup_local_worker() -> None:
+    """Runs in each worker of a local Ray as it starts, after Ray has set up its output streams: the worker knows its
+    cluster (:func:`workers_know_their_cluster`) and prints whole lines
+    (:func:`~interlingua.core.console.worker_prints_whole_lines`), so no task or actor's print reaches the driver's
+    console as an empty line."""
+    from interlingua.core.console import worker_prints_whole_lines
+
+    workers_know_their_cluster()
+    worker_prints_whole_lines()
 
 
 def workers_know_their_cluster() -> None:

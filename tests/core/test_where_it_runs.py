@@ -110,7 +110,7 @@ def test_address_local_starts_the_local_ray(monkeypatch, tmp_path):
     kwargs = calls[1]
     assert (kwargs["address"], kwargs["dashboard_host"], kwargs["num_cpus"]) == ("local", "127.0.0.1",
                                                                                  runtime.local_ray_cpus())
-    assert kwargs["runtime_env"]["worker_process_setup_hook"] == "interlingua.core.runtime.workers_know_their_cluster"
+    assert kwargs["runtime_env"]["worker_process_setup_hook"] == "interlingua.core.runtime.setup_local_worker"
     assert runtime.chosen_ray_address("local") is None
 
 
