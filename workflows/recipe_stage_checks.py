@@ -12,8 +12,6 @@ A stage using ``${seed}`` is checked once per seed.
 
 from __future__ import annotations
 
-from types import ModuleType, SimpleNamespace
-
 from interlingua.workflows.recipe_spec import RecipeConfig, RecipeError, references, stage_values, uses_seed
 
 
@@ -31,14 +29,13 @@ def check_stages(recipe: RecipeConfig, order: list[str], done: frozenset[str] = 
         if name in done or references(stage.config):
             continue
         workflow = load_workflow(stage.workflow)
-        checked = _machine_checks(workflow) if machine else workflow
-        if all(getattr(checked, hook, None) is None for hook in CHECK_HOOKS):
+        if all(getattr(workflow, hook, None) is None for hook in CHECK_HOOKS):
             continue
         for seed in (recipe.seeds if uses_seed(stage.config) else [None]):
             label = f"stage {name!r} ({stage.workflow}{'' if seed is None else f', seed {seed}'})"
             try:
                 config = validate(workflow.CONFIG, stage_values(recipe, name, workflow.CONFIG, {}, seed), source=label)
-                preflight(checked, config, settings_only=not machine)
+                preflight(workflow, config, settings=not machine, machine=machine)
             except RecipeError:
                 raise
             except UserError as err:
@@ -46,11 +43,3 @@ def check_stages(recipe: RecipeConfig, order: list[str], done: frozenset[str] = 
                 refusal.exit_code = err.exit_code  # a service that does not answer stays one
                 raise refusal from None
 
-
-def _machine_checks(workflow: ModuleType) -> SimpleNamespace:
-    """``workflow``'s checks of this machine (``environment_preflight``, ``input_preflight``) without its settings'
-    ``preflight``, as :func:`~interlingua.workflows.registry.preflight` runs them."""
-    from interlingua.workflows.registry import CHECK_HOOKS
-
-    return SimpleNamespace(**{hook: getattr(workflow, hook) for hook in CHECK_HOOKS
-                              if hook != "preflight" and getattr(workflow, hook, None) is not None})

@@ -83,18 +83,19 @@ def load_workflow(name: str) -> ModuleType:
     return importlib.import_module(WORKFLOWS[name])
 
 
-def preflight(workflow: ModuleType, config, *, settings_only: bool = False) -> None:
-    """The workflow's own checks of a validated config (its ``preflight``, and its ``environment_preflight`` and
-    ``input_preflight`` of this machine unless ``settings_only``: the work runs on a cluster — a submitted job,
-    ``--address`` — or not at all — ``--show-config``): a :class:`UserError` before anything runs or is sent."""
+def preflight(workflow: ModuleType, config, *, settings: bool = True, machine: bool = True) -> None:
+    """The workflow's own checks of a validated config: with ``settings`` its ``preflight``, with ``machine`` its
+    ``environment_preflight`` and ``input_preflight`` of this machine (off where the work runs on a cluster — a
+    submitted job, ``--address`` — or not at all — ``--show-config``): a :class:`UserError` before anything runs or is
+    sent."""
     from interlingua.core.checked_once import check_before_run, forget_checks
 
     try:
-        if getattr(workflow, "preflight", None) is not None:
+        if settings and getattr(workflow, "preflight", None) is not None:
             workflow.preflight(config)
-        if not settings_only and getattr(workflow, "environment_preflight", None) is not None:
+        if machine and getattr(workflow, "environment_preflight", None) is not None:
             check_before_run(workflow.environment_preflight, config)  # the run's own check of this config is skipped
-        if not settings_only and getattr(workflow, "input_preflight", None) is not None:
+        if machine and getattr(workflow, "input_preflight", None) is not None:
             workflow.input_preflight(config)
     except BaseException:  # a preflight that failed stands for nothing: a later run of this config checks it all
         forget_checks()

@@ -84,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
     from interlingua.core.where_it_runs import runs_on_cluster
 
     # a cluster's machines are checked there; --show-config runs nothing, so it checks no machine
-    preflight(workflow, config, settings_only=args.show_config or runs_on_cluster(args.address))
+    preflight(workflow, config, machine=not (args.show_config or runs_on_cluster(args.address)))
     from interlingua.core.redact import redact
 
     if args.show_config:
