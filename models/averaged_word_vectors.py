@@ -20,12 +20,14 @@ def tokenize(text: str) -> list[str]:
 
 
 class AveragedWordVectorEncoder:
-    """``lookup(word) -> vector or None`` averaged over the tokens of each text."""
+    """``lookup(word) -> vector or None`` averaged over the tokens of each text. ``identity``: what the embedding cache
+    keys the encoder by (:func:`~interlingua.models.identity.encoder_identity`): the content identity of the vectors'
+    file; None (keyed by ``name``) where the name says it (an installed spaCy model)."""
 
-    def __init__(self, lookup: Callable[[str], np.ndarray | None], dim: int, name: str):
+    def __init__(self, lookup: Callable[[str], np.ndarray | None], dim: int, name: str, identity: str | None = None):
         if dim < 1:
             raise ValueError(f"dim must be >= 1; got {dim}")
-        self._lookup, self.dim, self.name = lookup, dim, name
+        self._lookup, self.dim, self.name, self.identity = lookup, dim, name, identity
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
@@ -41,16 +43,22 @@ class AveragedWordVectorEncoder:
 
 
 def from_keyed_vectors(path: str) -> AveragedWordVectorEncoder:
-    """Load word vectors: ``.bin`` (word2vec binary) or word2vec text. gensim's own ``.kv`` files
-    (``KeyedVectors.save``) are pickles and are refused: they can run code when loaded."""
+    """Load word vectors: ``.bin`` (word2vec binary) or word2vec text. gensim's own ``.kv`` files (``KeyedVectors.save``)
+    are pickles and are refused: they can run code when loaded. Its ``identity`` is the file's content
+    (:func:`~interlingua.models.identity.model_identity`, hashed before it is read), so a file rewritten in place is
+    not served the vectors cached for its old bytes, whatever path names it."""
     from gensim.models import KeyedVectors
 
     from interlingua.core.safe_load import refuse_pickle_format
+    from interlingua.models.identity import model_identity
 
     refuse_pickle_format(path, "convert once with KeyedVectors.load(p).save_word2vec_format('vectors.bin', "
                                "binary=True) and pass the .bin")
+    spec = f"wordvec:{path}"
+    identity = model_identity(spec)
     vectors = KeyedVectors.load_word2vec_format(path, binary=path.endswith(".bin"))
-    return AveragedWordVectorEncoder(lambda w: vectors[w] if w in vectors.key_to_index else None, vectors.vector_size, f"wordvec:{path}")
+    return AveragedWordVectorEncoder(lambda w: vectors[w] if w in vectors.key_to_index else None, vectors.vector_size,
+                                     spec, identity)
 
 
 def from_spacy(model_name: str) -> AveragedWordVectorEncoder:
