@@ -168,7 +168,7 @@ def run(config: MeaningHeadConfig, *, address: str | None = None) -> dict:
             for path in [out / "results.txt", out / "results.json", *charts]:
                 mlflow.log_artifact(str(path), artifact_path="evaluation")
     summary = {"run_id": run_id, "base_model": spec, "pairs": len(pairs), "results": str(out / "results.json"),
-               "epochs": {name: [len(h) for h in hs] for name, hs in histories.items()}}
+               "epochs": {name: [len(h) for h in hs.values()] for name, hs in histories.items()}}
     if config.register_model:
         with stages("register"):
             # model: the trained encoder pinned (a registered version, or the run's artifacts for a spec base), as
@@ -261,7 +261,7 @@ def _train_all(config, pairs, languages, variants):
     train_rows, val_rows = split_validation(len(pairs), config.train.validation_fraction, config.bitext.data_seed)
     train, validation = pairs.rows(train_rows), pairs.rows(val_rows)
     heads: dict[str, list] = {}
-    histories: dict[str, list] = {}
+    histories: dict[str, dict[int, list]] = {}  # variant -> seed -> its per-epoch rows
     for name, terms in variants.items():
         for seed in config.seeds:
             started = time.time()
@@ -270,17 +270,18 @@ def _train_all(config, pairs, languages, variants):
             print(f"  {name} seed {seed}: best epoch {result.best_epoch}/{len(result.history)} "
                   f"val loss {last['val_loss']:.4f} ({time.time() - started:.0f} s)", flush=True)
             heads.setdefault(name, []).append(result.model)
-            histories.setdefault(name, []).append(result.history)
+            histories.setdefault(name, {})[seed] = result.history
     return heads, histories
 
 
 def _log_histories(run_id: str, histories: dict) -> None:
+    """Every epoch's losses as ``train.<variant>.seed<SEED>.<loss>``, SEED the seed's value (as ``absent`` names it)."""
     from mlflow.entities import Metric
     from mlflow.tracking import MlflowClient
 
     client, now = MlflowClient(), int(time.time() * 1000)
-    metrics = [Metric(_metric_key(f"train.{name}.seed{k}.{key}"), value, now, int(row["epoch"]))
-               for name, runs in histories.items() for k, history in enumerate(runs) for row in history
+    metrics = [Metric(_metric_key(f"train.{name}.seed{seed}.{key}"), value, now, int(row["epoch"]))
+               for name, runs in histories.items() for seed, history in runs.items() for row in history
                for key, value in row.items() if key != "epoch"]
     for start in range(0, len(metrics), 1000):
         client.log_batch(run_id, metrics=metrics[start:start + 1000])

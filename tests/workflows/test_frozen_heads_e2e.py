@@ -81,7 +81,7 @@ def test_meaning_head_tiny_end_to_end_then_embed_and_eval_from_registry(tmp_path
     mlflow.set_tracking_uri(f"sqlite:///{state / 'mlflow.db'}")
     run = mlflow.get_run(summary["run_id"])
     assert run.data.params["train.batch_size"] == "8"
-    history = mlflow.tracking.MlflowClient().get_metric_history(summary["run_id"], "train.meaning_head.seed0.val_loss")
+    history = mlflow.tracking.MlflowClient().get_metric_history(summary["run_id"], "train.meaning_head.seed1.val_loss")
     assert len(history) == summary["epochs"]["meaning head"][0]
     assert "eval.raw.bible_retrieval" in run.data.metrics
 
