@@ -7,14 +7,16 @@ Usage::
 Both run the same no-op-sized workflow (``bitext-corpus`` on ``--pairs`` written sentence pairs, one
 worker) as a user would, as a CLI process:
 
-- **A, baseline**: ``interlingua run bitext-corpus ...`` — a local Ray started in-process.
+- **A, baseline**: ``interlingua run bitext-corpus ...`` — in process: up to ``in_process_rows`` pairs (5,000) are
+  tokenized and aligned in the driver, no Ray starts.
+- **R, baseline with Ray**: the same with ``--set in_process_rows=0`` — a local Ray started in process.
 - **B, candidate**: ``interlingua submit bitext-corpus ... --wait`` to a Ray head started here
   (:func:`interlingua.cluster.local_head.local_ray_head`, same logical CPUs, token auth on): config
   validated locally, job package uploaded, runtime env set up, the driver started on the head, the log
   streamed back until the job ends.
 
-Rounds are interleaved A B A B ...; each run publishes a new corpus name (no resumed shards). Reported:
-median wall seconds and spread (min-max) per mode, the ratio B/A per round (median and spread), and for
+Rounds are interleaved A R B A R B ...; each run publishes a new corpus name (no resumed shards). Reported:
+median wall seconds and spread (min-max) per mode, the ratios B/A and B/R per round (median and spread), and for
 B the time from starting ``interlingua submit`` to the first line of the job's log on its stdout.
 """
 
@@ -73,31 +75,35 @@ def main(argv: list[str] | None = None) -> int:
             return ["bitext-corpus", "--set", f"source={root / 'raw.en'}", "--set", f"target={root / 'raw.es'}",
                     "--set", "workers=1", "--set", f"corpus_name={name}"]
 
-        times: dict[str, list[float]] = {"A": [], "B": []}
+        times: dict[str, list[float]] = {"A": [], "R": [], "B": []}
         first_line: list[float] = []
         with local_ray_head(num_cpus=args.cpus) as head:
             submit_env = head.client_env(base_env)
             for r in range(args.rounds):
                 a, _ = _timed([*cli, "run", *workflow(f"bench-run-{r}")], base_env)
+                with_ray, _ = _timed([*cli, "run", *workflow(f"bench-ray-{r}"), "--set", "in_process_rows=0"], base_env)
                 b, first = _timed([*cli, "submit", *workflow(f"bench-submit-{r}"), "--shared-path", str(root),
                                    "--state-dir", str(root / "job-state"), "--address", head.address, "--wait"],
                                   submit_env)
                 times["A"].append(a)
+                times["R"].append(with_ray)
                 times["B"].append(b)
                 if first is not None:
                     first_line.append(first)
-                print(f"round {r + 1}: run {a:.2f} s, submit --wait {b:.2f} s, first log line {first or float('nan'):.2f} s",
-                      flush=True)
+                print(f"round {r + 1}: run {a:.2f} s, run with Ray {with_ray:.2f} s, submit --wait {b:.2f} s, "
+                      f"first log line {first or float('nan'):.2f} s", flush=True)
 
-    ratios = [b / a for a, b in zip(times["A"], times["B"])]
+    ratios = {base: [b / x for x, b in zip(times[base], times["B"])] for base in ("A", "R")}
     print()
     print(f"bitext-corpus on {args.pairs} pairs, {args.rounds} interleaved rounds, Ray head with {args.cpus} CPUs")
-    print(f"{'mode':44s} {'median s':>9s} {'spread s':>12s} {'ratio':>6s}")
-    print(f"{'A  interlingua run (local Ray in-process)':44s} {statistics.median(times['A']):9.2f} "
-          f"{_spread(times['A']):>12s} {1.0:6.2f}")
-    print(f"{'B  interlingua submit --wait (Ray job)':44s} {statistics.median(times['B']):9.2f} "
-          f"{_spread(times['B']):>12s} {statistics.median(ratios):6.2f}")
-    print(f"ratio B/A per round: median {statistics.median(ratios):.2f}, spread {_spread(ratios)}")
+    print(f"{'mode':50s} {'median s':>9s} {'spread s':>12s} {'vs A':>6s}")
+    for mode, label in (("A", "interlingua run (in process, no Ray)"),
+                        ("R", "interlingua run (in_process_rows=0: local Ray)"),
+                        ("B", "interlingua submit --wait (Ray job)")):
+        ratio = statistics.median([x / a for a, x in zip(times["A"], times[mode])])
+        print(f"{mode + '  ' + label:50s} {statistics.median(times[mode]):9.2f} {_spread(times[mode]):>12s} {ratio:6.2f}")
+    for base in ("A", "R"):
+        print(f"ratio B/{base} per round: median {statistics.median(ratios[base]):.2f}, spread {_spread(ratios[base])}")
     if first_line:
         print(f"submit -> first job log line: median {statistics.median(first_line):.2f} s, spread {_spread(first_line)}")
     return 0
