@@ -520,7 +520,7 @@ class CorpusStore:
         try:
             manifest = Manifest.from_json(text)
         except ValidationError as error:
-            problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in error.errors()[:3])
+            problems = "; ".join(_validation_problem(problem) for problem in error.errors()[:3])
             raise CorruptVersionError(f"refusing the manifest {path}: {problems}") from None
         if manifest.name != name or manifest.version != version:
             raise CorruptVersionError(f"refusing the manifest {path}: it names {manifest.name}/{manifest.version}")
@@ -602,6 +602,14 @@ def _validate_name(name: str) -> str:
             f"not {LATEST!r}), got {name!r}"
         )
     return name
+
+
+def _validation_problem(problem: Mapping[str, Any]) -> str:
+    """One problem pydantic found in a manifest: ``field.path: what is wrong``, or what is wrong alone when it
+    concerns the whole file (invalid JSON, totals that disagree with the shards), which has no field to name."""
+    field = ".".join(map(str, problem["loc"]))
+    what = problem["msg"].removeprefix("Value error, ")
+    return f"{field}: {what}" if field else what
 
 
 def _validate_counts(counts: Mapping[str, int], option: str) -> dict[str, int]:

@@ -10,8 +10,9 @@
 
 The store root defaults to ``<state_dir>/corpus`` where the state dir is ``$INTERLINGUA_HOME``
 or ``./.interlingua``. Exit status: 0 on success, 2 when the corpus or version does not exist or
-an option is invalid (the message on stderr names what does exist); ``verify``: 1 when a file of the
-version does not match its manifest (each named), or the manifest is invalid.
+an option is invalid (the message on stderr names what does exist); 1 when the store is damaged: a manifest it
+cannot read (every command), a corpus ``list`` leaves out, a file ``verify`` finds not matching its manifest (each
+named).
 
 A store may be shared, so what it holds is untrusted: everything these commands print goes through
 ``core.console.printable`` (control characters such as ESC, C1 and bidirectional overrides escaped), so a manifest's
@@ -133,7 +134,7 @@ def _printable_manifest(manifest: Manifest) -> Manifest:
 def run(args: argparse.Namespace) -> int:
     from interlingua.core.console import printable_data
     from interlingua.core.redact import redact, redact_text
-    from interlingua.operators.corpus import CorpusLookupError, CorpusStore
+    from interlingua.operators.corpus import CorpusLookupError, CorpusStore, CorruptVersionError
 
     if args.corpus_action == "prune" and args.keep < 1:  # before the store is opened (and its names listed)
         _error(f"--keep must be >= 1 (the newest version always stays), got {args.keep}")
@@ -198,6 +199,9 @@ def run(args: argparse.Namespace) -> int:
 
             version = export_version(store, args.name, args.version, args.out, args.format)
             _say(f"exported {args.name}/{version} to {args.out} ({args.format})")
+    except CorruptVersionError as error:  # a damaged store, not a mistake in the command: 1, as list and verify say it
+        _error(str(error))
+        return 1
     except (CorpusLookupError, ValueError) as error:
         _error(str(error))
         return 2

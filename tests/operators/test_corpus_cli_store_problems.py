@@ -1,0 +1,52 @@
+"""`interlingua corpus` on a store with a problem: a damaged manifest, a symbolic link, a root that does not exist,
+a version built from inputs read only in part."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+from interlingua.operators.corpus import CorpusStore, Manifest
+from interlingua.workflows.commands import corpus as corpus_command
+
+
+def run_cli(*argv: str) -> int:
+    parser = argparse.ArgumentParser(prog="interlingua corpus")
+    corpus_command.add_arguments(parser)
+    return corpus_command.run(parser.parse_args(argv))
+
+
+def publish(root: Path, name: str = "c", partial: tuple[str, ...] = ()) -> Manifest:
+    """A version of one shard built from ``in.gz`` and ``ok.txt``; each input in ``partial`` marked read in part."""
+    writer = CorpusStore(str(root)).open_version(name, {"a": 1}, ["in.gz", "ok.txt"])
+    writer.write_shard("shard-00000", pa.table({"x": [1, 2]}))
+    for url in partial:
+        writer.mark_partial(url, "EOFError: compressed file ended before the end-of-stream marker", 1234)
+    return writer.publish()
+
+
+def stderr_lines(capsys: pytest.CaptureFixture[str]) -> list[str]:
+    return capsys.readouterr().err.strip().splitlines()
+
+
+@pytest.mark.parametrize("damage", ["{ damaged", "total_rows"])
+def test_a_damaged_manifest_is_one_readable_line_and_exit_1_for_every_command(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], damage: str) -> None:
+    """`show` printed "manifest.json: : Invalid JSON ..." (an empty field) and exited 2, as for a mistake, where
+    `list` and `verify` exit 1 for a damaged store."""
+    manifest_path = tmp_path / "c" / publish(tmp_path).version / "manifest.json"
+    if damage == "total_rows":  # valid JSON whose totals disagree with its shards: a problem of the whole file too
+        manifest_path.write_text(json.dumps({**json.loads(manifest_path.read_text()), "total_rows": 5}))
+        expected = f"refusing the manifest {manifest_path}: total_rows=5 but the shards hold 2 rows"
+    else:
+        manifest_path.write_text(damage)
+        expected = f"refusing the manifest {manifest_path}: Invalid JSON: key must be a string at line 1 column 3"
+    for command in (["show", "c"], ["diff", "c", "latest", "latest"], ["list", "--name", "c"], ["verify", "c"],
+                    ["pin", "c", "latest"], ["prune", "c", "--keep", "1"],
+                    ["export", "c", "--out", str(tmp_path / "exported")]):
+        assert run_cli(*command, "--root", str(tmp_path)) == 1, command
+        assert stderr_lines(capsys) == [f"interlingua corpus: error: {expected}"], command
