@@ -86,6 +86,13 @@ class StoreFolders:
                           if entry["type"] == "directory")
         return sorted(entry.name for entry in self._entries(path) if entry.is_dir(follow_symlinks=False))
 
+    def child_links(self, path: str) -> list[str]:
+        """Names of the symbolic links in ``path``, sorted; [] when ``path`` is missing, and on object stores (which
+        have none)."""
+        if not self.local:
+            return []
+        return sorted(entry.name for entry in self._entries(path) if entry.is_symlink())
+
     def files(self, path: str) -> list[str]:
         """Names of the files in ``path`` (regular files only, no link), sorted; [] when ``path`` is missing."""
         if not self.local:

@@ -288,8 +288,9 @@ class CorpusStore:
     def list_versions(self, name: str | None = None, problems: list[str] | None = None) -> list[VersionSummary]:
         """Summaries of every published version (of ``name`` only, if given), by name then age. With ``problems``
         (a list) and no ``name``, a corpus whose manifests are refused (:class:`CorruptVersionError`) is left out
-        and the reason appended there: one damaged corpus of a shared store does not hide the others."""
-        names = [_validate_name(name)] if name is not None else self.corpus_names()
+        and the reason appended there: one damaged corpus of a shared store does not hide the others. A symbolic
+        link at the root named like a corpus is refused (:class:`StoreLinkError`), as pin and prune refuse it."""
+        names = [_validate_name(name)] if name is not None else self._listed_names()
         summaries = []
         for corpus in names:
             try:
@@ -304,6 +305,12 @@ class CorpusStore:
             latest = self.latest_version(corpus) if manifests else None
             summaries += [manifest.summary(is_latest=manifest.version == latest) for manifest in manifests]
         return summaries
+
+    def _listed_names(self) -> list[str]:
+        """What ``list_versions`` lists: the published corpora and every symbolic link at the root named like one,
+        whose listing is then refused (the no-follow opener raises :class:`StoreLinkError` naming it), never skipped."""
+        links = [link for link in self._folders.child_links(self._root_path) if _NAME_PATTERN.match(link)]
+        return sorted({*self.corpus_names(), *links})
 
     def shard_paths(self, name: str, version: str = LATEST) -> list[str]:
         """Filesystem paths (on ``self.fs``) of the version's shard files, in shard order (a shard

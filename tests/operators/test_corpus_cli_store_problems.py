@@ -50,3 +50,26 @@ def test_a_damaged_manifest_is_one_readable_line_and_exit_1_for_every_command(
                     ["export", "c", "--out", str(tmp_path / "exported")]):
         assert run_cli(*command, "--root", str(tmp_path)) == 1, command
         assert stderr_lines(capsys) == [f"interlingua corpus: error: {expected}"], command
+
+
+def test_list_refuses_a_corpus_folder_that_is_a_link_as_pin_and_prune_do(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """`list` skipped a link at the root ("no published corpora under ROOT", exit 0) where pin and prune refuse it."""
+    from interlingua.workflows import corpus_retention
+
+    monkeypatch.setattr(corpus_retention, "registered_corpus_versions", lambda name, client=None: {})  # no registry
+    publish(tmp_path / "elsewhere", "my-corpus")
+    root = tmp_path / "store"
+    publish(root, "c")
+    (root / "my-corpus").symlink_to(tmp_path / "elsewhere" / "my-corpus")
+    refusals = []
+    for command in (["list"], ["pin", "my-corpus", "latest"], ["prune", "my-corpus", "--keep", "1"]):
+        assert run_cli(*command, "--root", str(root)) == 2, command
+        captured = capsys.readouterr()
+        assert captured.out == "", command
+        refusals.append(captured.err.strip().splitlines())
+    assert refusals == [[f"interlingua corpus: error: {root}/my-corpus is a symbolic link (to {tmp_path}/elsewhere/"
+                         "my-corpus); the corpus store never follows one (the store may be shared): remove the link"]] * 3
+    (root / "my-corpus").unlink()
+    assert run_cli("list", "--root", str(root)) == 0
+    assert [line.split()[0] for line in capsys.readouterr().out.splitlines()[1:-1]] == ["c"]
