@@ -63,12 +63,14 @@ def check_ray_cluster_spec(spec: dict, path: str) -> list[str]:
         errors += check_k8s(group.get("template", {}), "V1PodTemplateSpec", f"{where}.template")
         if not group.get("minReplicas", 0) <= group.get("replicas", group.get("minReplicas", 0)) <= group.get("maxReplicas", 0):
             errors.append(f"{where}: replicas must lie between minReplicas and maxReplicas")
+        errors += _idle_timeout_errors(group, spec, where)
     if "autoscalerOptions" in spec:
         auto = spec["autoscalerOptions"]
         errors += check_fields(auto, "autoscalerOptions", f"{path}.autoscalerOptions", rc["autoscalerOptions"])
-        mode = auto.get("upscalingMode")
-        if mode is not None and mode not in rc["enums"]["autoscalerOptions.upscalingMode"]:
-            errors.append(f"{path}.autoscalerOptions.upscalingMode: {mode!r} not one of the CRD's values")
+        for key in ("upscalingMode", "version"):
+            value = auto.get(key)
+            if value is not None and value not in rc["enums"][f"autoscalerOptions.{key}"]:
+                errors.append(f"{path}.autoscalerOptions.{key}: {value!r} not one of the CRD's values")
         if "resources" in auto:
             errors += check_k8s(auto["resources"], "V1ResourceRequirements", f"{path}.autoscalerOptions.resources")
     if "authOptions" in spec:
@@ -77,6 +79,31 @@ def check_ray_cluster_spec(spec: dict, path: str) -> list[str]:
         if auth.get("mode") not in rc["enums"]["authOptions.mode"]:
             errors.append(f"{path}.authOptions.mode: {auth.get('mode')!r} not one of the CRD's values")
     return errors
+
+
+def _autoscaler_v2(spec: dict) -> bool:
+    """KubeRay's test for autoscaler v2: ``autoscalerOptions.version: v2``, or (its switch before v1.4) the head
+    container's ``RAY_ENABLE_AUTOSCALER_V2`` set to ``1`` or ``true``."""
+    if (spec.get("autoscalerOptions") or {}).get("version") == "v2":
+        return True
+    head = (spec.get("headGroupSpec", {}).get("template", {}).get("spec", {}).get("containers") or [{}])[0]
+    env = {e.get("name"): e.get("value") for e in head.get("env", [])}
+    return env.get("RAY_ENABLE_AUTOSCALER_V2") in ("1", "true")
+
+
+def _idle_timeout_errors(group: dict, spec: dict, where: str) -> list[str]:
+    """KubeRay's ``validateWorkerGroupIdleTimeout`` (ray-operator/controllers/ray/utils/validation.go, v1.6 and
+    v1.7): a worker group's own ``idleTimeoutSeconds`` must be non-negative and needs autoscaler v2; the operator
+    rejects a RayCluster that breaks it, and no pod starts."""
+    timeout = group.get("idleTimeoutSeconds")
+    if timeout is None:
+        return []
+    if timeout < 0:
+        return [f"{where}.idleTimeoutSeconds: must be non-negative, got {timeout}"]
+    if _autoscaler_v2(spec):
+        return []
+    return [f"{where}.idleTimeoutSeconds is set, but autoscaler v2 is not enabled (KubeRay rejects the cluster); "
+            "set autoscalerOptions.version: v2"]
 
 
 def check_ray_job_spec(spec: dict, path: str) -> list[str]:

@@ -50,12 +50,28 @@ def test_every_kubernetes_document_matches_its_schema(path):
         {"nvidia.com/gpu": 1}), "valid string"),
     (lambda d: d["spec"]["autoscalerOptions"].update(upscalingMode="Fast"), "not one of the CRD's values"),
     (lambda d: d["spec"]["workerGroupSpecs"][1].update(replicas=9), "between minReplicas and maxReplicas"),
+    (lambda d: d["spec"]["autoscalerOptions"].update(version="V2"), "not one of the CRD's values"),
+    # KubeRay (v1.6, v1.7) rejects a group's own idle timeout under autoscaler v1: the gpu group sets one
+    (lambda d: d["spec"]["autoscalerOptions"].pop("version"), "idleTimeoutSeconds is set, but autoscaler v2 is not"),
+    (lambda d: d["spec"]["autoscalerOptions"].update(version="v1"), "idleTimeoutSeconds is set, but autoscaler v2"),
+    (lambda d: d["spec"]["workerGroupSpecs"][1].update(idleTimeoutSeconds=-1), "must be non-negative, got -1"),
 ])
 def test_the_schema_check_catches_mistakes(mutate, expected):
     doc = copy.deepcopy(_docs("kuberay/raycluster.yaml")[0])
     mutate(doc)
     errors = check_document(doc, "RayCluster")
     assert any(expected in e for e in errors), errors
+
+
+@pytest.mark.parametrize("head_env,accepted", [("true", True), ("1", True), ("false", False), (None, False)])
+def test_a_groups_idle_timeout_also_passes_with_kuberays_older_autoscaler_v2_switch(head_env, accepted):
+    """KubeRay's other way to autoscaler v2 (before v1.4): RAY_ENABLE_AUTOSCALER_V2 on the head container."""
+    doc = copy.deepcopy(_docs("kuberay/raycluster.yaml")[0])
+    assert doc["spec"]["workerGroupSpecs"][1]["idleTimeoutSeconds"] and doc["spec"]["autoscalerOptions"].pop("version")
+    if head_env is not None:
+        head = doc["spec"]["headGroupSpec"]["template"]["spec"]["containers"][0]
+        head["env"].append({"name": "RAY_ENABLE_AUTOSCALER_V2", "value": head_env})
+    assert (check_document(doc, "RayCluster") == []) is accepted
 
 
 def test_the_ray_cluster_has_a_cpu_group_and_an_autoscaling_gpu_group_with_token_auth():
