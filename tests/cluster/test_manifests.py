@@ -9,6 +9,7 @@ import os
 import re
 import tomllib
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -292,6 +293,25 @@ def test_the_mlflow_server_is_replaced_not_rolled_and_reachable_from_its_namespa
     (rule,) = policy["spec"]["ingress"]
     assert rule["from"] == [{"podSelector": {}}]  # this namespace's pods; no namespaceSelector, no ipBlock
     assert rule["ports"] == [{"protocol": "TCP", "port": service["spec"]["ports"][0]["targetPort"]}]
+
+
+def test_the_mlflow_server_accepts_the_host_of_every_address_the_pods_and_the_readme_use():
+    """MLflow refuses a request whose Host header its --allowed-hosts does not match (403 "Invalid Host header";
+    mlflow's own matcher here). Before: the README's `MLFLOW_TRACKING_URI=http://127.0.0.1:5000` through
+    `kubectl port-forward` sent Host 127.0.0.1:5000, which `localhost:*` did not allow."""
+    from mlflow.server.security_utils import is_allowed_host_header
+
+    _, deployment, service, _ = _docs("kuberay/mlflow.yaml")
+    argv = deployment["spec"]["template"]["spec"]["containers"][0]["command"]
+    allowed = [h.strip() for h in argv[argv.index("--allowed-hosts") + 1].split(",")]
+    readme = (REPO / "README.md").read_text()
+    kubernetes_section = readme[readme.index("### From an empty Kubernetes cluster"):readme.index("\n## Layout")]
+    port = service["spec"]["ports"][0]["port"]
+    hosts = set(re.findall(rf"https?://([\w.-]+:{port})\b", kubernetes_section))
+    hosts |= {urlsplit(value).netloc for doc in (d for f in KUBE_FILES for d in load_documents(f))
+              for name, value in _literal_env(doc) if name == "MLFLOW_TRACKING_URI"}
+    assert {"127.0.0.1:5000", "mlflow.interlingua.svc.cluster.local:5000"} <= hosts
+    assert [h for h in sorted(hosts) if not is_allowed_host_header(allowed, h)] == []
 
 
 def test_the_readme_pins_a_kuberay_operator_that_knows_the_clusters_fields():
