@@ -246,6 +246,11 @@ class CorpusStore:
 
     # -- reading ---------------------------------------------------------------------------
 
+    def root_is_missing(self) -> bool:
+        """Whether the root is a folder on a local disk that does not exist. An object store has no folders: a
+        prefix with nothing under it is an empty store."""
+        return self._folders.local and not self.fs.exists(self._root_path)
+
     def corpus_names(self) -> list[str]:
         """Names of the corpora with at least one published version, sorted."""
         return [name for name in self._folders.child_dirs(self._root_path) if self.fs.exists(self._latest_path(name))]

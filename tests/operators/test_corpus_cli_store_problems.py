@@ -73,3 +73,24 @@ def test_list_refuses_a_corpus_folder_that_is_a_link_as_pin_and_prune_do(
     (root / "my-corpus").unlink()
     assert run_cli("list", "--root", str(root)) == 0
     assert [line.split()[0] for line in capsys.readouterr().out.splitlines()[1:-1]] == ["c"]
+
+
+def test_a_root_that_does_not_exist_is_refused_by_every_command(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """`list --root /nonexistent` said "no published corpora under /nonexistent" with exit 0, as for an empty store;
+    show, diff, export, verify, pin and prune said "no published corpus named 'c'", as if the store were there."""
+    missing = tmp_path / "no-such-store"
+    monkeypatch.setenv("INTERLINGUA_HOME", str(tmp_path / "home"))
+    for command in (["list"], ["show", "c"], ["diff", "c", "latest", "latest"], ["verify", "c"],
+                    ["export", "c", "--out", str(tmp_path / "exported")], ["pin", "c", "latest"],
+                    ["prune", "c", "--keep", "1"]):
+        assert run_cli(*command, "--root", str(missing)) == 2, command
+        assert stderr_lines(capsys) == [f"interlingua corpus: error: --root {missing} does not exist (hint: give the "
+                                        "store's folder, or leave --root out for the default store, "
+                                        f"{tmp_path}/home/corpus)"], command
+    assert not missing.exists() and not (tmp_path / "exported").exists()
+    missing.mkdir()  # an empty store: as before
+    assert run_cli("list", "--root", str(missing)) == 0
+    assert capsys.readouterr().out.strip() == f"no published corpora under {missing}"
+    assert run_cli("list") == 0  # the default root, not made yet: empty until the first publish
+    assert capsys.readouterr().out.strip() == f"no published corpora under {tmp_path}/home/corpus"

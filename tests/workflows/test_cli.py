@@ -176,6 +176,7 @@ def test_a_state_folder_that_cannot_hold_the_log_is_a_note_not_a_traceback(tmp_p
 
     monkeypatch.setenv("INTERLINGUA_HOME", "/proc/interlingua-cannot-exist")
     monkeypatch.setenv("INTERLINGUA_LOG_FILE", "")
+    (tmp_path / "store").mkdir()  # an empty store (a --root that does not exist is refused)
     assert run_main(["corpus", "list", "--root", str(tmp_path / "store")]) == 0
     err = capsys.readouterr().err
     assert "note: the state folder's log cannot be written" in err and "Traceback" not in err

@@ -95,6 +95,7 @@ def test_broken_pipe_exits_quietly(monkeypatch, capsys):
 
 
 def test_corpus_errors_read_like_the_other_commands(capsys, tmp_path):
+    (tmp_path / "store").mkdir()  # an empty store (a --root that does not exist is refused)
     assert cli.main(["corpus", "show", "nosuch", "--root", str(tmp_path / "store")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("interlingua corpus: error: no published corpus named 'nosuch'")

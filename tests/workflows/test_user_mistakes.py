@@ -151,6 +151,7 @@ def test_corpus_prune_of_an_unknown_name_and_a_store_whose_driver_is_missing(sta
     unexpected ImportError."""
     import importlib.util
 
+    (state / "store").mkdir()  # an empty store (a --root that does not exist is refused)
     assert main(["corpus", "prune", "nosuch", "--keep", "1", "--root", str(state / "store")]) == 2
     assert "no published corpus named 'nosuch'" in capsys.readouterr().err
     if importlib.util.find_spec("s3fs") is None:

@@ -9,10 +9,11 @@
     interlingua corpus verify NAME[@VERSION] [--root URL]
 
 The store root defaults to ``<state_dir>/corpus`` where the state dir is ``$INTERLINGUA_HOME``
-or ``./.interlingua``. Exit status: 0 on success, 2 when the corpus or version does not exist or
-an option is invalid (the message on stderr names what does exist); 1 when the store is damaged: a manifest it
-cannot read (every command), a corpus ``list`` leaves out, a file ``verify`` finds not matching its manifest (each
-named).
+or ``./.interlingua``; the first publish makes it, so until then it is an empty store, while a ``--root``
+that does not exist is refused (a mistyped one). Exit status: 0 on success, 2 when the root, corpus or
+version does not exist or an option is invalid (the message on stderr names what does exist); 1 when the
+store is damaged: a manifest it cannot read (every command), a corpus ``list`` leaves out, a file ``verify``
+finds not matching its manifest (each named).
 
 A store may be shared, so what it holds is untrusted: everything these commands print goes through
 ``core.console.printable`` (control characters such as ESC, C1 and bidirectional overrides escaped), so a manifest's
@@ -152,6 +153,10 @@ def run(args: argparse.Namespace) -> int:
         except ImportError as error:  # fsspec names the package its URL scheme needs ("Install s3fs to access S3")
             _error(f"store root {redact_text(root)} needs a package that is not installed: "
                    f"{error} (hint: pip install it into this environment)")
+            return 2
+        if args.root is not None and store.root_is_missing():  # a mistyped --root (the default root is made by the
+            _error(f"--root {redact_text(root)} does not exist (hint: give the store's folder, or leave --root "
+                   f"out for the default store, {default_corpus_root()})")  # first publish: missing, it is empty)
             return 2
         if args.corpus_action == "list":
             problems: list[str] = []
