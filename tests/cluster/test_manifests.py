@@ -133,6 +133,25 @@ def test_the_launcher_config_is_valid_for_rays_cluster_launcher():
     assert "~/.ray/auth_token" in config["file_mounts"]
 
 
+def test_every_launcher_node_fixes_the_ports_the_readme_says_to_open():
+    """Ray picks the node manager, dashboard agent gRPC and runtime-env agent ports at random unless told, so a
+    security group cannot name them. Before: only --object-manager-port was fixed while the README said the node
+    manager's was too. Every node fixes the same ports, and the README's ports paragraph names exactly those."""
+    (config,) = _docs("launcher/aws-gpu.yaml")
+    starts = [c for c in config["head_start_ray_commands"] + config["worker_start_ray_commands"] if "ray start" in c]
+    fixed = [_fixed_ports(c.replace("--port=6379", "")) for c in starts]  # the head's GCS port is listed apart
+    assert len(starts) == 2 and fixed[0] == fixed[1], fixed
+    assert {"--node-manager-port", "--object-manager-port", "--dashboard-agent-grpc-port",
+            "--runtime-env-agent-port"} <= set(fixed[0])
+    readme = (REPO / "README.md").read_text()
+    paragraph = readme[readme.index("**Ports to open on a real cluster**"):].split("\n\n")[0]
+    assert _fixed_ports(paragraph) == fixed[0]
+
+
+def _fixed_ports(text: str) -> dict[str, int]:
+    return {flag: int(port) for flag, port in re.findall(r"(--[a-z-]+-port)=(\d+)", text)}
+
+
 @pytest.mark.parametrize("entry", [e for e in ALL_ENTRYPOINTS if e.argv[0] == "interlingua"],
                          ids=lambda e: f"{e.file}:{e.where}")
 def test_every_interlingua_entrypoint_is_a_real_command_with_a_valid_config(entry, monkeypatch, capsys, tmp_path):
