@@ -120,6 +120,13 @@ def use_tracking_store(state: Path | None = None) -> TrackingTarget:
     return target
 
 
+def check_tracking_store(state: Path | None = None) -> None:
+    """:func:`check_tracking_server` of the tracking target, for a workflow that logs to MLflow to call before its
+    long work (assets, Ray, a corpus, embeddings): :func:`configure_mlflow` comes after it and would find a server
+    that does not answer only then (it asks again for free: a server that answered is asked once)."""
+    check_tracking_server(tracking_target(state).tracking_uri)
+
+
 #: Tracking servers that answered in this process (probed once each).
 _ANSWERED: set[str] = set()
 

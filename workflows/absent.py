@@ -87,11 +87,12 @@ CONFIG = AbsentConfig
 
 def run(config: AbsentConfig, *, address: str | None = None) -> dict:
     from interlingua.core.progress import Stages
-    from interlingua.core.runtime import configure_mlflow, state_dir
+    from interlingua.core.runtime import check_tracking_store, configure_mlflow, state_dir
     from interlingua.workflows.frozen_bitext import check_language_sizes, load_bitext
 
     stages = Stages("absent")
     state = state_dir(config.state_dir)
+    check_tracking_store(state)  # an MLflow server that does not answer: exit 69 before the vectors are learned
     with stages("bitext"):
         bitext = load_bitext(config.bitext, state)
         if len(set(bitext.src_langs)) != 1 or len(set(bitext.tgt_langs)) != 1:

@@ -85,10 +85,11 @@ CONFIG = AmrRetrofitConfig
 
 def run(config: AmrRetrofitConfig, *, address: str | None = None) -> dict[str, Any]:
     from interlingua.core.progress import Stages
-    from interlingua.core.runtime import configure_mlflow, corpus_root, init_ray, state_dir
+    from interlingua.core.runtime import check_tracking_store, configure_mlflow, corpus_root, init_ray, state_dir
 
     stages = Stages("amr-retrofit")
     state = state_dir(config.state_dir)
+    check_tracking_store(state)  # an MLflow server that does not answer: exit 69 before the corpus or Ray
 
     with stages("corpus"):
         manifest, rows = _read_corpus(config, corpus_root(state))

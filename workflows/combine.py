@@ -45,12 +45,13 @@ def run(config: CombineConfig, *, address: str | None = None) -> dict[str, Any]:
     from interlingua.core.errors import UserError
     from interlingua.core import tracking
     from interlingua.core.progress import Stages
-    from interlingua.core.runtime import configure_mlflow, state_dir
+    from interlingua.core.runtime import check_tracking_store, configure_mlflow, state_dir
     from interlingua.models.combined import CombinedEncoder, check_folder_sum_dims
     from interlingua.models.load import load_encoder
 
     stages = Stages("combine")
     state = state_dir(config.state_dir)
+    check_tracking_store(state)  # an MLflow server that does not answer: exit 69 before the pack is built
     pack = None
     if config.evaluate:  # a task name that selects nothing: before any model loads or a run starts
         from interlingua.workflows.pack_eval import ensure_pack

@@ -93,11 +93,12 @@ CONFIG = MeaningHeadConfig
 
 def run(config: MeaningHeadConfig, *, address: str | None = None) -> dict:
     from interlingua.core.progress import Stages
-    from interlingua.core.runtime import configure_mlflow, state_dir
+    from interlingua.core.runtime import check_tracking_store, configure_mlflow, state_dir
     from interlingua.workflows.frozen_bitext import load_bitext
 
     stages = Stages("meaning-head")
     state = state_dir(config.state_dir)
+    check_tracking_store(state)  # an MLflow server that does not answer: exit 69 before the bitext is embedded
     spec = config.model or _default_model(state)
     preflight(config)
     if config.register_model and not registrable(spec):

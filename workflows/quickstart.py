@@ -98,9 +98,11 @@ def run(config: QuickstartConfig, *, address: str | None = None) -> dict:
         input_preflight(config)
     stages = Stages("quickstart")
     from interlingua.core.inputs import require_input_files, require_writable
-    from interlingua.core.runtime import assets_dir, configure_mlflow, corpus_root, init_ray, state_dir
+    from interlingua.core.runtime import (assets_dir, check_tracking_store, configure_mlflow, corpus_root, init_ray,
+                                          state_dir)
 
     state = state_dir(config.state_dir)
+    check_tracking_store(state)  # an MLflow server that does not answer: exit 69 before the assets, Ray or the corpus
     assets = assets_dir(state)
 
     with stages("assets"):

@@ -110,7 +110,7 @@ def checked_order(config: RecipeConfig) -> list[str]:
 def run(config: RecipeConfig, *, address: str | None = None) -> dict[str, Any]:
     from mlflow.tracking import MlflowClient
 
-    from interlingua.core.runtime import configure_mlflow, state_dir
+    from interlingua.core.runtime import check_tracking_store, configure_mlflow, state_dir
     from interlingua.core.runtime import state_path as state_folder
     from interlingua.workflows.recipe_corpora import check_stored_corpora
     from interlingua.core.where_it_runs import runs_on_cluster
@@ -118,6 +118,7 @@ def run(config: RecipeConfig, *, address: str | None = None) -> dict[str, Any]:
     from interlingua.workflows.recipe_stage_checks import check_stages
 
     order = checked_order(config)  # once: the command's preflight checked it already
+    check_tracking_store(state_folder(config.state_dir))  # no answer: exit 69 before any model folder is hashed
     state_path = state_folder(config.state_dir) / "recipes" / config.name / "state.json"
     state = load_state(state_path)
     skipped = stages_a_rerun_skips(config, order, state)  # done, unchanged and not forced: left out of the checks

@@ -117,11 +117,13 @@ def check_columns(config: TrainWorkflowConfig, manifest) -> dict[str, str]:
 
 def run(config: TrainWorkflowConfig, *, address: str | None = None) -> dict[str, Any]:
     from interlingua.core.progress import Stages
-    from interlingua.core.runtime import assets_dir, configure_mlflow, corpus_root, init_ray, state_dir
+    from interlingua.core.runtime import (assets_dir, check_tracking_store, configure_mlflow, corpus_root, init_ray,
+                                          state_dir)
     from interlingua.operators.corpus.store import CorpusStore
 
     stages = Stages("train")
     state = state_dir(config.state_dir)
+    check_tracking_store(state)  # an MLflow server that does not answer: exit 69 before the pack is built or Ray starts
     store = CorpusStore(corpus_root(state))
     with stages("corpus"):
         manifest = _manifest(store, config.corpus, config.version)

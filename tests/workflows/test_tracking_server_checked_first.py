@@ -1,0 +1,65 @@
+"""A workflow that logs to MLflow asks an ``http(s)://`` tracking server whether it answers (3 s) before its work:
+the quickstart built its assets, started Ray and published its corpus, and only then exited 69 (92 s on a fresh
+state). Each workflow below is given inputs that do not exist, which it reads before its MLflow run: the server that
+does not answer is what it reports, exit 69, not the missing input."""
+
+from __future__ import annotations
+
+import socket
+
+import pytest
+
+from interlingua.core.errors import ServiceUnavailable
+
+
+@pytest.fixture
+def closed_tracking_uri(tmp_path, monkeypatch):
+    """``MLFLOW_TRACKING_URI`` of a port nothing listens on, a fresh state folder, no Ray or MLflow reachable."""
+    from interlingua.core import runtime
+
+    with socket.socket() as probe:  # a free port, closed again: nothing listens there
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    uri = f"http://127.0.0.1:{port}"
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", uri)
+    monkeypatch.setenv("INTERLINGUA_HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(runtime, "init_ray", lambda *a, **k: pytest.fail("Ray started"))
+    monkeypatch.setattr(runtime, "configure_mlflow", lambda *a, **k: pytest.fail("reached MLflow"))
+    return uri
+
+
+def test_quickstart_exits_69_before_its_assets_ray_and_corpus(closed_tracking_uri, monkeypatch, capsys):
+    from interlingua.workflows import cli, quickstart
+
+    monkeypatch.setattr(quickstart, "_ensure_assets", lambda *a, **k: pytest.fail("assets built"))
+    monkeypatch.setattr(quickstart, "_publish_corpus", lambda *a, **k: pytest.fail("corpus published"))
+    assert cli.main(["run", "quickstart", "--set", "train.max_steps=2"]) == 69
+    assert f"the MLflow tracking server at {closed_tracking_uri} does not answer" in capsys.readouterr().err
+
+
+def _missing_inputs(tmp_path) -> dict:
+    """workflow -> a config naming inputs that do not exist (each read before the workflow's MLflow run)."""
+    missing = str(tmp_path / "missing")
+    return {
+        "train": {"corpus": "nothing"},
+        "amr-retrofit": {"corpus": "nothing"},
+        "meaning-head": {"model": missing, "bitext": {"file": f"{missing}.parquet"}},
+        "absent": {"bitext": {"file": f"{missing}.parquet"}},
+        "combine": {"first": missing, "second": missing, "pack": missing},
+        "interpolate": {"first": missing, "second": missing, "evaluate": False},
+        "recipe": {"name": "r", "stages": {"t": {"workflow": "train", "config": {"corpus": "nothing"}}}},
+    }
+
+
+@pytest.mark.parametrize("name", ["train", "amr-retrofit", "meaning-head", "absent", "combine", "interpolate",
+                                  "recipe"])
+def test_a_workflow_logging_to_mlflow_asks_the_server_before_reading_its_inputs(closed_tracking_uri, tmp_path, name):
+    from interlingua.workflows.registry import load_workflow
+
+    workflow = load_workflow(name)
+    config = workflow.CONFIG.model_validate(_missing_inputs(tmp_path)[name])
+    answer = f"the MLflow tracking server at {closed_tracking_uri} does not answer"
+    with pytest.raises(ServiceUnavailable, match=answer):
+        workflow.run(config)
