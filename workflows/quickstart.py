@@ -1,5 +1,5 @@
-"""Quickstart: Bible bitext -> corpus version -> DeepSpeed fine-tune on Ray Train -> MLflow run and
-registry alias -> retrieval accuracy, base vs tuned.
+"""Quickstart: Bible bitext -> corpus version -> DeepSpeed fine-tune on Ray Train in an MLflow run -> retrieval
+accuracy, base vs tuned -> registry alias, under the model card ``train`` gives (the corpus version it trained on).
 
 Runs on the embedded defaults (local Ray, local MLflow, CPU) in a few minutes on 2 cores.
 """
@@ -124,8 +124,8 @@ def run(config: QuickstartConfig, *, address: str | None = None) -> dict:
 
     from interlingua.operators.corpus.store import CorpusStore
     from interlingua.trainers.engine.fit import fit
-    from interlingua.models.registry import log_and_register_encoder
     from interlingua.workflows.resume import resume_inputs, workflow_run
+    from interlingua.workflows.train import register_trained
 
     experiment_id = configure_mlflow(config.experiment, state)
     # A rerun with the same config after a crash continues the same MLflow run, and with it the Ray Train
@@ -141,18 +141,15 @@ def run(config: QuickstartConfig, *, address: str | None = None) -> dict:
             tracking.set_tags({"interlingua.workflow": "quickstart", "corpus.version": manifest.version})
             tracking.log_dict(json.loads(manifest.to_json()), "corpus/manifest.json")
 
+        store = CorpusStore(corpus_root(state))
         with stages("train"):
-            dataset = CorpusStore(corpus_root(state)).read_ray(manifest.name, manifest.version, columns=["src", "tgt"])
+            dataset = store.read_ray(manifest.name, manifest.version, columns=["src", "tgt"])
             dataset = dataset.random_shuffle(seed=config.train.seed).materialize()
             result = fit(model_uri, dataset, config.train, storage_path=state / "ray_results",
                          name=f"quickstart-{run_id[:8]}", run_id=run_id)
 
-        with stages("register"):
-            registered = log_and_register_encoder(result.encoder_dir, config.registered_model, config.alias, run_id)
-            print(f"  registered {registered.uri} (version {registered.version})")
-
         with stages("evaluate"):
-            table = _evaluate(config, model_uri, registered.uri, test, debian)
+            table = _evaluate(config, model_uri, result.encoder_dir, test, debian)
             report = _format_table(table)
             print(report)
             with mlflow.start_run(run_id=run_id):
@@ -161,6 +158,14 @@ def run(config: QuickstartConfig, *, address: str | None = None) -> dict:
                         mlflow.log_metric(f"eval.{task}.{which}", scores[which])
                 tracking.log_text(report, "eval/retrieval.txt")
                 tracking.log_dict(table, "eval/retrieval.json")
+
+        with stages("register"):  # as `train` registers: the card's corpus versions keep the corpus from `corpus prune`
+            registered = register_trained(result.encoder_dir, config, config.train, run_id, workflow="quickstart",
+                                          model_uri=model_uri, corpus=f"{manifest.name}@{manifest.version}",
+                                          corpus_versions={manifest.name: manifest.version},
+                                          rows=manifest.total_rows,
+                                          languages=store.languages(manifest.name, manifest.version),
+                                          evaluation=_card_rows(table))
 
     summary = {"run_id": run_id, "model_uri": registered.uri, "corpus": f"{manifest.name}@{manifest.version}",
                "train_metrics": {k: v for k, v in result.metrics.items() if isinstance(v, (int, float))},
@@ -295,6 +300,12 @@ def _evaluate(config: QuickstartConfig, base_uri: str, tuned_uri: str, test: tup
             table[name][f"{which}_tgt2src"] = round(acc["tgt2src"], 2)
         print(f"  evaluated {which}: {', '.join(f'{n} {table[n][which]:.2f}' for n in sets)}", flush=True)
     return table
+
+
+def _card_rows(table: dict) -> list[dict]:
+    """The evaluation table as model-card rows (task, metric, pairs, base, tuned, delta), as ``train``'s card has."""
+    return [{"task": name, "metric": "retrieval accuracy", "pairs": s["pairs"], "base": s["base"], "tuned": s["tuned"],
+             "delta": round(s["tuned"] - s["base"], 2)} for name, s in table.items()]
 
 
 def _format_table(table: dict) -> str:

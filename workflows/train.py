@@ -202,17 +202,10 @@ def run(config: TrainWorkflowConfig, *, address: str | None = None) -> dict[str,
                 rows, word_retrieval = _evaluate(config, model_uri, result, pack, run_id, out_dir, stable, heldout, train,
                                                  "-".join(languages[:2]) if len(languages) == 2 else ",".join(languages))
         with stages("register"):
-            from interlingua.models.model_card import ModelCard
-            from interlingua.models.registry import log_and_register_encoder
-
-            card = ModelCard(base_model=model_uri, objective=train.objective, workflow="train",
-                             corpus_versions=corpus_versions, languages=languages,
-                             config=config.model_dump(mode="json") | {"train": train.model_dump(mode="json")},
-                             evaluation=rows, description=f"{train.objective} on {manifest.name}@{manifest.version}, "
-                                                          f"{counts['rows']} rows, {train.max_steps} steps")
-            registered = log_and_register_encoder(result.encoder_dir, config.registered_model, config.alias, run_id,
-                                                  card=card)
-            print(f"  registered {registered.uri} (version {registered.version})")
+            registered = register_trained(result.encoder_dir, config, train, run_id, workflow="train",
+                                          model_uri=model_uri, corpus=f"{manifest.name}@{manifest.version}",
+                                          corpus_versions=corpus_versions, rows=counts["rows"], languages=languages,
+                                          evaluation=rows)
     summary = {"run_id": run_id, "model_uri": registered.uri, "model": registered.version_uri,
                "model_version": registered.version, "base_model": model_uri,
                "corpus": f"{manifest.name}@{manifest.version}", "corpus_versions": corpus_versions,
@@ -224,6 +217,27 @@ def run(config: TrainWorkflowConfig, *, address: str | None = None) -> dict[str,
     (out_dir / "summary.json").write_text(json.dumps(summary, indent=2, default=str) + "\n")
     print(f"train: done in {sum(stages.seconds.values()):.0f} s; summary in {out_dir / 'summary.json'}")
     return summary
+
+
+def register_trained(encoder_dir: str, config, train: TrainConfig, run_id: str, *, workflow: str, model_uri: str,
+                     corpus: str, corpus_versions: dict[str, str], rows: int, languages: list[str],
+                     evaluation: list[dict]):
+    """Register a trained encoder as ``config.registered_model`` with alias ``config.alias``, under the
+    :class:`~interlingua.models.model_card.ModelCard` every trained encoder gets (``train``, ``quickstart``): base
+    model, objective, the corpus versions it saw (the ``interlingua.corpus_versions`` tag that keeps them from
+    ``corpus prune``), languages, the resolved config with ``train``, the evaluation rows; ``corpus`` and ``rows``
+    (``NAME@VERSION`` and how many rows trained) go into its description. Prints and returns the new version."""
+    from interlingua.models.model_card import ModelCard
+    from interlingua.models.registry import log_and_register_encoder
+
+    card = ModelCard(base_model=model_uri, objective=train.objective, workflow=workflow,
+                     corpus_versions=corpus_versions, languages=languages,
+                     config=config.model_dump(mode="json") | {"train": train.model_dump(mode="json")},
+                     evaluation=evaluation, description=f"{train.objective} on {corpus}, {rows} rows, "
+                                                        f"{train.max_steps} steps")
+    registered = log_and_register_encoder(encoder_dir, config.registered_model, config.alias, run_id, card=card)
+    print(f"  registered {registered.uri} (version {registered.version})")
+    return registered
 
 
 def check_model_config(train: TrainConfig, model_uri: str, folder: str | None) -> None:
