@@ -267,14 +267,31 @@ def _test_verses(bible: str, pairs: int) -> tuple[tuple[list[str], list[str]], s
 
     rows = read_parquet_at(bible, BITEXT_COLUMNS).to_pydict()
     kept, heldout, rejected = bible_test_indices(rows["id"], rows["en"], rows["es"])
-    reasons = ", ".join(f"{reason} {count}" for reason, count in sorted(rejected.items())) or "none held out"
     if not kept:
-        raise UserError(f"bitext {redact_text(str(bible))}: none of its {heldout} held-out verses can be a test verse ({reasons}); "
-                        "held-out verses need texts of their own, in no training verse and not empty")
+        raise UserError(f"bitext {redact_text(str(bible))}: none of its {heldout} held-out verses can be a test verse"
+                        f"{': ' + _why_dropped(rejected) if rejected else ' (none held out)'}; held-out verses need "
+                        "texts of their own, in no training verse and not empty")
     kept = kept[:pairs]
     # its own count of held-out verses: the corpus's count leaves out those hygiene rejected (an empty side, say)
-    note = f" ({sum(rejected.values())} of the bitext's {heldout} no test verse: {reasons})" if rejected else ""
+    note = (f"; of the bitext's {heldout} held-out verses, {sum(rejected.values())} dropped from the test verses: "
+            f"{_why_dropped(rejected)}") if rejected else ""
     return ([rows["en"][i] for i in kept], [rows["es"][i] for i in kept]), note
+
+
+#: Why a held-out verse is no test verse, by ``bible_test_indices``'s reason.
+_DROPPED_BECAUSE = {"text_in_training": "their text is in training",
+                    "duplicate_text": "their text repeats an earlier test verse's",
+                    "too_short": "a side is empty"}
+
+
+def _why_dropped(rejected: dict[str, int]) -> str:
+    """Why held-out verses are no test verse, in words with each reason's name: one reason as it is (``their text is
+    in training (text_in_training)``), several with their counts (``15 as their text is in training
+    (text_in_training), 1 as a side is empty (too_short)``)."""
+    said = {reason: f"{_DROPPED_BECAUSE.get(reason, reason)} ({reason})" for reason in sorted(rejected)}
+    if len(said) == 1:
+        return next(iter(said.values()))
+    return ", ".join(f"{rejected[reason]} as {words}" for reason, words in said.items())
 
 
 def _evaluate(config: QuickstartConfig, base_uri: str, tuned_uri: str, test: tuple[list[str], list[str]],

@@ -25,7 +25,8 @@ def test_heldout_verse_with_training_text_is_not_evaluated(tmp_path):
     es[HELD[0]] = es[0]  # Gen.1.1 is a training verse
     (src, tgt), note = _test_verses(_bitext(tmp_path, en, es), pairs=500)
     assert src == [en[i] for i in HELD[1:]] and tgt == [es[i] for i in HELD[1:]]
-    assert note == f" (1 of the bitext's {len(HELD)} no test verse: text_in_training 1)"
+    assert note == (f"; of the bitext's {len(HELD)} held-out verses, 1 dropped from the test verses: their text "
+                    "is in training (text_in_training)")
     (src, _), _ = _test_verses(_bitext(tmp_path, en, es), pairs=2)
     assert src == [en[i] for i in HELD[1:3]]
 
@@ -33,6 +34,18 @@ def test_heldout_verse_with_training_text_is_not_evaluated(tmp_path):
 def test_no_test_verse_left_is_a_user_error(tmp_path):
     en = ["the same verse"] * len(IDS)
     es = [f"versiculo {i}" for i in range(len(IDS))]
-    with pytest.raises(UserError, match=f"none of its {len(HELD)} held-out verses can be a test verse "
-                                        rf"\(text_in_training {len(HELD)}\)"):
+    with pytest.raises(UserError, match=f"none of its {len(HELD)} held-out verses can be a test verse: their text "
+                                        r"is in training \(text_in_training\); held-out verses need"):
         _test_verses(_bitext(tmp_path, en, es), pairs=500)
+
+
+def test_several_reasons_are_each_counted_in_words(tmp_path):
+    en = [f"verse {i}" for i in range(len(IDS))]
+    es = [f"versiculo {i}" for i in range(len(IDS))]
+    es[HELD[0]] = es[0]  # text in training
+    en[HELD[1]] = ""  # a side empty
+    en[HELD[3]] = en[HELD[2]]  # repeats an earlier test verse
+    _, note = _test_verses(_bitext(tmp_path, en, es), pairs=500)
+    assert note == (f"; of the bitext's {len(HELD)} held-out verses, 3 dropped from the test verses: 1 as their "
+                    "text repeats an earlier test verse's (duplicate_text), 1 as their text is in training "
+                    "(text_in_training), 1 as a side is empty (too_short)")
