@@ -32,8 +32,10 @@ def dataset_card(manifest: Manifest) -> str:
         lines += [f"    - {json.dumps(path)}" for path in reject_files]
     lines += ["---", "", f"# {manifest.name} {manifest.version}", "",
               f"{manifest.total_rows} rows in {len(manifest.shards)} Parquet shards; {manifest.total_rejects} rejected "
-              "rows in the `rejects` config (shard, operator, reason, original row as JSON).", "",
-              "```python", "import datasets", "corpus = datasets.load_dataset(\"path/to/this/folder\")",
+              "rows in the `rejects` config (shard, operator, reason, original row as JSON).", ""]
+    if manifest.partial:
+        lines += [f"**Partial version**: {manifest.partial_note()}.", ""]
+    lines += ["```python", "import datasets", "corpus = datasets.load_dataset(\"path/to/this/folder\")",
               "rejects = datasets.load_dataset(\"path/to/this/folder\", \"rejects\")", "```", "",
               "| column | type |", "|---|---|"]
     lines += [f"| `{name}` | `{kind}` |" for name, kind in manifest.columns.items()]

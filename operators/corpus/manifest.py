@@ -182,6 +182,7 @@ class VersionSummary(_Frozen):
     num_shards: int
     total_rejects: int
     is_latest: bool
+    partial: bool = False  # built from inputs read only in part (``Manifest.partial_inputs``)
 
 
 class PartialInput(_Frozen):
@@ -191,6 +192,11 @@ class PartialInput(_Frozen):
     input: str
     reason: str
     offset: int | None = None  # byte offset in the (compressed) file where reading stopped, when known
+
+    def describe(self) -> str:
+        """``input (reason; reading stopped at byte N)``: how ``corpus show`` and the dataset card name it."""
+        stopped = "" if self.offset is None else f"; reading stopped at byte {self.offset}"
+        return f"{self.input} ({self.reason}{stopped})"
 
 
 class Manifest(_Frozen):
@@ -226,6 +232,14 @@ class Manifest(_Frozen):
     def partial(self) -> bool:
         return bool(self.partial_inputs)
 
+    def partial_note(self) -> str:
+        """Which inputs a partial version was built from only in part, one line (``corpus show``, the dataset card);
+        "" for a whole version."""
+        if not self.partial_inputs:
+            return ""
+        described = "; ".join(partial.describe() for partial in self.partial_inputs)
+        return f"{len(self.partial_inputs)} input(s) read only in part (allow_truncated_inputs): {described}"
+
     @model_validator(mode="after")
     def _totals_match_shards(self) -> Manifest:
         shard_rows = sum(shard.rows for shard in self.shards)
@@ -258,6 +272,7 @@ class Manifest(_Frozen):
             num_shards=len(self.shards),
             total_rejects=self.total_rejects,
             is_latest=is_latest,
+            partial=self.partial,
         )
 
 

@@ -94,3 +94,30 @@ def test_a_root_that_does_not_exist_is_refused_by_every_command(
     assert capsys.readouterr().out.strip() == f"no published corpora under {missing}"
     assert run_cli("list") == 0  # the default root, not made yet: empty until the first publish
     assert capsys.readouterr().out.strip() == f"no published corpora under {tmp_path}/home/corpus"
+
+
+def test_a_partial_version_says_so_in_show_list_and_its_dataset_card(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A version built with allow_truncated_inputs showed nothing partial but in `show --json` (partial_inputs)."""
+    root = tmp_path / "store"
+    whole = publish(root, "whole")
+    partial = publish(root, "cut", partial=("in.gz",))
+    note = ("1 input(s) read only in part (allow_truncated_inputs): in.gz (EOFError: compressed file ended before "
+            "the end-of-stream marker; reading stopped at byte 1234)")
+    assert run_cli("show", "cut", "--root", str(root)) == 0
+    shown = capsys.readouterr().out.splitlines()
+    assert shown[shown.index("inputs    in.gz, ok.txt") + 1] == f"partial   {note}"
+    assert run_cli("show", "whole", "--root", str(root)) == 0
+    assert "partial" not in capsys.readouterr().out
+
+    assert run_cli("list", "--root", str(root)) == 0
+    listed = capsys.readouterr().out.splitlines()
+    assert listed[1].split()[:4] == ["cut", partial.version, "*", "!"]
+    assert listed[2].split()[:3] == ["whole", whole.version, "*"] and "!" not in listed[2]
+    assert listed[-1] == "(* = latest; ! = partial: built from inputs read only in part (corpus show names them))"
+
+    card = f"**Partial version**: {note}."
+    assert card in (root / "cut" / partial.version / "README.md").read_text()
+    assert "Partial" not in (root / "whole" / whole.version / "README.md").read_text()
+    assert run_cli("export", "cut", "--out", str(tmp_path / "exported"), "--root", str(root)) == 0
+    assert card in (tmp_path / "exported" / "README.md").read_text()

@@ -255,7 +255,7 @@ def _format_version_list(summaries: Sequence[VersionSummary], root: str) -> str:
     rows = [
         [
             summary.name,
-            summary.version + (" *" if summary.is_latest else ""),
+            summary.version + (" *" if summary.is_latest else "") + (" !" if summary.partial else ""),
             summary.created_at.strftime("%Y-%m-%d %H:%M:%S"),
             str(summary.total_rows),
             str(summary.num_shards),
@@ -264,7 +264,8 @@ def _format_version_list(summaries: Sequence[VersionSummary], root: str) -> str:
         for summary in summaries
     ]
     table = _format_table(["NAME", "VERSION", "CREATED (UTC)", "ROWS", "SHARDS", "REJECTS"], rows)
-    return f"{table}\n(* = latest)"
+    partial = "; ! = partial: built from inputs read only in part (corpus show names them)"
+    return f"{table}\n(* = latest{partial if any(summary.partial for summary in summaries) else ''})"
 
 
 def _format_manifest(manifest: Manifest, store: CorpusStore) -> str:
@@ -278,6 +279,7 @@ def _format_manifest(manifest: Manifest, store: CorpusStore) -> str:
         ("created", manifest.created_at.isoformat()),
         ("code", f"interlingua {code.package_version} ({commit})"),
         ("inputs", ", ".join(manifest.inputs) or "none"),
+        *([("partial", manifest.partial_note())] if manifest.partial else []),
         ("config", f"sha256 {manifest.config_hash[:12]}  {json.dumps(manifest.config, sort_keys=True)}"),
         ("columns", ", ".join(f"{name}: {kind}" for name, kind in manifest.columns.items())),
         ("rows", f"{manifest.total_rows} in {len(manifest.shards)} shards ({total_bytes} bytes)"),
