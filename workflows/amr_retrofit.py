@@ -135,8 +135,8 @@ def run(config: AmrRetrofitConfig, *, address: str | None = None) -> dict[str, A
     import mlflow
 
     from interlingua.trainers.engine.fit import fit
-    from interlingua.models.registry import log_and_register_encoder
     from interlingua.workflows.resume import resume_inputs, workflow_run
+    from interlingua.workflows.train import register_trained
 
     experiment_id = configure_mlflow(config.experiment, state)
     # a rerun with the same config after a crash continues this MLflow run and its Ray Train run (workflows/resume.py);
@@ -171,8 +171,11 @@ def run(config: AmrRetrofitConfig, *, address: str | None = None) -> dict[str, A
                          name=f"amr-retrofit-{run_id[:8]}", run_id=run_id)
 
         with stages("register"):
-            registered = log_and_register_encoder(result.encoder_dir, config.registered_model, config.alias, run_id)
-            print(f"  registered {registered.uri} (version {registered.version})")
+            # as `train` registers: the card's corpus versions keep the corpus from `corpus prune`
+            registered = register_trained(result.encoder_dir, config, config.train, run_id, workflow="amr-retrofit",
+                                          model_uri=model_uri, corpus=f"{manifest.name}@{manifest.version}",
+                                          corpus_versions={manifest.name: manifest.version}, rows=len(triples),
+                                          languages=languages, evaluation=[])
 
     summary = {
         "run_id": run_id,

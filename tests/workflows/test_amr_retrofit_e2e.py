@@ -85,7 +85,10 @@ def test_amr_retrofit_tiny_end_to_end_then_load_from_registry(tmp_path, monkeypa
     history = client.get_metric_history(summary["run_id"], "loss")
     assert sorted(m.step for m in history) == list(range(1, STEPS + 1))
     assert all(math.isfinite(m.value) for m in history)
-    assert client.get_model_version_by_alias(MODEL_NAME, ALIAS).run_id == summary["run_id"]
+    version = client.get_model_version_by_alias(MODEL_NAME, ALIAS)
+    assert version.run_id == summary["run_id"]
+    # train's model card: the corpus version it trained on is a tag, so `corpus prune` keeps it
+    assert version.tags["interlingua.corpus_versions"] == summary["corpus"]
 
     # the registered AMR encoder loads with its extended vocabulary
     from interlingua.models.load import load_encoder
