@@ -2,8 +2,11 @@
 
 - Address: ``--address``, else ``$RAY_API_SERVER_ADDRESS``, else ``$RAY_ADDRESS`` (Ray's job CLI order),
   else ``http://127.0.0.1:8265``. An explicit ``--address`` wins over the environment (Ray's SDK would
-  let the environment override it). Before Ray is asked anything, the head's port is probed with a short
-  timeout, so an unreachable cluster is one line after seconds, not a minute of retries.
+  let the environment override it). It is the dashboard's job API: ``http(s)://HOST:PORT`` or a bare ``HOST:PORT``
+  (or a Ray Client ``ray://`` address, which the SDK asks for it); another scheme (a typo such as ``htp://``) is
+  refused before anything is contacted, a bare address that answers other than in HTTP (a GCS address) once it has
+  answered. Before Ray is asked anything, the head's port is probed with a short timeout, so an unreachable cluster
+  is one line after seconds, not a minute of retries.
 - Token: Ray 2.60's job SDK sends ``Authorization: Bearer <token>`` only when token mode is on
   (``RAY_AUTH_MODE=token``). As ``ray start`` does, token mode is turned on when ``RAY_AUTH_MODE`` is unset
   and Ray's token loader finds a token (``$RAY_AUTH_TOKEN``, the file ``$RAY_AUTH_TOKEN_PATH``, or
@@ -24,6 +27,9 @@ from interlingua.core.net import unreachable
 from interlingua.cluster.shared_storage import redact
 
 DEFAULT_ADDRESS = "http://127.0.0.1:8265"
+#: The schemes a cluster address may have: the dashboard's job API, or a Ray Client address Ray's job SDK looks it up
+#: through (any other is what Ray's SDK would import as a module of that name).
+SCHEMES = ("http", "https", "ray")
 ADDRESS_ENV = ("RAY_API_SERVER_ADDRESS", "RAY_ADDRESS")
 PROBE_TIMEOUT_S = 5.0
 
@@ -40,20 +46,29 @@ class ClusterAddress:
 
 def resolve_address(explicit: str | None) -> ClusterAddress:
     if explicit:
-        return ClusterAddress(_normalise(explicit), "--address")
+        return _checked(explicit, "--address")
     for name in ADDRESS_ENV:
         value = os.environ.get(name)
         if value:
-            return ClusterAddress(_normalise(value), f"${name}")
+            return _checked(value, f"${name}")
     return ClusterAddress(DEFAULT_ADDRESS, "the default")
 
 
-def _normalise(address: str) -> str:
-    address = address.strip().rstrip("/")
-    if address in ("auto", "local"):
-        raise UserError(f"--address {address}: a job is submitted to a running cluster's dashboard; "
+def _checked(text: str, source: str) -> ClusterAddress:
+    """``text`` (from ``source``) as a cluster address; a :class:`UserError` for what the string alone shows is not a
+    job API: ``auto`` / ``local`` (a Ray to find or start) or a scheme not in :data:`SCHEMES`."""
+    address = ClusterAddress(text.strip().rstrip("/"), source)
+    if address.url in ("auto", "local"):
+        raise UserError(f"{source} {address.url}: a job is submitted to a running cluster's dashboard; "
                         "give its URL, e.g. --address http://HEAD:8265")
-    return address
+    scheme, separator, rest = address.url.partition("://")
+    if not separator:
+        return address
+    if scheme.lower() not in SCHEMES:
+        raise UserError(f"cluster address {address.shown} ({source}): {scheme.lower()}:// is not a scheme the job API "
+                        "takes; use http:// or https:// (the dashboard, e.g. http://HEAD:8265) or ray:// (Ray Client, "
+                        "e.g. ray://HEAD:10001)")
+    return ClusterAddress(f"{scheme.lower()}://{rest}", source)  # HTTP:// is http:// (Ray's SDK takes lower case only)
 
 
 def probe(address: ClusterAddress, timeout: float = PROBE_TIMEOUT_S) -> None:
@@ -76,23 +91,37 @@ def probe(address: ClusterAddress, timeout: float = PROBE_TIMEOUT_S) -> None:
 
 
 def sdk_address(address: ClusterAddress, timeout: float = PROBE_TIMEOUT_S) -> str:
-    """The address to give Ray's job SDK. A bare ``HOST:PORT`` is the dashboard when it answers HTTP
-    (``http://HOST:PORT``); otherwise it is a GCS address, which the SDK resolves to the dashboard (as
-    Ray's CLI does with ``RAY_ADDRESS=HOST:6379``). Without this, a bare dashboard address would make the
-    SDK retry a GCS lookup against an HTTP server for a minute and a half."""
+    """The address to give Ray's job SDK: a URL as given; a bare ``HOST:PORT`` is the dashboard, ``http://HOST:PORT``
+    (given bare, the SDK would take it for a GCS address and look the dashboard up through it: a minute and a half of
+    retries against an HTTP server). A bare address that answers, but not in HTTP, is a :class:`UserError` with the
+    hint: a GCS address (``HOST:6379``, what ``run --address`` takes) answers so, and the job API is the dashboard's
+    (its bytes were printed as ``BadStatusLine``)."""
     if "://" in address.url:
         return address.url
+    url = f"http://{address.url}"
+    if not _answers_http(url, timeout):
+        raise UserError(f"cluster address {address.shown} ({address.source}) answers, but not in HTTP: not the "
+                        "dashboard's job API that `interlingua jobs` and `submit` talk to (a GCS address, HOST:6379, is "
+                        "what `run --address` takes); give the dashboard's URL, e.g. http://HEAD:8265")
+    return url
+
+
+def _answers_http(url: str, timeout: float) -> bool:
+    """False when the server at ``url`` answers a request with bytes that are not HTTP; True for an HTTP answer (401,
+    403, 404 are answers too) and for none in time or a connection cut (the job SDK's requests say so)."""
+    import http.client
     import urllib.error
     import urllib.request
 
-    url = f"http://{address.url}"
     try:
         with urllib.request.urlopen(f"{url}/api/version", timeout=timeout):
-            return url
+            return True
     except urllib.error.HTTPError:
-        return url  # an HTTP server (401/403/404 are answers too)
-    except (OSError, ValueError):
-        return address.url
+        return True
+    except (OSError, ValueError):  # before HTTPException: a connection closed unanswered is both
+        return True
+    except http.client.HTTPException:
+        return False
 
 
 def token_source() -> str | None:

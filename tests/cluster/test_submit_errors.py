@@ -4,6 +4,7 @@ token and job-id mistakes go through Ray's real job SDK (a subprocess) against a
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -156,8 +157,80 @@ def test_a_bare_host_port_that_answers_http_is_taken_as_the_dashboard():
     with fake_job_api() as address:
         bare = address.removeprefix("http://")
         assert sdk_address(ClusterAddress(bare, "--address")) == address  # answers 401: an HTTP server
-    assert sdk_address(ClusterAddress(f"127.0.0.1:{closed_port()}", "--address")).count("://") == 0
+    # one that does not answer is the dashboard too (Ray's SDK given it bare looked up a GCS for a minute and a half)
+    closed = f"127.0.0.1:{closed_port()}"
+    assert sdk_address(ClusterAddress(closed, "--address")) == f"http://{closed}"
     assert sdk_address(ClusterAddress("http://h:8265", "--address")) == "http://h:8265"
+
+
+#: What a Ray GCS (gRPC, HTTP/2) answers an HTTP/1.1 request with: an HTTP/2 SETTINGS frame.
+_GCS_ANSWER = b"\x00\x00\x18\x04\x00\x00\x00\x00\x00\x00\x04\x00@\x00\x00\x00\x05\x00@\x00\x00"
+
+
+@contextlib.contextmanager
+def _binary_server():
+    """A local ``HOST:PORT`` that answers every connection with :data:`_GCS_ANSWER`, as a GCS does."""
+    import socket
+    import threading
+
+    server = socket.create_server(("127.0.0.1", 0))
+    server.settimeout(0.2)
+    stop = threading.Event()
+
+    def serve():
+        while not stop.is_set():
+            try:
+                connection, _ = server.accept()
+            except OSError:
+                continue
+            with connection:
+                connection.settimeout(1)
+                try:
+                    connection.recv(4096)
+                    connection.sendall(_GCS_ANSWER)
+                except OSError:  # the probe opens and closes without a request
+                    pass
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        yield f"127.0.0.1:{server.getsockname()[1]}"
+    finally:
+        stop.set()
+        thread.join()
+        server.close()
+
+
+def test_a_gcs_address_for_the_job_api_is_one_line_with_the_dashboard_url(capsys, monkeypatch):
+    """It printed ``failed: BadStatusLine: <binary bytes>`` and exited 1."""
+    with _binary_server() as gcs:
+        monkeypatch.setenv("RAY_ADDRESS", gcs)
+        code, err = _main(["jobs", "list"], capsys)
+        assert code == 2 and _one_line_error(err, "jobs") == (
+            f"interlingua jobs: error: cluster address {gcs} ($RAY_ADDRESS) answers, but not in HTTP: not the "
+            "dashboard's job API that `interlingua jobs` and `submit` talk to (a GCS address, HOST:6379, is what "
+            "`run --address` takes); give the dashboard's URL, e.g. http://HEAD:8265")
+        assert len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("address", ["htp://127.0.0.1:8265", "Htp://127.0.0.1:8265", "tcp://127.0.0.1:8265"])
+@pytest.mark.parametrize("source", ["--address", "$RAY_ADDRESS"])
+def test_a_scheme_no_job_client_speaks_is_one_line_before_any_connection(capsys, monkeypatch, address, source):
+    """``htp://`` printed Ray's two-line ``RuntimeError: Module: htp does not exist.`` and exited 1."""
+    monkeypatch.setattr("interlingua.cluster.connection.unreachable",
+                        lambda *a, **k: pytest.fail("the address was probed before its scheme was checked"))
+    if source == "--address":
+        code, err = _main(["jobs", "list", "--address", address], capsys)
+    else:
+        monkeypatch.setenv("RAY_ADDRESS", address)
+        code, err = _main(["jobs", "list"], capsys)
+    scheme = address.partition("://")[0].lower()
+    address = address.replace("Htp", "htp")  # shown as a URL: its scheme in lower case
+    assert code == 2 and _one_line_error(err, "jobs") == (
+        f"interlingua jobs: error: cluster address {address} ({source}): {scheme}:// is not a scheme the job API "
+        "takes; use http:// or https:// (the dashboard, e.g. http://HEAD:8265) or ray:// (Ray Client, e.g. "
+        "ray://HEAD:10001)")
+    assert len(err.strip().splitlines()) == 1
 
 
 def test_refresh_given_a_job_api_url_points_at_submit_refresh(capsys, tmp_path):
@@ -179,3 +252,11 @@ def test_refresh_checks_its_address_before_fingerprinting_the_inputs(capsys, mon
     spec.write_text(f"workflow: bitext-corpus\ninputs: ['{tmp_path}/pairs-*.tsv']\nconfig: {{src_lang: en, tgt_lang: es}}\n")
     code, err = _main(["refresh", str(spec), "--address", f"127.0.0.1:{closed_port()}"], capsys)
     assert code == 69 and "cannot reach a Ray cluster at 127.0.0.1:" in _one_line_error(err, "refresh")
+
+
+def test_a_scheme_in_capitals_is_taken_in_lower_case():
+    """Schemes are case-insensitive; Ray's job SDK imports ``HTTP`` as a module, so it gets ``http``."""
+    from interlingua.cluster.connection import resolve_address
+
+    assert resolve_address("HTTP://Head:8265/").url == "http://Head:8265"
+    assert resolve_address("head:8265").url == "head:8265"
