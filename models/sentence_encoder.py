@@ -1,8 +1,9 @@
 """A transformer plus pooling: the sentence encoder every trainer and operator uses.
 
 Saved in the sentence-transformers folder layout (transformer files at the root, ``modules.json``,
-``1_Pooling/config.json``, ``sentence_bert_config.json``, ``config_sentence_transformers.json``
-with the prompt), so ``sentence_transformers.SentenceTransformer(path)`` loads the same model.
+``1_Pooling/config.json``, ``2_Normalize``, ``sentence_bert_config.json``, ``config_sentence_transformers.json``
+with the prompt), so ``sentence_transformers.SentenceTransformer(path)`` loads the same model and encodes as
+``encode`` does by default.
 """
 
 from __future__ import annotations
@@ -33,9 +34,9 @@ class SentenceEncoder(nn.Module):
         max_length: truncation length in tokens.
         prefix: text prepended to every input (e5 expects ``"query: "`` or ``"passage: "``).
         name: what the encoder is called (its URI when loaded; it keys embedding caches).
-        normalized: the model ends in a ``Normalize`` module (its folder's ``modules.json``): ``encode`` returns unit
-            vectors whatever ``normalize`` says, as ``SentenceTransformer(folder).encode`` does (unless ``pooled``),
-            and ``save`` keeps the module.
+        normalized: the model ends in a ``Normalize`` module (its folder's ``modules.json``; every folder ``save``
+            writes does): ``encode`` returns unit vectors whatever ``normalize`` says, as
+            ``SentenceTransformer(folder).encode`` does (unless ``pooled``).
 
     A :class:`~interlingua.models.protocol.TextEncoder`: ``name``, ``dim`` and ``encode(texts)``.
     """
@@ -97,13 +98,13 @@ class SentenceEncoder(nn.Module):
         return out
 
     def save(self, path: str | Path) -> Path:
-        """Write the model in the sentence-transformers layout (plus our own small config)."""
+        """Write the model in the sentence-transformers layout (plus our own small config), ending in ``Normalize``
+        (:func:`write_layout`): ``SentenceTransformer(path).encode`` gives what :meth:`encode` gives by default."""
         path = Path(path)
         path.mkdir(parents=True, exist_ok=True)
         self.transformer.save_pretrained(path)
         self.tokenizer.save_pretrained(path)
-        write_layout(path, dim=self.dim, pooling=self.pooling, max_length=self.max_length, prefix=self.prefix,
-                     normalized=self.normalized)
+        write_layout(path, dim=self.dim, pooling=self.pooling, max_length=self.max_length, prefix=self.prefix)
         return path
 
     @classmethod
@@ -129,17 +130,20 @@ class SentenceEncoder(nn.Module):
         )
 
 
-def write_layout(path: Path, *, dim: int, pooling: str, max_length: int, prefix: str, normalized: bool = False) -> None:
-    """The sentence-transformers files around a transformer folder (``modules.json``, ``1_Pooling/config.json``,
-    ``sentence_bert_config.json``, ``config_sentence_transformers.json``; ``2_Normalize`` when ``normalized``) and
-    our own config."""
+def write_layout(path: Path, *, dim: int, pooling: str, max_length: int, prefix: str) -> None:
+    """The sentence-transformers files around a transformer folder (``modules.json``: Transformer, Pooling,
+    Normalize; ``1_Pooling/config.json``, ``2_Normalize``, ``sentence_bert_config.json``,
+    ``config_sentence_transformers.json``) and our own config. ``Normalize`` ends the stack because
+    :meth:`SentenceEncoder.encode` normalizes by default: so ``SentenceTransformer(path).encode`` gives its vectors,
+    as a registered version's pipeline does (:func:`~interlingua.models.registry.log_and_register_encoder`, which
+    finds the module here and adds none); :meth:`SentenceEncoder.from_folder` reads the folder back as ``normalized``.
+    ``modules.json`` is written whole, so a folder saved again keeps one ``Normalize``."""
     modules = [
         {"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
         {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"},
+        {"idx": 2, "name": "2", "path": "2_Normalize", "type": "sentence_transformers.models.Normalize"},
     ]
-    if normalized:
-        modules.append({"idx": 2, "name": "2", "path": "2_Normalize", "type": "sentence_transformers.models.Normalize"})
-        (path / "2_Normalize").mkdir(exist_ok=True)
+    (path / "2_Normalize").mkdir(exist_ok=True)
     _write_json(path / "modules.json", modules)
     _write_json(path / "sentence_bert_config.json", {"max_seq_length": max_length, "do_lower_case": False})
     (path / "1_Pooling").mkdir(exist_ok=True)
@@ -159,7 +163,7 @@ def write_layout(path: Path, *, dim: int, pooling: str, max_length: int, prefix:
 
 def add_layout(path: str | Path) -> Path:
     """Give a plain Hugging Face folder (``config.json``, weights, tokenizer; no ``modules.json``) the
-    sentence-transformers layout :meth:`SentenceEncoder.save` writes, with the settings
+    sentence-transformers layout :meth:`SentenceEncoder.save` writes (ending in ``Normalize``), with the settings
     :meth:`SentenceEncoder.from_folder` reads from it (mean pooling, its max length), without loading the weights.
     A folder that has ``modules.json`` is left as it is."""
     from transformers import AutoConfig

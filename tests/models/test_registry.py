@@ -135,12 +135,15 @@ def test_alias_pull_downloads_once_per_version_and_follows_the_alias(local_store
 
 
 def _dense_stack(base_dir, folder):
-    """A composed encoder: the tiny base plus a Dense head, saved as a sentence-transformers stack."""
+    """A composed encoder: the tiny base plus a Dense head, saved as a sentence-transformers stack (Transformer,
+    Pooling, Dense: the base's Normalize is left out, since Normalize then Dense is a meaning head's stack)."""
     import torch
     from sentence_transformers import SentenceTransformer
     from sentence_transformers.sentence_transformer.modules import Dense
 
     model = SentenceTransformer(str(base_dir), device="cpu", local_files_only=True)
+    assert type(model[2]).__name__ == "Normalize"  # what SentenceEncoder.save ends its stack with
+    del model[2]
     torch.manual_seed(3)
     model.append(Dense(32, 8))
     model.save(str(folder))
@@ -204,6 +207,7 @@ def test_registered_encoder_is_the_standard_flavor_with_card_signature_and_pins(
 
     expected = SentenceEncoder.from_folder(tiny_encoder_dir).encode(TEXTS)  # unit length
     st_model = mlflow.sentence_transformers.load_model(registered.uri)
+    assert [type(m).__name__ for m in st_model] == ["Transformer", "Pooling", "Normalize"]  # save's; none added
     np.testing.assert_allclose(st_model.encode(TEXTS), expected, rtol=1e-5, atol=1e-6)
 
 
