@@ -163,6 +163,42 @@ def models_page(registry: str) -> str:
     return "the registry's Models page"
 
 
+def supported_schemes(err: BaseException) -> list[str] | None:
+    """The URI schemes MLflow's stores take, when ``err`` is (or was raised while handling) MLflow's refusal of a
+    tracking or registry URI whose scheme none takes (its ``Unsupported…StoreURIException``, or ``MlflowClient``'s
+    FEATURE_DISABLED line raised over it); None for any other failure."""
+    seen: set[int] = set()
+    while err is not None and id(err) not in seen:
+        seen.add(id(err))
+        schemes = getattr(err, "supported_uri_schemes", None)
+        if isinstance(schemes, (list, tuple)):
+            return [str(scheme) for scheme in schemes]
+        err = err.__cause__ or err.__context__
+    return None
+
+
+def _unsupported_store(schemes: list[str]) -> str:
+    """The setting (registry URI, else tracking URI) whose scheme is not among ``schemes``, that scheme and the
+    supported ones, all named in full, and a hint."""
+    import mlflow
+    from mlflow.utils.uri import get_uri_scheme
+
+    registry, tracking = mlflow.get_registry_uri(), mlflow.get_tracking_uri()
+    settings = [("MLFLOW_TRACKING_URI", tracking)]
+    if registry != tracking:
+        settings.insert(0, ("MLFLOW_REGISTRY_URI", registry))
+    # MLflow's stores take these names whole, and every other URI by its scheme (get_uri_scheme)
+    named = [(setting, uri, uri if uri in _NAMED_STORES else get_uri_scheme(uri)) for setting, uri in settings]
+    setting, uri, scheme = next((entry for entry in named if entry[2] not in schemes), named[0])
+    listed = ", ".join("'' (a local path)" if not s else s for s in schemes)
+    return (f"the URI scheme {scheme!r} of {setting}={uri} is not one MLflow supports (supported: {listed}) "
+            f"(hint: set {setting} to such a URI, e.g. sqlite:///mlflow.db or http://HOST:5000)")
+
+
+#: The store URIs MLflow takes as whole names, not by a scheme (its ``StoreRegistry.get_store_builder``).
+_NAMED_STORES = frozenset({"databricks", "databricks-uc", "uc"})
+
+
 def first_line(err: BaseException) -> str:
     """``CODE: first line of the message`` (200 characters at most) of a registry failure."""
     code = getattr(err, "error_code", "") or type(err).__name__
@@ -192,6 +228,9 @@ def registry_error(uri: str, err: BaseException, *, pinned: str = "", store: str
         return UserError(redact_text(f"{lead} did not give its files ({failure}) {STORE_REFUSED_HINT}"))
     registry = mlflow.get_registry_uri()
     setting = "MLFLOW_TRACKING_URI" if registry == mlflow.get_tracking_uri() else "MLFLOW_REGISTRY_URI"
+    schemes = supported_schemes(err)
+    if schemes is not None:
+        return UserError(redact_text(f"could not fetch {uri}: {_unsupported_store(schemes)}"))
     if _unanswered(err, store_failed):
         return ServiceUnavailable(redact_text(f"could not fetch {uri}: the MLflow model registry at {registry} did not "
                                               f"answer ({first_line(err)}) {REGISTRY_HINT}"))

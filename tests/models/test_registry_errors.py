@@ -527,3 +527,48 @@ def test_a_cloud_store_s_failure_wrapped_by_mlflow_s_download_names_the_store(re
     else:
         assert message == (start + f"did not give its files (model.safetensors: {failure[1]}) (hint: check that these "
                                    "credentials may read the store and that the version's files are there)")
+
+
+def _supported_schemes_named(message: str) -> set[str]:
+    """The schemes a message lists between ``(supported: `` and ``) (hint``."""
+    listed = message.partition("(supported: ")[2].partition(") (hint: ")[0]
+    return set(listed.split(", "))
+
+
+def _mlflow_tracking_schemes() -> set[str]:
+    from mlflow.tracking._tracking_service.utils import _tracking_store_registry
+
+    return {"'' (a local path)" if not scheme else scheme for scheme in _tracking_store_registry._registry}
+
+
+def test_a_tracking_uri_whose_scheme_mlflow_does_not_take_is_named_with_every_scheme_it_takes(registry_at, capsys):
+    """``htp:/bad`` read as "that model name, version or alias is not registered there", and MLflow's list of schemes
+    was cut at 200 characters (``'https)``)."""
+    from interlingua.workflows import cli
+
+    registry_at("htp:/bad")
+    assert cli.main(["embed", "--model", "models:/x@y", "hello"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "not registered" not in err[0]
+    assert err[0].startswith("interlingua embed: error: could not fetch models:/x@y: the URI scheme 'htp' of "
+                             "MLFLOW_TRACKING_URI=htp:/bad is not one MLflow supports (supported: ")
+    assert err[0].endswith(") (hint: set MLFLOW_TRACKING_URI to such a URI, e.g. sqlite:///mlflow.db or "
+                           "http://HOST:5000)")
+    assert _supported_schemes_named(err[0]) == _mlflow_tracking_schemes()
+
+
+def test_a_registry_uri_whose_scheme_mlflow_does_not_take_names_the_registry_setting(registry_at, tmp_path):
+    """A tracking store MLflow takes and a registry URI it does not: ``MlflowClient`` raises its own FEATURE_DISABLED
+    line over the refusal, which still names the registry's setting and every scheme."""
+    import mlflow
+
+    registry_at(f"sqlite:///{tmp_path / 'tracking.db'}")
+    mlflow.set_registry_uri("s3x://bucket/registry")
+    with pytest.raises(UserError) as caught:
+        resolve_model_folder("models:/enc@champion", cache_dir=tmp_path / "cache")
+    message = str(caught.value)
+    assert type(caught.value) is UserError and "\n" not in message
+    assert message.startswith("could not fetch models:/enc@champion: the URI scheme 's3x' of "
+                              "MLFLOW_REGISTRY_URI=s3x://bucket/registry is not one MLflow supports (supported: ")
+    assert "sqlite" in _supported_schemes_named(message) and "s3x" not in _supported_schemes_named(message)
+
