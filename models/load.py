@@ -265,7 +265,12 @@ def _inside(root: Path, relative: str, uri: str) -> str:
 def pin_registry_uri(uri: str) -> str:
     """``models:/NAME@ALIAS`` -> ``models:/NAME/VERSION`` (the version the alias names now); other URIs
     (``models:/NAME/VERSION``, ``runs:/...``) already name immutable artifacts and are returned as they are. A registry
-    failure is :func:`~interlingua.models.registry_errors.registry_error`'s line: an outage exits 69, the rest 2."""
+    failure is :func:`~interlingua.models.registry_errors.registry_error`'s line: an outage exits 69, the rest 2; a
+    ``models:/`` URI of neither form is a :class:`UserError` before the registry is asked
+    (:func:`registered_uri_problem`)."""
+    problem = registered_uri_problem(uri)
+    if problem:
+        raise UserError(problem)
     if not uri.startswith("models:/") or "@" not in uri:
         return uri
     from mlflow.tracking import MlflowClient
@@ -279,6 +284,21 @@ def pin_registry_uri(uri: str) -> str:
     except Exception as err:  # MlflowException has many subclasses
         raise registry_error(uri, err) from err
     return f"models:/{name}/{version}" + (f"/{subpath}" if subpath else "")
+
+
+def registered_uri_problem(uri: str) -> str:
+    """Why a ``models:/`` URI names no registered version, or ``""`` (also for any other URI): it needs a name and
+    ``@ALIAS`` or ``/VERSION`` after it (MLflow reads a bare ``models:/ID`` as the id of a logged model, which is not
+    looked up in the registry, and answers "Logged model with ID … not found")."""
+    if not uri.startswith("models:/"):
+        return ""
+    head, _, tail = uri[len("models:/"):].partition("/")
+    name, at, alias = head.partition("@")
+    alias_or_version = alias if at else tail.partition("/")[0]
+    if name and alias_or_version:
+        return ""
+    return (f"{uri!r} is not a registered model URI: it needs models:/NAME@ALIAS or models:/NAME/VERSION "
+            f"(hint: e.g. models:/{name or 'NAME'}@champion or models:/{name or 'NAME'}/1)")
 
 
 def _from_fsspec(uri: str, cache: Path) -> str:

@@ -51,6 +51,31 @@ def resolve_encoder(spec: str, wrap_leaf: Callable[[TextEncoder], TextEncoder] |
     return wrap_leaf(encoder) if wrap_leaf else encoder
 
 
+def single_specs(spec: str) -> list[str]:
+    """The single specs ``spec`` names: itself, or each part of ``MODE(A|B)`` (split again). Raises ValueError for
+    an unknown MODE."""
+    combination = split_combination(spec)
+    if not combination:
+        return [spec.strip()]
+    return [*single_specs(combination[1]), *single_specs(combination[2])]
+
+
+def check_registered_uris(spec: str) -> None:
+    """A :class:`~interlingua.core.errors.UserError` for the first ``models:/`` URI in ``spec`` that names no registered
+    version (:func:`~interlingua.models.load.registered_uri_problem`), for a command to call before it probes the
+    tracking server; a malformed combination is left to :func:`resolve_encoder` to name."""
+    from interlingua.core.errors import UserError
+    from interlingua.models.load import registered_uri_problem
+
+    try:
+        specs = single_specs(spec)
+    except ValueError:
+        return
+    problem = next((p for p in map(registered_uri_problem, specs) if p), "")
+    if problem:
+        raise UserError(problem)
+
+
 def split_combination(spec: str) -> tuple[str, str, str] | None:
     """``MODE(A|B)`` -> (MODE, A, B); None for a single spec. Raises ValueError for an unknown MODE."""
     combo = _COMBO.match(spec.strip())

@@ -572,3 +572,21 @@ def test_a_registry_uri_whose_scheme_mlflow_does_not_take_names_the_registry_set
                               "MLFLOW_REGISTRY_URI=s3x://bucket/registry is not one MLflow supports (supported: ")
     assert "sqlite" in _supported_schemes_named(message) and "s3x" not in _supported_schemes_named(message)
 
+
+@pytest.mark.parametrize("spec, uri", [("models:/nomodel", "models:/nomodel"), ("models:/enc@", "models:/enc@"),
+                                       ("models:/enc/", "models:/enc/"), ("models:/@champion", "models:/@champion"),
+                                       ("concat(models:/enc@champion|models:/nomodel)", "models:/nomodel")])
+def test_a_models_uri_without_an_alias_or_version_is_refused_before_the_registry_is_asked(registry_at, capsys, spec,
+                                                                                          uri):
+    """``models:/nomodel`` was sent to MLflow, which reads it as a logged model's id ("Logged model with ID 'nomodel'
+    not found"). Nothing listens at the tracking URI here: probing the server, or asking the registry, would exit 69."""
+    from interlingua.workflows import cli
+
+    registry_at(f"http://127.0.0.1:{free_port()}")
+    assert cli.main(["embed", "--model", spec, "hello"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(
+        f"interlingua embed: error: {uri!r} is not a registered model URI: it needs models:/NAME@ALIAS or "
+        "models:/NAME/VERSION (hint: e.g. models:/")
+    with pytest.raises(UserError, match=r"is not a registered model URI"):  # any load of one: the registry not asked
+        resolve_model_folder(uri)

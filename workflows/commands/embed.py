@@ -63,11 +63,12 @@ def run(args: argparse.Namespace) -> int:
     import numpy as np
 
     from interlingua.models.encode import encode_texts
-    from interlingua.models.resolve import resolve_encoder
+    from interlingua.models.resolve import check_registered_uris, resolve_encoder
 
     if "models:/" in args.model or "runs:/" in args.model:
         from interlingua.core.runtime import use_tracking_store
 
+        check_registered_uris(args.model)  # a models:/ URI of neither form: one line before the server is probed
         use_tracking_store()
     try:
         encoder = resolve_encoder(args.model)  # every module of a stack runs (a Dense head, a meaning head)
