@@ -60,16 +60,24 @@ SafeName = Annotated[str, AfterValidator(_validator(name_problem))]
 """A config field type: a :func:`name_problem`-free string, checked when the config is validated."""
 
 
+#: MLflow's alias rule (``mlflow.utils.validation``: ``[\w\-]*``, not empty, at most 255 characters): ``\w`` is a
+#: letter or digit of any script (``str.isalnum``) or ``_``. Unlike MLflow's ``$``, a trailing newline is refused.
+_ALIAS = re.compile(r"[\w-]{1,255}")
+_ALIAS_RULE = "letters and digits (any script), '_' and '-', 1 to 255 characters"
+#: Aliases MLflow reserves for version references (``latest`` in any case, too).
+_VERSION_ALIAS = re.compile(r"[vV]\d+")
+
+
 def alias_problem(alias: object) -> str:
-    """Why ``alias`` cannot be an MLflow registry alias, or ``""``: MLflow takes letters, digits, ``_`` and ``-`` only
-    (no ``.``: the safe-name rule allows it, MLflow refused ``v1.2`` only when the alias was set, after an evaluation)
-    and reserves ``latest`` (any case) and ``v<digits>`` (version references)."""
-    problem = name_problem(alias) if alias not in RESERVED_NAMES else ""
-    if problem:
-        return problem
-    if "." in str(alias):
-        return f"{alias!r} is not a registry alias: use letters, digits, '_' and '-' (MLflow's rule; no '.')"
-    if str(alias).lower() == "latest" or re.fullmatch(r"[vV]\d+", str(alias)):
+    """Why ``alias`` cannot be an MLflow registry alias, or ``""``: MLflow's rule (:data:`_ALIAS`; the
+    safe-name rule it used to follow allowed ``.``, which MLflow refused only when the alias was set, after an
+    evaluation, and refused ``-x``, ``_x`` or ``é``, which MLflow takes) and its reserved ``latest`` (any case) and
+    ``v<digits>``."""
+    if not isinstance(alias, str):
+        return f"expected a string, got {type(alias).__name__}"
+    if not _ALIAS.fullmatch(alias):
+        return f"{alias!r} is not a registry alias: use {_ALIAS_RULE} (MLflow's rule)"
+    if alias.lower() == "latest" or _VERSION_ALIAS.fullmatch(alias):
         return f"{alias!r} is reserved by the MLflow registry (latest, v<digits>); choose another alias"
     return ""
 

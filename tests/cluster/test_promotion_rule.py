@@ -43,8 +43,9 @@ def test_rule_rejects_mismatched_tasks_and_negative_margin():
 
 @pytest.mark.parametrize(("argv", "message"), [
     (["--margin", "nan"], "--margin must be a finite number >= 0; got nan"),
-    (["--alias", "bad alias"], "--alias: 'bad alias' is not a safe name"),
-    (["--alias", "v1.2"], "--alias: 'v1.2' is not a registry alias: use letters, digits, '_' and '-'"),
+    (["--alias", "bad alias"], r"--alias: 'bad alias' is not a registry alias: use letters and digits \(any script\), "
+                               r"'_' and '-', 1 to 255"),
+    (["--alias", "v1.2"], "--alias: 'v1.2' is not a registry alias: use letters and digits"),
     (["--alias", "V3"], "reserved by the MLflow registry"),
 ])
 def test_promote_cli_refuses_a_bad_margin_or_alias_before_evaluating(argv, message, monkeypatch, tmp_path):
