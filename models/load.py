@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import shutil
 import os
+import re
 from pathlib import Path
 
 from interlingua.models.meaning_head import COMPOSED_CONFIG, MeaningHeadEncoder, is_composed_folder
@@ -286,6 +287,10 @@ def pin_registry_uri(uri: str) -> str:
     return f"models:/{name}/{version}" + (f"/{subpath}" if subpath else "")
 
 
+#: The id MLflow 3 gives a logged model (``m-`` and a UUID's 32 hex digits): ``models:/<id>`` names it, not a version.
+_LOGGED_MODEL_ID = re.compile(r"m-[0-9a-f]{32}")
+
+
 def registered_uri_problem(uri: str) -> str:
     """Why a ``models:/`` URI names no registered version, or ``""`` (also for any other URI): it needs a name and
     ``@ALIAS`` or ``/VERSION`` after it (MLflow reads a bare ``models:/ID`` as the id of a logged model, which is not
@@ -295,8 +300,8 @@ def registered_uri_problem(uri: str) -> str:
     head, _, tail = uri[len("models:/"):].partition("/")
     name, at, alias = head.partition("@")
     alias_or_version = alias if at else tail.partition("/")[0]
-    if name and alias_or_version:
-        return ""
+    if (name and alias_or_version) or (not at and not tail and _LOGGED_MODEL_ID.fullmatch(head)):
+        return ""  # a registered version, or MLflow 3's logged model (models:/m-<32 hex digits>), read as before
     return (f"{uri!r} is not a registered model URI: it needs models:/NAME@ALIAS or models:/NAME/VERSION "
             f"(hint: e.g. models:/{name or 'NAME'}@champion or models:/{name or 'NAME'}/1)")
 

@@ -590,3 +590,11 @@ def test_a_models_uri_without_an_alias_or_version_is_refused_before_the_registry
         "models:/NAME/VERSION (hint: e.g. models:/")
     with pytest.raises(UserError, match=r"is not a registered model URI"):  # any load of one: the registry not asked
         resolve_model_folder(uri)
+
+
+def test_a_logged_models_id_uri_is_not_taken_for_a_registered_model_without_a_version():
+    """MLflow 3 names a logged model ``models:/m-<32 hex digits>``: such a URI is read as before, not refused."""
+    from interlingua.models.load import registered_uri_problem
+
+    assert registered_uri_problem("models:/m-" + "0123456789abcdef" * 2) == ""
+    assert registered_uri_problem("models:/m-0123") != ""  # not an id MLflow gives
