@@ -68,16 +68,10 @@ def unanswered(err: BaseException) -> bool:
     :data:`_CLOUD_STORE_UNANSWERED`), not because the registry refused it
     (``RESOURCE_DOES_NOT_EXIST``, ``PERMISSION_DENIED``: 4xx), a local store said no or the URI names a web server that
     is not MLflow's (:func:`not_mlflow`)."""
-    return _unanswered(err, store_unanswered(err))
-
-
-def _unanswered(err: BaseException, store_failed: bool) -> bool:
-    """:func:`unanswered`, given whether ``err`` is a cloud artifact store's failure to answer
-    (:func:`store_unanswered`)."""
     import requests
     from mlflow.exceptions import MlflowException, RestException
 
-    if store_failed:
+    if store_unanswered(err):
         return True
     if isinstance(err, MlflowException):
         if err.error_code in _TRY_AGAIN_CODES:
@@ -97,12 +91,7 @@ def _unanswered(err: BaseException, store_failed: bool) -> bool:
 def store_unanswered(err: BaseException) -> bool:
     """Whether ``err`` is a cloud artifact store's failure to answer (:data:`_CLOUD_STORE_UNANSWERED`), raised as is or
     among a download's failures (:func:`download_failures`: one of their texts starts a line)."""
-    return _store_unanswered(err, download_failures(err))
-
-
-def _store_unanswered(err: BaseException, reported: bool) -> bool:
-    """:func:`store_unanswered`, given whether ``err`` is a :func:`download_failures` report."""
-    if reported:
+    if download_failures(err):
         return _CLOUD_STORE_UNANSWERED_TEXT.search(str(err.message)) is not None
     return any(f"{cls.__module__}.{cls.__name__}" in _CLOUD_STORE_UNANSWERED for cls in type(err).__mro__)
 
@@ -217,13 +206,11 @@ def registry_error(uri: str, err: BaseException, *, pinned: str = "", store: str
 
     from interlingua.core.redact import redact_text
 
-    reported = download_failures(err)
-    store_failed = _store_unanswered(err, reported)
-    if store_failed or reported:
-        location, failure = _failed_file(err) if reported else ("", first_line(err))
+    if store_unanswered(err) or download_failures(err):
+        location, failure = _failed_file(err) if download_failures(err) else ("", first_line(err))
         where = f" ({store or location})" if store or location else ""
         lead = f"could not fetch {uri}: the artifact store of {pinned or uri}{where}"
-        if _unanswered(err, store_failed):
+        if unanswered(err):
             return ServiceUnavailable(redact_text(f"{lead} did not answer ({failure}) {STORE_HINT}"))
         return UserError(redact_text(f"{lead} did not give its files ({failure}) {STORE_REFUSED_HINT}"))
     registry = mlflow.get_registry_uri()
@@ -231,7 +218,7 @@ def registry_error(uri: str, err: BaseException, *, pinned: str = "", store: str
     schemes = supported_schemes(err)
     if schemes is not None:
         return UserError(redact_text(f"could not fetch {uri}: {_unsupported_store(schemes)}"))
-    if _unanswered(err, store_failed):
+    if unanswered(err):
         return ServiceUnavailable(redact_text(f"could not fetch {uri}: the MLflow model registry at {registry} did not "
                                               f"answer ({first_line(err)}) {REGISTRY_HINT}"))
     if not_mlflow(err):
