@@ -141,9 +141,8 @@ def run(config: QuickstartConfig, *, address: str | None = None) -> dict:
             tracking.set_tags({"interlingua.workflow": "quickstart", "corpus.version": manifest.version})
             tracking.log_dict(json.loads(manifest.to_json()), "corpus/manifest.json")
 
-        store = CorpusStore(corpus_root(state))
         with stages("train"):
-            dataset = store.read_ray(manifest.name, manifest.version, columns=["src", "tgt"])
+            dataset = CorpusStore(corpus_root(state)).read_ray(manifest.name, manifest.version, columns=["src", "tgt"])
             dataset = dataset.random_shuffle(seed=config.train.seed).materialize()
             result = fit(model_uri, dataset, config.train, storage_path=state / "ray_results",
                          name=f"quickstart-{run_id[:8]}", run_id=run_id)
@@ -164,7 +163,7 @@ def run(config: QuickstartConfig, *, address: str | None = None) -> dict:
                                           model_uri=model_uri, corpus=f"{manifest.name}@{manifest.version}",
                                           corpus_versions={manifest.name: manifest.version},
                                           rows=manifest.total_rows,
-                                          languages=store.languages(manifest.name, manifest.version),
+                                          languages=list(BITEXT_COLUMNS[1:]),  # en, es
                                           evaluation=_card_rows(table))
 
     summary = {"run_id": run_id, "model_uri": registered.uri, "corpus": f"{manifest.name}@{manifest.version}",

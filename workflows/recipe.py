@@ -118,8 +118,9 @@ def run(config: RecipeConfig, *, address: str | None = None) -> dict[str, Any]:
     from interlingua.workflows.recipe_stage_checks import check_stages
 
     order = checked_order(config)  # once: the command's preflight checked it already
-    check_tracking_store(state_folder(config.state_dir))  # no answer: exit 69 before any model folder is hashed
-    state_path = state_folder(config.state_dir) / "recipes" / config.name / "state.json"
+    folder = state_folder(config.state_dir)
+    check_tracking_store(folder)  # no answer: exit 69 before any model folder is hashed
+    state_path = folder / "recipes" / config.name / "state.json"
     state = load_state(state_path)
     skipped = stages_a_rerun_skips(config, order, state)  # done, unchanged and not forced: left out of the checks
     # a corpus read by name that nothing builds or holds: before MLflow starts (stages a rerun skips excepted)

@@ -42,4 +42,3 @@ def check_stages(recipe: RecipeConfig, order: list[str], done: frozenset[str] = 
                 refusal = RecipeError(f"{label}: {err}")
                 refusal.exit_code = err.exit_code  # a service that does not answer stays one
                 raise refusal from None
-
