@@ -5,8 +5,9 @@ triples (a shard is the unit of resume: the corpus store skips shards already co
 
 1. NLI ingest (:mod:`interlingua.operators.nli`): pairs → (premise, entailment, contradiction);
    dropped premises, unused pairs and malformed rows are counted into the manifest, the malformed rows also
-   written aside with their reason (rejects of the first shard). A source giving no triple publishes a version
-   with one empty shard (its rejects and counts), without starting a local Ray. A run on a cluster connects first:
+   written aside with their reason (rejects of the first shard). A source giving no triple fails in one line
+   saying why (its counts), before Ray starts and publishing nothing, as ``ease-corpus`` keeping no pair
+   (:func:`~interlingua.core.empty_result.require_kept`). A run on a cluster connects first:
    the version id counts the model folders (``parser_model``, ``translate.X.model``) as the cluster has them, checked
    and hashed there by one task (:func:`model_folder_digests`), not the driver's copies.
 2. Every sentence in English (``lang = en``) plus its translation into each configured language
@@ -36,7 +37,7 @@ from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from interlingua.core.config import Config
 from interlingua.core.names import LanguageCode, Location, SafeName
-from interlingua.core.redact import redact
+from interlingua.core.redact import redact, redact_text
 
 DESCRIPTION = "NLI triples -> translations -> AMR graphs -> linearized corpus (Cai et al. 2022)"
 SAMPLE_NLI = str(Path(__file__).parent / "data" / "nli_sample.jsonl")
@@ -231,6 +232,17 @@ def partition_rows(rows: list[dict]) -> tuple[list[dict], list[dict]]:
     return kept, rejects
 
 
+def _why_no_triple(build, source: str) -> str:
+    """Why the NLI rows of ``source`` gave no triple: the counts of :meth:`TripleBuild.summary`, with a hint."""
+    counts = build.summary()
+    dropped = ", ".join(f"{reason} {n}" for reason, n in sorted(counts["premises_dropped"].items())) or "none"
+    unused = ", ".join(f"{'no gold label' if label == '-' else label} {n}"
+                       for label, n in sorted(counts["pairs_unused"].items())) or "none"
+    return (f"{redact_text(source)} gives no (premise, entailment, contradiction) triple (premises dropped: {dropped}; "
+            f"pairs unused: {unused}; malformed rows: {counts['rows_malformed']}) (hint: a premise needs an "
+            "entailment and a contradiction hypothesis; check source and split)")
+
+
 def input_urls(config: AmrCorpusConfig) -> list[str]:
     """The NLI file the build reads (none for a dataset on the hub): its fingerprint enters the version id and a
     recipe stage's hash."""
@@ -346,6 +358,7 @@ def run(config: AmrCorpusConfig, *, address: str | None = None) -> dict[str, Any
     from interlingua.operators.corpus.input_fingerprints import build_fingerprints
     from interlingua.operators.translate.operator import AT_MAX_LENGTH
     from interlingua.core.checked_once import check_in_run
+    from interlingua.core.empty_result import require_kept
     from interlingua.core.where_it_runs import check_on_cluster, runs_on_cluster
 
     preflight(config)  # the user's mistakes, before Ray starts
@@ -357,6 +370,7 @@ def run(config: AmrCorpusConfig, *, address: str | None = None) -> dict[str, Any
     fingerprints = build_fingerprints(input_urls(config))  # before reading: a file rewritten meanwhile is recorded as read
     build = build_triples(read_nli_rows(config.source, config.split))
     triples = build.triples[: config.max_triples] if config.max_triples else build.triples
+    require_kept(len(triples), "amr-corpus", "NLI triple", lambda: _why_no_triple(build, config.source))
     store = CorpusStore(config.store_root or corpus_root())
     digests = None  # the model folders are read here (a local run)
     if on_cluster:  # connected first: the cluster's model folders key the version, the driver may lack or differ
@@ -365,20 +379,19 @@ def run(config: AmrCorpusConfig, *, address: str | None = None) -> dict[str, Any
     # a parser or translation model rewritten in place: another version
     writer = store.open_version(config.corpus_name, redact(identity_config(_versioned(config), digests)),
                                 redact([config.source]), input_fingerprints=fingerprints)
-    # no triple (every pair neutral, malformed or without a partner): one empty shard, a version holds at least one
-    shards = plan_shards(max(1, len(triples)), config.triples_per_shard)
+    shards = plan_shards(len(triples), config.triples_per_shard)
     # the malformed NLI rows are written aside with the first shard, with their reason
     malformed = [{"operator": "nli_triples", "reason": m["reason"], "row": m["row"]} for m in build.malformed_rows]
     summary: dict[str, Any] = {"nli": build.summary(), "shards_total": len(shards), "shards_resumed": 0}
     if not writer.published:
-        if triples and not on_cluster:
+        if not on_cluster:
             init_ray(address)
         for shard in shards:
             if writer.is_complete(shard.id):
                 summary["shards_resumed"] += 1
                 continue
             part = triples[shard.start : shard.stop]
-            kept, rejects = _build_shard(part, config) if part else ([], [])
+            kept, rejects = _build_shard(part, config)
             rejects = (malformed if shard is shards[0] else []) + rejects
             unparsed = len(kept) if config.parser_model is None else 0
             text_only = sum(1 for row in kept if row.get("graph_rejected"))

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from interlingua.core.empty_result import require_kept
 from interlingua.core.errors import UserError
 from interlingua.core.redact import redact_text
 
@@ -29,11 +30,10 @@ def require_pages(dumps: Sequence[Any], shards: Sequence[Any], reports: Mapping[
 
 def require_pairs(kept: int, funnel: Mapping[str, int], link_counts: Mapping[str, int], min_entity_links: int,
                   id_source: str) -> None:
-    """:class:`UserError` when no pair is ``kept`` after the caps, naming the stage of ``funnel`` that emptied."""
-    if kept:
-        return
-    where = _where_pairs_ran_out(funnel, link_counts, min_entity_links, id_source)
-    raise UserError(f"ease-corpus: no pair to publish: {where}")
+    """:class:`UserError` when no pair is ``kept`` after the caps, naming the stage of ``funnel`` that emptied
+    (:func:`~interlingua.core.empty_result.require_kept`)."""
+    require_kept(kept, "ease-corpus", "pair",
+                 lambda: _where_pairs_ran_out(funnel, link_counts, min_entity_links, id_source))
 
 
 def _where_pairs_ran_out(funnel: Mapping[str, int], link_counts: Mapping[str, int], min_entity_links: int,

@@ -1,6 +1,7 @@
 """Builds whose result is empty: the corpus store needs at least one shard per version. An empty but valid result
-(every row rejected, no NLI triple, a direction whose every article is left out) publishes its rejects, in one empty
-shard where nothing else would hold them; an input with no rows at all is refused in one line (nothing to build)."""
+(every row rejected, a direction whose every article is left out) publishes its rejects, in one empty shard where
+nothing else would hold them; an input with no rows at all, and an NLI source giving no triple (as ease-corpus keeping
+no pair), is refused in one line (nothing to build, nothing published)."""
 
 from __future__ import annotations
 
@@ -53,30 +54,21 @@ def _nli_line(pair: str, label: str, hypothesis: str = "A child is outdoors.") -
                        "sentence2": hypothesis, "gold_label": label}) + "\n"
 
 
-def test_amr_corpus_with_no_triple_publishes_one_empty_shard_and_its_rejects(tmp_path):
-    import datasets
-
+def test_amr_corpus_with_no_triple_fails_in_one_line_and_publishes_nothing(tmp_path):
+    """As ease-corpus keeping no pair: the version before stays ``latest``, no empty version moves it."""
     from interlingua.workflows import amr_corpus
 
     nli = tmp_path / "nli.jsonl"
     nli.write_text(_nli_line("c0#0", "neutral") + _nli_line("c0#1", "maybe") + "{not json\n" + _nli_line("c0#2", "-"))
     config = amr_corpus.AmrCorpusConfig(source=str(nli), store_root=str(tmp_path / "store"))
-    summary = amr_corpus.run(config)
-    assert not _ray_started()  # nothing to translate or parse
-    store = CorpusStore(str(tmp_path / "store"))
-    manifest = store.manifest("amr-corpus", summary["version"])
-    assert (summary["rows"], summary["shards_total"], len(manifest.shards)) == (0, 1, 1)
-    assert manifest.counters["pairs_unused_neutral"] == manifest.counters["pairs_unused_no_gold"] == 1
-    assert manifest.counters["rows_malformed"] == 2 == summary["rejects"]
-    assert manifest.rejects_by_operator == {"nli_triples": 2}
-    rejects = store.read_rejects("amr-corpus").to_pylist()
-    assert any("unknown label 'maybe'" in r["reason"] for r in rejects)
-    assert any(json.loads(r["row"]).get("gold_label") == "maybe" for r in rejects)
-    assert tuple(manifest.columns) == amr_corpus.COLUMNS and store.read_table("amr-corpus").num_rows == 0
-    assert store.to_hf("amr-corpus")["train"].num_rows == 0  # load_dataset refuses a wholly empty split; its rejects:
-    folder = tmp_path / "store" / "amr-corpus" / manifest.version
-    assert datasets.load_dataset(str(folder), "rejects", cache_dir=str(tmp_path / "hf-cache"))["train"].num_rows == 2
-    assert amr_corpus.run(config)["version"] == summary["version"]  # published: reopened
+    with pytest.raises(UserError, match=r"^amr-corpus: no NLI triple to publish: .*nli\.jsonl gives no \(premise, "
+                                        r"entailment, contradiction\) triple \(premises dropped: no entailment 1; pairs "
+                                        r"unused: no gold label 1, neutral 1; malformed rows: 2\) \(hint: ") as refused:
+        amr_corpus.run(config)
+    assert "\n" not in str(refused.value)
+    assert not _ray_started()  # refused before Ray
+    assert CorpusStore(str(tmp_path / "store")).corpus_names() == []
+    assert not list((tmp_path / "store").rglob("manifest.json"))
 
 
 def test_amr_corpus_writes_its_malformed_rows_aside_with_the_triples(tmp_path, monkeypatch):
