@@ -15,12 +15,13 @@ from __future__ import annotations
 import hashlib
 import shutil
 import os
-import re
+from dataclasses import dataclass
 from pathlib import Path
 
 from interlingua.models.meaning_head import COMPOSED_CONFIG, MeaningHeadEncoder, is_composed_folder
 from interlingua.core.errors import UserError
 from interlingua.models.protocol import TextEncoder
+from interlingua.models.registry_uri import parse_registry_uri
 from interlingua.models.sentence_encoder import SentenceEncoder, module_names, pooling_refusal
 from interlingua.models.transformer_files import require_weights
 
@@ -269,41 +270,59 @@ def pin_registry_uri(uri: str) -> str:
     failure is :func:`~interlingua.models.registry_errors.registry_error`'s line: an outage exits 69, the rest 2; a
     ``models:/`` URI of neither form is a :class:`UserError` before the registry is asked
     (:func:`registered_uri_problem`)."""
+    found = registered_version(uri)
+    if found is None:
+        return uri
+    subpath = parse_registry_uri(uri).subpath
+    return found.uri + (f"/{subpath}" if subpath else "")
+
+
+@dataclass(frozen=True)
+class RegisteredVersion:
+    """A registered model version and the run that registered it."""
+
+    name: str
+    version: str
+    run_id: str
+
+    @property
+    def uri(self) -> str:
+        return f"models:/{self.name}/{self.version}"
+
+
+def registered_version(uri: str) -> RegisteredVersion | None:
+    """The version ``models:/NAME@ALIAS`` (or ``models:/NAME@ALIAS/PATH``) names now, by one registry call; None for
+    any other URI (a version, ``runs:/...``, a folder: nothing to look up). A ``models:/`` URI of neither form is a
+    :class:`UserError` before the registry is asked (:func:`registered_uri_problem`); a registry failure is
+    :func:`~interlingua.models.registry_errors.registry_error`'s line: an outage exits 69, the rest 2."""
     problem = registered_uri_problem(uri)
     if problem:
         raise UserError(problem)
-    if not uri.startswith("models:/") or "@" not in uri:
-        return uri
+    parsed = parse_registry_uri(uri)
+    if parsed is None or not parsed.alias:
+        return None
     from mlflow.tracking import MlflowClient
 
     from interlingua.models.registry_errors import registry_error
 
-    name, _, rest = uri[len("models:/"):].partition("@")
-    alias, _, subpath = rest.partition("/")
     try:
-        version = MlflowClient().get_model_version_by_alias(name, alias).version
+        found = MlflowClient().get_model_version_by_alias(parsed.name, parsed.alias)
     except Exception as err:  # MlflowException has many subclasses
         raise registry_error(uri, err) from err
-    return f"models:/{name}/{version}" + (f"/{subpath}" if subpath else "")
-
-
-#: The id MLflow 3 gives a logged model (``m-`` and a UUID's 32 hex digits): ``models:/<id>`` names it, not a version.
-_LOGGED_MODEL_ID = re.compile(r"m-[0-9a-f]{32}")
+    return RegisteredVersion(parsed.name, str(found.version), found.run_id)
 
 
 def registered_uri_problem(uri: str) -> str:
     """Why a ``models:/`` URI names no registered version, or ``""`` (also for any other URI): it needs a name and
     ``@ALIAS`` or ``/VERSION`` after it (MLflow reads a bare ``models:/ID`` as the id of a logged model, which is not
-    looked up in the registry, and answers "Logged model with ID … not found")."""
-    if not uri.startswith("models:/"):
+    looked up in the registry, and answers "Logged model with ID … not found"); MLflow 3's logged model
+    (``models:/m-<32 hex digits>``) is read as before."""
+    parsed = parse_registry_uri(uri)
+    if parsed is None or parsed.names_a_model:
         return ""
-    head, _, tail = uri[len("models:/"):].partition("/")
-    name, at, alias = head.partition("@")
-    alias_or_version = alias if at else tail.partition("/")[0]
-    if (name and alias_or_version) or (not at and not tail and _LOGGED_MODEL_ID.fullmatch(head)):
-        return ""  # a registered version, or MLflow 3's logged model (models:/m-<32 hex digits>), read as before
+    name = parsed.name or "NAME"
     return (f"{uri!r} is not a registered model URI: it needs models:/NAME@ALIAS or models:/NAME/VERSION "
-            f"(hint: e.g. models:/{name or 'NAME'}@champion or models:/{name or 'NAME'}/1)")
+            f"(hint: e.g. models:/{name}@champion or models:/{name}/1)")
 
 
 def _from_fsspec(uri: str, cache: Path) -> str:

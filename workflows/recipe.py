@@ -399,20 +399,13 @@ def _repinned(finished: dict[str, Any], run_id: str, name: str, label: str) -> d
     nor the run its workflow's summary names (``finished["run_id"]``) registered it: the alias moved (a shared
     registry) between the failed pin and this rerun, so the model is not the one the stage made (state left as is)."""
     alias_uri = finished.get("model")
-    aliased = aliased_model(alias_uri)
-    if aliased is None:  # pinned already, or no registered model
+    if aliased_model(alias_uri) is None:  # pinned already, or no registered model
         return finished
-    from mlflow.tracking import MlflowClient
+    from interlingua.models.load import registered_version
 
-    from interlingua.models.registry_errors import registry_error
-
-    model, alias = aliased
-    try:
-        version = MlflowClient().get_model_version_by_alias(model, alias)
-    except Exception as err:  # MlflowException has many subclasses
-        raise registry_error(alias_uri, err) from err
+    version = registered_version(alias_uri)
     if version.run_id not in (run_id, finished.get("run_id")):
         raise RecipeError(f"stage {label}: {alias_uri} now names version {version.version}, registered by run "
                           f"{version.run_id}, not by the stage's run {run_id} (the alias "
                           f"moved after the stage finished; hint: rerun with --set force=[{name}] to run it again)")
-    return {**finished, "model": f"models:/{model}/{version.version}"}
+    return {**finished, "model": version.uri}

@@ -22,11 +22,11 @@ from pathlib import Path
 from typing import Any
 
 from interlingua.core.names import alias_problem, name_problem, split_corpus_ref
+from interlingua.models.registry_uri import RegistryURI, parse_registry_uri
 from interlingua.workflows.recipe_spec import RecipeError, key_stage
 
 _MODEL_NAME = r"[^/@|()\x00-\x1f]+"  # a registered model's name: no part of a spec's syntax
 _PINNED = re.compile(rf"models:/{_MODEL_NAME}/[0-9]+")
-_ALIASED = re.compile(rf"models:/(?P<name>{_MODEL_NAME})@(?P<alias>[^/@|()\x00-\x1f]+)")
 _RUN_ID = re.compile(r"[0-9a-f]{32}")
 _RUN_ENCODER = re.compile(r"runs:/[0-9a-f]{32}/encoder")  # a meaning head over a spec base
 _CORPUS_VERSION = re.compile(r"v-[0-9a-f]{1,64}")
@@ -61,17 +61,20 @@ def _corpus_ref(value: Any) -> bool:
     return _corpus(name) and (not version or bool(_CORPUS_VERSION.fullmatch(version)))
 
 
-def aliased_model(value: Any) -> tuple[str, str] | None:
-    """(NAME, ALIAS) of a ``models:/NAME@ALIAS`` (nothing after the alias); None for any other value."""
-    match = _ALIASED.fullmatch(value) if isinstance(value, str) else None
-    return (match["name"], match["alias"]) if match else None
+def aliased_model(value: Any) -> RegistryURI | None:
+    """The parts of a ``models:/NAME@ALIAS`` (nothing after the alias; NAME and ALIAS free of a spec's syntax); None
+    for any other value."""
+    uri = parse_registry_uri(value) if isinstance(value, str) else None
+    if uri is None or value != f"models:/{uri.name}@{uri.alias}":
+        return None
+    return uri if all(re.fullmatch(_MODEL_NAME, part) for part in (uri.name, uri.alias)) else None
 
 
 def _registered(value: Any) -> bool:
     if not isinstance(value, str):
         return False
     aliased = aliased_model(value)
-    return bool(_PINNED.fullmatch(value)) or (aliased is not None and not alias_problem(aliased[1]))
+    return bool(_PINNED.fullmatch(value)) or (aliased is not None and not alias_problem(aliased.alias))
 
 
 def _numbers(value: Any) -> bool:
