@@ -7,14 +7,17 @@ import functools
 import json
 import shutil
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Literal, Sequence, get_args
 
 import numpy as np
 
 from interlingua.core.confined import path_inside
 from interlingua.models.protocol import TextEncoder, l2_normalize
 
-COMBINATIONS = ("concat", "sum", "norm_concat", "norm_sum")
+Combination = Literal["concat", "sum", "norm_concat", "norm_sum"]
+#: The modes every combination takes: this numpy one, the trainers' torch ``combine_embeddings``, ``MODE(A|B)`` specs
+#: and the ``combine`` workflow.
+COMBINATIONS: tuple[str, ...] = get_args(Combination)
 #: The modes that combine the parts' raw outputs (not unit-normalized). Until they did (they combined the parts'
 #: normalized outputs, the norm_ modes' vectors), so their identities carry :data:`RAW_MARK`: an embedding cache or a
 #: corpus version keyed by an identity of before cannot serve those vectors as theirs.
@@ -31,15 +34,31 @@ def combination_identity(mode: str, first: str, second: str) -> str:
     return f"{mode}{RAW_MARK if mode in RAW_MODES else ''}({first}|{second})"
 
 
-def combine_embeddings(s: np.ndarray, h: np.ndarray, mode: str) -> np.ndarray:
-    """Combine two (n, d1), (n, d2) arrays; the sums need d1 == d2."""
+def check_mode(mode: str) -> str:
+    """``mode`` if it is one of :data:`COMBINATIONS`, else a ValueError naming them."""
     if mode not in COMBINATIONS:
-        raise ValueError(f"mode must be one of {COMBINATIONS}; got {mode!r}")
+        raise ValueError(f"mode must be one of {', '.join(map(repr, COMBINATIONS))}; got {mode!r}")
+    return mode
+
+
+def normalizes(mode: Combination) -> bool:
+    """Whether ``mode`` scales each part to unit norm before combining (s/‖s‖, h/‖h‖)."""
+    return mode.startswith("norm_")
+
+
+def sums(mode: Combination) -> bool:
+    """Whether ``mode`` adds the parts (equal dims needed) rather than concatenating them."""
+    return mode.endswith("sum")
+
+
+def combine_embeddings(s: np.ndarray, h: np.ndarray, mode: Combination) -> np.ndarray:
+    """Combine two (n, d1), (n, d2) arrays; the sums need d1 == d2."""
+    check_mode(mode)
     if len(s) != len(h):
         raise ValueError(f"both encoders must embed the same rows; got {len(s)} and {len(h)}")
-    if mode.startswith("norm_"):
+    if normalizes(mode):
         s, h = l2_normalize(s), l2_normalize(h)
-    if mode.endswith("sum"):
+    if sums(mode):
         if s.shape[1] != h.shape[1]:
             raise ValueError(f"mode {mode!r} needs equal dims; got {s.shape[1]} and {h.shape[1]}")
         return np.asarray(s + h, dtype=np.float32)
@@ -49,7 +68,7 @@ def combine_embeddings(s: np.ndarray, h: np.ndarray, mode: str) -> np.ndarray:
 def check_sum_dims(mode: str, first: tuple[str, int | None], second: tuple[str, int | None]) -> None:
     """ValueError (one line) when ``mode`` sums parts (name, dim) of unequal dims; a dim of None is not checked."""
     (first_name, d1), (second_name, d2) = first, second
-    if mode.endswith("sum") and None not in (d1, d2) and d1 != d2:
+    if sums(mode) and None not in (d1, d2) and d1 != d2:
         raise ValueError(f"mode {mode!r} needs encoders of equal dims; first {first_name!r} has {d1}, "
                          f"second {second_name!r} has {d2} (use concat or norm_concat)")
 
@@ -88,8 +107,7 @@ class CombinedEncoder:
     """Encodes with both encoders and combines the outputs with ``mode``."""
 
     def __init__(self, first: TextEncoder, second: TextEncoder, mode: str):
-        if mode not in COMBINATIONS:
-            raise ValueError(f"mode must be one of {COMBINATIONS}; got {mode!r}")
+        check_mode(mode)
         # a py: encoder may not say its dim (encode checks)
         check_sum_dims(mode, (first.name, getattr(first, "dim", None)), (second.name, getattr(second, "dim", None)))
         self.first, self.second, self.mode = first, second, mode
@@ -97,7 +115,7 @@ class CombinedEncoder:
 
     @property
     def dim(self) -> int:
-        return self.first.dim if self.mode.endswith("sum") else self.first.dim + self.second.dim
+        return self.first.dim if sums(self.mode) else self.first.dim + self.second.dim
 
     @functools.cached_property
     def identity(self) -> str | None:

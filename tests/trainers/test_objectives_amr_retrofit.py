@@ -6,6 +6,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 
@@ -13,6 +14,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from contrastive_harness import VOCAB, TinyEncoder, train_losses  # noqa: E402
 
+from interlingua.models.combined import COMBINATIONS  # noqa: E402
+from interlingua.models.combined import combine_embeddings as encoder_combination  # noqa: E402
 from interlingua.trainers.objectives.amr_mixing import AMRVariant, MixedTrainingSampler  # noqa: E402
 from interlingua.trainers.objectives.amr_retrofit import AMRRetrofitLoss, combine_embeddings  # noqa: E402
 from interlingua.trainers.objectives.amr_vocabulary import (  # noqa: E402
@@ -89,11 +92,22 @@ def test_embedding_combinations():
     torch.testing.assert_close(combine_embeddings(s, h), torch.tensor([[0.6, 0.8, 0.0, 1.0]]))
     torch.testing.assert_close(combine_embeddings(s, h, "concat"), torch.tensor([[3.0, 4.0, 0.0, 2.0]]))
     torch.testing.assert_close(combine_embeddings(s, h, "sum"), torch.tensor([[3.0, 6.0]]))
-    torch.testing.assert_close(combine_embeddings(s, h, "sum_normalized"), torch.tensor([[0.6, 1.8]]))
-    with pytest.raises(ValueError, match="mode must be one of"):
+    torch.testing.assert_close(combine_embeddings(s, h, "norm_sum"), torch.tensor([[0.6, 1.8]]))
+    with pytest.raises(ValueError, match="^mode must be one of 'concat', 'sum', 'norm_concat', 'norm_sum'; got 'product'$"):
         combine_embeddings(s, h, "product")
     with pytest.raises(ValueError, match="needs equal dimensions"):
         combine_embeddings(s, torch.ones(1, 3), "sum")
+
+
+@pytest.mark.parametrize("mode", COMBINATIONS)
+def test_the_torch_combination_is_the_encoders_combination(mode):
+    """The trainer's torch combine_embeddings takes the modes models.combined (CombinedEncoder, MODE(A|B) specs, the
+    combine workflow) takes, by the same names, and gives the same vectors (a zero row stays zero in both)."""
+    generator = torch.Generator().manual_seed(0)
+    s, h = torch.randn(5, 4, generator=generator), torch.randn(5, 4, generator=generator)
+    s[2] = 0.0
+    np.testing.assert_allclose(combine_embeddings(s, h, mode).numpy(),
+                               encoder_combination(s.numpy(), h.numpy(), mode), rtol=1e-6, atol=1e-7)
 
 
 def test_loss_is_supervised_info_nce():

@@ -29,8 +29,6 @@ s/‖s‖ + h/‖h‖.
 
 from __future__ import annotations
 
-from typing import Literal
-
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
@@ -38,17 +36,14 @@ from torch.distributed import ProcessGroup
 
 from pydantic import Field
 
+from interlingua.models.combined import Combination, check_mode, normalizes, sums
 from interlingua.trainers.objectives.global_info_nce import global_info_nce
-from interlingua.trainers.objectives.options import require_choice
 from interlingua.trainers.objectives.simcse import (
     SupervisedSimCSEOptions,
     SupervisedSimCSELoss,
     TemperatureObjective,
     triple_hard_negatives,
 )
-
-Combination = Literal["concat_normalized", "concat", "sum", "sum_normalized"]
-COMBINATIONS: tuple[str, ...] = ("concat_normalized", "concat", "sum", "sum_normalized")
 
 
 class AMRRetrofitLoss(nn.Module):
@@ -86,20 +81,21 @@ class AMRRetrofitLoss(nn.Module):
         return 2.0 * both  # info_nce averages the two directions; the authors' code adds them
 
 
-def combine_embeddings(sentence: Tensor, amr: Tensor, mode: Combination = "concat_normalized") -> Tensor:
-    """Final embedding from the sentence embedding s [n, Ds] and the AMR embedding h [n, Dh].
+def combine_embeddings(sentence: Tensor, amr: Tensor, mode: Combination = "norm_concat") -> Tensor:
+    """Final embedding from the sentence embedding s [n, Ds] and the AMR embedding h [n, Dh]: the torch twin of
+    :func:`interlingua.models.combined.combine_embeddings` (same modes, same vectors).
 
-    ``concat_normalized``: s/‖s‖ ⊕ h/‖h‖ [n, Ds+Dh]; ``concat``: s ⊕ h; ``sum``: s + h;
-    ``sum_normalized``: s/‖s‖ + h/‖h‖ (the sums need Ds == Dh).
+    ``norm_concat``: s/‖s‖ ⊕ h/‖h‖ [n, Ds+Dh]; ``concat``: s ⊕ h; ``sum``: s + h;
+    ``norm_sum``: s/‖s‖ + h/‖h‖ (the sums need Ds == Dh).
     """
-    require_choice("mode", mode, COMBINATIONS)
+    check_mode(mode)
     if sentence.dim() != 2 or amr.dim() != 2 or sentence.shape[0] != amr.shape[0]:
         raise ValueError(f"sentence {tuple(sentence.shape)} and amr {tuple(amr.shape)} must be [n, D] with equal n")
-    if mode.startswith("sum") and sentence.shape[1] != amr.shape[1]:
+    if sums(mode) and sentence.shape[1] != amr.shape[1]:
         raise ValueError(f"mode={mode!r} needs equal dimensions, got {sentence.shape[1]} and {amr.shape[1]}")
-    if mode.endswith("normalized"):
+    if normalizes(mode):
         sentence, amr = F.normalize(sentence, dim=-1), F.normalize(amr, dim=-1)
-    return torch.cat([sentence, amr], dim=-1) if mode.startswith("concat") else sentence + amr
+    return sentence + amr if sums(mode) else torch.cat([sentence, amr], dim=-1)
 
 
 class AMRRetrofitOptions(SupervisedSimCSEOptions):
