@@ -592,6 +592,21 @@ def test_a_models_uri_without_an_alias_or_version_is_refused_before_the_registry
         resolve_model_folder(uri)
 
 
+@pytest.mark.parametrize("models", ["models:/nomodel", "use,models:/enc@"])
+def test_eval_refuses_a_models_uri_without_an_alias_or_version_before_it_probes_the_server(registry_at, capsys,
+                                                                                        models):
+    """``interlingua eval --model models:/nomodel`` probed the tracking server first: with nothing listening there,
+    the user saw "the MLflow tracking server ... does not answer" (exit 69) instead of the spec's own line."""
+    from interlingua.workflows import cli
+
+    registry_at("http://127.0.0.1:9")  # the discard port: nothing answers
+    assert cli.main(["eval", "--model", models, "--tasks", "all"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    uri = models.rpartition(",")[2]
+    assert len(err) == 1 and err[0].startswith(f"interlingua eval: error: {uri!r} is not a registered model URI: "
+                                               "it needs models:/NAME@ALIAS or models:/NAME/VERSION (hint: e.g. ")
+
+
 def test_a_logged_models_id_uri_is_not_taken_for_a_registered_model_without_a_version():
     """MLflow 3 names a logged model ``models:/m-<32 hex digits>``: such a URI is read as before, not refused."""
     from interlingua.models.load import registered_uri_problem

@@ -60,7 +60,10 @@ def run(args: argparse.Namespace) -> int:
     from interlingua.evaluation.runner import evaluate_models, select_tasks
     from interlingua.core.errors import UserError
     from interlingua.core.runtime import use_tracking_store
+    from interlingua.models.resolve import check_registered_uris
 
+    for spec in args.model:  # a models:/ URI of neither form: one line before the server is probed
+        check_registered_uris(spec)
     use_tracking_store()  # models:/ specs and --mlflow-run resolve against the workflows' store
     out = Path(args.out)
     cache_dir = Path(args.cache_dir) if args.cache_dir else out / "embedding-cache"
