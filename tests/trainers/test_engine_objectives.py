@@ -143,9 +143,10 @@ def test_objective_keys_at_top_level_and_in_options_round_trip():
                          options={"explicit_alignment": {"method": "weak", "align_layer": 1, "temperature": 0.2}})
     assert flat == nested and flat.objective_options.method == "weak"
     assert TrainConfig.model_validate(flat.model_dump()) == flat
-    # a stale section of another objective (a workflow's defaults) is validated and dropped
-    switched = TrainConfig.model_validate({**TrainConfig().model_dump(), "objective": "simcse_unsup"})
-    assert list(switched.options) == ["simcse_unsup"]
+    # a section of another objective would be ignored: refused (a workflow's defaults for it never get here)
+    with pytest.raises(ValidationError, match="an option of objective 'translation_ranking', but the objective is "
+                                              "'simcse_unsup', so it would be ignored"):
+        TrainConfig.model_validate({**TrainConfig().model_dump(), "objective": "simcse_unsup"})
     with pytest.raises(ValidationError, match="'method' is an option of objective 'explicit_alignment'"):
         TrainConfig(objective="translation_ranking", method="l2")
     with pytest.raises(ValidationError, match="method: Input should be 'linear', 'l2', 'weak' or 'strong'"):

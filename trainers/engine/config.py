@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from pydantic import Field, ValidationError, field_validator, model_validator
+from pydantic import Field, ValidationError, ValidationInfo, field_validator, model_validator
 
 from interlingua.core.config import Config, closest, unknown_key_hint
 
@@ -59,9 +59,11 @@ class TrainConfig(Config):
 
     @model_validator(mode="before")
     @classmethod
-    def _objective_options(cls, data: Any) -> Any:
+    def _objective_options(cls, data: Any, info: ValidationInfo) -> Any:
         """Move the chosen objective's top-level keys into ``options[objective]``, validate its options with
-        the objective's class, and keep only that section (other sections must still be valid)."""
+        the objective's class, and keep only that section. Another objective's options, which the run would ignore,
+        are refused (an empty section is nothing given); the workflow's defaults for the objective a user replaces
+        never reach here (:meth:`section_base`), nor do the replaced objective's when ``objective`` is assigned."""
         if not isinstance(data, dict):
             return data
         from interlingua.trainers.objectives.registry import objective_class, objective_names
@@ -77,6 +79,8 @@ class TrainConfig(Config):
             raise ValueError(f"options must map objective names to their options (e.g. options.{name}.<key>); "
                              f"got {type(options).__name__} {options!r}")
         sections = dict(options)
+        if info.field_name == "objective":  # assigned: the options held are the replaced objective's, not a choice
+            sections = {key: value for key, value in sections.items() if key == name}
         bad = {key: value for key, value in sections.items() if value is not None and not isinstance(value, dict)}
         if bad:
             key, value = next(iter(bad.items()))
@@ -99,6 +103,8 @@ class TrainConfig(Config):
         sections[name] = section
         for other, values in sections.items():
             options_cls = objective_class(other).Options
+            if other != name and values:
+                raise ValueError(_inactive_options(other, values, name))
             try:
                 validated = options_cls.model_validate(values or {})
             except ValidationError as err:
@@ -139,7 +145,9 @@ class TrainConfig(Config):
     def section_base(cls, base: dict[str, Any], given: dict[str, Any]) -> dict[str, Any]:
         """The workflow's default options of the chosen objective, less those the user gives by their short spelling
         (``temperature`` for ``options.<objective>.temperature``): what remains under ``options`` then is the
-        user's, and a short and a long spelling given with two values are refused, not decided by spelling."""
+        user's, and a short and a long spelling given with two values are refused, not decided by spelling. The
+        default options of an objective the user replaced (``objective: ease`` over a translation_ranking default)
+        are dropped: they are no one's choice, and options of an objective not chosen are refused."""
         from interlingua.trainers.objectives.registry import objective_class
 
         name = given.get("objective", base.get("objective"))
@@ -149,9 +157,12 @@ class TrainConfig(Config):
             return base  # the objective's validator reports it
         short = {key for key in given if key not in cls.model_fields and key in fields}
         options = base.get("options")
-        if not short or not isinstance(options, dict) or not isinstance(options.get(name), dict):
+        if not isinstance(options, dict):
             return base
-        return {**base, "options": {**options, name: {k: v for k, v in options[name].items() if k not in short}}}
+        own = options.get(name)
+        if not isinstance(own, dict):
+            return {**base, "options": {}}
+        return {**base, "options": {name: {k: v for k, v in own.items() if k not in short}}}
 
     @field_validator("objective")
     @classmethod
@@ -222,6 +233,13 @@ def _one_value(key: str, value: Any, nested: dict[str, Any], objective: str) -> 
     if key in nested and nested[key] != value:
         raise ValueError(f"{key} is given twice: {key} = {value!r} and options.{objective}.{key} = {nested[key]!r}; "
                          "keep one (the two spellings are one option)")
+
+
+def _inactive_options(objective: str, values: dict[str, Any], chosen: str) -> str:
+    """Why ``options.<objective>`` (``values``) is refused while objective ``chosen`` trains: it would be ignored."""
+    keys = ", ".join(f"options.{objective}.{key}" for key in values)
+    return (f"{keys}: an option of objective {objective!r}, but the objective is {chosen!r}, so it would be ignored; "
+            f"set this section's objective to {objective} too, or drop the key")
 
 
 def _options_error(objective: str, options_cls: type, err: ValidationError, chosen: bool) -> str:
