@@ -27,9 +27,10 @@ from interlingua.core.net import unreachable
 from interlingua.cluster.shared_storage import redact
 
 DEFAULT_ADDRESS = "http://127.0.0.1:8265"
-#: The schemes a cluster address may have: the dashboard's job API, or a Ray Client address Ray's job SDK looks it up
-#: through (any other is what Ray's SDK would import as a module of that name).
-SCHEMES = ("http", "https", "ray")
+#: What the job API takes, as a refused scheme's message lists it: the dashboard's URL, or a Ray Client address Ray's
+#: job SDK looks it up through (the schemes: :data:`~interlingua.core.runtime.RAY_ADDRESS_SCHEMES`).
+JOB_API_FORMS = ("http:// or https:// (the dashboard, e.g. http://HEAD:8265) or ray:// (Ray Client, e.g. "
+                 "ray://HEAD:10001)")
 ADDRESS_ENV = ("RAY_API_SERVER_ADDRESS", "RAY_ADDRESS")
 PROBE_TIMEOUT_S = 5.0
 
@@ -56,19 +57,19 @@ def resolve_address(explicit: str | None) -> ClusterAddress:
 
 def _checked(text: str, source: str) -> ClusterAddress:
     """``text`` (from ``source``) as a cluster address; a :class:`UserError` for what the string alone shows is not a
-    job API: ``auto`` / ``local`` (a Ray to find or start) or a scheme not in :data:`SCHEMES`."""
+    job API: ``auto`` / ``local`` (a Ray to find or start) or a scheme no Ray address has
+    (:func:`~interlingua.core.runtime.ray_address_scheme`, which `run` checks its address with too)."""
+    from interlingua.core.runtime import ray_address_scheme
+
     address = ClusterAddress(text.strip().rstrip("/"), source)
     if address.url in ("auto", "local"):
         raise UserError(f"{source} {address.url}: a job is submitted to a running cluster's dashboard; "
                         "give its URL, e.g. --address http://HEAD:8265")
-    scheme, separator, rest = address.url.partition("://")
-    if not separator:
+    scheme = ray_address_scheme(address.url, source=source, takes="the job API", forms=JOB_API_FORMS)
+    if not scheme:
         return address
-    if scheme.lower() not in SCHEMES:
-        raise UserError(f"cluster address {address.shown} ({source}): {scheme.lower()}:// is not a scheme the job API "
-                        "takes; use http:// or https:// (the dashboard, e.g. http://HEAD:8265) or ray:// (Ray Client, "
-                        "e.g. ray://HEAD:10001)")
-    return ClusterAddress(f"{scheme.lower()}://{rest}", source)  # HTTP:// is http:// (Ray's SDK takes lower case only)
+    rest = address.url.partition("://")[2]
+    return ClusterAddress(f"{scheme}://{rest}", source)  # HTTP:// is http:// (Ray's SDK takes lower case only)
 
 
 def probe(address: ClusterAddress, timeout: float = PROBE_TIMEOUT_S) -> None:

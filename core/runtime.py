@@ -200,13 +200,13 @@ def init_ray(address: str | None = None, *, num_cpus: int | None = None, object_
     if own and os.environ.get("RAY_ADDRESS") == own:
         # set by init_ray for a local Ray of this process (or of a parent): not a cluster the user chose
         del os.environ["RAY_ADDRESS"]
-    address = chosen_ray_address(address)
+    given, address = address, chosen_ray_address(address)
     # Workers must import the interlingua package the same way the driver does.
     os.environ.setdefault("TORCH_EXTENSIONS_DIR", str(state_dir() / "torch_extensions"))
     from interlingua.core.console import QUIET_ENV, child_stderr_to_log, is_verbose, to_log_file_only
 
     if address:
-        check_cluster_address(address)
+        check_cluster_address(given)  # given: so that its messages say whether --address or $RAY_ADDRESS is wrong
     if not address and not device_plan_uses_gpu_hint():
         # A local Ray on a machine without GPUs: DeepSpeed would otherwise warn on every worker while detecting it.
         os.environ.setdefault("DS_ACCELERATOR", "cpu")
@@ -322,9 +322,37 @@ _SUBMIT_INSTEAD = {"run": "interlingua submit WORKFLOW", "refresh": "interlingua
                    "schedule": "interlingua submit refresh -c SPEC.yaml (from a scheduler: the CronJob in cluster/kuberay)"}
 
 
-def check_reachable(address: str, timeout: float = 3.0, *, command: str = "run") -> None:
-    """Fail fast, with a hint, when nothing listens at a Ray address (Ray itself retries for ~90 s).
-    ``auto`` and ``local`` are left to Ray. ``command``: the interlingua command given the address, for the hint."""
+#: The schemes a Ray address may have, for every command given one: Ray Client's and the dashboard's (the job API of
+#: `jobs` and `submit`; `run` points such a URL at `submit`); none is a bare HOST:PORT. Any other is a typo (``htp://``)
+#: that Ray would import as a module.
+RAY_ADDRESS_SCHEMES = ("ray", "http", "https")
+#: What a command that connects to Ray (`run`, `refresh`, `schedule`) takes, as a refused scheme's message lists it.
+RAY_ADDRESS_FORMS = "HOST:PORT (the cluster's GCS, e.g. 10.0.0.5:6379) or ray:// (Ray Client, e.g. ray://HEAD:10001)"
+
+
+def ray_address_scheme(address: str, *, source: str, takes: str = "Ray", forms: str = RAY_ADDRESS_FORMS) -> str:
+    """The scheme of the Ray address ``address`` in lower case, "" for a bare HOST:PORT. Another scheme than
+    :data:`RAY_ADDRESS_SCHEMES` is a :class:`UserError` (exit 2), one line naming ``source`` (``--address``,
+    ``$RAY_ADDRESS``) and listing ``forms``, the forms ``takes`` (what the command gives the address to) accepts;
+    nothing is contacted before."""
+    from interlingua.core.errors import UserError
+    from interlingua.core.redact import redact_text, redact_url
+
+    scheme, separator, _ = address.partition("://")
+    if not separator:
+        return ""
+    if scheme.lower() not in RAY_ADDRESS_SCHEMES:
+        shown = redact_text(redact_url(address))  # as a URL: its scheme in lower case
+        raise UserError(f"cluster address {shown} ({source}): {scheme.lower()}:// is not a scheme "
+                        f"{takes} takes; use {forms}")
+    return scheme.lower()
+
+
+def check_reachable(address: str, timeout: float = 3.0, *, command: str = "run", source: str = "--address") -> None:
+    """Fail fast, with a hint, when nothing listens at a Ray address (Ray itself retries for ~90 s), or its scheme is
+    none Ray takes (:func:`ray_address_scheme`). ``auto`` and ``local`` are left to Ray. ``command``: the interlingua
+    command given the address, for the hint; ``source``: where the address came from (``--address``,
+    ``$RAY_ADDRESS``)."""
     from urllib.parse import urlsplit
 
     from interlingua.core.errors import ServiceUnavailable, UserError
@@ -333,8 +361,9 @@ def check_reachable(address: str, timeout: float = 3.0, *, command: str = "run")
 
     if address in ("auto", "local"):
         return
-    parts = urlsplit(address if "://" in address else f"gcs://{address}")
-    if parts.scheme in ("http", "https"):
+    scheme = ray_address_scheme(address, source=source)
+    parts = urlsplit(address if scheme else f"gcs://{address}")
+    if scheme in ("http", "https"):
         shown = redact_text(address)
         submit = _SUBMIT_INSTEAD.get(command, _SUBMIT_INSTEAD["run"])
         raise UserError(f"--address {shown} is a dashboard/job-submission URL; `{command}` needs the cluster's GCS "
@@ -360,11 +389,11 @@ def check_cluster_address(address: str | None, *, command: str = "run") -> None:
     job table, as a submitted job's is), then the address is probed (:func:`check_reachable`)."""
     from interlingua.core.tracking_credentials import refuse_tracking_uri_credentials
 
-    address = chosen_ray_address(address)
-    if not address:
+    chosen = chosen_ray_address(address)
+    if not chosen:
         return
     refuse_tracking_uri_credentials(os.environ.get("MLFLOW_TRACKING_URI"))
-    check_reachable(address, command=command)
+    check_reachable(chosen, command=command, source="--address" if chosen == address else "$RAY_ADDRESS")
 
 
 def forwarded_env(extra: tuple[str, ...] = ()) -> dict[str, str]:

@@ -233,6 +233,40 @@ def test_a_scheme_no_job_client_speaks_is_one_line_before_any_connection(capsys,
     assert len(err.strip().splitlines()) == 1
 
 
+@pytest.mark.parametrize("address", ["htp://127.0.0.1:8265", "Htp://127.0.0.1:6379", "tcp://u:pw@127.0.0.1:6379"])
+@pytest.mark.parametrize("source", ["--address", "$RAY_ADDRESS"])
+def test_run_refuses_a_scheme_ray_does_not_take_with_the_forms_it_takes(capsys, monkeypatch, tmp_path, address, source):
+    """``run --address htp://HOST:8265`` was probed as if the scheme were right and exited 69 with "cannot reach a Ray
+    cluster"; the one scheme check `jobs` and `submit` make (core.runtime.ray_address_scheme) refuses it first."""
+    import ray
+
+    monkeypatch.setattr("interlingua.core.net.unreachable",
+                        lambda *a, **k: pytest.fail("the address was probed before its scheme was checked"))
+    monkeypatch.setattr(ray, "init", lambda *a, **k: pytest.fail("Ray started"))
+    monkeypatch.setenv("INTERLINGUA_HOME", str(tmp_path / "state"))
+    if source == "--address":
+        code, err = _main(["run", "quickstart", "--address", address], capsys)
+    else:
+        monkeypatch.setenv("RAY_ADDRESS", address)
+        code, err = _main(["run", "quickstart"], capsys)
+    scheme = address.partition("://")[0].lower()
+    shown = address.replace("Htp", "htp").replace("u:pw@", "***@")
+    assert code == 2 and _one_line_error(err, "run") == (
+        f"interlingua run: error: cluster address {shown} ({source}): {scheme}:// is not a scheme Ray takes; use "
+        "HOST:PORT (the cluster's GCS, e.g. 10.0.0.5:6379) or ray:// (Ray Client, e.g. ray://HEAD:10001)")
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_submit_refuses_a_scheme_the_job_api_does_not_take(capsys, monkeypatch):
+    monkeypatch.setattr("interlingua.cluster.connection.unreachable",
+                        lambda *a, **k: pytest.fail("the address was probed before its scheme was checked"))
+    code, err = _main(["submit", "bitext-corpus", "--set", "source=s3://b/raw.en", "--set", "target=s3://b/raw.es",
+                       "--address", "htp://127.0.0.1:8265"], capsys)
+    assert code == 2 and "Traceback" not in err and err.strip().splitlines()[-1].startswith(  # after a note
+        "interlingua submit: error: cluster address htp://127.0.0.1:8265 (--address): htp:// is not a scheme the job "
+        "API takes; use http:// or https://")
+
+
 def test_refresh_given_a_job_api_url_points_at_submit_refresh(capsys, tmp_path):
     """It suggested `interlingua submit --address URL`, which cannot run a refresh."""
     spec = tmp_path / "spec.yaml"
