@@ -166,8 +166,11 @@ def promote(candidate_uri: str, alias: str, tasks: Sequence[TaskSpec], *, seeds:
         raise UserError(f"alias must be a plain name such as 'champion' ({alias_problem(alias) or 'empty'}); got {alias!r}")
     if not math.isfinite(margin) or margin < 0:
         raise UserError(f"margin must be a finite number >= 0; got {margin}")
-    client = client or MlflowClient()
     candidate = parse_version_uri(candidate_uri)
+    try:
+        client = client or MlflowClient()
+    except Exception as err:  # a tracking or registry URI whose scheme MLflow does not take: one line, exit 2
+        raise registry_error(candidate.uri, err) from None
     _check_version_exists(client, candidate)
     mlmodel = _check_servable(client, candidate)  # read once: the candidate's folder is found from it too
     holder = _alias_holder(client, candidate.name, alias)

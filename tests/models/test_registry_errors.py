@@ -557,6 +557,26 @@ def test_a_tracking_uri_whose_scheme_mlflow_does_not_take_is_named_with_every_sc
     assert _supported_schemes_named(err[0]) == _mlflow_tracking_schemes()
 
 
+def test_promote_names_a_tracking_uri_whose_scheme_mlflow_does_not_take_in_the_same_line(registry_at, capsys,
+                                                                                         tmp_path):
+    """``promote`` built its ``MlflowClient`` outside its error handling: ``htp:/bad`` was a traceback and exit 1."""
+    import json
+
+    from interlingua.evaluation.pack.build import MANIFEST, PACK_VERSION
+    from interlingua.workflows import cli
+
+    registry_at("htp:/bad")
+    (tmp_path / "bench-pack").mkdir()
+    (tmp_path / "bench-pack" / MANIFEST).write_text(json.dumps(
+        {"version": PACK_VERSION, "tasks": [{"name": "t", "kind": "retrieval", "language": "en"}]}))
+    assert cli.main(["promote", "models:/enc/2", "--alias", "champion", "--tasks", "t"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(
+        "interlingua promote: error: could not fetch models:/enc/2: the URI scheme 'htp' of MLFLOW_TRACKING_URI=htp:/bad "
+        "is not one MLflow supports (supported: ")
+    assert _supported_schemes_named(err[0]) == _mlflow_tracking_schemes()
+
+
 def test_a_registry_uri_whose_scheme_mlflow_does_not_take_names_the_registry_setting(registry_at, tmp_path):
     """A tracking store MLflow takes and a registry URI it does not: ``MlflowClient`` raises its own FEATURE_DISABLED
     line over the refusal, which still names the registry's setting and every scheme."""
