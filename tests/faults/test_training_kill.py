@@ -73,13 +73,16 @@ def test_killed_training_resumes_to_the_uninterrupted_result(tmp_path):
     resumed_from = latest_complete(run_dir).step
     assert EVERY <= resumed_from < MAX_STEPS and resumed_from % EVERY == 0
 
+    logged_before_kill = max(_losses(client, victim_id), default=0)  # the last step the killed run logged
     since = int(time.time() * 1000)
     resumed = _run(tmp_path, "victim", victim_id, env, tmp_path / "resumed.log")
     assert f"resuming from step {resumed_from}" in (tmp_path / "resumed.log").read_text()
     assert resumed["step"] == reference["step"] == MAX_STEPS
 
-    # the rerun trained exactly the steps after the checkpoint...
-    assert sorted(_losses(client, victim_id, since)) == list(range(resumed_from + 1, MAX_STEPS + 1))
+    # the rerun trained exactly the steps after the checkpoint, and logged those the run's history lacked: the steps
+    # between the checkpoint and the kill, logged before it, are in the history once
+    assert sorted(_losses(client, victim_id, since)) == list(range(logged_before_kill + 1, MAX_STEPS + 1))
+    assert sorted(m.step for m in client.get_metric_history(victim_id, "loss")) == list(range(1, MAX_STEPS + 1))
     # ...and the run's loss history is the uninterrupted run's, step for step
     expected, got = _losses(client, reference_id), _losses(client, victim_id)
     assert sorted(got) == sorted(expected) == list(range(1, MAX_STEPS + 1))

@@ -70,3 +70,44 @@ def test_without_a_run_nothing_is_logged():
         logger.log({"loss": 0.5}, 1)
         logger.close()
     assert logger.client is None and logger.failures == 0
+
+
+def _history_points(client, run_id: str, keys) -> list[tuple[str, int]]:
+    return sorted((key, m.step) for key in keys for m in client.get_metric_history(run_id, key))
+
+
+def test_a_run_killed_and_resumed_from_its_checkpoint_logs_each_step_once(run):
+    """Killed after step 7 with its checkpoint at step 4: the resumed loop trains steps 5 to 10 again in a new
+    process (a new logger on the same run); steps 5 to 7, in the history already, are not logged a second time."""
+    uri, client, run_id = run
+    before_kill = _MetricsLogger(run_id, uri)
+    for step in range(1, 8):
+        before_kill.log({"loss": 1.0 / step, "lr": 0.1, "step": step}, step)
+    before_kill.close()  # what was queued had landed when the process died
+
+    resumed = _MetricsLogger(run_id, uri)
+    assert resumed.logged_through == 7
+    for step in range(5, 11):
+        resumed.log({"loss": 2.0 / step, "lr": 0.2, "step": step}, step)
+    resumed.close()
+
+    assert _history_points(client, run_id, ("loss", "lr")) == sorted(
+        (key, step) for key in ("loss", "lr") for step in range(1, 11))
+    losses = {m.step: m.value for m in client.get_metric_history(run_id, "loss")}
+    assert losses[7] == pytest.approx(1.0 / 7) and losses[8] == pytest.approx(2.0 / 8)  # the first value logged kept
+
+
+def test_a_run_whose_history_cannot_be_read_logs_every_step(run, monkeypatch):
+    from mlflow.tracking import MlflowClient
+
+    uri, client, run_id = run
+
+    def unreadable(self, run_id):
+        raise ConnectionError("tracking server unreachable")
+
+    monkeypatch.setattr(MlflowClient, "get_run", unreadable)
+    with pytest.warns(UserWarning, match="its last logged step could not be read .*tracking server unreachable"):
+        logger = _MetricsLogger(run_id, uri)
+    logger.log({"loss": 0.5}, 1)
+    logger.close()
+    assert [m.step for m in client.get_metric_history(run_id, "loss")] == [1]

@@ -24,6 +24,8 @@ import time
 import warnings
 from typing import Any
 
+from interlingua.trainers.worker_output import show
+
 ENCODER_SUBDIR = "encoder"
 DEEPSPEED_SUBDIR = "deepspeed"
 
@@ -64,7 +66,7 @@ def train_loop_per_worker(loop_config: dict[str, Any]) -> None:
     torch.manual_seed(config.seed + rank)
     compiled = prepare_encoder(encoder, config)
     if compiled and rank == 0:
-        print(f"[train] compile_encoder: compiling {compiled}; the first steps include the compilation", flush=True)
+        show(f"[train] compile_encoder: compiling {compiled}; the first steps include the compilation")
     device = torch.device("cuda", torch.cuda.current_device()) if use_gpu else torch.device("cpu")
     objective = build_objective(config, encoder, world)
     if not objective.trains_encoder:
@@ -118,8 +120,8 @@ def train_loop_per_worker(loop_config: dict[str, Any]) -> None:
             if tracker:
                 tracker.log(metrics, step)
                 print(f"[train] step {step}/{config.max_steps} loss {loss_value:.4f} "
-                      f"lr {metrics['lr']:.2e} {metrics['samples_per_s']:.1f} samples/s "
-                      f"(effective batch {global_batch}, {objective.progress_note(negatives, totals)})", flush=True)
+                     f"lr {metrics['lr']:.2e} {metrics['samples_per_s']:.1f} samples/s "
+                     f"(effective batch {global_batch}, {objective.progress_note(negatives, totals)})")
             last = step == config.max_steps
             if last or (config.checkpoint_every and step % config.checkpoint_every == 0):
                 _report_with_checkpoint(engine, encoder, objective, metrics, step, rank, save_length)
@@ -253,6 +255,10 @@ def _restore(engine, resume_from: str | None, rank: int) -> int:
     return int((client_state or {}).get("step", 0))
 
 
+#: The metric every step logs, whose last step in a run's history says where a resumed run's logging goes on.
+EVERY_STEP_METRIC = "loss"
+
+
 def metric_batch(metrics: dict[str, float], step: int) -> list:
     """One step's values as MLflow metrics, stamped now (``step`` is their x axis, not a metric of its own)."""
     from mlflow.entities import Metric
@@ -269,20 +275,37 @@ class _MetricsLogger:
     a GPU the device would idle for that long every step. Before a step's batch is queued, the batches of earlier
     steps are waited for (they have normally long finished; a store slower than the steps holds the loop back instead
     of queueing without bound), and :meth:`close` waits for the rest. A failed write is warned about and counted; it
-    never stops training."""
+    never stops training.
+
+    A run resumed after a kill trains again the steps between its checkpoint and the kill, which the run's history
+    already holds: the run's last logged step is read once, here, and steps up to it are not logged again (each
+    (metric, step) is in the history once, its value the one logged first)."""
 
     def __init__(self, run_id: str | None, tracking_uri: str | None):
         self.run_id = run_id
         self.client = None
         self.failures = 0
         self.pending: list[tuple[int, Any]] = []  # (step, MLflow RunOperations) not yet waited for
+        self.logged_through = 0  # the last step the run's history already holds (a resumed run's)
         if run_id:
             from mlflow.tracking import MlflowClient
 
             self.client = MlflowClient(tracking_uri=tracking_uri)
+            self.logged_through = self._last_logged_step()
+
+    def _last_logged_step(self) -> int:
+        """The step of the run's latest ``loss`` (logged with every step's batch), 0 for none or an unreadable run
+        (warned about: its steps are then logged, as before)."""
+        try:
+            latest = self.client.get_run(self.run_id).data.to_proto().metrics  # each key's value at its last step
+        except Exception as err:
+            warnings.warn(f"MLflow run {self.run_id}: its last logged step could not be read ({err}); every step is "
+                          "logged, a resumed run's steps before the kill again")
+            return 0
+        return max((metric.step for metric in latest if metric.key == EVERY_STEP_METRIC), default=0)
 
     def log(self, metrics: dict[str, float], step: int) -> None:
-        if not self.client:
+        if not self.client or step <= self.logged_through:
             return
         self._wait()
         try:
