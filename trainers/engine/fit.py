@@ -43,6 +43,7 @@ def fit(model: str, train_dataset, config: TrainConfig, *, storage_path: str | o
     from interlingua.trainers.engine.checkpoints import latest_complete
 
     objective_class = check_before_training(model, train_dataset, config)
+    train_dataset = _read_before_training(train_dataset)
     plan = device_plan(config.use_gpu)
     storage = Path(storage_path).resolve()
     resume = latest_complete(storage / name)
@@ -68,6 +69,15 @@ def fit(model: str, train_dataset, config: TrainConfig, *, storage_path: str | o
     if result.checkpoint is None:
         raise RuntimeError(f"training run {name!r} finished without a checkpoint: {result.error}")
     return _result(result.checkpoint.path, dict(result.metrics or {}))
+
+
+def _read_before_training(dataset):
+    """``dataset`` with its reads done (materialized), a lazy one's (``store.read_ray(...)``) before the workers start:
+    its read tasks each need a CPU, and workers holding every CPU of the machine (2 workers on 2 CPUs) left them
+    waiting forever. A dataset already materialized (what the workflows hand over, shuffled) is used as it is."""
+    from ray.data.dataset import MaterializedDataset
+
+    return dataset if isinstance(dataset, MaterializedDataset) else dataset.materialize()
 
 
 def _ordered_ingest():
