@@ -193,6 +193,30 @@ def test_explicit_alignment_linear_freezes_the_encoder_and_saves_w(monkeypatch, 
     assert np.abs(weight @ weight.T - np.eye(32)).max() < 0.1
 
 
+def test_each_step_line_reaches_the_console_once_under_ray_trains_print(monkeypatch, tmp_path, encoder_dir,
+                                                                        process_group, capsys):
+    """A Ray Train worker's ``print`` logs the text on the root logger, whose console handler writes it to stderr, and
+    prints it to stdout too (a worker's stdout is not ``sys.__stdout__``, nor is capsys's): Ray forwards both, so every
+    step line appeared twice on the driver, from the CLI and from ``fit(...)``. Here the worker's print and console
+    handler are in place: each step line is written once, stdout and stderr together."""
+    import builtins
+    import logging
+    import sys
+
+    patch_print = pytest.importorskip("ray.train.v2._internal.logging.patch_print")
+    monkeypatch.setattr(builtins, "print", patch_print.redirected_print)
+    root, console = logging.getLogger(), logging.StreamHandler(sys.stderr)  # capsys's stderr, as the worker's
+    monkeypatch.setattr(root, "level", logging.INFO)
+    root.addHandler(console)
+    try:
+        _train(monkeypatch, tmp_path, encoder_dir, objective="translation_ranking")
+    finally:
+        root.removeHandler(console)
+    captured = capsys.readouterr()
+    console_text = captured.out + captured.err
+    assert [console_text.count(f"[train] step {step}/2 loss") for step in (1, 2)] == [1, 1], console_text
+
+
 @pytest.mark.parametrize("objective, keys", [
     ("translation_ranking", {"grad_cache_chunk": 2}),  # a no-grad first pass, then chunks with graphs
     ("explicit_alignment", {"method": "strong", "align_layer": 1, "max_length": 6}),  # hidden states at positions

@@ -24,6 +24,8 @@ from pathlib import Path
 
 import numpy as np
 
+from interlingua.trainers.worker_output import show
+
 MARKER_PREFIX = "complete-rank"
 RNG_PREFIX = "rng-rank"
 CUDA_SUFFIX = "-cuda.npy"  # the worker's CUDA generators' states, one row per visible device
@@ -106,7 +108,6 @@ def restore_rng(folder: str | os.PathLike, rank: int) -> bool:
         if states.ndim == 2 and len(states) == torch.cuda.device_count():
             torch.cuda.set_rng_state_all([torch.from_numpy(np.ascontiguousarray(row)) for row in states])
         else:
-            print(f"[train] warning: the checkpoint holds {len(states)} CUDA generator state(s), this worker sees "
-                  f"{torch.cuda.device_count()} device(s): dropout continues from the seed, not where it stopped",
-                  flush=True)
+            show(f"[train] warning: the checkpoint holds {len(states)} CUDA generator state(s), this worker sees "
+                 f"{torch.cuda.device_count()} device(s): dropout continues from the seed, not where it stopped")
     return True

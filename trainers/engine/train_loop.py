@@ -119,7 +119,7 @@ def train_loop_per_worker(loop_config: dict[str, Any]) -> None:
             }
             if tracker:
                 tracker.log(metrics, step)
-                print(f"[train] step {step}/{config.max_steps} loss {loss_value:.4f} "
+                show(f"[train] step {step}/{config.max_steps} loss {loss_value:.4f} "
                      f"lr {metrics['lr']:.2e} {metrics['samples_per_s']:.1f} samples/s "
                      f"(effective batch {global_batch}, {objective.progress_note(negatives, totals)})")
             last = step == config.max_steps

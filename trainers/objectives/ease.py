@@ -57,6 +57,7 @@ from interlingua.trainers.objectives.base import Objective, ObjectiveOptions, Ob
 from interlingua.trainers.objectives.global_info_nce import global_info_nce
 from interlingua.trainers.objectives.options import (
     MIN_TEMPERATURE, Number, require_non_negative, require_number, require_positive, require_temperature)
+from interlingua.trainers.worker_output import show
 
 PAPER_POOLING = {"monolingual": "cls", "multilingual": "mean"}
 
@@ -226,7 +227,7 @@ def build_entity_table(url: str, ids_url: str | None, output_dim: int, seed: int
 
     loaded = load_entity_vectors(url, ids_url)
     if loaded.rejected:
-        print(f"[ease] {len(loaded.rejected)} entity vector rows rejected, e.g. {loaded.rejected[:3]}", flush=True)
+        show(f"[ease] {len(loaded.rejected)} entity vector rows rejected, e.g. {loaded.rejected[:3]}")
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         return EntityEmbeddingTable(loaded.ids, loaded.vectors, output_dim=output_dim)
