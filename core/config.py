@@ -40,6 +40,18 @@ class Config(BaseModel):
     #: (the hint of an unknown key, instead of the closest key's name).
     ABSENT_KEYS: ClassVar[dict[str, str]] = {}
 
+    def __init__(self, /, **data: Any) -> None:
+        """Built from Python (``TrainConfig(lr=...)``): a bad key is a :class:`ConfigError`, one line as the CLI
+        says it (:func:`format_validation_error`), not pydantic's multi-line ValidationError."""
+        try:
+            super().__init__(**data)
+        except ValidationError as err:
+            raise ConfigError(format_validation_error(err, data, type(self).__name__, type(self))) from None
+
+    # pydantic's own init, as far as validation goes: model_validate and nested sections keep their ValidationError
+    # (with its location), which format_validation_error reads; only a Python construction passes through here
+    __init__.__pydantic_base_init__ = True  # type: ignore[attr-defined]
+
     @field_validator("*", mode="before")
     @classmethod
     def _no_bool_for_a_number(cls, value: Any, info: ValidationInfo) -> Any:

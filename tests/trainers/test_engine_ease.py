@@ -8,9 +8,9 @@ import inspect
 import numpy as np
 import pytest
 import torch
-from pydantic import ValidationError
 from torch import nn
 
+from interlingua.core.config import ConfigError
 from interlingua.trainers.engine.config import TrainConfig
 from interlingua.trainers.engine.train_module import MODULE_INPUT, TrainModule
 from interlingua.trainers.gradcache import cached_step, plain_step
@@ -47,9 +47,9 @@ def _table(dim: int = 6) -> EntityEmbeddingTable:
 
 
 def test_config_ease_requires_entity_vectors():
-    with pytest.raises(ValidationError, match="objective 'ease': entity_vectors is required"):
+    with pytest.raises(ConfigError, match="objective 'ease': entity_vectors is required"):
         TrainConfig(objective="ease")
-    with pytest.raises(ValidationError, match="entity_vector_ids"):
+    with pytest.raises(ConfigError, match="entity_vector_ids"):
         TrainConfig(objective="ease", entity_vectors="/x/vectors.npy")
     config = TrainConfig(objective="ease", entity_vectors="/x/vectors.txt")
     assert config.ease_lambda == inspect.signature(EASELoss).parameters["simcse_weight"].default
@@ -75,7 +75,7 @@ def test_ease_objective_options_and_columns(tmp_path):
     criterion = EASE(scripts.objective_options, ObjectiveSetup(encoder=encoder, seed=7)).criterion
     assert (criterion.entity_temperature, criterion.simcse_temperature) == (10.0, 0.05)
     assert (criterion.entity_weight, criterion.simcse_weight, criterion.hard_negative_weight) == (0.01, 1.0, 1.0)
-    with pytest.raises(ValidationError, match="ease_entity_temperature"):
+    with pytest.raises(ConfigError, match="ease_entity_temperature"):
         TrainConfig(objective="ease", entity_vectors=str(vectors), ease_entity_temperature=1e-40)
 
 

@@ -159,9 +159,7 @@ def _pair(item: str, flag: str) -> tuple[str, str]:
 
 def _defaults(config_class) -> dict:
     """The workflow's default config as plain data ({} when a key has no default: every value is checked)."""
-    from pydantic import ValidationError
-
     try:
         return config_class().model_dump(mode="json")
-    except ValidationError:
+    except ValueError:  # a key without a default: ConfigError (a config built from Python)
         return {}
