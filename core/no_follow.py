@@ -5,9 +5,10 @@ replace a folder the store manages (``<name>/_staging/<version>``, a writer's fo
 folder) or a file in it with a symbolic link to a folder or file of yours, and a writer that followed the link would
 write into, or delete, what it points to; gc (``cluster.state_gc``) deletes below the state folder under the same
 rule. So, on a local file system, every path below the root is opened one component at a time, each relative to
-the folder opened before it and with ``O_NOFOLLOW``: a link below the root is never followed. Writing into, listing
-or linking from a folder reached through a link raises :class:`StoreLinkError` (naming the link); deleting a link
-removes the link itself, never its target (or, with ``remove_tree(keep_link=True)``, leaves it); files are written
+the folder opened before it and with ``O_NOFOLLOW``: a link below the root is never followed. Writing into, listing,
+reading from (:meth:`StoreFolders.refuse_links`, checked first) or linking from a folder reached through a link
+raises :class:`StoreLinkError` (naming the link); deleting a link removes the link itself, never its target (or,
+with ``remove_tree(keep_link=True)``, leaves it); files are written
 by an exclusive create after removing what was there (a link or a hard link is replaced, not written through). The
 root itself may be a link (that is the user's own choice). One path is opened the same way, a link at its name refused,
 by :func:`open_folder_no_follow` and :func:`open_file_no_follow` (a temporary folder's lock, eflomal's private folder
@@ -92,6 +93,17 @@ class StoreFolders:
         if not self.local:
             return []
         return sorted(entry.name for entry in self._entries(path) if entry.is_symlink())
+
+    def refuse_links(self, path: str) -> None:
+        """Raise :class:`StoreLinkError` (naming the link) when the folder ``path``, or one above it below the root, is
+        a symbolic link: what a reader is about to read through. Nothing when one of them is missing or not a folder,
+        and on object stores (which have no links)."""
+        if not self.local:
+            return
+        try:
+            os.close(self._open_dir(path))
+        except (FileNotFoundError, NotADirectoryError):
+            pass
 
     def files(self, path: str) -> list[str]:
         """Names of the files in ``path`` (regular files only, no link), sorted; [] when ``path`` is missing."""

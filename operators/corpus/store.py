@@ -28,7 +28,8 @@ Guarantees:
   verify NAME@VERSION``); ``verify`` checks every file and names each that differs.
 * **No symbolic link is followed.** A store may be shared: on a local disk every folder and file below the root
   is listed, written and deleted without following a link (``no_follow``), so a link planted in the store never
-  makes a writer write into, or delete, what it points to.
+  makes a writer write into, or delete, what it points to; a reader refuses a corpus or version folder that is a
+  link (``_unlinked_dir``) before it reads the latest pointer, a manifest or a file the manifest lists.
 * **Nothing disappears silently.** Rejected rows are kept per shard with their operator and
   reason, and counted by reason and by operator in the manifest.
 """
@@ -264,7 +265,7 @@ class CorpusStore:
         """The version id the ``latest`` pointer of ``name`` names."""
         name = _validate_name(name)
         try:
-            data = read_capped(self.fs, self._latest_path(name), POINTER_MAX_BYTES, "latest pointer")
+            data = read_capped(self.fs, f"{self._unlinked_dir(name)}/{LATEST}", POINTER_MAX_BYTES, "latest pointer")
         except FileNotFoundError:
             raise CorpusLookupError(self._unknown_corpus_message(name)) from None
         return data.decode("utf-8", errors="replace").strip()
@@ -516,15 +517,25 @@ class CorpusStore:
         return f"{self._name_dir(name)}/_staging/{version}"
 
     def _file_path(self, name: str, version: str, record: Any, relative: str | None = None) -> str:
-        """Where a manifest's file lives: its own version folder, or the one named by ``stored_in``."""
+        """Where a manifest's file lives: its own version folder, or the one named by ``stored_in`` (neither read
+        through a link: :meth:`_unlinked_dir`)."""
         holder = record.stored_in or version
-        return f"{self._version_dir(name, holder)}/{relative or record.path}"
+        return f"{self._unlinked_dir(name, holder)}/{relative or record.path}"
+
+    def _unlinked_dir(self, name: str, version: str | None = None) -> str:
+        """The folder of corpus ``name`` (of its ``version`` when given) that a reader is about to read from, checked
+        first: :class:`StoreLinkError` naming the link when it, or the corpus's folder, is a symbolic link. Every read
+        of the store (the latest pointer, a manifest, the files it lists) goes through here, so show, diff, verify,
+        export and the workflows' reads refuse a linked folder as list, pin, prune and writes do."""
+        folder = self._name_dir(name) if version is None else self._version_dir(name, version)
+        self._folders.refuse_links(folder)
+        return folder
 
     def _point_latest(self, name: str, version: str) -> None:
         self._write_atomically(self._latest_path(name), f"{version}\n".encode("utf-8"))
 
     def _read_manifest_if_published(self, name: str, version: str) -> Manifest | None:
-        path = f"{self._version_dir(name, version)}/{_MANIFEST_FILE}"
+        path = f"{self._unlinked_dir(name, version)}/{_MANIFEST_FILE}"
         try:
             text = read_capped(self.fs, path, MANIFEST_MAX_BYTES, "manifest")
         except FileNotFoundError:

@@ -75,6 +75,62 @@ def test_list_refuses_a_corpus_folder_that_is_a_link_as_pin_and_prune_do(
     assert [line.split()[0] for line in capsys.readouterr().out.splitlines()[1:-1]] == ["c"]
 
 
+def link_refusal(link: Path, target: Path) -> list[str]:
+    """The one line every corpus command prints for a symbolic link in the store (core.no_follow's message)."""
+    return [f"interlingua corpus: error: {link} is a symbolic link (to {target}); the corpus store never follows one "
+            "(the store may be shared): remove the link"]
+
+
+READERS = (["show", "my-corpus"], ["show", "my-corpus", "--json"], ["diff", "my-corpus", "latest", "latest"],
+           ["verify", "my-corpus"], ["export", "my-corpus", "--out", "EXPORTED"])
+
+
+@pytest.mark.parametrize("linked", ["corpus", "version"])
+def test_the_readers_refuse_a_linked_corpus_or_version_folder_as_list_pin_and_prune_do(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], linked: str) -> None:
+    """show, diff, verify and export read a corpus through a symbolic link at its folder or at its version's folder
+    (exit 0, the linked folder's contents printed or exported), where list, pin and prune refuse a linked corpus."""
+    version = publish(tmp_path / "elsewhere", "my-corpus").version
+    root = tmp_path / "store"
+    publish(root, "c")
+    if linked == "corpus":
+        link, target = root / "my-corpus", tmp_path / "elsewhere" / "my-corpus"
+    else:
+        (root / "my-corpus").mkdir()
+        (root / "my-corpus" / "latest").write_text(f"{version}\n")
+        link, target = root / "my-corpus" / version, tmp_path / "elsewhere" / "my-corpus" / version
+    link.symlink_to(target)
+    exported = tmp_path / "exported"
+    for command in (*READERS, ["show", "my-corpus", "--version", version], ["pin", "my-corpus", "latest"]):
+        command = [str(exported) if part == "EXPORTED" else part for part in command]
+        assert run_cli(*command, "--root", str(root)) == 2, command
+        captured = capsys.readouterr()
+        assert captured.out == "" and captured.err.strip().splitlines() == link_refusal(link, target), command
+    assert not exported.exists()
+    link.unlink()
+    target.rename(link)  # the same corpus, no longer a link: read as before
+    for command in READERS:
+        command = [str(exported) if part == "EXPORTED" else part for part in command]
+        assert run_cli(*command, "--root", str(root)) == 0, command
+    assert (exported / "README.md").is_file()
+
+
+def test_prune_refuses_a_linked_corpus_before_asking_the_model_registry(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """prune asked the registry for the versions registered models use (an MLflow call) before the store refused the
+    link."""
+    from interlingua.workflows import corpus_retention
+
+    monkeypatch.setattr(corpus_retention, "registered_corpus_versions",
+                        lambda name, client=None: pytest.fail("the registry was asked"))
+    publish(tmp_path / "elsewhere", "my-corpus")
+    root = tmp_path / "store"
+    root.mkdir()
+    (root / "my-corpus").symlink_to(tmp_path / "elsewhere" / "my-corpus")
+    assert run_cli("prune", "my-corpus", "--keep", "1", "--root", str(root)) == 2
+    assert stderr_lines(capsys) == link_refusal(root / "my-corpus", tmp_path / "elsewhere" / "my-corpus")
+
+
 def test_a_root_that_does_not_exist_is_refused_by_every_command(
         tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     """`list --root /nonexistent` said "no published corpora under /nonexistent" with exit 0, as for an empty store;

@@ -106,6 +106,28 @@ def test_prune_never_deletes_through_a_linked_version_folder(tmp_path: Path) -> 
     assert snapshot(victim) == before
 
 
+def test_a_shard_stored_in_a_linked_version_folder_is_not_read_through_the_link(tmp_path: Path) -> None:
+    """A manifest may name another version of its corpus as the holder of a shard (``stored_in``); a holder folder
+    that is a link was read through, its bytes accepted when they matched the manifest's digest."""
+    import json
+
+    store = CorpusStore(str(tmp_path / "store"))
+    holder = publish(store, config={"a": 1})
+    reader = publish(store, config={"a": 2})  # the same rows: the same shard bytes and SHA-256
+    manifest_file = Path(store._version_dir("c", reader.version)) / "manifest.json"
+    manifest = json.loads(manifest_file.read_text())
+    manifest["shards"][0]["stored_in"] = holder.version
+    manifest_file.write_text(json.dumps(manifest))
+    folder = Path(store._version_dir("c", holder.version))
+    elsewhere = tmp_path / "elsewhere"
+    folder.rename(elsewhere)
+    os.symlink(elsewhere, folder)
+
+    for read in (store.read_table, store.verify, store.shard_paths):
+        with pytest.raises(StoreLinkError, match=f"{folder} is a symbolic link"):
+            read("c", reader.version)
+
+
 def test_a_reused_shard_that_is_a_link_is_refused_not_hard_linked(tmp_path: Path) -> None:
     secret = tmp_path / "victim" / "id_rsa"
     secret.parent.mkdir()
