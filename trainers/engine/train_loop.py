@@ -121,7 +121,7 @@ def train_loop_per_worker(loop_config: dict[str, Any]) -> None:
                 tracker.log(metrics, step)
                 show(f"[train] step {step}/{config.max_steps} loss {loss_value:.4f} "
                      f"lr {metrics['lr']:.2e} {metrics['samples_per_s']:.1f} samples/s "
-                     f"(effective batch {global_batch}, {objective.progress_note(negatives, totals)})")
+                     f"({batch_note(global_batch, objective.progress_note(negatives, totals))})")
             last = step == config.max_steps
             if last or (config.checkpoint_every and step % config.checkpoint_every == 0):
                 _report_with_checkpoint(engine, encoder, objective, metrics, step, rank, save_length)
@@ -130,6 +130,12 @@ def train_loop_per_worker(loop_config: dict[str, Any]) -> None:
     finally:
         if tracker:
             tracker.close()
+
+
+def batch_note(global_batch: int, objective_note: str) -> str:
+    """The step line's parenthesis: the effective batch, then what the objective says of it (nothing when its note is
+    empty, e.g. a loss of pairs without negatives)."""
+    return ", ".join(filter(None, (f"effective batch {global_batch}", objective_note)))
 
 
 def build_objective(config, encoder, world: int = 1):

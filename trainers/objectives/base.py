@@ -85,6 +85,9 @@ class Objective(nn.Module):
     supports_zero3: ClassVar[bool] = True
     #: hidden-state layer of token-level views (None: the last)
     token_layer: int | None = None
+    #: True: the loss contrasts each anchor with the other rows of the global batch (an in-batch softmax), which
+    #: :meth:`negatives_per_anchor` counts; False (a loss of pairs alone, e.g. a distance): no negatives are claimed
+    contrasts_in_batch: ClassVar[bool] = False
 
     def __init__(self, options: ObjectiveOptions, setup: ObjectiveSetup) -> None:
         super().__init__()
@@ -114,14 +117,18 @@ class Objective(nn.Module):
         """Called after every optimizer step (e.g. re-orthogonalise a linear map)."""
 
     def negatives_per_anchor(self, global_batch: int) -> int:
-        """In-batch candidates each anchor is contrasted with, besides its positive (a logged metric)."""
+        """In-batch candidates each anchor is contrasted with, besides its positive (a logged metric): the other
+        positives, and every row's hard negative when a third text column holds them; 0 unless
+        :attr:`contrasts_in_batch`."""
+        if not self.contrasts_in_batch:
+            return 0
         hard = global_batch if len(self.text_columns) > 2 else 0
         return global_batch - 1 + hard
 
     def progress_note(self, negatives: int, counters: dict[str, int]) -> str:
         """What the step's progress line says after the effective batch (``counters``: the step's, summed over
-        workers)."""
-        return f"{negatives} negatives/anchor"
+        workers); empty: nothing (an objective without in-batch negatives has no figure to show)."""
+        return f"{negatives} negatives/anchor" if self.contrasts_in_batch else ""
 
     # -- outputs ------------------------------------------------------------------------------------------
     def save(self, folder: str | os.PathLike) -> list[str]:

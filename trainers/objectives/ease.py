@@ -256,6 +256,7 @@ class EASE(Objective):
     (``ease_unknown_entities``); ``entity_table.npz`` is saved next to the encoder."""
 
     name = "ease"
+    contrasts_in_batch = True
     Options = EASEOptions
     counter_names = ("ease_unknown_entities",)
 

@@ -116,6 +116,7 @@ class TemperatureObjective(Objective):
 
     Options = SimCSEOptions
     loss_class: type[nn.Module]
+    contrasts_in_batch = True
 
     def __init__(self, options: SimCSEOptions, setup: ObjectiveSetup) -> None:
         super().__init__(options, setup)

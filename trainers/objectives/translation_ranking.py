@@ -91,6 +91,7 @@ class TranslationRanking(Objective):
     name = "translation_ranking"
     Options = TranslationRankingOptions
     text_columns = ("src", "tgt")
+    contrasts_in_batch = True
 
     @classmethod
     def columns(cls, options: TranslationRankingOptions) -> tuple[str, ...]:
