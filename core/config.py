@@ -396,19 +396,31 @@ def config_fields_help(cls: type[Config], prefix: str = "", defaults: Config | N
     return lines
 
 
-def type_label(annotation: Any) -> str:
-    """``int``, ``str | None``, ``one of 'a', 'b'`` (a Literal shows its values)."""
+def type_label(annotation: Any, nested: bool = False) -> str:
+    """``int``, ``str | None``, ``list[str]``, ``dict[str, Any]``, ``one of 'a', 'b'`` (a Literal shows its values;
+    ``Literal['a', 'b']`` inside brackets). A checked type (``Annotated``: names.SafeName, a list of language codes)
+    shows the type it checks, never its validator, at any depth."""
     import typing
 
     origin, args = typing.get_origin(annotation), typing.get_args(annotation)
-    if origin is typing.Annotated:  # a checked type (names.SafeName): the type it checks, not its validator
-        return type_label(args[0])
+    if origin is typing.Annotated:
+        return type_label(args[0], nested)
     if origin is typing.Literal:
-        return "one of " + ", ".join(repr(a) for a in args)
-    if args and origin is not None and str(origin) in ("typing.Union", "<class 'types.UnionType'>"):
-        return " | ".join(type_label(a) for a in args)
-    name = getattr(annotation, "__name__", None)
-    return "None" if annotation is type(None) else (name if name and not args else str(annotation).replace("typing.", ""))
+        values = ", ".join(repr(a) for a in args)
+        return f"Literal[{values}]" if nested else f"one of {values}"
+    if _is_union(annotation):
+        return " | ".join(type_label(a, nested) for a in args)
+    if annotation is type(None):
+        return "None"
+    if annotation is Ellipsis:
+        return "..."
+    if origin is not None and args:
+        return f"{_type_name(origin)}[{', '.join(type_label(a, nested=True) for a in args)}]"
+    return _type_name(annotation)
+
+
+def _type_name(annotation: Any) -> str:
+    return getattr(annotation, "__name__", None) or str(annotation).replace("typing.", "")
 
 
 def section_class(cls: type[Config] | None, path: tuple) -> type[Config] | None:

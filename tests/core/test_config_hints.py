@@ -37,3 +37,22 @@ def test_validation_inside_pydantic_keeps_its_validation_error():
     with pytest.raises(ValidationError) as info:
         TrainWorkflowConfig.model_validate({"corpus": "c", "train": {"lrr": 1}})
     assert [error["loc"] for error in info.value.errors()] == [("train", "lrr")]
+
+
+def test_list_keys_shows_a_readable_type_for_every_key_of_every_workflow():
+    """``languages`` printed ``list[Annotated[str, AfterValidator(func=<function ... at 0x...>)]]``: a checked type
+    inside a list (or a dict, a union) showed its validator's repr; it shows the type it checks at any depth."""
+    import re
+
+    from interlingua.core.config import config_fields_help
+    from interlingua.workflows.registry import WORKFLOWS, load_workflow
+
+    lines = {name: config_fields_help(load_workflow(name).CONFIG) for name in WORKFLOWS}
+    reprs = [(name, line) for name, keys in lines.items() for line in keys
+             if re.search(r"<function|<class|Validator\(|Annotated|typing\.| at 0x|\bGt\(", line)]
+    assert reprs == []
+    assert "languages (list[str], default ['es'])" in lines["amr-corpus"]
+    assert any(line.startswith("languages (list[str] | None, default None)") for line in lines["amr-retrofit"])
+    assert any(line.startswith("train.hidden (list[int], default [512, 1024, 512])") for line in lines["absent"])
+    assert any(line.startswith("variants (list[Literal['absent', 'uni-sent', 'no-mismatch', 'cgan']]")
+               for line in lines["absent"])
