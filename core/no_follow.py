@@ -78,21 +78,21 @@ class StoreFolders:
 
     def child_dirs(self, path: str) -> list[str]:
         """Names of the folders in ``path`` (a link to a folder is not one), sorted; [] when ``path`` is missing."""
+        return self.child_dirs_and_links(path)[0]
+
+    def child_dirs_and_links(self, path: str) -> tuple[list[str], list[str]]:
+        """Names of the folders in ``path`` (a link to a folder is not one) and of the symbolic links in it, each
+        sorted, from one listing; ([], []) when ``path`` is missing. Object stores have no links."""
         if not self.local:
             if not self.fs.exists(path):
-                return []
+                return [], []
             self.fs.invalidate_cache(path)
             entries = self.fs.ls(path, detail=True)
             return sorted(entry["name"].rstrip("/").rsplit("/", 1)[-1] for entry in entries
-                          if entry["type"] == "directory")
-        return sorted(entry.name for entry in self._entries(path) if entry.is_dir(follow_symlinks=False))
-
-    def child_links(self, path: str) -> list[str]:
-        """Names of the symbolic links in ``path``, sorted; [] when ``path`` is missing, and on object stores (which
-        have none)."""
-        if not self.local:
-            return []
-        return sorted(entry.name for entry in self._entries(path) if entry.is_symlink())
+                          if entry["type"] == "directory"), []
+        entries = self._entries(path)
+        return (sorted(entry.name for entry in entries if entry.is_dir(follow_symlinks=False)),
+                sorted(entry.name for entry in entries if entry.is_symlink()))
 
     def refuse_links(self, path: str) -> None:
         """Raise :class:`StoreLinkError` (naming the link) when the folder ``path``, or one above it below the root, is

@@ -254,7 +254,11 @@ class CorpusStore:
 
     def corpus_names(self) -> list[str]:
         """Names of the corpora with at least one published version, sorted."""
-        return [name for name in self._folders.child_dirs(self._root_path) if self.fs.exists(self._latest_path(name))]
+        return self._published_names(self._folders.child_dirs(self._root_path))
+
+    def _published_names(self, folders: Sequence[str]) -> list[str]:
+        """The ``folders`` of the root that hold a published corpus (a ``latest`` pointer)."""
+        return [name for name in folders if self.fs.exists(self._latest_path(name))]
 
     def versions(self, name: str) -> list[str]:
         """Published version ids of ``name``, oldest first."""
@@ -315,8 +319,8 @@ class CorpusStore:
     def _listed_names(self) -> list[str]:
         """What ``list_versions`` lists: the published corpora and every symbolic link at the root named like one,
         whose listing is then refused (the no-follow opener raises :class:`StoreLinkError` naming it), never skipped."""
-        links = [link for link in self._folders.child_links(self._root_path) if _NAME_PATTERN.match(link)]
-        return sorted({*self.corpus_names(), *links})
+        folders, links = self._folders.child_dirs_and_links(self._root_path)  # one listing of the root
+        return sorted({*self._published_names(folders), *(link for link in links if _NAME_PATTERN.match(link))})
 
     def shard_paths(self, name: str, version: str = LATEST) -> list[str]:
         """Filesystem paths (on ``self.fs``) of the version's shard files, in shard order (a shard
