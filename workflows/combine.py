@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import json
 import time
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import Field
 
 from interlingua.core.names import ExperimentName, Location
+from interlingua.models.combined import Combination
 from interlingua.workflows.pack_eval import PackEvaluationConfig
 
 DESCRIPTION = "combine two encoders (s/|s| + h/|h| concatenation by default) into one encoder folder, evaluated"
@@ -22,7 +23,7 @@ DESCRIPTION = "combine two encoders (s/|s| + h/|h| concatenation by default) int
 class CombineConfig(PackEvaluationConfig):
     first: Location = Field(description="encoder URI of s (models:/NAME/VERSION, a folder, ...)")
     second: Location = Field(description="encoder URI of h")
-    mode: Literal["concat", "sum", "norm_concat", "norm_sum"] = Field(
+    mode: Combination = Field(
         "norm_concat", description="s ⊕ h, s + h, s/‖s‖ ⊕ h/‖h‖ or s/‖s‖ + h/‖h‖")
     experiment: ExperimentName = "combine"
 

@@ -32,15 +32,6 @@ def test_a_broken_combination_file_is_refused(tmp_path):
         load_encoder(str(tmp_path))
 
 
-def test_combine_workflow_offers_exactly_the_combinations():
-    import typing
-
-    from interlingua.models.combined import COMBINATIONS
-    from interlingua.workflows.combine import CombineConfig
-
-    assert typing.get_args(CombineConfig.model_fields["mode"].annotation) == COMBINATIONS
-
-
 def test_a_part_whose_encode_takes_the_texts_alone_is_combined_with_a_batch_size(tmp_path):
     """``use``, a sentence-transformers folder or word vectors take no ``batch_size``: ``embed`` and
     ``MtebEncoder`` (which pass one) failed with a TypeError on such a combination. The batch size now reaches only
