@@ -39,6 +39,9 @@ class Config(BaseModel):
     #: Keys a user of other tools looks for here that this config leaves out on purpose: why, and what to set instead
     #: (the hint of an unknown key, instead of the closest key's name).
     ABSENT_KEYS: ClassVar[dict[str, str]] = {}
+    #: Other names a user gives a key of this config (``path`` for ``url``): the key an unknown key so named is told
+    #: about ("did you mean"), where spelling alone finds nothing close.
+    KEY_SYNONYMS: ClassVar[dict[str, str]] = {}
 
     def __init__(self, /, **data: Any) -> None:
         """Built from Python (``TrainConfig(lr=...)``): a bad key is a :class:`ConfigError`, one line as the CLI
@@ -424,12 +427,37 @@ def _type_name(annotation: Any) -> str:
 
 
 def section_class(cls: type[Config] | None, path: tuple) -> type[Config] | None:
-    """The config class of the section at ``path`` (a tuple of section names) below ``cls`` (None: not a section)."""
+    """The config class of the section at ``path`` below ``cls`` (None: not a section). ``path`` is a location as
+    pydantic gives it: section names, and an index into a list or a key of a mapping of sections
+    (``("dumps", 0)``: an item of ``dumps: list[WikiDump]``; ``("stages", "tr")``: of ``dict[str, StageSpec]``)."""
+    annotation: Any = cls
     for part in path:
-        field = cls.model_fields.get(str(part)) if cls is not None else None
-        ann = field.annotation if field is not None else None
-        cls = ann if isinstance(ann, type) and issubclass(ann, Config) else None
-    return cls
+        annotation = _part_type(annotation, part)
+    return annotation if isinstance(annotation, type) and issubclass(annotation, Config) else None
+
+
+def _part_type(annotation: Any, part: Any) -> Any:
+    """The type of ``part`` (a field name, a list index or a mapping key) in a value of type ``annotation``; None
+    where it has none. A checked type and an optional one are read as the type they hold."""
+    import typing
+
+    while typing.get_origin(annotation) is typing.Annotated or _is_union(annotation):
+        if typing.get_origin(annotation) is typing.Annotated:
+            annotation = typing.get_args(annotation)[0]
+            continue
+        options = [a for a in typing.get_args(annotation) if a is not type(None)]
+        if len(options) != 1:
+            return None  # a union of several types: no one section
+        annotation = options[0]
+    if isinstance(annotation, type) and issubclass(annotation, Config):
+        field = annotation.model_fields.get(str(part))
+        return field.annotation if field is not None else None
+    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+    if origin in (list, tuple, set, frozenset) and isinstance(part, int) and args:
+        return args[0]
+    if origin is dict and len(args) == 2:
+        return args[1]
+    return None
 
 
 def nesting_hint(key: str) -> str:
@@ -455,15 +483,17 @@ def closest(word: Any, candidates: Iterable[str], cutoff: float = 0.6) -> str | 
 
 def unknown_key_hint(cls: type[Config] | None, loc: tuple) -> str:
     """For an unknown key at ``loc`` below ``cls``: why the section has no such key when it says so
-    (:attr:`Config.ABSENT_KEYS`), how to nest a dotted key, else ``"; did you mean KEY?"`` for the closest known key
-    there, else ``"; see --list-keys"`` (``""`` where the section has no keys)."""
+    (:attr:`Config.ABSENT_KEYS`), how to nest a dotted key, else ``"; did you mean KEY?"`` for the key it names
+    (:attr:`Config.KEY_SYNONYMS`) or the closest known key there (at any depth: a list item's too), else
+    ``"; see --list-keys"`` (``""`` where the section has no keys)."""
     section = section_class(cls, tuple(loc[:-1]))
     if section is not None and str(loc[-1]) in section.ABSENT_KEYS:
         return f"; {section.ABSENT_KEYS[str(loc[-1])]}"
     keys = list(section.model_fields) if section is not None else []
     if nesting_hint(str(loc[-1])) and str(loc[-1]).split(".")[0] in keys:
         return nesting_hint(str(loc[-1]))
-    close = closest(loc[-1], keys, cutoff=0.5)
+    synonym = section.KEY_SYNONYMS.get(str(loc[-1])) if section is not None else None
+    close = synonym or closest(loc[-1], keys, cutoff=0.5)
     prefix = ".".join(str(p) for p in loc[:-1])
     if close:
         return f"; did you mean {prefix + '.' if prefix else ''}{close}?"

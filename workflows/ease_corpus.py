@@ -46,7 +46,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from interlingua.core.config import Config
 from interlingua.core.names import Location, SafeName
@@ -69,6 +69,7 @@ def _gensim_test_dump(name: str) -> str:
 class WikiDump(Config):
     """One language's ``pages-articles`` dump; ``index_url`` for a multistream dump's index."""
 
+    KEY_SYNONYMS: ClassVar[dict[str, str]] = {"path": "url", "file": "url"}  # a local path is a url here too
     lang: str = Field(pattern=r"^[a-z][a-z0-9-]*$")
     url: str
     index_url: str | None = None

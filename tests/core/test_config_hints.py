@@ -56,3 +56,19 @@ def test_list_keys_shows_a_readable_type_for_every_key_of_every_workflow():
     assert any(line.startswith("train.hidden (list[int], default [512, 1024, 512])") for line in lines["absent"])
     assert any(line.startswith("variants (list[Literal['absent', 'uni-sent', 'no-mismatch', 'cgan']]")
                for line in lines["absent"])
+
+
+def test_an_unknown_key_in_a_list_item_gets_the_did_you_mean_of_a_top_level_key():
+    """``dumps: [{path: ...}]`` (the key is ``url``) was told only "see --list-keys": the hint looked the section up
+    by field names alone, so an item of a list (or of a mapping) of sections had none."""
+    from interlingua.core.config import unknown_key_hint
+    from interlingua.workflows.corpus_mix import CorpusMixConfig
+    from interlingua.workflows.ease_corpus import EaseCorpusConfig
+    from interlingua.workflows.recipe_spec import RecipeConfig
+
+    lines = _message(lambda: load_config(EaseCorpusConfig, None, ["dumps=[{path: /d.xml.bz2, lang: en}]"]))
+    assert "  dumps.0.path: unknown key (value '/d.xml.bz2'); did you mean dumps.0.url?" in lines.splitlines()
+    assert _message(lambda: load_config(EaseCorpusConfig, None, ["dumps=[{url: /d.xml.bz2, lang: en, index: /i}]"])) \
+        == "invalid config (--set): dumps.0.index: unknown key (value '/i'); did you mean dumps.0.index_url?"
+    assert unknown_key_hint(CorpusMixConfig, ("sources", 1, "row")) == "; did you mean sources.1.rows?"
+    assert unknown_key_hint(RecipeConfig, ("stages", "tr", "workflw")) == "; did you mean stages.tr.workflow?"
