@@ -59,17 +59,14 @@ def _checked(text: str, source: str) -> ClusterAddress:
     """``text`` (from ``source``) as a cluster address; a :class:`UserError` for what the string alone shows is not a
     job API: ``auto`` / ``local`` (a Ray to find or start) or a scheme no Ray address has
     (:func:`~interlingua.core.runtime.ray_address_scheme`, which `run` checks its address with too)."""
-    from interlingua.core.runtime import ray_address_scheme
+    from interlingua.core.runtime import ray_address_scheme, scheme_in_lower_case
 
     address = ClusterAddress(text.strip().rstrip("/"), source)
     if address.url in ("auto", "local"):
         raise UserError(f"{source} {address.url}: a job is submitted to a running cluster's dashboard; "
                         "give its URL, e.g. --address http://HEAD:8265")
-    scheme = ray_address_scheme(address.url, source=source, takes="the job API", forms=JOB_API_FORMS)
-    if not scheme:
-        return address
-    rest = address.url.partition("://")[2]
-    return ClusterAddress(f"{scheme}://{rest}", source)  # HTTP:// is http:// (Ray's SDK takes lower case only)
+    ray_address_scheme(address.url, source=source, takes="the job API", forms=JOB_API_FORMS)
+    return ClusterAddress(scheme_in_lower_case(address.url), source)  # Ray's SDK takes http://, not HTTP://
 
 
 def probe(address: ClusterAddress, timeout: float = PROBE_TIMEOUT_S) -> None:

@@ -220,7 +220,7 @@ def init_ray(address: str | None = None, *, num_cpus: int | None = None, object_
     # "Token authentication is enabled for this Ray cluster ...", logged during ray.init on Ray's own handler
     to_log_file_only("ray._private.authentication.authentication_token_setup")
     if address:
-        ray.init(address=address, runtime_env=env, log_to_driver=True, **quiet)
+        ray.init(address=scheme_in_lower_case(address), runtime_env=env, log_to_driver=True, **quiet)
         _note_ray_logs(ray)
         return ray
     else:
@@ -346,6 +346,13 @@ def ray_address_scheme(address: str, *, source: str, takes: str = "Ray", forms: 
         raise UserError(f"cluster address {shown} ({source}): {scheme.lower()}:// is not a scheme "
                         f"{takes} takes; use {forms}")
     return scheme.lower()
+
+
+def scheme_in_lower_case(address: str) -> str:
+    """``address`` with its scheme in lower case (``RAY://h:10001`` -> ``ray://h:10001``): :func:`ray_address_scheme`
+    takes any case, Ray's clients only lower case."""
+    scheme, separator, rest = address.partition("://")
+    return f"{scheme.lower()}://{rest}" if separator else address
 
 
 def check_reachable(address: str, timeout: float = 3.0, *, command: str = "run", source: str = "--address") -> None:

@@ -140,3 +140,30 @@ def test_address_local_keeps_the_clusters_address_from_the_local_rays_workers(mo
     with pytest.raises(_Started):
         runtime.init_ray("local")
     assert seen == [("local", None)]
+
+
+def test_a_cluster_address_reaches_ray_with_its_scheme_in_lower_case(monkeypatch, tmp_path):
+    """``--address RAY://head:10001`` passes the scheme check (any case) and reached ``ray.init`` as given, which
+    Ray's client refuses (it takes ``ray://`` only); it now reaches it as ``ray://head:10001``."""
+    import ray
+
+    from interlingua.core import runtime
+
+    class Started(Exception):
+        pass
+
+    seen = []
+
+    def init(**kwargs):
+        seen.append(kwargs["address"])
+        raise Started
+
+    monkeypatch.setenv("INTERLINGUA_HOME", str(tmp_path))
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    monkeypatch.setattr(ray, "is_initialized", lambda: False)
+    monkeypatch.setattr(ray, "init", init)
+    monkeypatch.setattr(runtime, "check_cluster_address", lambda address: None)
+    with pytest.raises(Started):
+        runtime.init_ray("RAY://head:10001")
+    assert seen == ["ray://head:10001"]
+    assert runtime.scheme_in_lower_case("Head:6379") == "Head:6379"
