@@ -262,9 +262,9 @@ def test_submit_refuses_a_scheme_the_job_api_does_not_take(capsys, monkeypatch):
                         lambda *a, **k: pytest.fail("the address was probed before its scheme was checked"))
     code, err = _main(["submit", "bitext-corpus", "--set", "source=s3://b/raw.en", "--set", "target=s3://b/raw.es",
                        "--address", "htp://127.0.0.1:8265"], capsys)
-    assert code == 2 and "Traceback" not in err and err.strip().splitlines()[-1].startswith(  # after a note
-        "interlingua submit: error: cluster address htp://127.0.0.1:8265 (--address): htp:// is not a scheme the job "
-        "API takes; use http:// or https://")
+    assert code == 2 and "Traceback" not in err and _one_line_error(err, "submit").startswith(  # before any note
+        "interlingua submit: error: cluster address htp://127.0.0.1:8265 (--address): htp:// is not a scheme the job API takes; use http:// or "
+        "https://")
 
 
 def test_refresh_given_a_job_api_url_points_at_submit_refresh(capsys, tmp_path):

@@ -70,6 +70,10 @@ def run(args: argparse.Namespace) -> int:
     from interlingua.workflows.registry import load_workflow, preflight
 
     _check_resources(args)
+    if not args.dry_run:  # its form, before the config, the notes and the package (a dry run contacts nothing)
+        from interlingua.cluster.connection import resolve_address
+
+        resolve_address(args.address)
     command = "refresh" if args.workflow == REFRESH else "run"
     if command == "refresh":  # -c is a refresh spec: the job runs `interlingua refresh SPEC` on the cluster
         from interlingua.workflows.refresh import RefreshSpec, load_spec
