@@ -481,11 +481,11 @@ def closest(word: Any, candidates: Iterable[str], cutoff: float = 0.6) -> str | 
     return close[0] if close else None
 
 
-def unknown_key_hint(cls: type[Config] | None, loc: tuple) -> str:
+def unknown_key_hint(cls: type[Config] | None, loc: tuple, list_keys: str = "--list-keys") -> str:
     """For an unknown key at ``loc`` below ``cls``: why the section has no such key when it says so
     (:attr:`Config.ABSENT_KEYS`), how to nest a dotted key, else ``"; did you mean KEY?"`` for the key it names
     (:attr:`Config.KEY_SYNONYMS`) or the closest known key there (at any depth: a list item's too), else
-    ``"; see --list-keys"`` (``""`` where the section has no keys)."""
+    ``"; see LIST_KEYS"`` (``list_keys``: the command that lists them; ``""`` where the section has no keys)."""
     section = section_class(cls, tuple(loc[:-1]))
     if section is not None and str(loc[-1]) in section.ABSENT_KEYS:
         return f"; {section.ABSENT_KEYS[str(loc[-1])]}"
@@ -497,7 +497,7 @@ def unknown_key_hint(cls: type[Config] | None, loc: tuple) -> str:
     prefix = ".".join(str(p) for p in loc[:-1])
     if close:
         return f"; did you mean {prefix + '.' if prefix else ''}{close}?"
-    return "; see --list-keys" if keys else ""
+    return f"; see {list_keys}" if keys else ""
 
 
 _MISSING = object()

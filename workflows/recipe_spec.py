@@ -302,7 +302,7 @@ def check_stage_config(name: str, stage: StageSpec, config_class: type[Config], 
     ``experiment`` (the recipe's), the stage gets it as the run does, so a name its workflow refuses fails here."""
     from pydantic import ValidationError
 
-    from interlingua.core.config import _lookup, with_section_defaults
+    from interlingua.core.config import _lookup, unknown_key_hint, with_section_defaults
 
     data = stage.config
     if experiment is not None and "experiment" in config_class.model_fields:
@@ -316,9 +316,7 @@ def check_stage_config(name: str, stage: StageSpec, config_class: type[Config], 
                 continue
             key = ".".join(str(p) for p in error["loc"]) or "config"
             if error["type"] == "extra_forbidden":
-                from interlingua.core.config import nesting_hint
-
-                hint = nesting_hint(str(error["loc"][-1])) or f"; see: interlingua run {stage.workflow} --list-keys"
+                hint = unknown_key_hint(config_class, error["loc"], f"interlingua run {stage.workflow} --list-keys")
                 raise RecipeError(f"stage {name!r} ({stage.workflow}): unknown config key {key!r}{hint}") from None
             raise RecipeError(f"stage {name!r} ({stage.workflow}): {key}: {error['msg']}") from None
 

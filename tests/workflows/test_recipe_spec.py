@@ -175,3 +175,19 @@ def test_a_local_model_folder_is_hashed_by_content(tmp_path):
     plain = {"model": "models:/m/1", "train": {"max_steps": 3}, "note": str(tmp_path)}
     assert stage_payload("train", plain) == {"workflow": "train", "config": plain}
     assert stage_hash("train", {"model": "models:/m/1", "train": {"max_steps": 3}}) == "135f40731a132faa"
+
+
+def test_a_mistyped_stage_key_in_a_recipe_file_gets_the_did_you_mean_of_set(tmp_path):
+    """A recipe stage's unknown key was told only 'see: interlingua run train --list-keys'; it now gets the hint
+    --set and config files give (core.config.unknown_key_hint), one line."""
+    path = tmp_path / "r.yaml"
+    path.write_text("name: r\nstages:\n  bible:\n    workflow: bible-bitext\n  tr:\n    workflow: train\n"
+                    "    config: {corpus: '${stages.bible.corpus}', train: {batch_sise: 8}}\n")
+    with pytest.raises(RecipeError) as err:
+        validate_recipe(load_config(RecipeConfig, path))
+    assert str(err.value) == ("stage 'tr' (train): unknown config key 'train.batch_sise'; "
+                              "did you mean train.batch_size?")
+    stages = chain()
+    stages["tr"]["config"]["nosuchkey"] = 1  # nothing close: where to list the stage workflow's keys
+    with pytest.raises(RecipeError, match=r"unknown config key 'nosuchkey'; see interlingua run train --list-keys$"):
+        validate_recipe(recipe(stages))
