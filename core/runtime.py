@@ -220,7 +220,8 @@ def init_ray(address: str | None = None, *, num_cpus: int | None = None, object_
     # "Token authentication is enabled for this Ray cluster ...", logged during ray.init on Ray's own handler
     to_log_file_only("ray._private.authentication.authentication_token_setup")
     if address:
-        ray.init(address=scheme_in_lower_case(address), runtime_env=env, log_to_driver=True, **quiet)
+        ray.init(address=scheme_in_lower_case(address), runtime_env={**env, **CLUSTER_WORKER_SETUP}, log_to_driver=True,
+                 **quiet)
         _note_ray_logs(ray)
         return ray
     else:
@@ -249,7 +250,7 @@ def _start_local_ray(ray, num_cpus: int | None, object_store_memory: int | None,
         # Logical CPUs: Ray Train workers hold one each, and Ray Data needs some left to feed them.
         num_cpus=num_cpus or local_ray_cpus(),
         object_store_memory=object_store_memory or 512 * 1024**2,
-        runtime_env={**env, "worker_process_setup_hook": "interlingua.core.runtime.setup_local_worker"},
+        runtime_env={**env, **LOCAL_WORKER_SETUP},
         log_to_driver=True,
         **quiet,
     )
@@ -261,6 +262,16 @@ OWN_RAY_ADDRESS = "INTERLINGUA_LOCAL_RAY_ADDRESS"
 
 
 LOOPBACK = "127.0.0.1"
+
+#: What each worker of a cluster runs as it starts (Ray's worker setup hook, a module path: interlingua is installed
+#: on a cluster's workers, or shipped in a job's working_dir, which Ray puts on their PYTHONPATH): it prints whole
+#: lines (:func:`~interlingua.core.console.worker_prints_whole_lines`), Ray Data's tasks and operator actors as Ray
+#: Train's workers. A job submitted through the job API keeps it: Ray merges the job's runtime_env with the one given
+#: to ``ray.init``. Ray Client (``ray://``) runs no setup hook (Ray skips it for a client's job), so the training loop
+#: calls it too.
+CLUSTER_WORKER_SETUP = {"worker_process_setup_hook": "interlingua.core.console.worker_prints_whole_lines"}
+#: What each worker of a local Ray runs as it starts: :func:`setup_local_worker`.
+LOCAL_WORKER_SETUP = {"worker_process_setup_hook": "interlingua.core.runtime.setup_local_worker"}
 
 
 def setup_local_worker() -> None:

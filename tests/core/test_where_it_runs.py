@@ -167,3 +167,54 @@ def test_a_cluster_address_reaches_ray_with_its_scheme_in_lower_case(monkeypatch
         runtime.init_ray("RAY://head:10001")
     assert seen == ["ray://head:10001"]
     assert runtime.scheme_in_lower_case("Head:6379") == "Head:6379"
+
+
+@pytest.mark.parametrize("address", ["10.0.0.5:6379", "ray://head:10001"])
+def test_a_clusters_workers_print_whole_lines_through_the_setup_hook(monkeypatch, tmp_path, address):
+    """Only a local Ray's workers ran the setup hook that makes a print one write (a cluster's Ray Data tasks and
+    operator actors could still send a blank line to the console); the cluster branch of init_ray now gives Ray it too,
+    a module path its workers import."""
+    import ray
+    from ray._common.utils import load_class
+
+    from interlingua.core import console, runtime
+
+    class Started(Exception):
+        pass
+
+    seen = []
+
+    def init(**kwargs):
+        seen.append(kwargs["runtime_env"])
+        raise Started
+
+    monkeypatch.setenv("INTERLINGUA_HOME", str(tmp_path))
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    monkeypatch.setattr(ray, "is_initialized", lambda: False)
+    monkeypatch.setattr(ray, "init", init)
+    monkeypatch.setattr(runtime, "check_cluster_address", lambda address: None)
+    with pytest.raises(Started):
+        runtime.init_ray(address)
+    hook = seen[0]["worker_process_setup_hook"]
+    assert load_class(hook) is console.worker_prints_whole_lines
+    assert seen[0]["env_vars"] == runtime.forwarded_env(console.QUIET_ENV)
+
+
+def test_a_submitted_jobs_runtime_env_keeps_the_workers_setup_hook(tmp_path):
+    """A job submitted through the job API (interlingua submit) has a runtime_env of its own; Ray merges the one
+    init_ray gives ray.init into it (RAY_OVERRIDE_JOB_RUNTIME_ENV, set by the package, on conflicts), so the cluster's
+    workers get the hook as the environment variable Ray's default_worker reads."""
+    from ray._private import ray_constants
+    from ray._private.runtime_env.setup_hook import upload_worker_process_setup_hook_if_needed
+    from ray.runtime_env.runtime_env import _merge_runtime_env
+
+    from interlingua.cluster.job_package import WorkflowJob, build_package
+    from interlingua.core import runtime
+
+    job = build_package(WorkflowJob("quickstart", {}, "0.1.0", {"INTERLINGUA_HOME": "/data"}), tmp_path / "job")
+    driver = {"env_vars": {"INTERLINGUA_HOME": "/data"}, **runtime.CLUSTER_WORKER_SETUP}
+    override = job.runtime_env["env_vars"]["RAY_OVERRIDE_JOB_RUNTIME_ENV"] == "1"
+    merged = _merge_runtime_env(job.runtime_env, driver, override=override)
+    workers = upload_worker_process_setup_hook_if_needed(merged, worker=None)
+    assert (workers["env_vars"][ray_constants.WORKER_PROCESS_SETUP_HOOK_ENV_VAR]
+            == runtime.CLUSTER_WORKER_SETUP["worker_process_setup_hook"])

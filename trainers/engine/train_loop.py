@@ -43,6 +43,8 @@ def train_loop_per_worker(loop_config: dict[str, Any]) -> None:
     from interlingua.trainers.engine.train_module import EngineViews, TrainModule, count_tokens, prepare_encoder
     from interlingua.trainers.objectives.registry import register_objective
 
+    # init_ray's worker setup hook did it already, save on a Ray it did not start (fit called with Ray Data's own Ray)
+    # or reached through Ray Client (ray://), which runs no setup hook: a second call changes nothing
     worker_prints_whole_lines()
     quiet_worker_libraries()
     objective_cls = loop_config.get("objective_class")
