@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import tempfile
@@ -220,8 +221,8 @@ def init_ray(address: str | None = None, *, num_cpus: int | None = None, object_
     # "Token authentication is enabled for this Ray cluster ...", logged during ray.init on Ray's own handler
     to_log_file_only("ray._private.authentication.authentication_token_setup")
     if address:
-        ray.init(address=scheme_in_lower_case(address), runtime_env={**env, **CLUSTER_WORKER_SETUP}, log_to_driver=True,
-                 **quiet)
+        hook = {} if job_sets_a_setup_hook() else CLUSTER_WORKER_SETUP  # the user's own wins (Ray refuses two)
+        ray.init(address=scheme_in_lower_case(address), runtime_env={**env, **hook}, log_to_driver=True, **quiet)
         _note_ray_logs(ray)
         return ray
     else:
@@ -270,8 +271,20 @@ LOOPBACK = "127.0.0.1"
 #: to ``ray.init``. Ray Client (``ray://``) runs no setup hook (Ray skips it for a client's job), so the training loop
 #: calls it too.
 CLUSTER_WORKER_SETUP = {"worker_process_setup_hook": "interlingua.core.console.worker_prints_whole_lines"}
+
 #: What each worker of a local Ray runs as it starts: :func:`setup_local_worker`.
 LOCAL_WORKER_SETUP = {"worker_process_setup_hook": "interlingua.core.runtime.setup_local_worker"}
+
+
+def job_sets_a_setup_hook() -> bool:
+    """Whether this driver runs as a job (``ray job submit``) whose runtime_env has a worker setup hook of its own:
+    Ray would refuse ours beside it (a conflict) or replace the user's, so the user's stays alone."""
+    job_config = os.environ.get("RAY_JOB_CONFIG_JSON_ENV_VAR")  # set by Ray's job manager for a job's driver
+    try:
+        runtime_env = (json.loads(job_config) or {}).get("runtime_env") or {} if job_config else {}
+    except (ValueError, AttributeError):
+        return False
+    return isinstance(runtime_env, dict) and bool(runtime_env.get("worker_process_setup_hook"))
 
 
 def setup_local_worker() -> None:

@@ -218,3 +218,41 @@ def test_a_submitted_jobs_runtime_env_keeps_the_workers_setup_hook(tmp_path):
     workers = upload_worker_process_setup_hook_if_needed(merged, worker=None)
     assert (workers["env_vars"][ray_constants.WORKER_PROCESS_SETUP_HOOK_ENV_VAR]
             == runtime.CLUSTER_WORKER_SETUP["worker_process_setup_hook"])
+
+
+@pytest.mark.parametrize("job_config, ours", [
+    ({"runtime_env": {"worker_process_setup_hook": "mine.setup", "env_vars": {"A": "1"}}}, False),
+    ({"runtime_env": {"env_vars": {"A": "1"}}}, True),
+    (None, True),
+])
+def test_a_job_with_its_own_setup_hook_keeps_it_alone(monkeypatch, tmp_path, job_config, ours):
+    """``ray job submit --runtime-env-json '{"worker_process_setup_hook": ...}' -- interlingua run ...``: Ray refuses
+    two hooks (a conflict: the job fails) or, with RAY_OVERRIDE_JOB_RUNTIME_ENV, replaces the user's with ours; the
+    user's now stays alone, and a job without one gets ours."""
+    import json
+
+    import ray
+
+    from interlingua.core import runtime
+
+    class Started(Exception):
+        pass
+
+    seen = []
+
+    def init(**kwargs):
+        seen.append(kwargs["runtime_env"])
+        raise Started
+
+    monkeypatch.setenv("INTERLINGUA_HOME", str(tmp_path))
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    if job_config is None:
+        monkeypatch.delenv("RAY_JOB_CONFIG_JSON_ENV_VAR", raising=False)
+    else:
+        monkeypatch.setenv("RAY_JOB_CONFIG_JSON_ENV_VAR", json.dumps(job_config))
+    monkeypatch.setattr(ray, "is_initialized", lambda: False)
+    monkeypatch.setattr(ray, "init", init)
+    monkeypatch.setattr(runtime, "check_cluster_address", lambda address: None)
+    with pytest.raises(Started):
+        runtime.init_ray("10.0.0.5:6379")
+    assert ("worker_process_setup_hook" in seen[0]) is ours
