@@ -12,7 +12,8 @@ with ``remove_tree(keep_link=True)``, leaves it); files are written
 by an exclusive create after removing what was there (a link or a hard link is replaced, not written through). The
 root itself may be a link (that is the user's own choice). One path is opened the same way, a link at its name refused,
 by :func:`open_folder_no_follow` and :func:`open_file_no_follow` (a temporary folder's lock, eflomal's private folder
-and binary).
+and binary). A store reads its files through :class:`NoFollowReads` (:func:`reading_fs`): a file below the root that
+is a link (``latest``, a manifest, a shard) is refused with the same :class:`StoreLinkError`, never read through.
 
 Object stores and ``memory://`` have no symbolic links: there the fsspec calls are made as they always were.
 """
@@ -26,6 +27,7 @@ import stat
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import BinaryIO
 
 from fsspec import AbstractFileSystem
 from fsspec.implementations.local import LocalFileSystem
@@ -95,15 +97,34 @@ class StoreFolders:
                 sorted(entry.name for entry in entries if entry.is_symlink()))
 
     def refuse_links(self, path: str) -> None:
-        """Raise :class:`StoreLinkError` (naming the link) when the folder ``path``, or one above it below the root, is
-        a symbolic link: what a reader is about to read through. Nothing when one of them is missing or not a folder,
-        and on object stores (which have no links)."""
+        """Raise :class:`StoreLinkError` (naming the link) when ``path`` (a folder, or a link in place of a folder or a
+        file), or a folder above it below the root, is a symbolic link: what a reader is about to read through. Nothing
+        when one of them is missing or not a folder, and on object stores (which have no links)."""
         if not self.local:
             return
         try:
             os.close(self._open_dir(path))
         except (FileNotFoundError, NotADirectoryError):
             pass
+
+    def open_file(self, path: str) -> BinaryIO:
+        """The file ``path`` open to read, reached through no link (local only): :class:`StoreLinkError` naming the
+        link when it, or a folder above it below the root, is one; FileNotFoundError when it is missing."""
+        with self._parent(path) as (parent, name):
+            try:
+                descriptor = os.open(name, _READ_NO_FOLLOW, dir_fd=parent)
+            except OSError as error:
+                _refuse_link(parent, name, path, error)
+                raise
+        return os.fdopen(descriptor, "rb")
+
+    def file_size(self, path: str) -> int:
+        """The size of the file ``path`` (local only), refused as :meth:`open_file` refuses it."""
+        with self._parent(path) as (parent, name):
+            info = os.lstat(name, dir_fd=parent)
+            if stat.S_ISLNK(info.st_mode):
+                _refuse_link(parent, name, path)
+        return info.st_size
 
     def files(self, path: str) -> list[str]:
         """Names of the files in ``path`` (regular files only, no link), sorted; [] when ``path`` is missing."""
@@ -286,6 +307,41 @@ class StoreFolders:
             os.close(descriptor)
 
 
+class NoFollowReads(LocalFileSystem):
+    """The local file system of a store rooted at ``root``: a file below the root is read (``open(..., "rb")``,
+    ``cat_file``, ``size``) without following a link, :meth:`StoreFolders.open_file`, so every reader of the store
+    (its own, export, a writer's records, :mod:`core.integrity`'s checks) refuses a linked file in one place. Other
+    calls, and paths outside the root, are those of ``LocalFileSystem``."""
+
+    cachable = False  # one per store root
+
+    def __init__(self, root: str, **storage_options) -> None:
+        super().__init__(**storage_options)
+        self._folders = StoreFolders(self, root)
+
+    def _open(self, path, mode="rb", block_size=None, **kwargs):
+        below = self._below_root(path)
+        if mode != "rb" or below is None:
+            return super()._open(path, mode=mode, block_size=block_size, **kwargs)
+        return self._folders.open_file(below)
+
+    def size(self, path):
+        below = self._below_root(path)
+        return super().size(path) if below is None else self._folders.file_size(below)
+
+    def _below_root(self, path) -> str | None:
+        """``path`` without its protocol when it is below the root, else None."""
+        stripped = self._strip_protocol(path)
+        root = self._folders.root.rstrip("/")
+        return stripped if stripped.startswith(root + "/") else None
+
+
+def reading_fs(fs: AbstractFileSystem, root: str) -> AbstractFileSystem:
+    """The file system a store rooted at ``root`` on ``fs`` reads and writes through: :class:`NoFollowReads` on a
+    local disk, ``fs`` itself elsewhere (object stores and ``memory://`` have no links)."""
+    return NoFollowReads(root, **fs.storage_options) if is_local(fs) else fs
+
+
 def replace_file(fs: AbstractFileSystem, path: str, data: bytes) -> None:
     """Replace the file ``path`` with ``data`` (a file beside it renamed over it on a local disk, so a link at
     ``path`` is replaced, never written through; one put elsewhere)."""
@@ -314,12 +370,18 @@ def _open_child(parent: int, name: str, walked: str, create: bool) -> int:
                 pass
             return open_folder_no_follow(name, dir_fd=parent)
     except OSError as error:
-        if error.errno in (errno.ELOOP, errno.ENOTDIR, errno.EMLINK) and _is_link(parent, name):
-            raise StoreLinkError(
-                f"{walked} is a symbolic link (to {_link_target(parent, name)}); the corpus store never follows "
-                f"one (the store may be shared): remove the link"
-            ) from None
+        _refuse_link(parent, name, walked, error)
         raise
+
+
+def _refuse_link(parent: int, name: str, walked: str, error: OSError | None = None) -> None:
+    """Raise :class:`StoreLinkError` naming ``walked`` when ``name`` in the folder ``parent`` is a symbolic link (and
+    ``error``, when given, is what opening it without following the link gives)."""
+    if (error is None or error.errno in (errno.ELOOP, errno.ENOTDIR, errno.EMLINK)) and _is_link(parent, name):
+        raise StoreLinkError(
+            f"{walked} is a symbolic link (to {_link_target(parent, name)}); the corpus store never follows "
+            f"one (the store may be shared): remove the link"
+        ) from None
 
 
 def _is_link(parent: int, name: str) -> bool:

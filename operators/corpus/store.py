@@ -29,7 +29,8 @@ Guarantees:
 * **No symbolic link is followed.** A store may be shared: on a local disk every folder and file below the root
   is listed, written and deleted without following a link (``no_follow``), so a link planted in the store never
   makes a writer write into, or delete, what it points to; a reader refuses a corpus or version folder that is a
-  link (``_unlinked_dir``) before it reads the latest pointer, a manifest or a file the manifest lists.
+  link (``_unlinked_dir``) before it reads the latest pointer, a manifest or a file the manifest lists, and a file
+  that is a link when it opens it (``self.fs`` reads no file below the root through a link: ``no_follow.reading_fs``).
 * **Nothing disappears silently.** Rejected rows are kept per shard with their operator and
   reason, and counted by reason and by operator in the manifest.
 """
@@ -63,7 +64,7 @@ from interlingua.core.integrity import (  # CorruptVersionError: the store's err
     read_capped,
     read_checked,
 )
-from interlingua.core.no_follow import StoreFolders
+from interlingua.core.no_follow import StoreFolders, reading_fs
 from interlingua.core.parquet_read import read_parquet
 from interlingua.operators.corpus.manifest import (
     InputFingerprint,
@@ -160,8 +161,8 @@ class CorpusStore:
             raise ValueError(f"root must be a non-empty fsspec URL or path, got {root!r}")
         self.root = root
         fs, root_path = url_to_fs(root, **dict(storage_options or {}))
-        self.fs: AbstractFileSystem = fs
         self._root_path: str = root_path.rstrip("/")
+        self.fs: AbstractFileSystem = reading_fs(fs, self._root_path)  # a file below the root is read through no link
         self._folders = StoreFolders(fs, self._root_path)  # on a local disk, never through a symbolic link
         self.lease_seconds = lease_seconds
         self.publish_timeout = publish_timeout
@@ -469,8 +470,12 @@ class CorpusStore:
             self._folders.remove_file(path)
 
     def pins(self, name: str) -> list[str]:
-        """Pinned version ids of ``name``, sorted."""
+        """Pinned version ids of ``name``, sorted. A pin that is a symbolic link is refused (:class:`StoreLinkError`
+        naming it), never skipped: prune would delete the version it pins."""
         pin_dir = f"{self._name_dir(_validate_name(name))}/_pins"
+        for link in self._folders.child_dirs_and_links(pin_dir)[1]:
+            if _NAME_PATTERN.match(link):
+                self._folders.refuse_links(f"{pin_dir}/{link}")
         return [n for n in self._folders.files(pin_dir) if _NAME_PATTERN.match(n)]
 
     def prune(self, name: str, keep_last: int, protected: Sequence[str] = (), dry_run: bool = False) -> dict[str, Any]:

@@ -11,6 +11,7 @@ import pyarrow as pa
 import pytest
 
 from interlingua.operators.corpus import CorpusStore, Manifest
+from interlingua.operators.corpus.no_follow import StoreLinkError
 from interlingua.workflows.commands import corpus as corpus_command
 
 
@@ -177,3 +178,71 @@ def test_a_partial_version_says_so_in_show_list_and_its_dataset_card(
     assert "Partial" not in (root / "whole" / whole.version / "README.md").read_text()
     assert run_cli("export", "cut", "--out", str(tmp_path / "exported"), "--root", str(root)) == 0
     assert card in (tmp_path / "exported" / "README.md").read_text()
+
+
+LINKED_FILES = {  # a file of the store: the corpus commands that read it
+    "latest": (["show", "my-corpus"], ["verify", "my-corpus"], ["export", "my-corpus", "--out", "EXPORTED"]),
+    "VERSION/manifest.json": (["show", "my-corpus"], ["verify", "my-corpus"],
+                              ["export", "my-corpus", "--out", "EXPORTED"]),
+    "VERSION/data/shard-00000.parquet": (["verify", "my-corpus"], ["export", "my-corpus", "--out", "EXPORTED"]),
+    "VERSION/rejects/shard-00000.parquet": (["verify", "my-corpus"], ["export", "my-corpus", "--out", "EXPORTED"]),
+}
+
+
+@pytest.mark.parametrize("linked", LINKED_FILES)
+def test_a_file_of_the_store_that_is_a_link_is_refused_by_every_reader_as_a_linked_folder_is(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], linked: str) -> None:
+    """A corpus folder or a version folder that is a link was refused, a file that is one (the latest pointer, a
+    manifest, a shard, its rejects) read through: show, verify and export printed or copied what the link points to
+    (exit 0). The link here points to a copy of the file it replaces, so a reader that followed it would succeed."""
+    writer = CorpusStore(str(tmp_path / "store")).open_version("my-corpus", {"a": 1}, ["in.txt"])
+    writer.write_shard("shard-00000", pa.table({"x": [1, 2]}),
+                       rejects=[{"operator": "dedup", "reason": "duplicate", "row": {"x": 1}}])
+    version = writer.publish().version
+    link = tmp_path / "store" / "my-corpus" / linked.replace("VERSION", version)
+    target = tmp_path / "elsewhere" / link.name
+    target.parent.mkdir()
+    link.rename(target)
+    link.symlink_to(target)
+    exported = tmp_path / "exported"
+    for command in LINKED_FILES[linked]:
+        command = [str(exported) if part == "EXPORTED" else part for part in command]
+        assert run_cli(*command, "--root", str(tmp_path / "store")) == 2, command
+        captured = capsys.readouterr()
+        assert captured.out == "" and captured.err.strip().splitlines() == link_refusal(link, target), command
+    assert not (exported / linked.removeprefix("VERSION/")).exists()  # (export copies a shard before its rejects)
+    store = CorpusStore(str(tmp_path / "store"))
+    read = store.read_rejects if "rejects" in linked else store.read_table
+    with pytest.raises(StoreLinkError) as refused:
+        read("my-corpus")
+    assert [f"interlingua corpus: error: {refused.value}"] == link_refusal(link, target)
+    link.unlink()
+    target.rename(link)  # the same file, no longer a link: read as before
+    assert read("my-corpus", version).num_rows == (1 if "rejects" in linked else 2)
+
+
+def test_a_pin_that_is_a_link_is_refused_not_skipped(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """A pin file that was a link was skipped (only regular files were pins): prune deleted the version it pins."""
+    from interlingua.workflows import corpus_retention
+
+    monkeypatch.setattr(corpus_retention, "registered_corpus_versions", lambda name, client=None: {})  # no registry
+    root = tmp_path / "store"
+    store = CorpusStore(str(root))
+    old = publish(root, "my-corpus").version
+    store.pin("my-corpus", old)
+    writer = store.open_version("my-corpus", {"a": 2}, ["in.txt"])
+    writer.write_shard("shard-00000", pa.table({"x": [3]}))
+    writer.publish()
+    pin = root / "my-corpus" / "_pins" / old
+    target = tmp_path / "elsewhere"
+    pin.rename(target)
+    pin.symlink_to(target)
+    for command in (["prune", "my-corpus", "--keep", "1"], ["pin", "my-corpus", old, "--remove"]):
+        assert run_cli(*command, "--root", str(root)) == 2, command
+        captured = capsys.readouterr()
+        assert captured.out == "" and captured.err.strip().splitlines() == link_refusal(pin, target), command
+    assert store.versions("my-corpus")[0] == old  # not pruned
+    with pytest.raises(StoreLinkError, match=f"{pin} is a symbolic link"):
+        store.pins("my-corpus")
+
