@@ -559,7 +559,11 @@ class CorpusStore:
         return manifest
 
     def _published_manifests(self, name: str) -> list[Manifest]:
-        children = [c for c in self._folders.child_dirs(self._name_dir(name)) if _NAME_PATTERN.match(c)]
+        """The manifests of the versions of ``name``, oldest first. A symbolic link in the corpus's folder named like a
+        version is read too, so its manifest read refuses it (:meth:`_unlinked_dir`), never skips it: list and prune
+        name a linked version folder as they name a linked corpus folder."""
+        folders, links = self._folders.child_dirs_and_links(self._name_dir(name))  # one listing
+        children = [c for c in (*folders, *links) if _NAME_PATTERN.match(c)]
         manifests = [self._read_manifest_if_published(name, child) for child in children]
         return sorted((m for m in manifests if m is not None), key=lambda m: (m.created_at, m.version))
 

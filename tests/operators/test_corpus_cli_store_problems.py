@@ -246,3 +246,24 @@ def test_a_pin_that_is_a_link_is_refused_not_skipped(tmp_path: Path, capsys: pyt
     with pytest.raises(StoreLinkError, match=f"{pin} is a symbolic link"):
         store.pins("my-corpus")
 
+
+def test_list_and_prune_refuse_a_version_folder_that_is_a_link_as_they_refuse_a_linked_corpus_folder(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """list and prune skipped a version folder that is a link: list showed the corpus without it (exit 0) and prune
+    neither kept nor deleted it, where both refuse a corpus folder that is a link."""
+    from interlingua.workflows import corpus_retention
+
+    monkeypatch.setattr(corpus_retention, "registered_corpus_versions", lambda name, client=None: {})  # no registry
+    root = tmp_path / "store"
+    old = publish(root, "my-corpus").version
+    writer = CorpusStore(str(root)).open_version("my-corpus", {"a": 2}, ["in.txt"])
+    writer.write_shard("shard-00000", pa.table({"x": [3]}))
+    new = writer.publish().version
+    link, target = root / "my-corpus" / old, tmp_path / "elsewhere"
+    link.rename(target)
+    link.symlink_to(target)
+    for command in (["list"], ["list", "--name", "my-corpus"], ["prune", "my-corpus", "--keep", "1"]):
+        assert run_cli(*command, "--root", str(root)) == 2, command
+        captured = capsys.readouterr()
+        assert captured.out == "" and captured.err.strip().splitlines() == link_refusal(link, target), command
+    assert link.is_symlink() and (root / "my-corpus" / new).is_dir() and (target / "manifest.json").is_file()

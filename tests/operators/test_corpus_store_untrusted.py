@@ -102,7 +102,8 @@ def test_prune_never_deletes_through_a_linked_version_folder(tmp_path: Path) -> 
     shutil.rmtree(folder)
     os.symlink(victim, folder)
 
-    store.prune("c", keep_last=1)
+    with pytest.raises(StoreLinkError, match=f"{folder} is a symbolic link"):  # refused, not skipped (nor followed)
+        store.prune("c", keep_last=1)
     assert snapshot(victim) == before
 
 
