@@ -39,7 +39,9 @@ def registered_corpus_versions(name: str, client=None) -> dict[str, list[str]]:
 
 def prune_corpus(store: CorpusStore, name: str, keep_last: int, *, dry_run: bool = False, client=None) -> str:
     """Apply retention to corpus ``name``; returns the lines to print (what was deleted and why the
-    rest is kept)."""
+    rest is kept). The store's versions are read first: a corpus or version folder that is a symbolic link, or a
+    damaged manifest, is refused before the model registry is asked."""
+    store.versions(name)  # refuses what the docstring names
     referenced = registered_corpus_versions(name, client)
     result = store.prune(name, keep_last, protected=sorted(referenced), dry_run=dry_run)
     verb = "would delete" if dry_run else "deleted"

@@ -267,3 +267,21 @@ def test_list_and_prune_refuse_a_version_folder_that_is_a_link_as_they_refuse_a_
         captured = capsys.readouterr()
         assert captured.out == "" and captured.err.strip().splitlines() == link_refusal(link, target), command
     assert link.is_symlink() and (root / "my-corpus" / new).is_dir() and (target / "manifest.json").is_file()
+
+
+@pytest.mark.parametrize("linked", ["corpus", "version"])
+def test_prune_corpus_refuses_a_linked_corpus_or_version_folder_before_asking_the_model_registry(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, linked: str) -> None:
+    """The Python API (workflows.corpus_retention.prune_corpus) asked the registry (an MLflow call) before the store
+    refused the link; the CLI checks the corpus first, the API did not."""
+    from interlingua.workflows import corpus_retention
+
+    monkeypatch.setattr(corpus_retention, "registered_corpus_versions",
+                        lambda name, client=None: pytest.fail("the registry was asked"))
+    root = tmp_path / "store"
+    version = publish(root, "my-corpus").version
+    link = root / "my-corpus" / version if linked == "version" else root / "my-corpus"
+    link.rename(tmp_path / "elsewhere")
+    link.symlink_to(tmp_path / "elsewhere")
+    with pytest.raises(StoreLinkError, match=f"{link} is a symbolic link"):
+        corpus_retention.prune_corpus(CorpusStore(str(root)), "my-corpus", 1)
