@@ -31,21 +31,22 @@ identical symmetrized alignments and link F1 when the Bible is decoded with each
 
 from __future__ import annotations
 
-import argparse
 import os
 import statistics
 import tempfile
 import time
 
+from interlingua.benchmarks.arguments import BenchmarkParser, existing_file, positive_int
+
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--src", required=True)
-    parser.add_argument("--tgt", required=True)
-    parser.add_argument("--rounds", type=int, default=3)
+    parser = BenchmarkParser(__doc__)
+    parser.add_argument("--src", required=True, type=existing_file)
+    parser.add_argument("--tgt", required=True, type=existing_file)
+    parser.add_argument("--rounds", type=positive_int, default=3)
     parser.add_argument("--limit", type=int, default=None)
     parser.add_argument("--no-ray", action="store_true", help="systran vs ours in process only")
-    parser.add_argument("--scaling-rounds", type=int, default=6,
+    parser.add_argument("--scaling-rounds", type=positive_int, default=6,
                         help="more rounds of the 1- and 2-worker Ray runs alone, for the scaling ratio (default 6)")
     parser.add_argument("--systran-threads", type=int, default=1, help="OpenMP threads of systran's learner (default 1: per core)")
     args = parser.parse_args(argv)

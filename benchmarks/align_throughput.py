@@ -26,10 +26,10 @@ its own symmetrization), and for eflomal the link F1 against ours.
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import time
 
+from interlingua.benchmarks.arguments import BenchmarkParser, existing_file, positive_int
 from interlingua.benchmarks.interleave import format_ratio, interleave
 from interlingua.operators.align.fast_align_training import TABLES
 
@@ -67,14 +67,14 @@ def link_f1(predicted: list[str], reference: list[str]) -> float:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--src", required=True, help="tokenized source file")
-    parser.add_argument("--tgt", required=True, help="tokenized target file")
+    parser = BenchmarkParser(__doc__)
+    parser.add_argument("--src", required=True, type=existing_file, help="tokenized source file")
+    parser.add_argument("--tgt", required=True, type=existing_file, help="tokenized target file")
     parser.add_argument("--params", required=True, help="learned fast_align parameters directory (forward.bin for systran too)")
     parser.add_argument("--workers", type=int, nargs="*", default=[1, 2], help="Ray actor counts (none: in process only)")
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--rounds", type=positive_int, default=3)
     parser.add_argument("--limit", type=int, default=None, help="first N pairs only")
-    parser.add_argument("--repeat", type=int, default=1, help="align K copies of the (limited) bitext")
+    parser.add_argument("--repeat", type=positive_int, default=1, help="align K copies of the (limited) bitext")
     parser.add_argument("--eflomal-limit", type=int, default=None, help="eflomal on the first N pairs (default all; 0 skips it)")
     parser.add_argument("--tables", choices=TABLES, default="pruned",
                         help="which of the folder's tables ours decodes (default pruned: the ones plain fast_align reads)")

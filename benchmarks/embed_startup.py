@@ -11,13 +11,13 @@ as it is for a user running the command twice.
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+from interlingua.benchmarks.arguments import BenchmarkParser, default_e5, e5_folder, positive_int
 from interlingua.benchmarks.interleave import format_ratio, interleave
 
 SENTENCES = ["The Lord is my shepherd.", "Jehová es mi pastor.", "The stock market fell."]
@@ -53,14 +53,12 @@ def _command(args: list[str]) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--model", default=".interlingua/assets/e5-small", help="encoder folder (default: the e5-small asset)")
-    parser.add_argument("--rounds", type=int, default=5)
+    parser = BenchmarkParser(__doc__)
+    parser.add_argument("--model", type=e5_folder, default=default_e5(), help="encoder folder (default: the e5-small asset)")
+    parser.add_argument("--rounds", type=positive_int, default=5)
     parser.add_argument("--before-python", help="also time `interlingua embed` run by this interpreter (e.g. another "
                         "checkout's .venv/bin/python: the code before a change), interleaved with the others")
     args = parser.parse_args(argv)
-    if not Path(args.model, "config.json").is_file():
-        raise SystemExit(f"{args.model} is not a model folder; build it with `interlingua assets e5-small`")
     cli = [sys.executable, "-m", "interlingua.workflows.cli", "embed", "--model", args.model, *SENTENCES]
     baseline = [sys.executable, "-c", _BASELINE, args.model, *SENTENCES]
     runs = {"sentence-transformers": lambda: _command(baseline), "interlingua embed": lambda: _command(cli)}

@@ -12,27 +12,23 @@ are byte-identical across pools and rounds.
 
 from __future__ import annotations
 
-import argparse
 import logging
 import statistics
 import sys
 import time
-from pathlib import Path
 
+from interlingua.benchmarks.arguments import BenchmarkParser, add_bible_argument, default_e5, e5_folder, positive_int
 from interlingua.benchmarks.interleave import format_ratio, interleave_results
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--model", default=".interlingua/assets/e5-small", help="encoder folder (default: the e5-small asset)")
-    parser.add_argument("--bible", default=".interlingua/assets/bible/bible-en-es.parquet")
-    parser.add_argument("--texts", type=int, default=3000)
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--cpus", type=int, default=2)
+    parser = BenchmarkParser(__doc__)
+    parser.add_argument("--model", type=e5_folder, default=default_e5(), help="encoder folder (default: the e5-small asset)")
+    add_bible_argument(parser)
+    parser.add_argument("--texts", type=positive_int, default=3000)
+    parser.add_argument("--rounds", type=positive_int, default=3)
+    parser.add_argument("--cpus", type=positive_int, default=2)
     args = parser.parse_args(argv)
-    for path, hint in ((Path(args.model, "config.json"), "interlingua assets e5-small"), (Path(args.bible), "interlingua assets bible")):
-        if not path.is_file():
-            raise SystemExit(f"{path} not found; build it with `{hint}`")
 
     import numpy as np
     import pyarrow.parquet as pq

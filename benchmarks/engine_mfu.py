@@ -47,13 +47,14 @@ machine without a GPU the script runs the same step on CPU in fp32 (a smoke run;
 
 from __future__ import annotations
 
-import argparse
 import itertools
 import json
 import os
 import random
 import statistics
 import time
+
+from interlingua.benchmarks.arguments import BenchmarkParser
 
 DATASHEET_BF16_TFLOPS = 989.0  # H100 / H200 SXM, dense bf16
 
@@ -422,7 +423,7 @@ def _profile(step, sync, rows: int = 25) -> dict:
 
 
 def main(argv: list[str] | None = None) -> list[dict]:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = BenchmarkParser(__doc__.split("\n")[0])
     parser.add_argument("--tokenizer", help="folder of an XLM-R tokenizer (default: the e5-small asset's)")
     parser.add_argument("--batch", type=int, nargs="+", default=[128, 256], help="pairs per step (one or more)")
     parser.add_argument("--max-length", type=int, default=128)

@@ -23,7 +23,6 @@ Texts: ``--texts`` (one per line), by default the English Wikipedia lead paragra
 
 from __future__ import annotations
 
-import argparse
 import json
 import logging
 import os
@@ -33,6 +32,8 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+
+from interlingua.benchmarks.arguments import BenchmarkParser
 
 #: (label, pool size (None: the operator's defaults), operator kwargs beyond the model)
 EMBED_VARIANTS = [
@@ -142,7 +143,7 @@ def stream(sampler: UtilizationSampler | None, op_cls, op_kwargs: dict, texts: l
 
 
 def main(argv: list[str] | None = None) -> list[dict]:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = BenchmarkParser(__doc__.split("\n")[0])
     parser.add_argument("--tokenizer", help="folder of an XLM-R tokenizer (default: the e5-small asset's)")
     parser.add_argument("--texts", help="one text per line (default: the offline pack's English Wikipedia leads)")
     parser.add_argument("--embed-rows", type=int, default=16000)

@@ -57,6 +57,7 @@ import signal
 import statistics
 import time
 
+from interlingua.benchmarks.arguments import BenchmarkParser, positive_int
 from interlingua.benchmarks.interleave import interleave_results
 
 PEAK_KEY = "VmHWM"
@@ -314,7 +315,7 @@ def _given(mode: str, batch: int, settings: dict, cap_mib: float, chunk: int | N
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = BenchmarkParser(__doc__)
     parser.add_argument("--trial", help=argparse.SUPPRESS)
     parser.add_argument("--cap-mib", type=float, default=None, help="memory cap over the warmed-up baseline (default 64, quick 32)")
     parser.add_argument("--hidden", type=int, default=128)
@@ -331,7 +332,7 @@ def main(argv: list[str] | None = None) -> None:
                         help="skip the plain search: this batch (checked: it fits, ~6%% more does not)")
     parser.add_argument("--cached-batch", type=int, default=None,
                         help="skip the cached search: this batch (checked: it fits), e.g. --max-ratio x the plain one")
-    parser.add_argument("--rounds", type=int, default=None, help="interleaved timing rounds (default 3, quick 2)")
+    parser.add_argument("--rounds", type=positive_int, default=None, help="interleaved timing rounds (default 3, quick 2)")
     parser.add_argument("--quick", action="store_true", help="cap 32 MiB, cached search up to 16x, 1 timed step")
     args = parser.parse_args(argv)
 

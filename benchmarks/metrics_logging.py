@@ -16,11 +16,12 @@ each step: the loop reads the loss (a device sync) before it logs.
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import tempfile
 import time
 from pathlib import Path
+
+from interlingua.benchmarks.arguments import BenchmarkParser
 
 
 def _timed_log(logger, metrics: dict[str, float], step: int, synchronous: bool) -> float:
@@ -36,7 +37,7 @@ def _timed_log(logger, metrics: dict[str, float], step: int, synchronous: bool) 
 
 
 def main(argv: list[str] | None = None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = BenchmarkParser(__doc__.split("\n")[0])
     parser.add_argument("--tracking-uri", help="MLflow tracking URI (default: a fresh sqlite file)")
     parser.add_argument("--steps", type=int, default=60)
     parser.add_argument("--step-seconds", type=float, default=0.05)

@@ -3,7 +3,7 @@
 Usage::
 
     python -m interlingua.benchmarks.objective_throughput [--rounds 3] [--steps 6] [--batch 16]
-        [--pairs 256] [--hidden 128] [--layers 2] [--max-length 48] [--quick]
+        [--pairs 256] [--hidden 128] [--layers 2] [--max-length 48] [--quick] [--bible PATH]
 
 One run, one local Ray: the same small encoder (a random BERT, ``--hidden``/``--layers``, with a WordPiece
 vocabulary learned on the Bible asset's verses), the same verse pairs, 2 workers (DeepSpeed ZeRO 0, CPU/gloo,
@@ -25,7 +25,6 @@ with word ⌊i·m/n⌋; the throughput does not depend on alignment quality). ``
 
 from __future__ import annotations
 
-import argparse
 import functools
 import math
 import os
@@ -34,6 +33,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from interlingua.benchmarks.arguments import BenchmarkParser, add_bible_argument, positive_int
 from interlingua.benchmarks.interleave import interleave_results, ratio
 
 #: (label, TrainConfig keys) — the baseline first.
@@ -51,13 +51,10 @@ VARIANTS = [
 WARMUP_STEPS = 2
 
 
-def _verses(pairs: int) -> list[tuple[str, str]]:
+def _verses(bible: str, pairs: int) -> list[tuple[str, str]]:
     import pyarrow.parquet as pq
 
-    from interlingua.core.runtime import assets_dir, state_dir
-    from interlingua.workflows.assets.build import bible_path
-
-    table = pq.read_table(bible_path(assets_dir(state_dir(None))), columns=["en", "es"]).slice(0, pairs)
+    table = pq.read_table(bible, columns=["en", "es"]).slice(0, pairs)
     return list(zip(table.column("en").to_pylist(), table.column("es").to_pylist()))
 
 
@@ -103,14 +100,15 @@ def _rows(verses, tokenizer, entities: list[str]) -> list[dict]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--steps", type=int, default=6)
-    parser.add_argument("--batch", type=int, default=16, help="rows per worker per step")
-    parser.add_argument("--pairs", type=int, default=256, help="verse pairs in the training set")
-    parser.add_argument("--hidden", type=int, default=128)
-    parser.add_argument("--layers", type=int, default=2)
-    parser.add_argument("--max-length", type=int, default=48)
+    parser = BenchmarkParser(__doc__.split("\n")[0])
+    parser.add_argument("--rounds", type=positive_int, default=3)
+    parser.add_argument("--steps", type=positive_int, default=6)
+    parser.add_argument("--batch", type=positive_int, default=16, help="rows per worker per step")
+    parser.add_argument("--pairs", type=positive_int, default=256, help="verse pairs in the training set")
+    parser.add_argument("--hidden", type=positive_int, default=128)
+    parser.add_argument("--layers", type=positive_int, default=2)
+    parser.add_argument("--max-length", type=positive_int, default=48)
+    add_bible_argument(parser)
     parser.add_argument("--quick", action="store_true", help="1 round, 3 steps, 3 objectives (a smoke run)")
     args = parser.parse_args(argv)
     variants = VARIANTS
@@ -130,7 +128,7 @@ def main(argv: list[str] | None = None) -> None:
     from interlingua.trainers.engine.fit import fit
 
     root = Path(tempfile.mkdtemp(prefix="objective-throughput-"))
-    verses = _verses(args.pairs)
+    verses = _verses(args.bible, args.pairs)
     encoder = _small_encoder(root, verses, args.hidden, args.layers, args.max_length)
     entities = [f"Q{i}" for i in range(64)]
     vectors = root / "entities.txt"

@@ -24,13 +24,14 @@ ratio's median and spread (min-max over rounds).
 
 from __future__ import annotations
 
-import argparse
 import os
 import shutil
 import statistics
 import tempfile
 import time
 from pathlib import Path
+
+from interlingua.benchmarks.arguments import BenchmarkParser, add_bible_argument, positive_int
 
 
 def _inodes(root: Path) -> dict[int, int]:
@@ -62,23 +63,24 @@ def main() -> None:
 
 
 def _run(work: Path) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--rounds", type=int, default=2)
+    parser = BenchmarkParser(__doc__.split("\n\n")[0])
+    parser.add_argument("--rounds", type=positive_int, default=2)
     parser.add_argument("--new-share", type=float, default=0.05, help="share of the pairs that arrive as new data")
-    parser.add_argument("--files", type=int, default=19, help="input files the old data is split into")
-    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--files", type=positive_int, default=19, help="input files the old data is split into")
+    parser.add_argument("--workers", type=positive_int, default=2)
     parser.add_argument("--cli", action="store_true", help="also time `interlingua refresh` in a new process")
-    parser.add_argument("--pairs", type=int, help="use only the first N verse pairs (a quick smoke run)")
+    parser.add_argument("--pairs", type=positive_int, help="use only the first N verse pairs (a quick smoke run)")
+    add_bible_argument(parser)
     args = parser.parse_args()
 
     import pyarrow.parquet as pq
 
     from interlingua.benchmarks.interleave import interleave, ratio
-    from interlingua.core.runtime import assets_dir, init_ray
+    from interlingua.core.runtime import init_ray
     from interlingua.operators.corpus.store import CorpusStore
     from interlingua.workflows.refresh import RefreshSpec
 
-    bible = pq.read_table(assets_dir() / "bible" / "bible-en-es.parquet", columns=["id", "en", "es"])
+    bible = pq.read_table(args.bible, columns=["id", "en", "es"])
     if args.pairs:
         bible = bible.slice(0, args.pairs)
     inputs = work / "inputs"

@@ -22,7 +22,6 @@ B the time from starting ``interlingua submit`` to the first line of the job's l
 
 from __future__ import annotations
 
-import argparse
 import os
 import statistics
 import subprocess
@@ -30,6 +29,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from interlingua.benchmarks.arguments import BenchmarkParser, positive_int
 
 PAIRS = [("the cat sits on the mat", "el gato se sienta en la alfombra"), ("the dog runs", "el perro corre"),
          ("the house is big", "la casa es grande"), ("i like water", "me gusta el agua")]
@@ -54,8 +55,8 @@ def _spread(values: list[float]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--rounds", type=int, default=3)
+    parser = BenchmarkParser(__doc__.split("\n\n")[0])
+    parser.add_argument("--rounds", type=positive_int, default=3)
     parser.add_argument("--pairs", type=int, default=20, help="sentence pairs in the workflow's input")
     parser.add_argument("--cpus", type=int, default=2, help="logical CPUs of the Ray head")
     args = parser.parse_args(argv)

@@ -19,12 +19,13 @@ speed is the GIL's alone. The tokenizer defaults to the e5-small asset's (XLM-R)
 
 from __future__ import annotations
 
-import argparse
 import os
 import random
 import statistics
 import threading
 import time
+
+from interlingua.benchmarks.arguments import BenchmarkParser, positive_int
 
 
 def _spin(seconds: float) -> float:
@@ -55,11 +56,11 @@ def main_thread_speed(tokenize, seconds: float) -> float:
 
 
 def main(argv: list[str] | None = None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = BenchmarkParser(__doc__.split("\n")[0])
     parser.add_argument("--tokenizer", help="tokenizer folder (default: the e5-small asset's)")
     parser.add_argument("--rows", type=int, default=1024)
     parser.add_argument("--max-length", type=int, default=128)
-    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--rounds", type=positive_int, default=5)
     parser.add_argument("--seconds", type=float, default=2.0, help="per main-thread speed measurement")
     parser.add_argument("--threads", type=int, help="RAYON_NUM_THREADS for the Rust tokenizer")
     args = parser.parse_args(argv)

@@ -17,11 +17,12 @@ table also reports whether each row's outputs equal the plain loop's (int8 may d
 
 from __future__ import annotations
 
-import argparse
 import os
 import tempfile
 import time
 from pathlib import Path
+
+from interlingua.benchmarks.arguments import BenchmarkParser, positive_int
 
 WORDS = "a man woman child dog is playing reading running in the park on beach with old young book guitar".split()
 
@@ -123,7 +124,7 @@ def print_ray_table(seconds: dict[str, list[float]], steady: dict[str, list[floa
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = BenchmarkParser(__doc__.splitlines()[0])
     parser.add_argument("--sentences", type=int, default=512)
     parser.add_argument("--d-model", type=int, default=256)
     parser.add_argument("--layers", type=int, default=2)
@@ -131,7 +132,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-length", type=int, default=48)
     parser.add_argument("--ray-sentences", type=int, default=8192, help="sentences for the Ray rows")
     parser.add_argument("--skip-ray", action="store_true", help="only the in-process rows")
-    parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds of the Ray runs (default 3)")
+    parser.add_argument("--rounds", type=positive_int, default=3, help="interleaved rounds of the Ray runs (default 3)")
     args = parser.parse_args(argv)
 
     from interlingua.operators.translate.backend import BackendSpec

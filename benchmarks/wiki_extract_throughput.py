@@ -28,13 +28,14 @@ peak memory on dumps 1× and 4× as large (streaming: it should not grow).
 
 from __future__ import annotations
 
-import argparse
 import importlib.util
 import re
 import tempfile
 import threading
 import time
 from pathlib import Path
+
+from interlingua.benchmarks.arguments import BenchmarkParser, existing_file, positive_int
 
 GENSIM_ENWIKI = "enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2"
 
@@ -231,16 +232,14 @@ def print_ratios(seconds: dict[str, list[float]], steady: dict[str, list[float]]
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--dump", help="a UTF-8 pages-articles dump (default: gensim's enwiki excerpt)")
-    parser.add_argument("--repeat", type=int, default=4, help="copies of the dump's pages (default 4)")
+    parser = BenchmarkParser(__doc__.splitlines()[0])
+    parser.add_argument("--dump", type=existing_file, help="a UTF-8 pages-articles dump (default: gensim's enwiki excerpt)")
+    parser.add_argument("--repeat", type=positive_int, default=4, help="copies of the dump's pages (default 4)")
     parser.add_argument("--pages-per-stream", type=int, default=10)
     parser.add_argument("--shard-bytes", type=int, default=200_000)
     parser.add_argument("--scale-check", action="store_true", help="peak memory of the extractor at 1× and 4× size")
-    parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds of the Ray runs (default 3)")
+    parser.add_argument("--rounds", type=positive_int, default=3, help="interleaved rounds of the Ray runs (default 3)")
     args = parser.parse_args(argv)
-    if args.repeat < 1:
-        raise ValueError(f"--repeat must be a positive integer, got {args.repeat}")
     from interlingua.operators.wiki.dump_shards import plan_shards
 
     source = args.dump or str(

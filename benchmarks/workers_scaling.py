@@ -22,11 +22,12 @@ Timings are the median over ``--steps`` steps after one warm-up step.
 
 from __future__ import annotations
 
-import argparse
 import os
 import socket
 import statistics
 import time
+
+from interlingua.benchmarks.arguments import BenchmarkParser
 
 
 def _free_port() -> int:
@@ -122,7 +123,7 @@ def _run(world: int, settings: dict) -> dict:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = BenchmarkParser(__doc__)
     parser.add_argument("--batch", type=int, default=32, help="pairs per worker per step (B)")
     parser.add_argument("--steps", type=int, default=None, help="timed steps per run (default 10, quick 4)")
     parser.add_argument("--hidden", type=int, default=128)

@@ -8,9 +8,11 @@ from interlingua.benchmarks import embed_throughput
 from tiny_models import build_tiny_bert
 
 
-def test_missing_model_is_one_line_with_the_build_hint(tmp_path):
-    with pytest.raises(SystemExit, match="interlingua assets e5-small"):
+def test_missing_model_is_one_line_with_the_build_hint(tmp_path, capsys):
+    with pytest.raises(SystemExit) as exit_info:
         embed_throughput.main(["--model", str(tmp_path / "nothing"), "--bible", str(tmp_path / "b.parquet")])
+    assert exit_info.value.code == 2
+    assert "interlingua assets e5-small" in capsys.readouterr().err
 
 
 @pytest.mark.slow
