@@ -319,6 +319,29 @@ def test_entity_vectors_of_a_version_folder_are_its_listed_shards_checked(tmp_pa
         load_entity_vectors(str(folder / manifest.shards[1].path))
 
 
+
+@pytest.mark.parametrize("linked", ["corpus", "version", "manifest", "shard"])
+def test_entity_vectors_of_a_version_folder_are_not_read_through_a_link_in_the_store(tmp_path: Path,
+                                                                                    linked: str) -> None:
+    """load_entity_vectors (the EASE entity_vectors key) read a version folder, its manifest and its shards through
+    symbolic links that every reader of the store refuses. Each link points to what it replaces: followed, the read
+    would succeed."""
+    from interlingua.trainers.objectives.entity_vectors import load_entity_vectors
+
+    store = CorpusStore(str(tmp_path / "store"))
+    manifest = publish_entities(store)
+    folder = Path(store._version_dir("e-entities", manifest.version))
+    link = {"corpus": folder.parent, "version": folder, "manifest": folder / "manifest.json",
+            "shard": folder / manifest.shards[1].path}[linked]
+    link.rename(tmp_path / "elsewhere")
+    link.symlink_to(tmp_path / "elsewhere")
+    for url in (folder, folder / "data", folder / manifest.shards[1].path):
+        with pytest.raises(StoreLinkError, match=f"^{link} is a symbolic link"):
+            load_entity_vectors(str(url))
+    link.unlink()
+    (tmp_path / "elsewhere").rename(link)
+    assert load_entity_vectors(str(folder)).ids == ["Q0a", "Q0b", "Q1a", "Q1b"]
+
 def publish_with_parameters(store: CorpusStore, tmp_path: Path) -> object:
     params = tmp_path / "params"
     params.mkdir()

@@ -170,8 +170,10 @@ def load_parquet_entities(url: str) -> EntityVectors:
 def _published_shards(fs, path: str) -> list[tuple[str, Callable[[], bytes]]] | None:
     """``(file, read its checked bytes)`` of each shard of the corpus version that ``path`` is (its folder, its
     ``data/`` folder or one of its shard files), in the manifest's order; None when ``path`` is not in a version
-    folder."""
+    folder. Read as the store reads it: below the store's root (``<root>/<name>/<version>``) no symbolic link is
+    followed (a corpus or version folder, the manifest or a shard that is one is refused: ``StoreLinkError``)."""
     from interlingua.core.integrity import MANIFEST_MAX_BYTES, CorruptVersionError, read_capped, read_checked
+    from interlingua.core.no_follow import reading_fs
 
     parent, _, base = path.rpartition("/")
     if path.endswith(".parquet"):  # <version>/data/<shard>.parquet
@@ -181,6 +183,7 @@ def _published_shards(fs, path: str) -> list[tuple[str, Callable[[], bytes]]] | 
     folder = next((c for c in candidates if c and fs.isfile(f"{c}/{MANIFEST_FILE}")), None)
     if folder is None:
         return None
+    fs = reading_fs(fs, folder.rpartition("/")[0].rpartition("/")[0])  # the store's root
     manifest_path = f"{folder}/{MANIFEST_FILE}"
     data = read_capped(fs, manifest_path, MANIFEST_MAX_BYTES, "manifest")
     try:
