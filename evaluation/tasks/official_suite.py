@@ -47,7 +47,20 @@ from interlingua.evaluation.data.xnli import load_xnli, load_xnli_mt_train
 from interlingua.evaluation.tasks import official
 from interlingua.evaluation.tasks.spec import TaskSpec
 
-OFFICIAL_BENCHMARKS = ("sts17", "tatoeba", "bucc", "mewsc16", "wmt20qe", "mldoc", "xnli", "pawsx", "marc", "qam")
+#: The file names each benchmark's discovery looks for (the table above, shortened), named when none is found.
+EXPECTED_FILES = {
+    "sts17": "STS.{l1}-{l2}.txt, or STS.input.track{t}.{l1}-{l2}.txt with STS.gs.track{t}.{l1}-{l2}.txt",
+    "tatoeba": "tatoeba.{lang}-eng.{lang} with tatoeba.{lang}-eng.eng",
+    "bucc": "{src}-en.sample.gold and {src}-en.training.gold with their .{src}/.en sentence files",
+    "mewsc16": "{lang}_sentences.txt with {lang}_categories.txt",
+    "wmt20qe": "{split}.{src}{tgt}.df.short.tsv (split test20, test, dev or train)",
+    "mldoc": "english.train.{n} with {language}.dev and {language}.test",
+    "xnli": "multinli.train.en.tsv with xnli.dev.tsv and xnli.test.tsv",
+    "pawsx": "en/train.tsv with {lang}/dev_2k.tsv and {lang}/test_2k.tsv",
+    "marc": "dataset_en_train.json with dataset_{lang}_dev.json and dataset_{lang}_test.json",
+    "qam": "QAM.train with QAM.dev.{lang} and QAM.test.{lang}",
+}
+OFFICIAL_BENCHMARKS = tuple(EXPECTED_FILES)
 
 
 def _names(directory: DataFolder, pattern: str) -> list[re.Match]:
@@ -102,7 +115,7 @@ def discover_official_tasks(benchmark: str, directory: str | Path) -> list[TaskS
         raise ValueError(f"--data {benchmark}={directory}: not a directory")
     tasks = _DISCOVER[benchmark](root)
     if not tasks:
-        raise ValueError(f"no {benchmark} files found under {root} (see `interlingua eval --help` for the expected names)")
+        raise ValueError(f"no {benchmark} files found under {root} (expected: {EXPECTED_FILES[benchmark]})")
     return tasks
 
 

@@ -10,7 +10,7 @@ import pytest
 from interlingua.evaluation.metrics.alignment_uniformity import alignment
 from interlingua.evaluation.metrics.retrieval import bitext_retrieval_accuracy
 from interlingua.evaluation.metrics.sts import sts_correlations
-from interlingua.evaluation.tasks.official_suite import discover_official_tasks
+from interlingua.evaluation.tasks.official_suite import EXPECTED_FILES, OFFICIAL_BENCHMARKS, discover_official_tasks
 from interlingua.workflows.commands import eval as eval_command
 
 ENCODER_MODULE = r'''
@@ -321,3 +321,11 @@ def test_the_rejected_rows_line_masks_a_credential_in_the_url(capsys):
     assert task.run(Letters(), 1)["rejected_test"] == 1.0
     err = capsys.readouterr().err
     assert "1 test row(s) rejected" in err and "s3cr3t" not in err
+
+
+@pytest.mark.parametrize("benchmark", OFFICIAL_BENCHMARKS)
+def test_a_folder_without_the_benchmarks_files_names_the_file_names_expected(tmp_path, benchmark):
+    with pytest.raises(ValueError) as error:
+        discover_official_tasks(benchmark, tmp_path)
+    assert str(error.value).endswith(f"(expected: {EXPECTED_FILES[benchmark]})")
+    assert "\n" not in str(error.value) and "--help" not in str(error.value)
