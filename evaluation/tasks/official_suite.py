@@ -140,7 +140,7 @@ def _tatoeba(root):
         scores = official.tatoeba_task(load_tatoeba(root.parent(path), lang), enc)
         return {"accuracy": scores["average"], "accuracy_xx2en": scores["src2tgt"], "accuracy_en2xx": scores["tgt2src"],
                 "alignment": scores["alignment"], "uniformity": scores["uniformity"]}
-    return [TaskSpec("tatoeba", "retrieval", f"{lang}-en", "accuracy", partial(run, lang, path)) for lang, path in found.items()]
+    return [TaskSpec("tatoeba", "retrieval", f"{lang}-eng", "accuracy", partial(run, lang, path)) for lang, path in found.items()]
 
 
 def _bucc(root):
