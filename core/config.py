@@ -191,14 +191,18 @@ def load_config(cls: type[C], path: str | Path | None = None, overrides: list[st
         data = one_spelling(cls, apply_overrides(data, [item]), final=final)
     if check is not None:
         check(data)
-    return validate(cls, data, source=str(path) if path else "--set")
+    set_keys = [tuple(parse_override(item)[0]) for item in overrides or []]
+    return validate(cls, data, source=str(path) if path else "--set", set_keys=set_keys)
 
 
-def validate(cls: type[C], data: dict[str, Any], source: str = "config") -> C:
+def validate(cls: type[C], data: dict[str, Any], source: str = "config", *,
+             set_keys: Iterable[tuple[str, ...]] = ()) -> C:
+    """``data`` as a ``cls``; :class:`ConfigError` otherwise. ``set_keys``: the dotted keys ``--set`` gave (each a
+    tuple of its parts): a problem at or below one is told as --set's, not ``source``'s."""
     try:
         return cls.model_validate(with_section_defaults(cls, data))
     except ValidationError as err:
-        raise ConfigError(format_validation_error(err, data, source, cls)) from None
+        raise ConfigError(format_validation_error(err, data, source, cls, set_keys)) from None
 
 
 def one_spelling(cls: type[Config], data: Any, base: dict[str, Any] | None = None, *, one_mapping: bool = False,
@@ -339,12 +343,17 @@ def yaml_error(path: str | Path, err: Exception) -> str:
 
 
 def format_validation_error(err: ValidationError, data: dict[str, Any], source: str,
-                            cls: type[Config] | None = None) -> str:
+                            cls: type[Config] | None = None, set_keys: Iterable[tuple[str, ...]] = ()) -> str:
     """What is wrong, one problem per line; a single problem is one line with the header (the usual case). A check
-    across keys (a model validator: no key of its own) is shown by its message alone, not as ``= {every value}``."""
-    problems = []
+    across keys (a model validator: no key of its own) is shown by its message alone, not as ``= {every value}``.
+    ``set_keys``: the keys ``--set`` gave; the header names ``--set`` for the problems at or below them (``source``,
+    a config file, for the others)."""
+    set_keys = [tuple(k) for k in set_keys]
+    problems, sources = [], []
     for e in err.errors():
         key = ".".join(str(p) for p in e["loc"])
+        given_by_set = any(tuple(map(str, e["loc"][:len(k)])) == k for k in set_keys if k)
+        sources.append("--set" if given_by_set else source)
         if e["type"] == "extra_forbidden":
             hidden = _hidden(e["loc"], e["input"])
             shown = f"{key} ({hidden}): unknown key" if hidden else f"{key}: unknown key (value {e['input']!r})"
@@ -359,10 +368,23 @@ def format_validation_error(err: ValidationError, data: dict[str, Any], source: 
         if hidden:
             problems.append(f"{key} ({hidden}): {e['msg']}")
         else:
-            problems.append(f"{key} = {'missing' if value is _MISSING else repr(value)}: {message}")
+            hint = value_hint(cls, e, "--set" if given_by_set else None)
+            problems.append(f"{key} = {'missing' if value is _MISSING else repr(value)}: {message}{hint}")
+    where = ", ".join(dict.fromkeys(sources)) or source
     if len(problems) == 1:
-        return f"invalid config ({source}): {problems[0]}"
-    return "\n".join([f"invalid config ({source}):", *(f"  {p}" for p in problems)])
+        return f"invalid config ({where}): {problems[0]}"
+    return "\n".join([f"invalid config ({where}):", *(f"  {p}" for p in problems)])
+
+
+def value_hint(cls: type[Config] | None, error: dict[str, Any], given_by: str | None = None) -> str:
+    """What to give instead, for pydantic's ``error`` (one of :meth:`ValidationError.errors`) of a key of ``cls``:
+    ``" (hint: give a list: --set force=[tr])"`` for a single value where a list is expected
+    (``given_by``: ``"--set"`` when --set gave it); ``""`` otherwise."""
+    loc, value = tuple(error["loc"]), error.get("input")
+    if error["type"] == "list_type" and isinstance(value, (str, int, float)) and not isinstance(value, bool):
+        key = ".".join(str(p) for p in loc)
+        return f" (hint: give a list: {f'--set {key}=' if given_by == '--set' else ''}[{value}])"
+    return ""
 
 
 def _hidden(loc: tuple, value: Any) -> str | None:

@@ -1,0 +1,27 @@
+"""A value a config refuses is told with what to give instead, and with where it came from (the file or --set)."""
+
+from __future__ import annotations
+
+import pytest
+
+from interlingua.core.config import ConfigError, load_config
+from interlingua.workflows.recipe_spec import RecipeConfig
+
+
+def _message(cls, path=None, overrides=()) -> str:
+    with pytest.raises(ConfigError) as info:
+        load_config(cls, path, list(overrides))
+    return str(info.value)
+
+
+def test_a_set_mistake_beside_a_file_names_set_and_a_scalar_for_a_list_gets_the_list_spelling(tmp_path):
+    """``run recipe -c tiny.yaml --set force=tr`` blamed tiny.yaml; a list field given one value had no hint."""
+    tiny = tmp_path / "tiny.yaml"
+    tiny.write_text("name: tiny\nstages: {tr: {workflow: train}}\n", encoding="utf-8")
+    assert _message(RecipeConfig, tiny, ["force=tr"]) == (
+        "invalid config (--set): force = 'tr': Input should be a valid list (hint: give a list: --set force=[tr])")
+    tiny.write_text("name: tiny\nforce: tr\nstages: {tr: {workflow: train}}\n", encoding="utf-8")
+    assert _message(RecipeConfig, tiny, ["stop_after=tr"]) == (
+        f"invalid config ({tiny}): force = 'tr': Input should be a valid list (hint: give a list: [tr])")
+
+
