@@ -378,13 +378,38 @@ def format_validation_error(err: ValidationError, data: dict[str, Any], source: 
 
 def value_hint(cls: type[Config] | None, error: dict[str, Any], given_by: str | None = None) -> str:
     """What to give instead, for pydantic's ``error`` (one of :meth:`ValidationError.errors`) of a key of ``cls``:
-    ``" (hint: give a list: --set force=[tr])"`` for a single value where a list is expected
+    ``" (did you mean 'norm_concat'?)"`` for a value not among a ``Literal``'s, ``" (hint: give a list: --set force=[tr])"`` for a single value where a list is expected
     (``given_by``: ``"--set"`` when --set gave it); ``""`` otherwise."""
     loc, value = tuple(error["loc"]), error.get("input")
+    if error["type"] == "literal_error":
+        close = closest(value, [str(v) for v in _literal_values(_annotation_at(cls, loc))], cutoff=0.5)
+        return f" (did you mean {close!r}?)" if close else ""
     if error["type"] == "list_type" and isinstance(value, (str, int, float)) and not isinstance(value, bool):
         key = ".".join(str(p) for p in loc)
         return f" (hint: give a list: {f'--set {key}=' if given_by == '--set' else ''}[{value}])"
     return ""
+
+
+def _annotation_at(cls: type[Config] | None, loc: tuple) -> Any:
+    """The type of the value at ``loc`` below ``cls`` (None where none is known)."""
+    annotation: Any = cls
+    for part in loc:
+        annotation = _part_type(annotation, part)
+    return annotation
+
+
+def _literal_values(annotation: Any) -> list[Any]:
+    """The values a ``Literal`` in ``annotation`` allows (through ``Annotated`` and unions); [] where it has none."""
+    import typing
+
+    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+    if origin is typing.Literal:
+        return list(args)
+    if origin is typing.Annotated:
+        return _literal_values(args[0])
+    if _is_union(annotation):
+        return [v for a in args for v in _literal_values(a)]
+    return []
 
 
 def _hidden(loc: tuple, value: Any) -> str | None:

@@ -302,7 +302,7 @@ def check_stage_config(name: str, stage: StageSpec, config_class: type[Config], 
     ``experiment`` (the recipe's), the stage gets it as the run does, so a name its workflow refuses fails here."""
     from pydantic import ValidationError
 
-    from interlingua.core.config import _lookup, unknown_key_hint, with_section_defaults
+    from interlingua.core.config import _lookup, unknown_key_hint, value_hint, with_section_defaults
 
     data = stage.config
     if experiment is not None and "experiment" in config_class.model_fields:
@@ -318,7 +318,8 @@ def check_stage_config(name: str, stage: StageSpec, config_class: type[Config], 
             if error["type"] == "extra_forbidden":
                 hint = unknown_key_hint(config_class, error["loc"], f"interlingua run {stage.workflow} --list-keys")
                 raise RecipeError(f"stage {name!r} ({stage.workflow}): unknown config key {key!r}{hint}") from None
-            raise RecipeError(f"stage {name!r} ({stage.workflow}): {key}: {error['msg']}") from None
+            raise RecipeError(f"stage {name!r} ({stage.workflow}): {key}: {error['msg']}"
+                              f"{value_hint(config_class, error)}") from None
 
 
 def stage_hash(workflow: str, resolved_config: dict[str, Any], input_files: Sequence[str] = ()) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from interlingua.core.config import ConfigError, load_config
+from interlingua.workflows.combine import CombineConfig
 from interlingua.workflows.recipe_spec import RecipeConfig
 
 
@@ -25,3 +26,17 @@ def test_a_set_mistake_beside_a_file_names_set_and_a_scalar_for_a_list_gets_the_
         f"invalid config ({tiny}): force = 'tr': Input should be a valid list (hint: give a list: [tr])")
 
 
+def test_a_value_not_among_a_literals_gets_the_closest_one():
+    assert _message(CombineConfig, None, ["first=a", "second=b", "mode=normconcat"]).endswith(
+        "mode = 'normconcat': Input should be 'concat', 'sum', 'norm_concat' or 'norm_sum' (did you mean 'norm_concat'?)")
+
+
+
+def test_a_recipe_stages_literal_typo_gets_the_closest_value_too():
+    from interlingua.workflows.recipe_spec import RecipeError, validate_recipe
+
+    recipe = RecipeConfig.model_validate({"name": "t", "stages": {
+        "both": {"workflow": "combine", "config": {"first": "a", "second": "b", "mode": "normconcat"}}}})
+    with pytest.raises(RecipeError, match=r"^stage 'both' \(combine\): mode: Input should be .* \(did you mean "
+                                          r"'norm_concat'\?\)$"):
+        validate_recipe(recipe)
