@@ -378,12 +378,17 @@ def format_validation_error(err: ValidationError, data: dict[str, Any], source: 
 
 def value_hint(cls: type[Config] | None, error: dict[str, Any], given_by: str | None = None) -> str:
     """What to give instead, for pydantic's ``error`` (one of :meth:`ValidationError.errors`) of a key of ``cls``:
-    ``" (did you mean 'norm_concat'?)"`` for a value not among a ``Literal``'s, ``" (hint: give a list: --set force=[tr])"`` for a single value where a list is expected
+    ``" (did you mean 'norm_concat'?)"`` for a value not among a ``Literal``'s, ``" (expected: DESCRIPTION)"`` for a
+    missing required key, ``" (hint: give a list: --set force=[tr])"`` for a single value where a list is expected
     (``given_by``: ``"--set"`` when --set gave it); ``""`` otherwise."""
     loc, value = tuple(error["loc"]), error.get("input")
     if error["type"] == "literal_error":
         close = closest(value, [str(v) for v in _literal_values(_annotation_at(cls, loc))], cutoff=0.5)
         return f" (did you mean {close!r}?)" if close else ""
+    if error["type"] == "missing":
+        section = section_class(cls, loc[:-1])
+        field = section.model_fields.get(str(loc[-1])) if section is not None else None
+        return f" (expected: {field.description})" if field is not None and field.description else ""
     if error["type"] == "list_type" and isinstance(value, (str, int, float)) and not isinstance(value, bool):
         key = ".".join(str(p) for p in loc)
         return f" (hint: give a list: {f'--set {key}=' if given_by == '--set' else ''}[{value}])"

@@ -6,6 +6,7 @@ import pytest
 
 from interlingua.core.config import ConfigError, load_config
 from interlingua.workflows.combine import CombineConfig
+from interlingua.workflows.interpolate import InterpolateConfig
 from interlingua.workflows.recipe_spec import RecipeConfig
 
 
@@ -30,6 +31,11 @@ def test_a_value_not_among_a_literals_gets_the_closest_one():
     assert _message(CombineConfig, None, ["first=a", "second=b", "mode=normconcat"]).endswith(
         "mode = 'normconcat': Input should be 'concat', 'sum', 'norm_concat' or 'norm_sum' (did you mean 'norm_concat'?)")
 
+
+def test_a_missing_required_key_says_what_it_expects():
+    description = InterpolateConfig.model_fields["second"].description
+    assert _message(InterpolateConfig) == (
+        f"invalid config (--set): second = missing: Field required (expected: {description})")
 
 
 def test_a_recipe_stages_literal_typo_gets_the_closest_value_too():
