@@ -254,8 +254,9 @@ def validate_recipe(recipe: RecipeConfig) -> list[str]:
         if stage.workflow == RECIPE_WORKFLOW:
             raise RecipeError(f"stage {name!r}: a recipe cannot run the recipe workflow")
         if stage.workflow not in WORKFLOWS:
+            known = sorted(w for w in WORKFLOWS if w != RECIPE_WORKFLOW)
             raise RecipeError(f"stage {name!r}: unknown workflow {stage.workflow!r} "
-                              f"(known: {', '.join(sorted(w for w in WORKFLOWS if w != RECIPE_WORKFLOW))})")
+                              f"({did_you_mean(stage.workflow, known)}known: {', '.join(known)})")
     unknown_forced = [s for s in [*recipe.force, recipe.stop_after] if s is not None and s not in recipe.stages]
     if unknown_forced:
         raise RecipeError(f"force/stop_after name unknown stages {unknown_forced} (stages: {', '.join(recipe.stages)})")
