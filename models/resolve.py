@@ -20,7 +20,7 @@ from typing import Callable
 from interlingua.models.combined import COMBINATIONS, RAW_MODES, CombinedEncoder, RawPart
 from interlingua.models.protocol import TextEncoder
 
-_COMBO = re.compile(r"^(?P<mode>[a-z_]+)\((?P<first>[^|]+)\|(?P<second>[^|]+)\)$")
+_COMBO = re.compile(r"^(?P<mode>[a-z_]+)\((?P<inner>.*)\)$", re.DOTALL)
 #: A ``py:`` spec where :func:`resolve_encoder` would read one: a whole spec or a part of ``MODE(A|B)`` (wider than the
 #: grammar, never narrower: any ``py:`` after the start, ``(`` or ``|``, up to the next ``|``, ``(``, ``)``).
 _FACTORY = re.compile(r"(?:^|(?<=[(|]))\s*py:[^|()]*")
@@ -77,13 +77,30 @@ def check_registered_uris(spec: str) -> None:
 
 
 def split_combination(spec: str) -> tuple[str, str, str] | None:
-    """``MODE(A|B)`` -> (MODE, A, B); None for a single spec. Raises ValueError for an unknown MODE."""
+    """``MODE(A|B)`` -> (MODE, A, B), A and B possibly combinations themselves (``concat(concat(A|B)|C)``); None for a
+    single spec. Raises ValueError for an unknown MODE with parts, or a known MODE without exactly two parts."""
     combo = _COMBO.match(spec.strip())
     if not combo:
         return None
-    if combo["mode"] not in COMBINATIONS:
-        raise ValueError(f"combination mode {combo['mode']!r} in {spec!r}; expected one of {COMBINATIONS}")
-    return combo["mode"], combo["first"], combo["second"]
+    mode, parts = combo["mode"], _top_level_parts(combo["inner"])
+    if mode not in COMBINATIONS:
+        if len(parts) < 2:  # NAME(X): a single spec (a folder name), as before
+            return None
+        raise ValueError(f"combination mode {mode!r} in {spec!r}; expected one of {COMBINATIONS}")
+    if len(parts) != 2:
+        raise ValueError(f"{mode}(A|B) takes exactly two encoder specs, got {len(parts)} in {spec!r}")
+    return mode, parts[0], parts[1]
+
+
+def _top_level_parts(inner: str) -> list[str]:
+    """``inner`` split at each ``|`` outside parentheses: ``concat(A|B)|C`` -> [``concat(A|B)``, ``C``]."""
+    parts, depth, start = [], 0, 0
+    for i, char in enumerate(inner):
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if char == "|" and depth == 0:
+            parts.append(inner[start:i])
+            start = i + 1
+    return [*parts, inner[start:]]
 
 
 def _resolve_single(spec: str) -> TextEncoder:
