@@ -21,7 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from interlingua.benchmarks.arguments import BenchmarkParser
+from interlingua.benchmarks.arguments import BenchmarkParser, positive_int
 
 
 def _timed_log(logger, metrics: dict[str, float], step: int, synchronous: bool) -> float:
@@ -37,9 +37,9 @@ def _timed_log(logger, metrics: dict[str, float], step: int, synchronous: bool) 
 
 
 def main(argv: list[str] | None = None) -> dict:
-    parser = BenchmarkParser(__doc__.split("\n")[0])
+    parser = BenchmarkParser(__doc__.split("\n\n")[0])
     parser.add_argument("--tracking-uri", help="MLflow tracking URI (default: a fresh sqlite file)")
-    parser.add_argument("--steps", type=int, default=60)
+    parser.add_argument("--steps", type=positive_int, default=60)
     parser.add_argument("--step-seconds", type=float, default=0.05)
     parser.add_argument("--metrics", type=int, default=12, help="values logged per step (the loop logs about 12)")
     args = parser.parse_args(argv)
