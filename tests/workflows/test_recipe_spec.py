@@ -63,7 +63,7 @@ def test_cycle_is_named():
 
 
 def test_unknown_workflow_and_bad_keys():
-    with pytest.raises(RecipeError, match=r"stage 'x': unknown workflow 'trian' \(known: .*train"):
+    with pytest.raises(RecipeError, match=r"stage 'x': unknown workflow 'trian' \(did you mean 'train'\? known: .*train"):
         validate_recipe(recipe({"x": {"workflow": "trian"}}))
     stages = chain()
     stages["tr"]["config"]["train"]["max_stpes"] = 3
