@@ -268,6 +268,7 @@ def validate_recipe(recipe: RecipeConfig) -> list[str]:
         raise RecipeError(f"seeds {recipe.seeds} repeat a seed")
     for name in order:
         check_references(name, recipe)
+        check_factory_references(name, recipe)
         check_stage_config(name, recipe.stages[name], load_workflow(recipe.stages[name].workflow).CONFIG,
                            recipe.experiment)
     from interlingua.workflows.recipe_stage_checks import check_stages
@@ -288,6 +289,23 @@ def check_references(name: str, recipe: RecipeConfig) -> None:
             continue
         raise RecipeError(f"stage {name!r}: ${{stages.{stage}.{output}}}: stage {stage!r} ({workflow}) has no output "
                           f"{output!r} ({did_you_mean(output, known)}its outputs: {', '.join(sorted(known))})")
+
+
+def check_factory_references(name: str, recipe: RecipeConfig) -> None:
+    """A reference that would become part of a ``py:`` spec written in stage ``name``'s config
+    (``py:${stages.x.corpus}:f``), refused as :func:`substitute` refuses it when the stage runs, but before any stage
+    has: each reference stands for its own text there (no ``(``, ``|`` or ``)``, so the spec is where the run's is). A
+    reference whose value holds a spec is known only when it resolves (refused then)."""
+    config = recipe.stages[name].config
+    stand_ins: dict[str, dict[str, str]] = {}
+    for stage, output in references(config):
+        stand_ins.setdefault(stage, {})[output] = f"${{stages.{stage}.{output}}}"
+    if not stand_ins:
+        return
+    try:
+        substitute(config, stand_ins, seed=0)
+    except RecipeError as err:
+        raise RecipeError(f"stage {name!r}: {err}") from None
 
 
 def did_you_mean(word: str, candidates) -> str:

@@ -16,3 +16,16 @@ def test_a_mistyped_stage_workflow_gets_the_closest_one():
     with pytest.raises(RecipeError, match=r"^stage 'bible': unknown workflow 'bibel-bitext' \(did you mean "
                                           r"'bible-bitext'\? known: absent, amr-corpus, "):
         validate_recipe(recipe({"bible": {"workflow": "bibel-bitext"}}))
+
+
+def test_a_reference_inside_a_py_spec_is_refused_when_the_recipe_loads():
+    """It was refused only when its stage ran, after the stages before it."""
+    stages = {"bible": {"workflow": "bible-bitext"},
+              "tr": {"workflow": "train", "config": {"model": "py:${stages.bible.corpus}:f",
+                                                     "corpus": "${stages.bible.corpus}"}}}
+    with pytest.raises(RecipeError, match=r"^stage 'tr': 'py:\$\{stages\.bible\.corpus\}:f': \$\{stages\.bible\.corpus\} "
+                                          r"would become part of the py: spec 'py:\$\{stages\.bible\.corpus\}:f'; a py: "
+                                          r"factory runs code"):
+        validate_recipe(recipe(stages))
+    stages["tr"]["config"]["model"] = "concat(py:pkg.mod:f|${stages.bible.corpus})"  # beside a spec: not part of it
+    assert validate_recipe(recipe(stages)) == ["bible", "tr"]
