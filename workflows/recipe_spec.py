@@ -41,6 +41,8 @@ from interlingua.core.names import ExperimentName
 REFERENCE = re.compile(r"\$\{stages\.([A-Za-z0-9_-]+)\.([A-Za-z0-9_]+)\}")
 SEED = re.compile(r"\$\{seed\}")
 STAGE_NAME = re.compile(r"^[A-Za-z0-9_-]+$")
+#: A spec that is one word: no scheme (``st:``, ``models:/``), no folder (``/``), no combination.
+BARE_WORD = re.compile(r"[A-Za-z0-9_.-]+")
 RECIPE_WORKFLOW = "recipe"
 FACTORY_RULE = ("a py: factory runs code, so it is taken only as written in a stage's config, never from a stage's "
                 "output (hint: write the whole py:module:factory spec in the reading stage's config)")
@@ -266,6 +268,7 @@ def validate_recipe(recipe: RecipeConfig) -> list[str]:
         raise RecipeError(f"stages {seeded} use ${{seed}} but the recipe has no seeds (add e.g. seeds: [1, 2, 3])")
     if len(set(recipe.seeds)) != len(recipe.seeds):
         raise RecipeError(f"seeds {recipe.seeds} repeat a seed")
+    check_compare(recipe)
     for name in order:
         check_references(name, recipe)
         check_factory_references(name, recipe)
@@ -306,6 +309,29 @@ def check_factory_references(name: str, recipe: RecipeConfig) -> None:
         substitute(config, stand_ins, seed=0)
     except RecipeError as err:
         raise RecipeError(f"stage {name!r}: {err}") from None
+
+
+def check_compare(recipe: RecipeConfig) -> None:
+    """Each ``compare`` spec (alone or as a part of ``MODE(A|B)``) that is a bare word must be a packaged encoder's
+    short name (``use``, ``minilm``) or an existing folder: ``usee`` is refused with the closest name here, not after
+    every stage ran (as a hub id, by the hub). A spec with a scheme, a path or an ``org/name`` hub id is left to the
+    run (offline here)."""
+    from pathlib import Path
+
+    from interlingua.models.identity import PACKAGED
+    from interlingua.models.resolve import single_specs
+
+    for spec in recipe.compare:
+        try:
+            parts = single_specs(spec)
+        except ValueError as err:
+            raise RecipeError(f"compare: {err}") from None
+        for part in parts:
+            if not BARE_WORD.fullmatch(part) or part in PACKAGED or Path(part).expanduser().exists():
+                continue
+            raise RecipeError(f"compare: {part!r} is no encoder ({did_you_mean(part, PACKAGED)}short names: "
+                              f"{', '.join(PACKAGED)}; else a folder, st:FOLDER, models:/NAME/VERSION or a hub id "
+                              f"ORG/NAME)")
 
 
 def did_you_mean(word: str, candidates) -> str:

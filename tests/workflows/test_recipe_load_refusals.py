@@ -29,3 +29,18 @@ def test_a_reference_inside_a_py_spec_is_refused_when_the_recipe_loads():
         validate_recipe(recipe(stages))
     stages["tr"]["config"]["model"] = "concat(py:pkg.mod:f|${stages.bible.corpus})"  # beside a spec: not part of it
     assert validate_recipe(recipe(stages)) == ["bible", "tr"]
+
+
+def test_a_mistyped_compare_encoder_is_refused_with_the_closest_short_name(tmp_path):
+    """``compare: [usee]`` passed --show-config and failed after every stage ran, asking the hub for 'usee'."""
+    stages = {"bible": {"workflow": "bible-bitext"}}
+    with pytest.raises(RecipeError, match=r"^compare: 'usee' is no encoder \(did you mean 'use'\? short names: use, "
+                                          r"minilm; else a folder, st:FOLDER, models:/NAME/VERSION or a hub id "
+                                          r"ORG/NAME\)$"):
+        validate_recipe(recipe(stages, compare=["minilm", "usee"]))
+    with pytest.raises(RecipeError, match=r"^compare: 'minlm' is no encoder \(did you mean 'minilm'\?"):
+        validate_recipe(recipe(stages, compare=["concat(use|minlm)"]))
+    folder = tmp_path / "enc"
+    folder.mkdir()
+    fine = ["use", "concat(use|minilm)", "models:/enc/1", "intfloat/multilingual-e5-small", str(folder), "st:/x"]
+    assert validate_recipe(recipe(stages, compare=fine)) == ["bible"]
