@@ -119,6 +119,7 @@ def read_capped(fs: AbstractFileSystem, path: str, limit: int, what: str) -> byt
     is refused with :class:`OversizedFileError`, and on a local disk so is anything but a regular file (a FIFO or a
     device would block or never end). FileNotFoundError when it is missing."""
     if isinstance(fs, LocalFileSystem):
+        fs.size(path)  # a store's reads (no_follow.NoFollowReads) refuse a link here, a broken one or one to a FIFO too
         mode = os.stat(fs._strip_protocol(path)).st_mode
         if not stat.S_ISREG(mode):
             raise CorruptVersionError(f"refusing the {what} {path}: it is not a regular file")

@@ -285,3 +285,26 @@ def test_prune_corpus_refuses_a_linked_corpus_or_version_folder_before_asking_th
     link.symlink_to(tmp_path / "elsewhere")
     with pytest.raises(StoreLinkError, match=f"{link} is a symbolic link"):
         corpus_retention.prune_corpus(CorpusStore(str(root)), "my-corpus", 1)
+
+
+@pytest.mark.parametrize("linked", ["latest", "VERSION/manifest.json"])
+@pytest.mark.parametrize("points_to", ["nothing", "a FIFO"])
+def test_a_broken_link_or_a_link_to_a_fifo_is_refused_as_a_link(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                                 linked: str, points_to: str) -> None:
+    """The bounded read of ``latest`` and a manifest stat'ed the path (following a link) before the store's no-follow
+    open: a broken link read as a missing file ("no published corpus") and a link to a FIFO as "not a regular file"
+    (exit 1). Both are the link's one line now."""
+    import os
+
+    writer = CorpusStore(str(tmp_path / "store")).open_version("my-corpus", {"a": 1}, ["in.txt"])
+    writer.write_shard("shard-00000", pa.table({"x": [1, 2]}))
+    version = writer.publish().version
+    link = tmp_path / "store" / "my-corpus" / linked.replace("VERSION", version)
+    target = tmp_path / "elsewhere"
+    if points_to == "a FIFO":
+        os.mkfifo(target)
+    link.unlink()
+    link.symlink_to(target)
+    assert run_cli("show", "my-corpus", "--root", str(tmp_path / "store")) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.strip().splitlines() == link_refusal(link, target)
