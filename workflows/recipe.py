@@ -84,9 +84,22 @@ def plan(recipe: RecipeConfig, state: dict[str, dict[str, Any]], name: str, reso
 
 
 def preflight(config: RecipeConfig) -> None:
-    """Every stage, reference and stage config checked (:func:`validate_recipe`), for ``--show-config`` and
-    ``submit`` as for a run."""
-    checked_order(config)
+    """Every stage, reference and stage config checked (:func:`validate_recipe`), and the corpora stages read by
+    literal name (:func:`~interlingua.workflows.recipe_corpora.check_stored_corpora`), for ``--show-config`` and
+    ``submit`` as for a run. The stages the recipe's state records done and not in ``force`` are left out: a run
+    leaves out those of them it skips (:func:`stages_a_rerun_skips`, which hashes their model folders), so nothing
+    refused here is taken by the run."""
+    from interlingua.workflows.recipe_corpora import check_stored_corpora, finished_stages
+
+    order = checked_order(config)
+    check_stored_corpora(config, order, finished_stages(load_state(state_file(config))) - set(config.force))
+
+
+def state_file(config: RecipeConfig) -> Path:
+    """``<state>/recipes/<name>/state.json`` (not created)."""
+    from interlingua.core.runtime import state_path
+
+    return state_path(config.state_dir) / "recipes" / config.name / "state.json"
 
 
 #: The recipe :func:`checked_order` checked last: (a weak reference to it, its :func:`content_key`, its order). Kept
@@ -120,7 +133,7 @@ def run(config: RecipeConfig, *, address: str | None = None) -> dict[str, Any]:
     order = checked_order(config)  # once: the command's preflight checked it already
     folder = state_folder(config.state_dir)
     check_tracking_store(folder)  # no answer: exit 69 before any model folder is hashed
-    state_path = folder / "recipes" / config.name / "state.json"
+    state_path = state_file(config)
     state = load_state(state_path)
     skipped = stages_a_rerun_skips(config, order, state)  # done, unchanged and not forced: left out of the checks
     # a corpus read by name that nothing builds or holds: before MLflow starts (stages a rerun skips excepted)

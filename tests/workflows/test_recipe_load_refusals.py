@@ -44,3 +44,31 @@ def test_a_mistyped_compare_encoder_is_refused_with_the_closest_short_name(tmp_p
     folder.mkdir()
     fine = ["use", "concat(use|minilm)", "models:/enc/1", "intfloat/multilingual-e5-small", str(folder), "st:/x"]
     assert validate_recipe(recipe(stages, compare=fine)) == ["bible"]
+
+
+def test_show_config_refuses_a_literal_corpus_nothing_builds_as_a_run_does(tmp_path):
+    """``--show-config`` returned 0 for a recipe reading a corpus no stage before it builds and the store lacks; only
+    a run refused it. A stage the recipe's state records done (and not forced) is left out, as a rerun skips it."""
+    import json
+    import subprocess
+    import sys
+
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("name: bad\nstages:\n  tr: {workflow: train, config: {corpus: bible-en-s}}\n")
+    state = tmp_path / "s"
+
+    def show_config(*overrides: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "interlingua.workflows.cli", "run", "recipe", "-c", str(bad),
+                               "--show-config", *overrides], capture_output=True, text=True, timeout=120,
+                              env={"INTERLINGUA_HOME": str(state), "PATH": "/usr/bin:/bin"})
+
+    proc = show_config()
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines()[-1] == (
+        f"interlingua run: error: stage 'tr' (train): corpus: no stage before it builds corpus 'bible-en-s' and the "
+        f"corpus store {state / 'corpus'} does not hold it (see: interlingua corpus list --root {state / 'corpus'})")
+    recorded = state / "recipes" / "bad" / "state.json"
+    recorded.parent.mkdir(parents=True)
+    recorded.write_text(json.dumps({"stages": {"tr": {"status": "done", "hash": "h", "outputs": {}}}}))
+    assert show_config().returncode == 0
+    assert show_config("--set", "force=[tr]").returncode == 2
