@@ -32,7 +32,6 @@ READS: dict[str, tuple[tuple[str, str | None], ...]] = {
 #: workflow -> the config keys naming a corpus it publishes (their default: the workflow config's), each with a
 #: suffix and the output that names the corpus (ease-corpus publishes NAME, its ``corpus``, and NAME-entities).
 BUILDS: dict[str, tuple[tuple[str, str, str], ...]] = {
-    "quickstart": (("corpus_name", "", "corpus"),),
     "amr-corpus": (("corpus_name", "", "corpus"),),
     "bitext-corpus": (("corpus_name", "", "corpus"),),
     "ease-corpus": (("name", "", "corpus"), ("name", "-entities", "entities")),
@@ -42,7 +41,23 @@ BUILDS: dict[str, tuple[tuple[str, str, str], ...]] = {
     "wiki-title-lead": (("name", "", "corpus"),),
     "corpus-mix": (("name", "", "corpus"),),
     "hard-negatives": (("name", "", "corpus"),),  # unset: <the corpus it reads>-hn
+    "quickstart": (("corpus_name", "", "corpus"),),  # last: it trains too (corpus_workflow names a corpus build first)
 }
+
+
+def corpus_workflow(corpus: str) -> str | None:
+    """The workflow that builds corpus ``corpus`` (:data:`BUILDS`): the one so named, else the one whose default
+    corpus name it is, in the table's order (``bible-en-es``: bible-bitext, not quickstart); None when none is."""
+    from interlingua.workflows.registry import load_workflow
+
+    if corpus in BUILDS:
+        return corpus
+    for workflow, entries in BUILDS.items():
+        fields = load_workflow(workflow).CONFIG.model_fields
+        if any(isinstance(fields[key].default, str) and fields[key].default + suffix == corpus
+               for key, suffix, _ in entries):
+            return workflow
+    return None
 
 
 def check_stored_corpora(recipe: RecipeConfig, order: list[str], done: frozenset[str] = frozenset()) -> None:

@@ -345,7 +345,10 @@ def _manifest(store, name: str, version: str | None):
     try:
         return store.manifest(name, version or LATEST)
     except CorpusLookupError as err:
-        raise UserError(f"{err} (build it first with its corpus workflow: interlingua run ...)") from None
+        from interlingua.workflows.recipe_corpora import corpus_workflow
+
+        workflow = corpus_workflow(name) or "<corpus workflow>"
+        raise UserError(f"{err} (build it first with its corpus workflow: interlingua run {workflow})") from None
 
 
 def _dataset(store, manifest, mapping: dict[str, str], train: TrainConfig, config: TrainWorkflowConfig, pack,
