@@ -239,7 +239,7 @@ def _trial(mode: str, batch: int, settings: dict, chunk: int | None = None, time
     spec = {"mode": mode, "batch": batch, "chunk": chunk, "settings": settings, "time_steps": time_steps}
     read_fd, write_fd = os.pipe()
     pid = os.fork()
-    if pid == 0:  # child
+    if pid == 0:  # child: never returns, whatever happens
         signal.signal(signal.SIGTERM, signal.SIG_DFL)  # not the driver's handler (interleave_results')
         os.close(read_fd)
         code = 0
@@ -248,12 +248,20 @@ def _trial(mode: str, batch: int, settings: dict, chunk: int | None = None, time
             payload = json.dumps(run_trial(spec))
         except BaseException as err:  # noqa: BLE001 - report any failure (e.g. MemoryError) to the parent
             payload, code = json.dumps({"growth_mib": float("inf"), "error": repr(err)}), 1
-        with os.fdopen(write_fd, "w") as out:
-            out.write(payload)
+        try:
+            with os.fdopen(write_fd, "w") as out:
+                out.write(payload)
+        except OSError:  # the parent is gone (stopped): nobody to report to, and no traceback
+            code = 1
         os._exit(code)
     os.close(write_fd)
-    with os.fdopen(read_fd) as inp:
-        data = inp.read()
+    try:
+        with os.fdopen(read_fd) as inp:
+            data = inp.read()
+    except BaseException:  # stopped (SIGTERM's exception) while the trial runs: the child goes first
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        raise
     _, status = os.waitpid(pid, 0)
     if not data:
         return {"growth_mib": float("inf"), "error": f"trial process died (status {status})"}
@@ -347,6 +355,9 @@ def main(argv: list[str] | None = None) -> None:
     import interlingua.trainers.gradcache  # noqa: F401
     import interlingua.trainers.objectives.translation_ranking  # noqa: F401
 
+    # SIGTERM (timeout's) during the batch search is an exception, so the running trial's child is stopped too
+    # (_trial); the timing rounds below put their own handler in place, which reports the complete rounds.
+    signal.signal(signal.SIGTERM, _stop_the_search)
     cap = args.cap_mib if args.cap_mib is not None else (32.0 if args.quick else 64.0)
     time_steps = args.time_steps or (1 if args.quick else 2)
     max_ratio = args.max_ratio or (16 if args.quick else 64)
@@ -389,6 +400,10 @@ def main(argv: list[str] | None = None) -> None:
     elapsed = time.perf_counter() - started
     report(runs, plain_max, cached_max, chunk, cap, (small_steps, time_steps), rounds, max_ratio, elapsed,
            given=bool(args.cached_batch))
+
+
+def _stop_the_search(signum, frame):
+    raise SystemExit("stopped (SIGTERM) during the batch search: nothing to report")
 
 
 def report(runs: dict[str, list[dict]], plain_max: int, cached_max: int, chunk: int, cap: float,
