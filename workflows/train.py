@@ -30,7 +30,8 @@ from interlingua.core.config import Config
 from interlingua.core import tracking
 from interlingua.trainers.engine.config import TrainConfig
 from interlingua.core.names import ExperimentName, Location, RegisteredModelName, RegistryAlias, SafeName, split_corpus_ref
-from interlingua.workflows.word_retrieval_check import check_corpus, select_heldout, wanted_rows, word_columns
+from interlingua.workflows.word_retrieval_check import (BUILD_WORD_PAIRS, check_corpus, select_heldout, wanted_rows,
+                                                        word_columns)
 
 DESCRIPTION = "train any objective on any corpus version; evaluate base vs tuned on the pack; register"
 #: ``train.entity_vectors`` value meaning "the corpus's own ``<corpus>-entities`` version" (the default for EASE).
@@ -107,11 +108,14 @@ def check_columns(config: TrainWorkflowConfig, manifest) -> dict[str, str]:
         raise UserError(f"columns {unknown} are not read by objective {config.train.objective!r} "
                         f"(it reads {list(objective_columns(config.train))})")
     mapping = {c: config.columns.get(c, c) for c in objective_columns(config.train)}
-    missing = [f"{c}" if c == src else f"{c} (from {src})" for c, src in mapping.items() if src not in manifest.columns]
+    lacking = [src for src in mapping.values() if src not in manifest.columns]
+    missing = [f"{c}" if c == src else f"{c} (from {src})" for c, src in mapping.items() if src in lacking]
     if missing:
+        word_pairs = set(lacking) & set(word_columns(config.train, config.columns).values())
+        build = f"build one with word pairs: {BUILD_WORD_PAIRS}, " if word_pairs else ""
         raise UserError(f"corpus {manifest.name}@{manifest.version} lacks columns {missing} that objective "
-                        f"{config.train.objective!r} needs (it has {sorted(manifest.columns)}); choose another corpus "
-                        f"or objective, or map a column: --set columns.NAME=CORPUS_COLUMN")
+                        f"{config.train.objective!r} needs (it has {sorted(manifest.columns)}); {build}choose another "
+                        f"corpus or objective, or map a column: --set columns.NAME=CORPUS_COLUMN")
     return mapping
 
 

@@ -21,6 +21,8 @@ from interlingua.core.errors import UserError
 DEFAULT_ROWS = 500
 ID_COLUMN = "id"
 TASK = "word_retrieval"
+#: How to build a corpus version with word pairs (the hint of every check that misses them).
+BUILD_WORD_PAIRS = "interlingua run bitext-corpus --set subword_tokenizer=MODEL_FOLDER"
 
 
 def wanted_rows(rows: int | None, objective: str) -> int:
@@ -51,8 +53,7 @@ def check_corpus(rows: int, wanted: dict[str, str], manifest) -> None:
     if missing:
         raise UserError(f"word_retrieval_rows={rows} needs a bitext-corpus version made with subword_tokenizer "
                         f"(columns {[ID_COLUMN, *wanted.values()]}); {manifest.name}@{manifest.version} lacks {missing} "
-                        f"(set word_retrieval_rows=0, or build one: interlingua run bitext-corpus --set "
-                        f"subword_tokenizer=MODEL_FOLDER)")
+                        f"(set word_retrieval_rows=0, or build one: {BUILD_WORD_PAIRS})")
 
 
 def select_heldout(store, manifest, rows: int, seed: int, wanted: dict[str, str]) -> dict[str, list]:
