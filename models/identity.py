@@ -187,7 +187,7 @@ def local_model_folders(value: Any) -> list[str]:
     """The strings anywhere in ``value`` that name a local model folder (a path or ``file://`` URL to a folder
     :func:`~interlingua.models.load.is_model_folder` accepts, ``st:FOLDER``) or word-vector file (``wordvec:FILE``),
     as :func:`_model_folder` reads them, sorted; a combination spec ``MODE(A|B)`` is looked into, so each part that
-    names one is among them. (A combination's part is never a combination: the grammar nests none.)"""
+    names one is among them, inside a part that is itself a combination too."""
     found: set[str] = set()
 
     def visit(item: Any) -> None:
