@@ -15,7 +15,8 @@ logger = logging.getLogger(__name__)
 
 def select_tasks(tasks: Sequence[TaskSpec], patterns: Sequence[str]) -> list[TaskSpec]:
     """Tasks whose name or kind matches one of ``patterns`` (shell wildcards; ``NAME`` also selects
-    ``NAME_*``; "all" = every task). Raises ValueError for a pattern that matches nothing."""
+    ``NAME_*``; "all" = every task). Raises ValueError for a pattern that matches nothing, or for a chosen task whose
+    ``check`` finds a malformed file (before any encoder loads, not after other tasks ran)."""
     chosen: list[TaskSpec] = []
     for pattern in patterns:
         matched = [t for t in tasks if pattern == "all" or t.kind == pattern or fnmatch.fnmatch(t.name, pattern)
@@ -24,6 +25,9 @@ def select_tasks(tasks: Sequence[TaskSpec], patterns: Sequence[str]) -> list[Tas
             names = ", ".join(dict.fromkeys(t.name for t in tasks)) or "none"
             raise ValueError(f"task {pattern!r} matches nothing; available: {names}")
         chosen += [t for t in matched if t not in chosen]
+    for task in chosen:
+        if task.check is not None:
+            task.check()
     return chosen
 
 

@@ -18,8 +18,8 @@
 Transfer benchmarks give one task whose metrics are the per-language test accuracies (primary: their mean);
 C is chosen on the union of the dev sets of every language (English's included), as the issue's protocol states.
 Rows a transfer loader rejects are counted in the task's result (``rejected_{train,dev,test}``) and named on stderr.
-STS, BUCC, WMT20 QE and MewsC-16 files with malformed rows raise ValueError (naming the rows) instead of
-being scored on the rows that parsed."""
+STS, BUCC, WMT20 QE and MewsC-16 files with malformed rows, and unaligned Tatoeba files, raise ValueError (naming
+the rows) instead of being scored on the rows that parsed: in the task's ``check``, before any encoder loads."""
 
 from __future__ import annotations
 
@@ -119,51 +119,72 @@ def discover_official_tasks(benchmark: str, directory: str | Path) -> list[TaskS
     return tasks
 
 
+def _checked_task(name, kind, language, primary, load, score) -> TaskSpec:
+    """A task whose files ``load()`` parses and validates (ValueError naming a malformed row): once as the task's
+    check, before any encoder loads, and again in each run, which scores ``score(data, encoder, seed)``."""
+    return TaskSpec(name, kind, language, primary, lambda enc, seed: score(load(), enc, seed), check=load)
+
+
+def _sts_scores(data, enc, seed):
+    return official.sts_task(data, enc)
+
+
 def _sts17(root):
-    tasks = [TaskSpec("sts17", "sts", m[1], "spearman",
-                      lambda enc, seed, p=root.url(m.string): official.sts_task(require_clean(load_sts2017_extended(p), p), enc))
+    tasks = [_checked_task("sts17", "sts", m[1], "spearman",
+                           lambda p=root.url(m.string): require_clean(load_sts2017_extended(p), p), _sts_scores)
              for m in _one_per_label(root, r"(?:.*/)?STS\.([a-z]{2}-[a-z]{2})\.txt").values()]
     gold = {label: root.url(m.string)
             for label, m in _one_per_label(root, r"(?:.*/)?STS\.gs\.(track\w+\.[a-z]{2}-[a-z]{2})\.txt").items()}
     for m in _one_per_label(root, r"(?:.*/)?STS\.input\.(track(\w+)\.([a-z]{2}-[a-z]{2}))\.txt").values():
         if m[1] not in gold:
             raise ValueError(f"{root.url(m.string)} has no gold file STS.gs.{m[1]}.txt under {root}")
-        def run(enc, seed, inp=root.url(m.string), gs=gold[m[1]]):
-            return official.sts_task(require_clean(load_sts2017_official(inp, gs), f"{inp} + {gs}"), enc)
-        tasks.append(TaskSpec("sts17", "sts", f"{m[3]}.track{m[2]}", "spearman", run))
+        def load(inp=root.url(m.string), gs=gold[m[1]]):
+            return require_clean(load_sts2017_official(inp, gs), f"{inp} + {gs}")
+        tasks.append(_checked_task("sts17", "sts", f"{m[3]}.track{m[2]}", "spearman", load, _sts_scores))
     return tasks
+
+
+def _tatoeba_scores(data, enc, seed):
+    scores = official.tatoeba_task(data, enc)
+    return {"accuracy": scores["average"], "accuracy_xx2en": scores["src2tgt"], "accuracy_en2xx": scores["tgt2src"],
+            "alignment": scores["alignment"], "uniformity": scores["uniformity"]}
 
 
 def _tatoeba(root):
     found = {lang: m.string for lang, m in _one_per_label(root, r"(?:.*/)?tatoeba\.([a-z]+)-eng\.\1").items()}
-    def run(lang, path, enc, seed):
-        scores = official.tatoeba_task(load_tatoeba(root.parent(path), lang), enc)
-        return {"accuracy": scores["average"], "accuracy_xx2en": scores["src2tgt"], "accuracy_en2xx": scores["tgt2src"],
-                "alignment": scores["alignment"], "uniformity": scores["uniformity"]}
-    return [TaskSpec("tatoeba", "retrieval", f"{lang}-eng", "accuracy", partial(run, lang, path)) for lang, path in found.items()]
+    return [_checked_task("tatoeba", "retrieval", f"{lang}-eng", "accuracy", partial(load_tatoeba, root.parent(path), lang),
+                          _tatoeba_scores) for lang, path in found.items()]
+
+
+def _bucc_splits(root, lang, folder):
+    """The sample and training splits of BUCC ``lang``-en in ``folder`` (relative to ``root``), each clean."""
+    folder = root.url(folder)
+    return tuple(require_clean(load_bucc(folder, lang, split), f"BUCC {lang}-en {split} in {folder}")
+                 for split in ("sample", "training"))
+
+
+def _bucc_scores(splits, enc, seed):
+    result = official.bucc_task(*splits, enc)
+    return {k: result[k] for k in ("f1", "precision", "recall", "threshold")}
 
 
 def _bucc(root):
     found = {lang: posixpath.dirname(m.string)
              for lang, m in _one_per_label(root, r"(?:.*/)?([a-z]{2})-en\.sample\.gold").items()}
-    def run(lang, folder, enc, seed):
-        folder = root.url(folder)
-        sample, training = (require_clean(load_bucc(folder, lang, split), f"BUCC {lang}-en {split} in {folder}")
-                            for split in ("sample", "training"))
-        result = official.bucc_task(sample, training, enc)
-        return {k: result[k] for k in ("f1", "precision", "recall", "threshold")}
     untested = [lang for lang, folder in found.items() if not root.exists(posixpath.join(folder, f"{lang}-en.training.gold"))]
     if untested:  # the threshold is tuned on sample and F1 measured on training: without it there is no score
         raise ValueError(f"bucc under {root}: {', '.join(f'{l}-en' for l in untested)} has a sample split but no "
                          "training split (its .gold, .{src} and .en files): add them, or point --data at the languages "
                          "that have both")
-    return [TaskSpec("bucc", "mining", f"{lang}-en", "f1", partial(run, lang, folder)) for lang, folder in found.items()]
+    return [_checked_task("bucc", "mining", f"{lang}-en", "f1", partial(_bucc_splits, root, lang, folder), _bucc_scores)
+            for lang, folder in found.items()]
 
 
 def _mewsc16(root):
-    return [TaskSpec("mewsc16", "clustering", m[2], "accuracy",
-                     lambda enc, seed, d=root.parent(m.string), lang=m[2]:
-                     official.clustering_task(require_clean(load_mewsc16(d, lang), f"MewsC-16 {lang} in {d}"), enc, seed))
+    return [_checked_task("mewsc16", "clustering", m[2], "accuracy",
+                          lambda d=root.parent(m.string), lang=m[2]:
+                          require_clean(load_mewsc16(d, lang), f"MewsC-16 {lang} in {d}"),
+                          lambda data, enc, seed: official.clustering_task(data, enc, seed))
             for m in _one_per_label(root, r"((?:.*/)?)([a-z]{2})_sentences\.txt", group=2).values()]
 
 
@@ -178,8 +199,8 @@ def _wmt20qe(root):
         pair = f"{m[2]}-{m[3]}"
         if pair not in files or _QE_SPLIT_PREFERENCE.index(m[1]) < _QE_SPLIT_PREFERENCE.index(files[pair][0]):
             files[pair] = (m[1], m.string)
-    return [TaskSpec("wmt20qe", "qe", pair, "pearson",
-                     lambda enc, seed, p=root.url(path): official.qe_task(require_clean(load_wmt20_qe(p), p), enc))
+    return [_checked_task("wmt20qe", "qe", pair, "pearson", lambda p=root.url(path): require_clean(load_wmt20_qe(p), p),
+                          lambda data, enc, seed: official.qe_task(data, enc))
             for pair, (_, path) in files.items()]
 
 

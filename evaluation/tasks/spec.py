@@ -10,10 +10,13 @@ from interlingua.models.protocol import TextEncoder
 
 @dataclass(frozen=True)
 class TaskSpec:
-    """``run(encoder, seed) -> {metric: value}``; ``primary`` names the metric shown in the table."""
+    """``run(encoder, seed) -> {metric: value}``; ``primary`` names the metric shown in the table. ``check()``, when
+    given, parses and validates the task's files (ValueError for a malformed one) without an encoder, so a bad file
+    is refused before any model loads."""
 
     name: str
     kind: str
     language: str
     primary: str
     run: Callable[[TextEncoder, int], dict[str, float]]
+    check: Callable[[], object] | None = None

@@ -3,6 +3,7 @@ metric functions applied directly."""
 
 import argparse
 import json
+import re
 
 import numpy as np
 import pytest
@@ -210,6 +211,32 @@ def test_malformed_official_files_raise_instead_of_being_scored(tmp_path):
         (fr / f"fr-en.sample.{side}").write_text("")
     with pytest.raises(ValueError, match=r"fr-en has a sample split but no training split"):
         discover_official_tasks("bucc", tmp_path / "bucc")
+
+
+@pytest.mark.parametrize("benchmark, files, message", [
+    ("tatoeba", {"tatoeba.deu-eng.deu": "aa\nbb\ncc\n", "tatoeba.deu-eng.eng": "aa\nbb\n"}, "3 deu lines vs 2 eng lines"),
+    ("sts17", {"STS.en-de.txt": "abc\tabd\t4\nabc abd 3\n"}, r"1 malformed row.*STS.en-de.txt:2"),
+])
+def test_a_malformed_file_is_refused_before_any_encoder_loads(tmp_path, monkeypatch, capsys, benchmark, files, message):
+    """The files were parsed only in the task's run, after every --model was loaded, and with several models after
+    whole tasks ran for the first: each selected task's check now reads them before the encoders resolve."""
+    from interlingua.models import resolve
+    from interlingua.workflows.cli import main
+
+    good, bad = tmp_path / "good", tmp_path / "bad"
+    good.mkdir(), bad.mkdir()
+    (good / "QAM.train").write_text("aa\taa\t1\naa\tjj\t0\n")
+    (good / "QAM.dev.en").write_text("aa\taa\t1\n")
+    (good / "QAM.test.de").write_text("dd\tdd\t1\n")
+    for name, text in files.items():
+        (bad / name).write_text(text)
+    monkeypatch.setattr(resolve, "resolve_encoder", lambda spec, wrap_leaf=None: pytest.fail(f"{spec} resolved"))
+    monkeypatch.setenv("INTERLINGUA_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("INTERLINGUA_LOG_FILE", "")
+    assert main(["eval", "--model", "use,minilm", "--pack", str(tmp_path / "none"), "--seeds", "1", "--no-cache",
+                 "--data", f"qam={good}", "--data", f"{benchmark}={bad}", "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert re.search(message, err) and "Traceback" not in err and len(err.strip().splitlines()) == 1
 
 
 def test_wmt20qe_prefers_scored_test20_then_dev(tmp_path):
