@@ -1,6 +1,6 @@
 """What every benchmark's command line shares: a parser whose mistakes are one line (exit 2), and argument types that
-check a value before any work starts (an existing file, a positive integer, an asset that ``interlingua assets``
-builds)."""
+check a value before any work starts (an existing file, a positive integer, an integer above a floor, an asset that
+``interlingua assets`` builds)."""
 
 from __future__ import annotations
 
@@ -36,6 +36,19 @@ def positive_int(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
     return value
+
+
+def int_at_least(minimum: int, why: str):
+    """An argparse type: an integer >= ``minimum``; its error says ``why`` fewer does not do."""
+    def at_least(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = minimum - 1
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"expected an integer of at least {minimum} ({why}), got {text!r}")
+        return value
+    return at_least
 
 
 def _assets_folder() -> Path:

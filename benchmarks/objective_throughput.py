@@ -33,7 +33,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from interlingua.benchmarks.arguments import BenchmarkParser, add_bible_argument, positive_int
+from interlingua.benchmarks.arguments import BenchmarkParser, add_bible_argument, int_at_least, positive_int
 from interlingua.benchmarks.interleave import interleave_results, ratio
 
 #: (label, TrainConfig keys) — the baseline first.
@@ -102,7 +102,8 @@ def _rows(verses, tokenizer, entities: list[str]) -> list[dict]:
 def main(argv: list[str] | None = None) -> None:
     parser = BenchmarkParser(__doc__.split("\n")[0])
     parser.add_argument("--rounds", type=positive_int, default=3)
-    parser.add_argument("--steps", type=positive_int, default=6)
+    parser.add_argument("--steps", type=int_at_least(WARMUP_STEPS + 1, f"the first {WARMUP_STEPS} are warm-up, not timed"),
+                        default=6)
     parser.add_argument("--batch", type=positive_int, default=16, help="rows per worker per step")
     parser.add_argument("--pairs", type=positive_int, default=256, help="verse pairs in the training set")
     parser.add_argument("--hidden", type=positive_int, default=128)

@@ -22,6 +22,8 @@ def _one_line_error(capsys, module: str, argv: list[str]) -> str:
     ("wiki_extract_throughput", ["--repeat", "0"], "--repeat: expected a positive integer, got '0'"),
     ("embed_startup", ["--rounds", "0"], "--rounds: expected a positive integer, got '0'"),
     ("workers_scaling", ["--steps", "x"], "--steps"),
+    # two steps are warm-up, dropped from the timing: with fewer than 3 nothing was left, found after every run
+    ("objective_throughput", ["--steps", "2"], "--steps: expected an integer of at least 3 (the first 2 are warm-up"),
 ])
 def test_a_plain_mistake_is_one_line_and_exit_2(capsys, tmp_path, monkeypatch, module, argv, named):
     monkeypatch.chdir(tmp_path)
