@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import statistics
 import time
+from pathlib import Path
 
 from interlingua.benchmarks.arguments import BenchmarkParser, existing_file, positive_int
 from interlingua.benchmarks.interleave import format_ratio, interleave
@@ -66,11 +67,19 @@ def link_f1(predicted: list[str], reference: list[str]) -> float:
     return 200.0 * tp / max(2 * tp + fp + fn, 1)
 
 
+def _systran_tables(folder: str) -> str:
+    """An argparse type: a parameters folder holding the forward.bin and reverse.bin that plain fast_align opens."""
+    for name in ("forward.bin", "reverse.bin"):
+        existing_file(str(Path(folder, name)))
+    return folder
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = BenchmarkParser(__doc__)
     parser.add_argument("--src", required=True, type=existing_file, help="tokenized source file")
     parser.add_argument("--tgt", required=True, type=existing_file, help="tokenized target file")
-    parser.add_argument("--params", required=True, help="learned fast_align parameters directory (forward.bin for systran too)")
+    parser.add_argument("--params", required=True, type=_systran_tables,
+                        help="learned fast_align parameters directory (forward.bin and reverse.bin for systran too)")
     parser.add_argument("--workers", type=int, nargs="*", default=[1, 2], help="Ray actor counts (none: in process only)")
     parser.add_argument("--rounds", type=positive_int, default=3)
     parser.add_argument("--limit", type=int, default=None, help="first N pairs only")

@@ -50,3 +50,13 @@ def test_the_bible_is_looked_for_under_interlingua_home(capsys, tmp_path, monkey
 def test_a_bible_named_with_the_option_is_checked(capsys, tmp_path):
     err = _one_line_error(capsys, "objective_throughput", ["--bible", str(tmp_path / "b.parquet")])
     assert f"--bible: {tmp_path / 'b.parquet'} not found" in err
+
+
+def test_align_throughput_checks_the_tables_plain_fast_align_opens(capsys, tmp_path, monkeypatch):
+    """--params was opened unchecked by systran_align after the bitext was read: a RuntimeError traceback."""
+    monkeypatch.chdir(tmp_path)
+    for name in ("s.txt", "t.txt", "p/forward.bin"):
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        (tmp_path / name).write_text("a\n")
+    err = _one_line_error(capsys, "align_throughput", ["--src", "s.txt", "--tgt", "t.txt", "--params", "p"])
+    assert "--params: no file p/reverse.bin" in err
