@@ -9,7 +9,9 @@ task holding no CPU right after connecting, before any actor or model starts, an
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+import contextvars
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from interlingua.core.errors import UserError
@@ -21,6 +23,26 @@ def runs_on_cluster(address: str | None) -> bool:
     from interlingua.core.runtime import chosen_ray_address
 
     return chosen_ray_address(address) is not None
+
+
+#: Set while a config is checked for a job to submit (``interlingua submit``): its work runs on the cluster, whose
+#: corpus store is the cluster's ``INTERLINGUA_HOME`` (or the share ``--state-dir`` names), not this machine's.
+_FOR_A_JOB: contextvars.ContextVar[bool] = contextvars.ContextVar("interlingua_checking_for_a_job", default=False)
+
+
+@contextlib.contextmanager
+def checking_for_a_job() -> Iterator[None]:
+    """Within it, :func:`checks_this_machines_store` is False: checks of this machine's corpus store are left out."""
+    token = _FOR_A_JOB.set(True)
+    try:
+        yield
+    finally:
+        _FOR_A_JOB.reset(token)
+
+
+def checks_this_machines_store() -> bool:
+    """Whether a config check may read this machine's corpus store: not while it checks a job to submit."""
+    return not _FOR_A_JOB.get()
 
 
 def check_on_cluster(check: Callable[[Any], None], config: Any,

@@ -85,14 +85,16 @@ def plan(recipe: RecipeConfig, state: dict[str, dict[str, Any]], name: str, reso
 
 def preflight(config: RecipeConfig) -> None:
     """Every stage, reference and stage config checked (:func:`validate_recipe`), and the corpora stages read by
-    literal name (:func:`~interlingua.workflows.recipe_corpora.check_stored_corpora`), for ``--show-config`` and
-    ``submit`` as for a run. The stages the recipe's state records done and not in ``force`` are left out: a run
+    literal name (:func:`~interlingua.workflows.recipe_corpora.check_stored_corpora`; not for ``submit``, whose job
+    reads the cluster's store), for ``--show-config`` and ``submit`` as for a run. The stages the recipe's state records done and not in ``force`` are left out: a run
     leaves out those of them it skips (:func:`stages_a_rerun_skips`, which hashes their model folders), so nothing
     refused here is taken by the run."""
+    from interlingua.core.where_it_runs import checks_this_machines_store
     from interlingua.workflows.recipe_corpora import check_stored_corpora, finished_stages
 
     order = checked_order(config)
-    check_stored_corpora(config, order, finished_stages(load_state(state_file(config))) - set(config.force))
+    if checks_this_machines_store():  # submit: the job's store is the cluster's, checked by the job's run
+        check_stored_corpora(config, order, finished_stages(load_state(state_file(config))) - set(config.force))
 
 
 def state_file(config: RecipeConfig) -> Path:

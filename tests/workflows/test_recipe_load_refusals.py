@@ -72,3 +72,18 @@ def test_show_config_refuses_a_literal_corpus_nothing_builds_as_a_run_does(tmp_p
     recorded.write_text(json.dumps({"stages": {"tr": {"status": "done", "hash": "h", "outputs": {}}}}))
     assert show_config().returncode == 0
     assert show_config("--set", "force=[tr]").returncode == 2
+
+
+def test_submit_leaves_this_machines_corpus_store_to_the_job(tmp_path, capsys):
+    """The job of ``submit recipe`` reads the cluster's corpus store (its INTERLINGUA_HOME, or the share --state-dir
+    names), not this machine's: a corpus only the cluster holds was refused by a submit checking the local store.
+    The literal-corpus check this machine's store answers stays with --show-config and local runs."""
+    from interlingua.workflows.cli import main
+
+    recipe = tmp_path / "r.yaml"
+    recipe.write_text("name: r\nstages:\n  tr: {workflow: train, config: {corpus: held-by-the-cluster}}\n")
+    code = main(["submit", "recipe", "-c", str(recipe), "--dry-run", "--shared-path", str(tmp_path), "--tracking-uri", "http://mlflow.internal:5000",
+                 "--set", f"state_dir={tmp_path / 's'}"])  # a share: the store the job would read
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    assert '"held-by-the-cluster"' in out.out

@@ -87,7 +87,10 @@ def run(args: argparse.Namespace) -> int:
         workflow = load_workflow(name)
         # -c FILE and --set merged, before validation (whose errors show values): the config travels with the job
         config = load_config(workflow.CONFIG, args.config, args.overrides, check=check_config)
-        preflight(workflow, config, machine=False)  # what the cluster's machines have: the job checks it there
+        from interlingua.core.where_it_runs import checking_for_a_job
+
+        with checking_for_a_job():  # not this machine's store either
+            preflight(workflow, config, machine=False)  # what the cluster's machines have: the job checks it there
         config_class = workflow.CONFIG
     # A dry run may check a command meant for another machine (a CronJob pod that mounts the share): a missing
     # --shared-path is a note there, and refused when submitting.
