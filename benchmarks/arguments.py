@@ -8,6 +8,8 @@ import argparse
 import os
 from pathlib import Path
 
+from interlingua.core.argument_types import positive_int  # noqa: F401  (every benchmark's --rounds)
+
 
 class BenchmarkParser(argparse.ArgumentParser):
     """argparse's parser whose mistakes (a missing file, a bad number, a missing asset) are one line with a hint,
@@ -25,17 +27,6 @@ def existing_file(text: str) -> str:
     if not Path(text).is_file():
         raise argparse.ArgumentTypeError(f"no file {text} (from the folder {os.getcwd()})")
     return text
-
-
-def positive_int(text: str) -> int:
-    """An argparse type: an integer >= 1."""
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return value
 
 
 def int_at_least(minimum: int, why: str):

@@ -145,27 +145,9 @@ def test_address_local_keeps_the_clusters_address_from_the_local_rays_workers(mo
 def test_a_cluster_address_reaches_ray_with_its_scheme_in_lower_case(monkeypatch, tmp_path):
     """``--address RAY://head:10001`` passes the scheme check (any case) and reached ``ray.init`` as given, which
     Ray's client refuses (it takes ``ray://`` only); it now reaches it as ``ray://head:10001``."""
-    import ray
-
     from interlingua.core import runtime
 
-    class Started(Exception):
-        pass
-
-    seen = []
-
-    def init(**kwargs):
-        seen.append(kwargs["address"])
-        raise Started
-
-    monkeypatch.setenv("INTERLINGUA_HOME", str(tmp_path))
-    monkeypatch.delenv("RAY_ADDRESS", raising=False)
-    monkeypatch.setattr(ray, "is_initialized", lambda: False)
-    monkeypatch.setattr(ray, "init", init)
-    monkeypatch.setattr(runtime, "check_cluster_address", lambda address: None)
-    with pytest.raises(Started):
-        runtime.init_ray("RAY://head:10001")
-    assert seen == ["ray://head:10001"]
+    assert _cluster_init_kwargs(monkeypatch, tmp_path, "RAY://head:10001")["address"] == "ray://head:10001"
     assert runtime.scheme_in_lower_case("Head:6379") == "Head:6379"
 
 
@@ -174,30 +156,13 @@ def test_a_clusters_workers_print_whole_lines_through_the_setup_hook(monkeypatch
     """Only a local Ray's workers ran the setup hook that makes a print one write (a cluster's Ray Data tasks and
     operator actors could still send a blank line to the console); the cluster branch of init_ray now gives Ray it too,
     a module path its workers import."""
-    import ray
     from ray._common.utils import load_class
 
     from interlingua.core import console, runtime
 
-    class Started(Exception):
-        pass
-
-    seen = []
-
-    def init(**kwargs):
-        seen.append(kwargs["runtime_env"])
-        raise Started
-
-    monkeypatch.setenv("INTERLINGUA_HOME", str(tmp_path))
-    monkeypatch.delenv("RAY_ADDRESS", raising=False)
-    monkeypatch.setattr(ray, "is_initialized", lambda: False)
-    monkeypatch.setattr(ray, "init", init)
-    monkeypatch.setattr(runtime, "check_cluster_address", lambda address: None)
-    with pytest.raises(Started):
-        runtime.init_ray(address)
-    hook = seen[0]["worker_process_setup_hook"]
-    assert load_class(hook) is console.worker_prints_whole_lines
-    assert seen[0]["env_vars"] == runtime.forwarded_env(console.QUIET_ENV)
+    runtime_env = _cluster_init_kwargs(monkeypatch, tmp_path, address)["runtime_env"]
+    assert load_class(runtime_env["worker_process_setup_hook"]) is console.worker_prints_whole_lines
+    assert runtime_env["env_vars"] == runtime.forwarded_env(console.QUIET_ENV)
 
 
 def test_a_submitted_jobs_runtime_env_keeps_the_workers_setup_hook(tmp_path):
@@ -231,6 +196,16 @@ def test_a_job_with_its_own_setup_hook_keeps_it_alone(monkeypatch, tmp_path, job
     user's now stays alone, and a job without one gets ours."""
     import json
 
+    if job_config is None:
+        monkeypatch.delenv("RAY_JOB_CONFIG_JSON_ENV_VAR", raising=False)
+    else:
+        monkeypatch.setenv("RAY_JOB_CONFIG_JSON_ENV_VAR", json.dumps(job_config))
+    runtime_env = _cluster_init_kwargs(monkeypatch, tmp_path, "10.0.0.5:6379")["runtime_env"]
+    assert ("worker_process_setup_hook" in runtime_env) is ours
+
+
+def _cluster_init_kwargs(monkeypatch, tmp_path, address: str) -> dict:
+    """What init_ray(address) hands ray.init for a cluster (ray.init stopped there, the address not probed)."""
     import ray
 
     from interlingua.core import runtime
@@ -241,18 +216,14 @@ def test_a_job_with_its_own_setup_hook_keeps_it_alone(monkeypatch, tmp_path, job
     seen = []
 
     def init(**kwargs):
-        seen.append(kwargs["runtime_env"])
+        seen.append(kwargs)
         raise Started
 
     monkeypatch.setenv("INTERLINGUA_HOME", str(tmp_path))
     monkeypatch.delenv("RAY_ADDRESS", raising=False)
-    if job_config is None:
-        monkeypatch.delenv("RAY_JOB_CONFIG_JSON_ENV_VAR", raising=False)
-    else:
-        monkeypatch.setenv("RAY_JOB_CONFIG_JSON_ENV_VAR", json.dumps(job_config))
     monkeypatch.setattr(ray, "is_initialized", lambda: False)
     monkeypatch.setattr(ray, "init", init)
     monkeypatch.setattr(runtime, "check_cluster_address", lambda address: None)
     with pytest.raises(Started):
-        runtime.init_ray("10.0.0.5:6379")
-    assert ("worker_process_setup_hook" in seen[0]) is ours
+        runtime.init_ray(address)
+    return seen[0]

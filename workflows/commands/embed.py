@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from interlingua.core.argument_types import positive_int
+
 HELP = "embed sentences with an encoder (HF id, folder, fsspec URL or models:/NAME@ALIAS)"
 DESCRIPTION = (HELP + ". Any encoder `interlingua eval` takes: a sentence-transformers stack with a Dense head, a "
                "meaning-head or combined encoder, MODE(A|B), py:module:factory.")
@@ -18,21 +20,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="encoder: models:/NAME@ALIAS, a local folder, an fsspec URL or a Hugging Face id")
     parser.add_argument("--input", help="text file, one sentence per line ('-' for stdin)")
     parser.add_argument("--out", help="write vectors to this .npy file instead of printing them")
-    parser.add_argument("--batch-size", type=_positive_int, default=32,
+    parser.add_argument("--batch-size", type=positive_int, default=32,
                         help="sentences encoded at a time (default %(default)s)")
     parser.add_argument("--no-normalize", action="store_true",
                         help="skip the extra L2 normalization (a model ending in a Normalize module stays unit length)")
     parser.add_argument("--similarity", action="store_true", help="also print the cosine similarity matrix")
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return value
 
 
 def run(args: argparse.Namespace) -> int:
