@@ -85,7 +85,7 @@ def test_a_run_killed_and_resumed_from_its_checkpoint_logs_each_step_once(run):
         before_kill.log({"loss": 1.0 / step, "lr": 0.1, "step": step}, step)
     before_kill.close()  # what was queued had landed when the process died
 
-    resumed = _MetricsLogger(run_id, uri)
+    resumed = _MetricsLogger(run_id, uri, resumed=True)
     assert resumed.logged_through == 7
     for step in range(5, 11):
         resumed.log({"loss": 2.0 / step, "lr": 0.2, "step": step}, step)
@@ -107,7 +107,22 @@ def test_a_run_whose_history_cannot_be_read_logs_every_step(run, monkeypatch):
 
     monkeypatch.setattr(MlflowClient, "get_run", unreadable)
     with pytest.warns(UserWarning, match="its last logged step could not be read .*tracking server unreachable"):
-        logger = _MetricsLogger(run_id, uri)
+        logger = _MetricsLogger(run_id, uri, resumed=True)
     logger.log({"loss": 0.5}, 1)
     logger.close()
     assert [m.step for m in client.get_metric_history(run_id, "loss")] == [1]
+
+
+def test_a_loop_from_step_0_logs_every_step_into_a_run_with_a_history(run):
+    """A second training logged to the same run (Python ``fit(..., run_id=R)`` twice): its loop starts at step 0, so
+    none of its steps is taken for one a killed process logged; each of its steps is logged."""
+    uri, client, run_id = run
+    first = _MetricsLogger(run_id, uri)
+    for step in range(1, 6):
+        first.log({"loss": 1.0}, step)
+    first.close()
+    second = _MetricsLogger(run_id, uri)
+    for step in range(1, 4):
+        second.log({"loss": 2.0}, step)
+    second.close()
+    assert sorted(m.value for m in client.get_metric_history(run_id, "loss")) == [1.0] * 5 + [2.0] * 3

@@ -79,7 +79,7 @@ def train_loop_per_worker(loop_config: dict[str, Any]) -> None:
     engine, scheduler = build_engine(model, config, use_gpu)
 
     start_step = _restore(engine, loop_config.get("resume_from"), rank)
-    tracker = _MetricsLogger(loop_config.get("run_id"), tracking_uri) if rank == 0 else None
+    tracker = _MetricsLogger(loop_config.get("run_id"), tracking_uri, resumed=start_step > 0) if rank == 0 else None
     global_batch = config.batch_size * world
     negatives = objective.negatives_per_anchor(global_batch)
     run_step = step_function(engine, objective, config, world)
@@ -286,10 +286,11 @@ class _MetricsLogger:
     never stops training.
 
     A run resumed after a kill trains again the steps between its checkpoint and the kill, which the run's history
-    already holds: the run's last logged step is read once, here, and steps up to it are not logged again (each
-    (metric, step) is in the history once, its value the one logged first)."""
+    already holds: for a ``resumed`` loop the run's last logged step is read once, here, and steps up to it are not
+    logged again (each (metric, step) is in the history once, its value the one logged first). A loop from step 0
+    logs every step, into a run with a history too (a second training logged to one run)."""
 
-    def __init__(self, run_id: str | None, tracking_uri: str | None):
+    def __init__(self, run_id: str | None, tracking_uri: str | None, *, resumed: bool = False):
         self.run_id = run_id
         self.client = None
         self.failures = 0
@@ -299,7 +300,7 @@ class _MetricsLogger:
             from mlflow.tracking import MlflowClient
 
             self.client = MlflowClient(tracking_uri=tracking_uri)
-            self.logged_through = self._last_logged_step()
+            self.logged_through = self._last_logged_step() if resumed else 0
 
     def _last_logged_step(self) -> int:
         """The step of the run's latest ``loss`` (logged with every step's batch), 0 for none or an unreadable run
