@@ -312,9 +312,10 @@ def check_factory_references(name: str, recipe: RecipeConfig) -> None:
 
 
 def check_compare(recipe: RecipeConfig) -> None:
-    """Each ``compare`` spec (alone or as a part of ``MODE(A|B)``) that is a bare word must be a packaged encoder's
-    short name (``use``, ``minilm``) or an existing folder: ``usee`` is refused with the closest name here, not after
-    every stage ran (as a hub id, by the hub). A spec with a scheme, a path or an ``org/name`` hub id is left to the
+    """A ``compare`` spec (alone or as a part of ``MODE(A|B)``) that is a bare word close to a packaged encoder's
+    short name (``use``, ``minilm``) without being one, nor an existing folder, is refused with that name here
+    (``usee``), not after every stage ran (as a hub id, by the hub). Any other bare word may be a hub id without an
+    org (``bert-base-multilingual-cased``), and a spec with a scheme, a path or an ``org/name`` hub id is left to the
     run (offline here)."""
     from pathlib import Path
 
@@ -327,7 +328,8 @@ def check_compare(recipe: RecipeConfig) -> None:
         except ValueError as err:
             raise RecipeError(f"compare: {err}") from None
         for part in parts:
-            if not BARE_WORD.fullmatch(part) or part in PACKAGED or Path(part).expanduser().exists():
+            if (not BARE_WORD.fullmatch(part) or part in PACKAGED or not did_you_mean(part, PACKAGED)
+                    or Path(part).expanduser().exists()):
                 continue
             raise RecipeError(f"compare: {part!r} is no encoder ({did_you_mean(part, PACKAGED)}short names: "
                               f"{', '.join(PACKAGED)}; else a folder, st:FOLDER, models:/NAME/VERSION or a hub id "

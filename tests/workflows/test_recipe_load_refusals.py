@@ -42,7 +42,8 @@ def test_a_mistyped_compare_encoder_is_refused_with_the_closest_short_name(tmp_p
         validate_recipe(recipe(stages, compare=["concat(use|minlm)"]))
     folder = tmp_path / "enc"
     folder.mkdir()
-    fine = ["use", "concat(use|minilm)", "models:/enc/1", "intfloat/multilingual-e5-small", str(folder), "st:/x"]
+    fine = ["use", "concat(use|minilm)", "models:/enc/1", "intfloat/multilingual-e5-small", str(folder), "st:/x",
+            "bert-base-multilingual-cased", "xlm-roberta-base", "concat(use|gpt2)"]  # hub ids without an org
     assert validate_recipe(recipe(stages, compare=fine)) == ["bible"]
 
 
