@@ -93,13 +93,18 @@ def split_combination(spec: str) -> tuple[str, str, str] | None:
 
 
 def _top_level_parts(inner: str) -> list[str]:
-    """``inner`` split at each ``|`` outside parentheses: ``concat(A|B)|C`` -> [``concat(A|B)``, ``C``]."""
+    """``inner`` split at each ``|`` outside parentheses: ``concat(A|B)|C`` -> [``concat(A|B)``, ``C``]. Parentheses
+    that do not pair up (a folder named ``a(b``) nest nothing: ``inner`` is split at every ``|``."""
     parts, depth, start = [], 0, 0
     for i, char in enumerate(inner):
         depth += {"(": 1, ")": -1}.get(char, 0)
+        if depth < 0:
+            break
         if char == "|" and depth == 0:
             parts.append(inner[start:i])
             start = i + 1
+    if depth != 0:
+        return inner.split("|")
     return [*parts, inner[start:]]
 
 
