@@ -43,7 +43,7 @@ def fit(model: str, train_dataset, config: TrainConfig, *, storage_path: str | o
     from interlingua.trainers.engine.checkpoints import latest_complete
 
     objective_class = check_before_training(model, train_dataset, config)
-    train_dataset = _read_before_training(train_dataset)
+    train_dataset = _read_before_training(train_dataset, config)
     plan = device_plan(config.use_gpu)
     storage = Path(storage_path).resolve()
     resume = latest_complete(storage / name)
@@ -71,13 +71,18 @@ def fit(model: str, train_dataset, config: TrainConfig, *, storage_path: str | o
     return _result(result.checkpoint.path, dict(result.metrics or {}))
 
 
-def _read_before_training(dataset):
-    """``dataset`` with its reads done (materialized), a lazy one's (``store.read_ray(...)``) before the workers start:
-    its read tasks each need a CPU, and workers holding every CPU of the machine (2 workers on 2 CPUs) left them
-    waiting forever. A dataset already materialized (what the workflows hand over, shuffled) is used as it is."""
+def _read_before_training(dataset, config: TrainConfig):
+    """``dataset``, with its reads done first (materialized) when the workers would hold every CPU of the Ray cluster:
+    a lazy dataset's read tasks (``store.read_ray(...)``) each need a CPU, and 2 workers on 2 CPUs left them waiting
+    forever. With a CPU to spare a lazy dataset streams into the workers, as a corpus larger than the object store
+    must; a dataset already materialized (what the workflows hand over, shuffled) is used as it is."""
+    import ray
     from ray.data.dataset import MaterializedDataset
 
-    return dataset if isinstance(dataset, MaterializedDataset) else dataset.materialize()
+    if isinstance(dataset, MaterializedDataset):
+        return dataset
+    spare = ray.cluster_resources().get("CPU", 0) - config.num_workers * config.cpus_per_worker
+    return dataset.materialize() if spare < 1 else dataset
 
 
 def _ordered_ingest():
