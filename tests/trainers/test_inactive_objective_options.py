@@ -56,3 +56,20 @@ def test_a_recipe_stage_giving_an_objective_not_chosen_is_refused():
     with pytest.raises(RecipeError, match=r"stage 'tr' \(train\): train: .*options\.ease\.ease_lambda: an option of "
                                           r"objective 'ease', but the objective is 'translation_ranking'"):
         validate_recipe(RecipeConfig(name="r", stages=stages))
+
+
+def test_a_files_objective_and_its_options_replaced_by_set_are_dropped_together(tmp_path):
+    """A file tuned for simcse_unsup (its objective and options) with ``--set train.objective=translation_ranking``
+    over it worked before 26b2c4d and was then refused, the message naming the file: the options went with the
+    file's choice, which --set replaced, as the workflow's default options of a replaced objective do. Options the
+    file gives for an objective it did not choose are still refused."""
+    path = tmp_path / "obj.yaml"
+    path.write_text("corpus: c\ntrain: {objective: simcse_unsup, options: {simcse_unsup: {temperature: 0.07}}}\n")
+    replaced = load_config(TrainWorkflowConfig, path, ["train.objective=translation_ranking"])
+    assert replaced.train.objective == "translation_ranking" and list(replaced.train.options) == ["translation_ranking"]
+    kept = load_config(TrainWorkflowConfig, path)
+    assert kept.train.options == {"simcse_unsup": {"temperature": 0.07}}
+    other = tmp_path / "other.yaml"
+    other.write_text("corpus: c\ntrain: {objective: simcse_unsup, options: {ease: {ease_lambda: 0.5}}}\n")
+    with pytest.raises(ConfigError, match=r"options\.ease\.ease_lambda: an option of objective 'ease'"):
+        load_config(TrainWorkflowConfig, other, ["train.objective=translation_ranking"])

@@ -123,6 +123,7 @@ class TrainConfig(Config):
         written (``one_mapping``: a file) both spellings with two values are refused, as a recipe stage's are."""
         from interlingua.trainers.objectives.registry import objective_class
 
+        given = _without_replaced_choice(given, final)
         name = (final or {}).get("objective", given.get("objective", base.get("objective",
                                                                               cls.model_fields["objective"].default)))
         try:
@@ -226,6 +227,17 @@ class TrainConfig(Config):
         for objective in objective_names():
             lines.extend(config_fields_help(objective_class(objective).Options, f"{prefix}options.{objective}."))
         return lines
+
+
+def _without_replaced_choice(given: dict[str, Any], final: dict[str, Any] | None) -> dict[str, Any]:
+    """A layer that chose an objective a later layer replaces (a file's ``objective: simcse_unsup`` with its options,
+    then ``--set train.objective=translation_ranking``), less its options of the objective it chose: they went with
+    that choice, as the workflow's default options of a replaced objective do (:meth:`TrainConfig.section_base`).
+    Options of an objective the layer did not choose itself stay, and are refused if it is not the final one."""
+    own, options = given.get("objective"), given.get("options")
+    if not own or own == (final or {}).get("objective", own) or not isinstance(options, dict) or own not in options:
+        return given
+    return {**given, "options": {key: value for key, value in options.items() if key != own}}
 
 
 def _one_value(key: str, value: Any, nested: dict[str, Any], objective: str) -> None:
