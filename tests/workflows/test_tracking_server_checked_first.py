@@ -17,17 +17,17 @@ def closed_tracking_uri(tmp_path, monkeypatch):
     """``MLFLOW_TRACKING_URI`` of a port nothing listens on, a fresh state folder, no Ray or MLflow reachable."""
     from interlingua.core import runtime
 
-    with socket.socket() as probe:  # a free port, closed again: nothing listens there
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    uri = f"http://127.0.0.1:{port}"
+    held = socket.socket()  # bound, never listening, for the whole test: connections are refused, and no other
+    held.bind(("127.0.0.1", 0))  # process (a test suite beside this one, a Ray) can take the port and answer there
+    uri = f"http://127.0.0.1:{held.getsockname()[1]}"
     monkeypatch.setenv("MLFLOW_TRACKING_URI", uri)
     monkeypatch.setenv("INTERLINGUA_HOME", str(tmp_path / "home"))
     monkeypatch.delenv("RAY_ADDRESS", raising=False)
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(runtime, "init_ray", lambda *a, **k: pytest.fail("Ray started"))
     monkeypatch.setattr(runtime, "configure_mlflow", lambda *a, **k: pytest.fail("reached MLflow"))
-    return uri
+    with held:
+        yield uri
 
 
 def test_quickstart_exits_69_before_its_assets_ray_and_corpus(closed_tracking_uri, monkeypatch, capsys):
