@@ -531,6 +531,8 @@ class VersionWriter:
             except StoreLinkError as error:  # a link planted in another writer's folder: not adopted
                 logger.warning("not adopting shard %s from %s: %s", shard_id, other, error)
                 continue
+            except FileNotFoundError:  # that writer's folder went meanwhile (it published, or was cleaned up)
+                continue
             self._write_completion(shard, completion.columns)
             return True
         return False

@@ -264,3 +264,32 @@ def test_staging_removed_whole_while_another_writer_removes_it_too(tmp_path: Pat
     writer._remove_dir(str(staging))
     assert not staging.exists()
     assert len(calls) == 2
+
+
+def test_a_shard_whose_other_writer_vanishes_mid_adoption_is_not_adopted(tmp_path, monkeypatch):
+    """Three writers racing one version (tests/faults/test_concurrent_store.py): a writer adopting a shard another
+    writer completed found that writer's folder gone between reading its record and linking its files (it had
+    published and was cleaned up) and died with a FileNotFoundError traceback; it now adopts nothing and writes the
+    shard itself."""
+    import shutil
+
+    import pyarrow as pa
+
+    from interlingua.operators.corpus.store import CorpusStore
+    from interlingua.operators.corpus import version_writer
+
+    store = CorpusStore(str(tmp_path / "store"))
+    first = store.open_version("c", {"a": 1}, ["in.txt"])
+    first.write_shard("shard-00000", pa.table({"x": [1, 2]}))
+    second = store.open_version("c", {"a": 1}, ["in.txt"])
+    link = version_writer.VersionWriter._copy_or_link
+
+    def vanishing(self, source, target):
+        shutil.rmtree(first._dir)  # the other writer's folder goes between the record and the files
+        return link(self, source, target)
+
+    monkeypatch.setattr(version_writer.VersionWriter, "_copy_or_link", vanishing)
+    assert second.is_complete("shard-00000") is False
+    monkeypatch.setattr(version_writer.VersionWriter, "_copy_or_link", link)
+    second.write_shard("shard-00000", pa.table({"x": [1, 2]}))
+    assert store.read_table("c", second.publish().version).num_rows == 2
