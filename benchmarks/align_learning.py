@@ -52,12 +52,9 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     os.environ["OMP_NUM_THREADS"] = str(args.systran_threads)  # before systran_align loads OpenMP
 
-    import numpy as np
     import ray
 
-    from interlingua.benchmarks.align_throughput import identical, link_f1
     from interlingua.benchmarks.interleave import format_ratio, interleave
-    from interlingua.operators.align.bidirectional_aligner import BidirectionalAligner
     from interlingua.operators.align.distributed_em import RayExecutor
     from interlingua.operators.align.fast_align_em import InProcessExecutor, encode_corpus, learn_tables
     from interlingua.operators.align.fast_align_training import FastAlignSettings, fast_align_token, learn_fast_align

@@ -70,7 +70,6 @@ from interlingua.operators.corpus.manifest import (
     InputFingerprint,
     Lineage,
     Manifest,
-    StoredFile,
     VersionSummary,
     config_hash,
 )
