@@ -5,18 +5,30 @@ dataset card ``README.md`` and ``manifest.json`` — that ``datasets.load_datase
 ``pandas.read_parquet(DIR/data)`` read as is (every file copied in is checked against its manifest's size
 and SHA-256 first: ``CorruptVersionError`` naming the one that differs). ``hf``: ``DatasetDict.save_to_disk``
 of ``CorpusStore.to_hf`` (``train`` and ``rejects``), for ``datasets.load_from_disk(DIR)``.
+
+An export that fails (a file of the version that is a link or damaged, a full disk) leaves no partial ``DIR`` that
+could pass for a finished one: see :func:`_whole_or_nothing`.
 """
 
 from __future__ import annotations
 
+import errno
+import os
+import shutil
+import uuid
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager
 from typing import TYPE_CHECKING, Literal
 
+from fsspec import AbstractFileSystem
 from fsspec.core import url_to_fs
 
 from interlingua.core.integrity import read_checked
+from interlingua.core.no_follow import is_local
 from interlingua.operators.corpus.dataset_card import CARD_FILE, dataset_card
 
 if TYPE_CHECKING:
+    from interlingua.operators.corpus.manifest import Manifest
     from interlingua.operators.corpus.store import CorpusStore
 
 ExportFormat = Literal["parquet", "hf"]
@@ -33,8 +45,6 @@ def export_version(store: CorpusStore, name: str, version: str, out: str, fmt: E
     store_fs, store_root = url_to_fs(store.root)
     store_root = store_root.rstrip("/")
     if "://" not in out and "://" not in store.root:  # local: the folders links lead to
-        import os
-
         root, store_root = os.path.realpath(root), os.path.realpath(store_root)
     inside = root[len(store_root):].strip("/").split("/") if root == store_root or root.startswith(store_root + "/") else None
     if type(fs) is type(store_fs) and inside is not None and (len(inside) > 1 or inside[0] in ("", *store.corpus_names())):
@@ -42,10 +52,17 @@ def export_version(store: CorpusStore, name: str, version: str, out: str, fmt: E
         raise ValueError(f"{out} is inside the corpus store {store.root} (in a corpus's folder); export to a folder "
                          "outside it")
     if fs.exists(root) and fs.ls(root, detail=False):
-        raise ValueError(f"{out} exists and is not empty; export into a new folder")
-    if fmt == "hf":
-        store.to_hf(name, manifest.version).save_to_disk(out)
-        return manifest.version
+        raise _not_empty(out)
+    with _whole_or_nothing(fs, root, out) as folder:
+        if fmt == "hf":
+            store.to_hf(name, manifest.version).save_to_disk(fs.unstrip_protocol(folder))
+        else:
+            _write_parquet(store, manifest, fs, folder)
+    return manifest.version
+
+
+def _write_parquet(store: CorpusStore, manifest: Manifest, fs: AbstractFileSystem, root: str) -> None:
+    """The ``parquet`` export of ``manifest`` in the folder ``root`` of ``fs``, its ``manifest.json`` written last."""
     local_shards = []
     for shard in manifest.shards:
         for relative, size, expected in ((shard.path, shard.bytes, shard.sha256),
@@ -60,4 +77,64 @@ def export_version(store: CorpusStore, name: str, version: str, out: str, fmt: E
     exported = manifest.model_copy(update={"shards": tuple(local_shards), "artifacts": ()})
     fs.pipe_file(f"{root}/{CARD_FILE}", dataset_card(exported).encode("utf-8"))
     fs.pipe_file(f"{root}/manifest.json", exported.to_json().encode("utf-8"))
-    return manifest.version
+
+
+def _whole_or_nothing(fs: AbstractFileSystem, root: str, out: str) -> AbstractContextManager[str]:
+    """The folder to write the export of ``root`` (absent or empty) into, so that ``root`` ends holding a finished
+    export or as it was."""
+    return _renamed_into_place(root, out) if is_local(fs) else _removed_on_failure(fs, root)
+
+
+@contextmanager
+def _renamed_into_place(root: str, out: str) -> Iterator[str]:
+    """On a local disk: a hidden sibling of ``root``, renamed onto it at the end (atomic: even a killed export leaves
+    ``root`` untouched), removed, with the parents made for it, when the export fails."""
+    target = os.path.realpath(root)
+    parent, base = os.path.split(target)
+    staging = os.path.join(parent, f".{base}.exporting-{uuid.uuid4().hex[:12]}")
+    made = _make_folders(parent)
+    try:
+        yield staging
+        try:
+            os.rename(staging, target)  # replaces an empty folder, never one with files
+        except OSError as error:
+            if error.errno in (errno.ENOTEMPTY, errno.EEXIST):
+                raise _not_empty(out) from None
+            raise
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        for folder in reversed(made):  # innermost first, while nothing else was put in them
+            try:
+                os.rmdir(folder)
+            except OSError:
+                break
+        raise
+
+
+@contextmanager
+def _removed_on_failure(fs: AbstractFileSystem, root: str) -> Iterator[str]:
+    """On an object store (no rename): ``root`` itself, whose files are removed when the export fails."""
+    existed = fs.exists(root)
+    try:
+        yield root
+    except BaseException:
+        if fs.exists(root):
+            fs.rm(root, recursive=True)
+        if existed:
+            fs.makedirs(root, exist_ok=True)
+        raise
+
+
+def _make_folders(path: str) -> list[str]:
+    """Make the folder ``path`` and its missing parents; the folders made, outermost first."""
+    missing = []
+    while not os.path.isdir(path) and path not in missing:
+        missing.append(path)
+        path = os.path.dirname(path)
+    for folder in reversed(missing):
+        os.makedirs(folder, exist_ok=True)
+    return missing[::-1]
+
+
+def _not_empty(out: str) -> ValueError:
+    return ValueError(f"{out} exists and is not empty; export into a new folder")

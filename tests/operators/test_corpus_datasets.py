@@ -121,3 +121,48 @@ def test_to_hf_and_cli_export_both_formats(tmp_path: Path, capsys: pytest.Captur
     code = corpus_command.run(argparse.Namespace(corpus_action="export", name="pairs", version="latest",
                                                  out=str(tmp_path / "out-hf"), format="hf", root=str(tmp_path / "store")))
     assert code == 2 and "not empty" in capsys.readouterr().err
+
+
+def damage_last_shard(store: CorpusStore, manifest, problem: str, elsewhere: Path) -> None:
+    """The last shard of ``manifest`` replaced by a link to a copy of itself, or by other bytes."""
+    path = store._file_path(manifest.name, manifest.version, manifest.shards[-1], manifest.shards[-1].path)
+    if problem == "damaged":
+        store.fs.pipe_file(path, b"not the shard")
+        return
+    elsewhere.write_bytes(Path(path).read_bytes())
+    Path(path).unlink()
+    Path(path).symlink_to(elsewhere)
+
+
+@pytest.mark.parametrize("out_existed", [False, True])
+@pytest.mark.parametrize("fmt", ["parquet", "hf"])
+@pytest.mark.parametrize(("problem", "code"), [("link", 2), ("damaged", 1)])
+def test_a_failed_export_leaves_its_folder_as_it_was(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                     problem: str, code: int, fmt: str, out_existed: bool) -> None:
+    """An export refused at the last shard (a link, or other bytes) left the shards before it in --out, a folder
+    that looked like a finished export; now --out is left absent (or empty, as it was), and nothing beside it."""
+    store = CorpusStore(str(tmp_path / "store"))
+    damage_last_shard(store, publish(store), problem, tmp_path / "elsewhere.parquet")
+    out = tmp_path / "exports" / "out"
+    if out_existed:
+        out.mkdir(parents=True)
+    before = sorted(p.name for p in tmp_path.iterdir())
+    returned = corpus_command.run(argparse.Namespace(corpus_action="export", name="pairs", version="latest",
+                                                     out=str(out), format=fmt, root=str(tmp_path / "store")))
+    assert returned == code and "shard-00002.parquet" in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == before  # "exports" made for the export is gone too
+    if out_existed:
+        assert [p.name for p in out.parent.iterdir()] == ["out"] and list(out.iterdir()) == []
+
+
+def test_a_failed_export_to_an_object_store_removes_what_it_wrote(tmp_path: Path) -> None:
+    import uuid
+
+    from interlingua.operators.corpus import CorruptVersionError
+
+    store = CorpusStore(f"memory://ds-{uuid.uuid4().hex}")
+    damage_last_shard(store, publish(store), "damaged", tmp_path / "unused")
+    out = f"memory://export-{uuid.uuid4().hex}/out"
+    with pytest.raises(CorruptVersionError, match="shard-00002.parquet"):
+        export_version(store, "pairs", "latest", out)
+    assert not store.fs.exists(out)
