@@ -48,12 +48,3 @@ def fake_job_api() -> Iterator[str]:
     finally:
         server.shutdown()
         server.server_close()
-
-
-def closed_port() -> int:
-    """A local port nothing listens on (bound, read and released)."""
-    import socket
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]

@@ -11,6 +11,7 @@ import pytest
 import interlingua.cluster.promotion as promotion
 from interlingua.core.errors import ServiceUnavailable, UserError
 from interlingua.evaluation.tasks.spec import TaskSpec
+from ports import closed_port
 
 
 class FakeRegistry:
@@ -223,13 +224,9 @@ def test_a_registry_that_does_not_answer_whether_the_version_exists_is_unavailab
 
 
 def test_a_registry_that_refuses_connections_is_unavailable(monkeypatch):
-    import socket
-
     from mlflow.tracking import MlflowClient
 
-    with socket.socket() as probe:  # a port nothing listens on
-        probe.bind(("127.0.0.1", 0))
-        uri = f"http://127.0.0.1:{probe.getsockname()[1]}"
+    uri = f"http://127.0.0.1:{closed_port()}"
     monkeypatch.setenv("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "0")
     with pytest.raises(ServiceUnavailable, match="did not answer whether models:/enc/2 exists"):
         promotion._check_version_exists(MlflowClient(tracking_uri=uri, registry_uri=uri),

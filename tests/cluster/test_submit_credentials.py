@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from fake_job_api import closed_port
 from interlingua.cluster import jobs
 from interlingua.workflows.cli import main
+from ports import closed_port
 
 SECRET = "S3CRETvalue42"
 DROP = ("RAY_ADDRESS", "RAY_API_SERVER_ADDRESS", "RAY_AUTH_MODE", "RAY_AUTH_TOKEN", "RAY_AUTH_TOKEN_PATH",

@@ -12,8 +12,9 @@ import time
 
 import pytest
 
-from fake_job_api import TOKEN, closed_port, fake_job_api
+from fake_job_api import TOKEN, fake_job_api
 from interlingua.workflows.cli import main
+from ports import closed_port
 
 CLIENT_ENV_DROP = ("RAY_ADDRESS", "RAY_API_SERVER_ADDRESS", "RAY_AUTH_MODE", "RAY_AUTH_TOKEN", "RAY_AUTH_TOKEN_PATH",
                    "MLFLOW_TRACKING_URI")

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import socket
 import subprocess
 import threading
 import time
@@ -17,6 +16,7 @@ import pytest
 from interlingua.core.errors import UserError
 from interlingua.workflows.commands import schedule as schedule_command
 from interlingua.workflows.local_schedule import cron_trigger, cron_weekdays, run_schedule
+from ports import closed_port
 
 
 def test_runs_every_second_never_overlap_and_skips_are_logged() -> None:
@@ -158,9 +158,7 @@ def test_schedule_command_refuses_a_never_firing_cron_before_starting(tmp_path: 
 
 def test_schedule_command_checks_the_address_before_waiting(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("RAY_ADDRESS", raising=False)
-    with socket.socket() as probe:  # a port nothing listens on once closed
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = closed_port()
     args = schedule_args(tmp_path, cron="0 3 * * *", address=f"127.0.0.1:{port}")
     with pytest.raises(UserError, match="cannot reach a Ray cluster"):
         schedule_command.run(args)
