@@ -18,8 +18,9 @@
 Transfer benchmarks give one task whose metrics are the per-language test accuracies (primary: their mean);
 C is chosen on the union of the dev sets of every language (English's included), as the issue's protocol states.
 Rows a transfer loader rejects are counted in the task's result (``rejected_{train,dev,test}``) and named on stderr.
-STS, BUCC, WMT20 QE and MewsC-16 files with malformed rows, and unaligned Tatoeba files, raise ValueError (naming
-the rows) instead of being scored on the rows that parsed: in the task's ``check``, before any encoder loads."""
+STS, BUCC, WMT20 QE and MewsC-16 files with malformed rows, unaligned Tatoeba files, and transfer files that are
+missing or hold no usable row raise ValueError (naming the file and rows) instead of being scored on the rows that
+parsed: in the task's ``check``, before any encoder loads."""
 
 from __future__ import annotations
 
@@ -82,19 +83,46 @@ def _one_per_label(root: DataFolder, pattern: str, group: int = 1) -> dict[str, 
     return found
 
 
-def _transfer_run(load_train, load_dev, load_test, languages, source, encoder, seed, name="transfer"):
-    """Trained on ``source`` (English) only; C chosen on the union of the dev sets of ``source`` and ``languages``.
-    Rows a loader rejected (a label outside the task's, an empty text) are counted in the result
+def _transfer_part(name, what, url, read):
+    """``read(url)``: one transfer file's rows (or one language's rows of it) when it holds a row to train or score on;
+    otherwise ValueError naming the task's ``what`` (split, language), the file, and what was expected there."""
+    try:
+        data = read(url)
+    except ValueError as err:  # the file is missing or not UTF-8
+        raise ValueError(f"{name} {what}: {err} (expected: {EXPECTED_FILES[name]})") from None
+    if not data.labels:
+        example = f", e.g. {data.rejected[0][0]}: {data.rejected[0][1]}" if data.rejected else ""
+        raise ValueError(f"{name} {what} ({url}): no usable row{example}")
+    return data
+
+
+def _transfer_task(name, languages, source, train_url, load_train, split_url, load_split=None) -> TaskSpec:
+    """The transfer task ``name``: English ``train_url`` read by ``load_train(url)``, each language's dev and test file
+    ``split_url(split, language)`` read by ``load_split(url, language)`` (default: ``load_train(url)``). Its check reads
+    every file the run scores, so a missing one, or one without a usable row, is refused before any encoder loads."""
+    load_split = load_split or (lambda url, language: load_train(url))
+
+    def load():
+        def split_part(split, language):
+            return _transfer_part(name, f"{split} {language}", split_url(split, language),
+                                  lambda url: load_split(url, language))
+        dev_languages = list(dict.fromkeys([source, *languages]))
+        return (_transfer_part(name, "train", train_url, load_train),
+                {l: split_part("dev", l) for l in dev_languages}, {l: split_part("test", l) for l in languages})
+    return _checked_task(name, "transfer", ",".join(languages), "accuracy", load,
+                         partial(_transfer_scores, languages=languages, name=name))
+
+
+def _transfer_scores(parts, encoder, seed, languages, name):
+    """Trained on the source language (English) only; C chosen on the union of the dev sets of the source and
+    ``languages``. Rows a loader rejected (a label outside the task's, an empty text) are counted in the result
     (``rejected_train`` / ``_dev`` / ``_test``) and named on stderr, not dropped unseen: a test row left out changes
     the accuracy's denominator."""
-    dev_languages = list(dict.fromkeys([source, *languages]))
-    train = load_train()
-    dev = {l: load_dev(l) for l in dev_languages}
-    test = {l: load_test(l) for l in languages}
+    train, dev, test = parts
     result = official.transfer_task(train, dev, test, encoder, seed)
     result["accuracy"] = float(np.mean([result[l] for l in languages]))
-    for split, parts in (("train", [train]), ("dev", list(dev.values())), ("test", list(test.values()))):
-        rejected = [row for part in parts for row in part.rejected]
+    for split, pieces in (("train", [train]), ("dev", list(dev.values())), ("test", list(test.values()))):
+        rejected = [row for piece in pieces for row in piece.rejected]
         result[f"rejected_{split}"] = float(len(rejected))
         if rejected:
             where, why = rejected[0]
@@ -119,10 +147,25 @@ def discover_official_tasks(benchmark: str, directory: str | Path) -> list[TaskS
     return tasks
 
 
+#: The last task's files as its ``load`` read them ({load: data}, one entry): the check's read serves the runs that follow
+#: it, and the seeds of one task share one read, while one task's data at a time is held.
+_LAST_READ: dict = {}
+
+
+def _read(load):
+    """``load()``, or what it returned last when it was the last load read."""
+    if load not in _LAST_READ:
+        _LAST_READ.clear()  # the previous task's data goes before this one's is read
+        _LAST_READ[load] = load()
+    return _LAST_READ[load]
+
+
 def _checked_task(name, kind, language, primary, load, score) -> TaskSpec:
-    """A task whose files ``load()`` parses and validates (ValueError naming a malformed row): once as the task's
-    check, before any encoder loads, and again in each run, which scores ``score(data, encoder, seed)``."""
-    return TaskSpec(name, kind, language, primary, lambda enc, seed: score(load(), enc, seed), check=load)
+    """A task whose files ``load()`` parses and validates (ValueError naming a malformed row): as the task's check,
+    before any encoder loads, and in its runs, which score ``score(data, encoder, seed)`` (a run right after the check,
+    or after a run of the same task, reuses that read: :func:`_read`)."""
+    return TaskSpec(name, kind, language, primary, lambda enc, seed: score(_read(load), enc, seed),
+                    check=lambda: _read(load))
 
 
 def _sts_scores(data, enc, seed):
@@ -209,9 +252,8 @@ def _mldoc(root):
     langs = sorted({m[1] for m in _names(root, r"([a-z]+)\.test")})
     if not train or not langs:
         return []
-    run = partial(_transfer_run, lambda: load_mldoc(root.url(train[0].string)), lambda l: load_mldoc(root.url(f"{l}.dev")),
-                  lambda l: load_mldoc(root.url(f"{l}.test")), langs, "english", name="mldoc")
-    return [TaskSpec("mldoc", "transfer", ",".join(langs), "accuracy", run)]
+    return [_transfer_task("mldoc", langs, "english", root.url(train[0].string), load_mldoc,
+                           lambda split, l: root.url(f"{l}.{split}"))]
 
 
 def _xnli(root):
@@ -225,8 +267,8 @@ def _xnli(root):
 
     train, dev, test = (root.url(relative) for relative in located)
     langs = sorted({row.get("language") for _, row in read_tsv_dicts(test) if row.get("language")})
-    run = partial(_transfer_run, lambda: load_xnli_mt_train(train), lambda l: load_xnli(dev, l), lambda l: load_xnli(test, l), langs, "en", name="xnli")
-    return [TaskSpec("xnli", "transfer", ",".join(langs), "accuracy", run)]
+    return [_transfer_task("xnli", langs, "en", train, load_xnli_mt_train, lambda split, l: {"dev": dev, "test": test}[split],
+                           load_xnli)]
 
 
 def _pawsx(root):
@@ -240,10 +282,8 @@ def _pawsx(root):
     langs = sorted({m[2] for m in matches})
     if not root.exists(f"{base}en/train.tsv") or not langs:
         return []
-    run = partial(_transfer_run, lambda: load_pawsx(root.url(f"{base}en/train.tsv")),
-                  lambda l: load_pawsx(root.url(f"{base}{l}/dev_2k.tsv")),
-                  lambda l: load_pawsx(root.url(f"{base}{l}/test_2k.tsv")), langs, "en", name="pawsx")
-    return [TaskSpec("pawsx", "transfer", ",".join(langs), "accuracy", run)]
+    return [_transfer_task("pawsx", langs, "en", root.url(f"{base}en/train.tsv"), load_pawsx,
+                           lambda split, l: root.url(f"{base}{l}/{split}_2k.tsv"))]
 
 
 def _marc(root):
@@ -257,18 +297,16 @@ def _marc(root):
     missing = [f"dataset_{l}_dev.json" for l in ["en", *langs] if l not in devs]
     if missing:
         raise ValueError(f"marc under {root} has test files but no {', '.join(missing)} (the dev sets choose C)")
-    run = partial(_transfer_run, lambda: load_marc(root.url(trains["en"])), lambda l: load_marc(root.url(devs[l])),
-                  lambda l: load_marc(root.url(tests[l])), langs, "en", name="marc")
-    return [TaskSpec("marc", "transfer", ",".join(langs), "accuracy", run)]
+    return [_transfer_task("marc", langs, "en", root.url(trains["en"]), load_marc,
+                           lambda split, l: root.url({"dev": devs, "test": tests}[split][l]))]
 
 
 def _qam(root):
     langs = sorted({m[1] for m in _names(root, r"QAM\.test\.([a-z]{2})")})
     if not root.exists("QAM.train") or not langs:
         return []
-    run = partial(_transfer_run, lambda: load_qam(root.url("QAM.train")), lambda l: load_qam(root.url(f"QAM.dev.{l}")),
-                  lambda l: load_qam(root.url(f"QAM.test.{l}")), langs, "en", name="qam")
-    return [TaskSpec("qam", "transfer", ",".join(langs), "accuracy", run)]
+    return [_transfer_task("qam", langs, "en", root.url("QAM.train"), load_qam,
+                           lambda split, l: root.url(f"QAM.{split}.{l}"))]
 
 
 _DISCOVER = {"sts17": _sts17, "tatoeba": _tatoeba, "bucc": _bucc, "mewsc16": _mewsc16, "wmt20qe": _wmt20qe,

@@ -213,30 +213,66 @@ def test_malformed_official_files_raise_instead_of_being_scored(tmp_path):
         discover_official_tasks("bucc", tmp_path / "bucc")
 
 
+#: Well-formed files of two benchmarks: a malformed one given after either is refused before any encoder loads.
+_GOOD_FILES = {"qam": {"QAM.train": "aa\taa\t1\naa\tjj\t0\n", "QAM.dev.en": "aa\taa\t1\n", "QAM.dev.de": "dd\tdd\t1\n",
+                       "QAM.test.de": "dd\tdd\t1\n"},
+               "tatoeba": {"tatoeba.deu-eng.deu": "aa\nbb\n", "tatoeba.deu-eng.eng": "aa\nbb\n"}}
+_XNLI_HEADER = "language\tgold_label\tsentence1\tsentence2\n"
+
+
 @pytest.mark.parametrize("benchmark, files, message", [
     ("tatoeba", {"tatoeba.deu-eng.deu": "aa\nbb\ncc\n", "tatoeba.deu-eng.eng": "aa\nbb\n"}, "3 deu lines vs 2 eng lines"),
     ("sts17", {"STS.en-de.txt": "abc\tabd\t4\nabc abd 3\n"}, r"1 malformed row.*STS.en-de.txt:2"),
+    ("qam", {"QAM.train": "aa\taa\t1\n", "QAM.dev.en": "aa\taa\t1\n", "QAM.test.de": "dd\tdd\t1\n"},
+     r"qam dev de: file not found: \S*QAM\.dev\.de \(expected: QAM\.train with QAM\.dev\.\{lang\} and QAM\.test\.\{lang\}\)"),
+    ("mldoc", {"english.train.1000": "CCAT\ta\n", "english.dev": "CCAT\ta\n", "german.dev": "ECAT\tb\n",
+               "german.test": "XXAT\tb\n"}, r"mldoc test german \(\S*german\.test\): no usable row, e\.g\. \S*german\.test:1: "
+                                            "expected '<one of"),
+    ("xnli", {"multinli.train.en.tsv": "premise\thypo\tlabel\na\tb\tneutral\n",
+              "xnli.dev.tsv": _XNLI_HEADER + "en\tneutral\ta\tb\n", "xnli.test.tsv": _XNLI_HEADER + "fr\tneutral\ta\tb\n"},
+     r"xnli dev fr \(\S*xnli\.dev\.tsv\): no usable row$"),
+    ("pawsx", {"en/train.tsv": "id\ts1\ts2\tlabel\n1\ta\tb\t1\n", "en/dev_2k.tsv": "", "de/dev_2k.tsv": "",
+               "de/test_2k.tsv": ""},
+     r"pawsx train \(\S*en/train\.tsv\): no usable row, e\.g\. \S*train\.tsv:2: label '1' not 0/1 or empty sentence"),
+    ("marc", {"dataset_en_train.json": "{not json\n", "dataset_en_dev.json": "", "dataset_de_dev.json": "",
+              "dataset_de_test.json": ""}, r"marc train \(\S*dataset_en_train\.json\): no usable row, e\.g\. \S*:1: "
+                                         "unreadable review"),
 ])
 def test_a_malformed_file_is_refused_before_any_encoder_loads(tmp_path, monkeypatch, capsys, benchmark, files, message):
     """The files were parsed only in the task's run, after every --model was loaded, and with several models after
-    whole tasks ran for the first: each selected task's check now reads them before the encoders resolve."""
+    whole tasks ran for the first: each selected task's check now reads them before the encoders resolve. Transfer
+    benchmarks had no check: a missing dev file, or one without a usable row, failed after the models loaded."""
     from interlingua.models import resolve
     from interlingua.workflows.cli import main
 
+    good_name = next(name for name in _GOOD_FILES if name != benchmark)
     good, bad = tmp_path / "good", tmp_path / "bad"
-    good.mkdir(), bad.mkdir()
-    (good / "QAM.train").write_text("aa\taa\t1\naa\tjj\t0\n")
-    (good / "QAM.dev.en").write_text("aa\taa\t1\n")
-    (good / "QAM.test.de").write_text("dd\tdd\t1\n")
-    for name, text in files.items():
-        (bad / name).write_text(text)
+    for folder, contents in ((good, _GOOD_FILES[good_name]), (bad, files)):
+        for name, text in contents.items():
+            (folder / name).parent.mkdir(parents=True, exist_ok=True)
+            (folder / name).write_text(text)
     monkeypatch.setattr(resolve, "resolve_encoder", lambda spec, wrap_leaf=None: pytest.fail(f"{spec} resolved"))
     monkeypatch.setenv("INTERLINGUA_HOME", str(tmp_path / "home"))
     monkeypatch.setenv("INTERLINGUA_LOG_FILE", "")
     assert main(["eval", "--model", "use,minilm", "--pack", str(tmp_path / "none"), "--seeds", "1", "--no-cache",
-                 "--data", f"qam={good}", "--data", f"{benchmark}={bad}", "--out", str(tmp_path / "o")]) == 2
-    err = capsys.readouterr().err
-    assert re.search(message, err) and "Traceback" not in err and len(err.strip().splitlines()) == 1
+                 "--data", f"{good_name}={good}", "--data", f"{benchmark}={bad}", "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert re.search(message, err) and "Traceback" not in err and len(err.splitlines()) == 1
+
+
+def test_a_task_reads_its_files_once_for_its_check_and_its_seeds(data_dir, tmp_path, monkeypatch):
+    """The check read every file before the models loaded and each run read them again (BUCC's training split, or a
+    remote --data, once more per seed): the check's read now serves the runs of its task that follow it."""
+    from interlingua.evaluation.tasks import official_suite
+
+    reads = []
+    real = official_suite.load_qam
+    monkeypatch.setattr(official_suite, "load_qam", lambda url: reads.append(url) or real(url))
+    document = _eval(tmp_path, monkeypatch, "letters_encoder", ENCODER_MODULE, "--seeds", "1,2",
+                     "--data", f"qam={data_dir / 'qam'}")
+    assert sorted(reads) == sorted(str(data_dir / "qam" / name) for name in
+                                   ("QAM.train", "QAM.dev.en", "QAM.dev.de", "QAM.dev.fr", "QAM.test.de", "QAM.test.fr"))
+    assert {m["seed"] for m in document["measurements"] if m["task"] == "qam"} == {1, 2}
 
 
 def test_wmt20qe_prefers_scored_test20_then_dev(tmp_path):
