@@ -14,9 +14,15 @@ logger = logging.getLogger(__name__)
 
 
 def select_tasks(tasks: Sequence[TaskSpec], patterns: Sequence[str]) -> list[TaskSpec]:
+    """Tasks whose name or kind matches one of ``patterns`` (:func:`matching_tasks`), their files checked
+    (:func:`check_task_files`): ValueError for a pattern that matches nothing, or for a chosen task whose ``check``
+    finds a missing or malformed file (before any encoder loads, not after other tasks ran)."""
+    return check_task_files(matching_tasks(tasks, patterns))
+
+
+def matching_tasks(tasks: Sequence[TaskSpec], patterns: Sequence[str]) -> list[TaskSpec]:
     """Tasks whose name or kind matches one of ``patterns`` (shell wildcards; ``NAME`` also selects
-    ``NAME_*``; "all" = every task). Raises ValueError for a pattern that matches nothing, or for a chosen task whose
-    ``check`` finds a malformed file (before any encoder loads, not after other tasks ran)."""
+    ``NAME_*``; "all" = every task). Raises ValueError for a pattern that matches nothing."""
     chosen: list[TaskSpec] = []
     for pattern in patterns:
         matched = [t for t in tasks if pattern == "all" or t.kind == pattern or fnmatch.fnmatch(t.name, pattern)
@@ -25,10 +31,15 @@ def select_tasks(tasks: Sequence[TaskSpec], patterns: Sequence[str]) -> list[Tas
             names = ", ".join(dict.fromkeys(t.name for t in tasks)) or "none"
             raise ValueError(f"task {pattern!r} matches nothing; available: {names}")
         chosen += [t for t in matched if t not in chosen]
-    for task in chosen:
+    return chosen
+
+
+def check_task_files(tasks: list[TaskSpec]) -> list[TaskSpec]:
+    """``tasks`` once each one's ``check`` passed (ValueError from the first that finds a missing or malformed file)."""
+    for task in tasks:
         if task.check is not None:
             task.check()
-    return chosen
+    return tasks
 
 
 def evaluate_encoder(encoder: TextEncoder, model_label: str, tasks: Sequence[TaskSpec], seeds: Sequence[int],

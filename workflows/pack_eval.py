@@ -184,17 +184,21 @@ def cacheable(uri: str, stable: Sequence[str] = ()) -> bool:
 
 
 def check_tasks(pack: Path, tasks: Sequence[str]) -> None:
-    """:class:`UserError` when a pattern of ``tasks`` (``eval_tasks``) selects no task of the pack: checked before
-    Ray, training or an MLflow run start, not at evaluation."""
+    """:class:`UserError` when a pattern of ``tasks`` (``eval_tasks``) selects no task of the pack, or a selected task's
+    table is missing or incomplete: checked before Ray, training or an MLflow run start, not at evaluation."""
     from interlingua.core.errors import UserError
-    from interlingua.evaluation.runner import select_tasks
+    from interlingua.evaluation.runner import check_task_files, matching_tasks
     from interlingua.evaluation.tasks.pack_tasks import pack_task_specs
 
     try:
-        select_tasks(pack_task_specs(pack), list(tasks))
+        chosen = matching_tasks(pack_task_specs(pack), list(tasks))
     except ValueError as err:
         raise UserError(f"eval_tasks: {err} (hint: --set eval_tasks=[all], or task names or kinds of the pack "
                         f"{pack})") from None
+    try:
+        check_task_files(chosen)
+    except ValueError as err:  # its own hint: rebuild the pack
+        raise UserError(str(err)) from None
 
 
 def evaluate_encoders(encoders: dict[str, tuple[TextEncoder, bool]], pack: Path, tasks: Sequence[str],

@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Callable
 
 import numpy as np
-
+import pyarrow as pa
+import pyarrow.parquet as pq
 
 from interlingua.models.protocol import TextEncoder
 from interlingua.evaluation.metrics.alignment_uniformity import alignment_uniformity
@@ -72,6 +73,38 @@ def _title_lead(entry: dict, pack: Path, embed: Embed, seed: int) -> dict[str, f
     return {"accuracy": (en_to_xx + xx_to_en) / 2, f"accuracy_title_en2lead_{lang}": en_to_xx, f"accuracy_title_{lang}2lead_en": xx_to_en}
 
 
+#: The tables each kind reads (the manifest entry's key naming the file) and the columns it reads from each;
+#: title_lead's depend on the language (:func:`_columns_read`).
+_TABLE_COLUMNS = {"retrieval": {"file": ("source", "target")},
+                  "mining": {"file": ("split", "side", "id", "text"), "gold_file": ("split", "src_id", "tgt_id")},
+                  "clustering": {"file": ("text", "label")}}
+
+
+def _columns_read(entry: dict) -> dict[str, tuple[str, ...]]:
+    if entry["kind"] == "title_lead":
+        lang = entry["language"].split("-")[1]
+        return {"file": ("title_en", f"lead_{lang}", f"title_{lang}", "lead_en")}
+    return _TABLE_COLUMNS[entry["kind"]]
+
+
+def check_pack_task(entry: dict, pack_dir: str | Path) -> None:
+    """ValueError (one line naming the file, what it lacks and the rebuild) when a table the task ``entry`` reads is
+    missing, not parquet, or lacks a column its kind reads: each table's schema only is read, before any encoder loads."""
+    rebuild = f"rebuild the pack: interlingua bench-pack --out {pack_dir}"
+    for key, columns in _columns_read(entry).items():
+        path = Path(pack_dir) / str(entry.get(key))
+        try:
+            names = pq.read_schema(path).names
+        except FileNotFoundError:
+            raise ValueError(f"{path} not found (pack task {entry['name']!r} reads it; {rebuild})") from None
+        except (OSError, pa.ArrowException) as err:
+            raise ValueError(f"{path} is not a readable parquet table ({err}; {rebuild})") from None
+        missing = [column for column in columns if column not in names]
+        if missing:
+            raise ValueError(f"{path} has no column {', '.join(missing)} (pack task {entry['name']!r}, a {entry['kind']} "
+                             f"task, reads {', '.join(columns)}; {rebuild})")
+
+
 _RUNNERS = {"retrieval": _retrieval, "mining": _mining, "clustering": _clustering, "title_lead": _title_lead}
 PRIMARY_METRIC = {"retrieval": "accuracy", "mining": "f1", "clustering": "accuracy", "title_lead": "accuracy"}
 
@@ -106,8 +139,10 @@ def pack_texts(entry: dict, pack_dir: str | Path) -> dict[str, list[str]]:
 
 
 def pack_task_specs(pack_dir: str | Path) -> list[TaskSpec]:
-    """Every task of the pack's manifest as a :class:`TaskSpec`."""
+    """Every task of the pack's manifest as a :class:`TaskSpec`, whose check reads its tables' schemas
+    (:func:`check_pack_task`)."""
     from interlingua.evaluation.pack.build import read_manifest
 
     return [TaskSpec(entry["name"], entry["kind"], entry["language"], PRIMARY_METRIC[entry["kind"]],
-                     partial(run_pack_task, entry, pack_dir)) for entry in read_manifest(pack_dir)["tasks"]]
+                     partial(run_pack_task, entry, pack_dir), check=partial(check_pack_task, entry, pack_dir))
+            for entry in read_manifest(pack_dir)["tasks"]]
