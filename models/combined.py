@@ -35,9 +35,14 @@ def combination_identity(mode: str, first: str, second: str) -> str:
 
 
 def check_mode(mode: str) -> str:
-    """``mode`` if it is one of :data:`COMBINATIONS`, else a ValueError naming them."""
+    """``mode`` if it is one of :data:`COMBINATIONS`, else a ValueError naming them and the closest: the one message of
+    a mistyped mode, in a ``MODE(A|B)`` spec, the ``combine`` workflow's ``mode`` and the trainers' combination."""
     if mode not in COMBINATIONS:
-        raise ValueError(f"mode must be one of {', '.join(map(repr, COMBINATIONS))}; got {mode!r}")
+        from interlingua.core.config import closest
+
+        close = closest(mode, COMBINATIONS, cutoff=0.5)
+        raise ValueError(f"combination mode {mode!r} is not one of {', '.join(COMBINATIONS)}"
+                         + (f" (did you mean {close!r}?)" if close else ""))
     return mode
 
 

@@ -17,7 +17,7 @@ import re
 from pathlib import Path
 from typing import Callable
 
-from interlingua.models.combined import COMBINATIONS, RAW_MODES, CombinedEncoder, RawPart
+from interlingua.models.combined import COMBINATIONS, RAW_MODES, CombinedEncoder, RawPart, check_mode
 from interlingua.models.protocol import TextEncoder
 
 _COMBO = re.compile(r"^(?P<mode>[a-z_]+)\((?P<inner>.*)\)$", re.DOTALL)
@@ -86,7 +86,10 @@ def split_combination(spec: str) -> tuple[str, str, str] | None:
     if mode not in COMBINATIONS:
         if len(parts) < 2:  # NAME(X): a single spec (a folder name), as before
             return None
-        raise ValueError(f"combination mode {mode!r} in {spec!r}; expected one of {COMBINATIONS}")
+        try:
+            check_mode(mode)
+        except ValueError as err:
+            raise ValueError(f"model spec {spec!r}: {err}") from None
     if len(parts) != 2:
         raise ValueError(f"{mode}(A|B) takes exactly two encoder specs, got {len(parts)} in {spec!r}")
     return mode, parts[0], parts[1]

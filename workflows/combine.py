@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import json
 import time
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import Field
+from pydantic import BeforeValidator, Field
 
 from interlingua.core.names import ExperimentName, Location
-from interlingua.models.combined import Combination
+from interlingua.models.combined import Combination, check_mode
 from interlingua.workflows.pack_eval import PackEvaluationConfig
 
 DESCRIPTION = "combine two encoders (s/|s| + h/|h| concatenation by default) into one encoder folder, evaluated"
@@ -23,7 +23,7 @@ DESCRIPTION = "combine two encoders (s/|s| + h/|h| concatenation by default) int
 class CombineConfig(PackEvaluationConfig):
     first: Location = Field(description="encoder URI of s (models:/NAME/VERSION, a folder, ...)")
     second: Location = Field(description="encoder URI of h")
-    mode: Combination = Field(
+    mode: Annotated[Combination, BeforeValidator(check_mode)] = Field(  # the message a MODE(A|B) spec's mistake gets
         "norm_concat", description="s ⊕ h, s + h, s/‖s‖ ⊕ h/‖h‖ or s/‖s‖ + h/‖h‖")
     experiment: ExperimentName = "combine"
 

@@ -7,6 +7,7 @@ import pytest
 from interlingua.core.config import ConfigError, load_config
 from interlingua.workflows.combine import CombineConfig
 from interlingua.workflows.interpolate import InterpolateConfig
+from interlingua.workflows.meaning_head import MeaningHeadConfig
 from interlingua.workflows.recipe_spec import RecipeConfig
 
 
@@ -28,8 +29,12 @@ def test_a_set_mistake_beside_a_file_names_set_and_a_scalar_for_a_list_gets_the_
 
 
 def test_a_value_not_among_a_literals_gets_the_closest_one():
+    assert _message(MeaningHeadConfig, None, ["train.distance=cosin"]).endswith(
+        "train.distance = 'cosin': Input should be 'squared_l2', 'mse' or 'cosine' (did you mean 'cosine'?)")
+    # combine's mode has the message a MODE(A|B) spec's mistake gets (tests/models/test_combination_mode_message.py)
     assert _message(CombineConfig, None, ["first=a", "second=b", "mode=normconcat"]).endswith(
-        "mode = 'normconcat': Input should be 'concat', 'sum', 'norm_concat' or 'norm_sum' (did you mean 'norm_concat'?)")
+        "mode = 'normconcat': combination mode 'normconcat' is not one of concat, sum, norm_concat, norm_sum "
+        "(did you mean 'norm_concat'?)")
 
 
 def test_a_missing_required_key_says_what_it_expects():
@@ -42,7 +47,7 @@ def test_a_recipe_stages_literal_typo_gets_the_closest_value_too():
     from interlingua.workflows.recipe_spec import RecipeError, validate_recipe
 
     recipe = RecipeConfig.model_validate({"name": "t", "stages": {
-        "both": {"workflow": "combine", "config": {"first": "a", "second": "b", "mode": "normconcat"}}}})
-    with pytest.raises(RecipeError, match=r"^stage 'both' \(combine\): mode: Input should be .* \(did you mean "
-                                          r"'norm_concat'\?\)$"):
+        "heads": {"workflow": "meaning-head", "config": {"train": {"distance": "cosin"}}}}})
+    with pytest.raises(RecipeError, match=r"^stage 'heads' \(meaning-head\): train\.distance: Input should be .* "
+                                          r"\(did you mean 'cosine'\?\)$"):
         validate_recipe(recipe)

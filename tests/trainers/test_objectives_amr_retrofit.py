@@ -93,7 +93,7 @@ def test_embedding_combinations():
     torch.testing.assert_close(combine_embeddings(s, h, "concat"), torch.tensor([[3.0, 4.0, 0.0, 2.0]]))
     torch.testing.assert_close(combine_embeddings(s, h, "sum"), torch.tensor([[3.0, 6.0]]))
     torch.testing.assert_close(combine_embeddings(s, h, "norm_sum"), torch.tensor([[0.6, 1.8]]))
-    with pytest.raises(ValueError, match="^mode must be one of 'concat', 'sum', 'norm_concat', 'norm_sum'; got 'product'$"):
+    with pytest.raises(ValueError, match="^combination mode 'product' is not one of concat, sum, norm_concat, norm_sum$"):
         combine_embeddings(s, h, "product")
     with pytest.raises(ValueError, match="needs equal dimensions"):
         combine_embeddings(s, torch.ones(1, 3), "sum")
