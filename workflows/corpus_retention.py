@@ -37,16 +37,29 @@ def registered_corpus_versions(name: str, client=None) -> dict[str, list[str]]:
     return referenced
 
 
-def prune_corpus(store: CorpusStore, name: str, keep_last: int, *, dry_run: bool = False, client=None) -> str:
-    """Apply retention to corpus ``name``; returns the lines to print (what was deleted and why the
-    rest is kept). The store's versions are read first: a corpus or version folder that is a symbolic link, or a
-    damaged manifest, is refused before the model registry is asked."""
+def apply_retention(store: CorpusStore, name: str, keep_last: int, *, dry_run: bool = False,
+                    client=None) -> dict:
+    """Apply retention to corpus ``name``; returns what it did: ``{"keep_last", "dry_run", "deleted": [versions],
+    "kept": {version: reason}, "referenced_by": {version: [model/version, ...]}}``. The store's versions are read
+    first: a corpus or version folder that is a symbolic link, or a damaged manifest, is refused before the model
+    registry is asked."""
     store.versions(name)  # refuses what the docstring names
     referenced = registered_corpus_versions(name, client)
     result = store.prune(name, keep_last, protected=sorted(referenced), dry_run=dry_run)
-    verb = "would delete" if dry_run else "deleted"
-    lines = [f"{name}: {verb} {len(result['deleted'])} version(s): {', '.join(result['deleted']) or '-'}"]
-    for version, reason in result["kept"].items():
-        models = f" ({', '.join(referenced[version])})" if version in referenced else ""
-        lines.append(f"  kept {version}: {reason}{models}")
+    return {"keep_last": keep_last, "dry_run": dry_run, "deleted": result["deleted"], "kept": result["kept"],
+            "referenced_by": {version: models for version, models in referenced.items() if version in result["kept"]}}
+
+
+def retention_text(name: str, retention: dict) -> str:
+    """The lines to print for :func:`apply_retention`'s result: what was deleted and why the rest is kept."""
+    verb = "would delete" if retention["dry_run"] else "deleted"
+    lines = [f"{name}: {verb} {len(retention['deleted'])} version(s): {', '.join(retention['deleted']) or '-'}"]
+    for version, reason in retention["kept"].items():
+        models = retention["referenced_by"].get(version)
+        lines.append(f"  kept {version}: {reason}" + (f" ({', '.join(models)})" if models else ""))
     return "\n".join(lines)
+
+
+def prune_corpus(store: CorpusStore, name: str, keep_last: int, *, dry_run: bool = False, client=None) -> str:
+    """:func:`apply_retention`, as the lines to print (:func:`retention_text`)."""
+    return retention_text(name, apply_retention(store, name, keep_last, dry_run=dry_run, client=client))

@@ -116,10 +116,10 @@ def refresh(spec: RefreshSpec, *, address: str | None = None, log: Callable[[str
               "rows": manifest.total_rows, "shards_reused": lineage.shards_reused if lineage else 0,
               "shards_written": lineage.shards_written if lineage else len(manifest.shards)}
     if spec.keep_versions is not None:
-        from interlingua.workflows.corpus_retention import prune_corpus
+        from interlingua.workflows.corpus_retention import apply_retention, retention_text
 
-        retention = prune_corpus(store, plan.corpus, spec.keep_versions)
-        log(retention)
+        retention = apply_retention(store, plan.corpus, spec.keep_versions)
+        log(retention_text(plan.corpus, retention))
         result["retention"] = retention
     return result
 

@@ -8,7 +8,9 @@ next run resumes).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import sys
 
 HELP = "refresh a corpus from its spec: only new or changed inputs are processed"
 
@@ -16,7 +18,7 @@ HELP = "refresh a corpus from its spec: only new or changed inputs are processed
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("spec", help="refresh spec YAML (workflow, inputs, config, keep_versions, relearn_share)")
     parser.add_argument("--address", help="Ray cluster address (default: $RAY_ADDRESS, else a local Ray)")
-    parser.add_argument("--json", action="store_true", help="print the summary as JSON at the end")
+    parser.add_argument("--json", action="store_true", help="print the summary as JSON, alone on stdout (the progress lines go to stderr)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -28,7 +30,11 @@ def run(args: argparse.Namespace) -> int:
     leave_job_working_dir()  # `submit refresh`: the spec came in the job's package
     # before the inputs are listed and fingerprinted (minutes over a bucket), as `run` does
     check_cluster_address(args.address, command="refresh")
-    summary = refresh(spec, address=args.address)
-    if args.json:
-        print(json.dumps(summary, indent=2, default=str))
+    if not args.json:
+        refresh(spec, address=args.address)
+        return 0
+    # stdout holds the JSON document alone: the summary lines and the stages' lines go to stderr
+    with contextlib.redirect_stdout(sys.stderr):
+        summary = refresh(spec, address=args.address)
+    print(json.dumps(summary, indent=2, default=str))
     return 0
