@@ -297,18 +297,20 @@ class CorpusStore:
 
     def list_versions(self, name: str | None = None, problems: list[str] | None = None) -> list[VersionSummary]:
         """Summaries of every published version (of ``name`` only, if given), by name then age. With ``problems``
-        (a list) and no ``name``, a corpus whose manifests are refused (:class:`CorruptVersionError`) is left out
-        and the reason appended there: one damaged corpus of a shared store does not hide the others. A symbolic
-        link at the root named like a corpus is refused (:class:`StoreLinkError`), as pin and prune refuse it."""
+        (a list) and no ``name``, a version whose manifest is refused (:class:`CorruptVersionError`), or a corpus
+        whose folder is, is left out and the reason appended there: one damaged version of a shared store hides
+        neither the other versions of its corpus nor the other corpora. A symbolic link at the root named like a
+        corpus is refused (:class:`StoreLinkError`), as pin and prune refuse it."""
         names = [_validate_name(name)] if name is not None else self._listed_names()
+        collect = problems if name is None else None
         summaries = []
         for corpus in names:
             try:
-                manifests = self._published_manifests(corpus)
+                manifests = self._published_manifests(corpus, collect)
             except CorruptVersionError as error:
-                if name is not None or problems is None:
+                if collect is None:
                     raise
-                problems.append(f"corpus {corpus!r} left out: {error}")
+                collect.append(f"corpus {corpus!r} left out: {error}")
                 continue
             if name is not None and not manifests:
                 raise CorpusLookupError(self._unknown_corpus_message(corpus))
@@ -557,13 +559,21 @@ class CorpusStore:
             raise CorruptVersionError(f"refusing the manifest {path}: it names {manifest.name}/{manifest.version}")
         return manifest
 
-    def _published_manifests(self, name: str) -> list[Manifest]:
+    def _published_manifests(self, name: str, problems: list[str] | None = None) -> list[Manifest]:
         """The manifests of the versions of ``name``, oldest first. A symbolic link in the corpus's folder named like a
         version is read too, so its manifest read refuses it (:meth:`_unlinked_dir`), never skips it: list and prune
-        name a linked version folder as they name a linked corpus folder."""
+        name a linked version folder as they name a linked corpus folder. A damaged manifest
+        (:class:`CorruptVersionError`) is refused, or, with ``problems`` (a list), its version left out and the
+        reason appended there."""
         folders, links = self._folders.child_dirs_and_links(self._name_dir(name))  # one listing
-        children = [c for c in (*folders, *links) if _NAME_PATTERN.match(c)]
-        manifests = [self._read_manifest_if_published(name, child) for child in children]
+        manifests = []
+        for child in sorted(c for c in (*folders, *links) if _NAME_PATTERN.match(c)):
+            try:
+                manifests.append(self._read_manifest_if_published(name, child))
+            except CorruptVersionError as error:
+                if problems is None:
+                    raise
+                problems.append(f"version {name}/{child} left out: {error}")
         return sorted((m for m in manifests if m is not None), key=lambda m: (m.created_at, m.version))
 
     def _read_checked(self, path: str, sha256: str | None, columns: Sequence[str] | None, *, size: int | None = None,

@@ -442,6 +442,30 @@ def test_cli_list_and_show(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     assert "unknown version 'v-000000000000'" in error and v1.version in error and v2.version in error
 
 
+def test_one_damaged_version_does_not_hide_the_other_versions_of_its_corpus_from_list(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A version whose manifest is not JSON left its whole corpus out of `corpus list`: with no other corpus, stdout
+    said "no published corpora under ROOT", which was false."""
+    root = str(tmp_path)
+    older = publish_source(CorpusStore(root), config={"round": 1})
+    damaged = publish_source(CorpusStore(root), config={"round": 2})
+    newest = publish_source(CorpusStore(root), config={"round": 3})
+    manifest_path = tmp_path / "bible" / damaged.version / "manifest.json"
+    manifest_path.write_text("{ damaged", encoding="utf-8")
+    assert run_cli("list", "--root", root) == 1
+    captured = capsys.readouterr()
+    assert [line.split()[:2] for line in captured.out.splitlines()[1:-1]] == [
+        ["bible", older.version], ["bible", newest.version]]
+    assert captured.err.splitlines() == [f"interlingua corpus: error: version bible/{damaged.version} left out: "
+                                         f"refusing the manifest {manifest_path}: Invalid JSON: key must be a string "
+                                         "at line 1 column 3"]
+
+    for version in (older, newest):
+        (tmp_path / "bible" / version.version / "manifest.json").write_text("{ damaged", encoding="utf-8")
+    assert run_cli("list", "--root", root) == 1
+    assert capsys.readouterr().out.strip() == f"no readable published versions under {root}"
+
+
 def test_one_damaged_corpus_does_not_hide_the_others_from_list(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A corrupt manifest of one corpus made `corpus list` fail (exit 2) for the whole store, a shared one included."""
     root = str(tmp_path)
@@ -452,7 +476,8 @@ def test_one_damaged_corpus_does_not_hide_the_others_from_list(tmp_path: Path, c
     captured = capsys.readouterr()
     listed = [line.split()[:2] for line in captured.out.splitlines()[1:] if line.startswith(("bible", "other"))]
     assert listed == [["bible", good.version]]
-    assert captured.err.startswith("interlingua corpus: error: corpus 'other' left out: refusing the manifest ")
+    assert captured.err.startswith(f"interlingua corpus: error: version other/{bad.version} left out: refusing the "
+                                   "manifest ")
     assert run_cli("list", "--name", "other", "--root", root) == 1  # asked for by name: its error, a damaged store
     capsys.readouterr()
     assert run_cli("export", "bible", "--root", root, "--out", str(tmp_path / "bible" / "v-000000000000")) == 2

@@ -160,7 +160,8 @@ def run(args: argparse.Namespace) -> int:
             return 2
         if args.corpus_action == "list":
             problems: list[str] = []
-            _say(_format_version_list(store.list_versions(args.name, problems), root))
+            summaries = store.list_versions(args.name, problems)
+            _say(_format_version_list(summaries, root, damaged=bool(problems)))
             for problem in problems:
                 _error(problem)
             if problems:
@@ -249,9 +250,11 @@ def _add_root_argument(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _format_version_list(summaries: Sequence[VersionSummary], root: str) -> str:
+def _format_version_list(summaries: Sequence[VersionSummary], root: str, *, damaged: bool = False) -> str:
+    """The table of ``summaries``; ``damaged``: versions were left out (named on stderr), so an empty list is not
+    an empty store."""
     if not summaries:
-        return f"no published corpora under {root}"
+        return f"no readable published versions under {root}" if damaged else f"no published corpora under {root}"
     rows = [
         [
             summary.name,
