@@ -121,8 +121,10 @@ def check_language_sizes(sentence_langs: list[str], languages: list[str], batch_
     counts = Counter(sentence_langs)
     small = [(lang, counts[lang]) for lang in languages if counts[lang] < batch_size]
     if small:
+        largest = min(counts[lang] for lang in languages)
+        hint = f"lower train.batch_size to at most {largest} or add pairs" if largest >= 2 else "add pairs"
         raise UserError(f"{origin}: language {small[0][0]!r} has {small[0][1]} sentences{when}, fewer than a batch "
-                        f"(train.batch_size={batch_size}); add pairs or lower train.batch_size")
+                        f"(train.batch_size={batch_size}); {hint}")
 
 
 def split_validation(n: int, fraction: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -132,8 +134,13 @@ def split_validation(n: int, fraction: float, seed: int) -> tuple[np.ndarray, np
     if n < 2:
         raise UserError(f"need at least 2 pairs to split off a validation set; got {n}")
     order = np.random.default_rng(seed).permutation(n)
-    size = min(max(1, int(round(n * fraction))), n - 1)
+    size = validation_size(n, fraction)
     return np.sort(order[size:]), np.sort(order[:size])
+
+
+def validation_size(n: int, fraction: float) -> int:
+    """How many of ``n`` pairs :func:`split_validation` holds out (``n`` of at least 2): the rest is the training split."""
+    return min(max(1, int(round(n * fraction))), n - 1)
 
 
 def _bible_heldout(ids: list[str]) -> np.ndarray:

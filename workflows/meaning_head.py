@@ -29,7 +29,7 @@ from pydantic import AfterValidator, Field, model_validator
 
 from interlingua.core.config import Config, no_repeats
 from interlingua.core.errors import UserError
-from interlingua.workflows.frozen_bitext import BitextSource, check_language_sizes
+from interlingua.workflows.frozen_bitext import BitextSource, check_language_sizes, split_validation, validation_size
 from interlingua.core.names import ExperimentName, Location, RegisteredModelName, RegistryAlias
 
 DESCRIPTION = "meaning/language heads over a frozen encoder (Tiyajamorn et al. 2021) vs raw/centered/projected; register"
@@ -80,11 +80,16 @@ class MeaningHeadConfig(Config):
 
     @model_validator(mode="after")
     def _batch_fits_the_pairs(self) -> "MeaningHeadConfig":
-        """No language can hold a batch when fewer pairs are drawn than one batch: refused at load, not after
-        every sentence was embedded."""
-        if self.bitext.max_pairs is not None and self.train.batch_size > self.bitext.max_pairs:
-            raise ValueError(f"train.batch_size {self.train.batch_size} is above bitext.max_pairs "
-                             f"{self.bitext.max_pairs}: no language would fill one batch")
+        """No language can hold a batch when fewer pairs are left for training (``bitext.max_pairs`` less the
+        validation split) than one batch: refused at load, not after every sentence was embedded."""
+        if self.bitext.max_pairs is None:
+            return self
+        training = self.bitext.max_pairs - validation_size(self.bitext.max_pairs, self.train.validation_fraction)
+        if self.train.batch_size > training:
+            raise ValueError(f"train.batch_size {self.train.batch_size} is above the {training} pairs left for training "
+                             f"(bitext.max_pairs {self.bitext.max_pairs} less the train.validation_fraction "
+                             f"{self.train.validation_fraction:g} held out): no language would fill one batch; set "
+                             f"train.batch_size to at most {training}, or raise bitext.max_pairs")
         return self
 
 
@@ -108,7 +113,7 @@ def run(config: MeaningHeadConfig, *, address: str | None = None) -> dict:
         bitext = load_bitext(config.bitext, state)
         languages = bitext.languages
         print(f"  {len(bitext)} pairs from {bitext.origin} ({', '.join(languages)}); rejected {bitext.rejected or 0}")
-        check_language_sizes(bitext.src_langs + bitext.tgt_langs, languages, config.train.batch_size, bitext.origin)
+        check_training_split(bitext.src_langs, bitext.tgt_langs, languages, config, bitext.origin)
         pack, tasks = _pack_tasks(config, state)
     with stages("embed"):
         from interlingua.workflows.frozen_embeddings import embed, finite_rows, frozen_encoder
@@ -131,8 +136,8 @@ def run(config: MeaningHeadConfig, *, address: str | None = None) -> dict:
     pairs = PairEmbeddings(src[finite], tgt[finite],
                            np.array([lang_id[x] for x, ok in zip(bitext.src_langs, finite) if ok]),
                            np.array([lang_id[x] for x, ok in zip(bitext.tgt_langs, finite) if ok]))
-    check_language_sizes([languages[k] for k in np.concatenate([pairs.src_lang, pairs.tgt_lang])], languages,
-                         config.train.batch_size, bitext.origin,
+    check_training_split([languages[k] for k in pairs.src_lang], [languages[k] for k in pairs.tgt_lang], languages,
+                         config, bitext.origin,
                          f" once the {rejected_nan} pairs with NaN/inf embeddings are left out" if rejected_nan else "")
 
     import mlflow
@@ -204,6 +209,21 @@ def preflight(config: MeaningHeadConfig) -> None:
             raise UserError(f"ablation {term!r} leaves no meaning term on; drop it from ablations")
 
 
+def check_training_split(src_langs: list[str], tgt_langs: list[str], languages: list[str], config: MeaningHeadConfig,
+                         origin: str, when: str = "") -> None:
+    """Every language fills a batch with the sentences of the training split :func:`_train_all` will draw from the
+    pairs (languages ``src_langs[i]``, ``tgt_langs[i]``): the same split, so what passes here trains."""
+    train_rows, _ = _split(len(src_langs), config)
+    check_language_sizes([src_langs[i] for i in train_rows] + [tgt_langs[i] for i in train_rows], languages,
+                         config.train.batch_size, origin,
+                         f" left for training{when} (train.validation_fraction={config.train.validation_fraction:g} "
+                         "held out)")
+
+
+def _split(n: int, config: MeaningHeadConfig) -> tuple[np.ndarray, np.ndarray]:
+    return split_validation(n, config.train.validation_fraction, config.bitext.data_seed)
+
+
 def _settings(config: MeaningHeadConfig, seed: int, terms: list[str]):
     from interlingua.trainers.disentangle.objective import LossTerms
     from interlingua.trainers.disentangle.train import DisentangleSettings
@@ -257,9 +277,8 @@ class _EmbeddingLookup:
 
 def _train_all(config, pairs, languages, variants):
     from interlingua.trainers.disentangle.train import train_disentangle
-    from interlingua.workflows.frozen_bitext import split_validation
 
-    train_rows, val_rows = split_validation(len(pairs), config.train.validation_fraction, config.bitext.data_seed)
+    train_rows, val_rows = _split(len(pairs), config)
     train, validation = pairs.rows(train_rows), pairs.rows(val_rows)
     heads: dict[str, list] = {}
     histories: dict[str, dict[int, list]] = {}  # variant -> seed -> its per-epoch rows

@@ -113,9 +113,9 @@ def _publish_bitext(state: Path, name: str = "bt") -> None:
     from interlingua.operators.corpus.store import CorpusStore
 
     store = CorpusStore(str(state / "corpus"))
-    writer = store.open_version(name, {"n": 2}, [name])
-    writer.write_shard("s0", pa.table({"src": ["a", "b"], "tgt": ["x", "y"],
-                                       "src_lang": ["en", "en"], "tgt_lang": ["es", "es"]}))
+    writer = store.open_version(name, {"n": 3}, [name])
+    writer.write_shard("s0", pa.table({"src": ["a", "b", "c"], "tgt": ["x", "y", "z"],
+                                       "src_lang": ["en"] * 3, "tgt_lang": ["es"] * 3}))
     writer.publish(expected_shards=["s0"])
 
 
@@ -127,7 +127,7 @@ def test_unknown_bitext_corpus_is_a_user_error_naming_the_published_ones(state):
         _from_corpus("nope", state)
     assert "\n" not in str(caught.value)
     columns, origin = _from_corpus("bt", state)
-    assert columns["src"] == ["a", "b"] and origin.startswith("bt@")
+    assert columns["src"] == ["a", "b", "c"] and origin.startswith("bt@")
 
 
 @pytest.mark.parametrize("workflow", ["meaning-head", "absent"])
@@ -180,7 +180,7 @@ def test_meaning_head_resolves_models_against_the_state_store(state, monkeypatch
     monkeypatch.setattr(meaning_head, "_pack_tasks", lambda config, state: (None, []))
     config = validate(meaning_head.MeaningHeadConfig, {"model": "models:/m/1", "bitext": {"corpus": "bt"},
                                                        "train": {"batch_size": 2}, "state_dir": str(state)},
-                      source="test")  # the bitext has 2 sentences a language: a batch fits (checked before embedding)
+                      source="test")  # 2 of the 3 pairs are left for training: a batch fits (checked before embedding)
     with pytest.raises(_Resolved):
         meaning_head.run(config)
     assert seen == [f"sqlite:///{state / 'mlflow.db'}"]
@@ -268,14 +268,17 @@ def test_ease_and_amr_settings_read_after_ray_are_checked_first(tmp_path, monkey
             ease_corpus.run(config)
 
 
-def test_meaning_head_batch_larger_than_the_pairs_drawn_is_refused_at_load():
+def test_meaning_head_batch_larger_than_the_training_split_of_the_pairs_drawn_is_refused_at_load():
+    """600 pairs drawn leave 540 for training once the 10 % validation split is held out: a batch of 590 passed
+    this check and died in the train stage after every sentence was embedded."""
     from interlingua.core.config import validate
     from interlingua.core.errors import UserError
     from interlingua.workflows.meaning_head import MeaningHeadConfig
 
-    with pytest.raises(UserError, match="train.batch_size 100000 is above bitext.max_pairs 50"):
-        validate(MeaningHeadConfig, {"train": {"batch_size": 100000}, "bitext": {"max_pairs": 50}}, source="t")
-    assert validate(MeaningHeadConfig, {"train": {"batch_size": 50}, "bitext": {"max_pairs": 50}}, source="t")
+    with pytest.raises(UserError, match="train.batch_size 590 is above the 540 pairs left for training \\(bitext.max_pairs "
+                                        "600 less the train.validation_fraction 0.1 held out\\).*at most 540"):
+        validate(MeaningHeadConfig, {"train": {"batch_size": 590}, "bitext": {"max_pairs": 600}}, source="t")
+    assert validate(MeaningHeadConfig, {"train": {"batch_size": 540}, "bitext": {"max_pairs": 600}}, source="t")
 
 
 @pytest.mark.parametrize("method, option, value", [("linear", "temperature", 0.5), ("l2", "symmetric", False),

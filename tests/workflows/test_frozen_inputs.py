@@ -125,9 +125,29 @@ def test_meaning_head_counts_a_languages_sentences_before_embedding(tmp_path, mo
                     src_lang=["en"] * 12, tgt_lang=["es"] * 10 + ["de"] * 2)
     config = meaning_head.MeaningHeadConfig(model="use", register_model=False, bitext={"file": path},
                                             train={"batch_size": 8})
-    with pytest.raises(UserError, match=f"^{path}: language 'de' has 2 sentences, fewer than a batch "
-                                        "\\(train.batch_size=8\\)"):
+    with pytest.raises(UserError, match=f"^{path}: language 'de' has 2 sentences left for training .*, fewer than a "
+                                        "batch \\(train.batch_size=8\\)"):
         meaning_head.run(config)
+
+
+def test_meaning_head_counts_the_training_split_before_embedding(tmp_path, monkeypatch):
+    """The 10 % validation split leaves 18 of 20 pairs for training: a batch of 19 is refused before the encoder
+    loads (it passed this check and died in the train stage after everything was embedded), naming the largest
+    batch that fits; 18 passes the check."""
+    from interlingua.workflows import frozen_embeddings, meaning_head
+
+    _forbid(monkeypatch, tmp_path, (frozen_embeddings, "frozen_encoder", "encoder loaded"),
+            (meaning_head, "_pack_tasks", "pack read"))
+    path = _parquet(tmp_path / "b.parquet", [f"s{i}" for i in range(20)], [f"t{i}" for i in range(20)])
+    config = meaning_head.MeaningHeadConfig(model="use", register_model=False, bitext={"file": path, "max_pairs": None},
+                                            train={"batch_size": 19})
+    with pytest.raises(UserError, match=f"^{path}: language 'en' has 18 sentences left for training "
+                                        "\\(train.validation_fraction=0.1 held out\\), fewer than a batch "
+                                        "\\(train.batch_size=19\\); lower train.batch_size to at most 18"):
+        meaning_head.run(config)
+    meaning_head.check_training_split(["en"] * 20, ["es"] * 20, ["en", "es"],
+                                      config.model_copy(update={"train": config.train.model_copy(update={"batch_size": 18})}),
+                                      path)
 
 
 def test_non_finite_embeddings_are_counted_rows():
