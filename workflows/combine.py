@@ -52,16 +52,16 @@ def run(config: CombineConfig, *, address: str | None = None) -> dict[str, Any]:
 
     stages = Stages("combine")
     state = state_dir(config.state_dir)
+    try:  # a sum of local folders of unequal dims: from their config.json, before the server or either model
+        check_folder_sum_dims(config.mode, config.first, config.second)
+    except ValueError as err:
+        raise UserError(str(err)) from None
     check_tracking_store(state)  # an MLflow server that does not answer: exit 69 before the pack is built
     pack = None
     if config.evaluate:  # a task name that selects nothing: before any model loads or a run starts
         from interlingua.workflows.pack_eval import ensure_pack
 
         pack = ensure_pack(config.pack, state, tasks=config.eval_tasks)
-    try:  # a sum of local folders of unequal dims: from their config.json, before either model loads
-        check_folder_sum_dims(config.mode, config.first, config.second)
-    except ValueError as err:
-        raise UserError(str(err)) from None
     configure_mlflow(config.experiment, state)
     with stages("load"):
         first, second = load_encoder(config.first), load_encoder(config.second)

@@ -103,9 +103,9 @@ def run(config: MeaningHeadConfig, *, address: str | None = None) -> dict:
 
     stages = Stages("meaning-head")
     state = state_dir(config.state_dir)
-    check_tracking_store(state)  # an MLflow server that does not answer: exit 69 before the bitext is embedded
-    spec = config.model or _default_model(state)
+    spec = config.model or _default_model(state)  # the user's mistakes (exit 2) before the server's answer (69)
     preflight(config)
+    check_tracking_store(state)  # an MLflow server that does not answer: exit 69 before the bitext is embedded
     if config.register_model and not registrable(spec):
         print(f"  note: {_NOT_REGISTRABLE.format(spec=spec)}; the composed encoder will be logged as run artifacts "
               "(encoder/) instead", file=sys.stderr)

@@ -127,6 +127,7 @@ def run(config: TrainWorkflowConfig, *, address: str | None = None) -> dict[str,
 
     stages = Stages("train")
     state = state_dir(config.state_dir)
+    check_local_resources(config.train, address)  # workers this machine cannot hold: exit 2 before the server's 69
     check_tracking_store(state)  # an MLflow server that does not answer: exit 69 before the pack is built or Ray starts
     store = CorpusStore(corpus_root(state))
     with stages("corpus"):
@@ -163,7 +164,6 @@ def run(config: TrainWorkflowConfig, *, address: str | None = None) -> dict[str,
             from interlingua.workflows.pack_eval import ensure_pack
 
             pack = ensure_pack(config.pack, state, tasks=config.eval_tasks if config.evaluate else None)
-        check_local_resources(train, address)
     with stages("ray"):
         init_ray(address)
 

@@ -63,3 +63,30 @@ def test_a_workflow_logging_to_mlflow_asks_the_server_before_reading_its_inputs(
     answer = f"the MLflow tracking server at {closed_tracking_uri} does not answer"
     with pytest.raises(ServiceUnavailable, match=answer):
         workflow.run(config)
+
+
+def _config_mistakes(tmp_path) -> dict:
+    """workflow -> (--set options with a mistake found without the server, a piece of the line that names it)."""
+    first, second = tmp_path / "first", tmp_path / "second"
+    for folder, dim in ((first, 8), (second, 16)):
+        folder.mkdir()
+        (folder / "config.json").write_text(f'{{"hidden_size": {dim}}}')
+    return {
+        "meaning-head": ([], "no model given and the e5-small asset"),
+        "combine": ([f"first={first}", f"second={second}", "mode=sum", "evaluate=false"],
+                    "mode 'sum' needs encoders of equal dims"),
+        "train": (["corpus=nothing", "train.num_workers=4096"], "train.num_workers 4096 x train.cpus_per_worker 1"),
+    }
+
+
+@pytest.mark.parametrize("name", ["meaning-head", "combine", "train"])
+def test_a_config_mistake_is_reported_before_a_server_that_does_not_answer(closed_tracking_uri, tmp_path, capsys,
+                                                                          name):
+    """The user's mistake, found without the server, is exit 2 with its line; the server came first (exit 69) and
+    the mistake was told only once the server answered."""
+    from interlingua.workflows import cli
+
+    options, line = _config_mistakes(tmp_path)[name]
+    assert cli.main(["run", name, *(part for option in options for part in ("--set", option))]) == 2
+    err = capsys.readouterr().err
+    assert line in err and "does not answer" not in err and "Traceback" not in err
