@@ -233,12 +233,29 @@ def _pin_malloc() -> None:
         pass
 
 
+def _fork_noting_sigterm() -> tuple[int, object, list[int]]:
+    """``os.fork()`` with SIGTERM's handler swapped for one that only notes the signal: returns the pid, the handler
+    to put back and the signals noted. The handler's exception raised in a library's at-fork callback (filelock
+    registers one) is printed as "Exception ignored" and lost, and the driver searched on. Blocking SIGTERM here
+    would not help: the kernel hands it to another thread (torch's), and the handler still runs in this one."""
+    noted: list[int] = []
+    handler = signal.signal(signal.SIGTERM, lambda signum, frame: noted.append(signum))
+    return os.fork(), handler, noted
+
+
+def _put_back_sigterm(handler, noted: list[int]) -> None:
+    """The driver's SIGTERM handler again, and a SIGTERM noted while forking raised again, to that handler."""
+    signal.signal(signal.SIGTERM, handler)
+    if noted:
+        signal.raise_signal(signal.SIGTERM)
+
+
 def _trial(mode: str, batch: int, settings: dict, chunk: int | None = None, time_steps: int = 0) -> dict:
     """Run one trial in a forked child (the parent has imported torch and transformers but run no op, so
     the child starts clean and cheap); returns its JSON result."""
     spec = {"mode": mode, "batch": batch, "chunk": chunk, "settings": settings, "time_steps": time_steps}
     read_fd, write_fd = os.pipe()
-    pid = os.fork()
+    pid, handler, noted = _fork_noting_sigterm()
     if pid == 0:  # child: never returns, whatever happens
         signal.signal(signal.SIGTERM, signal.SIG_DFL)  # not the driver's handler (interleave_results')
         os.close(read_fd)
@@ -256,6 +273,7 @@ def _trial(mode: str, batch: int, settings: dict, chunk: int | None = None, time
         os._exit(code)
     os.close(write_fd)
     try:
+        _put_back_sigterm(handler, noted)  # a SIGTERM noted while forking acts here: the trial is killed below
         with os.fdopen(read_fd) as inp:
             data = inp.read()
     except BaseException:  # stopped (SIGTERM's exception) while the trial runs: the child goes first

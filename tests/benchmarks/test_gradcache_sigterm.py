@@ -106,3 +106,49 @@ def test_sigterm_stops_the_trial_child_and_prints_no_traceback():
         except ProcessLookupError:
             pass
         proc.wait()
+
+
+# SIGTERM while the driver forks a trial: a library's at-fork callback (filelock registers one) is held in the
+# driver until the signal has come (signal.set_wakeup_fd shows it, whichever thread took it). A thread beside the
+# main one stands for torch's: the kernel hands a process's signal to a thread that does not block it.
+FORK_DRIVER = """
+import os, select, signal, threading, time
+from interlingua.benchmarks import gradcache_memory as bench
+
+wakeup_read, wakeup_write = os.pipe()
+os.set_blocking(wakeup_write, False)
+signal.set_wakeup_fd(wakeup_write)
+threading.Thread(target=threading.Event().wait, daemon=True).start()
+
+def held_fork():
+    print("forking", flush=True)
+    if select.select([wakeup_read], [], [], 60)[0]:
+        os.read(wakeup_read, 1)
+    time.sleep(0)  # a Python-level handler runs by here, inside this callback
+
+bench.run_trial = lambda spec: time.sleep(30) or {"growth_mib": 0.0}
+signal.signal(signal.SIGTERM, bench._stop_the_search)
+os.register_at_fork(before=held_fork)
+print(bench._trial("plain", 2, {}), flush=True)
+print("searched on", flush=True)
+"""
+
+
+def test_sigterm_while_the_driver_forks_a_trial_stops_it_and_its_trial():
+    proc = subprocess.Popen([sys.executable, "-c", FORK_DRIVER], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, start_new_session=True)
+    try:
+        assert proc.stdout.readline() == "forking\n"
+        os.kill(proc.pid, signal.SIGTERM)
+        out, err = proc.communicate(timeout=120)
+        assert "searched on" not in out, err
+        assert "Exception ignored" not in err
+        assert "stopped (SIGTERM) during the batch search" in err
+        with pytest.raises(ProcessLookupError):  # the trial went with the driver: nothing left in its session
+            os.killpg(proc.pid, 0)
+    finally:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        proc.wait()
