@@ -86,9 +86,32 @@ def read_manifest(pack_dir: str | Path, *, note_version: bool = True) -> dict:
     path = Path(pack_dir) / MANIFEST
     if not path.is_file():
         raise ValueError(f"{path} not found; build the pack with `interlingua bench-pack --out {pack_dir}`")
-    manifest = json.loads(path.read_text(encoding="utf-8"))
+    manifest = _checked_manifest(path, pack_dir)
     if note_version:
         _note_other_version(pack_dir, manifest)
+    return manifest
+
+
+#: The keys each task entry of a manifest holds, all strings.
+_TASK_KEYS = ("name", "kind", "language", "file")
+
+
+def _checked_manifest(path: Path, pack_dir: str | Path) -> dict:
+    """The manifest at ``path`` when it is a JSON object whose ``tasks`` is a list of objects with string
+    :data:`_TASK_KEYS`; else one ``ValueError`` line naming the file, what is wrong and the rebuild (a pack folder
+    may be shared: its manifest is input like any other)."""
+    rebuild = f"rebuild the pack: interlingua bench-pack --out {pack_dir}"
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise ValueError(f"{path} is not valid JSON ({printable(str(error))}); {rebuild}") from None
+    tasks = manifest.get("tasks") if isinstance(manifest, dict) else None
+    if not isinstance(tasks, list):
+        raise ValueError(f"{path} has no list of tasks (a JSON object with a 'tasks' list expected); {rebuild}")
+    for index, entry in enumerate(tasks):
+        missing = [key for key in _TASK_KEYS if not isinstance(entry, dict) or not isinstance(entry.get(key), str)]
+        if missing:
+            raise ValueError(f"{path}: task {index} has no string {', '.join(missing)}; {rebuild}")
     return manifest
 
 

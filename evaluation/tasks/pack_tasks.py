@@ -18,6 +18,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from interlingua.core.console import printable
 from interlingua.models.protocol import TextEncoder
 from interlingua.evaluation.metrics.alignment_uniformity import alignment_uniformity
 from interlingua.evaluation.metrics.clustering import kmeans_clustering_accuracy
@@ -143,6 +144,12 @@ def pack_task_specs(pack_dir: str | Path) -> list[TaskSpec]:
     (:func:`check_pack_task`)."""
     from interlingua.evaluation.pack.build import read_manifest
 
+    entries = read_manifest(pack_dir)["tasks"]
+    for entry in entries:
+        if entry["kind"] not in PACK_TASK_KINDS:
+            raise ValueError(f"{Path(pack_dir) / 'manifest.json'}: task {printable(entry['name'])!r} has kind "
+                             f"{printable(entry['kind'])!r}, not one of {', '.join(PACK_TASK_KINDS)}; a newer "
+                             f"interlingua may have built it, or rebuild it: interlingua bench-pack --out {pack_dir}")
     return [TaskSpec(entry["name"], entry["kind"], entry["language"], PRIMARY_METRIC[entry["kind"]],
                      partial(run_pack_task, entry, pack_dir), check=partial(check_pack_task, entry, pack_dir))
-            for entry in read_manifest(pack_dir)["tasks"]]
+            for entry in entries]

@@ -1,0 +1,35 @@
+"""A pack's manifest.json is input (a pack folder may be shared or damaged): one that is not JSON, holds no task list,
+a task without its keys, or a task kind this version does not know is refused in one line naming the file, with the
+rebuild; it was a KeyError or AttributeError traceback ("failed", exit 1)."""
+
+import re
+
+import pytest
+
+from interlingua.evaluation.pack.build import MANIFEST
+
+
+@pytest.mark.parametrize("text, message", [
+    ('{"tasks": [', r"manifest\.json is not valid JSON \(.*\); rebuild the pack: interlingua bench-pack --out \S*pack$"),
+    ("[1, 2]", r"manifest\.json has no list of tasks \(a JSON object with a 'tasks' list expected\); rebuild"),
+    ('{"tasks": {"name": "x"}}', r"manifest\.json has no list of tasks"),
+    ('{"tasks": [{"name": "x", "kind": "retrieval"}]}', r"manifest\.json: task 0 has no string language, file; rebuild"),
+    ('{"tasks": [7]}', r"manifest\.json: task 0 has no string name, kind, language, file; rebuild"),
+    ('{"tasks": [{"name": "x", "kind": "weird", "language": "en-de", "file": "x.parquet"}]}',
+     r"manifest\.json: task 'x' has kind 'weird', not one of retrieval, mining, clustering, title_lead; a newer "
+     r"interlingua may have built it, or rebuild it: interlingua bench-pack --out \S*pack$"),
+])
+def test_a_bad_pack_manifest_is_one_line_before_any_encoder_loads(tmp_path, monkeypatch, capsys, text, message):
+    from interlingua.models import resolve
+    from interlingua.workflows.cli import main
+
+    (tmp_path / "pack").mkdir()
+    (tmp_path / "pack" / MANIFEST).write_text(text)
+    monkeypatch.setattr(resolve, "resolve_encoder", lambda spec, wrap_leaf=None: pytest.fail(f"{spec} resolved"))
+    monkeypatch.setenv("INTERLINGUA_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("INTERLINGUA_LOG_FILE", "")
+    assert main(["eval", "--model", "use", "--pack", str(tmp_path / "pack"), "--seeds", "1", "--no-cache",
+                 "--out", str(tmp_path / "o")]) == 2
+    lines = [line for line in capsys.readouterr().err.splitlines() if not line.startswith("benchmark pack:")]
+    assert len(lines) == 1 and "Traceback" not in lines[0], lines
+    assert re.search(message, lines[0]), lines[0]
