@@ -2,8 +2,9 @@
 inputs, Fu et al. 2020). Tokens are ``\\w+`` runs, looked up as-is, then lower-cased; IDF is
 ``log((1 + N) / (1 + df(w))) + 1`` over a reference corpus (smoothed, as scikit-learn's ``TfidfVectorizer``; one-letter
 words count, as with its ``token_pattern=r"(?u)\\b\\w+\\b"``, not its default pattern, which drops them).
-A text with no known word has no vector: :meth:`WordVectorSentenceEncoder.encode_with_mask` returns which
-rows are empty so callers count them as rejects instead of using a zero vector silently."""
+A text with no known word, or whose word vectors sum to zero, has no vector:
+:meth:`WordVectorSentenceEncoder.encode_with_reasons` says which rows are empty and why (:data:`NO_KNOWN_WORD`,
+:data:`ZERO_VECTOR`) so callers count them as rejects instead of using a zero vector silently."""
 
 from __future__ import annotations
 
@@ -17,6 +18,9 @@ from interlingua.models.averaged_word_vectors import tokenize
 from interlingua.models.protocol import l2_normalize
 
 WEIGHTINGS = ("mean", "tfidf")
+NO_KNOWN_WORD = "no_known_word"  # no token of the text has a vector
+ZERO_VECTOR = "zero_vector"  # its words' weighted vectors sum to zero (zero vectors in the file, or vectors that cancel)
+REJECT_REASONS = (NO_KNOWN_WORD, ZERO_VECTOR)
 
 
 def fit_idf(texts: Iterable[str]) -> dict[str, float]:
@@ -59,10 +63,15 @@ class WordVectorSentenceEncoder:
         return int(self.matrix.shape[1])
 
     def encode_with_mask(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
-        """(vectors (n, dim), known (n,) bool: False where no token had a vector or their weighted sum is the zero
-        vector (zero vectors in the file, or vectors that cancel); those rows are 0)."""
+        """(vectors (n, dim), known (n,) bool: False where :meth:`encode_with_reasons` gives a reason; those rows are 0)."""
+        vectors, reasons = self.encode_with_reasons(texts)
+        return vectors, np.array([reason is None for reason in reasons], dtype=bool)
+
+    def encode_with_reasons(self, texts: Sequence[str]) -> tuple[np.ndarray, list[str | None]]:
+        """(vectors (n, dim), reasons (n,): None for a vector, :data:`NO_KNOWN_WORD` where no token had a vector,
+        :data:`ZERO_VECTOR` where their weighted sum is the zero vector; those rows are 0)."""
         out = np.zeros((len(texts), self.dim), dtype=np.float64)
-        known = np.zeros(len(texts), dtype=bool)
+        reasons: list[str | None] = [NO_KNOWN_WORD] * len(texts)
         for row, text in enumerate(texts):
             counts = Counter()
             for token in tokenize(text):
@@ -77,11 +86,12 @@ class WordVectorSentenceEncoder:
             out[row] = sum(self.matrix[self.index[w]] * (v / total) for w, v in weights.items())
             scale = sum(self._norm(self.index[w]) * (v / total) for w, v in weights.items())
             # a sum (near) zero against its vectors' sizes has no direction: centering would invent one
-            known[row] = float(np.linalg.norm(out[row])) > 1e-6 * scale
-            if not known[row]:
-                out[row] = 0.0
+            if float(np.linalg.norm(out[row])) > 1e-6 * scale:
+                reasons[row] = None
+            else:
+                reasons[row], out[row] = ZERO_VECTOR, 0.0
         vectors = l2_normalize(out).astype(np.float32)
-        return vectors, known
+        return vectors, reasons
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         return self.encode_with_mask(texts)[0]

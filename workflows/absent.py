@@ -6,7 +6,7 @@ vectors (averaged or TF-IDF-weighted word vectors), against the linear baselines
 2. **word vectors** per side: given files (word2vec / fastText text or binary, checked line by line) or
    trained here with gensim on that side of the training bitext (saved as word2vec text in the state).
 3. **sentence vectors**: mean or TF-IDF-weighted average (IDF from the training side), L2-normalized;
-   sentences without a known word are rejected and counted.
+   sentences without a known word, or whose word vectors sum to zero, are rejected and counted by reason.
 4. For each parallel ratio and seed: that share of the pairs stays parallel, the rest is used unpaired;
    the baselines (least squares, orthogonal Procrustes; nearest neighbour by cosine and by CSLS) are fitted
    on the parallel part; each GAN variant trains on both parts.
@@ -111,19 +111,16 @@ def run(config: AbsentConfig, *, address: str | None = None) -> dict:
         encoders = {side: _sentence_encoder(config, state, side, lang, texts, bitext.origin)
                     for side, lang, texts in (("src", src_lang, pool.src), ("tgt", tgt_lang, pool.tgt))}
     with stages("sentence vectors"):
-        x, x_ok = encoders["src"].encode_with_mask(bitext.src)
-        y, y_ok = encoders["tgt"].encode_with_mask(bitext.tgt)
-        keep = x_ok & y_ok
-        tx, tx_ok = encoders["src"].encode_with_mask(test_src)
-        ty, ty_ok = encoders["tgt"].encode_with_mask(test_tgt)
-        test_keep = tx_ok & ty_ok
-        rejects = {"train_no_known_word": int((~keep).sum()), "test_no_known_word": int((~test_keep).sum()),
+        (x, y), train_why = _pair_vectors(encoders, bitext.src, bitext.tgt)
+        (tx, ty), test_why = _pair_vectors(encoders, test_src, test_tgt)
+        keep, test_keep = _kept(train_why), _kept(test_why)
+        rejects = {**reject_counts("train", train_why), **reject_counts("test", test_why),
                    **{f"test_{reason}": count for reason, count in test_dropped.items()}}
-        rejected_rows = [{"split": split, "id": ids[i], "reason": "no_known_word", "src": src[i], "tgt": tgt[i]}
-                         for split, mask, ids, src, tgt in (("train", keep, bitext.ids, bitext.src, bitext.tgt),
-                                                            ("test", test_keep, test_ids, test_src, test_tgt))
-                         for i in np.flatnonzero(~mask)]
-        if rejects["train_no_known_word"] or rejects["test_no_known_word"]:
+        rejected_rows = [{"split": split, "id": ids[i], "reason": reason, "src": src[i], "tgt": tgt[i]}
+                         for split, why, ids, src, tgt in (("train", train_why, bitext.ids, bitext.src, bitext.tgt),
+                                                           ("test", test_why, test_ids, test_src, test_tgt))
+                         for i, reason in enumerate(why) if reason]
+        if rejected_rows:
             print(f"  rejected pairs with a side without a usable word vector: {rejects}", file=sys.stderr)
         x, y, tx, ty = x[keep], y[keep], tx[test_keep], ty[test_keep]
         if config.center:  # each side's mean over its training sentences, applied to its test sentences too
@@ -169,6 +166,24 @@ def run(config: AbsentConfig, *, address: str | None = None) -> dict:
 
 
 # ----------------------------------------------------------------------------------------------- helpers
+
+
+def _pair_vectors(encoders: dict, src: list[str], tgt: list[str]) -> tuple[tuple[np.ndarray, np.ndarray], list]:
+    """Both sides' sentence vectors and each pair's reject reason (its src side's, else its tgt side's; None: kept)."""
+    x, x_why = encoders["src"].encode_with_reasons(src)
+    y, y_why = encoders["tgt"].encode_with_reasons(tgt)
+    return (x, y), [a or b for a, b in zip(x_why, y_why)]
+
+
+def _kept(reasons: list) -> np.ndarray:
+    return np.array([reason is None for reason in reasons], dtype=bool)
+
+
+def reject_counts(split: str, reasons: list) -> dict[str, int]:
+    """``<split>_<reason>``: the pairs of ``split`` rejected for each sentence-vector reason (0 included)."""
+    from interlingua.models.weighted_word_vectors import REJECT_REASONS
+
+    return {f"{split}_{reason}": sum(r == reason for r in reasons) for reason in REJECT_REASONS}
 
 
 def center_unit(train: np.ndarray, *others: np.ndarray) -> list[np.ndarray]:

@@ -105,6 +105,8 @@ def test_a_sentence_whose_word_vectors_sum_to_zero_is_not_known():
     vectors, known = encoder.encode_with_mask(["up down", "pad", "up pad", "up almost"])
     assert known.tolist() == [False, False, True, False]  # a residue of float rounding is no direction either
     assert not vectors[[0, 1, 3]].any() and np.linalg.norm(vectors[2]) == pytest.approx(1.0)
+    assert encoder.encode_with_reasons(["up down", "pad", "up pad", "nothing known"])[1] == [
+        "zero_vector", "zero_vector", None, "no_known_word"]  # each cause its own reason, as absent counts them
 
 
 class _NormPerText(WordVectorSentenceEncoder):

@@ -126,7 +126,8 @@ def test_absent_tiny_end_to_end(tmp_path):
         (0.5, (round(pairs * 0.5),)), (1.0, (pairs,))}
     assert Path(summary["chart"]).stat().st_size > 1000
     assert document["rejects_by_reason"] == summary["rejects_by_reason"] == {
-        "train_no_known_word": 0, "test_no_known_word": 1, "test_duplicate_text": 1}
+        "train_no_known_word": 0, "train_zero_vector": 0, "test_no_known_word": 1, "test_zero_vector": 0,
+        "test_duplicate_text": 1}
     aside = [json.loads(line) for line in (Path(summary["results"]).parent / "rejected.jsonl").read_text().splitlines()]
     assert aside == [{"split": "test", "id": str(len(EN_ES_PAIRS) + 1), "reason": "no_known_word", "src": "zzqx vrrk",
                       "tgt": "qqzz wkkv"}]
