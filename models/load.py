@@ -118,7 +118,9 @@ def resolve_model_folder(uri: str, cache_dir: str | os.PathLike | None = None, *
         require_weights(path)
         return str(path)
     if uri.startswith((".", "/", "~")) or uri.count("/") > 1:
-        raise UserError(f"model folder {uri!r} does not exist")
+        raise UserError(f"model folder {uri!r} does not exist (hint: a model is a folder, a hub id such as "
+                        "org/name, models:/NAME@ALIAS or runs:/RUN_ID/PATH; embed and eval also take wordvec:FILE "
+                        "and py:module:factory)")
     return from_hub(uri)
 
 
@@ -330,9 +332,9 @@ def _from_fsspec(uri: str, cache: Path) -> str:
     keyed by the URL and the files' listing (relative path, size, ETag or modification time), so a model replaced
     at the same URL is fetched again. A copy is published (renamed into place, ``.complete`` beside the files) only
     when the download finished; an interrupted one stays a ``*.partial-PID`` folder, which ``interlingua gc`` prunes."""
-    import fsspec
+    from interlingua.core.url_filesystems import url_filesystem
 
-    fs, root = fsspec.core.url_to_fs(uri)
+    fs, root = url_filesystem(uri)
     if not fs.exists(root):
         raise UserError(f"model URL {uri!r} does not exist")
     key = hashlib.sha1(f"{uri}\n{_remote_listing(fs, root)}".encode("utf-8")).hexdigest()[:16]

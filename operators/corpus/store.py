@@ -48,7 +48,6 @@ from typing import TYPE_CHECKING, Any, Literal
 import pyarrow as pa
 import pyarrow.parquet as pq
 from fsspec import AbstractFileSystem
-from fsspec.core import url_to_fs
 from fsspec.implementations.local import LocalFileSystem
 from pydantic import ValidationError
 
@@ -66,6 +65,7 @@ from interlingua.core.integrity import (  # CorruptVersionError: the store's err
 )
 from interlingua.core.no_follow import StoreFolders, reading_fs
 from interlingua.core.parquet_read import read_parquet
+from interlingua.core.url_filesystems import url_filesystem
 from interlingua.operators.corpus.manifest import (
     InputFingerprint,
     Lineage,
@@ -159,7 +159,7 @@ class CorpusStore:
         if not isinstance(root, str) or not root.strip():
             raise ValueError(f"root must be a non-empty fsspec URL or path, got {root!r}")
         self.root = root
-        fs, root_path = url_to_fs(root, **dict(storage_options or {}))
+        fs, root_path = url_filesystem(root, **dict(storage_options or {}))  # an unknown protocol: one line
         self._root_path: str = root_path.rstrip("/")
         self.fs: AbstractFileSystem = reading_fs(fs, self._root_path)  # a file below the root is read through no link
         self._folders = StoreFolders(fs, self._root_path)  # on a local disk, never through a symbolic link
