@@ -11,7 +11,7 @@ import pytest
 from interlingua.core.errors import ServiceUnavailable, UserError
 from interlingua.models.load import resolve_model_folder
 from mlflow_services import answering_server as answering_server_at
-from mlflow_services import free_port
+from ports import closed_port
 
 
 @pytest.fixture
@@ -63,7 +63,7 @@ def test_an_unknown_model_in_a_local_store_is_a_mistake_with_a_hint(registry_at,
 
 
 def test_a_registry_where_nothing_listens_is_unavailable_and_its_credentials_are_not_shown(registry_at, tmp_path):
-    port = free_port()  # bound, then closed: nothing listens there
+    port = closed_port()
     registry_at(f"http://reader:s3cret@127.0.0.1:{port}")
     with pytest.raises(ServiceUnavailable) as caught:
         resolve_model_folder("models:/enc@champion", cache_dir=tmp_path / "cache")
@@ -602,7 +602,7 @@ def test_a_models_uri_without_an_alias_or_version_is_refused_before_the_registry
     not found"). Nothing listens at the tracking URI here: probing the server, or asking the registry, would exit 69."""
     from interlingua.workflows import cli
 
-    registry_at(f"http://127.0.0.1:{free_port()}")
+    registry_at(f"http://127.0.0.1:{closed_port()}")
     assert cli.main(["embed", "--model", spec, "hello"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith(

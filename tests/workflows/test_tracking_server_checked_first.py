@@ -5,11 +5,10 @@ does not answer is what it reports, exit 69, not the missing input."""
 
 from __future__ import annotations
 
-import socket
-
 import pytest
 
 from interlingua.core.errors import ServiceUnavailable
+from ports import closed_port
 
 
 @pytest.fixture
@@ -17,17 +16,14 @@ def closed_tracking_uri(tmp_path, monkeypatch):
     """``MLFLOW_TRACKING_URI`` of a port nothing listens on, a fresh state folder, no Ray or MLflow reachable."""
     from interlingua.core import runtime
 
-    held = socket.socket()  # bound, never listening, for the whole test: connections are refused, and no other
-    held.bind(("127.0.0.1", 0))  # process (a test suite beside this one, a Ray) can take the port and answer there
-    uri = f"http://127.0.0.1:{held.getsockname()[1]}"
+    uri = f"http://127.0.0.1:{closed_port()}"
     monkeypatch.setenv("MLFLOW_TRACKING_URI", uri)
     monkeypatch.setenv("INTERLINGUA_HOME", str(tmp_path / "home"))
     monkeypatch.delenv("RAY_ADDRESS", raising=False)
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(runtime, "init_ray", lambda *a, **k: pytest.fail("Ray started"))
     monkeypatch.setattr(runtime, "configure_mlflow", lambda *a, **k: pytest.fail("reached MLflow"))
-    with held:
-        yield uri
+    return uri
 
 
 def test_quickstart_exits_69_before_its_assets_ray_and_corpus(closed_tracking_uri, monkeypatch, capsys):
