@@ -83,9 +83,11 @@ def probe(address: ClusterAddress, timeout: float = PROBE_TIMEOUT_S) -> None:
         raise UserError(f"cluster address {address.shown} ({address.source}) has no host; expected e.g. http://HEAD:8265")
     reason = unreachable(host, port, timeout)
     if reason:
+        # a ray:// address is the Ray Client server's (the job SDK asks it for the dashboard), not the dashboard's
+        server = "Ray Client server port" if parts.scheme == "ray" else "dashboard port"
         raise ServiceUnavailable(f"cannot reach the Ray cluster at {address.shown} ({address.source}): {reason}; "
-                                 f"is the head running and its dashboard port ({port}) open to this machine? "
-                                 "Set --address or RAY_ADDRESS to http://HEAD:8265")
+                                 f"is the head running and its {server} ({port}) open to this machine? "
+                                 "Or set --address or RAY_ADDRESS to the dashboard's URL, http://HEAD:8265")
 
 
 def sdk_address(address: ClusterAddress, timeout: float = PROBE_TIMEOUT_S) -> str:

@@ -95,6 +95,18 @@ def test_unreachable_address_fails_fast_and_names_where_it_came_from(capsys, mon
     assert "(--address)" in _one_line_error(err, "jobs")
 
 
+def test_an_unreachable_ray_client_address_names_the_ray_client_port_not_the_dashboards(capsys):
+    """The job SDK takes a ray:// address (it asks the Ray Client server there for the dashboard): the port probed is
+    the Ray Client server's, and the message said "its dashboard port (10001)"."""
+    port = closed_port()
+    code, err = _main(["jobs", "list", "--address", f"ray://127.0.0.1:{port}"], capsys)
+    line = _one_line_error(err, "jobs")
+    assert code == 69 and f"its Ray Client server port ({port}) open" in line and "dashboard port" not in line
+    assert line.endswith("the dashboard's URL, http://HEAD:8265")
+    code, err = _main(["jobs", "list", "--address", f"http://127.0.0.1:{port}"], capsys)
+    assert f"its dashboard port ({port}) open" in _one_line_error(err, "jobs")
+
+
 _SCENARIOS = r"""
 import contextlib, io, json, os, sys
 from interlingua.workflows.cli import main
