@@ -55,10 +55,31 @@ def export_version(store: CorpusStore, name: str, version: str, out: str, fmt: E
         raise _not_empty(out)
     with _whole_or_nothing(fs, root, out) as folder:
         if fmt == "hf":
-            store.to_hf(name, manifest.version).save_to_disk(fs.unstrip_protocol(folder))
+            dataset = store.to_hf(name, manifest.version)
+            with _datasets_progress_bars_off():
+                dataset.save_to_disk(fs.unstrip_protocol(folder))
         else:
             _write_parquet(store, manifest, fs, folder)
     return manifest.version
+
+
+@contextmanager
+def _datasets_progress_bars_off() -> Iterator[None]:
+    """Inside the block, datasets' progress bars ("Saving the dataset (1/1 shards)") stay off the console, as the
+    other libraries' output does, unless --verbose or the user's HF_DATASETS_DISABLE_PROGRESS_BARS=0 asks for them."""
+    import datasets
+
+    from interlingua.core.console import is_verbose
+
+    wanted = is_verbose() or datasets.config.HF_DATASETS_DISABLE_PROGRESS_BARS is False
+    if wanted or datasets.are_progress_bars_disabled():
+        yield
+        return
+    datasets.disable_progress_bars()
+    try:
+        yield
+    finally:
+        datasets.enable_progress_bars()
 
 
 def _write_parquet(store: CorpusStore, manifest: Manifest, fs: AbstractFileSystem, root: str) -> None:
