@@ -18,7 +18,8 @@ HELP = "refresh a corpus from its spec: only new or changed inputs are processed
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("spec", help="refresh spec YAML (workflow, inputs, config, keep_versions, relearn_share)")
     parser.add_argument("--address", help="Ray cluster address (default: $RAY_ADDRESS, else a local Ray)")
-    parser.add_argument("--json", action="store_true", help="print the summary as JSON, alone on stdout (the progress lines go to stderr)")
+    parser.add_argument("--json", action="store_true",
+                        help="print the summary as JSON, alone on stdout (the progress lines go to stderr)")
 
 
 def run(args: argparse.Namespace) -> int:
