@@ -56,8 +56,11 @@ def export_version(store: CorpusStore, name: str, version: str, out: str, fmt: E
     with _whole_or_nothing(fs, root, out) as folder:
         if fmt == "hf":
             dataset = store.to_hf(name, manifest.version)
+            # an empty split (no rejects) is saved as one empty shard: datasets writes none by default, and
+            # load_from_disk then fails (IndexError) on a split with no data file
+            empty = {split: 1 for split, rows in dataset.items() if rows.num_rows == 0}
             with _datasets_progress_bars_off():
-                dataset.save_to_disk(fs.unstrip_protocol(folder))
+                dataset.save_to_disk(fs.unstrip_protocol(folder), num_shards=empty)
         else:
             _write_parquet(store, manifest, fs, folder)
     return manifest.version
