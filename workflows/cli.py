@@ -110,9 +110,16 @@ def main(argv: list[str] | None = None) -> int:
     # native_stderr_to_log: C++ error lines Ray writes on this process's fd 2 go to the log file, ours to the console
     with tee_to_log(log_path), native_stderr_to_log():
         rc = _run_command(args, log_path)
-    if rc == 0 and args.command in LONG_COMMANDS and log_path.exists():
+    if rc == 0 and _ran_long(args) and log_path.exists():
         print(f"[interlingua] full log: {log_path}", file=sys.stderr, flush=True)
     return rc
+
+
+def _ran_long(args: argparse.Namespace) -> bool:
+    """Whether the command was one that runs long (:data:`LONG_COMMANDS`) and did its work, rather than only print
+    its config or its keys (``run W --show-config``, ``--list-keys``): then the log file's path is worth a line."""
+    only_shown = getattr(args, "show_config", False) or getattr(args, "list_keys", False)
+    return args.command in LONG_COMMANDS and not only_shown
 
 
 def _run_command(args: argparse.Namespace, log_path) -> int:

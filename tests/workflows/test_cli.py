@@ -104,6 +104,15 @@ def test_run_show_config_applies_yaml_then_set(tmp_path, capsys):
     assert shown["train"]["lr"] == pytest.approx(1e-4)
 
 
+@pytest.mark.parametrize("flag", ["--show-config", "--list-keys"])
+def test_a_run_that_only_prints_its_config_or_keys_names_no_log_file(tmp_path, monkeypatch, capsys, flag):
+    """`run W --show-config` and `--list-keys` printed "[interlingua] full log: ..." as a long run does."""
+    monkeypatch.setenv("INTERLINGUA_HOME", str(tmp_path))
+    assert run_main(["run", "quickstart", flag]) == 0
+    captured = capsys.readouterr()
+    assert captured.out and "full log" not in captured.err
+
+
 def test_run_list_keys_shows_dotted_nested_keys(capsys):
     assert run_main(["run", "quickstart", "--list-keys"]) == 0
     out = capsys.readouterr().out
