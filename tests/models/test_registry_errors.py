@@ -562,13 +562,17 @@ def test_promote_names_a_tracking_uri_whose_scheme_mlflow_does_not_take_in_the_s
     """``promote`` built its ``MlflowClient`` outside its error handling: ``htp:/bad`` was a traceback and exit 1."""
     import json
 
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
     from interlingua.evaluation.pack.build import MANIFEST, PACK_VERSION
     from interlingua.workflows import cli
 
     registry_at("htp:/bad")
     (tmp_path / "bench-pack").mkdir()
-    (tmp_path / "bench-pack" / MANIFEST).write_text(json.dumps(
-        {"version": PACK_VERSION, "tasks": [{"name": "t", "kind": "retrieval", "language": "en"}]}))
+    pq.write_table(pa.table({"source": ["a"], "target": ["b"]}), tmp_path / "bench-pack" / "t.parquet")
+    task = {"name": "t", "kind": "retrieval", "language": "en", "file": "t.parquet"}  # a table promote's check takes
+    (tmp_path / "bench-pack" / MANIFEST).write_text(json.dumps({"version": PACK_VERSION, "tasks": [task]}))
     assert cli.main(["promote", "models:/enc/2", "--alias", "champion", "--tasks", "t"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith(
