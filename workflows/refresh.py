@@ -37,7 +37,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, PrivateAttr
 
 from interlingua.core.config import Config
 from interlingua.core.errors import UserError
@@ -54,6 +54,12 @@ class RefreshSpec(Config):
     relearn_share: float = Field(default=0.25, gt=0.0, le=1.0,
                                  description="bitext-corpus: relearn fast_align when more than this share of the "
                                              "new version's pairs were not seen by the parent's parameters")
+    _path: str | None = PrivateAttr(default=None)  # the file load_spec read the spec from
+
+    def config_source(self) -> str:
+        """What an error in the workflow's config names: the spec file's ``config`` section (a spec built in Python:
+        the refresh spec's config)."""
+        return f"{self._path}, under config" if self._path else "refresh spec config"
 
 
 @dataclass
@@ -208,7 +214,7 @@ class _BitextAdapter:
                 raise UserError(f"refresh spec: config.{key} is set; list the input files under 'inputs' instead")
         if not spec.inputs:
             raise UserError("refresh spec: bitext-corpus needs 'inputs' (TSV or Parquet files, URLs or globs)")
-        config = validate(BitextCorpusConfig, dict(spec.config), source="refresh spec config")
+        config = validate(BitextCorpusConfig, dict(spec.config), source=spec.config_source())
         if config.format == "text":
             raise UserError("refresh of bitext-corpus reads TSV or Parquet inputs (one file per input); "
                             "format text needs two files per input — convert them to TSV")
@@ -332,7 +338,7 @@ class _FullRebuildAdapter:
 
         if spec.inputs:
             raise UserError(f"refresh spec: {spec.workflow} takes its inputs from its config; remove 'inputs'")
-        return validate(self.workflow().CONFIG, dict(spec.config), source="refresh spec config")
+        return validate(self.workflow().CONFIG, dict(spec.config), source=spec.config_source())
 
     def check_first(self, config) -> None:
         """Nothing to check before the inputs: the workflow's own ``run`` checks its machine."""
@@ -402,5 +408,6 @@ def load_spec(path: str, overrides: Sequence[str] = (), check: Callable[[dict], 
     if not fs.exists(local):
         raise UserError(f"refresh spec {path} not found (hint: the YAML with workflow, inputs and config)")
     spec = load_config(RefreshSpec, path, list(overrides), check=check)
+    spec._path = path
     _ADAPTERS[spec.workflow].validate(spec)
     return spec

@@ -64,3 +64,12 @@ def test_refresh_without_json_prints_its_lines_on_stdout(tmp_path: Path, monkeyp
     assert main(["refresh", str(spec)]) == 0
     out = capsys.readouterr().out
     assert "refresh bt: 1 input(s) added" in out and "published bt/" in out
+
+
+def test_an_error_in_the_specs_config_names_the_spec_file(tmp_path: Path, capsys):
+    """It named "(refresh spec config)", where the spec's other errors name the file."""
+    spec = _write_spec(tmp_path, "{corpus_name: bt, src_lang: english, tgt_lang: de}")
+    assert main(["refresh", str(spec)]) == 2
+    err = [line for line in capsys.readouterr().err.splitlines() if not line.startswith("[interlingua]")]
+    assert len(err) == 1 and err[0].startswith(
+        f"interlingua refresh: error: invalid config ({spec}, under config): src_lang = 'english': ")
