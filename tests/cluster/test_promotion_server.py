@@ -53,9 +53,12 @@ def pack(tmp_path_factory):
     root = tmp_path_factory.mktemp("pack")
     pairs = _sentences()
     pq.write_table(pa.table({"source": [p[0] for p in pairs], "target": [p[1] for p in pairs]}), root / "toy.parquet")
+    # a table with the columns a retrieval task reads but numbers for texts: its check passes, its run fails
+    pq.write_table(pa.table({"source": [1, 2], "target": [3, 4]}), root / "numbers.parquet")
     (root / "manifest.json").write_text(json.dumps({"tasks": [
         {"name": "toy_retrieval", "kind": "retrieval", "language": "en-es", "file": "toy.parquet"},
-        {"name": "broken_retrieval", "kind": "retrieval", "language": "en-es", "file": "missing.parquet"}]}))
+        {"name": "broken_retrieval", "kind": "retrieval", "language": "en-es", "file": "numbers.parquet"},
+        {"name": "lost_retrieval", "kind": "retrieval", "language": "en-es", "file": "missing.parquet"}]}))
     return root
 
 
@@ -115,6 +118,9 @@ def test_gated_promotion_through_the_cli(server, pack, tmp_path, monkeypatch, ca
         assert "task 'nosuch' matches nothing" in capsys.readouterr().err
         assert _cli("promote", "models:/enc/1", "--alias", "champion", "--tasks", "broken_retrieval", "--pack", str(pack)) == 2
         assert "models:/enc/1 cannot run task broken_retrieval (en-es)" in capsys.readouterr().err
+        # a task whose table is missing is refused by the pack's check, before any model loads
+        assert _cli("promote", "models:/enc/1", "--alias", "champion", "--tasks", "lost_retrieval", "--pack", str(pack)) == 2
+        assert "missing.parquet not found (pack task 'lost_retrieval' reads it" in capsys.readouterr().err
 
         # first promotion: no holder
         assert _cli("promote", "models:/enc/1", "--alias", "champion", *common) == 0
