@@ -218,14 +218,20 @@ def registry_error(uri: str, err: BaseException, *, pinned: str = "", store: str
     schemes = supported_schemes(err)
     if schemes is not None:
         return UserError(redact_text(f"could not fetch {uri}: {_unsupported_store(schemes)}"))
+    from_a_run = uri.startswith("runs:/")  # a run's artifacts: the tracking store's, not the registry's
+    if from_a_run:
+        registry, setting = mlflow.get_tracking_uri(), "MLFLOW_TRACKING_URI"
+    kind = "tracking store" if from_a_run else "model registry"
     if unanswered(err):
-        return ServiceUnavailable(redact_text(f"could not fetch {uri}: the MLflow model registry at {registry} did not "
+        return ServiceUnavailable(redact_text(f"could not fetch {uri}: the MLflow {kind} at {registry} did not "
                                               f"answer ({first_line(err)}) {REGISTRY_HINT}"))
     if not_mlflow(err):
-        return UserError(redact_text(f"could not fetch {uri}: {registry} is not an MLflow model registry, or one "
+        return UserError(redact_text(f"could not fetch {uri}: {registry} is not an MLflow {kind}, or one "
                                      f"without this API (it answered with a web page, not MLflow's JSON) (hint: set "
                                      f"{setting} to the MLflow server's address)"))
-    return UserError(redact_text(f"could not fetch {uri} from the MLflow model registry at {registry} "
-                                 f"({first_line(err)}) (hint: that model name, version or alias is not registered "
-                                 f"there, or these credentials may not read it; the registered models and their "
-                                 f"aliases are listed in {models_page(registry)})"))
+    missing = ("that run, or that path among its artifacts, is not there" if from_a_run else
+               "that model name, version or alias is not registered there")
+    listed = ("a run's artifacts are listed on its page in the MLflow UI" if from_a_run else
+              f"the registered models and their aliases are listed in {models_page(registry)}")
+    return UserError(redact_text(f"could not fetch {uri} from the MLflow {kind} at {registry} ({first_line(err)}) "
+                                 f"(hint: {missing}, or these credentials may not read it; {listed})"))

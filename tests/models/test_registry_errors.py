@@ -62,6 +62,25 @@ def test_an_unknown_model_in_a_local_store_is_a_mistake_with_a_hint(registry_at,
                             f"`mlflow ui --backend-store-uri {store}`, Models page)")
 
 
+@pytest.mark.parametrize("path", ["nothing", None])
+def test_a_run_artifact_that_is_not_there_names_the_tracking_store_not_the_registry(registry_at, tmp_path, path):
+    """``runs:/ID/nothing`` said "from the MLflow model registry" and hinted at registered model names: runs:/ reads
+    a run's artifacts, from the tracking store."""
+    import mlflow
+
+    store = registry_at(f"sqlite:///{tmp_path / 'mlflow.db'}")
+    with mlflow.start_run() as run:
+        mlflow.log_text("x", "a.txt")
+    uri = f"runs:/{run.info.run_id}/nothing" if path else "runs:/0123456789abcdef/model"
+    with pytest.raises(UserError) as caught:
+        resolve_model_folder(uri, cache_dir=tmp_path / "cache")
+    message = str(caught.value)
+    assert message.startswith(f"could not fetch {uri} from the MLflow tracking store at {store} (")
+    assert message.endswith("(hint: that run, or that path among its artifacts, is not there, or these credentials "
+                            "may not read it; a run's artifacts are listed on its page in the MLflow UI)")
+    assert "registry" not in message and "registered" not in message
+
+
 def test_a_registry_where_nothing_listens_is_unavailable_and_its_credentials_are_not_shown(registry_at, tmp_path):
     port = closed_port()
     registry_at(f"http://reader:s3cret@127.0.0.1:{port}")
