@@ -366,6 +366,20 @@ def test_parameter_artifacts_changed_in_place_are_refused(tmp_path: Path) -> Non
         store.open_version("c", {"a": 2}, ["x"]).reuse_artifact("fast_align", parent)  # a refresh taking them over
 
 
+def test_corpus_verify_counts_one_file_in_the_singular(tmp_path: Path, capsys) -> None:
+    """It said "1 files match" (and "1 of the N files do not match")."""
+    store = CorpusStore(str(tmp_path / "store"))
+    writer = store.open_version("c", {"a": 1}, ["x"])
+    writer.write_shard("s0", TABLE)
+    manifest = writer.publish()
+    assert run_corpus_cli("verify", "c", "--root", store.root) == 0
+    assert capsys.readouterr().out == f"c@{manifest.version}: 1 file matches its manifest (size and SHA-256)\n"
+    shard = Path(store.shard_paths("c")[0])
+    shard.write_bytes(shard.read_bytes()[:-1] + b"?")
+    assert run_corpus_cli("verify", "c", "--root", store.root) == 1
+    assert "c@latest: 1 of the 1 files does not match its manifest" in capsys.readouterr().err
+
+
 def test_corpus_verify_names_each_file_that_differs_and_keeps_old_manifests_readable(tmp_path: Path, capsys) -> None:
     import json
 

@@ -231,13 +231,16 @@ def _verify(store: CorpusStore, target: str) -> int:
     except CorruptVersionError as error:
         bad = [check for check in checks if check.status == "mismatch"]
         if bad:
-            _error(f"{name}@{version or LATEST}: {len(bad)} of the {len(checks)} files do not match its manifest "
+            _error(f"{name}@{version or LATEST}: {len(bad)} of the {len(checks)} files "
+                   f"{'does' if len(bad) == 1 else 'do'} not match its manifest "
                    f"(named above): the published version was altered")
         else:  # the manifest itself
             _error(str(error))
         return 1
     unchecked = sum(check.status == "unchecked" for check in checks)
-    _say(f"{manifest.name}@{manifest.version}: {len(checks) - unchecked} files match its manifest (size and SHA-256)"
+    matched = len(checks) - unchecked
+    _say(f"{manifest.name}@{manifest.version}: {matched} {'file matches' if matched == 1 else 'files match'} its "
+         "manifest (size and SHA-256)"
          + (f"; {unchecked} unchecked (no SHA-256 recorded)" if unchecked else ""))
     return 0
 
