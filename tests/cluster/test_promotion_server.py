@@ -125,7 +125,7 @@ def test_gated_promotion_through_the_cli(server, pack, tmp_path, monkeypatch, ca
         # first promotion: no holder
         assert _cli("promote", "models:/enc/1", "--alias", "champion", *common) == 0
         out = capsys.readouterr().out
-        assert "promoted: models:/enc/1 now holds @champion (was no holder): first promotion" in out
+        assert "promoted: models:/enc/1 now holds @champion: first promotion: the alias has no holder" in out
         assert client.get_model_version_by_alias("enc", "champion").version == "1"
 
         # dry run of a better candidate: decision shown, nothing changed or recorded

@@ -64,17 +64,25 @@ def run(args: argparse.Namespace) -> int:
     result = promote(args.model, args.alias, tasks, seeds=args.seeds, margin=args.margin, dry_run=args.dry_run,
                      data_versions=data_versions)
     print(result.table)
-    holder = result.holder.uri if result.holder else "no holder"
-    if args.dry_run:
-        verdict = "would move" if result.decision.promote else "would not move"
-        print(f"dry run: @{args.alias} {verdict} to {result.candidate.uri} ({holder} now): {result.decision.reason}")
-    elif result.moved:
-        print(f"promoted: {result.candidate.uri} now holds @{args.alias} (was {holder}): {result.decision.reason}")
-    elif result.record.get("decision") == "holder changed":
-        print(f"not promoted: @{args.alias} {result.decision.reason}")
-    else:
-        print(f"not promoted: @{args.alias} stays on {holder}: {result.decision.reason}")
+    print(outcome_line(result, args.alias, dry_run=args.dry_run))
     if result.run_id:
         print(f"decision recorded: tags interlingua.promotion.{args.alias}.* on {result.candidate.uri}, "
               f"MLflow run {result.run_id}", file=sys.stderr)
     return 0 if (result.decision.promote if args.dry_run else result.moved) else 1
+
+
+def outcome_line(result, alias: str, *, dry_run: bool) -> str:
+    """What ``promote`` did with ``alias`` (a :class:`~interlingua.cluster.promotion.PromotionResult`), and why. An
+    alias with no holder gets no "(was ...)": the first promotion's reason says so."""
+    holder = result.holder.uri if result.holder else None
+    reason = result.decision.reason
+    if dry_run:
+        verdict = "would move" if result.decision.promote else "would not move"
+        now = f" ({holder} now)" if holder else ""
+        return f"dry run: @{alias} {verdict} to {result.candidate.uri}{now}: {reason}"
+    if result.moved:
+        was = f" (was {holder})" if holder else ""
+        return f"promoted: {result.candidate.uri} now holds @{alias}{was}: {reason}"
+    if result.record.get("decision") == "holder changed":
+        return f"not promoted: @{alias} {reason}"
+    return f"not promoted: @{alias} {f'stays on {holder}' if holder else 'stays without a holder'}: {reason}"
