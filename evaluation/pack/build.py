@@ -17,6 +17,7 @@ from pathlib import Path
 
 from interlingua.core.console import printable
 from interlingua.evaluation.pack.bible_task import BIBLE_FILE, build_bible_retrieval
+from interlingua.evaluation.pack.rebuild import rebuild_hint
 from interlingua.evaluation.pack.debian_tasks import DEBIAN_LANGUAGES, build_debian_mining, build_debian_retrieval, find_debian_file
 from interlingua.evaluation.pack.wiki_tasks import build_wiki_clustering, build_wiki_title_lead
 
@@ -100,7 +101,7 @@ def _checked_manifest(path: Path, pack_dir: str | Path) -> dict:
     """The manifest at ``path`` when it is a JSON object whose ``tasks`` is a list of objects with string
     :data:`_TASK_KEYS`; else one ``ValueError`` line naming the file, what is wrong and the rebuild (a pack folder
     may be shared: its manifest is input like any other)."""
-    rebuild = f"rebuild the pack: interlingua bench-pack --out {pack_dir}"
+    rebuild = rebuild_hint(pack_dir)
     try:
         manifest = json.loads(path.read_text(encoding="utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as error:

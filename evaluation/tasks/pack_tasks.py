@@ -24,6 +24,7 @@ from interlingua.evaluation.metrics.alignment_uniformity import alignment_unifor
 from interlingua.evaluation.metrics.clustering import kmeans_clustering_accuracy
 from interlingua.evaluation.metrics.mining import bucc_f1, mine_scored_pairs
 from interlingua.evaluation.metrics.retrieval import bitext_retrieval_accuracy, nearest_neighbour_accuracy
+from interlingua.evaluation.pack.rebuild import rebuild_hint
 from interlingua.evaluation.pack.tables import read_table
 from interlingua.evaluation.tasks.spec import TaskSpec
 
@@ -91,7 +92,7 @@ def _columns_read(entry: dict) -> dict[str, tuple[str, ...]]:
 def check_pack_task(entry: dict, pack_dir: str | Path) -> None:
     """ValueError (one line naming the file, what it lacks and the rebuild) when a table the task ``entry`` reads is
     missing, not parquet, or lacks a column its kind reads: each table's schema only is read, before any encoder loads."""
-    rebuild = f"rebuild the pack: interlingua bench-pack --out {pack_dir}"
+    rebuild = rebuild_hint(pack_dir)
     for key, columns in _columns_read(entry).items():
         path = Path(pack_dir) / str(entry.get(key))
         try:
@@ -146,10 +147,21 @@ def pack_task_specs(pack_dir: str | Path) -> list[TaskSpec]:
 
     entries = read_manifest(pack_dir)["tasks"]
     for entry in entries:
-        if entry["kind"] not in PACK_TASK_KINDS:
-            raise ValueError(f"{Path(pack_dir) / 'manifest.json'}: task {printable(entry['name'])!r} has kind "
-                             f"{printable(entry['kind'])!r}, not one of {', '.join(PACK_TASK_KINDS)}; a newer "
-                             f"interlingua may have built it, or rebuild it: interlingua bench-pack --out {pack_dir}")
+        _check_entry(entry, pack_dir)
     return [TaskSpec(entry["name"], entry["kind"], entry["language"], PRIMARY_METRIC[entry["kind"]],
                      partial(run_pack_task, entry, pack_dir), check=partial(check_pack_task, entry, pack_dir))
             for entry in entries]
+
+
+def _check_entry(entry: dict, pack_dir: str | Path) -> None:
+    """ValueError (one line naming the manifest and the task, with the rebuild) when a manifest task's kind is none
+    this version runs, or a task between two languages has no ``A-B`` language pair."""
+    where = f"{Path(pack_dir) / 'manifest.json'}: task {printable(entry['name'])!r}"
+    kind, language = entry["kind"], entry["language"]
+    if kind not in PACK_TASK_KINDS:
+        raise ValueError(f"{where} has kind {printable(kind)!r}, not one of {', '.join(PACK_TASK_KINDS)}; a newer "
+                         f"interlingua may have built it, or {rebuild_hint(pack_dir)}")
+    parts = language.split("-")
+    if kind != "clustering" and (len(parts) != 2 or not all(parts)):
+        raise ValueError(f"{where} is a {kind} task with language {printable(language)!r}, not a pair such as 'en-de'; "
+                         f"{rebuild_hint(pack_dir)}")

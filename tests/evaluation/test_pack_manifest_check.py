@@ -17,7 +17,9 @@ from interlingua.evaluation.pack.build import MANIFEST
     ('{"tasks": [7]}', r"manifest\.json: task 0 has no string name, kind, language, file; rebuild"),
     ('{"tasks": [{"name": "x", "kind": "weird", "language": "en-de", "file": "x.parquet"}]}',
      r"manifest\.json: task 'x' has kind 'weird', not one of retrieval, mining, clustering, title_lead; a newer "
-     r"interlingua may have built it, or rebuild it: interlingua bench-pack --out \S*pack$"),
+     r"interlingua may have built it, or rebuild the pack: interlingua bench-pack --out \S*pack$"),
+    ('{"tasks": [{"name": "tl", "kind": "title_lead", "language": "de", "file": "t.parquet"}]}',
+     r"manifest\.json: task 'tl' is a title_lead task with language 'de', not a pair such as 'en-de'; rebuild the pack"),
 ])
 def test_a_bad_pack_manifest_is_one_line_before_any_encoder_loads(tmp_path, monkeypatch, capsys, text, message):
     from interlingua.models import resolve

@@ -43,8 +43,9 @@ def _publish(home, name: str, table: pa.Table) -> None:
 
 def _pack(folder):
     folder.mkdir(parents=True)
+    pq.write_table(pa.table({"source": ["a"], "target": ["b"]}), folder / "bible_retrieval.parquet")
     (folder / "manifest.json").write_text(json.dumps({"version": 1, "skipped": [], "tasks": [
-        {"name": "bible_retrieval", "kind": "retrieval", "language": "en-es"}]}))
+        {"name": "bible_retrieval", "kind": "retrieval", "language": "en-es", "file": "bible_retrieval.parquet"}]}))
     return str(folder)
 
 
