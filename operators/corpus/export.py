@@ -105,8 +105,12 @@ def _write_parquet(store: CorpusStore, manifest: Manifest, fs: AbstractFileSyste
 
 def _whole_or_nothing(fs: AbstractFileSystem, root: str, out: str) -> AbstractContextManager[str]:
     """The folder to write the export of ``root`` (absent or empty) into, so that ``root`` ends holding a finished
-    export or as it was."""
-    return _renamed_into_place(root, out) if is_local(fs) else _removed_on_failure(fs, root)
+    export or as it was. A local ``root`` that does not exist is written beside it and renamed into place; one that
+    exists (empty: a mount point, a folder whose parent is read-only, the working folder) is written in place and
+    emptied again on failure, keeping the folder itself (its mode, owner, mount)."""
+    if not is_local(fs):
+        return _removed_on_failure(fs, root)
+    return _emptied_on_failure(root) if os.path.isdir(root) else _renamed_into_place(root, out)
 
 
 @contextmanager
@@ -132,6 +136,20 @@ def _renamed_into_place(root: str, out: str) -> Iterator[str]:
                 os.rmdir(folder)
             except OSError:
                 break
+        raise
+
+
+@contextmanager
+def _emptied_on_failure(root: str) -> Iterator[str]:
+    """On a local disk: the existing, empty folder ``root`` itself, whose entries are removed when the export fails."""
+    try:
+        yield root
+    except BaseException:
+        for entry in os.scandir(root):
+            if entry.is_dir(follow_symlinks=False):
+                shutil.rmtree(entry.path, ignore_errors=True)
+            else:
+                os.unlink(entry.path)
         raise
 
 

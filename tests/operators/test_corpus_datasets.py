@@ -166,3 +166,19 @@ def test_a_failed_export_to_an_object_store_removes_what_it_wrote(tmp_path: Path
     with pytest.raises(CorruptVersionError, match="shard-00002.parquet"):
         export_version(store, "pairs", "latest", out)
     assert not store.fs.exists(out)
+
+
+def test_an_export_into_an_existing_empty_folder_writes_in_it_and_keeps_the_folder(tmp_path: Path) -> None:
+    """An empty --out that exists (a mount point, a folder whose parent is read-only, the working folder) is written
+    in place: 1ae7329 renamed a copy onto it, which a mount point refuses (EBUSY), a read-only parent refuses, and
+    which replaced the folder itself (its inode, mode and owner; a shell inside it was left in a deleted folder)."""
+    store = CorpusStore(str(tmp_path / "store"))
+    publish(store)
+    out = tmp_path / "out"
+    out.mkdir()
+    out.chmod(0o750)
+    before = out.stat()
+    export_version(store, "pairs", "latest", str(out))
+    after = out.stat()
+    assert (after.st_ino, after.st_mode) == (before.st_ino, before.st_mode)
+    assert (out / "manifest.json").is_file() and sorted(p.name for p in tmp_path.iterdir()) == ["out", "store"]
