@@ -84,10 +84,11 @@ def probe(address: ClusterAddress, timeout: float = PROBE_TIMEOUT_S) -> None:
     reason = unreachable(host, port, timeout)
     if reason:
         # a ray:// address is the Ray Client server's (the job SDK asks it for the dashboard), not the dashboard's
-        server = "Ray Client server port" if parts.scheme == "ray" else "dashboard port"
+        client = parts.scheme == "ray"
+        server = "Ray Client server port" if client else "dashboard port"
+        other = " Or set --address or RAY_ADDRESS to the dashboard's URL, http://HEAD:8265" if client else ""
         raise ServiceUnavailable(f"cannot reach the Ray cluster at {address.shown} ({address.source}): {reason}; "
-                                 f"is the head running and its {server} ({port}) open to this machine? "
-                                 "Or set --address or RAY_ADDRESS to the dashboard's URL, http://HEAD:8265")
+                                 f"is the head running and its {server} ({port}) open to this machine?{other}")
 
 
 def sdk_address(address: ClusterAddress, timeout: float = PROBE_TIMEOUT_S) -> str:
