@@ -10,6 +10,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -52,7 +53,7 @@ def _held(child: int) -> bool:
     except ProcessLookupError:
         return False
     while (state := _state(child)) not in ("T", None, "Z"):  # an exiting trial never stops: it ends
-        pass
+        time.sleep(0.001)  # not a busy loop: on 2 cores it would slow the processes it waits for
     return state == "T"
 
 
@@ -65,6 +66,7 @@ def _settled_wait_channel(driver: int) -> str:
             return channel
         if channel == "0" and _state(driver) == "S" and _wait_channel(driver) == "0":
             pytest.skip("this kernel does not name where a process sleeps (/proc/PID/wchan reads 0)")
+        time.sleep(0.001)
     return ""
 
 
@@ -79,6 +81,7 @@ def _trial_held_in_its_read(driver: subprocess.Popen) -> int | None:
             if "pipe" in _settled_wait_channel(driver.pid):
                 return child
             os.kill(child, signal.SIGCONT)
+        time.sleep(0.001)
     return None
 
 
