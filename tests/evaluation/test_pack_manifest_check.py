@@ -35,3 +35,4 @@ def test_a_bad_pack_manifest_is_one_line_before_any_encoder_loads(tmp_path, monk
     lines = [line for line in capsys.readouterr().err.splitlines() if not line.startswith("benchmark pack:")]
     assert len(lines) == 1 and "Traceback" not in lines[0], lines
     assert re.search(message, lines[0]), lines[0]
+    assert not (tmp_path / "o").exists()  # a refused eval makes no --out folder (nor its embedding cache)

@@ -590,7 +590,7 @@ def test_promote_names_a_tracking_uri_whose_scheme_mlflow_does_not_take_in_the_s
     registry_at("htp:/bad")
     (tmp_path / "bench-pack").mkdir()
     pq.write_table(pa.table({"source": ["a"], "target": ["b"]}), tmp_path / "bench-pack" / "t.parquet")
-    task = {"name": "t", "kind": "retrieval", "language": "en", "file": "t.parquet"}  # a table promote's check takes
+    task = {"name": "t", "kind": "retrieval", "language": "en-de", "file": "t.parquet"}  # a table promote's check takes
     (tmp_path / "bench-pack" / MANIFEST).write_text(json.dumps({"version": PACK_VERSION, "tasks": [task]}))
     assert cli.main(["promote", "models:/enc/2", "--alias", "champion", "--tasks", "t"]) == 2
     err = capsys.readouterr().err.strip().splitlines()

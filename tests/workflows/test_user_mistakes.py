@@ -88,6 +88,21 @@ def test_the_address_of_an_earlier_commands_local_ray_is_not_a_cluster_to_reach(
     assert code == 69 and "cannot reach a Ray cluster at 127.0.0.1:10" in err  # a service down, not a mistake
 
 
+def _one_task_pack(folder) -> str:
+    import json
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from interlingua.evaluation.pack.build import MANIFEST, PACK_VERSION
+
+    folder.mkdir()
+    pq.write_table(pa.table({"source": ["a"], "target": ["b"]}), folder / "r.parquet")
+    (folder / MANIFEST).write_text(json.dumps({"version": PACK_VERSION, "tasks": [
+        {"name": "r", "kind": "retrieval", "language": "en-de", "file": "r.parquet"}]}))
+    return str(folder)
+
+
 def test_output_paths_are_checked_before_the_work(state, capsys, monkeypatch):
     """An output that cannot be written used to fail after the alignment (Ray started), the evaluation or the
     model load; a --mlflow-run naming no run, after the evaluation."""
@@ -98,12 +113,13 @@ def test_output_paths_are_checked_before_the_work(state, capsys, monkeypatch):
     (state / "a.de").write_text("x y\n")
     blocked = state / "file"
     blocked.write_text("a file, not a folder")
+    pack = _one_task_pack(state / "pack")  # the chosen tasks are checked first (no --out is made for a refused run)
     cases = [
         (["align", "--src", str(state / "a.en"), "--tgt", str(state / "a.de"), "--out", str(blocked / "out.txt")], "--out"),
         (["align", "--src", str(state / "a.en"), "--tgt", str(state / "a.de"), "--out", str(state)], "is a folder"),
         (["embed", "--model", "x", "hello", "--out", str(blocked / "v.npy")], "does not exist"),
-        (["eval", "--model", "x", "--out", str(blocked / "o")], "--out folder"),
-        (["eval", "--model", "x", "--out", str(state / "o"), "--mlflow-run", "0" * 32], "no such run"),
+        (["eval", "--model", "x", "--pack", pack, "--out", str(blocked / "o")], "--out folder"),
+        (["eval", "--model", "x", "--pack", pack, "--out", str(state / "o"), "--mlflow-run", "0" * 32], "no such run"),
     ]
     for argv, message in cases:
         code = main(argv)
