@@ -133,14 +133,16 @@ _ANSWERED: set[str] = set()
 
 
 def check_tracking_server(uri: str, timeout: float = 3.0) -> None:
-    """Fail fast, with a hint, when nothing listens at an ``http(s)://`` tracking server: MLflow's client retries
-    for minutes before it reports one that is down. Other stores (SQLite, ``databricks``, files) pass."""
+    """Fail fast, with a hint, when MLflow takes no store for ``uri``'s scheme (:func:`check_store_scheme`) or nothing
+    listens at an ``http(s)://`` tracking server: MLflow's client retries for minutes before it reports one that is
+    down. Other stores (SQLite, ``databricks``, files) pass."""
     from urllib.parse import urlsplit
 
     from interlingua.core.errors import ServiceUnavailable, UserError
     from interlingua.core.net import unreachable
     from interlingua.core.redact import redact_text
 
+    check_store_scheme(uri)
     parts = urlsplit(uri)
     if parts.scheme not in ("http", "https") or uri in _ANSWERED:
         return
@@ -156,6 +158,45 @@ def check_tracking_server(uri: str, timeout: float = 3.0) -> None:
                                  "start it, fix MLFLOW_TRACKING_URI, or unset it for the local store under the "
                                  "state folder")
     _ANSWERED.add(uri)
+
+
+#: The store URIs MLflow takes as whole names, not by a scheme (its ``StoreRegistry.get_store_builder``).
+NAMED_STORES = frozenset({"databricks", "databricks-uc", "uc"})
+
+
+def store_scheme(uri: str) -> str:
+    """What MLflow's store registries choose ``uri``'s store by: a :data:`NAMED_STORES` name whole, else its scheme
+    (``''`` for a local path, ``postgresql`` for ``postgresql+psycopg2://``)."""
+    from mlflow.utils.uri import get_uri_scheme
+
+    return uri if uri in NAMED_STORES else get_uri_scheme(uri)
+
+
+def unsupported_store_line(setting: str, uri: str, schemes: list[str]) -> str:
+    """The one line for ``setting=uri`` whose scheme MLflow takes no store for: that scheme, the ``schemes`` it takes,
+    all named in full, and a hint (credentials in ``uri`` are left to the caller to mask)."""
+    listed = ", ".join("'' (a local path)" if not scheme else scheme for scheme in schemes)
+    return (f"the URI scheme {store_scheme(uri)!r} of {setting}={uri} is not one MLflow supports (supported: {listed}) "
+            f"(hint: set {setting} to such a URI, e.g. sqlite:///mlflow.db or http://HOST:5000)")
+
+
+def check_store_scheme(uri: str) -> None:
+    """:class:`UserError` (:func:`unsupported_store_line`) when MLflow's tracking or model-registry store registry
+    takes no store for the tracking URI ``uri``'s scheme (:func:`use_tracking_store` makes it the registry URI too).
+    Each registry is asked for the store's builder only: no store is built, no file created, no server contacted."""
+    from mlflow.tracking._model_registry.utils import _get_store_registry
+    from mlflow.tracking._tracking_service.utils import _tracking_store_registry
+    from mlflow.tracking.registry import UnsupportedModelRegistryStoreURIException
+
+    from interlingua.core.errors import UserError
+    from interlingua.core.redact import redact_text
+
+    for registry in (_tracking_store_registry, _get_store_registry()):
+        try:
+            registry.get_store_builder(uri)
+        except UnsupportedModelRegistryStoreURIException as err:
+            line = unsupported_store_line("MLFLOW_TRACKING_URI", uri, err.supported_uri_schemes)
+            raise UserError(redact_text(line)) from None
 
 
 def configure_mlflow(experiment: str, state: Path | None = None) -> str:

@@ -167,25 +167,18 @@ def supported_schemes(err: BaseException) -> list[str] | None:
 
 
 def _unsupported_store(schemes: list[str]) -> str:
-    """The setting (registry URI, else tracking URI) whose scheme is not among ``schemes``, that scheme and the
-    supported ones, all named in full, and a hint."""
+    """:func:`~interlingua.core.runtime.unsupported_store_line` of the setting (registry URI, else tracking URI) whose
+    scheme is not among ``schemes``."""
     import mlflow
-    from mlflow.utils.uri import get_uri_scheme
+
+    from interlingua.core.runtime import store_scheme, unsupported_store_line
 
     registry, tracking = mlflow.get_registry_uri(), mlflow.get_tracking_uri()
     settings = [("MLFLOW_TRACKING_URI", tracking)]
     if registry != tracking:
         settings.insert(0, ("MLFLOW_REGISTRY_URI", registry))
-    # MLflow's stores take these names whole, and every other URI by its scheme (get_uri_scheme)
-    named = [(setting, uri, uri if uri in _NAMED_STORES else get_uri_scheme(uri)) for setting, uri in settings]
-    setting, uri, scheme = next((entry for entry in named if entry[2] not in schemes), named[0])
-    listed = ", ".join("'' (a local path)" if not s else s for s in schemes)
-    return (f"the URI scheme {scheme!r} of {setting}={uri} is not one MLflow supports (supported: {listed}) "
-            f"(hint: set {setting} to such a URI, e.g. sqlite:///mlflow.db or http://HOST:5000)")
-
-
-#: The store URIs MLflow takes as whole names, not by a scheme (its ``StoreRegistry.get_store_builder``).
-_NAMED_STORES = frozenset({"databricks", "databricks-uc", "uc"})
+    setting, uri = next((entry for entry in settings if store_scheme(entry[1]) not in schemes), settings[0])
+    return unsupported_store_line(setting, uri, schemes)
 
 
 def first_line(err: BaseException) -> str:

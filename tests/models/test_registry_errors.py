@@ -562,14 +562,15 @@ def _mlflow_tracking_schemes() -> set[str]:
 
 def test_a_tracking_uri_whose_scheme_mlflow_does_not_take_is_named_with_every_scheme_it_takes(registry_at, capsys):
     """``htp:/bad`` read as "that model name, version or alias is not registered there", and MLflow's list of schemes
-    was cut at 200 characters (``'https)``)."""
+    was cut at 200 characters (``'https)``). The tracking check refuses it before the registry is asked, in the line
+    every workflow gives (``core.runtime.unsupported_store_line``)."""
     from interlingua.workflows import cli
 
     registry_at("htp:/bad")
     assert cli.main(["embed", "--model", "models:/x@y", "hello"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "not registered" not in err[0]
-    assert err[0].startswith("interlingua embed: error: could not fetch models:/x@y: the URI scheme 'htp' of "
+    assert err[0].startswith("interlingua embed: error: the URI scheme 'htp' of "
                              "MLFLOW_TRACKING_URI=htp:/bad is not one MLflow supports (supported: ")
     assert err[0].endswith(") (hint: set MLFLOW_TRACKING_URI to such a URI, e.g. sqlite:///mlflow.db or "
                            "http://HOST:5000)")
@@ -595,7 +596,7 @@ def test_promote_names_a_tracking_uri_whose_scheme_mlflow_does_not_take_in_the_s
     assert cli.main(["promote", "models:/enc/2", "--alias", "champion", "--tasks", "t"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith(
-        "interlingua promote: error: could not fetch models:/enc/2: the URI scheme 'htp' of MLFLOW_TRACKING_URI=htp:/bad "
+        "interlingua promote: error: the URI scheme 'htp' of MLFLOW_TRACKING_URI=htp:/bad "
         "is not one MLflow supports (supported: ")
     assert _supported_schemes_named(err[0]) == _mlflow_tracking_schemes()
 
