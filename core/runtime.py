@@ -183,15 +183,20 @@ def unsupported_store_line(setting: str, uri: str, schemes: list[str]) -> str:
 def check_store_scheme(uri: str) -> None:
     """:class:`UserError` (:func:`unsupported_store_line`) when MLflow's tracking or model-registry store registry
     takes no store for the tracking URI ``uri``'s scheme (:func:`use_tracking_store` makes it the registry URI too).
-    Each registry is asked for the store's builder only: no store is built, no file created, no server contacted."""
-    from mlflow.tracking._model_registry.utils import _get_store_registry
-    from mlflow.tracking._tracking_service.utils import _tracking_store_registry
-    from mlflow.tracking.registry import UnsupportedModelRegistryStoreURIException
+    Each registry is asked for the store's builder only: no store is built, no file created, no server contacted.
+    The registries are MLflow's private names: an MLflow without them skips this check (MLflow's own error, later)."""
+    try:
+        from mlflow.tracking._model_registry.utils import _get_store_registry
+        from mlflow.tracking._tracking_service.utils import _tracking_store_registry
+        from mlflow.tracking.registry import UnsupportedModelRegistryStoreURIException
 
+        registries = (_tracking_store_registry, _get_store_registry())
+    except (ImportError, AttributeError):  # pragma: no cover - another MLflow's internals
+        return
     from interlingua.core.errors import UserError
     from interlingua.core.redact import redact_text
 
-    for registry in (_tracking_store_registry, _get_store_registry()):
+    for registry in registries:
         try:
             registry.get_store_builder(uri)
         except UnsupportedModelRegistryStoreURIException as err:

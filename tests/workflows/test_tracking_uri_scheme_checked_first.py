@@ -91,3 +91,14 @@ def test_a_sqlite_tracking_uri_passes_the_workflows_check_without_creating_its_f
     monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{tmp_path / 'db' / 'mlflow.db'}")
     check_tracking_store(tmp_path / "state")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_an_mlflow_without_the_private_store_registries_skips_the_check(monkeypatch):
+    """The check reads MLflow's private store registries: an MLflow that renamed them must not break every workflow
+    (MLflow's own error then comes later, as before the check)."""
+    import mlflow.tracking._tracking_service.utils as tracking_utils
+
+    from interlingua.core.runtime import check_store_scheme
+
+    monkeypatch.delattr(tracking_utils, "_tracking_store_registry")
+    check_store_scheme("htp:/x")  # no UserError, no ImportError
