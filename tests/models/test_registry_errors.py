@@ -69,7 +69,8 @@ def test_a_run_artifact_that_is_not_there_names_the_tracking_store_not_the_regis
     import mlflow
 
     store = registry_at(f"sqlite:///{tmp_path / 'mlflow.db'}")
-    with mlflow.start_run() as run:
+    # an experiment of this store: an earlier test's active experiment id may name none here
+    with mlflow.start_run(experiment_id=mlflow.create_experiment("runs-uri")) as run:
         mlflow.log_text("x", "a.txt")
     uri = f"runs:/{run.info.run_id}/nothing" if path else "runs:/0123456789abcdef/model"
     with pytest.raises(UserError) as caught:

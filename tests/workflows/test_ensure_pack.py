@@ -123,7 +123,8 @@ def test_pack_identity_follows_the_manifest(tmp_path):
     (pack / "manifest.json").write_text(json.dumps({"version": 1, "tasks": [], "skipped": []}))
     first = pack_identity(str(pack), str(tmp_path))
     assert first == pack_identity(str(pack), str(tmp_path))
-    (pack / "manifest.json").write_text(json.dumps({"version": 1, "tasks": [{"name": "t"}], "skipped": []}))
+    (pack / "manifest.json").write_text(json.dumps({"version": 1, "tasks": [
+        {"name": "t", "kind": "clustering", "language": "en", "file": "t.parquet"}], "skipped": []}))
     assert pack_identity(str(pack), str(tmp_path)) != first
     with pytest.raises(Exception, match="has no manifest.json"):
         pack_identity(str(tmp_path / "absent"), str(tmp_path))
