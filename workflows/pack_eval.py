@@ -191,7 +191,11 @@ def check_tasks(pack: Path, tasks: Sequence[str]) -> None:
     from interlingua.evaluation.tasks.pack_tasks import pack_task_specs
 
     try:
-        chosen = matching_tasks(pack_task_specs(pack), list(tasks))
+        specs = pack_task_specs(pack)
+    except ValueError as err:  # a damaged manifest: its own hint (rebuild the pack), not eval_tasks'
+        raise UserError(str(err)) from None
+    try:
+        chosen = matching_tasks(specs, list(tasks))
     except ValueError as err:
         raise UserError(f"eval_tasks: {err} (hint: --set eval_tasks=[all], or task names or kinds of the pack "
                         f"{pack})") from None

@@ -36,3 +36,17 @@ def test_a_bad_pack_manifest_is_one_line_before_any_encoder_loads(tmp_path, monk
     assert len(lines) == 1 and "Traceback" not in lines[0], lines
     assert re.search(message, lines[0]), lines[0]
     assert not (tmp_path / "o").exists()  # a refused eval makes no --out folder (nor its embedding cache)
+
+
+def test_a_workflows_eval_tasks_check_gives_a_damaged_manifest_its_rebuild_hint_only(tmp_path):
+    """A workflow's eval_tasks check (before training) prefixed a damaged manifest's line with 'eval_tasks:' and the
+    eval_tasks hint, which cannot mend it."""
+    from interlingua.core.errors import UserError
+    from interlingua.workflows.pack_eval import check_tasks
+
+    (tmp_path / "pack").mkdir()
+    (tmp_path / "pack" / MANIFEST).write_text("[1]")
+    with pytest.raises(UserError) as caught:
+        check_tasks(tmp_path / "pack", ["all"])
+    assert str(caught.value).endswith("rebuild the pack: interlingua bench-pack --out " + str(tmp_path / "pack"))
+    assert not str(caught.value).startswith("eval_tasks:") and "hint: --set eval_tasks" not in str(caught.value)
