@@ -7,14 +7,19 @@ and SHA-256 first: ``CorruptVersionError`` naming the one that differs). ``hf``:
 of ``CorpusStore.to_hf`` (``train`` and ``rejects``), for ``datasets.load_from_disk(DIR)``.
 
 An export that fails (a file of the version that is a link or damaged, a full disk) leaves no partial ``DIR`` that
-could pass for a finished one: see :func:`_whole_or_nothing`.
+could pass for a finished one: see :func:`_whole_or_nothing`. One that was killed (SIGKILL, power loss) left its hidden
+staging folder beside ``DIR``: the next export beside it removes it (see :func:`_remove_stale_staging`).
 """
 
 from __future__ import annotations
 
 import errno
+import fcntl
+import logging
 import os
+import re
 import shutil
+import socket
 import uuid
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
@@ -32,6 +37,11 @@ if TYPE_CHECKING:
     from interlingua.operators.corpus.store import CorpusStore
 
 ExportFormat = Literal["parquet", "hf"]
+
+logger = logging.getLogger(__name__)
+
+#: A staging folder's name: ``.<base>.exporting-<host>-<pid>-<12 hex>`` (before, ``.<base>.exporting-<12 hex>``).
+_STAGING_NAME = re.compile(r"\..+\.exporting-(?:(?P<host>.+)-(?P<pid>\d+)-)?[0-9a-f]{12}")
 
 
 def export_version(store: CorpusStore, name: str, version: str, out: str, fmt: ExportFormat = "parquet") -> str:
@@ -110,6 +120,7 @@ def _whole_or_nothing(fs: AbstractFileSystem, root: str, out: str) -> AbstractCo
     emptied again on failure, keeping the folder itself (its mode, owner, mount)."""
     if not is_local(fs):
         return _removed_on_failure(fs, root)
+    _remove_stale_staging(os.path.dirname(os.path.realpath(root)), out)
     return _emptied_on_failure(root) if os.path.isdir(root) else _renamed_into_place(root, out)
 
 
@@ -119,16 +130,18 @@ def _renamed_into_place(root: str, out: str) -> Iterator[str]:
     ``root`` untouched), removed, with the parents made for it, when the export fails."""
     target = os.path.realpath(root)
     parent, base = os.path.split(target)
-    staging = os.path.join(parent, f".{base}.exporting-{uuid.uuid4().hex[:12]}")
+    staging = os.path.join(parent, f".{base}.exporting-{_this_host()}-{os.getpid()}-{uuid.uuid4().hex[:12]}")
     made = _make_folders(parent)
     try:
-        yield staging
-        try:
-            os.rename(staging, target)  # replaces an empty folder, never one with files
-        except OSError as error:
-            if error.errno in (errno.ENOTEMPTY, errno.EEXIST):
-                raise _not_empty(out) from None
-            raise
+        os.mkdir(staging)
+        with _locked(staging):  # held until it is renamed: a later export sees that it is no killed export's
+            yield staging
+            try:
+                os.rename(staging, target)  # replaces an empty folder, never one with files
+            except OSError as error:
+                if error.errno in (errno.ENOTEMPTY, errno.EEXIST):
+                    raise _not_empty(out) from None
+                raise
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         for folder in reversed(made):  # innermost first, while nothing else was put in them
@@ -165,6 +178,74 @@ def _removed_on_failure(fs: AbstractFileSystem, root: str) -> Iterator[str]:
         if existed:
             fs.makedirs(root, exist_ok=True)
         raise
+
+
+def _remove_stale_staging(parent: str, out: str) -> None:
+    """Remove the staging folders in ``parent`` that killed exports of this host left (their process is gone and
+    holds no lock on them); name, in one warning, those of other hosts or of older versions (no owner in the name),
+    which may be writing still. A folder is this host's by the host name in its name, and its export alive while the
+    process of its pid runs or a process holds its lock (the lock also answers for a pid reused, or a process of
+    another PID namespace on this host)."""
+    if not os.path.isdir(parent):
+        return
+    unknown = []
+    for entry in os.scandir(parent):
+        owner = _STAGING_NAME.fullmatch(entry.name)
+        if owner is None or not entry.is_dir(follow_symlinks=False):
+            continue
+        if owner["host"] != _this_host():
+            unknown.append(entry.name)
+        elif not _is_running(int(owner["pid"])):
+            _remove_unlocked(entry.path)
+    if unknown:
+        logger.warning("left alone beside %s, exports of another machine or an older interlingua, maybe running: %s "
+                       "(remove those that no export is writing)", out, ", ".join(sorted(unknown)))
+
+
+def _remove_unlocked(staging: str) -> None:
+    """Remove the staging folder ``staging`` unless a process holds its lock (or it is gone, or cannot be opened)."""
+    try:
+        with _locked(staging, wait=False) as taken:
+            if taken:
+                shutil.rmtree(staging, ignore_errors=True)
+                logger.info("removed %s, left by a killed export", staging)
+    except OSError:  # removed by another export meanwhile, or another user's: not this export's concern
+        pass
+
+
+def _this_host() -> str:
+    """This machine's host name, as a staging folder's name holds it."""
+    return re.sub(r"[^A-Za-z0-9.-]", "_", socket.gethostname())
+
+
+def _is_running(pid: int) -> bool:
+    """Whether a process of this PID namespace has the id ``pid``."""
+    try:
+        os.kill(pid, 0)
+    except (ProcessLookupError, OverflowError):
+        return False
+    except PermissionError:  # another user's process
+        pass
+    return True
+
+
+@contextmanager
+def _locked(folder: str, *, wait: bool = True) -> Iterator[bool]:
+    """An exclusive ``flock`` on ``folder`` held in the block, released when it ends or the process dies; yields
+    whether it was taken (False: another process holds it and ``wait`` is False). A file system that takes no lock
+    on a folder (some network mounts): True, the pid in the name decides alone."""
+    handle = os.open(folder, os.O_RDONLY)
+    try:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            yield False
+            return
+        except OSError:
+            pass
+        yield True
+    finally:
+        os.close(handle)
 
 
 def _make_folders(path: str) -> list[str]:
