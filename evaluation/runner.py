@@ -35,10 +35,15 @@ def matching_tasks(tasks: Sequence[TaskSpec], patterns: Sequence[str]) -> list[T
 
 
 def check_task_files(tasks: list[TaskSpec]) -> list[TaskSpec]:
-    """``tasks`` once each one's ``check`` passed (ValueError from the first that finds a missing or malformed file)."""
-    for task in tasks:
-        if task.check is not None:
-            task.check()
+    """``tasks`` once each one's ``check`` passed (ValueError from the first that finds a missing or malformed file;
+    then no task keeps what its check read: there is no run to serve)."""
+    try:
+        for task in tasks:
+            if task.check is not None:
+                task.check()
+    except BaseException:
+        release_task_data(tasks)
+        raise
     return tasks
 
 
@@ -63,11 +68,22 @@ def evaluate_encoder(encoder: TextEncoder, model_label: str, tasks: Sequence[Tas
 
 
 def evaluate_models(encoders: dict[str, TextEncoder], tasks: Sequence[TaskSpec], seeds: Sequence[int]) -> list[Measurement]:
-    """All encoders ({label: encoder}) on ``tasks``."""
+    """All encoders ({label: encoder}) on ``tasks``: one run, at whose end (or failure) each task releases what its check
+    and runs read (:func:`release_task_data`)."""
     from interlingua.core.progress import progress_bar
 
     results: list[Measurement] = []
-    with progress_bar(len(encoders) * len(tasks) * len(seeds), desc="eval", unit="task") as bar:
-        for label, encoder in encoders.items():
-            results += evaluate_encoder(encoder, label, tasks, seeds, bar=bar)
+    try:
+        with progress_bar(len(encoders) * len(tasks) * len(seeds), desc="eval", unit="task") as bar:
+            for label, encoder in encoders.items():
+                results += evaluate_encoder(encoder, label, tasks, seeds, bar=bar)
+    finally:
+        release_task_data(tasks)
     return results
+
+
+def release_task_data(tasks: Sequence[TaskSpec]) -> None:
+    """Each task drops the data it kept for the run (those with a ``release``)."""
+    for task in tasks:
+        if task.release is not None:
+            task.release()

@@ -147,25 +147,33 @@ def discover_official_tasks(benchmark: str, directory: str | Path) -> list[TaskS
     return tasks
 
 
-#: The last task's files as its ``load`` read them ({load: data}, one entry): the check's read serves the runs that follow
-#: it, and the seeds of one task share one read, while one task's data at a time is held.
-_LAST_READ: dict = {}
+class _TaskData:
+    """One task's files as its ``load()`` read them, from the first of its check and runs until the runner releases
+    them at the end of the run (:func:`~interlingua.evaluation.runner.evaluate_models`): the check's read serves the
+    runs that follow it, every seed and model of the run share one read, and nothing stays once the run is over."""
 
+    _UNREAD = object()
 
-def _read(load):
-    """``load()``, or what it returned last when it was the last load read."""
-    if load not in _LAST_READ:
-        _LAST_READ.clear()  # the previous task's data goes before this one's is read
-        _LAST_READ[load] = load()
-    return _LAST_READ[load]
+    def __init__(self, load):
+        self._load = load
+        self._data = self._UNREAD
+
+    def read(self):
+        if self._data is self._UNREAD:
+            self._data = self._load()
+        return self._data
+
+    def release(self) -> None:
+        self._data = self._UNREAD
 
 
 def _checked_task(name, kind, language, primary, load, score) -> TaskSpec:
     """A task whose files ``load()`` parses and validates (ValueError naming a malformed row): as the task's check,
-    before any encoder loads, and in its runs, which score ``score(data, encoder, seed)`` (a run right after the check,
-    or after a run of the same task, reuses that read: :func:`_read`)."""
-    return TaskSpec(name, kind, language, primary, lambda enc, seed: score(_read(load), enc, seed),
-                    check=lambda: _read(load))
+    before any encoder loads, and in its runs, which score ``score(data, encoder, seed)`` on that one read
+    (:class:`_TaskData`, released at the end of the run)."""
+    data = _TaskData(load)
+    return TaskSpec(name, kind, language, primary, lambda enc, seed: score(data.read(), enc, seed),
+                    check=data.read, release=data.release)
 
 
 def _sts_scores(data, enc, seed):

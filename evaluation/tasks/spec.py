@@ -12,7 +12,8 @@ from interlingua.models.protocol import TextEncoder
 class TaskSpec:
     """``run(encoder, seed) -> {metric: value}``; ``primary`` names the metric shown in the table. ``check()``, when
     given, parses and validates the task's files (ValueError for a malformed one) without an encoder, so a bad file
-    is refused before any model loads."""
+    is refused before any model loads. ``release()``, when given, drops what the check and runs read and kept for the
+    run (the runner calls it at the end of the run)."""
 
     name: str
     kind: str
@@ -20,3 +21,4 @@ class TaskSpec:
     primary: str
     run: Callable[[TextEncoder, int], dict[str, float]]
     check: Callable[[], object] | None = None
+    release: Callable[[], None] | None = None

@@ -1,0 +1,85 @@
+"""An official benchmark task's files are read once per run (its check's read included) and kept for that run only:
+a module-wide one-task cache kept the last task's data after the run, and lost the check's read of every task but the
+last checked one, so those were read again by the run."""
+
+import gc
+import weakref
+
+import numpy as np
+import pytest
+
+from interlingua.evaluation.runner import evaluate_models, select_tasks
+from interlingua.evaluation.tasks import official_suite
+from interlingua.evaluation.tasks.official_suite import discover_official_tasks
+
+
+class _Letters:
+    name = "letters"
+
+    def encode(self, texts):
+        return np.array([[t.count(c) for c in "abcdefghij"] + [1.0] for t in texts], dtype=float)
+
+
+class _Vowels(_Letters):
+    name = "vowels"
+
+    def encode(self, texts):
+        return np.array([[t.count(c) for c in "aeiou"] + [len(t), 1.0] for t in texts], dtype=float)
+
+
+@pytest.fixture()
+def data_dir(tmp_path):
+    (tmp_path / "sts").mkdir()
+    (tmp_path / "sts" / "STS.en-de.txt").write_text("abc\tabd\t4.0\naaa\tjjj\t0.5\nbed\tbead\t3.0\nfig\tgig\t2.0\n")
+    (tmp_path / "tat").mkdir()
+    (tmp_path / "tat" / "tatoeba.deu-eng.deu").write_text("aab\nccd\nefg\nhij\n")
+    (tmp_path / "tat" / "tatoeba.deu-eng.eng").write_text("aab\nefg\nccd\nhij\n")
+    return tmp_path
+
+
+@pytest.fixture()
+def reads(monkeypatch):
+    """Each load of an STS or Tatoeba file: (what was read, a weak reference to the data it returned)."""
+    seen = []
+
+    def counted(name):
+        real = getattr(official_suite, name)
+
+        def load(*args):
+            data = real(*args)
+            seen.append((args, weakref.ref(data)))
+            return data
+        monkeypatch.setattr(official_suite, name, load)
+
+    counted("load_sts2017_extended")
+    counted("load_tatoeba")
+    return seen
+
+
+def _tasks(data_dir):
+    return discover_official_tasks("sts17", data_dir / "sts") + discover_official_tasks("tatoeba", data_dir / "tat")
+
+
+def _values(measurements):
+    return [(m.model, m.task, m.language, m.metric, m.seed, m.value) for m in measurements]
+
+
+def test_each_task_is_read_once_per_run_and_released_at_its_end(data_dir, reads):
+    tasks = select_tasks(_tasks(data_dir), ["all"])  # both checks read before the run
+    assert len(reads) == 2
+    first = evaluate_models({"letters": _Letters(), "vowels": _Vowels()}, tasks, [1, 2])
+    assert len(reads) == 2  # the checks' reads served both models and both seeds
+    gc.collect()
+    assert [ref() for _, ref in reads] == [None, None]  # the tasks are still held; their data is not
+    second = evaluate_models({"letters": _Letters(), "vowels": _Vowels()}, tasks, [1, 2])
+    assert len(reads) == 4 and [args for args, _ in reads[2:]] == [args for args, _ in reads[:2]]  # once more, each
+    assert _values(second) == _values(first) and len(first) == 2 * 2 * (2 + 5)  # sts: 2 metrics, tatoeba: 5
+
+
+def test_a_refused_check_leaves_no_task_holding_what_it_read(data_dir, reads):
+    tasks = _tasks(data_dir)
+    (data_dir / "tat" / "tatoeba.deu-eng.eng").write_text("aab\n")  # unaligned: the second check refuses it
+    with pytest.raises(ValueError):
+        select_tasks(tasks, ["all"])
+    gc.collect()
+    assert len(reads) == 1 and reads[0][1]() is None  # the STS check's read went with the refusal
