@@ -10,20 +10,34 @@ from __future__ import annotations
 from typing import Iterator
 
 
-def read_text(url: str) -> str:
-    """Whole file as UTF-8 text (a UTF-8 BOM is removed). Raises ValueError naming the file when it
-    does not exist or is not valid UTF-8."""
+def _open_binary(url: str):
+    """``url`` opened for reading bytes; ValueError naming it when it does not exist."""
     import fsspec
 
     try:
-        with fsspec.open(url, "rb") as handle:
-            data = handle.read()
+        return fsspec.open(url, "rb").open()
     except FileNotFoundError:
         raise ValueError(f"file not found: {url}") from None
+
+
+def _decoded(data: bytes, url: str, start: int = 0) -> str:
+    """``data`` (the file's bytes from byte ``start``) as text, a UTF-8 BOM at the file's start removed; ValueError
+    naming the file and the byte when it is not valid UTF-8."""
     try:
-        return data.decode("utf-8-sig")
+        return data.decode("utf-8-sig" if start == 0 else "utf-8")
     except UnicodeDecodeError as err:
-        raise ValueError(f"{url} is not valid UTF-8 (byte {err.start}): {err.reason}") from None
+        raise ValueError(f"{url} is not valid UTF-8 (byte {start + err.start}): {err.reason}") from None
+
+
+def read_text(url: str) -> str:
+    """Whole file as UTF-8 text (a UTF-8 BOM is removed). Raises ValueError naming the file when it
+    does not exist or is not valid UTF-8."""
+    with _open_binary(url) as handle:
+        return _decoded(handle.read(), url)
+
+
+def _without_cr(line: str) -> str:
+    return line[:-1] if line.endswith("\r") else line
 
 
 def split_lines(text: str) -> list[str]:
@@ -34,7 +48,18 @@ def split_lines(text: str) -> list[str]:
     lines = text.split("\n")
     if lines[-1] == "":
         lines.pop()
-    return [line[:-1] if line.endswith("\r") else line for line in lines]
+    return [_without_cr(line) for line in lines]
+
+
+def stream_lines(url: str) -> Iterator[str]:
+    """The lines :func:`read_lines` gives, read one at a time: a pass over a large file holds one line of it, and one
+    that stops early reads no further (close the iterator to close the file)."""
+    with _open_binary(url) as handle:
+        start = 0
+        for raw in handle:  # split on b"\n" only: no UTF-8 character holds that byte
+            line = _decoded(raw, url, start)
+            start += len(raw)
+            yield _without_cr(line[:-1] if line.endswith("\n") else line)
 
 
 def read_lines(url: str) -> list[str]:
@@ -50,14 +75,16 @@ def read_tsv_rows(url: str) -> Iterator[tuple[int, list[str]]]:
 
 
 def read_tsv_dicts(url: str) -> Iterator[tuple[int, dict[str, str]]]:
-    """(line number, row) for a tab-separated file with a header line; no quoting, no field-size limit.
+    """(line number, row) for a tab-separated file with a header line, read one line at a time (:func:`stream_lines`);
+    no quoting, no field-size limit.
     Blank lines are skipped (as pandas does); a row whose field count differs from the header's is
     yielded as ``{"__error__": reason}``."""
-    lines = read_lines(url)
-    if not lines:
+    lines = stream_lines(url)
+    header = next(lines, None)
+    if header is None:
         return
-    header = lines[0].split("\t")
-    for number, line in enumerate(lines[1:], start=2):
+    header = header.split("\t")
+    for number, line in enumerate(lines, start=2):
         if not line.strip():
             continue
         fields = line.split("\t")

@@ -1,0 +1,58 @@
+"""Tab-separated benchmark files are read one line at a time: XNLI's discovery read the whole test file into memory
+(its bytes, its text and a list of its lines) to list the languages of its ``language`` column."""
+
+import tracemalloc
+
+import pytest
+
+from interlingua.evaluation.data.files import read_lines, read_tsv_dicts, stream_lines
+from interlingua.evaluation.tasks.official_suite import discover_official_tasks
+
+XNLI_HEADER = "language\tgold_label\tsentence1_binary_parse\tsentence2_binary_parse\tsentence1\tsentence2\tpairID\n"
+
+
+def _xnli(folder, test_rows):
+    folder.mkdir()
+    (folder / "multinli.train.en.tsv").write_text("premise\thypo\tlabel\na\tb\tneutral\n")
+    (folder / "xnli.dev.tsv").write_text(XNLI_HEADER + "de\tneutral\t-\t-\ta\tb\t1\n")
+    (folder / "xnli.test.tsv").write_text(XNLI_HEADER + "".join(test_rows))
+    return folder
+
+
+def test_xnli_discovery_lists_the_languages_holding_one_line_of_the_test_file_at_a_time(tmp_path):
+    sentence = "a premise long enough to make the file a few megabytes " * 3
+    languages = ["ar", "de", "fr", "sw", "zh"]
+    rows = [f"{languages[i % 5]}\tneutral\t-\t-\t{sentence}\t{sentence}\t{i}\n" for i in range(16_000)]
+    rows.insert(500, "ur\tneutral\ttoo few fields\n")  # not a row: its language is not listed, as before
+    folder = _xnli(tmp_path / "xnli", rows)
+    size = (folder / "xnli.test.tsv").stat().st_size
+    tracemalloc.start()
+    try:
+        [task] = discover_official_tasks("xnli", folder)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert task.language == ",".join(languages)
+    assert size > 5_000_000 and peak < size / 10, (size, peak)  # the whole file was held at least twice
+
+
+def test_streamed_lines_are_the_lines_read_whole(tmp_path):
+    # U+2028, U+0085, form feed and a bare CR are part of a line; CRLF ends one; the BOM is no part of the text
+    cases = {"tricky": "\ufeffa\u2028b\r\nc\x85d\x0ce\n\nf\rg\n", "no_final_newline": "x\n\ny", "empty": "",
+             "crlf_last": "a\r\n"}
+    for name, text in cases.items():
+        (tmp_path / name).write_bytes(text.encode("utf-8"))
+        assert list(stream_lines(str(tmp_path / name))) == read_lines(str(tmp_path / name)), name
+    (tmp_path / "latin1.txt").write_bytes("ok\ncaf\xe9\n".encode("latin-1"))
+    with pytest.raises(ValueError, match=r"latin1\.txt is not valid UTF-8 \(byte 6\)"):
+        list(stream_lines(str(tmp_path / "latin1.txt")))
+    with pytest.raises(ValueError, match="file not found"):
+        list(stream_lines(str(tmp_path / "missing.txt")))
+
+
+def test_tsv_rows_are_unchanged(tmp_path):
+    (tmp_path / "rows.tsv").write_bytes("\ufeffa\tb\r\n1\t2\r\n\n  \n3\n4\t\"5\"\n".encode("utf-8"))
+    assert list(read_tsv_dicts(str(tmp_path / "rows.tsv"))) == [
+        (2, {"a": "1", "b": "2"}), (5, {"__error__": "1 fields, header has 2"}), (6, {"a": "4", "b": '"5"'})]
+    (tmp_path / "empty.tsv").write_text("")
+    assert list(read_tsv_dicts(str(tmp_path / "empty.tsv"))) == []
