@@ -95,9 +95,12 @@ def read_tsv_dicts(url: str) -> Iterator[tuple[int, dict[str, str]]]:
 
 
 def read_tsv_header(url: str) -> list[str]:
-    """Column names of a tab-separated file with a header line ([] for an empty file)."""
-    lines = read_lines(url)
-    return lines[0].split("\t") if lines else []
+    """Column names of a tab-separated file with a header line ([] for an empty file); only its first line is read."""
+    from contextlib import closing
+
+    with closing(stream_lines(url)) as lines:
+        header = next(lines, None)
+    return header.split("\t") if header is not None else []
 
 
 def join_url(base: str, name: str) -> str:

@@ -56,3 +56,21 @@ def test_tsv_rows_are_unchanged(tmp_path):
         (2, {"a": "1", "b": "2"}), (5, {"__error__": "1 fields, header has 2"}), (6, {"a": "4", "b": '"5"'})]
     (tmp_path / "empty.tsv").write_text("")
     assert list(read_tsv_dicts(str(tmp_path / "empty.tsv"))) == []
+
+
+def test_a_tsv_header_is_read_without_the_rows(tmp_path):
+    """WMT20 QE's discovery reads each candidate file's header (is z_mean there?): the whole file was read for it."""
+    from interlingua.evaluation.data.files import read_tsv_header
+
+    path = tmp_path / "dev.eten.df.short.tsv"
+    path.write_text("index\toriginal\tz_mean\n" + "0\tsome sentence of the file\t0.5\n" * 200_000)
+    tracemalloc.start()
+    try:
+        header = read_tsv_header(str(path))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert header == ["index", "original", "z_mean"]
+    assert peak < path.stat().st_size / 10, peak
+    (tmp_path / "empty.tsv").write_text("")
+    assert read_tsv_header(str(tmp_path / "empty.tsv")) == []
