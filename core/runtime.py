@@ -167,9 +167,17 @@ NAMED_STORES = frozenset({"databricks", "databricks-uc", "uc"})
 def store_scheme(uri: str) -> str:
     """What MLflow's store registries choose ``uri``'s store by: a :data:`NAMED_STORES` name whole, else its scheme
     (``''`` for a local path, ``postgresql`` for ``postgresql+psycopg2://``)."""
+    from urllib.parse import urlsplit
+
+    from mlflow.exceptions import MlflowException
     from mlflow.utils.uri import get_uri_scheme
 
-    return uri if uri in NAMED_STORES else get_uri_scheme(uri)
+    if uri in NAMED_STORES:
+        return uri
+    try:
+        return get_uri_scheme(uri)
+    except MlflowException:  # a scheme that starts with a database's name and is none (sqlitex://): as written
+        return urlsplit(uri).scheme
 
 
 def unsupported_store_line(setting: str, uri: str, schemes: list[str]) -> str:
@@ -183,25 +191,24 @@ def unsupported_store_line(setting: str, uri: str, schemes: list[str]) -> str:
 def check_store_scheme(uri: str) -> None:
     """:class:`UserError` (:func:`unsupported_store_line`) when MLflow's tracking or model-registry store registry
     takes no store for the tracking URI ``uri``'s scheme (:func:`use_tracking_store` makes it the registry URI too).
-    Each registry is asked for the store's builder only: no store is built, no file created, no server contacted.
-    The registries are MLflow's private names: an MLflow without them skips this check (MLflow's own error, later)."""
+    Each registry's schemes are compared with the one it would choose ``uri``'s store by (:func:`store_scheme`, which
+    takes a near miss of a database's scheme, ``sqlitex://``, as written): no store is built, no file created, no
+    server contacted. The registries are MLflow's private names: an MLflow without them skips this check (MLflow's
+    own error, later)."""
     try:
         from mlflow.tracking._model_registry.utils import _get_store_registry
         from mlflow.tracking._tracking_service.utils import _tracking_store_registry
-        from mlflow.tracking.registry import UnsupportedModelRegistryStoreURIException
 
-        registries = (_tracking_store_registry, _get_store_registry())
+        taken = [list(registry._registry) for registry in (_tracking_store_registry, _get_store_registry())]
     except (ImportError, AttributeError):  # pragma: no cover - another MLflow's internals
         return
     from interlingua.core.errors import UserError
     from interlingua.core.redact import redact_text
 
-    for registry in registries:
-        try:
-            registry.get_store_builder(uri)
-        except UnsupportedModelRegistryStoreURIException as err:
-            line = unsupported_store_line("MLFLOW_TRACKING_URI", uri, err.supported_uri_schemes)
-            raise UserError(redact_text(line)) from None
+    scheme = store_scheme(uri)
+    for schemes in taken:
+        if scheme not in schemes:
+            raise UserError(redact_text(unsupported_store_line("MLFLOW_TRACKING_URI", uri, schemes)))
 
 
 def configure_mlflow(experiment: str, state: Path | None = None) -> str:

@@ -102,3 +102,18 @@ def test_an_mlflow_without_the_private_store_registries_skips_the_check(monkeypa
 
     monkeypatch.delattr(tracking_utils, "_tracking_store_registry")
     check_store_scheme("htp:/x")  # no UserError, no ImportError
+
+
+def test_a_near_miss_of_a_database_scheme_is_refused_by_the_same_early_line(unsupported_tracking_uri, monkeypatch,
+                                                                              tmp_path, capsys):
+    """``sqlitex:///a.db`` starts with a database's name: MLflow's scheme lookup raised its own "Invalid database
+    engine: 'sqlitex'" (an MlflowException, `run` failed with exit 1) instead of the check's line; nothing is made."""
+    from interlingua.workflows import cli, quickstart
+
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", "sqlitex:///a.db")
+    monkeypatch.setattr(quickstart, "_ensure_assets", lambda *a, **k: pytest.fail("assets built"))
+    assert cli.main(["run", "quickstart", "--set", "train.max_steps=3"]) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line.startswith("interlingua run: error: the URI scheme 'sqlitex' of MLFLOW_TRACKING_URI=sqlitex:///a.db "
+                           "is not one MLflow supports (supported: ") and "sqlite, " in line, line
+    assert not (tmp_path / "a.db").exists()
