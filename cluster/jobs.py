@@ -208,9 +208,11 @@ def _api_errors(address: ClusterAddress, token: str | None, job_id: str | None =
                             "head, in RAY_AUTH_TOKEN or in the file RAY_AUTH_TOKEN_PATH names)") from None
         raise UserError(f"the Ray cluster at {address.shown} requires a token and none was sent: set RAY_AUTH_TOKEN, "
                         "or RAY_AUTH_TOKEN_PATH to a file holding the cluster's token (default ~/.ray/auth_token)") from None
-    except ConnectionError as err:
-        raise ServiceUnavailable(f"cannot reach the Ray cluster at {address.shown} ({address.source}): {err}; "
-                                 "is the head running and its dashboard port open to this machine?") from None
+    except ConnectionError as err:  # the SDK's request failed after the probe reached the port (JobsClient.connect)
+        raise ServiceUnavailable(f"the Ray cluster at {address.shown} ({address.source}) accepted the connection, "
+                                 f"but its job API gave no answer (Ray's SDK: {str(err).rstrip('.')}) (hint: check "
+                                 "that the address is the head's dashboard, e.g. http://HEAD:8265, and that the "
+                                 "dashboard is up; a proxy in front of it may have no head behind it)") from None
     except (RuntimeError, ValueError) as err:
         text = str(err)
         if job_id is not None and ("does not exist" in text or "status code 404" in text):

@@ -215,6 +215,47 @@ def _binary_server():
         server.close()
 
 
+@contextlib.contextmanager
+def _dropping_server():
+    """A local ``http://HOST:PORT`` that accepts every connection (the probe passes) and closes it unanswered."""
+    import socket
+    import threading
+
+    server = socket.create_server(("127.0.0.1", 0))
+    server.settimeout(0.2)
+    stop = threading.Event()
+
+    def serve():
+        while not stop.is_set():
+            try:
+                connection, _ = server.accept()
+            except OSError:
+                continue
+            connection.close()
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.getsockname()[1]}"
+    finally:
+        stop.set()
+        thread.join()
+        server.close()
+
+
+def test_a_port_that_accepts_then_drops_the_request_is_not_called_closed(capsys):
+    """The probe reached the port, then the job SDK's request was dropped: the line asked "is the head running and its
+    dashboard port open to this machine?", which the probe had just answered."""
+    with _dropping_server() as address:
+        code, err = _main(["jobs", "list", "--address", address], capsys)
+    line = _one_line_error(err, "jobs")
+    assert code == 69 and line.startswith(f"interlingua jobs: error: the Ray cluster at {address} (--address) "
+                                          "accepted the connection, but its job API gave no answer (Ray's SDK: ")
+    assert line.endswith("(hint: check that the address is the head's dashboard, e.g. http://HEAD:8265, and that "
+                         "the dashboard is up; a proxy in front of it may have no head behind it)")
+    assert "port open" not in line and len(err.strip().splitlines()) == 1
+
+
 def test_a_gcs_address_for_the_job_api_is_one_line_with_the_dashboard_url(capsys, monkeypatch):
     """It printed ``failed: BadStatusLine: <binary bytes>`` and exited 1."""
     with _binary_server() as gcs:
