@@ -117,7 +117,7 @@ def test_output_paths_are_checked_before_the_work(state, capsys, monkeypatch):
     cases = [
         (["align", "--src", str(state / "a.en"), "--tgt", str(state / "a.de"), "--out", str(blocked / "out.txt")], "--out"),
         (["align", "--src", str(state / "a.en"), "--tgt", str(state / "a.de"), "--out", str(state)], "is a folder"),
-        (["embed", "--model", "x", "hello", "--out", str(blocked / "v.npy")], "does not exist"),
+        (["embed", "--model", "x", "hello", "--out", str(blocked / "v.npy")], "is not writable: File exists"),
         (["eval", "--model", "x", "--pack", pack, "--out", str(blocked / "o")], "--out folder"),
         (["eval", "--model", "x", "--pack", pack, "--out", str(state / "o"), "--mlflow-run", "0" * 32], "no such run"),
     ]

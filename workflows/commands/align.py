@@ -87,7 +87,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    _validate(args)
+    from interlingua.workflows.commands.output_files import writable_output_files
+
+    # checked before Ray starts and the alignment runs, not after; a folder made for them goes if the run fails
+    with writable_output_files(_output_files(args)):
+        _validate(args)
+        return _align(args)
+
+
+def _align(args: argparse.Namespace) -> int:
     loaded = _loaded_params(args) if args.params else None  # read and checked here, once, before Ray starts
     from interlingua.core.runtime import state_tempdir
     from interlingua.operators.bitext.parallel_lines import LineCountMismatch, read_parallel_lines
@@ -195,16 +203,10 @@ def _validate(args: argparse.Namespace) -> None:
         raise UserError(f"--learn-sample must be >= 1, got {args.learn_sample}")
     if args.tokenize == "moses" and not (args.src_lang and args.tgt_lang):
         raise UserError("--tokenize moses needs --src-lang and --tgt-lang (language codes such as en, es, zh)")
-    from interlingua.core.inputs import require_distinct_files, require_writable, require_writable_file
+    from interlingua.core.inputs import require_distinct_files, require_writable
 
-    outputs = {"--out": args.out, "--rejects": args.rejects or args.out + ".rejects.jsonl", "--forward": args.forward,
-               "--reverse": args.reverse}
-    if args.tokenize == "moses":
-        outputs |= {"the source tokens": args.out + ".src.tok", "the target tokens": args.out + ".tgt.tok"}
-    outputs = {option: path for option, path in outputs.items() if path}
-    require_distinct_files({"--src": args.src, "--tgt": args.tgt}, outputs)  # it would overwrite an input, or mix two
-    for option, path in outputs.items():
-        require_writable_file(path, option)  # before Ray starts and the alignment runs, not after
+    # it would overwrite an input, or mix two
+    require_distinct_files({"--src": args.src, "--tgt": args.tgt}, _output_files(args))
     if args.save_params:
         require_writable(args.save_params, "--save-params folder")
     markers = {"fast_align": "fast_align_params.json", "eflomal": "eflomal_params.json"}
@@ -218,6 +220,15 @@ def _validate(args: argparse.Namespace) -> None:
         from interlingua.operators.align.eflomal_backend import require_runnable
 
         require_runnable()  # eflomal runs on this machine (learning, one worker, local actors): not from a noexec folder
+
+
+def _output_files(args: argparse.Namespace) -> dict[str, str]:
+    """The files the run writes: option (or what it is) -> path."""
+    outputs = {"--out": args.out, "--rejects": args.rejects or args.out + ".rejects.jsonl", "--forward": args.forward,
+               "--reverse": args.reverse}
+    if args.tokenize == "moses":
+        outputs |= {"the source tokens": args.out + ".src.tok", "the target tokens": args.out + ".tgt.tok"}
+    return {option: path for option, path in outputs.items() if path}
 
 
 def _loaded_params(args: argparse.Namespace):

@@ -47,13 +47,18 @@ def run(args: argparse.Namespace) -> int:
                 raise UserError(f"--input {args.input}: not UTF-8 text ({err.reason} at byte {err.start})") from None
     if not texts:
         raise UserError("no texts given: pass sentences as arguments or --input FILE")
-    if args.out:
-        from interlingua.core.inputs import require_writable_file
+    from interlingua.workflows.commands.output_files import writable_output_files
 
-        require_writable_file(args.out, "--out")  # before the model loads
+    # checked before the model loads; a folder made for it goes if the run fails
+    with writable_output_files({"--out": args.out} if args.out else {}):
+        return _embed(args, texts)
 
+
+def _embed(args: argparse.Namespace, texts: list[str]) -> int:
+    """Print ``texts``' vectors, or write them to ``--out``."""
     import numpy as np
 
+    from interlingua.core.errors import UserError
     from interlingua.models.encode import encode_texts
     from interlingua.models.resolve import check_registered_uris, resolve_encoder
 
