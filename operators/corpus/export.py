@@ -186,10 +186,12 @@ def _remove_stale_staging(parent: str, out: str) -> None:
     which may be writing still. A folder is this host's by the host name in its name, and its export alive while the
     process of its pid runs or a process holds its lock (the lock also answers for a pid reused, or a process of
     another PID namespace on this host)."""
-    if not os.path.isdir(parent):
+    try:
+        entries = list(os.scandir(parent))
+    except OSError:  # not made yet, or not listable (a folder others may only pass through): nothing to tell
         return
     unknown = []
-    for entry in os.scandir(parent):
+    for entry in entries:
         owner = _STAGING_NAME.fullmatch(entry.name)
         if owner is None or not entry.is_dir(follow_symlinks=False):
             continue

@@ -106,3 +106,22 @@ def test_staging_folders_of_other_hosts_and_older_versions_are_named_in_one_line
     assert other_host.is_dir() and older.is_dir()
     [line] = [r.getMessage() for r in caplog.records if r.name == export.__name__]
     assert f"beside {tmp_path / 'out'}" in line and other_host.name in line and older.name in line
+
+
+
+def test_an_export_beside_folders_it_cannot_list_still_runs(tmp_path: Path, monkeypatch) -> None:
+    """A parent this user may pass through but not list (mode 0o300, as root sees none): nothing to clean there, and
+    the export into its existing empty folder runs, as before."""
+    store = published_store(tmp_path)
+    parent = os.path.realpath(tmp_path / "pass-through")
+    os.makedirs(os.path.join(parent, "out"))
+    scandir = os.scandir
+
+    def not_listable(path="."):
+        if os.fspath(path) == parent:
+            raise PermissionError(13, "Permission denied", path)
+        return scandir(path)
+
+    monkeypatch.setattr(os, "scandir", not_listable)
+    export_version(store, "c", "latest", os.path.join(parent, "out"))
+    assert os.path.isfile(os.path.join(parent, "out", "manifest.json"))
