@@ -15,21 +15,44 @@ from interlingua.core.errors import UserError
 #: The protocols a hint names first: those a store, a model or an input is most often read from.
 COMMON_PROTOCOLS = ("file", "memory", "s3", "gs", "az", "hf", "http", "https")
 
-_UNKNOWN = re.compile(r"^Protocol not known: (?P<protocol>.+)$")
+#: A link of a chained URL (``simplecache::s3://b/k``) that fsspec reads as a protocol though it has no ``://``.
+_BARE_PROTOCOL = re.compile(r"[a-z]+")
 
 
 def url_filesystem(url: str, **storage_options: Any):
     """``fsspec.core.url_to_fs(url, **storage_options)``: ``(filesystem, path)``; an unknown protocol is a
-    :class:`UserError` naming the closest known one."""
+    :class:`UserError` naming the closest known one (:func:`require_known_protocol`)."""
     from fsspec.core import url_to_fs
 
-    try:
-        return url_to_fs(url, **storage_options)
-    except ValueError as error:
-        unknown = _UNKNOWN.match(str(error))
-        if unknown is None:
-            raise
-        raise UserError(unknown_protocol_message(url, unknown.group("protocol"))) from None
+    require_known_protocol(url)
+    return url_to_fs(url, **storage_options)
+
+
+def require_known_protocol(url: str) -> None:
+    """:class:`UserError` (:func:`unknown_protocol_message`) when ``url``, or a link of a chained one, names a protocol
+    fsspec does not know. Nothing is imported, built or contacted: a command checks the URLs it is given with it
+    before any work (a known protocol whose package is missing is left to the open, which names the package)."""
+    import fsspec
+
+    known = {*fsspec.available_protocols(), *fsspec.registry}
+    for protocol in url_protocols(str(url), known):
+        if protocol not in known:
+            raise UserError(unknown_protocol_message(str(url), protocol))
+
+
+def url_protocols(url: str, known: set[str]) -> list[str]:
+    """The protocols ``url`` names, as fsspec reads them: each link's of a chained URL (a link that is a ``known``
+    protocol or a lower-case word is one), none for a local path."""
+    from fsspec.core import split_protocol
+
+    links = url.split("::")
+    protocols = []
+    for link in links:
+        if len(links) > 1 and (link in known or _BARE_PROTOCOL.fullmatch(link)):
+            protocols.append(link)
+        elif (protocol := split_protocol(link)[0]) is not None:
+            protocols.append(protocol)
+    return protocols
 
 
 def unknown_protocol_message(url: str, protocol: str) -> str:

@@ -91,7 +91,7 @@ def refresh(spec: RefreshSpec, *, address: str | None = None, log: Callable[[str
     from interlingua.workflows.cluster_models import refuse_models_only_the_cluster_has
 
     adapter = _ADAPTERS[spec.workflow]
-    workflow_config = adapter.validate(spec)
+    workflow_config = _validated(spec)
     adapter.check_first(workflow_config)  # before any input is listed, hashed or read
     # the config hash counts model folders as this machine has them: on a cluster, one only the cluster has,
     # rewritten there, would be "nothing new"; refused, as a recipe refuses it
@@ -128,6 +128,18 @@ def refresh(spec: RefreshSpec, *, address: str | None = None, log: Callable[[str
         log(retention_text(plan.corpus, retention))
         result["retention"] = retention
     return result
+
+
+def _validated(spec: RefreshSpec):
+    """The spec's workflow config, validated, and the URLs it names (inputs, the store's root) each with a protocol
+    fsspec knows (one line naming the closest one otherwise): before any input is listed or the store opened."""
+    from interlingua.core.url_filesystems import require_known_protocol
+
+    adapter = _ADAPTERS[spec.workflow]
+    config = adapter.validate(spec)
+    for url in [*adapter.inputs(spec, config), adapter.target(config)[1]]:
+        require_known_protocol(url)
+    return config
 
 
 def _plan(spec: RefreshSpec, adapter, workflow_config) -> RefreshPlan:
@@ -398,16 +410,15 @@ _ADAPTERS = {
 def load_spec(path: str, overrides: Sequence[str] = (), check: Callable[[dict], Any] | None = None) -> RefreshSpec:
     """The spec at ``path`` (``overrides``: ``--set KEY=VALUE`` on it; ``check``: called with the merged values
     before validation), its workflow config validated too (a mistake fails now, as one line)."""
-    from fsspec.core import url_to_fs
-
     from interlingua.core.config import load_config
+    from interlingua.core.url_filesystems import url_filesystem
 
     if not path:
         raise UserError("no refresh spec given (hint: -c SPEC.yaml, the YAML with workflow, inputs and config)")
-    fs, local = url_to_fs(path)
+    fs, local = url_filesystem(path)
     if not fs.exists(local):
         raise UserError(f"refresh spec {path} not found (hint: the YAML with workflow, inputs and config)")
     spec = load_config(RefreshSpec, path, list(overrides), check=check)
     spec._path = path
-    _ADAPTERS[spec.workflow].validate(spec)
+    _validated(spec)
     return spec

@@ -30,7 +30,9 @@ def run(args: argparse.Namespace) -> int:
 
     from interlingua.evaluation.pack.build import PackSizes, build_pack
     from interlingua.core.errors import UserError
+    from interlingua.core.url_filesystems import require_known_protocol
 
+    require_known_protocol(args.out)  # before the assets are read
     try:
         sizes = PackSizes(bible_pairs=args.bible_pairs, debian_pairs=args.debian_pairs, mining_gold_per_split=args.mining_gold,
                           clustering_items=args.clustering_items, title_lead_pairs=args.title_lead_pairs)

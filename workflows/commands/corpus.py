@@ -143,6 +143,10 @@ def run(args: argparse.Namespace) -> int:
     if args.root is not None and not args.root.strip():  # --root "$STORE" with STORE unset: not the default store
         _error("--root is empty: give the store's folder or URL, or leave --root out for the default store")
         return 2
+    if args.corpus_action == "export":  # before the store is opened and the version read
+        from interlingua.core.url_filesystems import require_known_protocol
+
+        require_known_protocol(args.out)
     root = args.root or default_corpus_root()
     if "://" not in root and Path(root).is_file():
         _error(f"--root {redact_text(root)} is a file, not a corpus store folder")
