@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import fnmatch
 import logging
+import sys
 from typing import Sequence
 
 from interlingua.models.protocol import TextEncoder
@@ -22,16 +23,37 @@ def select_tasks(tasks: Sequence[TaskSpec], patterns: Sequence[str]) -> list[Tas
 
 def matching_tasks(tasks: Sequence[TaskSpec], patterns: Sequence[str]) -> list[TaskSpec]:
     """Tasks whose name or kind matches one of ``patterns`` (shell wildcards; ``NAME`` also selects
-    ``NAME_*``; "all" = every task). Raises ValueError for a pattern that matches nothing."""
+    ``NAME_*``; "all" = every task). Raises ValueError for a pattern that matches nothing, or only tasks this
+    interlingua cannot run (``unsupported``); those a pattern selects along with others are skipped with one line each
+    (:func:`_name_skipped`)."""
     chosen: list[TaskSpec] = []
+    skipped: list[TaskSpec] = []
     for pattern in patterns:
         matched = [t for t in tasks if pattern == "all" or t.kind == pattern or fnmatch.fnmatch(t.name, pattern)
                    or fnmatch.fnmatch(t.name, pattern + "_*")]
         if not matched:
             names = ", ".join(dict.fromkeys(t.name for t in tasks)) or "none"
             raise ValueError(f"task {pattern!r} matches nothing; available: {names}")
-        chosen += [t for t in matched if t not in chosen]
+        runnable = [t for t in matched if t.unsupported is None]
+        if not runnable:
+            raise ValueError(f"{matched[0].unsupported}; upgrade interlingua to run it, or select other tasks")
+        chosen += [t for t in runnable if t not in chosen]
+        skipped += [t for t in matched if t.unsupported is not None and t not in skipped]
+    _name_skipped(skipped)
     return chosen
+
+
+#: The skipped tasks' lines :func:`_name_skipped` has printed in this process (a workflow selects its tasks before
+#: training and again to evaluate).
+_SKIPS_NAMED: set[str] = set()
+
+
+def _name_skipped(tasks: Sequence[TaskSpec]) -> None:
+    """One line on stderr per task this interlingua cannot run, once per process: skipped, not silently dropped."""
+    for task in tasks:
+        if task.unsupported not in _SKIPS_NAMED:
+            _SKIPS_NAMED.add(task.unsupported)
+            print(f"{task.unsupported}; skipped, the results cover the other tasks", file=sys.stderr, flush=True)
 
 
 def check_task_files(tasks: list[TaskSpec]) -> list[TaskSpec]:

@@ -6,7 +6,8 @@ Kinds and metrics (percent):
   mining      BUCC-protocol F1 (primary), precision, recall on the test split, threshold from the sample split
   clustering  K-means + Hungarian accuracy, mean of 3 runs seeded from the run's seed
   title_lead  accuracy of title(en)->lead(xx), title(xx)->lead(en) and their average (primary)
-Deterministic kinds give the same value for every seed (their std is 0)."""
+Deterministic kinds give the same value for every seed (their std is 0). A manifest task of another kind (one a newer
+interlingua added) is skipped with one line when selected along with others, refused when it is all that is selected."""
 
 from __future__ import annotations
 
@@ -142,25 +143,38 @@ def pack_texts(entry: dict, pack_dir: str | Path) -> dict[str, list[str]]:
 
 def pack_task_specs(pack_dir: str | Path) -> list[TaskSpec]:
     """Every task of the pack's manifest as a :class:`TaskSpec`, whose check reads its tables' schemas
-    (:func:`check_pack_task`)."""
+    (:func:`check_pack_task`); a task of a kind this version does not run is one the runner skips (:func:`_task_spec`)."""
     from interlingua.evaluation.pack.build import read_manifest
 
-    entries = read_manifest(pack_dir)["tasks"]
-    for entry in entries:
-        _check_entry(entry, pack_dir)
-    return [TaskSpec(entry["name"], entry["kind"], entry["language"], PRIMARY_METRIC[entry["kind"]],
-                     partial(run_pack_task, entry, pack_dir), check=partial(check_pack_task, entry, pack_dir))
-            for entry in entries]
+    return [_task_spec(entry, pack_dir) for entry in read_manifest(pack_dir)["tasks"]]
+
+
+def _task_spec(entry: dict, pack_dir: str | Path) -> TaskSpec:
+    """The manifest ``entry`` as a task; one of a kind this version does not run (a newer interlingua built the pack)
+    as a task the runner skips, or refuses when it is all a pattern selects (``TaskSpec.unsupported``)."""
+    if entry["kind"] not in PACK_TASK_KINDS:
+        reason = (f"{_where(entry, pack_dir)} has kind {printable(entry['kind'])!r}, which needs a newer interlingua "
+                  f"(this one runs {', '.join(PACK_TASK_KINDS)})")
+        return TaskSpec(entry["name"], entry["kind"], entry["language"], "", partial(_cannot_run, reason),
+                        unsupported=reason)
+    _check_entry(entry, pack_dir)
+    return TaskSpec(entry["name"], entry["kind"], entry["language"], PRIMARY_METRIC[entry["kind"]],
+                    partial(run_pack_task, entry, pack_dir), check=partial(check_pack_task, entry, pack_dir))
+
+
+def _cannot_run(reason: str, encoder: TextEncoder, seed: int) -> dict[str, float]:
+    raise ValueError(reason)
+
+
+def _where(entry: dict, pack_dir: str | Path) -> str:
+    return f"{Path(pack_dir) / 'manifest.json'}: task {printable(entry['name'])!r}"
 
 
 def _check_entry(entry: dict, pack_dir: str | Path) -> None:
-    """ValueError (one line naming the manifest and the task, with the rebuild) when a manifest task's kind is none
-    this version runs, or a task between two languages has no ``A-B`` language pair."""
-    where = f"{Path(pack_dir) / 'manifest.json'}: task {printable(entry['name'])!r}"
+    """ValueError (one line naming the manifest and the task, with the rebuild) when a task between two languages has
+    no ``A-B`` language pair."""
     kind, language = entry["kind"], entry["language"]
-    if kind not in PACK_TASK_KINDS:
-        raise ValueError(f"{where} has kind {printable(kind)!r}, not one of {', '.join(PACK_TASK_KINDS)}; a newer "
-                         f"interlingua may have built it, or {rebuild_hint(pack_dir)}")
+    where = _where(entry, pack_dir)
     parts = language.split("-")
     if kind != "clustering" and (len(parts) != 2 or not all(parts)):
         raise ValueError(f"{where} is a {kind} task with language {printable(language)!r}, not a pair such as 'en-de'; "

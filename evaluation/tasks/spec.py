@@ -13,7 +13,8 @@ class TaskSpec:
     """``run(encoder, seed) -> {metric: value}``; ``primary`` names the metric shown in the table. ``check()``, when
     given, parses and validates the task's files (ValueError for a malformed one) without an encoder, so a bad file
     is refused before any model loads. ``release()``, when given, drops what the check and runs read and kept for the
-    run (the runner calls it at the end of the run)."""
+    run (the runner calls it at the end of the run). ``unsupported``, when given, says why this interlingua cannot run the
+    task (a kind a newer one added): a selection skips it with that line, or refuses a pattern that selects nothing else."""
 
     name: str
     kind: str
@@ -22,3 +23,4 @@ class TaskSpec:
     run: Callable[[TextEncoder, int], dict[str, float]]
     check: Callable[[], object] | None = None
     release: Callable[[], None] | None = None
+    unsupported: str | None = None

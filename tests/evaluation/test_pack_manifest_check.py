@@ -1,6 +1,7 @@
 """A pack's manifest.json is input (a pack folder may be shared or damaged): one that is not JSON, holds no task list,
-a task without its keys, or a task kind this version does not know is refused in one line naming the file, with the
-rebuild; it was a KeyError or AttributeError traceback ("failed", exit 1)."""
+or a task without its keys is refused in one line naming the file, with the rebuild; it was a KeyError or
+AttributeError traceback ("failed", exit 1). A pack whose only task is of a kind this version does not know has nothing
+this one can run: one line saying it needs a newer interlingua (tests/evaluation/test_pack_newer_kind.py)."""
 
 import re
 
@@ -16,8 +17,8 @@ from interlingua.evaluation.pack.build import MANIFEST
     ('{"tasks": [{"name": "x", "kind": "retrieval"}]}', r"manifest\.json: task 0 has no string language, file; rebuild"),
     ('{"tasks": [7]}', r"manifest\.json: task 0 has no string name, kind, language, file; rebuild"),
     ('{"tasks": [{"name": "x", "kind": "weird", "language": "en-de", "file": "x.parquet"}]}',
-     r"manifest\.json: task 'x' has kind 'weird', not one of retrieval, mining, clustering, title_lead; a newer "
-     r"interlingua may have built it, or rebuild the pack: interlingua bench-pack --out \S*pack$"),
+     r"manifest\.json: task 'x' has kind 'weird', which needs a newer interlingua \(this one runs retrieval, mining, "
+     r"clustering, title_lead\); upgrade interlingua to run it, or select other tasks$"),
     ('{"tasks": [{"name": "tl", "kind": "title_lead", "language": "de", "file": "t.parquet"}]}',
      r"manifest\.json: task 'tl' is a title_lead task with language 'de', not a pair such as 'en-de'; rebuild the pack"),
 ])
