@@ -41,6 +41,38 @@ def state_dir(override: str | os.PathLike | None = None) -> Path:
     return path
 
 
+def state_origin(override: str | os.PathLike | None = None) -> str | None:
+    """Where :func:`state_path` takes the folder from, for messages: ``--state-dir`` (``override``),
+    ``INTERLINGUA_HOME``, or None (the default, ``./.interlingua``)."""
+    if override:
+        return "--state-dir"
+    return "INTERLINGUA_HOME" if os.environ.get("INTERLINGUA_HOME") else None
+
+
+def missing_state_line(override: str | os.PathLike | None = None) -> str | None:
+    """For a command that only reads the state folder (and makes none): None when the folder is there; else one line
+    naming its path and where the path came from (:func:`state_origin`), with a hint. The default folder missing is
+    a fresh checkout's: the line says that there is none yet and what makes one."""
+    path = state_path(override)
+    if path.is_dir():
+        return None
+    what = "is a file, not a folder" if path.exists() else "does not exist"
+    makes = "a workflow run makes it, e.g. `interlingua run quickstart`"
+    origin = state_origin(override)
+    if origin is None:
+        return f"no state folder here yet: {path} {what} (hint: {makes}; or set INTERLINGUA_HOME to your state folder)"
+    return f"state folder {path} (from {origin}) {what} (hint: check {origin}; {makes})"
+
+
+def log_folder_for_reading(override: str | os.PathLike | None = None) -> str | None:
+    """Where a command that only reads the state folder keeps its log (the CLI's ``log_state_dir`` hook): None, the
+    state folder, when it is there; else a private temporary folder, so that reading makes no state folder (a
+    mistyped ``INTERLINGUA_HOME`` would look like an empty one from then on)."""
+    if state_path(override).is_dir():
+        return None
+    return tempfile.mkdtemp(prefix="interlingua-logs-")
+
+
 def state_tempdir_root(state: Path | None = None) -> Path:
     """``<state>/tmp``: the parent of every temporary folder (never the system temp folder)."""
     path = (state or state_dir()) / "tmp"

@@ -149,6 +149,7 @@ def test_a_root_that_does_not_exist_is_refused_by_every_command(
     missing.mkdir()  # an empty store: as before
     assert run_cli("list", "--root", str(missing)) == 0
     assert capsys.readouterr().out.strip() == f"no published corpora under {missing}"
+    (tmp_path / "home").mkdir()
     assert run_cli("list") == 0  # the default root, not made yet: empty until the first publish
     assert capsys.readouterr().out.strip() == f"no published corpora under {tmp_path}/home/corpus"
 

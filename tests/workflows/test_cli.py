@@ -187,8 +187,8 @@ def test_a_state_folder_that_cannot_hold_the_log_is_a_note_not_a_traceback(tmp_p
     monkeypatch.setenv("INTERLINGUA_LOG_FILE", "")
     (tmp_path / "store").mkdir()  # an empty store (a --root that does not exist is refused)
     assert run_main(["corpus", "list", "--root", str(tmp_path / "store")]) == 0
-    err = capsys.readouterr().err
-    assert "note: the state folder's log cannot be written" in err and "Traceback" not in err
+    err = capsys.readouterr().err  # a command that only reads makes no state folder: its log is in a temporary one
+    assert "Traceback" not in err and "note:" not in err
     real = console.configure_console
 
     def read_only(command, *, verbose=False, log_dir=None):
@@ -197,6 +197,7 @@ def test_a_state_folder_that_cannot_hold_the_log_is_a_note_not_a_traceback(tmp_p
         return real(command, verbose=verbose, log_dir=log_dir)
 
     monkeypatch.setenv("INTERLINGUA_HOME", str(tmp_path / "home"))
+    (tmp_path / "home").mkdir()  # there, so the log is written in it: the read-only folder refuses it
     monkeypatch.setattr(console, "configure_console", read_only)
     assert run_main(["corpus", "list", "--root", str(tmp_path / "store")]) == 0
     err = capsys.readouterr().err

@@ -10,7 +10,9 @@
 
 The store root defaults to ``<state_dir>/corpus`` where the state dir is ``$INTERLINGUA_HOME``
 or ``./.interlingua``; the first publish makes it, so until then it is an empty store, while a ``--root``
-that does not exist is refused (a mistyped one). Exit status: 0 on success, 2 when the root, corpus or
+that does not exist is refused (a mistyped one), and so is a state dir that does not exist (a mistyped
+``INTERLINGUA_HOME``; no ``./.interlingua`` yet: ``list`` says so, exit 0). These commands make no state dir, not even
+for their log. Exit status: 0 on success, 2 when the root, corpus or
 version does not exist or an option is invalid (the message on stderr names what does exist); 1 when the
 store is damaged: a manifest it cannot read (every command), a corpus ``list`` leaves out, a file ``verify``
 finds not matching its manifest (each named).
@@ -44,6 +46,14 @@ def default_corpus_root() -> str:
     """``<state_dir>/corpus``: ``$INTERLINGUA_HOME/corpus``, else ``.interlingua/corpus``."""
     state_dir = os.environ.get(STATE_DIR_ENV) or DEFAULT_STATE_DIR
     return f"{state_dir.rstrip('/')}/corpus"
+
+
+def log_state_dir(args: argparse.Namespace) -> str | None:
+    """The CLI's hook: these commands read the state folder and make none, not even for their log
+    (:func:`~interlingua.core.runtime.log_folder_for_reading`)."""
+    from interlingua.core.runtime import log_folder_for_reading
+
+    return log_folder_for_reading()
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -135,6 +145,7 @@ def _printable_manifest(manifest: Manifest) -> Manifest:
 def run(args: argparse.Namespace) -> int:
     from interlingua.core.console import printable_data
     from interlingua.core.redact import redact, redact_text
+    from interlingua.core.runtime import missing_state_line, state_origin
     from interlingua.operators.corpus import CorpusLookupError, CorpusStore, CorruptVersionError
 
     if args.corpus_action == "prune" and args.keep < 1:  # before the store is opened (and its names listed)
@@ -147,6 +158,12 @@ def run(args: argparse.Namespace) -> int:
         from interlingua.core.url_filesystems import require_known_protocol
 
         require_known_protocol(args.out)
+    if args.root is None and (missing := missing_state_line()) is not None:  # a mistyped INTERLINGUA_HOME, or no
+        if args.corpus_action == "list" and state_origin() is None:  # run yet here: nothing published, as before
+            _say(missing)
+            return 0
+        _error(missing)
+        return 2
     root = args.root or default_corpus_root()
     if "://" not in root and Path(root).is_file():
         _error(f"--root {redact_text(root)} is a file, not a corpus store folder")
