@@ -155,7 +155,7 @@ def promote(candidate_uri: str, alias: str, tasks: Sequence[TaskSpec], *, seeds:
     says so (see the module docstring). ``wrap_encoder`` (e.g. an embedding cache) wraps each loaded encoder."""
     from mlflow.tracking import MlflowClient
 
-    from interlingua.evaluation.runner import evaluate_models
+    from interlingua.evaluation.runner import evaluate_models, release_task_data
     from interlingua.models.load import load_text_encoder
 
     if not tasks:
@@ -186,12 +186,15 @@ def promote(candidate_uri: str, alias: str, tasks: Sequence[TaskSpec], *, seeds:
         encoders[label] = wrap_encoder(encoder) if wrap_encoder else encoder
     measurements = []
     for task in tasks:  # one task at a time, so a failure names the task and the model
-        for label, encoder in encoders.items():
-            try:
-                measurements += evaluate_models({label: encoder}, [task], seeds)
-            except Exception as err:  # a task a model cannot run: one clear line, not a traceback
-                raise UserError(f"{label} cannot run task {task.name} ({task.language}): "
-                                f"{type(err).__name__}: {err}") from err
+        try:
+            for label, encoder in encoders.items():  # both models on the task's one read
+                try:
+                    measurements += evaluate_models({label: encoder}, [task], seeds, release=False)
+                except Exception as err:  # a task a model cannot run: one clear line, not a traceback
+                    raise UserError(f"{label} cannot run task {task.name} ({task.language}): "
+                                    f"{type(err).__name__}: {err}") from err
+        finally:
+            release_task_data([task])
 
     scores = {label: primary_scores(measurements, label) for label in labels}
     try:

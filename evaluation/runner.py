@@ -58,11 +58,14 @@ def _name_skipped(tasks: Sequence[TaskSpec]) -> None:
 
 def check_task_files(tasks: list[TaskSpec]) -> list[TaskSpec]:
     """``tasks`` once each one's ``check`` passed (ValueError from the first that finds a missing or malformed file;
-    then no task keeps what its check read: there is no run to serve)."""
+    then no task keeps what its check read: there is no run to serve). Only the first task, which runs first, keeps its
+    check's read for the run; the others release theirs at once, so the checks hold at most two tasks' data."""
     try:
-        for task in tasks:
+        for position, task in enumerate(tasks):
             if task.check is not None:
                 task.check()
+                if position > 0:
+                    release_task_data([task])
     except BaseException:
         release_task_data(tasks)
         raise
@@ -89,19 +92,26 @@ def evaluate_encoder(encoder: TextEncoder, model_label: str, tasks: Sequence[Tas
     return out
 
 
-def evaluate_models(encoders: dict[str, TextEncoder], tasks: Sequence[TaskSpec], seeds: Sequence[int]) -> list[Measurement]:
-    """All encoders ({label: encoder}) on ``tasks``: one run, at whose end (or failure) each task releases what its check
-    and runs read (:func:`release_task_data`)."""
+def evaluate_models(encoders: dict[str, TextEncoder], tasks: Sequence[TaskSpec], seeds: Sequence[int],
+                    release: bool = True) -> list[Measurement]:
+    """All encoders ({label: encoder}) on ``tasks``, one task at a time: every encoder and seed run on a task's one read,
+    which the task then releases (:func:`release_task_data`; ``release=False`` leaves that to the caller, e.g. one
+    that runs the same task for another encoder next), so one task's data is held at a time. The measurements come in
+    encoder order, then task and seed order."""
     from interlingua.core.progress import progress_bar
 
-    results: list[Measurement] = []
+    by_encoder: dict[str, list[Measurement]] = {label: [] for label in encoders}
     try:
         with progress_bar(len(encoders) * len(tasks) * len(seeds), desc="eval", unit="task") as bar:
-            for label, encoder in encoders.items():
-                results += evaluate_encoder(encoder, label, tasks, seeds, bar=bar)
+            for task in tasks:
+                for label, encoder in encoders.items():
+                    by_encoder[label] += evaluate_encoder(encoder, label, [task], seeds, bar=bar)
+                if release:
+                    release_task_data([task])
     finally:
-        release_task_data(tasks)
-    return results
+        if release:
+            release_task_data(tasks)
+    return [m for label in encoders for m in by_encoder[label]]
 
 
 def release_task_data(tasks: Sequence[TaskSpec]) -> None:

@@ -97,7 +97,7 @@ def test_tasks_scored_for_one_model_only_are_one_line(registry, monkeypatch):
     """A task that gave the holder no primary score raised a bare ValueError ("failed: ValueError")."""
     from interlingua.evaluation.tasks.records import Measurement
 
-    def evaluate(encoders, tasks, seeds):
+    def evaluate(encoders, tasks, seeds, release=True):
         (label, _), = encoders.items()
         return [] if label.endswith("/1") else [Measurement(label, "t", "en", "acc", 1, 90.0, True)]
 
@@ -281,3 +281,16 @@ def test_a_refusal_to_record_a_failed_move_is_not_called_an_outage(registry, mon
     monkeypatch.setattr(promotion, "_record", refuse)
     with pytest.raises(RestException, match="PERMISSION_DENIED"):  # unexpected: not hidden as an outage
         promotion.promote("models:/enc/2", "champion", [_task({"t": {"1": 50.0, "2": 60.0}})], client=registry)
+
+
+def test_a_gating_task_is_released_once_after_both_models_ran_it(registry):
+    """The holder and the candidate score a task on its one read: it is released after both, not after each."""
+    events = []
+
+    def run(encoder, seed):
+        events.append(("run", encoder))
+        return {"acc": {"1": 80.0, "2": 90.0}[encoder.rsplit("/", 1)[1]]}
+
+    task = TaskSpec("t", "retrieval", "en", "acc", run, release=lambda: events.append(("release",)))
+    promotion.promote("models:/enc/2", "champion", [task], client=registry)
+    assert events == [("run", "models:/enc/2"), ("run", "models:/enc/1"), ("release",)]

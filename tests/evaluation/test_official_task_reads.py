@@ -64,16 +64,33 @@ def _values(measurements):
     return [(m.model, m.task, m.language, m.metric, m.seed, m.value) for m in measurements]
 
 
-def test_each_task_is_read_once_per_run_and_released_at_its_end(data_dir, reads):
+def test_each_task_is_read_once_per_run_and_one_task_is_held_at_a_time(data_dir, reads):
     tasks = select_tasks(_tasks(data_dir), ["all"])  # both checks read before the run
-    assert len(reads) == 2
-    first = evaluate_models({"letters": _Letters(), "vowels": _Vowels()}, tasks, [1, 2])
-    assert len(reads) == 2  # the checks' reads served both models and both seeds
     gc.collect()
-    assert [ref() for _, ref in reads] == [None, None]  # the tasks are still held; their data is not
+    assert len(reads) == 2 and reads[0][1]() is not None and reads[1][1]() is None  # the first task keeps its read
+    first = evaluate_models({"letters": _Letters(), "vowels": _Vowels()}, tasks, [1, 2])
+    # the first task's check read served both models and seeds; the second task was read once for both
+    assert len(reads) == 3 and reads[2][0] == reads[1][0]
+    gc.collect()
+    assert [ref() for _, ref in reads] == [None, None, None]  # the tasks are still held; their data is not
     second = evaluate_models({"letters": _Letters(), "vowels": _Vowels()}, tasks, [1, 2])
-    assert len(reads) == 4 and [args for args, _ in reads[2:]] == [args for args, _ in reads[:2]]  # once more, each
+    assert len(reads) == 5 and [args for args, _ in reads[3:]] == [args for args, _ in reads[:2]]  # once more, each
     assert _values(second) == _values(first) and len(first) == 2 * 2 * (2 + 5)  # sts: 2 metrics, tatoeba: 5
+    assert [m.model for m in first] == ["letters"] * 14 + ["vowels"] * 14  # encoder order, then task and seed
+
+
+def test_a_run_holds_one_tasks_data_at_a_time(data_dir, reads):
+    tasks = select_tasks(_tasks(data_dir), ["all"])
+    held = []
+
+    class _Watching(_Letters):
+        def encode(self, texts):
+            gc.collect()
+            held.append(sum(ref() is not None for _, ref in reads))
+            return super().encode(texts)
+
+    evaluate_models({"a": _Watching(), "b": _Watching()}, tasks, [1])
+    assert held and max(held) == 1
 
 
 def test_a_refused_check_leaves_no_task_holding_what_it_read(data_dir, reads):
