@@ -25,6 +25,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="title -> lead pairs of each language's wiki_title_lead task (default %(default)s)")
 
 
+def log_state_dir(args: argparse.Namespace) -> str | None:
+    """The CLI's hook: the state's assets are only read, so a state folder ``INTERLINGUA_HOME`` names that does not
+    exist is not made for the log either (:func:`~interlingua.core.runtime.log_folder_for_reading`); run refuses it."""
+    from interlingua.core.runtime import log_folder_for_reading, state_origin
+
+    return log_folder_for_reading() if args.assets is None and state_origin() is not None else None
+
+
 def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
@@ -37,8 +45,12 @@ def run(args: argparse.Namespace) -> int:
         sizes = PackSizes(bible_pairs=args.bible_pairs, debian_pairs=args.debian_pairs, mining_gold_per_split=args.mining_gold,
                           clustering_items=args.clustering_items, title_lead_pairs=args.title_lead_pairs)
         if args.assets is None:
-            from interlingua.core.runtime import assets_dir
+            from interlingua.core.runtime import assets_dir, missing_state_line, state_origin
 
+            # a mistyped INTERLINGUA_HOME built a pack of the Wikipedia tasks alone, exit 0 (no ./.interlingua yet:
+            # the pack says which tasks need `interlingua assets`)
+            if state_origin() is not None and (missing := missing_state_line()) is not None:
+                raise UserError(missing)
             args.assets = str(assets_dir())
         elif not Path(args.assets).is_dir():  # a typo built a pack of the Wikipedia tasks alone, exit 0
             raise UserError(f"--assets {args.assets} is not a folder (hint: the folder `interlingua assets` built, "
