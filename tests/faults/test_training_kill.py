@@ -4,7 +4,6 @@ count, same loss at every step, same final weights."""
 
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
 
@@ -12,6 +11,7 @@ import numpy as np
 import pytest
 
 from faults.harness import FaultCounts, cli_env, kill_tree, start, wait_until
+from faults.train_driver import result_line
 from interlingua.trainers.engine.checkpoints import latest_complete
 
 pytestmark = pytest.mark.slow
@@ -42,7 +42,7 @@ def _run(root, name, run_id, env, log) -> dict:
         assert process.wait(timeout=420) == 0, log.read_text()[-3000:]
     finally:
         kill_tree(process)
-    return json.loads(log.read_text().strip().splitlines()[-1])
+    return result_line(log.read_text())
 
 
 def test_killed_training_resumes_to_the_uninterrupted_result(tmp_path):
