@@ -24,20 +24,22 @@ from interlingua.core.redact import redact_text
 
 def require_input_files(urls: Iterable[str], what: str = "input", *, local_only: bool = False) -> None:
     """:class:`UserError` for the first of ``urls`` that is missing, a folder, or empty (0 bytes), or compressed by
-    its name with a codec no installed package decompresses (``.zst`` without zstandard: it would be read raw).
-    ``local_only``: the files on this machine alone, no URL (``s3://`` …): a check that asks no network."""
-    import fsspec
-
+    its name with a codec no installed package decompresses (``.zst`` without zstandard: it would be read raw), or
+    a URL whose protocol fsspec does not know (:func:`~interlingua.core.url_filesystems.require_known_protocol`).
+    ``local_only``: the files on this machine alone, a URL (``s3://`` …) only its protocol: a check that asks no
+    network."""
     from interlingua.core.archives import require_decompressor
     from interlingua.core.local_paths import is_url
+    from interlingua.core.url_filesystems import require_known_protocol, url_filesystem
 
     for url in urls:
+        require_known_protocol(str(url))
         if local_only and is_url(str(url)):
             continue
         require_decompressor(str(url), what)
         shown = redact_text(str(url))
         try:
-            fs, path = fsspec.core.url_to_fs(str(url))
+            fs, path = url_filesystem(str(url))
             info = fs.info(path)
         except FileNotFoundError:
             raise UserError(f"{what} {shown} not found (hint: check the path or URL)") from None
@@ -53,10 +55,11 @@ def require_input_files(urls: Iterable[str], what: str = "input", *, local_only:
 
 
 def require_writable(url: str, what: str = "output folder") -> None:
-    """:class:`UserError` when the local folder ``url`` cannot be created or written (remote URLs: no check)."""
-    import fsspec
+    """:class:`UserError` when the local folder ``url`` cannot be created or written (remote URLs: only that fsspec
+    knows their protocol)."""
+    from interlingua.core.url_filesystems import url_filesystem
 
-    fs, path = fsspec.core.url_to_fs(str(url))
+    fs, path = url_filesystem(str(url))
     protocols = fs.protocol if isinstance(fs.protocol, tuple) else (fs.protocol,)
     if "file" not in protocols and "local" not in protocols:
         return
@@ -77,7 +80,10 @@ def require_writable(url: str, what: str = "output folder") -> None:
 def require_writable_file(path: str, what: str = "output file") -> None:
     """:class:`UserError` when the local file ``path`` could not be written: a folder by that name, a parent folder
     that does not exist or is not writable. Checked before the work that produces it (an evaluation, an alignment),
-    not after. Remote URLs: no check."""
+    not after. Remote URLs: only that fsspec knows their protocol."""
+    from interlingua.core.url_filesystems import require_known_protocol
+
+    require_known_protocol(str(path))
     if "://" in str(path):
         return
     target = Path(path).expanduser()

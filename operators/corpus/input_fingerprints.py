@@ -23,11 +23,10 @@ import time
 from collections.abc import Iterator, Sequence
 from datetime import datetime
 
-from fsspec.core import url_to_fs
-
 from interlingua.core.errors import UserError
 from interlingua.core.inputs import change_markers
 from interlingua.core.redact import redact_url
+from interlingua.core.url_filesystems import url_filesystem
 from interlingua.operators.corpus.manifest import InputFingerprint
 
 _GLOB_CHARS = ("*", "?", "[")
@@ -38,7 +37,7 @@ def list_inputs(patterns: Sequence[str], storage_options: dict | None = None) ->
     URL that does not exist, or a glob matching no file, is a ``UserError`` naming it."""
     urls: set[str] = set()
     for pattern in patterns:
-        fs, path = url_to_fs(pattern, **(storage_options or {}))
+        fs, path = url_filesystem(pattern, **(storage_options or {}))
         if any(char in path for char in _GLOB_CHARS):
             matches = [p for p in fs.glob(path) if fs.isfile(p)]
             if not matches:
@@ -68,7 +67,7 @@ def build_fingerprints(urls: Sequence[str], storage_options: dict | None = None)
 def fingerprint(url: str, storage_options: dict | None = None, *, content: bool = False) -> InputFingerprint:
     """Size plus ETag, modification time or content hash of the file at ``url``; ``content``: the content hash
     where the store gives no ETag (local files), in place of the modification time."""
-    fs, path = url_to_fs(url, **(storage_options or {}))
+    fs, path = url_filesystem(url, **(storage_options or {}))
     try:
         info = fs.info(path)
     except FileNotFoundError:
