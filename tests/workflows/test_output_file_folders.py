@@ -1,6 +1,6 @@
 """``align --out`` and ``embed --out`` in a folder that does not exist: made, as ``eval --out`` and ``bench-pack
 --out`` are (both refused it: "folder ... does not exist (hint: create it first)"); a run that fails leaves no folder
-it made."""
+it made (``eval``'s --out and embedding cache too), as long as it is empty."""
 
 from __future__ import annotations
 
@@ -52,3 +52,48 @@ def test_a_failed_align_or_embed_leaves_no_folder_it_made(folder, capsys):
     assert "has 2 lines but" in capsys.readouterr().err  # refused after the outputs were checked
     assert embed(folder / "kept" / "new" / "v.npy", model="py:no_such_module:make") == 2
     assert list((folder / "kept").iterdir()) == []
+
+
+def one_task_pack(folder) -> str:
+    import json
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from interlingua.evaluation.pack.build import MANIFEST, PACK_VERSION
+
+    folder.mkdir()
+    pq.write_table(pa.table({"source": ["a b", "c d"], "target": ["x y", "z w"]}), folder / "r.parquet")
+    (folder / MANIFEST).write_text(json.dumps({"version": PACK_VERSION, "tasks": [
+        {"name": "r", "kind": "retrieval", "language": "en-de", "file": "r.parquet"}]}))
+    return str(folder)
+
+
+def evaluate(folder, out, model) -> int:
+    return main(["eval", "--model", model, "--pack", one_task_pack(folder / "pack"), "--seeds", "1", "--out", str(out)])
+
+
+def test_a_failed_eval_leaves_no_out_or_cache_folder_it_made(folder, capsys):
+    """--out and its embedding-cache were made by the checks and left empty when the model failed to load."""
+    (folder / "kept").mkdir()  # there before: stays
+    assert evaluate(folder, folder / "kept" / "new" / "o", model=str(folder / "no-such-model")) == 2
+    assert "no-such-model" in capsys.readouterr().err  # failed at the model load, after the folders were made
+    assert list((folder / "kept").iterdir()) == []
+
+
+def test_a_failed_eval_keeps_an_out_folder_that_was_there(folder):
+    out = folder / "o"
+    out.mkdir()
+    (out / "notes.txt").write_text("mine")
+    assert evaluate(folder, out, model=str(folder / "no-such-model")) == 2
+    assert sorted(p.name for p in out.iterdir()) == ["notes.txt"]  # its embedding-cache, made and empty: removed
+
+
+def test_an_eval_failing_mid_run_keeps_the_folders_holding_files(folder, monkeypatch):
+    import interlingua.evaluation.runner as runner
+
+    out = folder / "new" / "o"
+    monkeypatch.setattr(runner, "evaluate_models", lambda *a, **k: (_ for _ in ()).throw(ValueError("task failed")))
+    assert evaluate(folder, out, model="py:const_encoder:make") == 2
+    assert list((out / "embedding-cache").glob("*/encoder.txt"))  # the encoder's cache label: kept, with its folders
+

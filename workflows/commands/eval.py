@@ -68,21 +68,23 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out)
     cache_dir = Path(args.cache_dir) if args.cache_dir else out / "embedding-cache"
     from interlingua.core.inputs import require_writable
+    from interlingua.workflows.commands.output_files import folders_made_for
 
     try:
         tasks = select_tasks(_available_tasks(args), args.tasks)  # a bad task name fails before any model loads
     except ValueError as err:  # and before --out is made: a refused command leaves no folder behind
         raise UserError(str(err)) from err
-    require_writable(str(out), "--out folder")  # before the evaluation, not after it
-    if not args.no_cache:
-        require_writable(str(cache_dir), "embedding cache folder")
-    if args.mlflow_run:
-        _require_run(args.mlflow_run)
-    try:
-        encoders = model_encoders(args.model, None if args.no_cache else cache_dir)
-        measurements = evaluate_models(encoders, tasks, args.seeds)
-    except ValueError as err:
-        raise UserError(str(err)) from err
+    with folders_made_for([str(out), *([] if args.no_cache else [str(cache_dir)])]):  # removed if it fails, when empty
+        require_writable(str(out), "--out folder")  # before the evaluation, not after it
+        if not args.no_cache:
+            require_writable(str(cache_dir), "embedding cache folder")
+        if args.mlflow_run:
+            _require_run(args.mlflow_run)
+        try:
+            encoders = model_encoders(args.model, None if args.no_cache else cache_dir)
+            measurements = evaluate_models(encoders, tasks, args.seeds)
+        except ValueError as err:
+            raise UserError(str(err)) from err
     table = format_table(measurements)
     print(table)
     out.mkdir(parents=True, exist_ok=True)
