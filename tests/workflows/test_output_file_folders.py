@@ -97,3 +97,12 @@ def test_an_eval_failing_mid_run_keeps_the_folders_holding_files(folder, monkeyp
     assert evaluate(folder, out, model="py:const_encoder:make") == 2
     assert list((out / "embedding-cache").glob("*/encoder.txt"))  # the encoder's cache label: kept, with its folders
 
+
+
+def test_a_failed_align_leaves_no_save_params_folder_it_made(folder, capsys):
+    (folder / "kept").mkdir()
+    params = folder / "kept" / "new" / "params"
+    assert main(["align", "--src", str(folder / "a.en"), "--tgt", str(folder / "short.de"), "--out",
+                 str(folder / "out.txt"), "--save-params", str(params)]) == 2
+    assert "has 2 lines but" in capsys.readouterr().err  # refused after --save-params was made
+    assert list((folder / "kept").iterdir()) == []

@@ -87,10 +87,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from interlingua.workflows.commands.output_files import writable_output_files
+    from interlingua.workflows.commands.output_files import folders_made_for, writable_output_files
 
-    # checked before Ray starts and the alignment runs, not after; a folder made for them goes if the run fails
-    with writable_output_files(_output_files(args)):
+    # checked before Ray starts and the alignment runs, not after; a folder made for them (or for --save-params,
+    # made by its check) goes if the run fails while it is empty
+    with folders_made_for([args.save_params] if args.save_params else []), writable_output_files(_output_files(args)):
         _validate(args)
         return _align(args)
 
