@@ -174,9 +174,13 @@ def _shared(key: str, value: Any, storage: SharedStorage, bad: list[str], missin
     return value
 
 
-def require_tracking_uri(uri: str | None, storage: SharedStorage, *, needed: bool) -> str | None:
-    """The MLflow tracking URI to give the job: a server (or database) the cluster reaches. ``needed``: the
-    workflow logs to MLflow (then a missing or machine-local store is an error; otherwise it is not sent)."""
+def require_tracking_uri(uri: str | None, storage: SharedStorage, *, needed: bool,
+                         setting: str = "MLFLOW_TRACKING_URI") -> str | None:
+    """The MLflow tracking URI to give the job: a server (or database) the cluster reaches, of a scheme MLflow takes
+    (:func:`~interlingua.core.runtime.check_store_scheme`, named as ``setting``). ``needed``: the workflow logs to
+    MLflow (then a missing or machine-local store is an error; otherwise it is not sent)."""
+    from interlingua.core.runtime import check_store_scheme
+
     if not uri:
         if needed:
             raise UserError("this workflow logs to MLflow, and a job on a cluster cannot use the local SQLite "
@@ -184,6 +188,7 @@ def require_tracking_uri(uri: str | None, storage: SharedStorage, *, needed: boo
                             "reaches, e.g. http://mlflow.example.internal:5000")
         return None
     refuse_tracking_uri_credentials(uri)
+    check_store_scheme(uri, setting)
     scheme = _scheme(uri)
     if scheme in FILE_STORE_SCHEMES:
         path = urlsplit(uri).path if scheme else uri

@@ -220,9 +220,10 @@ def unsupported_store_line(setting: str, uri: str, schemes: list[str]) -> str:
             f"(hint: set {setting} to such a URI, e.g. sqlite:///mlflow.db or http://HOST:5000)")
 
 
-def check_store_scheme(uri: str) -> None:
-    """:class:`UserError` (:func:`unsupported_store_line`) when MLflow's tracking or model-registry store registry
-    takes no store for the tracking URI ``uri``'s scheme (:func:`use_tracking_store` makes it the registry URI too).
+def check_store_scheme(uri: str, setting: str = "MLFLOW_TRACKING_URI") -> None:
+    """:class:`UserError` (:func:`unsupported_store_line`, naming ``setting``) when MLflow's tracking or model-registry
+    store registry takes no store for the tracking URI ``uri``'s scheme (:func:`use_tracking_store` makes it the
+    registry URI too).
     Each registry's schemes are compared with the one it would choose ``uri``'s store by (:func:`store_scheme`, which
     takes a near miss of a database's scheme, ``sqlitex://``, as written): no store is built, no file created, no
     server contacted. The registries are MLflow's private names: an MLflow without them skips this check (MLflow's
@@ -240,7 +241,7 @@ def check_store_scheme(uri: str) -> None:
     scheme = store_scheme(uri)
     for schemes in taken:
         if scheme not in schemes:
-            raise UserError(redact_text(unsupported_store_line("MLFLOW_TRACKING_URI", uri, schemes)))
+            raise UserError(redact_text(unsupported_store_line(setting, uri, schemes)))
 
 
 def configure_mlflow(experiment: str, state: Path | None = None) -> str:

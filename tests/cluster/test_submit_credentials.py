@@ -293,3 +293,15 @@ def test_submit_refresh_ships_the_spec_and_runs_interlingua_refresh_on_it(sent, 
     spec.write_text("workflow: bitext-corpus\ninputs: ['/elsewhere/pairs-*.tsv']\nconfig: {src_lang: en, tgt_lang: de}\n")
     code, out = _submit(["refresh", "-c", str(spec), "--shared-path", str(tmp_path)], capsys)
     assert "inputs=/elsewhere/pairs-*.tsv is a path on this machine" in _refused(code, out, sent[1:], tmp_path)
+
+
+@pytest.mark.parametrize("uri, scheme", [("sqlitex:///x.db", "sqlitex"), ("htp:/mlflow.example", "htp")])
+def test_a_tracking_uri_of_a_scheme_mlflow_does_not_take_is_refused_before_submitting(uri, scheme, sent, capsys,
+                                                                                      monkeypatch, tmp_path):
+    """submit sent a job whose tracking URI MLflow refuses (near miss sqlitex://, typo htp:/): the job failed there."""
+    code, out = _submit(["quickstart", "--tracking-uri", uri], capsys)
+    assert _refused(code, out, sent, tmp_path).startswith(
+        f"interlingua submit: error: the URI scheme '{scheme}' of --tracking-uri={uri} is not one MLflow supports")
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", uri)
+    code, out = _submit(["quickstart"], capsys)
+    assert f"of MLFLOW_TRACKING_URI={uri} is not one MLflow supports" in _refused(code, out, sent, tmp_path)

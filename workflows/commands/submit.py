@@ -103,7 +103,9 @@ def run(args: argparse.Namespace) -> int:
     resolved = require_shared_paths(config.model_dump(mode="json"), defaults, storage)
     env = check_env(dict(_pair(item, "--env") for item in args.env))
     uses_mlflow = bool({"experiment", "registered_model"} & set(workflow.CONFIG.model_fields))
-    uri = require_tracking_uri(args.tracking_uri or os.environ.get("MLFLOW_TRACKING_URI"), storage, needed=uses_mlflow)
+    setting = "--tracking-uri" if args.tracking_uri else "MLFLOW_TRACKING_URI"
+    uri = require_tracking_uri(args.tracking_uri or os.environ.get("MLFLOW_TRACKING_URI"), storage, needed=uses_mlflow,
+                               setting=setting)
     if uri:
         env["MLFLOW_TRACKING_URI"] = uri
     if args.state_dir:
