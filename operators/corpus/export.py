@@ -31,6 +31,7 @@ from fsspec.core import url_to_fs
 from interlingua.core.integrity import read_checked
 from interlingua.core.no_follow import is_local
 from interlingua.operators.corpus.dataset_card import CARD_FILE, dataset_card
+from interlingua.operators.made_folders import folders_made_for
 
 if TYPE_CHECKING:
     from interlingua.operators.corpus.manifest import Manifest
@@ -131,25 +132,21 @@ def _renamed_into_place(root: str, out: str) -> Iterator[str]:
     target = os.path.realpath(root)
     parent, base = os.path.split(target)
     staging = os.path.join(parent, f".{base}.exporting-{_this_host()}-{os.getpid()}-{uuid.uuid4().hex[:12]}")
-    made = _make_folders(parent)
-    try:
-        os.mkdir(staging)
-        with _locked(staging):  # held until it is renamed: a later export sees that it is no killed export's
-            yield staging
-            try:
-                os.rename(staging, target)  # replaces an empty folder, never one with files
-            except OSError as error:
-                if error.errno in (errno.ENOTEMPTY, errno.EEXIST):
-                    raise _not_empty(out) from None
-                raise
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        for folder in reversed(made):  # innermost first, while nothing else was put in them
-            try:
-                os.rmdir(folder)
-            except OSError:
-                break
-        raise
+    with folders_made_for([parent]):  # the parents made for it go too when the export fails
+        os.makedirs(parent, exist_ok=True)
+        try:
+            os.mkdir(staging)
+            with _locked(staging):  # held until it is renamed: a later export sees that it is no killed export's
+                yield staging
+                try:
+                    os.rename(staging, target)  # replaces an empty folder, never one with files
+                except OSError as error:
+                    if error.errno in (errno.ENOTEMPTY, errno.EEXIST):
+                        raise _not_empty(out) from None
+                    raise
+        except BaseException:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise
 
 
 @contextmanager
@@ -248,17 +245,6 @@ def _locked(folder: str, *, wait: bool = True) -> Iterator[bool]:
         yield True
     finally:
         os.close(handle)
-
-
-def _make_folders(path: str) -> list[str]:
-    """Make the folder ``path`` and its missing parents; the folders made, outermost first."""
-    missing = []
-    while not os.path.isdir(path) and path not in missing:
-        missing.append(path)
-        path = os.path.dirname(path)
-    for folder in reversed(missing):
-        os.makedirs(folder, exist_ok=True)
-    return missing[::-1]
 
 
 def _not_empty(out: str) -> ValueError:

@@ -87,7 +87,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from interlingua.workflows.commands.output_files import folders_made_for, writable_output_files
+    from interlingua.operators.made_folders import folders_made_for
+    from interlingua.workflows.commands.output_files import writable_output_files
 
     # checked before Ray starts and the alignment runs, not after; a folder made for them (or for --save-params,
     # made by its check) goes if the run fails while it is empty

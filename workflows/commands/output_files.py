@@ -5,8 +5,10 @@ command fails while it is still empty."""
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
+
+from interlingua.operators.made_folders import folders_made_for
 
 
 @contextlib.contextmanager
@@ -14,7 +16,8 @@ def writable_output_files(outputs: Mapping[str, str]) -> Iterator[None]:
     """Around a command's work: its local output files ``outputs`` (option -> path) checked first, one line each
     (:func:`~interlingua.core.inputs.require_writable` makes a missing folder, as for ``eval --out``;
     :func:`~interlingua.core.inputs.require_writable_file` checks the file); the folders made here are removed again
-    (:func:`folders_made_for`) when the block fails while they are still empty. URLs are left to the write."""
+    (:func:`~interlingua.operators.made_folders.folders_made_for`) when the block fails while they are still empty.
+    URLs are left to the write."""
     from interlingua.core.inputs import require_writable, require_writable_file
 
     folders = {option: str(Path(path).expanduser().resolve().parent) for option, path in outputs.items()
@@ -25,24 +28,3 @@ def writable_output_files(outputs: Mapping[str, str]) -> Iterator[None]:
                 require_writable(folders[option], f"{option} folder")
             require_writable_file(path, option)
         yield
-
-
-@contextlib.contextmanager
-def folders_made_for(folders: Iterable[str]) -> Iterator[None]:
-    """Around a command that makes the local ``folders`` (its checks and its work): those of them and of their parents
-    that do not exist yet are removed again, innermost first, when the block fails while they are still empty. A
-    folder that existed before, or holds a file (an output written, another's file), is kept; URLs are skipped."""
-    missing = {f for folder in folders if "://" not in folder
-               for f in _missing_folders(Path(folder).expanduser().resolve())}
-    try:
-        yield
-    except BaseException:
-        for folder in sorted(missing, key=lambda f: len(f.parts), reverse=True):
-            with contextlib.suppress(OSError):  # not empty, or never made (the command failed before): kept
-                folder.rmdir()
-        raise
-
-
-def _missing_folders(folder: Path) -> list[Path]:
-    """``folder`` and those of its parents that do not exist."""
-    return [f for f in (folder, *folder.parents) if not f.exists()]
