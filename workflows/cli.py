@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import os
 import sys
 
 from interlingua.workflows.commands import COMMANDS
@@ -79,11 +78,12 @@ def main(argv: list[str] | None = None) -> int:
     named = getattr(args, "state_dir", None) if getattr(args._module, "LOCAL_STATE_DIR", False) else None
     if named is None and hasattr(args._module, "log_state_dir"):
         named = args._module.log_state_dir(args)  # `run W --set state_dir=D` or its -c file's state_dir
-    if named and getattr(args._module, "STATE_DIR_MUST_EXIST", False) and not os.path.isdir(os.path.expanduser(named)):
-        what = "is a file, not a folder" if os.path.exists(os.path.expanduser(named)) else "does not exist"
-        print(f"interlingua {args.command}: error: --state-dir {named} {what} (hint: the folder a workflow "
-              "wrote its state to, e.g. ./.interlingua)", file=sys.stderr)
-        return 2
+    if getattr(args._module, "STATE_DIR_MUST_EXIST", False):  # from --state-dir, INTERLINGUA_HOME or the default
+        from interlingua.core.runtime import missing_state_line
+
+        if (missing := missing_state_line(named)) is not None:  # before the log: a mistyped folder is not made
+            print(f"interlingua {args.command}: error: {missing}", file=sys.stderr)
+            return 2
     if named:
         from interlingua.core.runtime import state_dir
 

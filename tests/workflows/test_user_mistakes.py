@@ -199,6 +199,7 @@ def test_a_tracking_server_that_does_not_answer_is_one_line_at_once(state, capsy
         closed.bind(("127.0.0.1", 0))
         port = closed.getsockname()[1]
     monkeypatch.setenv("MLFLOW_TRACKING_URI", f"http://user:hunter2@127.0.0.1:{port}")
+    (state / "state").mkdir()  # gc reads an existing state folder
     for argv in (["gc", "--dry-run"], ["embed", "--model", "models:/x/1", "hello"]):
         assert main(argv) == 69  # EX_UNAVAILABLE: a script may retry; a mistake would be 2
         err = [line for line in capsys.readouterr().err.splitlines() if not line.startswith("[interlingua]")]
@@ -209,6 +210,7 @@ def test_a_malformed_service_address_is_a_mistake_not_an_outage(state, capsys, m
     """A tracking URI or a cluster address that names no host (or no port) is the user's to fix: exit 2, as any
     mistake, not the 69 of a well-formed address where nothing answers."""
     monkeypatch.setenv("MLFLOW_TRACKING_URI", "http://:5000")
+    (state / "state").mkdir()  # gc reads an existing state folder
     assert main(["gc", "--dry-run"]) == 2
     err = [line for line in capsys.readouterr().err.splitlines() if not line.startswith("[interlingua]")]
     assert len(err) == 1 and "names no host" in err[0]
@@ -222,13 +224,23 @@ def test_a_malformed_service_address_is_a_mistake_not_an_outage(state, capsys, m
 
 def test_gc_of_a_state_folder_that_does_not_exist(state, capsys):
     assert main(["gc", "--dry-run", "--state-dir", str(state / "typo")]) == 2
-    assert "--state-dir" in capsys.readouterr().err and not (state / "typo").exists()
+    assert f"state folder {state / 'typo'} (from --state-dir) does not exist" in capsys.readouterr().err
+    assert not (state / "typo").exists()
+
+
+def test_gc_of_a_mistyped_interlingua_home_is_one_line_and_makes_no_folder(state, capsys):
+    """gc with INTERLINGUA_HOME naming no folder made it, and its log in it, and collected nothing (exit 0)."""
+    assert main(["gc", "--dry-run"]) == 2
+    err = [line for line in capsys.readouterr().err.splitlines() if not line.startswith("[interlingua]")]
+    assert err == [f"interlingua gc: error: state folder {state / 'state'} (from INTERLINGUA_HOME) does not exist "
+                   "(hint: check INTERLINGUA_HOME; a workflow run makes it, e.g. `interlingua run quickstart`)"]
+    assert not (state / "state").exists()
 
 
 def test_gc_names_a_file_given_as_its_state_folder(state, tmp_path, capsys):
     """``gc --state-dir FILE`` said the folder "does not exist"."""
     (tmp_path / "afile").write_text("x")
     assert main(["gc", "--state-dir", str(tmp_path / "afile")]) == 2
-    assert f"--state-dir {tmp_path / 'afile'} is a file, not a folder" in capsys.readouterr().err
+    assert f"state folder {tmp_path / 'afile'} (from --state-dir) is a file, not a folder" in capsys.readouterr().err
     assert main(["gc", "--state-dir", str(tmp_path / "nope")]) == 2
     assert "does not exist" in capsys.readouterr().err

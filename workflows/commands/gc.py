@@ -10,7 +10,8 @@ DESCRIPTION = (HELP + ". Corpus versions are left to the corpus store's retentio
                "the local artifact folder only.")
 #: ``--state-dir`` names this machine's state folder: the command's log goes under it.
 LOCAL_STATE_DIR = True
-#: ... and it must exist: gc of a mistyped folder would create it and report nothing to free.
+#: ... and it must exist, wherever it is named (--state-dir, INTERLINGUA_HOME, ./.interlingua): gc of a mistyped folder
+#: would create it and report nothing to free.
 STATE_DIR_MUST_EXIST = True
 
 
