@@ -519,7 +519,7 @@ def test_cli_default_root_is_under_interlingua_home(
     assert run_cli("list") == 0
     assert "bible" in capsys.readouterr().out
     monkeypatch.delenv("INTERLINGUA_HOME")
-    assert corpus_command.default_corpus_root() == ".interlingua/corpus"
+    assert corpus_command.default_corpus_root() == str(Path.cwd().resolve() / ".interlingua" / "corpus")
 
 
 def test_a_latest_pointer_naming_no_version_of_its_corpus_is_named_as_damaged(tmp_path: Path) -> None:

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -38,14 +37,13 @@ if TYPE_CHECKING:
 
 HELP = "list, show, diff, pin, prune, export or verify published corpus versions"
 
-STATE_DIR_ENV = "INTERLINGUA_HOME"
-DEFAULT_STATE_DIR = ".interlingua"
-
 
 def default_corpus_root() -> str:
-    """``<state_dir>/corpus``: ``$INTERLINGUA_HOME/corpus``, else ``.interlingua/corpus``."""
-    state_dir = os.environ.get(STATE_DIR_ENV) or DEFAULT_STATE_DIR
-    return f"{state_dir.rstrip('/')}/corpus"
+    """``<state>/corpus`` of the state folder :func:`~interlingua.core.runtime.state_path` names (``$INTERLINGUA_HOME``,
+    else ``./.interlingua``), nothing created."""
+    from interlingua.core.runtime import corpus_root, state_path
+
+    return corpus_root(state_path())
 
 
 def log_state_dir(args: argparse.Namespace) -> str | None:
@@ -270,7 +268,7 @@ def _add_root_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--root",
         default=None,
-        help=f"store root, any fsspec URL (default: ${STATE_DIR_ENV}/corpus or {DEFAULT_STATE_DIR}/corpus)",
+        help="store root, any fsspec URL (default: $INTERLINGUA_HOME/corpus or .interlingua/corpus)",
     )
 
 
