@@ -31,7 +31,7 @@ from fsspec.core import url_to_fs
 from interlingua.core.integrity import read_checked
 from interlingua.core.no_follow import is_local
 from interlingua.operators.corpus.dataset_card import CARD_FILE, dataset_card
-from interlingua.operators.made_folders import folders_made_for
+from interlingua.core.made_folders import folders_made_for
 
 if TYPE_CHECKING:
     from interlingua.operators.corpus.manifest import Manifest

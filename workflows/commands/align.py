@@ -87,7 +87,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from interlingua.operators.made_folders import folders_made_for
+    from interlingua.core.made_folders import folders_made_for
     from interlingua.workflows.commands.output_files import writable_output_files
 
     # checked before Ray starts and the alignment runs, not after; a folder made for them (or for --save-params,

@@ -68,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out)
     cache_dir = Path(args.cache_dir) if args.cache_dir else out / "embedding-cache"
     from interlingua.core.inputs import require_writable
-    from interlingua.operators.made_folders import folders_made_for
+    from interlingua.core.made_folders import folders_made_for
 
     try:
         tasks = select_tasks(_available_tasks(args), args.tasks)  # a bad task name fails before any model loads

@@ -8,7 +8,7 @@ import contextlib
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
-from interlingua.operators.made_folders import folders_made_for
+from interlingua.core.made_folders import folders_made_for
 
 
 @contextlib.contextmanager
@@ -16,7 +16,7 @@ def writable_output_files(outputs: Mapping[str, str]) -> Iterator[None]:
     """Around a command's work: its local output files ``outputs`` (option -> path) checked first, one line each
     (:func:`~interlingua.core.inputs.require_writable` makes a missing folder, as for ``eval --out``;
     :func:`~interlingua.core.inputs.require_writable_file` checks the file); the folders made here are removed again
-    (:func:`~interlingua.operators.made_folders.folders_made_for`) when the block fails while they are still empty.
+    (:func:`~interlingua.core.made_folders.folders_made_for`) when the block fails while they are still empty.
     URLs are left to the write."""
     from interlingua.core.inputs import require_writable, require_writable_file
 

@@ -1,6 +1,6 @@
 """Folders a command makes for its output, removed again when it fails while they are still empty: one rule for
 ``corpus export`` (its staging folder's parents) and the commands that write files (``eval``, ``align``, ``embed``,
-through :mod:`interlingua.workflows.commands.output_files`). Standard library only, so both layers may use it."""
+through :mod:`interlingua.workflows.commands.output_files`). Standard library only."""
 
 from __future__ import annotations
 
