@@ -182,8 +182,8 @@ _GCS_ANSWER = b"\x00\x00\x18\x04\x00\x00\x00\x00\x00\x00\x04\x00@\x00\x00\x00\x0
 
 
 @contextlib.contextmanager
-def _binary_server():
-    """A local ``HOST:PORT`` that answers every connection with :data:`_GCS_ANSWER`, as a GCS does."""
+def _local_server(answer):
+    """A local ``127.0.0.1:PORT`` that hands each connection it accepts to ``answer(connection)``, then closes it."""
     import socket
     import threading
 
@@ -198,12 +198,7 @@ def _binary_server():
             except OSError:
                 continue
             with connection:
-                connection.settimeout(1)
-                try:
-                    connection.recv(4096)
-                    connection.sendall(_GCS_ANSWER)
-                except OSError:  # the probe opens and closes without a request
-                    pass
+                answer(connection)
 
     thread = threading.Thread(target=serve, daemon=True)
     thread.start()
@@ -215,32 +210,27 @@ def _binary_server():
         server.close()
 
 
+def _answer_as_a_gcs(connection):
+    connection.settimeout(1)
+    try:
+        connection.recv(4096)
+        connection.sendall(_GCS_ANSWER)
+    except OSError:  # the probe opens and closes without a request
+        pass
+
+
+@contextlib.contextmanager
+def _binary_server():
+    """A local ``HOST:PORT`` that answers every connection with :data:`_GCS_ANSWER`, as a GCS does."""
+    with _local_server(_answer_as_a_gcs) as address:
+        yield address
+
+
 @contextlib.contextmanager
 def _dropping_server():
     """A local ``http://HOST:PORT`` that accepts every connection (the probe passes) and closes it unanswered."""
-    import socket
-    import threading
-
-    server = socket.create_server(("127.0.0.1", 0))
-    server.settimeout(0.2)
-    stop = threading.Event()
-
-    def serve():
-        while not stop.is_set():
-            try:
-                connection, _ = server.accept()
-            except OSError:
-                continue
-            connection.close()
-
-    thread = threading.Thread(target=serve, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.getsockname()[1]}"
-    finally:
-        stop.set()
-        thread.join()
-        server.close()
+    with _local_server(lambda connection: None) as address:
+        yield f"http://{address}"
 
 
 def test_a_port_that_accepts_then_drops_the_request_is_not_called_closed(capsys):

@@ -13,18 +13,9 @@ from interlingua.evaluation.metrics.retrieval import bitext_retrieval_accuracy
 from interlingua.evaluation.metrics.sts import sts_correlations
 from interlingua.evaluation.tasks.official_suite import EXPECTED_FILES, OFFICIAL_BENCHMARKS, discover_official_tasks
 from interlingua.workflows.commands import eval as eval_command
+from letter_encoder import LETTER_ENCODER_MODULE
 
-ENCODER_MODULE = r'''
-import numpy as np
-
-class LetterCounts:
-    name = "letter-counts"
-    def encode(self, texts):
-        return np.array([[t.count(c) for c in "abcdefghij"] + [1.0] for t in texts], dtype=float)
-
-def make():
-    return LetterCounts()
-'''
+ENCODER_MODULE = LETTER_ENCODER_MODULE
 
 
 def _letters(texts):

@@ -10,18 +10,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from interlingua.evaluation.pack.build import MANIFEST, PACK_VERSION
+from letter_encoder import LETTER_ENCODER_MODULE
 
-ENCODER_MODULE = r'''
-import numpy as np
-
-class LetterCounts:
-    name = "letter-counts"
-    def encode(self, texts):
-        return np.array([[t.count(c) for c in "abcdefghij"] + [1.0] for t in texts], dtype=float)
-
-def make():
-    return LetterCounts()
-'''
+ENCODER_MODULE = LETTER_ENCODER_MODULE
 GOOD = {"name": "good_retrieval", "kind": "retrieval", "language": "en-de", "file": "good.parquet"}
 NEWER = {"name": "newer_paraphrase", "kind": "paraphrase", "language": "en-de", "file": "paraphrase.parquet"}
 
