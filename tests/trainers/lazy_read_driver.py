@@ -2,7 +2,8 @@
 a tiny encoder on ``store.read_ray(...)`` (a lazy dataset: its reads have not run) with 2 workers of 1 CPU each.
 
     python tests/trainers/lazy_read_driver.py ROOT
-prints one JSON line ``{"step", "entity_table"}`` at the end."""
+prints its result ``{"step", "entity_table"}`` at the end, on a line ``faults.train_driver.result_line`` finds among the
+workers' (Ray is started as the CLI starts it, for the reason :mod:`faults.train_driver` gives)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from faults.train_driver import RESULT_PREFIX  # noqa: E402 - after the path
 
 ENTITIES = ["Q1", "Q2", "Q3", "Q4"]
 DIM = 8
@@ -41,8 +44,7 @@ def _ease_version(store) -> None:
 
 
 def main(root: Path) -> None:
-    import ray
-
+    from interlingua.core.runtime import init_ray
     from interlingua.models.sentence_encoder import SentenceEncoder
     from interlingua.operators.corpus.store import CorpusStore
     from interlingua.trainers.engine.config import TrainConfig
@@ -52,13 +54,13 @@ def main(root: Path) -> None:
     SentenceEncoder.from_folder(build_tiny_bert(root / "bert"), max_length=16).save(root / "encoder")
     store = CorpusStore(str(root / "store"))
     _ease_version(store)
-    ray.init(address="local", num_cpus=2, object_store_memory=150 * 1024**2, include_dashboard=False,
-             log_to_driver=False, runtime_env={"env_vars": {"DS_ACCELERATOR": "cpu"}})
+    ray = init_ray(num_cpus=2, object_store_memory=150 * 1024**2)
     data = store.read_ray("ease", columns=["sentence", "entity_id", "hard_negative_ids"])
     config = TrainConfig(objective="ease", entity_vectors=_entity_vectors(root / "vectors.txt"), ease_lambda=1.0,
                          num_workers=2, batch_size=4, max_steps=2, lr=1e-3, max_length=16, shuffle_buffer=0)
     result = fit(str(root / "encoder"), data, config, storage_path=root / "runs", name="ease")
-    print(json.dumps({"step": result.metrics.get("step"), "entity_table": result.entity_table}), flush=True)
+    result_json = json.dumps({"step": result.metrics.get("step"), "entity_table": result.entity_table})
+    print(RESULT_PREFIX + result_json, flush=True)
     ray.shutdown()
 
 

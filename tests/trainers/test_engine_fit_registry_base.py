@@ -9,6 +9,7 @@ import os
 
 import pytest
 
+from engine_env import own_local_ray
 from interlingua.trainers.engine.config import TrainConfig
 from tiny_models import EN_ES_PAIRS, build_tiny_bert
 
@@ -17,7 +18,6 @@ pytestmark = pytest.mark.slow
 
 def test_fit_starts_from_a_registered_model_resolved_in_the_drivers_store(tmp_path, monkeypatch):
     import mlflow
-    import ray
 
     from interlingua.models.registry import log_and_register_encoder
     from interlingua.models.sentence_encoder import SentenceEncoder
@@ -25,29 +25,26 @@ def test_fit_starts_from_a_registered_model_resolved_in_the_drivers_store(tmp_pa
 
     # Ray first, with no store in the environment (mlflow.set_tracking_uri exports one, so it comes after)
     monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
-    if ray.is_initialized():
-        ray.shutdown()
-    ray.init(address="local", num_cpus=4, object_store_memory=200 * 1024**2, include_dashboard=False,
-             log_to_driver=False, runtime_env={"env_vars": {"DS_ACCELERATOR": "cpu"}})
     previous = mlflow.get_tracking_uri(), mlflow.get_registry_uri()
     try:
-        uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
-        mlflow.set_tracking_uri(uri)
-        mlflow.set_registry_uri(uri)
-        experiment = mlflow.create_experiment("registry-base", artifact_location=(tmp_path / "mlartifacts").as_uri())
-        encoder_dir = tmp_path / "tiny_encoder"
-        SentenceEncoder.from_folder(build_tiny_bert(tmp_path / "tiny_bert"), max_length=16).save(encoder_dir)
-        with mlflow.start_run(experiment_id=experiment) as run:
-            pass
-        log_and_register_encoder(str(encoder_dir), "tiny-base", "champion", run.info.run_id)
+        with own_local_ray(num_cpus=4, object_store_memory=200 * 1024**2) as ray:
+            uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+            mlflow.set_tracking_uri(uri)
+            mlflow.set_registry_uri(uri)
+            artifacts = (tmp_path / "mlartifacts").as_uri()
+            experiment = mlflow.create_experiment("registry-base", artifact_location=artifacts)
+            encoder_dir = tmp_path / "tiny_encoder"
+            SentenceEncoder.from_folder(build_tiny_bert(tmp_path / "tiny_bert"), max_length=16).save(encoder_dir)
+            with mlflow.start_run(experiment_id=experiment) as run:
+                pass
+            log_and_register_encoder(str(encoder_dir), "tiny-base", "champion", run.info.run_id)
 
-        rows = [{"src": s, "tgt": t} for s, t in EN_ES_PAIRS]
-        config = TrainConfig(objective="translation_ranking", num_workers=2, batch_size=4, max_steps=1, lr=1e-3,
-                             max_length=16, shuffle_buffer=0, checkpoint_every=0)
-        result = fit("models:/tiny-base@champion", ray.data.from_items(rows).materialize(), config,
-                     storage_path=tmp_path / "ray_results", name="from-registry")
+            rows = [{"src": s, "tgt": t} for s, t in EN_ES_PAIRS]
+            config = TrainConfig(objective="translation_ranking", num_workers=2, batch_size=4, max_steps=1, lr=1e-3,
+                                 max_length=16, shuffle_buffer=0, checkpoint_every=0)
+            result = fit("models:/tiny-base@champion", ray.data.from_items(rows).materialize(), config,
+                         storage_path=tmp_path / "ray_results", name="from-registry")
     finally:
-        ray.shutdown()
         mlflow.set_tracking_uri(previous[0])
         mlflow.set_registry_uri(previous[1])
     assert result.metrics["loss"] > 0

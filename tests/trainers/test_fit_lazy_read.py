@@ -4,13 +4,13 @@ tasks waiting for a CPU forever. Run in a driver process (:mod:`lazy_read_driver
 
 from __future__ import annotations
 
-import json
 import subprocess
 from pathlib import Path
 
 import pytest
 
 from faults.harness import cli_env, kill_tree, start
+from faults.train_driver import result_line
 
 pytestmark = pytest.mark.slow
 
@@ -29,5 +29,5 @@ def test_fit_on_a_lazy_read_finishes_when_the_workers_take_every_cpu(tmp_path):
     finally:
         kill_tree(process)
     assert process.returncode == 0, log.read_text()[-3000:]
-    result = json.loads(log.read_text().strip().splitlines()[-1])
+    result = result_line(log.read_text())
     assert result["step"] == 2 and Path(result["entity_table"]).is_file()
