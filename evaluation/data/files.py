@@ -7,6 +7,7 @@ sentences of web-crawled corpora (BUCC, Tatoeba, WMT) and would silently misalig
 
 from __future__ import annotations
 
+import codecs
 from typing import Iterator
 
 
@@ -22,11 +23,13 @@ def _open_binary(url: str):
 
 def _decoded(data: bytes, url: str, start: int = 0) -> str:
     """``data`` (the file's bytes from byte ``start``) as text, a UTF-8 BOM at the file's start removed; ValueError
-    naming the file and the byte when it is not valid UTF-8."""
+    naming the file and the byte (counted from the file's start, the BOM included) when it is not valid UTF-8."""
+    text = data[len(codecs.BOM_UTF8):] if start == 0 and data.startswith(codecs.BOM_UTF8) else data
     try:
-        return data.decode("utf-8-sig" if start == 0 else "utf-8")
+        return text.decode("utf-8")
     except UnicodeDecodeError as err:
-        raise ValueError(f"{url} is not valid UTF-8 (byte {start + err.start}): {err.reason}") from None
+        at = start + len(data) - len(text) + err.start
+        raise ValueError(f"{url} is not valid UTF-8 (byte {at}): {err.reason}") from None
 
 
 def read_text(url: str) -> str:
@@ -40,31 +43,22 @@ def _without_cr(line: str) -> str:
     return line[:-1] if line.endswith("\r") else line
 
 
-def split_lines(text: str) -> list[str]:
-    """Lines of ``text`` split on ``\\n`` only, without their terminator (``\\n`` or ``\\r\\n``);
-    a final line terminator does not start an extra empty line."""
-    if not text:
-        return []
-    lines = text.split("\n")
-    if lines[-1] == "":
-        lines.pop()
-    return [_without_cr(line) for line in lines]
-
-
 def stream_lines(url: str) -> Iterator[str]:
-    """The lines :func:`read_lines` gives, read one at a time: a pass over a large file holds one line of it, and one
-    that stops early reads no further (close the iterator to close the file)."""
+    """Lines of a UTF-8 text file without their terminator (``\\n`` or ``\\r\\n``), read one at a time: a pass over
+    a large file holds one line of it, and one that stops early reads no further (close the iterator to close the
+    file). A final terminator does not start an extra empty line; an empty file, or one of a BOM alone, has none."""
     with _open_binary(url) as handle:
         start = 0
         for raw in handle:  # split on b"\n" only: no UTF-8 character holds that byte
             line = _decoded(raw, url, start)
             start += len(raw)
-            yield _without_cr(line[:-1] if line.endswith("\n") else line)
+            if line:  # no raw line is empty: only a file's first line, when it is a BOM alone, decodes to ''
+                yield _without_cr(line[:-1] if line.endswith("\n") else line)
 
 
 def read_lines(url: str) -> list[str]:
-    """Lines of a UTF-8 text file (see :func:`split_lines`)."""
-    return split_lines(read_text(url))
+    """All the lines :func:`stream_lines` gives."""
+    return list(stream_lines(url))
 
 
 def read_tsv_rows(url: str) -> Iterator[tuple[int, list[str]]]:

@@ -74,3 +74,21 @@ def test_a_tsv_header_is_read_without_the_rows(tmp_path):
     assert peak < path.stat().st_size / 10, peak
     (tmp_path / "empty.tsv").write_text("")
     assert read_tsv_header(str(tmp_path / "empty.tsv")) == []
+
+
+def test_a_bom_is_read_alike_whole_and_streamed(tmp_path):
+    """A file of a BOM alone has no lines (stream_lines gave [''], so its TSV header was ['']), and an error's byte
+    is counted from the file's start, the BOM included (read_lines, and stream_lines on a first line, left it out)."""
+    from interlingua.evaluation.data.files import read_text, read_tsv_header
+
+    bom = b"\xef\xbb\xbf"
+    (tmp_path / "bom_only").write_bytes(bom)
+    assert list(stream_lines(str(tmp_path / "bom_only"))) == read_lines(str(tmp_path / "bom_only")) == []
+    assert read_tsv_header(str(tmp_path / "bom_only")) == [] and read_text(str(tmp_path / "bom_only")) == ""
+    (tmp_path / "bom_newline").write_bytes(bom + b"\n")
+    assert list(stream_lines(str(tmp_path / "bom_newline"))) == read_lines(str(tmp_path / "bom_newline")) == [""]
+    for name, data, byte in [("second_line", bom + b"\n\ta\xff", 6), ("first_line", bom + b"a\xff\n", 4)]:
+        (tmp_path / name).write_bytes(data)
+        for read in (read_lines, read_text, lambda url: list(stream_lines(url))):
+            with pytest.raises(ValueError, match=rf"{name} is not valid UTF-8 \(byte {byte}\)"):
+                read(str(tmp_path / name))
