@@ -131,15 +131,26 @@ def refresh(spec: RefreshSpec, *, address: str | None = None, log: Callable[[str
 
 
 def _validated(spec: RefreshSpec):
-    """The spec's workflow config, validated, and the URLs it names (inputs, the store's root) each with a protocol
-    fsspec knows (one line naming the closest one otherwise): before any input is listed or the store opened."""
+    """The spec's workflow config, validated, and the URLs it names (inputs, the store's root if it gives one) each
+    with a protocol fsspec knows (one line naming the closest one otherwise): before any input is listed or the store
+    opened. Nothing is created: the default store root (under the state folder, a local path) is not worked out here,
+    so a mistyped INTERLINGUA_HOME is not made by a spec check (and `submit refresh`'s job has its own)."""
     from interlingua.core.url_filesystems import require_known_protocol
 
     adapter = _ADAPTERS[spec.workflow]
     config = adapter.validate(spec)
-    for url in [*adapter.inputs(spec, config), adapter.target(config)[1]]:
+    given_root = adapter.named_target(config)[1]
+    for url in [*adapter.inputs(spec, config), *([given_root] if given_root else [])]:
         require_known_protocol(url)
     return config
+
+
+def _target(adapter, config) -> tuple[str, str]:
+    """The corpus name and its store root: the one the config names, else ``<state>/corpus`` (the state folder made)."""
+    from interlingua.core.runtime import corpus_root
+
+    corpus, given_root = adapter.named_target(config)
+    return corpus, given_root or corpus_root()
 
 
 def _plan(spec: RefreshSpec, adapter, workflow_config) -> RefreshPlan:
@@ -147,7 +158,7 @@ def _plan(spec: RefreshSpec, adapter, workflow_config) -> RefreshPlan:
     from interlingua.operators.corpus.manifest import config_hash
     from interlingua.operators.corpus.store import CorpusLookupError, CorpusStore
 
-    corpus, store_root = adapter.target(workflow_config)
+    corpus, store_root = _target(adapter, workflow_config)
     from interlingua.core.redact import redact_url
 
     urls = list_inputs(adapter.inputs(spec, workflow_config))
@@ -238,10 +249,9 @@ class _BitextAdapter:
 
         require_aligner_runnable(config)
 
-    def target(self, config) -> tuple[str, str]:
-        from interlingua.core.runtime import corpus_root
-
-        return config.corpus_name, config.store_root or corpus_root()
+    def named_target(self, config) -> tuple[str, str | None]:
+        """The corpus name and the store root the config names (None: the default, :func:`_target`)."""
+        return config.corpus_name, config.store_root
 
     def inputs(self, spec: RefreshSpec, config) -> list[str]:
         return list(spec.inputs)
@@ -355,12 +365,11 @@ class _FullRebuildAdapter:
     def check_first(self, config) -> None:
         """Nothing to check before the inputs: the workflow's own ``run`` checks its machine."""
 
-    def target(self, config) -> tuple[str, str]:
-        from interlingua.core.runtime import corpus_root
-
+    def named_target(self, config) -> tuple[str, str | None]:
+        """The corpus name and the store root the config names (None: the default, :func:`_target`)."""
         if hasattr(config, "dumps"):
-            return config.name, config.store or corpus_root()
-        return config.corpus_name, config.store_root or corpus_root()
+            return config.name, config.store
+        return config.corpus_name, config.store_root
 
     def inputs(self, spec: RefreshSpec, config) -> list[str]:
         """What a direct build fingerprints (``ease-corpus``: the dumps, their indexes and page_props, the
