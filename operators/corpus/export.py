@@ -131,22 +131,34 @@ def _renamed_into_place(root: str, out: str) -> Iterator[str]:
     ``root`` untouched), removed, with the parents made for it, when the export fails."""
     target = os.path.realpath(root)
     parent, base = os.path.split(target)
-    staging = os.path.join(parent, f".{base}.exporting-{_this_host()}-{os.getpid()}-{uuid.uuid4().hex[:12]}")
     with folders_made_for([parent]):  # the parents made for it go too when the export fails
         os.makedirs(parent, exist_ok=True)
-        try:
-            os.mkdir(staging)
-            with _locked(staging):  # held until it is renamed: a later export sees that it is no killed export's
-                yield staging
-                try:
-                    os.rename(staging, target)  # replaces an empty folder, never one with files
-                except OSError as error:
-                    if error.errno in (errno.ENOTEMPTY, errno.EEXIST):
-                        raise _not_empty(out) from None
-                    raise
-        except BaseException:
-            shutil.rmtree(staging, ignore_errors=True)
-            raise
+        with _locked_staging(parent, base) as staging:
+            yield staging
+            try:
+                os.rename(staging, target)  # replaces an empty folder, never one with files
+            except OSError as error:
+                if error.errno in (errno.ENOTEMPTY, errno.EEXIST):
+                    raise _not_empty(out) from None
+                raise
+
+
+@contextmanager
+def _locked_staging(parent: str, base: str) -> Iterator[str]:
+    """A new staging folder for ``base`` in ``parent``, locked in the block (a later export sees that it is no killed
+    export's) and removed when the block fails. It is made under a name no export cleans up and renamed to its staging
+    name once locked (the lock stays with the folder), so no export beside it ever sees it unlocked."""
+    owner = f"{_this_host()}-{os.getpid()}-{uuid.uuid4().hex[:12]}"
+    unnamed, staging = (os.path.join(parent, f".{base}.{stage}-{owner}") for stage in ("locking", "exporting"))
+    os.mkdir(unnamed)
+    try:
+        with _locked(unnamed):
+            os.rename(unnamed, staging)
+            yield staging
+    except BaseException:
+        for folder in (unnamed, staging):
+            shutil.rmtree(folder, ignore_errors=True)
+        raise
 
 
 @contextmanager

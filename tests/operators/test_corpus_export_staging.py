@@ -125,3 +125,23 @@ def test_an_export_beside_folders_it_cannot_list_still_runs(tmp_path: Path, monk
     monkeypatch.setattr(os, "scandir", not_listable)
     export_version(store, "c", "latest", os.path.join(parent, "out"))
     assert os.path.isfile(os.path.join(parent, "out", "manifest.json"))
+
+
+def test_a_staging_folder_is_locked_before_another_export_can_take_it_for_a_killed_ones(tmp_path: Path,
+                                                                                      monkeypatch) -> None:
+    """An export of another PID namespace on this host (its pid is none here) cleaning up beside OUT right after this
+    export made its staging folder: the folder was made under its staging name and locked after, so the cleaner found
+    it unlocked and removed it under the export."""
+    store = published_store(tmp_path)
+    out = tmp_path / "exports" / "out"
+    mkdir = os.mkdir
+
+    def mkdir_then_clean_up_as_another_namespace(path, *args, **kwargs):
+        mkdir(path, *args, **kwargs)
+        if os.path.dirname(path) == str(out.parent):
+            export._remove_stale_staging(str(out.parent), "elsewhere")
+
+    monkeypatch.setattr(export, "_is_running", lambda pid: False)
+    monkeypatch.setattr(os, "mkdir", mkdir_then_clean_up_as_another_namespace)
+    export_version(store, "c", "latest", str(out))
+    assert (out / "manifest.json").is_file() and hidden(out.parent) == []
