@@ -191,10 +191,10 @@ def _removed_on_failure(fs: AbstractFileSystem, root: str) -> Iterator[str]:
 
 def _remove_stale_staging(parent: str, out: str) -> None:
     """Remove the staging folders in ``parent`` that killed exports of this host left (their process is gone and
-    holds no lock on them); name, in one warning, those of other hosts or of older versions (no owner in the name),
-    which may be writing still. A folder is this host's by the host name in its name, and its export alive while the
-    process of its pid runs or a process holds its lock (the lock also answers for a pid reused, or a process of
-    another PID namespace on this host)."""
+    holds no lock on them); name, in one warning, those of other hosts, of older versions (no owner in the name) or
+    whose lock cannot be tried (a file system that takes no lock on a folder), which may be writing still. A folder is
+    this host's by the host name in its name, and its export alive while the process of its pid runs or a process
+    holds its lock (the lock also answers for a pid reused, or a process of another PID namespace on this host)."""
     try:
         entries = list(os.scandir(parent))
     except OSError:  # not made yet, or not listable (a folder others may only pass through): nothing to tell
@@ -204,24 +204,25 @@ def _remove_stale_staging(parent: str, out: str) -> None:
         owner = _STAGING_NAME.fullmatch(entry.name)
         if owner is None or not entry.is_dir(follow_symlinks=False):
             continue
-        if owner["host"] != _this_host():
+        if owner["host"] != _this_host() or (not _is_running(int(owner["pid"])) and not _remove_unlocked(entry.path)):
             unknown.append(entry.name)
-        elif not _is_running(int(owner["pid"])):
-            _remove_unlocked(entry.path)
     if unknown:
-        logger.warning("left alone beside %s, exports of another machine or an older interlingua, maybe running: %s "
-                       "(remove those that no export is writing)", out, ", ".join(sorted(unknown)))
+        logger.warning("left alone beside %s, exports of another machine, an older interlingua or a file system "
+                       "without locks, maybe running: %s (remove those that no export is writing)", out,
+                       ", ".join(sorted(unknown)))
 
 
-def _remove_unlocked(staging: str) -> None:
-    """Remove the staging folder ``staging`` unless a process holds its lock (or it is gone, or cannot be opened)."""
+def _remove_unlocked(staging: str) -> bool:
+    """Remove the staging folder ``staging`` unless a process holds its lock (or it is gone, or cannot be opened);
+    False when it is kept because its lock cannot be tried (nothing tells whether its export runs)."""
     try:
         with _locked(staging, wait=False) as taken:
             if taken:
                 shutil.rmtree(staging, ignore_errors=True)
                 logger.info("removed %s, left by a killed export", staging)
+            return taken is not None
     except OSError:  # removed by another export meanwhile, or another user's: not this export's concern
-        pass
+        return True
 
 
 def _this_host() -> str:
@@ -241,20 +242,22 @@ def _is_running(pid: int) -> bool:
 
 
 @contextmanager
-def _locked(folder: str, *, wait: bool = True) -> Iterator[bool]:
-    """An exclusive ``flock`` on ``folder`` held in the block, released when it ends or the process dies; yields
-    whether it was taken (False: another process holds it and ``wait`` is False). A file system that takes no lock
-    on a folder (some network mounts): True, the pid in the name decides alone."""
+def _locked(folder: str, *, wait: bool = True) -> Iterator[bool | None]:
+    """An exclusive ``flock`` on ``folder`` held in the block, released when it ends or the process dies; yields True
+    when this process took it, False when another process holds it (``wait`` False), None when the lock could not be
+    tried (a file system that takes no lock on a folder, some network mounts: ENOLCK, EINVAL, ...): only a lock taken
+    tells that no process holds it."""
     handle = os.open(folder, os.O_RDONLY)
     try:
         try:
             fcntl.flock(handle, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            yield False
-            return
+            taken = False
         except OSError:
-            pass
-        yield True
+            taken = None
+        else:
+            taken = True
+        yield taken
     finally:
         os.close(handle)
 

@@ -3,6 +3,7 @@ export beside it removes those no running export owns, and names those it cannot
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import logging
 import os
@@ -14,6 +15,7 @@ import uuid
 from pathlib import Path
 
 import pyarrow as pa
+import pytest
 
 from interlingua.operators.corpus import CorpusStore
 from interlingua.operators.corpus import export
@@ -145,3 +147,26 @@ def test_a_staging_folder_is_locked_before_another_export_can_take_it_for_a_kill
     monkeypatch.setattr(os, "mkdir", mkdir_then_clean_up_as_another_namespace)
     export_version(store, "c", "latest", str(out))
     assert (out / "manifest.json").is_file() and hidden(out.parent) == []
+
+
+@pytest.mark.parametrize("error", [errno.ENOLCK, errno.EINVAL])
+def test_a_staging_folder_whose_lock_cannot_be_tried_is_kept_and_named(tmp_path: Path, monkeypatch, caplog,
+                                                                       error: int) -> None:
+    """A file system that takes no lock on a folder (some network mounts): the lock's failure was read as the lock
+    taken, so a folder whose pid is none here (another PID namespace of this host) was removed though its export may
+    run. Only a lock taken tells that nobody holds it; the export itself still runs without one."""
+    store = published_store(tmp_path)
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    staging = tmp_path / f".elsewhere.exporting-{export._this_host()}-{gone.pid}-{uuid.uuid4().hex[:12]}"
+    staging.mkdir()
+
+    def no_lock(handle, operation):
+        raise OSError(error, os.strerror(error))
+
+    monkeypatch.setattr(fcntl, "flock", no_lock)
+    with caplog.at_level(logging.WARNING, logger=export.__name__):
+        export_version(store, "c", "latest", str(tmp_path / "out"))
+    assert staging.is_dir() and (tmp_path / "out" / "manifest.json").is_file()
+    [line] = [r.getMessage() for r in caplog.records if r.name == export.__name__]
+    assert staging.name in line and "without locks" in line
