@@ -66,11 +66,36 @@ def missing_state_line(override: str | os.PathLike | None = None) -> str | None:
 
 def log_folder_for_reading(override: str | os.PathLike | None = None) -> str | None:
     """Where a command that only reads the state folder keeps its log (the CLI's ``log_state_dir`` hook): None, the
-    state folder, when it is there; else a private temporary folder, so that reading makes no state folder (a
+    state folder, when it is there; else a :func:`temporary_log_folder`, so that reading makes no state folder (a
     mistyped ``INTERLINGUA_HOME`` would look like an empty one from then on)."""
     if state_path(override).is_dir():
         return None
-    return tempfile.mkdtemp(prefix="interlingua-logs-")
+    return temporary_log_folder()
+
+
+#: The temporary log folders :func:`temporary_log_folder` made in this process: the only ones ever removed.
+_TEMPORARY_LOG_FOLDERS: set[Path] = set()
+
+
+def temporary_log_folder() -> str:
+    """A private temporary folder for a command's log where the state folder does not hold it (a command that only
+    reads a state folder that is missing; a state folder that cannot be written). The CLI removes it when the command
+    succeeds (:func:`remove_temporary_log_folder`) and keeps it when it fails, so its traceback can be read."""
+    path = tempfile.mkdtemp(prefix="interlingua-logs-")
+    _TEMPORARY_LOG_FOLDERS.add(Path(path).resolve())
+    return path
+
+
+def remove_temporary_log_folder(log_path: str | os.PathLike) -> bool:
+    """Remove the :func:`temporary_log_folder` holding ``log_path``, when one made in this process does; whether it
+    did (a log anywhere else is left alone)."""
+    log_path = Path(log_path).resolve()
+    folder = next((folder for folder in _TEMPORARY_LOG_FOLDERS if log_path.is_relative_to(folder)), None)
+    if folder is None:
+        return False
+    _TEMPORARY_LOG_FOLDERS.discard(folder)
+    shutil.rmtree(folder, ignore_errors=True)
+    return True
 
 
 def state_tempdir_root(state: Path | None = None) -> Path:

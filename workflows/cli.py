@@ -97,22 +97,41 @@ def main(argv: list[str] | None = None) -> int:
     except (OSError, UserError) as err:
         # a state folder that cannot be written (a read-only mount): the log goes to a private temporary folder,
         # and the command says so and goes on (reading commands work; one that writes state says why it cannot)
-        import tempfile
+        from interlingua.core.runtime import temporary_log_folder
 
         reason = err.strerror if isinstance(err, OSError) and err.strerror else str(err)
-        fallback = tempfile.mkdtemp(prefix="interlingua-logs-")
-        log_path = configure_console(args.command, verbose=args.verbose, log_dir=fallback)
+        log_path = configure_console(args.command, verbose=args.verbose, log_dir=temporary_log_folder())
         print(f"interlingua {args.command}: note: the state folder's log cannot be written ({reason}); "
-              f"the log is {log_path}", file=sys.stderr)
+              f"the log is {log_path} (kept if the command fails)", file=sys.stderr)
     install_log_redaction()  # the console and log-file handlers configure_console installed: credentials masked
     from interlingua.core.console import native_stderr_to_log, tee_to_log
 
     # native_stderr_to_log: C++ error lines Ray writes on this process's fd 2 go to the log file, ours to the console
     with tee_to_log(log_path), native_stderr_to_log():
         rc = _run_command(args, log_path)
+    if rc == 0:
+        _drop_temporary_log(log_path)
     if rc == 0 and _ran_long(args) and log_path.exists():
         print(f"[interlingua] full log: {log_path}", file=sys.stderr, flush=True)
     return rc
+
+
+def _drop_temporary_log(log_path) -> None:
+    """A command that succeeded leaves no log in a temporary folder (one more in the system's temp folder each run):
+    the folder is removed (:func:`~interlingua.core.runtime.remove_temporary_log_folder`), and the log's handler let
+    go, so that nothing logged later in this process tries to reopen the file."""
+    import logging
+
+    from interlingua.core.console import file_handler
+    from interlingua.core.runtime import remove_temporary_log_folder
+
+    if not remove_temporary_log_folder(log_path):
+        return
+    handler = file_handler()
+    if handler is not None:
+        logging.getLogger().removeHandler(handler)
+        handler.close()
+        handler.setLevel(logging.CRITICAL + 1)  # should a later ray.init's restore_handlers add it again: it is mute
 
 
 def _ran_long(args: argparse.Namespace) -> bool:

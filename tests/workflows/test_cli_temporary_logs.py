@@ -1,0 +1,68 @@
+"""A command whose log goes to a temporary folder (a `corpus` command without a state folder, a state folder that
+cannot hold the log) removes that folder when it succeeds, and keeps it, naming the log, when it fails: before, each
+run left one more /tmp/interlingua-logs-XXXX behind."""
+
+from __future__ import annotations
+
+import tempfile
+
+import pytest
+
+from interlingua.core import console
+from interlingua.workflows.cli import main
+
+
+@pytest.fixture
+def own_temp(tmp_path, monkeypatch):
+    """The system temp folder, for this test: the test's own (TMPDIR as tempfile reads it)."""
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
+    monkeypatch.setenv("INTERLINGUA_LOG_FILE", "")  # restored after the test: main() points it at its log
+    return temp
+
+
+def in_a_folder_without_state(tmp_path, monkeypatch):
+    monkeypatch.delenv("INTERLINGUA_HOME", raising=False)
+    (tmp_path / "empty").mkdir()
+    monkeypatch.chdir(tmp_path / "empty")
+
+
+def test_a_corpus_command_that_succeeds_leaves_no_temporary_log_folder(tmp_path, monkeypatch, own_temp, capsys):
+    in_a_folder_without_state(tmp_path, monkeypatch)
+    assert main(["corpus", "list"]) == 0
+    assert "no state folder here yet" in capsys.readouterr().out
+    assert list(own_temp.iterdir()) == [] and list((tmp_path / "empty").iterdir()) == []
+
+
+def test_a_command_that_fails_keeps_its_temporary_log(tmp_path, monkeypatch, own_temp, capsys):
+    from interlingua.workflows.commands import corpus
+
+    in_a_folder_without_state(tmp_path, monkeypatch)
+
+    def broken(args):
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(corpus, "run", broken)
+    assert main(["corpus", "list"]) == 1
+    err = capsys.readouterr().err
+    log = err.split("(the traceback is in ")[1].split(";")[0]
+    assert log.startswith(str(own_temp)) and "RuntimeError: a bug" in open(log, encoding="utf-8").read()
+
+
+def test_a_state_folder_that_cannot_hold_the_log_leaves_no_temporary_folder_when_the_command_succeeds(
+        tmp_path, monkeypatch, own_temp, capsys):
+    real = console.configure_console
+
+    def read_only(command, *, verbose=False, log_dir=None):
+        if log_dir is None:
+            raise OSError(30, "Read-only file system")
+        return real(command, verbose=verbose, log_dir=log_dir)
+
+    monkeypatch.setenv("INTERLINGUA_HOME", str(tmp_path / "home"))
+    (tmp_path / "home").mkdir()
+    (tmp_path / "store").mkdir()
+    monkeypatch.setattr(console, "configure_console", read_only)
+    assert main(["corpus", "list", "--root", str(tmp_path / "store")]) == 0
+    assert "; the log is " in capsys.readouterr().err
+    assert list(own_temp.iterdir()) == []
