@@ -28,18 +28,20 @@ def require_input_files(urls: Iterable[str], what: str = "input", *, local_only:
     a URL whose protocol fsspec does not know (:func:`~interlingua.core.url_filesystems.require_known_protocol`).
     ``local_only``: the files on this machine alone, a URL (``s3://`` …) only its protocol: a check that asks no
     network."""
+    from fsspec.core import url_to_fs
+
     from interlingua.core.archives import require_decompressor
     from interlingua.core.local_paths import is_url
-    from interlingua.core.url_filesystems import require_known_protocol, url_filesystem
+    from interlingua.core.url_filesystems import require_known_protocol
 
     for url in urls:
-        require_known_protocol(str(url))
+        require_known_protocol(str(url))  # of every URL, local_only too: the open below need not check it again
         if local_only and is_url(str(url)):
             continue
         require_decompressor(str(url), what)
         shown = redact_text(str(url))
         try:
-            fs, path = url_filesystem(str(url))
+            fs, path = url_to_fs(str(url))
             info = fs.info(path)
         except FileNotFoundError:
             raise UserError(f"{what} {shown} not found (hint: check the path or URL)") from None

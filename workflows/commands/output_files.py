@@ -6,9 +6,8 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator, Mapping
-from pathlib import Path
 
-from interlingua.core.made_folders import folders_made_for
+from interlingua.core.made_folders import folders_made_for, resolved_local
 
 
 @contextlib.contextmanager
@@ -20,8 +19,8 @@ def writable_output_files(outputs: Mapping[str, str]) -> Iterator[None]:
     URLs are left to the write."""
     from interlingua.core.inputs import require_writable, require_writable_file
 
-    folders = {option: str(Path(path).expanduser().resolve().parent) for option, path in outputs.items()
-               if "://" not in path}
+    folders = {option: str(local.parent) for option, path in outputs.items()
+               if (local := resolved_local(path)) is not None}
     with folders_made_for(folders.values()):
         for option, path in outputs.items():
             if option in folders:
