@@ -30,6 +30,7 @@ from fsspec.core import url_to_fs
 
 from interlingua.core.integrity import read_checked
 from interlingua.core.no_follow import is_local
+from interlingua.core.url_filesystems import require_known_protocol
 from interlingua.operators.corpus.dataset_card import CARD_FILE, dataset_card
 from interlingua.core.made_folders import folders_made_for
 
@@ -47,9 +48,11 @@ _STAGING_NAME = re.compile(r"\..+\.exporting-(?:(?P<host>.+)-(?P<pid>\d+)-)?[0-9
 
 def export_version(store: CorpusStore, name: str, version: str, out: str, fmt: ExportFormat = "parquet") -> str:
     """Write version ``version`` of ``name`` to the folder ``out`` (any fsspec URL); returns its id.
-    Refuses a non-empty ``out`` (an export never mixes with other files)."""
+    Refuses a non-empty ``out`` (an export never mixes with other files), and one of a protocol fsspec does not know
+    (:func:`~interlingua.core.url_filesystems.require_known_protocol`'s one line) before the version is read."""
     if fmt not in ("parquet", "hf"):
         raise ValueError(f"format must be 'parquet' or 'hf', got {fmt!r}")
+    require_known_protocol(out)
     manifest = store.manifest(name, version)
     fs, root = url_to_fs(out)
     root = root.rstrip("/")
