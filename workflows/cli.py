@@ -102,14 +102,14 @@ def main(argv: list[str] | None = None) -> int:
         reason = err.strerror if isinstance(err, OSError) and err.strerror else str(err)
         log_path = configure_console(args.command, verbose=args.verbose, log_dir=temporary_log_folder())
         print(f"interlingua {args.command}: note: the state folder's log cannot be written ({reason}); "
-              f"the log is {log_path} (kept if the command fails)", file=sys.stderr)
+              f"the log is {log_path} (kept if the command fails unexpectedly)", file=sys.stderr)
     install_log_redaction()  # the console and log-file handlers configure_console installed: credentials masked
     from interlingua.core.console import native_stderr_to_log, tee_to_log
 
     # native_stderr_to_log: C++ error lines Ray writes on this process's fd 2 go to the log file, ours to the console
     with tee_to_log(log_path), native_stderr_to_log():
         rc = _run_command(args, log_path)
-    if rc == 0:
+    if rc in (0, 2):  # done, or a user mistake (one line that names no log): nothing to read in a temporary log
         _drop_temporary_log(log_path)
     if rc == 0 and _ran_long(args) and log_path.exists():
         print(f"[interlingua] full log: {log_path}", file=sys.stderr, flush=True)
@@ -117,7 +117,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _drop_temporary_log(log_path) -> None:
-    """A command that succeeded leaves no log in a temporary folder (one more in the system's temp folder each run):
+    """A command that succeeded, or stopped at a user mistake, leaves no log in a temporary folder (one more in the
+    system's temp folder each run):
     the folder is removed (:func:`~interlingua.core.runtime.remove_temporary_log_folder`), and the log's handler let
     go, so that nothing logged later in this process tries to reopen the file."""
     import logging

@@ -1,6 +1,6 @@
 """A command whose log goes to a temporary folder (a `corpus` command without a state folder, a state folder that
-cannot hold the log) removes that folder when it succeeds, and keeps it, naming the log, when it fails: before, each
-run left one more /tmp/interlingua-logs-XXXX behind."""
+cannot hold the log) removes that folder when it succeeds or stops at a user mistake (exit 2), and keeps it, naming
+the log, when it fails unexpectedly: before, each run left one more /tmp/interlingua-logs-XXXX behind."""
 
 from __future__ import annotations
 
@@ -66,3 +66,12 @@ def test_a_state_folder_that_cannot_hold_the_log_leaves_no_temporary_folder_when
     assert main(["corpus", "list", "--root", str(tmp_path / "store")]) == 0
     assert "; the log is " in capsys.readouterr().err
     assert list(own_temp.iterdir()) == []
+
+
+def test_a_user_mistake_leaves_no_temporary_log_folder(tmp_path, monkeypatch, own_temp, capsys):
+    """Exit 2 is one line naming no log: a mistyped INTERLINGUA_HOME left one more temporary log folder per run."""
+    in_a_folder_without_state(tmp_path, monkeypatch)
+    monkeypatch.setenv("INTERLINGUA_HOME", str(tmp_path / "no-such-home"))
+    assert main(["corpus", "show", "x"]) == 2
+    assert "does not exist" in capsys.readouterr().err
+    assert list(own_temp.iterdir()) == [] and not (tmp_path / "no-such-home").exists()
