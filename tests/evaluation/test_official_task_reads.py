@@ -1,6 +1,7 @@
-"""An official benchmark task's files are read once per run (its check's read included) and kept for that run only:
-a module-wide one-task cache kept the last task's data after the run, and lost the check's read of every task but the
-last checked one, so those were read again by the run."""
+"""A run holds one official benchmark task's data at a time, and none once it is done with it: the checks keep only the
+first task's read, which serves that task's run; every other task is read by its check and again when its turn comes
+(so a suite of large benchmarks is never all in memory). A module-wide one-task cache kept the last task's data after
+the run."""
 
 import gc
 import weakref
@@ -64,12 +65,13 @@ def _values(measurements):
     return [(m.model, m.task, m.language, m.metric, m.seed, m.value) for m in measurements]
 
 
-def test_each_task_is_read_once_per_run_and_one_task_is_held_at_a_time(data_dir, reads):
+def test_the_first_tasks_check_read_serves_its_run_and_later_tasks_are_read_again(data_dir, reads):
     tasks = select_tasks(_tasks(data_dir), ["all"])  # both checks read before the run
     gc.collect()
     assert len(reads) == 2 and reads[0][1]() is not None and reads[1][1]() is None  # the first task keeps its read
     first = evaluate_models({"letters": _Letters(), "vowels": _Vowels()}, tasks, [1, 2])
-    # the first task's check read served both models and seeds; the second task was read once for both
+    # the first task's check read served both models and seeds; the second task's check read was let go, so the run
+    # read it again, once for both
     assert len(reads) == 3 and reads[2][0] == reads[1][0]
     gc.collect()
     assert [ref() for _, ref in reads] == [None, None, None]  # the tasks are still held; their data is not
