@@ -6,6 +6,7 @@ import importlib
 import json
 import subprocess
 import sys
+import tempfile
 
 import pytest
 
@@ -201,9 +202,12 @@ def test_a_state_folder_that_cannot_hold_the_log_is_a_note_not_a_traceback(tmp_p
     monkeypatch.setenv("INTERLINGUA_HOME", str(tmp_path / "home"))
     (tmp_path / "home").mkdir()  # there, so the log is written in it: the read-only folder refuses it
     monkeypatch.setattr(console, "configure_console", read_only)
+    (tmp_path / "tmp").mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))  # the system temp folder, for this command
     assert run_main(["corpus", "list", "--root", str(tmp_path / "store")]) == 0
     err = capsys.readouterr().err
     assert "(Read-only file system); the log is " in err and len(err.strip().splitlines()) == 1
+    assert list((tmp_path / "tmp").iterdir()) == []  # the command succeeded: its temporary log folder is gone
 
 
 def test_embed_names_the_blank_lines_it_embeds(tmp_path, monkeypatch, capsys):

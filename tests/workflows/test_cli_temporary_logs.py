@@ -8,7 +8,6 @@ import tempfile
 
 import pytest
 
-from interlingua.core import console
 from interlingua.workflows.cli import main
 
 
@@ -48,24 +47,6 @@ def test_a_command_that_fails_keeps_its_temporary_log(tmp_path, monkeypatch, own
     err = capsys.readouterr().err
     log = err.split("(the traceback is in ")[1].split(";")[0]
     assert log.startswith(str(own_temp)) and "RuntimeError: a bug" in open(log, encoding="utf-8").read()
-
-
-def test_a_state_folder_that_cannot_hold_the_log_leaves_no_temporary_folder_when_the_command_succeeds(
-        tmp_path, monkeypatch, own_temp, capsys):
-    real = console.configure_console
-
-    def read_only(command, *, verbose=False, log_dir=None):
-        if log_dir is None:
-            raise OSError(30, "Read-only file system")
-        return real(command, verbose=verbose, log_dir=log_dir)
-
-    monkeypatch.setenv("INTERLINGUA_HOME", str(tmp_path / "home"))
-    (tmp_path / "home").mkdir()
-    (tmp_path / "store").mkdir()
-    monkeypatch.setattr(console, "configure_console", read_only)
-    assert main(["corpus", "list", "--root", str(tmp_path / "store")]) == 0
-    assert "; the log is " in capsys.readouterr().err
-    assert list(own_temp.iterdir()) == []
 
 
 def test_a_user_mistake_leaves_no_temporary_log_folder(tmp_path, monkeypatch, own_temp, capsys):
