@@ -15,8 +15,11 @@ def _open_binary(url: str):
     """``url`` opened for reading bytes; ValueError naming it when it does not exist."""
     import fsspec
 
+    # over http(s), one streamed GET read in order (block_size 0): block reads need range requests, which not every
+    # server answers, and every reader here reads from the start to the end or stops
+    streamed = {"block_size": 0} if url.lower().startswith(("http://", "https://")) else {}
     try:
-        return fsspec.open(url, "rb").open()
+        return fsspec.open(url, "rb", **streamed).open()
     except FileNotFoundError:
         raise ValueError(f"file not found: {url}") from None
 
@@ -43,17 +46,30 @@ def _without_cr(line: str) -> str:
     return line[:-1] if line.endswith("\r") else line
 
 
+#: Bytes :func:`stream_lines` reads at a time: whole blocks, split into lines here (iterating an fsspec remote file
+#: line by line reads a block per line and seeks back, quadratic in the file's size, and a streamed HTTP file cannot
+#: seek at all).
+CHUNK_BYTES = 1 << 16
+
+
 def stream_lines(url: str) -> Iterator[str]:
-    """Lines of a UTF-8 text file without their terminator (``\\n`` or ``\\r\\n``), read one at a time: a pass over
-    a large file holds one line of it, and one that stops early reads no further (close the iterator to close the
-    file). A final terminator does not start an extra empty line; an empty file, or one of a BOM alone, has none."""
+    """Lines of a UTF-8 text file without their terminator (``\\n`` or ``\\r\\n``), read a block at a time: a pass over
+    a large file holds one block and the line it is in, and one that stops early reads no further (close the iterator
+    to close the file). A final terminator does not start an extra empty line; an empty file, or one of a BOM alone,
+    has none."""
     with _open_binary(url) as handle:
-        start = 0
-        for raw in handle:  # split on b"\n" only: no UTF-8 character holds that byte
-            line = _decoded(raw, url, start)
-            start += len(raw)
-            if line:  # no raw line is empty: only a file's first line, when it is a BOM alone, decodes to ''
-                yield _without_cr(line[:-1] if line.endswith("\n") else line)
+        start, pending = 0, b""  # the byte where ``pending`` (a line not yet ended) starts in the file
+        while chunk := handle.read(CHUNK_BYTES):
+            pieces = (pending + chunk).split(b"\n")  # on b"\n" only: no UTF-8 character holds that byte
+            pending = pieces.pop()
+            for raw in pieces:  # each ended by a b"\n": a line, empty or not
+                line = _decoded(raw, url, start)
+                start += len(raw) + 1
+                yield _without_cr(line)
+        if pending:
+            line = _decoded(pending, url, start)
+            if line:  # a file of a BOM alone has no line
+                yield _without_cr(line)
 
 
 def read_lines(url: str) -> list[str]:

@@ -1,10 +1,12 @@
 """Tab-separated benchmark files are read one line at a time: XNLI's discovery read the whole test file into memory
 (its bytes, its text and a list of its lines) to list the languages of its ``language`` column."""
 
+import codecs
 import tracemalloc
 
 import pytest
 
+from interlingua.evaluation.data import files
 from interlingua.evaluation.data.files import read_lines, read_tsv_dicts, stream_lines
 from interlingua.evaluation.tasks.official_suite import discover_official_tasks
 
@@ -92,3 +94,58 @@ def test_a_bom_is_read_alike_whole_and_streamed(tmp_path):
         for read in (read_lines, read_text, lambda url: list(stream_lines(url))):
             with pytest.raises(ValueError, match=rf"{name} is not valid UTF-8 \(byte {byte}\)"):
                 read(str(tmp_path / name))
+
+
+class _StreamedRemoteFile:
+    """A remote file as fsspec streams it without a length (HTTP): ``read(n)`` only; iterating it line by line
+    (``readuntil``: a block read, then a seek back) fails, as fsspec's HTTPStreamFile cannot seek."""
+
+    def __init__(self, data: bytes):
+        self._data, self._at, self.reads = data, 0, 0
+
+    def read(self, size=-1):
+        self.reads += 1
+        end = len(self._data) if size < 0 else self._at + size
+        chunk, self._at = self._data[self._at:end], min(end, len(self._data))
+        return chunk
+
+    def __iter__(self):
+        raise ValueError("Cannot seek streaming HTTP file")
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+def test_lines_are_read_in_blocks_from_a_file_that_cannot_seek(monkeypatch):
+    """Iterating an fsspec remote file reads a whole block per line and seeks back (81 s for a 6.9 MB file over HTTP,
+    0.44 s read whole), and a streamed HTTP file cannot seek: lines are split from blocks read in turn."""
+    lines = [f"line {i}\twith ü {'x' * (i % 50)}" for i in range(20_000)]
+    data = codecs.BOM_UTF8 + "\r\n".join(lines).encode("utf-8") + b"\n"
+    remote = _StreamedRemoteFile(data)
+    monkeypatch.setattr(files, "_open_binary", lambda url: remote)
+    assert files.read_lines("https://example.org/big.tsv") == lines
+    assert remote.reads <= len(data) // files.CHUNK_BYTES + 2
+
+
+def test_a_file_over_http_is_read_from_a_server_that_answers_no_range_request(tmp_path):
+    """Python's http.server answers no range request: block reads of a file larger than fsspec's block (5 MB) failed
+    ("doesn't appear to support range requests"); http(s) files are read as one streamed GET."""
+    import functools
+    import http.server
+    import threading
+
+    lines = [f"{i}\t{'y' * 60}" for i in range(100_000)]  # 6.8 MB
+    (tmp_path / "big.tsv").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(tmp_path))
+    handler.log_message = lambda *args: None
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        assert read_lines(f"http://127.0.0.1:{server.server_address[1]}/big.tsv") == lines
+    finally:
+        server.shutdown()
+        server.server_close()
