@@ -109,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
     # native_stderr_to_log: C++ error lines Ray writes on this process's fd 2 go to the log file, ours to the console
     with tee_to_log(log_path), native_stderr_to_log():
         rc = _run_command(args, log_path)
-    if rc in (0, 2):  # done, or a user mistake (one line that names no log): nothing to read in a temporary log
+    if not getattr(args, "_log_named", False):  # no line sent the user to the log: a temporary one goes
         _drop_temporary_log(log_path)
     if rc == 0 and _ran_long(args) and log_path.exists():
         print(f"[interlingua] full log: {log_path}", file=sys.stderr, flush=True)
@@ -117,17 +117,21 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _drop_temporary_log(log_path) -> None:
-    """A command that succeeded, or stopped at a user mistake, leaves no log in a temporary folder (one more in the
-    system's temp folder each run):
-    the folder is removed (:func:`~interlingua.core.runtime.remove_temporary_log_folder`), and the log's handler let
-    go, so that nothing logged later in this process tries to reopen the file."""
+    """A command whose end sent the user to no log (it succeeded, stopped at a user mistake, found a damaged store, a
+    service down, ^C) leaves no log in a temporary folder (one more in the system's temp folder each run): the folder
+    is removed (:func:`~interlingua.core.runtime.remove_temporary_log_folder`), the log's handler let go and the
+    log's path taken out of the environment, so that nothing later in this process (logging, a Ray started after)
+    tries to reopen the file."""
     import logging
+    import os
 
-    from interlingua.core.console import file_handler
+    from interlingua.core.console import LOG_FILE_ENV, file_handler
     from interlingua.core.runtime import remove_temporary_log_folder
 
     if not remove_temporary_log_folder(log_path):
         return
+    if os.environ.get(LOG_FILE_ENV) == str(log_path):
+        del os.environ[LOG_FILE_ENV]
     handler = file_handler()
     if handler is not None:
         logging.getLogger().removeHandler(handler)
@@ -199,6 +203,7 @@ def _unexpected(args: argparse.Namespace, err: BaseException, log_path) -> int:
             log.write(redact_text(f"interlingua {args.command} failed:\n{''.join(traceback.format_exception(err))}"))
     except OSError:
         pass
+    args._log_named = True  # the user is sent to it: a temporary log folder is kept
     if is_verbose():
         raise err
     print(f"interlingua {args.command}: failed: {type(err).__name__}: {redact_text(str(err))}\n"

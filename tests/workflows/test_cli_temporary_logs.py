@@ -56,3 +56,20 @@ def test_a_user_mistake_leaves_no_temporary_log_folder(tmp_path, monkeypatch, ow
     assert main(["corpus", "show", "x"]) == 2
     assert "does not exist" in capsys.readouterr().err
     assert list(own_temp.iterdir()) == [] and not (tmp_path / "no-such-home").exists()
+
+
+def test_an_expected_failure_leaves_no_temporary_log_and_no_path_to_it(tmp_path, monkeypatch, own_temp, capsys):
+    """Exit 1 for a damaged store names the manifest, not the log: its temporary log folder went on piling up; and the
+    environment kept naming the removed log, so a Ray started later in the process failed opening it."""
+    import os
+
+    from interlingua.core.console import LOG_FILE_ENV
+
+    in_a_folder_without_state(tmp_path, monkeypatch)
+    version = tmp_path / "store" / "foo" / "v1"
+    version.mkdir(parents=True)
+    (version / "manifest.json").write_text("{not json")
+    (tmp_path / "store" / "foo" / "latest").write_text("v1")
+    assert main(["corpus", "list", "--root", str(tmp_path / "store")]) == 1
+    assert "manifest" in capsys.readouterr().err
+    assert list(own_temp.iterdir()) == [] and not os.environ.get(LOG_FILE_ENV)
