@@ -79,8 +79,8 @@ _TEMPORARY_LOG_FOLDERS: set[Path] = set()
 
 def temporary_log_folder() -> str:
     """A private temporary folder for a command's log where the state folder does not hold it (a command that only
-    reads a state folder that is missing; a state folder that cannot be written). The CLI removes it when the command
-    succeeds (:func:`remove_temporary_log_folder`) and keeps it when it fails, so its traceback can be read."""
+    reads a state folder that is missing; a state folder that cannot be written). The CLI removes it unless a line
+    sent the user to it (:func:`remove_temporary_log_folder`; an unexpected failure's traceback is kept there)."""
     path = tempfile.mkdtemp(prefix="interlingua-logs-")
     _TEMPORARY_LOG_FOLDERS.add(Path(path).resolve())
     return path

@@ -149,8 +149,9 @@ def discover_official_tasks(benchmark: str, directory: str | Path) -> list[TaskS
 
 class _TaskData:
     """One task's files as its ``load()`` read them, from the first of its check and runs until the runner releases
-    them at the end of the run (:func:`~interlingua.evaluation.runner.evaluate_models`): the check's read serves the
-    runs that follow it, every seed and model of the run share one read, and nothing stays once the run is over."""
+    them (:func:`~interlingua.evaluation.runner.check_task_files` after the check of every task but the first,
+    :func:`~interlingua.evaluation.runner.evaluate_models` once every model and seed ran the task): every seed and
+    model share one read, and nothing stays once the task is done."""
 
     _UNREAD = object()
 
@@ -170,7 +171,7 @@ class _TaskData:
 def _checked_task(name, kind, language, primary, load, score) -> TaskSpec:
     """A task whose files ``load()`` parses and validates (ValueError naming a malformed row): as the task's check,
     before any encoder loads, and in its runs, which score ``score(data, encoder, seed)`` on that one read
-    (:class:`_TaskData`, released at the end of the run)."""
+    (:class:`_TaskData`, released once the run is done with the task)."""
     data = _TaskData(load)
     return TaskSpec(name, kind, language, primary, lambda enc, seed: score(data.read(), enc, seed),
                     check=data.read, release=data.release)
